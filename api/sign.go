@@ -1,0 +1,202 @@
+package api
+
+import (
+	"crypto/hmac"
+	"crypto/md5"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Credentials are a website key and its secret. The secret never leaves
+// this value in text form: String and GoString redact it.
+type Credentials struct {
+	WebsiteKey string
+	SecretKey  string
+}
+
+// String shows the website key only.
+func (c Credentials) String() string { return "websiteKey=" + c.WebsiteKey + " secretKey=[redacted]" }
+
+// GoString keeps %#v from printing the secret.
+func (c Credentials) GoString() string { return "api.Credentials{" + c.String() + "}" }
+
+// MaxClockSkew is how far a signature's timestamp may be from now.
+const MaxClockSkew = 5 * time.Minute
+
+// Reasons a signature fails; callers branch on them with errors.Is.
+var (
+	ErrSignatureMissing   = errors.New("no Authorization header")
+	ErrSignatureMalformed = errors.New("Authorization header is not \"hmac key:signature:nonce:timestamp\"")
+	ErrUnknownWebsiteKey  = errors.New("unknown website key")
+	ErrStaleTimestamp     = errors.New("timestamp outside the allowed window")
+	ErrSignatureMismatch  = errors.New("signature does not match")
+)
+
+// Authorization is a parsed "hmac websiteKey:signature:nonce:timestamp" header.
+type Authorization struct {
+	WebsiteKey string
+	Signature  string
+	Nonce      string
+	Timestamp  int64
+}
+
+// String renders the header value.
+func (a Authorization) String() string {
+	return "hmac " + a.WebsiteKey + ":" + a.Signature + ":" + a.Nonce + ":" + strconv.FormatInt(a.Timestamp, 10)
+}
+
+// ParseAuthorization parses the header value. The "hmac " scheme word is
+// matched case-insensitively.
+func ParseAuthorization(h string) (Authorization, error) {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return Authorization{}, ErrSignatureMissing
+	}
+	scheme, rest, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "hmac") {
+		return Authorization{}, fmt.Errorf("%w: scheme is not hmac", ErrSignatureMalformed)
+	}
+	parts := strings.Split(strings.TrimSpace(rest), ":")
+	if len(parts) != 4 {
+		return Authorization{}, fmt.Errorf("%w: %d fields, want 4", ErrSignatureMalformed, len(parts))
+	}
+	for i, name := range []string{"website key", "signature", "nonce", "timestamp"} {
+		if parts[i] == "" {
+			return Authorization{}, fmt.Errorf("%w: empty %s", ErrSignatureMalformed, name)
+		}
+	}
+	ts, err := strconv.ParseInt(parts[3], 10, 64)
+	if err != nil || ts < 0 {
+		return Authorization{}, fmt.Errorf("%w: timestamp is not Unix seconds", ErrSignatureMalformed)
+	}
+	return Authorization{WebsiteKey: parts[0], Signature: parts[1], Nonce: parts[2], Timestamp: ts}, nil
+}
+
+// EncodeURI turns "host[:port]/path[?query]" into the signed form: the
+// whole string escaped as JavaScript's encodeURIComponent does, then
+// lower-cased, escapes included ("127.0.0.1%3a8800%2fjson%2ftransaction").
+func EncodeURI(hostPath string) string {
+	const hexDigits = "0123456789abcdef"
+	var b strings.Builder
+	b.Grow(len(hostPath) * 3 / 2)
+	for i := 0; i < len(hostPath); i++ {
+		c := hostPath[i]
+		switch {
+		case 'A' <= c && c <= 'Z':
+			b.WriteByte(c + 'a' - 'A')
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', strings.IndexByte("-_.!~*'()", c) >= 0:
+			b.WriteByte(c)
+		default:
+			b.WriteByte('%')
+			b.WriteByte(hexDigits[c>>4])
+			b.WriteByte(hexDigits[c&15])
+		}
+	}
+	return b.String()
+}
+
+// HostPath drops the scheme of a URL: "http://h:1/p" → "h:1/p".
+func HostPath(rawURL string) string {
+	if i := strings.Index(rawURL, "://"); i >= 0 {
+		return rawURL[i+3:]
+	}
+	return rawURL
+}
+
+// ContentHash is base64(MD5(body)), or "" for an empty body.
+func ContentHash(body []byte) string {
+	if len(body) == 0 {
+		return ""
+	}
+	sum := md5.Sum(body)
+	return base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// StringToSign concatenates the signed fields without separators; the
+// timestamp comes before the nonce although the header lists them the other
+// way round.
+func StringToSign(websiteKey, method, encodedURI string, timestamp int64, nonce, contentHash string) string {
+	return websiteKey + strings.ToUpper(method) + encodedURI + strconv.FormatInt(timestamp, 10) + nonce + contentHash
+}
+
+func signature(secret, stringToSign string) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(stringToSign))
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// Sign computes the Authorization for a request or push to hostPath
+// ("host[:port]/path") with the given body, nonce and Unix timestamp.
+func Sign(c Credentials, method, hostPath string, body []byte, nonce string, timestamp int64) Authorization {
+	s := StringToSign(c.WebsiteKey, method, EncodeURI(hostPath), timestamp, nonce, ContentHash(body))
+	return Authorization{WebsiteKey: c.WebsiteKey, Signature: signature(c.SecretKey, s), Nonce: nonce, Timestamp: timestamp}
+}
+
+// NewNonce returns a fresh random nonce: 32 hex characters.
+func NewNonce() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b[:])
+}
+
+// Verifier checks signatures of incoming requests or pushes.
+type Verifier struct {
+	// Secret returns the secret of a website key, false if it is unknown.
+	Secret func(websiteKey string) (string, bool)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// MaxSkew bounds |now - timestamp|; zero means MaxClockSkew.
+	MaxSkew time.Duration
+}
+
+// VerifierFor accepts exactly one set of credentials.
+func VerifierFor(c Credentials) Verifier {
+	return Verifier{Secret: func(k string) (string, bool) {
+		if k != c.WebsiteKey {
+			return "", false
+		}
+		return c.SecretKey, true
+	}}
+}
+
+// Verify checks an Authorization header value over method, hostPath and
+// body. The error wraps one of the Err* reasons and says what was off.
+func (v Verifier) Verify(header, method, hostPath string, body []byte) (Authorization, error) {
+	a, err := ParseAuthorization(header)
+	if err != nil {
+		return a, err
+	}
+	secret, ok := v.Secret(a.WebsiteKey)
+	if !ok {
+		return a, fmt.Errorf("%w %q", ErrUnknownWebsiteKey, truncate(a.WebsiteKey, 40))
+	}
+	now := time.Now
+	if v.Now != nil {
+		now = v.Now
+	}
+	skew := v.MaxSkew
+	if skew == 0 {
+		skew = MaxClockSkew
+	}
+	off := now().Unix() - a.Timestamp
+	if off < 0 {
+		off = -off
+	}
+	if time.Duration(off)*time.Second > skew {
+		return a, fmt.Errorf("%w: %ds off, limit %ds", ErrStaleTimestamp, off, int64(skew/time.Second))
+	}
+	want := signature(secret, StringToSign(a.WebsiteKey, method, EncodeURI(hostPath), a.Timestamp, a.Nonce, ContentHash(body)))
+	if subtle.ConstantTimeCompare([]byte(want), []byte(a.Signature)) != 1 {
+		return a, fmt.Errorf("%w over %s %s with a body of %d bytes (wrong secret, altered body or different URL)",
+			ErrSignatureMismatch, strings.ToUpper(method), truncate(hostPath, 80), len(body))
+	}
+	return a, nil
+}

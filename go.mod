@@ -1,0 +1,5 @@
+module paydesk
+
+go 1.26.8
+
+require github.com/shopspring/decimal v1.6.0
