@@ -1,13 +1,20 @@
 // Command paydesk is a terminal back-office console for the deferred-invoice
-// and gift card services behind one JSON gateway.
+// and gift card services behind one JSON gateway. main only wires: the
+// command line lives in internal/cli.
 package main
 
 import (
-	"fmt"
+	"context"
 	"os"
+	"os/signal"
+	"syscall"
+
+	"paydesk/internal/cli"
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "paydesk: console not wired yet")
-	os.Exit(1)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Main(ctx, cli.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}, os.Args[1:])
+	stop()
+	os.Exit(code)
 }

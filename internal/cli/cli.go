@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// IO is where a command reads and writes; tests pass buffers.
+type IO struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Getenv reads the environment; tests pass a map lookup.
+	Getenv func(string) string
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, sio IO, args []string) int
+}
+
+// commands is the table of subcommands; the console runs when none is named.
+func commands() []command {
+	return []command{
+		{"sandbox", "run the sandbox gateway as a standalone server", runSandbox},
+		{"listen", "receive, verify and store pushes, one line per push", runListen},
+	}
+}
+
+// Main runs paydesk with args (without the program name) and returns the
+// exit code.
+func Main(ctx context.Context, sio IO, args []string) int {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		for _, c := range commands() {
+			if c.name == args[0] {
+				return c.run(ctx, sio, args[1:])
+			}
+		}
+		if args[0] == "help" {
+			usage(sio.Stdout)
+			return 0
+		}
+		fmt.Fprintf(sio.Stderr, "paydesk: unknown command %q\n\n", args[0])
+		usage(sio.Stderr)
+		return 2
+	}
+	return runConsole(ctx, sio, args)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: paydesk [flags]            the console (embedded sandbox when no gateway is configured)")
+	fmt.Fprintln(w, "       paydesk COMMAND [flags]")
+	fmt.Fprintln(w, "\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-14s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'paydesk COMMAND -h' for a command's flags.")
+}
