@@ -40,7 +40,9 @@ const (
 var DefaultGiftCardCodes = []string{"customgiftcard", "customgiftcard2", "customgiftcard3", "vouchera", "voucherb", "voucherc"}
 
 // IsCustomCardCode reports whether code is one of the merchant's own cards.
-func IsCustomCardCode(code string) bool { return strings.HasPrefix(strings.ToLower(code), "customgiftcard") }
+func IsCustomCardCode(code string) bool {
+	return strings.HasPrefix(strings.ToLower(code), "customgiftcard")
+}
 
 // Card is a gift card: who processes it, its number and its PIN (for
 // provider C the validation code).

@@ -26,10 +26,10 @@ func TestSignKnownVector(t *testing.T) {
 
 func TestEncodeURI(t *testing.T) {
 	for in, want := range map[string]string{
-		"127.0.0.1:8800/json/Transaction":    "127.0.0.1%3a8800%2fjson%2ftransaction",
-		"example.test/json/DataRequest/":     "example.test%2fjson%2fdatarequest%2f",
-		"h/push?a=1&b=x y":                   "h%2fpush%3fa%3d1%26b%3dx%20y",
-		"Host.Example/A-B_C.D!~*'()":         "host.example%2fa-b_c.d!~*'()",
+		"127.0.0.1:8800/json/Transaction":     "127.0.0.1%3a8800%2fjson%2ftransaction",
+		"example.test/json/DataRequest/":      "example.test%2fjson%2fdatarequest%2f",
+		"h/push?a=1&b=x y":                    "h%2fpush%3fa%3d1%26b%3dx%20y",
+		"Host.Example/A-B_C.D!~*'()":          "host.example%2fa-b_c.d!~*'()",
 		"127.0.0.1:9/sandbox/checkout/ABCDEF": "127.0.0.1%3a9%2fsandbox%2fcheckout%2fabcdef",
 	} {
 		if got := EncodeURI(in); got != want {
