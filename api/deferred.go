@@ -78,33 +78,30 @@ type Address struct {
 // IsZero reports whether no field is set.
 func (a Address) IsZero() bool { return a == Address{} }
 
-// addressFields lists each field with its parameter suffix, in the order the
-// document gives them; company is named per prefix.
-func (a *Address) fields(prefix string) []struct {
-	name string
-	v    *string
-} {
-	company := "CompanyName"
-	if prefix == "Shipping" {
-		company = "Company"
+// addressNames are the parameter names of an address in the order the
+// document gives them; the company field is named differently per prefix.
+func addressNames(shipping bool) [13]string {
+	if shipping {
+		return [13]string{"ShippingFirstName", "ShippingLastName", "ShippingCareOf", "ShippingCompany",
+			"ShippingStreet", "ShippingHouseNumber", "ShippingHouseNumberSuffix", "ShippingPostalCode",
+			"ShippingCity", "ShippingCountry", "ShippingEmail", "ShippingCellPhoneNumber", "ShippingPhoneNumber"}
 	}
-	return []struct {
-		name string
-		v    *string
-	}{
-		{prefix + "FirstName", &a.FirstName}, {prefix + "LastName", &a.LastName},
-		{prefix + "CareOf", &a.CareOf}, {prefix + company, &a.Company},
-		{prefix + "Street", &a.Street}, {prefix + "HouseNumber", &a.HouseNumber},
-		{prefix + "HouseNumberSuffix", &a.HouseNumberSuffix}, {prefix + "PostalCode", &a.PostalCode},
-		{prefix + "City", &a.City}, {prefix + "Country", &a.Country}, {prefix + "Email", &a.Email},
-		{prefix + "CellPhoneNumber", &a.CellPhoneNumber}, {prefix + "PhoneNumber", &a.PhoneNumber},
-	}
+	return [13]string{"BillingFirstName", "BillingLastName", "BillingCareOf", "BillingCompanyName",
+		"BillingStreet", "BillingHouseNumber", "BillingHouseNumberSuffix", "BillingPostalCode",
+		"BillingCity", "BillingCountry", "BillingEmail", "BillingCellPhoneNumber", "BillingPhoneNumber"}
 }
 
-func (a Address) params(prefix string, ps []Parameter) []Parameter {
-	for _, f := range a.fields(prefix) {
-		if *f.v != "" {
-			ps = append(ps, Parameter{Name: f.name, Value: FlexString(*f.v)})
+// values lists the fields in the order of addressNames.
+func (a *Address) values() [13]*string {
+	return [13]*string{&a.FirstName, &a.LastName, &a.CareOf, &a.Company, &a.Street, &a.HouseNumber,
+		&a.HouseNumberSuffix, &a.PostalCode, &a.City, &a.Country, &a.Email, &a.CellPhoneNumber, &a.PhoneNumber}
+}
+
+func (a *Address) params(shipping bool, ps []Parameter) []Parameter {
+	names := addressNames(shipping)
+	for i, v := range a.values() {
+		if *v != "" {
+			ps = append(ps, Parameter{Name: names[i], Value: FlexString(*v)})
 		}
 	}
 	return ps
@@ -172,9 +169,9 @@ func (r Reserve) Request() *Request {
 	if r.Customer.Pno != "" {
 		ps = append(ps, Parameter{Name: PPno, Value: FlexString(r.Customer.Pno)})
 	}
-	ps = r.Billing.params("Billing", ps)
+	ps = r.Billing.params(false, ps)
 	ps = append(ps, Parameter{Name: PShippingSameAsBill, Value: FlexString(strconv.FormatBool(r.ShippingSameAsBilling))})
-	ps = r.Shipping.params("Shipping", ps)
+	ps = r.Shipping.params(true, ps)
 	ps = articleParams(r.Articles, ps, true)
 	req := &Request{
 		Currency: r.Currency, Invoice: r.Invoice, PushURL: r.PushURL, ReturnURL: r.ReturnURL,
@@ -218,8 +215,8 @@ type UpdateReservation struct {
 // Request builds the envelope.
 func (u UpdateReservation) Request() *Request {
 	ps := []Parameter{{Name: PReservationNumber, Value: FlexString(u.ReservationNumber)}}
-	ps = u.Billing.params("Billing", ps)
-	ps = u.Shipping.params("Shipping", ps)
+	ps = u.Billing.params(false, ps)
+	ps = u.Shipping.params(true, ps)
 	ps = articleParams(u.Articles, ps, true)
 	return &Request{Currency: u.Currency, Invoice: u.Invoice, Services: service(ServiceDeferred, ActionUpdateReservation, ps)}
 }

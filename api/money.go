@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/shopspring/decimal"
 )
@@ -28,7 +29,40 @@ func (a *Amount) Dec() decimal.Decimal {
 
 // WireString is the amount as it goes on the wire: rounded half away from
 // zero to cents, trailing zeros dropped.
-func WireString(d decimal.Decimal) string { return d.Round(2).String() }
+func WireString(d decimal.Decimal) string {
+	e := d.Exponent()
+	if e < -2 || e > 0 || d.NumDigits() > 17 {
+		return d.Round(2).String()
+	}
+	// Fast path for the common case of at most two decimals: decimal's own
+	// String goes through math/big and allocates several times per amount.
+	c := d.CoefficientInt64()
+	var buf [24]byte
+	b := buf[:0]
+	if c < 0 {
+		b = append(b, '-')
+		c = -c
+	}
+	scale := int(-e)
+	pow := int64(1)
+	for i := 0; i < scale; i++ {
+		pow *= 10
+	}
+	whole, frac := c/pow, c%pow
+	for scale > 0 && frac%10 == 0 {
+		frac /= 10
+		scale--
+	}
+	b = strconv.AppendInt(b, whole, 10)
+	if scale > 0 {
+		b = append(b, '.')
+		if scale == 2 && frac < 10 {
+			b = append(b, '0')
+		}
+		b = strconv.AppendInt(b, frac, 10)
+	}
+	return string(b)
+}
 
 // MarshalJSON writes a bare JSON number.
 func (a Amount) MarshalJSON() ([]byte, error) { return []byte(WireString(a.Decimal)), nil }

@@ -148,8 +148,9 @@ func parseReserve(req *Request, ps []Parameter, fe *fieldErrors) Reserve {
 
 func parseAddress(ps []Parameter, prefix string) Address {
 	var a Address
-	for _, f := range a.fields(prefix) {
-		*f.v = param(ps, f.name)
+	names := addressNames(prefix == "Shipping")
+	for i, v := range a.values() {
+		*v = param(ps, names[i])
 	}
 	return a
 }

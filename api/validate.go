@@ -66,7 +66,12 @@ func checkRequired(fe *fieldErrors, group, field, v string) {
 	}
 }
 
-func hasAtMostTwoPlaces(d decimal.Decimal) bool { return d.Equal(d.Round(2)) }
+func hasAtMostTwoPlaces(d decimal.Decimal) bool {
+	if d.Exponent() >= -2 {
+		return true
+	}
+	return d.Equal(d.Round(2))
+}
 
 // checkAmount: positive, at most two decimals.
 func checkAmount(fe *fieldErrors, field string, d decimal.Decimal) {
@@ -188,15 +193,18 @@ func checkArticles(fe *fieldErrors, as []Article, update bool) {
 	}
 }
 
-func checkAddressFormats(fe *fieldErrors, prefix string, a Address, update bool) {
+func checkAddressFormats(fe *fieldErrors, shipping bool, a Address, update bool) {
+	names := addressNames(shipping)
 	if a.Country != "" && !isAllowedCountry(a.Country) {
-		fe.add("", prefix+"Country", ruleCountry)
+		fe.add("", names[9], ruleCountry)
 	}
 	if a.Email != "" {
-		checkEmail(fe, prefix+"Email", a.Email)
+		checkEmail(fe, names[10], a.Email)
 	}
-	checkPhone(fe, prefix+"CellPhoneNumber", a.CellPhoneNumber, update && prefix == "Billing")
-	checkPhone(fe, prefix+"PhoneNumber", a.PhoneNumber, false)
+	// The document types BillingCellPhoneNumber as an integer on
+	// UpdateReservation.
+	checkPhone(fe, names[11], a.CellPhoneNumber, update && !shipping)
+	checkPhone(fe, names[12], a.PhoneNumber, false)
 }
 
 // checkShippingMatchesBilling is Reserve rule 3.
@@ -246,13 +254,13 @@ func (r Reserve) validate(fe *fieldErrors) {
 	} {
 		checkRequired(fe, "", f.name, f.v)
 	}
-	checkAddressFormats(fe, "Billing", b, false)
+	checkAddressFormats(fe, false, b, false)
 	if b.CellPhoneNumber == "" && b.PhoneNumber == "" {
 		fe.add("", "BillingPhoneNumber", "BillingCellPhoneNumber or BillingPhoneNumber is required (rule 1)")
 	}
 	if !r.Shipping.IsZero() {
 		s := r.Shipping
-		checkAddressFormats(fe, "Shipping", s, false)
+		checkAddressFormats(fe, true, s, false)
 		if s.CellPhoneNumber == "" && s.PhoneNumber == "" {
 			fe.add("", "ShippingPhoneNumber", "ShippingCellPhoneNumber or ShippingPhoneNumber is required when a shipping address is given (rule 2)")
 		}
@@ -290,8 +298,8 @@ func (u UpdateReservation) Validate(Rules) error {
 	checkRequired(&fe, "", FieldInvoice, u.Invoice)
 	checkRequired(&fe, "", PReservationNumber, u.ReservationNumber)
 	checkArticles(&fe, u.Articles, true)
-	checkAddressFormats(&fe, "Billing", u.Billing, true)
-	checkAddressFormats(&fe, "Shipping", u.Shipping, false)
+	checkAddressFormats(&fe, false, u.Billing, true)
+	checkAddressFormats(&fe, true, u.Shipping, false)
 	checkShippingMatchesBilling(&fe, u.Shipping, u.Billing)
 	if u.ReservedAmount != nil && len(u.Articles) > 0 {
 		if t := ArticlesTotal(u.Articles); t.GreaterThan(*u.ReservedAmount) {
