@@ -3,10 +3,15 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"sort"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
+	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
 )
@@ -14,7 +19,8 @@ import (
 // Config configures a Sandbox.
 type Config struct {
 	// Credentials are the accepted website keys; pushes are signed with the
-	// first.
+	// credentials of the website key that made the transaction (the first
+	// when that key is no longer configured).
 	Credentials []api.Credentials
 	// PushURL is the default push target; a request's PushURL overrides it
 	// for that transaction.
@@ -30,7 +36,8 @@ type Config struct {
 	// StatePath is "" for memory only, else a bbolt file holding the state
 	// and the push outbox.
 	StatePath string
-	// Now is the clock; nil means time.Now.
+	// Now is the clock of timestamps, signatures and the 14-day window; nil
+	// means time.Now. Retry timing always uses the real clock.
 	Now func() time.Time
 	// Seed makes keys, reservation and invoice numbers deterministic; 0
 	// means random.
@@ -42,61 +49,244 @@ type Config struct {
 	// RetryBase is the push retry backoff base (doubling, 10 tries); zero
 	// means 1 s.
 	RetryBase time.Duration
-	// Logf gets one line per request; nil means silent.
+	// Logf gets one line per request and per push attempt; nil means
+	// silent. It is called from several goroutines.
 	Logf func(format string, args ...any)
 }
 
 // CardInfo is a seeded gift card and its balance.
 type CardInfo struct {
-	ServiceCode string // a service code that accepts the card
+	ServiceCode string // the service code meant for the card
 	Provider    api.Provider
 	Number      string
-	PIN         string
+	PIN         string // for provider C the validation code
 	Balance     decimal.Decimal
 	Currency    string
 }
 
+// Errors of the Go API and the sandbox pages.
+var (
+	ErrUnknownKey = errors.New("no such transaction key")
+	ErrNotPending = errors.New("not awaiting the customer")
+	ErrClosed     = errors.New("sandbox is closed")
+)
+
 // Sandbox is the gateway. It is safe for concurrent use.
 type Sandbox struct {
-	cfg Config
-}
+	cfg      Config
+	creds    map[string]api.Credentials
+	verifier api.Verifier
+	client   api.Doer
+	mux      *http.ServeMux
+	wake     chan struct{}
 
-var errNotBuilt = errors.New("sandbox: not built yet")
+	mu          sync.Mutex
+	db          *bolt.DB
+	writes      []storeOp
+	closed      bool
+	ids         idSource
+	pushURL     string
+	txs         map[string]*txRecord
+	resByNumber map[string]*reservation
+	resByKey    map[string]*reservation
+	cards       map[string]*card
+	groups      map[string]*group
+	// The outbox: per transaction key, the pushes not yet acknowledged, in
+	// the order they were made; dead ones gave up and wait for Resend.
+	outboxSeq uint64
+	queues    map[string][]*outboxEntry
+	dead      map[uint64]*outboxEntry
+	queued    int
+	inFlight  int
+}
 
 // New checks cfg, opens the state file if any and seeds the gift cards.
-func New(cfg Config) (*Sandbox, error) { return &Sandbox{cfg: cfg}, nil }
-
-// ServeHTTP serves the two gateway endpoints and the sandbox's own pages.
-func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	http.Error(w, "not built yet", http.StatusNotImplemented)
+func New(cfg Config) (*Sandbox, error) {
+	if len(cfg.Credentials) == 0 {
+		return nil, errors.New("sandbox: at least one website key is required")
+	}
+	s := &Sandbox{
+		cfg:         cfg,
+		creds:       make(map[string]api.Credentials, len(cfg.Credentials)),
+		wake:        make(chan struct{}, 1),
+		ids:         newIDSource(cfg.Seed),
+		pushURL:     cfg.PushURL,
+		txs:         map[string]*txRecord{},
+		resByNumber: map[string]*reservation{},
+		resByKey:    map[string]*reservation{},
+		cards:       map[string]*card{},
+		groups:      map[string]*group{},
+		queues:      map[string][]*outboxEntry{},
+		dead:        map[uint64]*outboxEntry{},
+	}
+	for _, c := range cfg.Credentials {
+		if c.WebsiteKey == "" || c.SecretKey == "" {
+			return nil, errors.New("sandbox: a website key or its secret is empty")
+		}
+		s.creds[c.WebsiteKey] = c
+	}
+	if s.cfg.Now == nil {
+		s.cfg.Now = time.Now
+	}
+	if s.cfg.RetryBase <= 0 {
+		s.cfg.RetryBase = time.Second
+	}
+	s.cfg.PublicBaseURL = strings.TrimSuffix(cfg.PublicBaseURL, "/")
+	s.verifier = api.Verifier{
+		Secret: func(k string) (string, bool) {
+			c, ok := s.creds[k]
+			return c.SecretKey, ok
+		},
+		Now: s.cfg.Now,
+	}
+	s.client = cfg.HTTP
+	if s.client == nil {
+		s.client = &http.Client{Timeout: pushTimeout, Transport: &http.Transport{
+			MaxIdleConnsPerHost:   4,
+			IdleConnTimeout:       30 * time.Second,
+			ResponseHeaderTimeout: pushTimeout,
+		}}
+	}
+	if cfg.StatePath != "" {
+		db, err := openState(cfg.StatePath)
+		if err != nil {
+			return nil, err
+		}
+		s.db = db
+		if err := s.load(); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("load sandbox state %s: %w", cfg.StatePath, err)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.cards) == 0 {
+		for _, c := range seededCards() {
+			c := c
+			s.cards[cardID(c.Provider, c.Number)] = &c
+			s.saveCard(&c)
+		}
+	}
+	if err := s.flushLocked(); err != nil {
+		s.db.Close()
+		return nil, err
+	}
+	s.routes()
+	return s, nil
 }
 
-// Run sends pushes from the outbox until ctx is done.
-func (s *Sandbox) Run(ctx context.Context) error {
-	<-ctx.Done()
-	return nil
+// seededCards are the gift cards every new sandbox starts with (listed in
+// docs/sandbox.md). The test card 0000000000000000001 is not among them: its
+// PIN is its balance.
+func seededCards() []card {
+	eur := func(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+	return []card{
+		{Provider: api.ProviderA, Number: "6064360000000000011", PIN: "1234", Balance: eur("25"), Currency: "EUR", Service: "vouchera"},
+		{Provider: api.ProviderA, Number: "6064360000000000029", PIN: "2345", Balance: eur("100"), Currency: "EUR", Service: "vouchera"},
+		{Provider: api.ProviderB, Number: "6299440000000000015", PIN: "1111", Balance: eur("50"), Currency: "EUR", Service: "voucherb"},
+		{Provider: api.ProviderB, Number: "6299440000000000023", PIN: "2222", Balance: eur("10"), Currency: "EUR", Service: "voucherb"},
+		{Provider: api.ProviderC, Number: "5010000000000000017", PIN: "4321", Balance: eur("75"), Currency: "EUR", Service: "voucherc"},
+		{Provider: api.ProviderCustom, Number: "9990000000000000010", PIN: "0000", Balance: eur("20"), Currency: "EUR", Service: "customgiftcard"},
+	}
 }
 
 // Close flushes and closes the state; pushes not yet acknowledged stay in
-// the outbox.
-func (s *Sandbox) Close() error { return nil }
-
-// Approve completes the customer flow of a pending reservation, as the
-// checkout page's approve button does.
-func (s *Sandbox) Approve(ctx context.Context, key string) error { return errNotBuilt }
-
-// Decline ends the customer flow of a pending reservation with 690.
-func (s *Sandbox) Decline(ctx context.Context, key string) error { return errNotBuilt }
-
-// Resend queues the pushes of a transaction key again.
-func (s *Sandbox) Resend(key string) error { return errNotBuilt }
+// the outbox. Call it after Run has returned.
+func (s *Sandbox) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.db == nil {
+		return nil
+	}
+	err := s.flushLocked()
+	if cerr := s.db.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("close sandbox state: %w", cerr)
+	}
+	return err
+}
 
 // Cards lists the seeded gift cards with their balances.
-func (s *Sandbox) Cards() []CardInfo { return nil }
+func (s *Sandbox) Cards() []CardInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]CardInfo, 0, len(s.cards))
+	for _, c := range s.cards {
+		out = append(out, CardInfo{ServiceCode: c.Service, Provider: c.Provider, Number: c.Number, PIN: c.PIN, Balance: c.Balance, Currency: c.Currency})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Provider != out[j].Provider {
+			return providerRank(out[i].Provider) < providerRank(out[j].Provider)
+		}
+		return out[i].Number < out[j].Number
+	})
+	return out
+}
+
+func providerRank(p api.Provider) int {
+	switch p {
+	case api.ProviderA:
+		return 0
+	case api.ProviderB:
+		return 1
+	case api.ProviderC:
+		return 2
+	}
+	return 3
+}
 
 // SetPushURL changes the default push target (the console learns its
-// listener address after start).
-func (s *Sandbox) SetPushURL(url string) {}
+// listener address after start). Pushes waiting for a target go out now.
+func (s *Sandbox) SetPushURL(url string) {
+	s.mu.Lock()
+	s.pushURL = url
+	s.mu.Unlock()
+	s.wakeUp()
+}
 
-// PendingPushes is the number of pushes not yet acknowledged.
-func (s *Sandbox) PendingPushes() int { return 0 }
+// PendingPushes is the number of pushes not yet acknowledged, including
+// those that gave up and wait for Resend.
+func (s *Sandbox) PendingPushes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.queued + len(s.dead)
+}
+
+func (s *Sandbox) now() time.Time { return s.cfg.Now() }
+
+func (s *Sandbox) logf(format string, args ...any) {
+	if s.cfg.Logf != nil {
+		s.cfg.Logf(format, args...)
+	}
+}
+
+func (s *Sandbox) credsFor(websiteKey string) api.Credentials {
+	if c, ok := s.creds[websiteKey]; ok {
+		return c
+	}
+	return s.cfg.Credentials[0]
+}
+
+func (s *Sandbox) wakeUp() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Approve completes the customer flow of a pending reservation, as the
+// checkout page's approve button does: 190 and the Reserve push, or 690
+// when the risk rule declines the customer.
+func (s *Sandbox) Approve(ctx context.Context, key string) error {
+	_, err := s.finishCheckout(ctx, key, true)
+	return err
+}
+
+// Decline ends the customer flow of a pending reservation with 690.
+func (s *Sandbox) Decline(ctx context.Context, key string) error {
+	_, err := s.finishCheckout(ctx, key, false)
+	return err
+}
