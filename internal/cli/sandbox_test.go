@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"paydesk/api"
+)
+
+// lockedBuffer is a bytes.Buffer safe for the command's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestSandboxCommandServesAndStops(t *testing.T) {
+	secretFile := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secretFile, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr lockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, IO{Stdout: &stdout, Stderr: &stderr, Getenv: func(string) string { return "" }},
+			[]string{"sandbox", "--addr", "127.0.0.1:0", "--website-key", "WK", "--secret-file", secretFile, "--seed", "5"})
+	}()
+	base := regexp.MustCompile(`listening on (http://\S+)`)
+	var url string
+	for deadline := time.Now().Add(5 * time.Second); url == ""; {
+		if m := base.FindStringSubmatch(stdout.String()); m != nil {
+			url = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("no base URL printed; stderr: %s", stderr.String())
+		} else {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if !strings.Contains(stdout.String(), "6299440000000000015") || !strings.Contains(stdout.String(), api.TestCardNumber) {
+		t.Fatalf("seeded cards not printed:\n%s", stdout.String())
+	}
+	cl, err := api.NewClient(api.Config{BaseURL: url, Credentials: api.Credentials{WebsiteKey: "WK", SecretKey: "s3cret"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := cl.Send(ctx, api.GiftCardPay{ServiceCode: "voucherb", Currency: "EUR", Invoice: "I-1", Amount: decimal.NewFromInt(5),
+		Card: api.Card{Provider: api.ProviderB, Number: api.TestCardNumber, PIN: "1000"}})
+	if err != nil || resp.Status.Code.Code != api.StatusSuccess {
+		t.Fatalf("Pay through the command: %v", err)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d; stderr: %s", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no clean shutdown")
+	}
+	logs := stderr.String()
+	if !strings.Contains(logs, "POST /json/Transaction Pay http=200 status=190 key="+resp.Key) || !strings.Contains(logs, "stopped") {
+		t.Fatalf("log lines:\n%s", logs)
+	}
+	if strings.Contains(logs+stdout.String(), "s3cret") {
+		t.Fatal("the secret was printed")
+	}
+}
+
+func TestSandboxCommandNeedsSecretAndKey(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"sandbox", "--website-key", "WK"}, nil, "PAYDESK_SECRET_KEY"},
+		{[]string{"sandbox"}, map[string]string{"PAYDESK_SECRET_KEY": "x"}, "--website-key"},
+		{[]string{"sandbox", "--secret", "x"}, nil, "flag provided but not defined"},
+	} {
+		var stderr lockedBuffer
+		code := Main(context.Background(), IO{Stdout: &stderr, Stderr: &stderr, Getenv: func(k string) string { return tc.env[k] }}, tc.args)
+		if code != 2 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, output %q", tc.args, code, stderr.String())
+		}
+	}
+}
