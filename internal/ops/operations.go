@@ -1,0 +1,275 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"paydesk/api"
+	"paydesk/store"
+)
+
+// CaptureRequest asks to capture a shipment.
+type CaptureRequest struct {
+	Reservation string         // key or reservation number
+	Quantities  map[string]int // article number → units; nil: everything remaining
+	// LateConfirmed is the operator's second confirmation for a capture past
+	// the 14-day shipment window.
+	LateConfirmed bool
+}
+
+// Capture announces a shipment (deferred Pay): full when it takes all that
+// remains, else partial with one article group per shipped line.
+func (s *Service) Capture(ctx context.Context, cr CaptureRequest) (Result, error) {
+	r, err := s.reservation(cr.Reservation)
+	if err != nil {
+		return Result{Action: api.ActionPay, Target: cr.Reservation}, err
+	}
+	plan, err := PlanCapture(r, cr.Quantities, s.cfg.Now())
+	if err != nil {
+		return Result{Action: api.ActionPay, Target: r.ReservationNumber}, err
+	}
+	if plan.PastWindow && !cr.LateConfirmed {
+		return Result{Action: api.ActionPay, Target: r.ReservationNumber}, fmt.Errorf(
+			"capture %s: %w: the reservation is %d days past the 14-day shipment window; the provider may revoke the payout",
+			r.ReservationNumber, ErrConfirmRequired, -plan.DaysLeft)
+	}
+	return s.submit(ctx, submission{op: plan.Op(r.Currency), audit: "capture", target: r.ReservationNumber,
+		reservationKey: r.Key, amount: plan.Amount, currency: r.Currency, reason: captureNote(plan)})
+}
+
+func captureNote(p CapturePlan) string {
+	if p.Full {
+		return "full"
+	}
+	parts := make([]string, 0, len(p.Lines))
+	for _, l := range p.Lines {
+		parts = append(parts, fmt.Sprintf("%s=%d", l.ArticleNumber, l.Quantity))
+	}
+	note := "partial " + strings.Join(parts, " ")
+	if p.PastWindow {
+		note += " (past the 14-day window, confirmed)"
+	}
+	return note
+}
+
+// CancelRequest asks to cancel a reservation, or what remains of it.
+type CancelRequest struct {
+	Reservation string
+	// Confirm is the invoice number typed by the operator; required against
+	// a live gateway.
+	Confirm string
+}
+
+// Cancel cancels the whole reservation, or the remainder after partial
+// shipments.
+func (s *Service) Cancel(ctx context.Context, cr CancelRequest) (Result, error) {
+	r, err := s.reservation(cr.Reservation)
+	if err != nil {
+		return Result{Action: api.ActionCancelReservation, Target: cr.Reservation}, err
+	}
+	amount, err := PlanCancel(r)
+	if err != nil {
+		return Result{Action: api.ActionCancelReservation, Target: r.ReservationNumber}, err
+	}
+	if err := s.liveConfirm("cancel "+r.ReservationNumber, r.Invoice, cr.Confirm); err != nil {
+		return Result{Action: api.ActionCancelReservation, Target: r.ReservationNumber}, err
+	}
+	what := "whole"
+	if r.CapturedAmount.IsPositive() {
+		what = "remainder"
+	}
+	op := api.CancelReservation{Currency: r.Currency, Invoice: r.Invoice, ReservationNumber: r.ReservationNumber}
+	return s.submit(ctx, submission{op: op, audit: "cancel", target: r.ReservationNumber, reservationKey: r.Key,
+		amount: amount, currency: r.Currency, reason: what})
+}
+
+// UpdateRequest asks to change a reservation.
+type UpdateRequest struct {
+	Reservation string
+	Change      UpdateChange
+}
+
+// Update changes articles and addresses; it refuses to raise the amount
+// before anything is sent. A 690 (risk check) leaves the reservation as it
+// was and comes back as an *OperationError wrapping *api.RejectedError.
+func (s *Service) Update(ctx context.Context, ur UpdateRequest) (Result, error) {
+	r, err := s.reservation(ur.Reservation)
+	if err != nil {
+		return Result{Action: api.ActionUpdateReservation, Target: ur.Reservation}, err
+	}
+	op, err := PlanUpdate(r, ur.Change)
+	if err != nil {
+		return Result{Action: api.ActionUpdateReservation, Target: r.ReservationNumber}, err
+	}
+	amount := r.Amount()
+	if len(op.Articles) > 0 {
+		amount = api.ArticlesTotal(op.Articles)
+	}
+	return s.submit(ctx, submission{op: op, audit: "update", target: r.ReservationNumber, reservationKey: r.Key,
+		amount: amount, currency: r.Currency, reason: updateNote(ur.Change)})
+}
+
+func updateNote(ch UpdateChange) string {
+	var parts []string
+	if len(ch.Articles) > 0 {
+		parts = append(parts, fmt.Sprintf("%d lines", len(ch.Articles)))
+	}
+	if !ch.Billing.IsZero() {
+		parts = append(parts, "billing address")
+	}
+	if !ch.Shipping.IsZero() {
+		parts = append(parts, "shipping address")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// RefundRequest asks to refund a deferred-invoice capture.
+type RefundRequest struct {
+	Transaction string           // the capture's key
+	Amount      *decimal.Decimal // nil: all that is left
+	Reason      Reason
+	Confirm     string // the invoice number, against a live gateway
+}
+
+// Refund refunds a capture in full or in part, never above what is left.
+func (s *Service) Refund(ctx context.Context, rr RefundRequest) (Result, error) {
+	t, err := s.transaction(rr.Transaction)
+	if err != nil {
+		return Result{Action: api.ActionRefund, Target: rr.Transaction}, err
+	}
+	op, err := PlanRefund(t, rr.Amount, rr.Reason)
+	if err != nil {
+		return Result{Action: api.ActionRefund, Target: t.Key}, err
+	}
+	if err := s.liveConfirm("refund "+t.Key, t.Invoice, rr.Confirm); err != nil {
+		return Result{Action: api.ActionRefund, Target: t.Key}, err
+	}
+	return s.submit(ctx, submission{op: op, audit: "refund", target: t.Key, reservationKey: t.ReservationKey,
+		amount: op.Amount, currency: t.Currency, reason: rr.Reason.String()})
+}
+
+// GiftCardPayRequest asks to pay with a gift card.
+type GiftCardPayRequest struct {
+	ServiceCode string
+	Card        api.Card
+	Amount      decimal.Decimal
+	Invoice     string // "" makes one up
+	Currency    string // "" is the service's currency
+	LastName    string
+	Email       string
+	// GroupTransaction pays (part of) the remainder of an earlier partial
+	// payment (PayRemainder).
+	GroupTransaction string
+}
+
+// GiftCardPay pays with a gift card. When the balance is short the result
+// is partial (S003) and carries the redirect and the remainder.
+func (s *Service) GiftCardPay(ctx context.Context, gr GiftCardPayRequest) (Result, error) {
+	if gr.Currency == "" {
+		gr.Currency = s.cfg.Currency
+	}
+	if gr.Invoice == "" {
+		gr.Invoice = "GC-" + s.cfg.Now().UTC().Format("20060102-150405.000")
+	}
+	op := api.GiftCardPay{ServiceCode: gr.ServiceCode, Currency: gr.Currency, Invoice: gr.Invoice, Amount: gr.Amount,
+		Card: gr.Card, LastName: gr.LastName, Email: gr.Email, GroupTransaction: gr.GroupTransaction}
+	target := gr.Invoice
+	audit := "giftcard-pay"
+	if gr.GroupTransaction != "" {
+		target = gr.GroupTransaction
+		audit = "giftcard-pay-remainder"
+	}
+	return s.submit(ctx, submission{op: op, audit: audit, target: target, amount: gr.Amount, currency: gr.Currency,
+		reason: gr.ServiceCode + " card " + MaskCard(gr.Card.Number)})
+}
+
+// GiftCardRefundRequest asks to refund a gift card payment.
+type GiftCardRefundRequest struct {
+	Transaction string
+	Change      GiftCardRefundChange
+	Confirm     string // the invoice, against a live gateway
+}
+
+// GiftCardRefund refunds a gift card payment, checking the partial refund
+// conditions before sending.
+func (s *Service) GiftCardRefund(ctx context.Context, gr GiftCardRefundRequest) (Result, error) {
+	t, err := s.transaction(gr.Transaction)
+	if err != nil {
+		return Result{Action: api.ActionRefund, Target: gr.Transaction}, err
+	}
+	op, err := PlanGiftCardRefund(t, gr.Change, s.cfg.PartialRefunds)
+	if err != nil {
+		return Result{Action: api.ActionRefund, Target: t.Key}, err
+	}
+	if err := s.liveConfirm("gift card refund "+t.Key, t.Invoice, gr.Confirm); err != nil {
+		return Result{Action: api.ActionRefund, Target: t.Key}, err
+	}
+	return s.submit(ctx, submission{op: op, audit: "giftcard-refund", target: t.Key, amount: op.Amount,
+		currency: t.Currency, reason: gr.Change.Reason.String()})
+}
+
+// MaskCard shows the last four digits of a card number.
+func MaskCard(n string) string {
+	if len(n) <= 4 {
+		return n
+	}
+	return strings.Repeat("•", 4) + n[len(n)-4:]
+}
+
+// Resolve closes an operation whose outcome is unknown by hand, with the
+// operator's note (what the gateway's back office showed).
+func (s *Service) Resolve(ctx context.Context, id uint64, note string) error {
+	op, err := s.cfg.Store.Op(id)
+	if err != nil {
+		return fmt.Errorf("resolve operation %d: %w", id, err)
+	}
+	if !op.State.IsOpen() {
+		return fmt.Errorf("resolve operation %d: %w: it is %s", id, ErrNotPossible, op.State)
+	}
+	if strings.TrimSpace(note) == "" {
+		return fmt.Errorf("resolve operation %d: a note is required (what did the gateway's back office show?)", id)
+	}
+	if err := s.cfg.Store.ResolveOp(id, note); err != nil {
+		return fmt.Errorf("resolve operation %d: %w", id, err)
+	}
+	return s.audit(store.AuditEntry{Action: "resolve", Target: op.Target, Amount: op.Amount, Currency: op.Currency,
+		Result: "resolved by hand (" + string(op.State) + " " + op.Action + ")", Reason: note, OpID: id})
+}
+
+// liveConfirm is the guard against a live gateway: the operator types the
+// invoice number (as k9s asks for a name before a delete).
+func (s *Service) liveConfirm(what, invoice, typed string) error {
+	if !s.cfg.Mode.IsLive() {
+		return nil
+	}
+	if strings.TrimSpace(typed) != invoice {
+		return fmt.Errorf("%s: %w: against a live gateway type the invoice number %q to confirm", what, ErrConfirmRequired, invoice)
+	}
+	return nil
+}
+
+func (s *Service) reservation(ref string) (*store.Reservation, error) {
+	if strings.TrimSpace(ref) == "" {
+		return nil, errors.New("no reservation given")
+	}
+	r, err := s.cfg.Store.Reservation(ref)
+	if err != nil {
+		return nil, fmt.Errorf("reservation %s: %w", ref, err)
+	}
+	return r, nil
+}
+
+func (s *Service) transaction(key string) (*store.Transaction, error) {
+	if strings.TrimSpace(key) == "" {
+		return nil, errors.New("no transaction given")
+	}
+	t, err := s.cfg.Store.Transaction(key)
+	if err != nil {
+		return nil, fmt.Errorf("transaction %s: %w", key, err)
+	}
+	return t, nil
+}
