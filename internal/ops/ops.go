@@ -195,7 +195,9 @@ func (r Result) OK() bool {
 func (r Result) OutcomeUnknown() bool { return r.State == store.OpOutcomeUnknown }
 
 // Partial reports a gift card payment that covered only part of the amount.
-func (r Result) Partial() bool { return r.SubCode == api.SubCodePartialPayment || r.Remainder.IsPositive() }
+func (r Result) Partial() bool {
+	return r.SubCode == api.SubCodePartialPayment || r.Remainder.IsPositive()
+}
 
 // StatusText is "190 S001 Success" style text, "" without an answer.
 func (r Result) StatusText() string {
