@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -392,4 +395,39 @@ func postJSON(t *testing.T, url, body string, want int) string {
 		t.Fatalf("POST %s: %d %s, want %d", url, r.StatusCode, b, want)
 	}
 	return string(b)
+}
+
+// A capture after the 14-day reservation window is accepted (the document
+// says the provider may revoke the payout) and logged.
+func TestCaptureAfterReservationWindowLogged(t *testing.T) {
+	var clock atomic.Int64
+	clock.Store(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).Unix())
+	now := func() time.Time { return time.Unix(clock.Load(), 0) }
+	var logMu sync.Mutex
+	var logs []string
+	e := newEnv(t, func(c *Config) {
+		c.Now = now
+		c.Logf = func(format string, args ...any) {
+			logMu.Lock()
+			logs = append(logs, fmt.Sprintf(format, args...))
+			logMu.Unlock()
+		}
+	})
+	e.rc.verifier.Now = now
+	_, number := e.reserved("INV-LATE")
+	clock.Add(15 * 24 * 3600)
+	resp, err := e.capture(number, "30.45")
+	if err != nil {
+		t.Fatalf("late capture: %v", err)
+	}
+	wantStatus(t, resp, api.StatusSuccess, api.SubCodeProcessed)
+	e.rc.nextFor(resp.Key)
+	logMu.Lock()
+	defer logMu.Unlock()
+	for _, l := range logs {
+		if strings.Contains(l, "15 days after the reservation") && strings.Contains(l, "may revoke the payout") {
+			return
+		}
+	}
+	t.Fatalf("no log line about the late capture:\n%s", strings.Join(logs, "\n"))
 }

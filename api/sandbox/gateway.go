@@ -95,12 +95,15 @@ func (s *Sandbox) serveGateway(w http.ResponseWriter, r *http.Request, endpoint 
 		if reason == "" {
 			reason = "-"
 		}
-		action := ex.action
+		action, key := ex.action, ex.key
 		if action == "" {
 			action = "-"
 		}
+		if key == "" {
+			key = "-"
+		}
 		s.logf("%s %s %s %s http=%d status=%d key=%s reason=%q", s.now().Format(time.RFC3339), r.Method,
-			sanitize(r.URL.Path, 120), sanitize(action, 40), ex.http, ex.status, ex.key, sanitize(reason, 300))
+			sanitize(r.URL.Path, 120), sanitize(action, 40), ex.http, ex.status, key, sanitize(reason, 300))
 	}()
 	if r.Method != http.MethodPost {
 		ex.http, ex.reason = http.StatusMethodNotAllowed, "only POST"

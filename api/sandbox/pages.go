@@ -91,7 +91,7 @@ func (s *Sandbox) serveCards(w http.ResponseWriter, r *http.Request) {
 	for _, c := range s.Cards() {
 		out = append(out, cardJSON{c.ServiceCode, string(c.Provider), c.Number, c.PIN, c.Currency, api.NewAmount(c.Balance)})
 	}
-	s.writeJSON(w, r, http.StatusOK, out)
+	s.writeJSON(w, r, http.StatusOK, out, 0)
 }
 
 func (s *Sandbox) serveCheckout(w http.ResponseWriter, r *http.Request) {
@@ -139,7 +139,7 @@ func (s *Sandbox) serveCheckoutAction(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, target, http.StatusSeeOther)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, out)
+	s.writeJSON(w, r, http.StatusOK, out, out.Status)
 }
 
 func (s *Sandbox) serveGiftCardPage(w http.ResponseWriter, r *http.Request) {
@@ -215,7 +215,7 @@ func (s *Sandbox) serveGiftCardAction(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, key, http.StatusSeeOther)
 		return
 	}
-	s.writeJSON(w, r, http.StatusOK, resp)
+	s.writeJSON(w, r, http.StatusOK, resp, resp.Status.Code.Code)
 }
 
 func isForm(r *http.Request) bool {
@@ -238,7 +238,7 @@ func (s *Sandbox) render(w http.ResponseWriter, r *http.Request, name string, v 
 	s.logPage(r, http.StatusOK, "-", 0, r.PathValue("key"))
 }
 
-func (s *Sandbox) writeJSON(w http.ResponseWriter, r *http.Request, code int, v any) {
+func (s *Sandbox) writeJSON(w http.ResponseWriter, r *http.Request, code int, v any, statusCode int) {
 	b, err := api.MarshalCanonical(v)
 	if err != nil {
 		code, b = http.StatusInternalServerError, []byte(`{"Error":"encode"}`)
@@ -246,7 +246,7 @@ func (s *Sandbox) writeJSON(w http.ResponseWriter, r *http.Request, code int, v 
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(code)
 	_, _ = w.Write(b)
-	s.logPage(r, code, r.PathValue("verb"), 0, r.PathValue("key"))
+	s.logPage(r, code, r.PathValue("verb"), statusCode, r.PathValue("key"))
 }
 
 func (s *Sandbox) pageError(w http.ResponseWriter, r *http.Request, code int, msg string) {
