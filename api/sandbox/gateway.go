@@ -173,6 +173,11 @@ func (s *Sandbox) handle(r *http.Request, websiteKey string, req *api.Request, e
 		ex.reason = ve.Error()
 		return s.validationFailure(svc.Name, endpoint, ve)
 	}
+	if req.PushURL != "" && !isWebURL(req.PushURL) {
+		ve := &api.ValidationError{Action: svc.Action, Fields: []api.FieldError{{Field: "PushURL", Rule: "must be an absolute http(s) URL"}}}
+		ex.reason = ve.Error()
+		return s.validationFailure(svc.Name, endpoint, ve)
+	}
 	c := call{websiteKey: websiteKey, req: req, base: s.baseURL(r), now: s.now()}
 	var resp *api.Response
 	s.mu.Lock()

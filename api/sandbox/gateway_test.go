@@ -176,6 +176,12 @@ func TestValidationFailure(t *testing.T) {
 	if r.code != http.StatusOK || !strings.Contains(string(r.body), `"ActionErrors":[{`) || !strings.Contains(string(r.body), `"Code":491`) {
 		t.Fatalf("Reserve on /json/Transaction: %d %s", r.code, r.body)
 	}
+	// A PushURL that is no web address.
+	req = api.GiftCardPay{ServiceCode: "voucherb", Currency: "EUR", Invoice: "I", Amount: dec("1"), Card: testCard("100"), PushURL: "file:///etc/passwd"}.Request()
+	_, err = e.client.Do(ctx, req)
+	if !errors.As(err, &ve) || !ve.Has("PushURL") {
+		t.Fatalf("bad PushURL: %v", err)
+	}
 	if n := e.txCount(); n != 0 {
 		t.Fatalf("491s created %d records", n)
 	}
