@@ -1,0 +1,197 @@
+package store
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"paydesk/api"
+)
+
+// Signature verdicts of a push, as the push log shows them.
+const (
+	SignatureValid     = "valid"
+	SignatureMissing   = "missing"
+	SignatureMalformed = "malformed"
+	SignatureUnknown   = "unknown website key"
+	SignatureStale     = "stale timestamp"
+	SignatureMismatch  = "mismatch"
+	SignatureUnchecked = "not checked" // the body was refused before the signature was looked at
+)
+
+// SignatureVerdict names the check an api.Verifier error failed; nil is
+// SignatureValid.
+func SignatureVerdict(err error) string {
+	switch {
+	case err == nil:
+		return SignatureValid
+	case errors.Is(err, api.ErrSignatureMissing):
+		return SignatureMissing
+	case errors.Is(err, api.ErrSignatureMalformed):
+		return SignatureMalformed
+	case errors.Is(err, api.ErrUnknownWebsiteKey):
+		return SignatureUnknown
+	case errors.Is(err, api.ErrStaleTimestamp):
+		return SignatureStale
+	default:
+		return SignatureMismatch
+	}
+}
+
+// PushRecord is one push as received: the raw request and a decoded summary.
+// Untrusted text fields are stored as received; sanitize before drawing
+// (internal/textsafe).
+type PushRecord struct {
+	ID         uint64 // assigned by the store, increasing
+	ReceivedAt time.Time
+	RemoteAddr string
+	Method     string
+	URL        string      // path (and query) as requested
+	Header     http.Header // as received; Authorization holds a signature, no secret
+	Body       []byte      // raw bytes as received (bounded by the listener)
+
+	// Decoded summary; empty for a push that could not be decoded.
+	Envelope   string // api.EnvelopeDataRequest or api.EnvelopeTransaction
+	Key        string
+	Invoice    string
+	Service    string
+	Kind       string // ActionCode of a data request, TransactionType of a transaction
+	Status     Status
+	Currency   string
+	Amount     decimal.Decimal
+	HasAmount  bool
+	WebsiteKey string // from the Authorization header
+
+	Signature string // one of the Signature* verdicts
+	// Rejected pushes were answered 401/400 and changed nothing; Reason
+	// says which check failed.
+	Rejected bool
+	Reason   string
+	// Applied is true when the push changed the cache; otherwise Ignored says
+	// why (older than the stored status, final status already stored, …).
+	Applied bool
+	Ignored string
+	// ReservationKey links the push to its reservation when it has one.
+	ReservationKey string
+	// Hash identifies the push's content for de-duplication.
+	Hash [32]byte
+}
+
+// ApplyResult tells what ApplyPush did.
+type ApplyResult struct {
+	ID        uint64 // the stored push's ID (the earlier one for a duplicate)
+	Duplicate bool   // the same push was stored before; nothing changed
+	Applied   bool   // the push changed the cache
+	Ignored   string // why it changed nothing
+	// Settled lists operations that this push settled.
+	Settled        []uint64
+	ReservationKey string
+}
+
+// OpState is the state of a pending operation.
+type OpState string
+
+// Operation states.
+const (
+	OpPending        OpState = "pending"         // journaled, the request is on its way
+	OpSent           OpState = "sent"            // answered with a pending status; a push finishes it
+	OpOutcomeUnknown OpState = "outcome_unknown" // sent, no trustworthy answer: never retried on its own
+	OpSettled        OpState = "settled"         // final success (by response or push)
+	OpFailed         OpState = "failed"          // final failure, or not sent at all
+	OpResolved       OpState = "resolved"        // the operator closed an unknown outcome by hand
+)
+
+// IsOpen reports whether the operation still waits for something.
+func (s OpState) IsOpen() bool { return s == OpPending || s == OpSent || s == OpOutcomeUnknown }
+
+// PendingOp is an entry of the operation journal: written before a request is
+// sent, settled by its response or a matching push.
+type PendingOp struct {
+	ID       uint64 // assigned by BeginOp
+	Created  time.Time
+	Updated  time.Time
+	Operator string
+	Action   string // api action: Reserve, Pay, Refund, PayRemainder, …
+	Service  string
+	// Target is what the operation works on: a reservation number, the key a
+	// refund refunds, or the invoice of a new payment.
+	Target         string
+	ReservationKey string
+	Invoice        string
+	Currency       string
+	Amount         decimal.Decimal
+	// Request is the envelope as sent; card PINs are masked when stored.
+	Request *api.Request
+	State   OpState
+	// ResultKey and ResultStatus come from the response or the push.
+	ResultKey    string
+	ResultStatus Status
+	Error        string // why it failed or why the outcome is unknown
+	Note         string // the operator's note when resolving
+}
+
+// AuditEntry is one line of the append-only audit log.
+type AuditEntry struct {
+	ID       uint64 // assigned by the store
+	Time     time.Time
+	Operator string // $USER
+	Action   string
+	Target   string
+	Amount   decimal.Decimal
+	Currency string
+	Result   string
+	Reason   string
+	OpID     uint64
+}
+
+// Exchange is one entry of the gateway log: a request paydesk sent and what
+// came back. Bodies hold no secret (the client never puts it there); card PINs
+// are masked when stored.
+type Exchange struct {
+	ID           uint64 // assigned by the store
+	Time         time.Time
+	Action       string
+	Service      string
+	Method       string
+	URL          string
+	RequestBody  []byte
+	HTTPStatus   int
+	ResponseBody []byte
+	Duration     time.Duration
+	Error        string
+}
+
+// ExchangeFrom converts what api.Config.Observe reports.
+func ExchangeFrom(x api.Exchange) Exchange {
+	e := Exchange{Time: x.Time, Action: x.Action, Service: x.Service, Method: x.Method, URL: x.URL,
+		RequestBody: x.RequestBody, HTTPStatus: x.HTTPStatus, ResponseBody: x.ResponseBody, Duration: x.Duration}
+	if x.Err != nil {
+		e.Error = x.Err.Error()
+	}
+	return e
+}
+
+// Counts are the figures the status bar shows.
+type Counts struct {
+	Pushes         uint64 // stored pushes, ever
+	Rejected       uint64 // rejected pushes, ever
+	OutcomeUnknown int    // operations whose outcome is unknown now
+	Reservations   int
+	Transactions   int
+}
+
+// Change is sent to subscribers after each commit.
+type Change struct {
+	Pushes       int      // pushes stored by the commit
+	Rejected     int      // rejected pushes logged
+	Reservations []string // keys of reservations that changed
+	Transactions []string // keys of transactions that changed
+	Ops          bool     // the operation journal changed
+	Audit        bool
+	Exchanges    bool
+	// Overflow means earlier notifications were dropped because the
+	// subscriber was slow: reload everything.
+	Overflow bool
+}

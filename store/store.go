@@ -1,0 +1,105 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// Errors callers branch on.
+var (
+	// ErrLocked: another process holds the cache file.
+	ErrLocked = errors.New("in use by another paydesk process")
+	// ErrNotFound: no such reservation, transaction, push or operation.
+	ErrNotFound = errors.New("not found")
+	// ErrNewerSchema: the file was written by a newer paydesk.
+	ErrNewerSchema = errors.New("written by a newer paydesk")
+	// ErrClosed: the DB is closed.
+	ErrClosed = errors.New("cache is closed")
+)
+
+// SchemaVersion is the layout this code writes. Open migrates older files
+// step by step and refuses newer ones.
+const SchemaVersion = 1
+
+// Options configure Open.
+type Options struct {
+	// NoSync skips fsync: for tests only, never for a real cache.
+	NoSync bool
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// MaxRejected bounds the rejected-push log; 0 means 1,000.
+	MaxRejected int
+	// MaxExchanges bounds the gateway log; 0 means 1,000.
+	MaxExchanges int
+	// LockTimeout is how long Open waits for a file another process holds;
+	// 0 means one second.
+	LockTimeout time.Duration
+}
+
+// DB is an open cache. It is safe for concurrent use.
+type DB struct {
+	bolt *bolt.DB
+	path string
+	opts Options
+	now  func() time.Time
+
+	batch *batcher
+
+	subMu sync.Mutex
+	subs  map[*subscriber]struct{}
+}
+
+// Open opens or creates the cache at path (folder 0700, file 0600). A file
+// another process holds fails within LockTimeout with an error wrapping
+// ErrLocked that names the file.
+func Open(path string, opts Options) (*DB, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MaxRejected <= 0 {
+		opts.MaxRejected = 1000
+	}
+	if opts.MaxExchanges <= 0 {
+		opts.MaxExchanges = 1000
+	}
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = time.Second
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("cache %s: create folder: %w", path, err)
+	}
+	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync, FreelistType: bolt.FreelistMapType})
+	if err != nil {
+		if errors.Is(err, bolterrors.ErrTimeout) {
+			return nil, fmt.Errorf("cache %s is %w (close the other console or use --db)", path, ErrLocked)
+		}
+		return nil, fmt.Errorf("cache %s: %w", path, err)
+	}
+	db := &DB{bolt: bdb, path: path, opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}}
+	if err := db.migrate(); err != nil {
+		_ = bdb.Close()
+		return nil, fmt.Errorf("cache %s: %w", path, err)
+	}
+	db.batch = newBatcher(db)
+	return db, nil
+}
+
+// Path is the file the cache lives in.
+func (db *DB) Path() string { return db.path }
+
+// Close waits for pending group commits, then closes the file.
+func (db *DB) Close() error {
+	db.batch.close()
+	db.closeSubscribers()
+	if err := db.bolt.Close(); err != nil {
+		return fmt.Errorf("close cache %s: %w", db.path, err)
+	}
+	return nil
+}
