@@ -90,6 +90,18 @@ func CardFromParams(ps []Parameter) (Card, bool) {
 	return Card{}, false
 }
 
+// contactParams adds LastName and Email when given: the provider needs them
+// for partial refunds, on the payment or on the refund.
+func contactParams(ps []Parameter, lastName, email string) []Parameter {
+	if lastName != "" {
+		ps = append(ps, Parameter{Name: PLastName, Value: FlexString(lastName)})
+	}
+	if email != "" {
+		ps = append(ps, Parameter{Name: PEmail, Value: FlexString(email)})
+	}
+	return ps
+}
+
 // GiftCardPay pays with a gift card (Transaction). With GroupTransaction set
 // it is the family's PayRemainder: a further part of a partial payment.
 type GiftCardPay struct {
@@ -114,13 +126,7 @@ func (g GiftCardPay) Action() string {
 
 // Request builds the envelope.
 func (g GiftCardPay) Request() *Request {
-	ps := g.Card.params(make([]Parameter, 0, 4))
-	if g.LastName != "" {
-		ps = append(ps, Parameter{Name: PLastName, Value: FlexString(g.LastName)})
-	}
-	if g.Email != "" {
-		ps = append(ps, Parameter{Name: PEmail, Value: FlexString(g.Email)})
-	}
+	ps := contactParams(g.Card.params(make([]Parameter, 0, 4)), g.LastName, g.Email)
 	return &Request{Currency: g.Currency, Invoice: g.Invoice, AmountDebit: NewAmount(g.Amount),
 		OriginalTransactionKey: g.GroupTransaction, PushURL: g.PushURL,
 		Services: service(g.ServiceCode, g.Action(), ps)}
@@ -155,13 +161,7 @@ type GiftCardRefund struct {
 
 // Request builds the envelope.
 func (g GiftCardRefund) Request() *Request {
-	ps := make([]Parameter, 0, 2)
-	if g.LastName != "" {
-		ps = append(ps, Parameter{Name: PLastName, Value: FlexString(g.LastName)})
-	}
-	if g.Email != "" {
-		ps = append(ps, Parameter{Name: PEmail, Value: FlexString(g.Email)})
-	}
+	ps := contactParams(make([]Parameter, 0, 2), g.LastName, g.Email)
 	return &Request{Currency: g.Currency, Invoice: g.Invoice, AmountCredit: NewAmount(g.Amount),
 		OriginalTransactionKey: g.OriginalTransactionKey, PushURL: g.PushURL,
 		Services: service(g.ServiceCode, ActionRefund, ps)}
