@@ -1,0 +1,156 @@
+package forms
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"paydesk/api"
+	"paydesk/internal/ops"
+	"paydesk/store"
+)
+
+// captureSpec: one quantity per line, defaulting to all that remains.
+type captureSpec struct {
+	res    *store.Reservation
+	now    func() time.Time
+	qty    []string // per line, as typed
+	fs     []*field
+}
+
+// NewCapture is the capture-shipment form for a reservation.
+func NewCapture(r *store.Reservation, mode ops.Mode, now func() time.Time) Form {
+	if now == nil {
+		now = time.Now
+	}
+	s := &captureSpec{res: r, now: now, qty: make([]string, len(r.Lines))}
+	left := r.Capturable()
+	for i, l := range r.Lines {
+		s.qty[i] = strconv.Itoa(left[i])
+		s.fs = append(s.fs, &field{
+			key:   api.PArticleQuantity + "/" + l.ArticleNumber,
+			title: fmt.Sprintf("%s · %s", Clean(l.ArticleNumber), trunc(Clean(l.Title), 40)),
+			hint:  fmt.Sprintf("units to ship: 0–%d (0 skips the line) at %s", left[i], l.Price.StringFixed(2)),
+			value: &s.qty[i],
+		})
+	}
+	return newKit("capture", s, mode)
+}
+
+func (s *captureSpec) title() string {
+	return "Capture shipment · reservation " + Clean(s.res.ReservationNumber) + " · invoice " + Clean(s.res.Invoice)
+}
+
+func (s *captureSpec) header() string {
+	d := s.res.DaysLeft(s.now())
+	win := fmt.Sprintf("%d days left in the 14-day shipment window", d)
+	if d < 0 {
+		win = fmt.Sprintf("%d days PAST the 14-day shipment window", -d)
+	}
+	return lineTable(s.res) + "\n" + mutedStyle.Render(win)
+}
+
+func (s *captureSpec) fields() []*field { return s.fs }
+
+func (s *captureSpec) check() check {
+	c := check{errs: map[string]string{}}
+	qty := map[string]int{}
+	for i, l := range s.res.Lines {
+		key := api.PArticleQuantity + "/" + l.ArticleNumber
+		v := strings.TrimSpace(s.qty[i])
+		n, err := strconv.Atoi(v)
+		switch {
+		case v == "":
+			c.errs[key] = "required: a number of units (0 skips the line)"
+		case err != nil:
+			c.errs[key] = "must be a whole number of units"
+		default:
+			qty[l.ArticleNumber] = n
+		}
+	}
+	plan, err := ops.PlanCapture(s.res, qty, s.now())
+	if err != nil {
+		addErr(&c, err)
+	}
+	if len(c.errs) > 0 || len(c.general) > 0 {
+		if plan.Amount.IsPositive() {
+			c.summary = append(c.summary, "Amount so far: "+plan.Amount.StringFixed(2)+" "+s.res.Currency)
+		}
+		return c
+	}
+	kind := "PARTIAL capture (article groups are sent)"
+	if plan.Full {
+		kind = "FULL capture of everything remaining (no article groups)"
+	}
+	c.summary = []string{titleStyle.Render(fmt.Sprintf("Amount to capture: %s %s", plan.Amount.StringFixed(2), s.res.Currency)) + " · " + kind}
+	op := plan.Op(s.res.Currency)
+	c.sending = sendingText(op.Request(), plan.Full)
+	req := ops.CaptureRequest{Reservation: s.res.ReservationNumber, Quantities: qty, LateConfirmed: plan.PastWindow}
+	if plan.PastWindow {
+		c.extra = []string{fmt.Sprintf("Capture %d days past the 14-day shipment window? The provider may revoke the payout.", -plan.DaysLeft)}
+	}
+	c.intent = req
+	return c
+}
+
+// addErr sorts an ops error into field errors and general ones.
+func addErr(c *check, err error) {
+	if ve, ok := asValidation(err); ok {
+		for _, fe := range ve.Fields {
+			k := fieldKey(fe)
+			if fe.Group == "" && fe.Field == api.PArticleQuantity {
+				c.general = append(c.general, fe.Rule)
+				continue
+			}
+			if _, dup := c.errs[k]; !dup {
+				c.errs[k] = fe.Rule
+			}
+		}
+		return
+	}
+	c.general = append(c.general, err.Error())
+}
+
+// sendingText is the confirm step's "exactly what will be sent": endpoint,
+// action, envelope amounts and every parameter, article groups together.
+// PINs are masked.
+func sendingText(req *api.Request, fullCapture bool) string {
+	var b strings.Builder
+	svc := req.Service()
+	fmt.Fprintf(&b, "POST %s  %s %s\n", req.Path(), svc.Name, svc.Action)
+	fmt.Fprintf(&b, "Invoice %s · Currency %s", Clean(req.Invoice), req.Currency)
+	if req.AmountDebit != nil {
+		fmt.Fprintf(&b, " · AmountDebit %s", api.WireString(req.AmountDebit.Dec()))
+	}
+	if req.AmountCredit != nil {
+		fmt.Fprintf(&b, " · AmountCredit %s", api.WireString(req.AmountCredit.Dec()))
+	}
+	if req.OriginalTransactionKey != "" {
+		fmt.Fprintf(&b, "\nOriginalTransactionKey %s", req.OriginalTransactionKey)
+	}
+	var groups []string
+	byGroup := map[string][]string{}
+	for _, p := range svc.Parameters {
+		v := Clean(string(p.Value))
+		if l := strings.ToLower(p.Name); strings.Contains(l, "pin") || strings.Contains(l, "validationcode") {
+			v = "••••"
+		}
+		if p.GroupType == "" {
+			fmt.Fprintf(&b, "\n%s = %s", p.Name, v)
+			continue
+		}
+		g := string(p.GroupID)
+		if _, seen := byGroup[g]; !seen {
+			groups = append(groups, g)
+		}
+		byGroup[g] = append(byGroup[g], p.Name+" "+v)
+	}
+	for _, g := range groups {
+		fmt.Fprintf(&b, "\nArticle group %s: %s", g, strings.Join(byGroup[g], ", "))
+	}
+	if fullCapture {
+		b.WriteString("\n(no article groups: a full capture of everything remaining)")
+	}
+	return b.String()
+}

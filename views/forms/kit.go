@@ -1,0 +1,584 @@
+package forms
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/huh/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"paydesk/api"
+	"paydesk/internal/ops"
+	"paydesk/store"
+)
+
+// stage is where a form is: editing, confirming, waiting for the answer,
+// or showing it.
+type stage int
+
+const (
+	stageEdit stage = iota
+	stageConfirm
+	stageSending
+	stageResult
+)
+
+// field is one input of a form, bound to a string the spec reads.
+type field struct {
+	key      string // the rule's field name, "Field/Group" for a line
+	title    string
+	hint     string
+	value    *string
+	options  []option // a select when set
+	password bool
+	input    *huh.Input
+	sel      *huh.Select[string]
+}
+
+type option struct{ label, value string }
+
+// check is what a spec makes of the current values.
+type check struct {
+	errs    map[string]string // field key → the broken rule
+	general []string          // errors not tied to a field
+	summary []string          // live lines under the fields (amount, full/partial)
+	intent  ops.Intent        // what to send; nil while something is wrong
+	sending string            // exactly what will be sent, for the confirm step
+	extra   []string          // further explicit confirmations (late capture)
+	invoice string            // against a live gateway: the invoice to type
+}
+
+func (c check) ok() bool { return len(c.errs) == 0 && len(c.general) == 0 && c.intent != nil }
+
+// spec is what makes a form particular.
+type spec interface {
+	title() string
+	header() string
+	fields() []*field
+	check() check
+}
+
+// followUp lets a spec offer next steps on its result (the customer step of
+// a new test reservation).
+type followUp interface {
+	next(res ops.Result) []choice
+}
+
+type choice struct {
+	label  string
+	intent ops.Intent // nil closes
+}
+
+// kit runs a spec through edit → confirm → sending → result.
+type kit struct {
+	id     string
+	spec   spec
+	mode   ops.Mode
+	theme  huh.Theme
+	width  int
+	height int
+
+	stage   stage
+	form    *huh.Form
+	fields  []*field
+	last    check
+	serverE map[string]string // field errors from the answer, until edited
+
+	confirmYes bool
+	extraYes   []bool
+	typed      string
+	choice     string
+	choices    []choice
+
+	result *ops.Result
+	err    error
+}
+
+func newKit(prefix string, s spec, mode ops.Mode) *kit {
+	k := &kit{spec: s, mode: mode, theme: huh.ThemeFunc(huh.ThemeBase16), width: 80, height: 24}
+	k.id = fmt.Sprintf("%s-%p", prefix, k) // unique while the form lives
+	k.fields = s.fields()
+	k.buildEdit()
+	return k
+}
+
+// ID implements Form.
+func (k *kit) ID() string { return k.id }
+
+// Title implements Form.
+func (k *kit) Title() string { return k.spec.title() }
+
+// Busy implements Form.
+func (k *kit) Busy() bool { return k.stage == stageSending }
+
+// SetSize implements Form.
+func (k *kit) SetSize(w, h int) {
+	k.width, k.height = max(w, 30), max(h, 8)
+	if k.form != nil {
+		k.form.WithWidth(k.width).WithHeight(k.formHeight())
+	}
+}
+
+func (k *kit) formHeight() int {
+	used := lipgloss.Height(k.chrome())
+	return max(k.height-used, 4)
+}
+
+// Init implements Form.
+func (k *kit) Init() tea.Cmd {
+	k.recheck()
+	return k.form.Init()
+}
+
+func (k *kit) buildEdit() {
+	k.stage = stageEdit
+	var hs []huh.Field
+	for _, f := range k.fields {
+		f := f
+		if f.options != nil {
+			opts := make([]huh.Option[string], len(f.options))
+			for i, o := range f.options {
+				opts[i] = huh.NewOption(o.label, o.value)
+			}
+			f.sel = huh.NewSelect[string]().Key(f.key).Title(f.title).Description(f.hint).Options(opts...).Value(f.value).Inline(true)
+			hs = append(hs, f.sel)
+			continue
+		}
+		in := huh.NewInput().Key(f.key).Title(f.title).Description(f.hint).Value(f.value).Inline(false).
+			Validate(func(string) error { return k.fieldErr(f.key) })
+		if f.password {
+			in = in.EchoMode(huh.EchoModePassword)
+		}
+		f.input = in
+		hs = append(hs, in)
+	}
+	k.form = k.newForm(huh.NewGroup(hs...))
+}
+
+func (k *kit) newForm(groups ...*huh.Group) *huh.Form {
+	for _, g := range groups {
+		g.WithShowErrors(false)
+	}
+	km := huh.NewDefaultKeyMap()
+	km.Quit = key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))
+	return huh.NewForm(groups...).WithTheme(k.theme).WithKeyMap(km).WithShowHelp(false).
+		WithWidth(k.width).WithHeight(k.formHeight())
+}
+
+// fieldErr is what huh's validation sees: the live check of the field.
+func (k *kit) fieldErr(key string) error {
+	k.last = k.spec.check()
+	if e := k.errFor(key); e != "" {
+		return errors.New(e)
+	}
+	return nil
+}
+
+func (k *kit) errFor(key string) string {
+	if e := k.last.errs[key]; e != "" {
+		return e
+	}
+	return k.serverE[key]
+}
+
+// recheck runs the spec's check and writes each field's error (or hint)
+// right under its title: the error names the rule.
+func (k *kit) recheck() {
+	k.last = k.spec.check()
+	for _, f := range k.fields {
+		d := f.hint
+		if e := k.errFor(f.key); e != "" {
+			d = "✗ " + e
+		}
+		if f.input != nil {
+			f.input.Description(d)
+		}
+		if f.sel != nil {
+			f.sel.Description(d)
+		}
+	}
+}
+
+func (k *kit) buildConfirm() {
+	k.stage = stageConfirm
+	k.confirmYes = false
+	k.extraYes = make([]bool, len(k.last.extra))
+	k.typed = ""
+	fs := []huh.Field{huh.NewNote().Title("This will be sent").Description(k.last.sending)}
+	for i, e := range k.last.extra {
+		fs = append(fs, huh.NewConfirm().Title(e).Affirmative("Yes, I confirm").Negative("No").Value(&k.extraYes[i]))
+	}
+	if k.mode.IsLive() && k.last.invoice != "" {
+		inv := k.last.invoice
+		fs = append(fs, huh.NewInput().Title("LIVE gateway: type the invoice number "+inv+" to confirm").Value(&k.typed).
+			Validate(func(s string) error {
+				if strings.TrimSpace(s) != inv {
+					return fmt.Errorf("must be exactly %s", inv)
+				}
+				return nil
+			}))
+		k.confirmYes = true
+	} else {
+		fs = append(fs, huh.NewConfirm().Title("Send it?").Affirmative("Send").Negative("Back").Value(&k.confirmYes))
+	}
+	k.form = k.newForm(huh.NewGroup(fs...))
+}
+
+func (k *kit) buildResult() {
+	k.stage = stageResult
+	k.choices = nil
+	if fu, ok := k.spec.(followUp); ok && k.result != nil && k.err == nil {
+		k.choices = fu.next(*k.result)
+	}
+	if len(k.choices) == 0 {
+		k.form = nil
+		return
+	}
+	opts := make([]huh.Option[string], len(k.choices))
+	for i, c := range k.choices {
+		opts[i] = huh.NewOption(c.label, fmt.Sprint(i))
+	}
+	k.choice = "0"
+	k.form = k.newForm(huh.NewGroup(huh.NewSelect[string]().Title("Next").Options(opts...).Value(&k.choice)))
+}
+
+// Update implements Form.
+func (k *kit) Update(msg tea.Msg) (Form, tea.Cmd) {
+	switch msg := msg.(type) {
+	case ResultMsg:
+		if msg.ID != k.id || k.stage != stageSending {
+			return k, nil
+		}
+		return k, k.settle(msg)
+	case tea.WindowSizeMsg:
+		return k, nil // the host sizes forms with SetSize
+	case tea.KeyPressMsg:
+		if msg.String() == "esc" {
+			return k, k.escape()
+		}
+		if k.stage == stageSending {
+			return k, nil // one press sends once: keys wait for the answer
+		}
+		if k.stage == stageResult && k.form == nil {
+			if msg.String() == "enter" || msg.String() == "q" {
+				return k, k.closeCmd()
+			}
+			return k, nil
+		}
+	}
+	if k.form == nil {
+		return k, nil
+	}
+	m, cmd := k.form.Update(msg)
+	if f, ok := m.(*huh.Form); ok {
+		k.form = f
+	}
+	switch k.stage {
+	case stageEdit:
+		if _, isKey := msg.(tea.KeyPressMsg); isKey {
+			k.serverE = nil
+		}
+		k.recheck()
+		if k.form.State == huh.StateCompleted {
+			if !k.last.ok() {
+				k.buildEdit()
+				k.recheck()
+				return k, k.form.Init()
+			}
+			k.buildConfirm()
+			return k, k.form.Init()
+		}
+	case stageConfirm:
+		if k.form.State == huh.StateCompleted {
+			yes := k.confirmYes
+			for _, e := range k.extraYes {
+				yes = yes && e
+			}
+			if !yes {
+				k.buildEdit()
+				k.recheck()
+				return k, k.form.Init()
+			}
+			k.stage = stageSending
+			k.form = nil
+			intent, id := withConfirm(k.last.intent, k.typed), k.id
+			return k, func() tea.Msg { return SubmitMsg{ID: id, Intent: intent} }
+		}
+	case stageResult:
+		if k.form.State == huh.StateCompleted {
+			var i int
+			fmt.Sscan(k.choice, &i)
+			if i < 0 || i >= len(k.choices) || k.choices[i].intent == nil {
+				return k, k.closeCmd()
+			}
+			k.stage = stageSending
+			k.form = nil
+			intent, id := k.choices[i].intent, k.id
+			return k, func() tea.Msg { return SubmitMsg{ID: id, Intent: intent} }
+		}
+	}
+	if k.form.State == huh.StateAborted {
+		return k, k.closeCmd()
+	}
+	return k, cmd
+}
+
+func (k *kit) escape() tea.Cmd {
+	switch k.stage {
+	case stageSending:
+		return nil
+	case stageConfirm:
+		k.buildEdit()
+		k.recheck()
+		return k.form.Init()
+	}
+	return k.closeCmd()
+}
+
+func (k *kit) closeCmd() tea.Cmd {
+	id, res := k.id, k.result
+	return func() tea.Msg { return CloseMsg{ID: id, Result: res} }
+}
+
+// settle takes the answer. A local refusal (nothing journaled) goes back to
+// the fields with each error next to its field; anything the gateway saw is
+// shown as a result.
+func (k *kit) settle(msg ResultMsg) tea.Cmd {
+	var ve *api.ValidationError
+	if msg.Err != nil && msg.Result.OpID == 0 && errors.As(msg.Err, &ve) && ve.Gateway == nil && len(ve.Fields) > 0 {
+		k.serverE = map[string]string{}
+		var general []string
+		known := map[string]bool{}
+		for _, f := range k.fields {
+			known[f.key] = true
+		}
+		for _, fe := range ve.Fields {
+			key := fieldKey(fe)
+			if known[key] {
+				k.serverE[key] = fe.Rule
+			} else {
+				general = append(general, fe.String())
+			}
+		}
+		k.buildEdit()
+		k.recheck()
+		k.err = nil
+		if len(general) > 0 {
+			k.err = errors.New(strings.Join(general, "; "))
+		}
+		return k.form.Init()
+	}
+	r := msg.Result
+	k.result, k.err = &r, msg.Err
+	k.buildResult()
+	if k.form != nil {
+		return k.form.Init()
+	}
+	return nil
+}
+
+func fieldKey(fe api.FieldError) string {
+	if fe.Group != "" {
+		return fe.Field + "/" + fe.Group
+	}
+	return fe.Field
+}
+
+// Styles used by every form; they carry no colour of their own so the
+// console's theme and an ASCII profile both read well.
+var (
+	titleStyle = lipgloss.NewStyle().Bold(true)
+	errStyle   = lipgloss.NewStyle().Bold(true)
+	mutedStyle = lipgloss.NewStyle().Faint(true)
+)
+
+func (k *kit) chrome() string {
+	var b strings.Builder
+	b.WriteString(titleStyle.Render(k.spec.title()))
+	if k.mode.IsLive() {
+		b.WriteString("  " + errStyle.Render("[LIVE]"))
+	}
+	b.WriteString("\n")
+	if h := k.spec.header(); h != "" && k.stage != stageResult {
+		b.WriteString(h + "\n")
+	}
+	return b.String()
+}
+
+// View implements Form.
+func (k *kit) View() string {
+	var b strings.Builder
+	b.WriteString(k.chrome())
+	switch k.stage {
+	case stageEdit, stageConfirm:
+		b.WriteString(trimBlankTail(k.form.View()))
+		if k.stage == stageEdit {
+			for _, s := range k.last.summary {
+				b.WriteString("\n" + s)
+			}
+			general := k.last.general
+			if k.err != nil {
+				general = append(general, k.err.Error())
+			}
+			for _, g := range general {
+				b.WriteString("\n" + errStyle.Render("✗ "+g))
+			}
+			b.WriteString("\n" + mutedStyle.Render("enter next · shift+tab back · esc cancel"))
+		} else {
+			b.WriteString("\n" + mutedStyle.Render("enter choose · esc back to the fields"))
+		}
+	case stageSending:
+		b.WriteString("\n" + k.last.sending + "\n\nSending… (waiting for the gateway; this form sends once)")
+	case stageResult:
+		b.WriteString(resultView(k.result, k.err))
+		if k.form != nil {
+			b.WriteString("\n" + trimBlankTail(k.form.View()))
+		} else {
+			b.WriteString("\n" + mutedStyle.Render("enter close"))
+		}
+	}
+	return b.String()
+}
+
+// resultView shows what an operation did: status, key, invoice number,
+// redirect and remainder; an unknown outcome plainly; a 491 item by item.
+func resultView(r *ops.Result, err error) string {
+	var b strings.Builder
+	line := func(label, v string) {
+		if v != "" {
+			fmt.Fprintf(&b, "%-16s %s\n", label, Clean(v))
+		}
+	}
+	if r == nil {
+		r = &ops.Result{}
+	}
+	switch {
+	case r.OutcomeUnknown():
+		b.WriteString(errStyle.Render("OUTCOME UNKNOWN") + " — the request was sent but no trustworthy answer came back.\n")
+		b.WriteString("It is NOT retried. The gateway's push settles it by itself; or resolve it by hand\n")
+		b.WriteString("after checking the gateway's back office.\n\n")
+	case err != nil:
+		b.WriteString(errStyle.Render("✗ Not done") + "\n")
+		msg := err.Error()
+		var rej *api.RejectedError
+		if errors.As(err, &rej) {
+			msg = "declined by the provider's risk check (690); the reservation stays as it was"
+		}
+		if !errors.As(err, new(*api.ValidationError)) || len(r.Errors) == 0 {
+			b.WriteString(Clean(msg) + "\n")
+		}
+		b.WriteString("\n")
+	case r.OK():
+		b.WriteString(titleStyle.Render("✓ Done") + "\n\n")
+	}
+	if len(r.Errors) > 0 {
+		b.WriteString("The gateway refused the request (491):\n")
+		for _, e := range r.Errors {
+			name := e.Name
+			if name == "" {
+				name = "(request)"
+			}
+			msg := e.ErrorMessage
+			if msg == "" {
+				msg = e.Error
+			}
+			fmt.Fprintf(&b, "  • %s: %s\n", Clean(name), Clean(msg))
+		}
+		b.WriteString("\n")
+	}
+	line("Status", r.StatusText())
+	line("Key", r.Key)
+	line("Invoice number", r.InvoiceNumber)
+	if !r.Amount.IsZero() {
+		line("Amount", r.Amount.StringFixed(2)+" "+r.Currency)
+	}
+	if r.Remainder.IsPositive() {
+		line("Remainder", r.Remainder.StringFixed(2)+" "+r.Currency+" still to pay (partial payment)")
+		line("Group", r.GroupTransaction)
+	}
+	line("Redirect", r.RedirectURL)
+	if r.OpID != 0 {
+		line("Operation", fmt.Sprintf("%d (%s)", r.OpID, r.State))
+	}
+	if r.Message != "" && err == nil {
+		line("Note", r.Message)
+	}
+	line("Warning", r.Warning)
+	return b.String()
+}
+
+// Clean strips control and escape sequences from text that came from
+// outside (gateway messages, push fields) before it reaches the terminal.
+func Clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t':
+			return ' '
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// lineTable renders reservation lines with what remains.
+func lineTable(r *store.Reservation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-10s %-28s %9s %4s %4s %4s %4s\n", "Article", "Title", "Price", "Res", "Capt", "Canc", "Left")
+	for _, l := range r.Lines {
+		fmt.Fprintf(&b, "%-10s %-28s %9s %4d %4d %4d %4d\n", trunc(Clean(l.ArticleNumber), 10), trunc(Clean(l.Title), 28),
+			l.Price.StringFixed(2), l.Reserved, l.Captured, l.Cancelled, l.Remaining())
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func trunc(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// trimBlankTail drops the empty lines huh pads its viewport with, so what
+// follows the fields (the live amount) sits right under them.
+func trimBlankTail(s string) string {
+	lines := strings.Split(s, "\n")
+	for len(lines) > 0 && strings.TrimSpace(stripANSI(lines[len(lines)-1])) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func stripANSI(s string) string { return ansi.Strip(s) }
+
+// withConfirm hands the typed invoice number of a live confirmation to the
+// operation, which checks it again.
+func withConfirm(in ops.Intent, typed string) ops.Intent {
+	switch r := in.(type) {
+	case ops.CancelRequest:
+		r.Confirm = typed
+		return r
+	case ops.RefundRequest:
+		r.Confirm = typed
+		return r
+	case ops.GiftCardRefundRequest:
+		r.Confirm = typed
+		return r
+	}
+	return in
+}

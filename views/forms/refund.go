@@ -1,0 +1,132 @@
+package forms
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"paydesk/api"
+	"paydesk/internal/ops"
+	"paydesk/store"
+)
+
+// refundSpec: pick a capture, all or an amount, and a reason.
+type refundSpec struct {
+	captures []*store.Transaction
+	pick     string
+	amount   string
+	reason   string
+	text     string
+	fs       []*field
+}
+
+// NewRefund is the refund form over a reservation's captures (or one
+// capture). Captures with nothing left to refund are not offered.
+func NewRefund(captures []*store.Transaction, mode ops.Mode) Form {
+	s := &refundSpec{reason: ops.ReasonReturn}
+	var opts []option
+	for _, t := range captures {
+		if t.Kind != store.KindCapture || !t.Refundable().IsPositive() {
+			continue
+		}
+		s.captures = append(s.captures, t)
+		opts = append(opts, option{label: fmt.Sprintf("%s · invoice %s · %s of %s left", t.Key[:min(12, len(t.Key))]+"…",
+			Clean(t.InvoiceNumber), t.Refundable().StringFixed(2), t.Amount.StringFixed(2)), value: t.Key})
+	}
+	if len(s.captures) > 0 {
+		s.pick = s.captures[0].Key
+		s.fs = append(s.fs, &field{key: api.FieldOriginalKey, title: "Capture", hint: "the capture to refund", value: &s.pick, options: opts})
+	}
+	s.fs = append(s.fs,
+		&field{key: api.FieldAmountCredit, title: "Amount", hint: "empty: all that is left; else an amount such as 12.50", value: &s.amount},
+		&field{key: "Reason", title: "Reason", hint: "why the money goes back (kept in the audit log)", value: &s.reason,
+			options: []option{{"return", ops.ReasonReturn}, {"defect", ops.ReasonDefect}, {"goodwill", ops.ReasonGoodwill},
+				{"duplicate", ops.ReasonDuplicate}, {"other", ops.ReasonOther}}},
+		&field{key: "ReasonText", title: "Reason text", hint: "required for \"other\"; optional otherwise", value: &s.text},
+	)
+	return newKit("refund", s, mode)
+}
+
+func (s *refundSpec) capture() *store.Transaction {
+	for _, t := range s.captures {
+		if t.Key == s.pick {
+			return t
+		}
+	}
+	return nil
+}
+
+func (s *refundSpec) title() string {
+	if t := s.capture(); t != nil && t.ReservationNumber != "" {
+		return "Refund · reservation " + Clean(t.ReservationNumber)
+	}
+	return "Refund a capture"
+}
+
+func (s *refundSpec) header() string {
+	t := s.capture()
+	if t == nil {
+		return ""
+	}
+	return fmt.Sprintf("Capture %s · invoice number %s\nCaptured %s %s · refunded %s · left %s",
+		t.Key, Clean(t.InvoiceNumber), t.Amount.StringFixed(2), t.Currency, t.Refunded.StringFixed(2), t.Refundable().StringFixed(2))
+}
+
+func (s *refundSpec) fields() []*field { return s.fs }
+
+// parseAmount reads an amount field: "" is nil (everything left).
+func parseAmount(v string) (*decimal.Decimal, string) {
+	v = strings.TrimSpace(strings.ReplaceAll(v, ",", "."))
+	if v == "" {
+		return nil, ""
+	}
+	d, err := decimal.NewFromString(v)
+	if err != nil {
+		return nil, "must be an amount such as 12.50"
+	}
+	return &d, ""
+}
+
+func (s *refundSpec) check() check {
+	c := check{errs: map[string]string{}}
+	t := s.capture()
+	if t == nil {
+		c.general = append(c.general, "no capture with anything left to refund")
+		return c
+	}
+	c.invoice = t.Invoice
+	amount, perr := parseAmount(s.amount)
+	if perr != "" {
+		c.errs[api.FieldAmountCredit] = perr
+	}
+	reason := ops.Reason{Code: s.reason, Text: strings.TrimSpace(s.text)}
+	op, err := ops.PlanRefund(t, amount, reason)
+	if err != nil {
+		if ve, ok := asValidation(err); ok {
+			for _, fe := range ve.Fields {
+				k := fe.Field
+				if k == "Reason" && s.reason == ops.ReasonOther {
+					k = "ReasonText"
+				}
+				if _, dup := c.errs[k]; !dup {
+					c.errs[k] = fe.Rule
+				}
+			}
+		} else {
+			c.general = append(c.general, err.Error())
+		}
+		return c
+	}
+	if len(c.errs) > 0 {
+		return c
+	}
+	kind := "partial refund"
+	if op.Amount.Equal(t.Refundable()) {
+		kind = "refund of everything left"
+	}
+	c.summary = []string{titleStyle.Render(fmt.Sprintf("Refund %s %s", op.Amount.StringFixed(2), t.Currency)) + " · " + kind + " · reason " + Clean(reason.String())}
+	c.sending = sendingText(op.Request(), false) + "\nReason (audit log only): " + Clean(reason.String())
+	c.intent = ops.RefundRequest{Transaction: t.Key, Amount: &op.Amount, Reason: reason}
+	return c
+}
