@@ -18,7 +18,9 @@ type Intent interface {
 }
 
 // Run captures.
-func (c CaptureRequest) Run(ctx context.Context, s *Service) (Result, error) { return s.Capture(ctx, c) }
+func (c CaptureRequest) Run(ctx context.Context, s *Service) (Result, error) {
+	return s.Capture(ctx, c)
+}
 
 // Describe says what the capture takes.
 func (c CaptureRequest) Describe() string {

@@ -19,7 +19,7 @@ func NewCancel(r *store.Reservation, mode ops.Mode) Form {
 func (s *cancelSpec) title() string {
 	return "Cancel reservation " + Clean(s.res.ReservationNumber) + " · invoice " + Clean(s.res.Invoice)
 }
-func (s *cancelSpec) header() string    { return lineTable(s.res) }
+func (s *cancelSpec) header() string   { return lineTable(s.res) }
 func (s *cancelSpec) fields() []*field { return nil }
 
 func (s *cancelSpec) check() check {

@@ -13,10 +13,10 @@ import (
 
 // captureSpec: one quantity per line, defaulting to all that remains.
 type captureSpec struct {
-	res    *store.Reservation
-	now    func() time.Time
-	qty    []string // per line, as typed
-	fs     []*field
+	res *store.Reservation
+	now func() time.Time
+	qty []string // per line, as typed
+	fs  []*field
 }
 
 // NewCapture is the capture-shipment form for a reservation.

@@ -89,7 +89,7 @@ func NewUpdate(r *store.Reservation, mode ops.Mode) Form {
 func (s *updateSpec) title() string {
 	return "Update reservation " + Clean(s.res.ReservationNumber) + " · reserved " + s.res.Amount().StringFixed(2) + " " + s.res.Currency
 }
-func (s *updateSpec) header() string    { return lineTable(s.res) }
+func (s *updateSpec) header() string   { return lineTable(s.res) }
 func (s *updateSpec) fields() []*field { return s.fs }
 
 func (s *updateSpec) check() check {
