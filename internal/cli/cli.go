@@ -27,6 +27,15 @@ func commands() []command {
 	return []command{
 		{"sandbox", "run the sandbox gateway as a standalone server", runSandbox},
 		{"listen", "receive, verify and store pushes, one line per push", runListen},
+		{"reservations", "list the cached reservations (--json for scripts)", runReservations},
+		{"show", "show a reservation: lines, ledger, transactions", runShow},
+		{"capture", "capture a shipment: RESERVATION [ARTICLE=QTY ...]", runCapture},
+		{"cancel", "cancel a reservation, or what remains of it", runCancel},
+		{"refund", "refund a capture: TRANSACTION [AMOUNT] --reason REASON", runRefund},
+		{"giftcard", "gift card pay|refund", runGiftCard},
+		{"test-reservation", "new test reservation (sandbox/test), --approve to finish it", runTestReservation},
+		{"resolve", "close an operation whose outcome is unknown, by hand", runResolve},
+		{"audit", "the audit log: who did what, when, for how much", runAudit},
 	}
 }
 
