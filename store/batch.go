@@ -1,7 +1,140 @@
 package store
 
-type batcher struct{ db *DB }
+import (
+	"context"
+	"sync"
 
-func newBatcher(db *DB) *batcher { return &batcher{db: db} }
+	bolt "go.etcd.io/bbolt"
+)
 
-func (b *batcher) close() {}
+// A writeFn changes the cache inside tx and notes what it changed in c. It
+// may run more than once (a batch that fails is re-run one job at a time),
+// so it must derive everything from tx and its own arguments.
+type writeFn func(tx *bolt.Tx, c *Change) error
+
+type job struct {
+	fn   writeFn
+	done chan error
+}
+
+// batcher is the group commit: one goroutine takes every job that queued up
+// while the previous commit was being fsync'd and commits them together, so
+// a burst of pushes costs one fsync instead of one each. A job's caller is
+// answered only after its batch is on disk.
+type batcher struct {
+	db    *DB
+	queue chan *job
+
+	mu     sync.RWMutex
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// maxBatch bounds how many jobs share one transaction, so a commit stays
+// short and the latency of the first job in a batch stays bounded.
+const maxBatch = 512
+
+func newBatcher(db *DB) *batcher {
+	b := &batcher{db: db, queue: make(chan *job, 4*maxBatch)}
+	b.wg.Add(1)
+	go b.run()
+	return b
+}
+
+// do queues fn and waits until it is committed (or failed). When ctx ends
+// first the job may still be committed later.
+func (b *batcher) do(ctx context.Context, fn writeFn) error {
+	j := &job{fn: fn, done: make(chan error, 1)}
+	b.mu.RLock()
+	if b.closed {
+		b.mu.RUnlock()
+		return ErrClosed
+	}
+	select {
+	case b.queue <- j:
+		b.mu.RUnlock()
+	case <-ctx.Done():
+		b.mu.RUnlock()
+		return ctx.Err()
+	}
+	select {
+	case err := <-j.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (b *batcher) close() {
+	b.mu.Lock()
+	if !b.closed {
+		b.closed = true
+		close(b.queue)
+	}
+	b.mu.Unlock()
+	b.wg.Wait()
+}
+
+func (b *batcher) run() {
+	defer b.wg.Done()
+	jobs := make([]*job, 0, maxBatch)
+	for j := range b.queue {
+		jobs = append(jobs[:0], j)
+	drain:
+		for len(jobs) < maxBatch {
+			select {
+			case j, ok := <-b.queue:
+				if !ok {
+					break drain
+				}
+				jobs = append(jobs, j)
+			default:
+				break drain
+			}
+		}
+		b.commit(jobs)
+	}
+}
+
+func (b *batcher) commit(jobs []*job) {
+	var c Change
+	err := b.db.bolt.Update(func(tx *bolt.Tx) error {
+		for _, j := range jobs {
+			if err := j.fn(tx, &c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		b.db.notify(c)
+		for _, j := range jobs {
+			j.done <- nil
+		}
+		return
+	}
+	if len(jobs) == 1 {
+		jobs[0].done <- err
+		return
+	}
+	// One job broke the batch: commit each on its own so the others still
+	// land and only the broken one reports its error.
+	for _, j := range jobs {
+		j.done <- b.db.update(j.fn)
+	}
+}
+
+// update runs fn in its own transaction (one fsync) and notifies
+// subscribers after the commit.
+func (db *DB) update(fn writeFn) error {
+	var c Change
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		c = Change{}
+		return fn(tx, &c)
+	})
+	if err != nil {
+		return err
+	}
+	db.notify(c)
+	return nil
+}

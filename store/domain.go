@@ -149,8 +149,12 @@ type Reservation struct {
 	Country           string
 	Billing           api.Address
 	Shipping          api.Address
-	// Lines are the article lines; nil when the reservation was only seen in
-	// a push from another tool (LinesKnown false).
+	// Original is what the Reserve sent (articles and addresses); updates
+	// and the ledger are computed on top of it.
+	Original Update
+	// Lines are the article lines with their ledger; nil when the
+	// reservation was only seen in a push from another tool (LinesKnown
+	// false).
 	Lines      []Line
 	LinesKnown bool
 	// Status is the Reserve's status (791 awaiting the customer, 190, 690 …).
@@ -169,8 +173,10 @@ type Reservation struct {
 	// them).
 	CapturedAmount decimal.Decimal
 	RefundedAmount decimal.Decimal
-	// OutcomeUnknown is true while an operation on it has an unknown outcome.
+	// OutcomeUnknown is true while an operation on it has an unknown
+	// outcome; UnknownOps are their IDs.
 	OutcomeUnknown bool
+	UnknownOps     []uint64  `json:",omitempty"`
 	Updated        time.Time // last change in the cache
 }
 

@@ -1,3 +1,108 @@
 package store
 
-func (db *DB) migrate() error { return nil }
+import (
+	"encoding/binary"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Buckets. Keys of sequence-numbered buckets are 8-byte big-endian IDs so a
+// cursor walks them in order.
+var (
+	bMeta        = []byte("meta")         // schema version, counters
+	bReservation = []byte("reservations") // key → Reservation (JSON)
+	bSummary     = []byte("summaries")    // key → Summary (binary)
+	bResNumber   = []byte("resnumbers")   // reservation number → key
+	bKeyOwner    = []byte("keyowner")     // data request / transaction key → reservation key
+	bInvoice     = []byte("invoices")     // invoice 0x00 key → kind byte
+	bTransaction = []byte("transactions") // key → Transaction (JSON)
+	bRelated     = []byte("related")      // original key 0x00 refund key → nil
+	bOrphan      = []byte("orphans")      // data request key → orphanRequest (JSON)
+	bPush        = []byte("pushes")       // id → PushRecord (binary)
+	bPushHash    = []byte("pushhash")     // content hash → id
+	bPushKey     = []byte("pushkey")      // key 0x00 id → nil
+	bRejected    = []byte("rejected")     // id → PushRecord (binary)
+	bOp          = []byte("ops")          // id → PendingOp (JSON)
+	bOpOpen      = []byte("opsopen")      // id → nil for ops whose state IsOpen
+	bAudit       = []byte("audit")        // id → AuditEntry (JSON)
+	bExchange    = []byte("exchanges")    // id → Exchange (JSON)
+)
+
+var allBuckets = [][]byte{bMeta, bReservation, bSummary, bResNumber, bKeyOwner, bInvoice, bTransaction, bRelated,
+	bOrphan, bPush, bPushHash, bPushKey, bRejected, bOp, bOpOpen, bAudit, bExchange}
+
+var (
+	kSchema        = []byte("schema")
+	kPushCount     = []byte("pushcount")
+	kRejectedCount = []byte("rejectedcount")
+)
+
+// migrations[v] brings a file from version v to v+1. Version 0 is a new,
+// empty file.
+var migrations = []func(tx *bolt.Tx) error{
+	0: func(tx *bolt.Tx) error {
+		for _, b := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	},
+}
+
+func (db *DB) migrate() error {
+	return db.bolt.Update(func(tx *bolt.Tx) error {
+		v := uint64(0)
+		if m := tx.Bucket(bMeta); m != nil {
+			if b := m.Get(kSchema); len(b) == 8 {
+				v = binary.BigEndian.Uint64(b)
+			}
+		}
+		if v > SchemaVersion {
+			return fmt.Errorf("schema version %d is %w (this one reads up to %d)", v, ErrNewerSchema, SchemaVersion)
+		}
+		for ; v < SchemaVersion; v++ {
+			if err := migrations[v](tx); err != nil {
+				return fmt.Errorf("migrate schema %d to %d: %w", v, v+1, err)
+			}
+		}
+		if err := tx.Bucket(bMeta).Put(kSchema, u64(SchemaVersion)); err != nil {
+			return err
+		}
+		return db.recoverInFlight(tx)
+	})
+}
+
+// recoverInFlight turns operations left "pending" by a process that ended
+// (the file lock says no one else has it open) into "outcome unknown": their
+// request may or may not have reached the gateway.
+func (db *DB) recoverInFlight(tx *bolt.Tx) error {
+	c := tx.Bucket(bOpOpen).Cursor()
+	var ids []uint64
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		ids = append(ids, binary.BigEndian.Uint64(k))
+	}
+	for _, id := range ids {
+		op, err := getOp(tx, id)
+		if err != nil {
+			return err
+		}
+		if op.State != OpPending {
+			continue
+		}
+		op.State = OpOutcomeUnknown
+		op.Error = "paydesk ended while the request was on its way"
+		op.Updated = db.now()
+		if err := db.putOp(tx, op, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func u64(v uint64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], v)
+	return b[:]
+}

@@ -194,4 +194,28 @@ type Change struct {
 	// Overflow means earlier notifications were dropped because the
 	// subscriber was slow: reload everything.
 	Overflow bool
+
+	seen map[string]bool // keys already listed, while the commit runs
+}
+
+func (c *Change) addReservation(key string) {
+	if c == nil || c.seen["r"+key] {
+		return
+	}
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	c.seen["r"+key] = true
+	c.Reservations = append(c.Reservations, key)
+}
+
+func (c *Change) addTransaction(key string) {
+	if c == nil || c.seen["t"+key] {
+		return
+	}
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	c.seen["t"+key] = true
+	c.Transactions = append(c.Transactions, key)
 }

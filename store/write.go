@@ -2,70 +2,148 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
-	"paydesk/api"
+	bolt "go.etcd.io/bbolt"
 )
-
-// ApplyPush stores a verified, decoded push and its effects in one
-// transaction and returns after that transaction is on disk (group commit:
-// concurrent calls share one fsync). It is idempotent (a push with the same
-// content is stored once and changes nothing the second time) and
-// order-independent (a status never moves back; a final status never
-// changes). A push for a key the cache has never seen creates the record:
-// a Reserve push creates a reservation shell, a Pay/Refund push a
-// transaction. A push matching an open operation settles it.
-//
-// rec carries the raw request; ID, the decoded summary and the verdict
-// fields are filled in by the store.
-func (db *DB) ApplyPush(ctx context.Context, rec PushRecord, p *api.Push) (ApplyResult, error) {
-	return ApplyResult{}, errNotYet
-}
 
 // RecordRejectedPush keeps a push that was refused (bad signature, malformed
 // body) in the bounded rejected log, with rec.Reason saying which check
 // failed. It changes nothing else. Group-committed like ApplyPush.
 func (db *DB) RecordRejectedPush(ctx context.Context, rec PushRecord) (uint64, error) {
-	return 0, errNotYet
+	rec.Rejected = true
+	if rec.ReceivedAt.IsZero() {
+		rec.ReceivedAt = db.now()
+	}
+	var id uint64
+	err := db.batch.do(ctx, func(tx *bolt.Tx, c *Change) error {
+		b := tx.Bucket(bRejected)
+		n, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		r := rec
+		r.ID, id = n, n
+		if err := b.Put(u64(n), encodePush(&r)); err != nil {
+			return err
+		}
+		if err := trim(b, db.opts.MaxRejected); err != nil {
+			return err
+		}
+		if err := incr(tx, kRejectedCount); err != nil {
+			return err
+		}
+		c.Rejected++
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("log rejected push: %w", err)
+	}
+	return id, nil
 }
 
-// BeginOp writes op to the journal before its request is sent and returns
-// its ID. Action, Service, Invoice, Currency, Amount and Target are filled
-// from op.Request when empty.
-func (db *DB) BeginOp(op PendingOp) (uint64, error) { return 0, errNotYet }
-
-// ApplyResponse records the gateway's answer to operation id: the domain
-// effects (a Reserve response creates the reservation with the sent lines, a
-// capture response records the capture with its lines, …) and the operation's
-// new state (settled, failed, or sent while the status is pending), in one
-// transaction. A response with status 491 or without a key created nothing
-// at the gateway: the operation fails and the ledger is untouched.
-func (db *DB) ApplyResponse(id uint64, resp *api.Response) (*PendingOp, error) {
-	return nil, errNotYet
+// trim deletes the oldest entries of a sequence-numbered bucket beyond max.
+// The newest ID is the bucket's sequence, so the oldest kept is seq−max+1.
+func trim(b *bolt.Bucket, max int) error {
+	seq := b.Sequence()
+	if seq <= uint64(max) {
+		return nil
+	}
+	limit := seq - uint64(max) // delete IDs ≤ limit
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil && be64(k) <= limit; k, _ = c.First() {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
-
-// FailOp marks operation id failed without a response: the request was not
-// sent (api.NotSentError) or the gateway refused it (HTTP 400/500).
-func (db *DB) FailOp(id uint64, reason string) error { return errNotYet }
-
-// MarkOutcomeUnknown marks operation id "outcome unknown": the request may
-// have reached the gateway but no trustworthy answer came back. It stays
-// visible until a matching push settles it or the operator resolves it; it is
-// never retried.
-func (db *DB) MarkOutcomeUnknown(id uint64, reason string) error { return errNotYet }
-
-// ResolveOp closes an open operation by hand with the operator's note.
-func (db *DB) ResolveOp(id uint64, note string) error { return errNotYet }
 
 // AppendAudit adds an entry to the append-only audit log and returns its ID.
 // A zero Time is set to now.
-func (db *DB) AppendAudit(e AuditEntry) (uint64, error) { return 0, errNotYet }
+func (db *DB) AppendAudit(e AuditEntry) (uint64, error) {
+	e.Time = nowOr(e.Time, db.now)
+	var id uint64
+	err := db.update(func(tx *bolt.Tx, c *Change) error {
+		b := tx.Bucket(bAudit)
+		n, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		e.ID, id = n, n
+		v, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		c.Audit = true
+		return b.Put(u64(n), v)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("audit %s: %w", e.Action, err)
+	}
+	return id, nil
+}
 
 // AppendExchange adds an entry to the gateway log, keeping the newest
-// Options.MaxExchanges.
-func (db *DB) AppendExchange(x Exchange) (uint64, error) { return 0, errNotYet }
+// Options.MaxExchanges. Card PINs in the request body are masked.
+func (db *DB) AppendExchange(x Exchange) (uint64, error) {
+	x.Time = nowOr(x.Time, db.now)
+	x.RequestBody = maskBody(x.RequestBody)
+	var id uint64
+	err := db.update(func(tx *bolt.Tx, c *Change) error {
+		b := tx.Bucket(bExchange)
+		n, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		x.ID, id = n, n
+		v, err := json.Marshal(x)
+		if err != nil {
+			return err
+		}
+		if err := b.Put(u64(n), v); err != nil {
+			return err
+		}
+		c.Exchanges = true
+		return trim(b, db.opts.MaxExchanges)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("gateway log: %w", err)
+	}
+	return id, nil
+}
 
 // PutReservations writes reservations as given (their ledger fields are
-// recomputed), replacing any with the same key. It is for imports, fixtures
-// and generated benchmark data (storetest.Generate), not for gateway
-// answers.
-func (db *DB) PutReservations(rs []*Reservation) error { return errNotYet }
+// recomputed from Original, Requests and their transactions), replacing any
+// with the same key. It is for imports, fixtures and generated benchmark
+// data (storetest.Generate), not for gateway answers.
+func (db *DB) PutReservations(rs []*Reservation) error {
+	return db.update(func(tx *bolt.Tx, c *Change) error {
+		for _, r := range rs {
+			if r.Key == "" {
+				return fmt.Errorf("put reservation: empty key")
+			}
+			if err := db.putReservation(tx, r, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// PutTransactions writes transactions as given (for imports and generated
+// data), linking them to their reservations and originals.
+func (db *DB) PutTransactions(ts []*Transaction) error {
+	return db.update(func(tx *bolt.Tx, c *Change) error {
+		for _, t := range ts {
+			if t.Key == "" {
+				return fmt.Errorf("put transaction: empty key")
+			}
+			if err := db.putTx(tx, t, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

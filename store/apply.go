@@ -1,0 +1,548 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+	bolt "go.etcd.io/bbolt"
+
+	"paydesk/api"
+)
+
+func statusOf(s api.Status) Status {
+	return Status{Code: s.Code.Code, SubCode: s.SubCodeString(), Time: s.DateTime.Time}
+}
+
+// pushHash identifies a push by its content: the same push delivered twice
+// (a gateway retry, a resend) has the same hash whatever its signature.
+func pushHash(p *api.Push, body []byte) [32]byte {
+	h := sha256.New()
+	st := p.Status()
+	fmt.Fprintf(h, "%s\x00%s\x00%d\x00%s\x00%s\x00", p.Envelope(), p.Key(), st.Code.Code, st.SubCodeString(), st.DateTime.String())
+	if c, err := api.Compact(body); err == nil {
+		body = c
+	}
+	h.Write(body)
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// summarizePush fills the decoded summary fields of rec from p.
+func summarizePush(rec *PushRecord, p *api.Push) {
+	rec.Envelope = p.Envelope()
+	rec.Key = p.Key()
+	rec.Invoice = p.Invoice()
+	rec.Service = p.ServiceCode()
+	rec.Kind = p.Kind()
+	rec.Status = statusOf(p.Status())
+	rec.Currency = p.Currency()
+	if a := p.Amount(); a != nil {
+		rec.Amount, rec.HasAmount = a.Decimal, true
+	}
+}
+
+// ApplyPush stores a verified, decoded push and its effects in one
+// transaction and returns after that transaction is on disk (group commit:
+// concurrent calls share one fsync). It is idempotent (a push with the same
+// content is stored once and changes nothing the second time) and
+// order-independent (a status never moves back; a final status never
+// changes). A push for a key the cache has never seen creates the record:
+// a Reserve push creates a reservation shell, a Pay/Refund push a
+// transaction. A push matching an open operation settles it.
+//
+// rec carries the raw request; ID, the decoded summary and the verdict
+// fields are filled in by the store.
+func (db *DB) ApplyPush(ctx context.Context, rec PushRecord, p *api.Push) (ApplyResult, error) {
+	if p == nil || p.Key() == "" {
+		return ApplyResult{}, fmt.Errorf("apply push: no decoded push with a key")
+	}
+	var res ApplyResult
+	err := db.batch.do(ctx, func(tx *bolt.Tx, c *Change) error {
+		res = ApplyResult{}
+		r := rec // a fresh copy each run: the job may run twice
+		return db.applyPush(tx, &r, p, &res, c)
+	})
+	if err != nil {
+		return ApplyResult{}, fmt.Errorf("apply push %s: %w", p.Key(), err)
+	}
+	return res, nil
+}
+
+// applyPushDirect is ApplyPush with a transaction (and fsync) of its own:
+// the naive way, kept for the benchmark that compares the two.
+func (db *DB) applyPushDirect(rec PushRecord, p *api.Push) (ApplyResult, error) {
+	var res ApplyResult
+	err := db.update(func(tx *bolt.Tx, c *Change) error {
+		res = ApplyResult{}
+		r := rec
+		return db.applyPush(tx, &r, p, &res, c)
+	})
+	return res, err
+}
+
+func (db *DB) applyPush(tx *bolt.Tx, rec *PushRecord, p *api.Push, res *ApplyResult, c *Change) error {
+	summarizePush(rec, p)
+	if rec.ReceivedAt.IsZero() {
+		rec.ReceivedAt = db.now()
+	}
+	if rec.Signature == "" {
+		rec.Signature = SignatureValid
+	}
+	rec.Hash = pushHash(p, rec.Body)
+	if v := tx.Bucket(bPushHash).Get(rec.Hash[:]); len(v) == 8 {
+		res.ID = be64(v)
+		res.Duplicate = true
+		res.Ignored = "duplicate of push " + strconv.FormatUint(res.ID, 10)
+		return nil
+	}
+
+	op, err := matchOp(tx, p)
+	if err != nil {
+		return err
+	}
+	var eff effect
+	if p.DataRequest != nil {
+		eff, err = db.applyDataRequestPush(tx, p, op, c)
+	} else {
+		eff, err = db.applyTransactionPush(tx, p, op, c)
+	}
+	if err != nil {
+		return err
+	}
+	if op != nil {
+		if err := db.settleOp(tx, op, p.Key(), statusOf(p.Status()), eff.resKey, c); err != nil {
+			return err
+		}
+		res.Settled = append(res.Settled, op.ID)
+	}
+
+	pb := tx.Bucket(bPush)
+	id, err := pb.NextSequence()
+	if err != nil {
+		return err
+	}
+	rec.ID = id
+	rec.Applied, rec.Ignored, rec.ReservationKey = eff.applied, eff.ignored, eff.resKey
+	if err := pb.Put(u64(id), encodePush(rec)); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bPushHash).Put(rec.Hash[:], u64(id)); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bPushKey).Put(append(pairKey(rec.Key, ""), u64(id)...), nil); err != nil {
+		return err
+	}
+	if err := incr(tx, kPushCount); err != nil {
+		return err
+	}
+	c.Pushes++
+	res.ID, res.Applied, res.Ignored, res.ReservationKey = id, eff.applied, eff.ignored, eff.resKey
+	return nil
+}
+
+type effect struct {
+	applied bool
+	ignored string
+	resKey  string
+}
+
+const (
+	ignoredFinal = "a final status is already stored"
+	ignoredOlder = "older than the stored status"
+	ignoredSame  = "status already stored"
+)
+
+// whyNot says why incoming does not replace stored.
+func whyNot(incoming, stored Status) string {
+	switch {
+	case stored.IsFinal() && incoming == stored:
+		return ignoredSame
+	case stored.IsFinal():
+		return ignoredFinal
+	case incoming.Code == stored.Code && incoming.SubCode == stored.SubCode && incoming.Time.Equal(stored.Time):
+		return ignoredSame
+	}
+	return ignoredOlder
+}
+
+func (db *DB) applyDataRequestPush(tx *bolt.Tx, p *api.Push, op *PendingOp, c *Change) (effect, error) {
+	d := p.DataRequest
+	st := statusOf(d.Status)
+	var eff effect
+	if strings.EqualFold(d.ActionCode, api.ActionReserve) {
+		r, err := getReservation(tx, d.Key)
+		if err != nil {
+			return eff, err
+		}
+		created := false
+		if r == nil {
+			created = true
+			r = &Reservation{Key: d.Key, Invoice: d.Invoice, Currency: d.Currency, IsTest: d.IsTest,
+				CustomerName: deref(d.CustomerName), Created: st.Time}
+			if op != nil && op.Request != nil && strings.EqualFold(op.Action, api.ActionReserve) {
+				fillReserve(r, op)
+			}
+		}
+		changed := created
+		if n := p.Param(api.PReservationNumber); n != "" && r.ReservationNumber == "" {
+			r.ReservationNumber, changed = n, true
+		}
+		if st.supersedes(r.Status) {
+			r.Status, changed, eff.applied = st, true, true
+			if r.Created.IsZero() {
+				r.Created = st.Time
+			}
+		} else {
+			eff.ignored = whyNot(st, r.Status)
+		}
+		setRequest(r, Request{Key: d.Key, Action: api.ActionReserve, Status: r.Status})
+		eff.resKey = r.Key
+		eff.applied = eff.applied || created
+		if !changed {
+			return eff, nil
+		}
+		if created {
+			if err := db.adoptOrphans(tx, r); err != nil {
+				return eff, err
+			}
+		}
+		return eff, db.putReservation(tx, r, c)
+	}
+
+	// CancelReservation, UpdateReservation (and anything else): find the
+	// reservation it belongs to.
+	r, err := ownerOf(tx, d.Key)
+	if err != nil {
+		return eff, err
+	}
+	if r == nil && op != nil {
+		if r, err = findReservation(tx, op.ReservationKey); err == nil && r == nil {
+			r, err = findReservation(tx, op.Target)
+		}
+	}
+	if r == nil && err == nil {
+		r, err = findReservation(tx, p.Param(api.PReservationNumber))
+	}
+	if r == nil && err == nil {
+		r, err = reservationByInvoice(tx, d.Invoice)
+	}
+	if err != nil {
+		return eff, err
+	}
+	rq := Request{Key: d.Key, Action: d.ActionCode}
+	if op != nil {
+		rq.OpID = op.ID
+		rq.Update = updateFromOp(op)
+	}
+	if r == nil {
+		return db.applyOrphanPush(tx, d, rq, st)
+	}
+	eff.resKey = r.Key
+	if i := requestIndex(r, d.Key); i >= 0 {
+		rq = mergeRequest(r.Requests[i], rq)
+	}
+	if st.supersedes(rq.Status) {
+		rq.Status, eff.applied = st, true
+	} else {
+		eff.ignored = whyNot(st, rq.Status)
+		if requestIndex(r, d.Key) >= 0 {
+			return eff, nil
+		}
+	}
+	setRequest(r, rq)
+	return eff, db.putReservation(tx, r, c)
+}
+
+// orphanRequest is a data request push whose reservation is not (yet) in the
+// cache; it joins the reservation when one with its invoice appears.
+type orphanRequest struct {
+	Request
+	Invoice           string
+	ReservationNumber string
+}
+
+func (db *DB) applyOrphanPush(tx *bolt.Tx, d *api.DataRequestPush, rq Request, st Status) (effect, error) {
+	var eff effect
+	var o orphanRequest
+	if v := tx.Bucket(bOrphan).Get([]byte(d.Key)); v != nil {
+		if err := json.Unmarshal(v, &o); err != nil {
+			return eff, fmt.Errorf("orphan request %s: %w", d.Key, err)
+		}
+		o.Request = mergeRequest(o.Request, rq)
+	} else {
+		o = orphanRequest{Request: rq, Invoice: d.Invoice}
+	}
+	if st.supersedes(o.Status) {
+		o.Status, eff.applied = st, true
+	} else {
+		eff.ignored = whyNot(st, o.Status)
+		return eff, nil
+	}
+	v, err := json.Marshal(o)
+	if err != nil {
+		return eff, err
+	}
+	if err := tx.Bucket(bOrphan).Put([]byte(d.Key), v); err != nil {
+		return eff, err
+	}
+	if o.Invoice != "" {
+		return eff, tx.Bucket(bInvoice).Put(invoiceKey(o.Invoice, d.Key), []byte{invOrphan})
+	}
+	return eff, nil
+}
+
+// adoptOrphans links data requests and captures that arrived before the
+// reservation they belong to (same invoice, not linked elsewhere).
+func (db *DB) adoptOrphans(tx *bolt.Tx, r *Reservation) error {
+	if r.Invoice == "" {
+		return nil
+	}
+	prefix := append([]byte(r.Invoice), 0)
+	type entry struct {
+		key  string
+		kind byte
+	}
+	var found []entry
+	cur := tx.Bucket(bInvoice).Cursor()
+	for k, v := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = cur.Next() {
+		if len(v) == 1 && (v[0] == invOrphan || v[0] == invTransaction) {
+			found = append(found, entry{string(k[len(prefix):]), v[0]})
+		}
+	}
+	for _, e := range found {
+		switch e.kind {
+		case invOrphan:
+			v := tx.Bucket(bOrphan).Get([]byte(e.key))
+			if v == nil {
+				continue
+			}
+			var o orphanRequest
+			if err := json.Unmarshal(v, &o); err != nil {
+				return fmt.Errorf("orphan request %s: %w", e.key, err)
+			}
+			if i := requestIndex(r, o.Key); i >= 0 {
+				o.Request = mergeRequest(r.Requests[i], o.Request)
+			}
+			setRequest(r, o.Request)
+			if err := tx.Bucket(bOrphan).Delete([]byte(e.key)); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bInvoice).Delete(invoiceKey(r.Invoice, e.key)); err != nil {
+				return err
+			}
+		case invTransaction:
+			t, err := getTx(tx, e.key)
+			if err != nil {
+				return err
+			}
+			if t == nil || t.ReservationKey != "" || (t.Kind != KindCapture && t.Kind != KindRefund) {
+				continue
+			}
+			if t.ReservationNumber != "" && r.ReservationNumber != "" && t.ReservationNumber != r.ReservationNumber {
+				continue
+			}
+			t.ReservationKey = r.Key
+			if t.ReservationNumber == "" {
+				t.ReservationNumber = r.ReservationNumber
+			}
+			if err := db.putTxRecord(tx, t); err != nil {
+				return err
+			}
+			if !slices.Contains(r.Transactions, t.Key) {
+				r.Transactions = append(r.Transactions, t.Key)
+			}
+		}
+	}
+	return nil
+}
+
+func ownerOf(tx *bolt.Tx, key string) (*Reservation, error) {
+	if k := tx.Bucket(bKeyOwner).Get([]byte(key)); k != nil {
+		return getReservation(tx, string(k))
+	}
+	return nil, nil
+}
+
+func requestIndex(r *Reservation, key string) int {
+	for i, rq := range r.Requests {
+		if rq.Key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// setRequest adds rq or replaces the request with its key.
+func setRequest(r *Reservation, rq Request) {
+	if i := requestIndex(r, rq.Key); i >= 0 {
+		r.Requests[i] = rq
+		return
+	}
+	r.Requests = append(r.Requests, rq)
+}
+
+// mergeRequest keeps what stored knows and adds what extra knows.
+func mergeRequest(stored, extra Request) Request {
+	if stored.Action == "" {
+		stored.Action = extra.Action
+	}
+	if stored.Update == nil {
+		stored.Update = extra.Update
+	}
+	if stored.OpID == 0 {
+		stored.OpID = extra.OpID
+	}
+	if extra.Status.supersedes(stored.Status) {
+		stored.Status = extra.Status
+	}
+	return stored
+}
+
+func (db *DB) applyTransactionPush(tx *bolt.Tx, p *api.Push, op *PendingOp, c *Change) (effect, error) {
+	tp := p.Transaction
+	st := statusOf(tp.Status)
+	var eff effect
+	t, err := getTx(tx, tp.Key)
+	if err != nil {
+		return eff, err
+	}
+	created := t == nil
+	if created {
+		t = &Transaction{Key: tp.Key, Created: st.Time}
+	}
+	changed := created
+	if op != nil && t.OpID == 0 {
+		fillFromOp(t, op)
+		changed = true
+	}
+	if fillFromPush(t, tp, p) {
+		changed = true
+	}
+	if st.supersedes(t.Status) {
+		t.Status, eff.applied, changed = st, true, true
+	} else {
+		eff.ignored = whyNot(st, t.Status)
+	}
+	if t.ReservationKey == "" && t.Kind == KindCapture {
+		r, err := findReservation(tx, t.ReservationNumber)
+		if err == nil && r == nil {
+			r, err = reservationByInvoice(tx, t.Invoice)
+		}
+		if err != nil {
+			return eff, err
+		}
+		if r != nil {
+			t.ReservationKey, t.ReservationNumber, changed = r.Key, r.ReservationNumber, true
+		}
+	}
+	eff.applied = eff.applied || created
+	if changed {
+		if err := db.putTx(tx, t, c); err != nil {
+			return eff, err
+		}
+	}
+	if t.ReservationKey == "" && t.Kind == KindRefund && t.Original != "" {
+		if o, err := getTx(tx, t.Original); err == nil && o != nil {
+			t.ReservationKey = o.ReservationKey
+		}
+	}
+	eff.resKey = t.ReservationKey
+	return eff, nil
+}
+
+// fillFromPush completes t with what the push says and t does not know yet.
+func fillFromPush(t *Transaction, tp *api.TransactionPush, p *api.Push) bool {
+	changed := false
+	set := func(dst *string, v string) {
+		if *dst == "" && v != "" {
+			*dst, changed = v, true
+		}
+	}
+	set(&t.TransactionType, tp.TransactionType)
+	if t.Kind == "" || t.Kind == KindUnknown {
+		if k := KindOf(tp.TransactionType); k != t.Kind {
+			t.Kind, changed = k, true
+		}
+	}
+	set(&t.ServiceCode, tp.ServiceCode)
+	set(&t.Invoice, tp.Invoice)
+	set(&t.Currency, tp.Currency)
+	set(&t.InvoiceNumber, p.Param(api.PInvoiceNumber))
+	set(&t.ReservationNumber, p.Param(api.PReservationNumber))
+	set(&t.PaymentKey, deref(tp.PaymentKey))
+	set(&t.CustomerName, deref(tp.CustomerName))
+	set(&t.Original, p.Related(api.RelationRefund))
+	set(&t.Group, p.Related(api.RelationPartialPayment))
+	if t.Amount.IsZero() {
+		if a := p.Amount(); a != nil && !a.IsZero() {
+			t.Amount, changed = a.Decimal, true
+		}
+	}
+	if len(t.RelatedTransactions) == 0 && len(tp.RelatedTransactions) > 0 {
+		t.RelatedTransactions, changed = tp.RelatedTransactions, true
+	}
+	if !t.IsTest && tp.IsTest {
+		t.IsTest, changed = true, true
+	}
+	if t.Provider == "" && t.ServiceCode != "" && t.Kind != KindCapture && t.Kind != KindRefund {
+		if pr := providerOf(t.ServiceCode); pr != "" {
+			t.Provider, changed = pr, true
+		}
+	}
+	return changed
+}
+
+// providerOf guesses the voucher provider from a service code (the
+// sandbox's codes); "" when unknown.
+func providerOf(code string) api.Provider {
+	switch strings.ToLower(code) {
+	case "vouchera":
+		return api.ProviderA
+	case "voucherb":
+		return api.ProviderB
+	case "voucherc":
+		return api.ProviderC
+	}
+	if api.IsCustomCardCode(code) {
+		return api.ProviderCustom
+	}
+	return ""
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func be64(b []byte) uint64 {
+	var v uint64
+	for _, c := range b {
+		v = v<<8 | uint64(c)
+	}
+	return v
+}
+
+func incr(tx *bolt.Tx, key []byte) error {
+	m := tx.Bucket(bMeta)
+	return m.Put(key, u64(be64(m.Get(key))+1))
+}
+
+func nowOr(t time.Time, now func() time.Time) time.Time {
+	if t.IsZero() {
+		return now()
+	}
+	return t
+}
+
+var _ = decimal.Zero

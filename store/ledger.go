@@ -1,0 +1,493 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/shopspring/decimal"
+	bolt "go.etcd.io/bbolt"
+
+	"paydesk/api"
+)
+
+// Index kinds in the invoice index.
+const (
+	invReservation = 'r'
+	invTransaction = 't'
+	invOrphan      = 'd'
+)
+
+func invoiceKey(invoice, key string) []byte {
+	b := make([]byte, 0, len(invoice)+1+len(key))
+	b = append(b, invoice...)
+	b = append(b, 0)
+	return append(b, key...)
+}
+
+func pairKey(a, b string) []byte { return invoiceKey(a, b) }
+
+func getReservation(tx *bolt.Tx, key string) (*Reservation, error) {
+	v := tx.Bucket(bReservation).Get([]byte(key))
+	if v == nil {
+		return nil, nil
+	}
+	var r Reservation
+	if err := json.Unmarshal(v, &r); err != nil {
+		return nil, fmt.Errorf("reservation %s: %w", key, err)
+	}
+	return &r, nil
+}
+
+// findReservation resolves a key or reservation number.
+func findReservation(tx *bolt.Tx, ref string) (*Reservation, error) {
+	if ref == "" {
+		return nil, nil
+	}
+	if r, err := getReservation(tx, ref); r != nil || err != nil {
+		return r, err
+	}
+	if k := tx.Bucket(bResNumber).Get([]byte(ref)); k != nil {
+		return getReservation(tx, string(k))
+	}
+	return nil, nil
+}
+
+// reservationByInvoice returns the newest reservation with the invoice.
+func reservationByInvoice(tx *bolt.Tx, invoice string) (*Reservation, error) {
+	if invoice == "" {
+		return nil, nil
+	}
+	var best *Reservation
+	prefix := append([]byte(invoice), 0)
+	c := tx.Bucket(bInvoice).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if len(v) != 1 || v[0] != invReservation {
+			continue
+		}
+		r, err := getReservation(tx, string(k[len(prefix):]))
+		if err != nil {
+			return nil, err
+		}
+		if r != nil && (best == nil || r.Created.After(best.Created) || (r.Created.Equal(best.Created) && r.Key > best.Key)) {
+			best = r
+		}
+	}
+	return best, nil
+}
+
+// putReservation recomputes the ledger and writes the record, its summary
+// and its indexes.
+func (db *DB) putReservation(tx *bolt.Tx, r *Reservation, c *Change) error {
+	if err := recompute(tx, r); err != nil {
+		return err
+	}
+	r.Updated = db.now()
+	v, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("reservation %s: %w", r.Key, err)
+	}
+	k := []byte(r.Key)
+	if err := tx.Bucket(bReservation).Put(k, v); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bSummary).Put(k, encodeSummary(r.Summary())); err != nil {
+		return err
+	}
+	if r.ReservationNumber != "" {
+		if err := tx.Bucket(bResNumber).Put([]byte(r.ReservationNumber), k); err != nil {
+			return err
+		}
+	}
+	if r.Invoice != "" {
+		if err := tx.Bucket(bInvoice).Put(invoiceKey(r.Invoice, r.Key), []byte{invReservation}); err != nil {
+			return err
+		}
+	}
+	for _, rq := range r.Requests {
+		if err := tx.Bucket(bKeyOwner).Put([]byte(rq.Key), k); err != nil {
+			return err
+		}
+	}
+	for _, tk := range r.Transactions {
+		if err := tx.Bucket(bKeyOwner).Put([]byte(tk), k); err != nil {
+			return err
+		}
+	}
+	c.addReservation(r.Key)
+	return nil
+}
+
+func getTx(tx *bolt.Tx, key string) (*Transaction, error) {
+	v := tx.Bucket(bTransaction).Get([]byte(key))
+	if v == nil {
+		return nil, nil
+	}
+	var t Transaction
+	if err := json.Unmarshal(v, &t); err != nil {
+		return nil, fmt.Errorf("transaction %s: %w", key, err)
+	}
+	return &t, nil
+}
+
+// putTx recomputes what refunds took from t, writes it, and links it to its
+// original (for a refund) and to its reservation, recomputing those.
+func (db *DB) putTx(tx *bolt.Tx, t *Transaction, c *Change) error {
+	if err := refreshRefunds(tx, t); err != nil {
+		return err
+	}
+	if t.Created.IsZero() {
+		t.Created = db.now()
+	}
+	t.Updated = db.now()
+	v, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("transaction %s: %w", t.Key, err)
+	}
+	if err := tx.Bucket(bTransaction).Put([]byte(t.Key), v); err != nil {
+		return err
+	}
+	if t.Invoice != "" {
+		if err := tx.Bucket(bInvoice).Put(invoiceKey(t.Invoice, t.Key), []byte{invTransaction}); err != nil {
+			return err
+		}
+	}
+	c.addTransaction(t.Key)
+	if t.Kind.IsRefund() && t.Original != "" {
+		if err := tx.Bucket(bRelated).Put(pairKey(t.Original, t.Key), nil); err != nil {
+			return err
+		}
+		orig, err := getTx(tx, t.Original)
+		if err != nil {
+			return err
+		}
+		if orig != nil {
+			if t.ReservationKey == "" && orig.ReservationKey != "" {
+				t.ReservationKey, t.ReservationNumber = orig.ReservationKey, orig.ReservationNumber
+				if err := db.putTxRecord(tx, t); err != nil {
+					return err
+				}
+			}
+			if err := refreshRefunds(tx, orig); err != nil {
+				return err
+			}
+			if err := db.putTxRecord(tx, orig); err != nil {
+				return err
+			}
+			c.addTransaction(orig.Key)
+		}
+	}
+	if t.ReservationKey != "" {
+		r, err := getReservation(tx, t.ReservationKey)
+		if err != nil {
+			return err
+		}
+		if r != nil {
+			if !slices.Contains(r.Transactions, t.Key) {
+				r.Transactions = append(r.Transactions, t.Key)
+			}
+			// Refunds that arrived before their capture was linked follow it.
+			for _, rk := range t.Refunds {
+				if !slices.Contains(r.Transactions, rk) {
+					r.Transactions = append(r.Transactions, rk)
+				}
+				rt, err := getTx(tx, rk)
+				if err != nil {
+					return err
+				}
+				if rt != nil && rt.ReservationKey != r.Key {
+					rt.ReservationKey, rt.ReservationNumber = r.Key, r.ReservationNumber
+					if err := db.putTxRecord(tx, rt); err != nil {
+						return err
+					}
+				}
+			}
+			return db.putReservation(tx, r, c)
+		}
+	}
+	return nil
+}
+
+func (db *DB) putTxRecord(tx *bolt.Tx, t *Transaction) error {
+	v, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("transaction %s: %w", t.Key, err)
+	}
+	return tx.Bucket(bTransaction).Put([]byte(t.Key), v)
+}
+
+// refreshRefunds sums the successful refunds against t.
+func refreshRefunds(tx *bolt.Tx, t *Transaction) error {
+	if t.Kind.IsRefund() {
+		return nil
+	}
+	t.Refunds = t.Refunds[:0]
+	t.Refunded = decimal.Zero
+	prefix := append([]byte(t.Key), 0)
+	cur := tx.Bucket(bRelated).Cursor()
+	for k, _ := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = cur.Next() {
+		rk := string(k[len(prefix):])
+		rt, err := getTx(tx, rk)
+		if err != nil {
+			return err
+		}
+		if rt == nil {
+			continue
+		}
+		t.Refunds = append(t.Refunds, rk)
+		if rt.Status.IsSuccess() {
+			t.Refunded = t.Refunded.Add(rt.Amount)
+		}
+	}
+	if len(t.Refunds) == 0 {
+		t.Refunds = nil
+	}
+	return nil
+}
+
+// recompute derives the ledger of r from what the Reserve sent, its
+// successful updates (in status-time order), its successful captures and
+// refunds and whether a cancel succeeded. Every input is a set keyed by
+// gateway key, so the result does not depend on the order facts arrived in.
+func recompute(tx *bolt.Tx, r *Reservation) error {
+	billing, shipping := r.Original.Billing, r.Original.Shipping
+	var lines []Line
+	if r.LinesKnown {
+		lines = linesFrom(r.Original.Articles)
+	}
+	r.Cancelled = false
+	var updates []Request
+	for _, rq := range r.Requests {
+		switch {
+		case !rq.Status.IsSuccess():
+		case strings.EqualFold(rq.Action, api.ActionCancelReservation):
+			r.Cancelled = true
+		case strings.EqualFold(rq.Action, api.ActionUpdateReservation) && rq.Update != nil:
+			updates = append(updates, rq)
+		}
+	}
+	sort.Slice(updates, func(i, j int) bool {
+		a, b := updates[i].Status.Time, updates[j].Status.Time
+		if !a.Equal(b) {
+			return a.Before(b)
+		}
+		return updates[i].Key < updates[j].Key
+	})
+	for _, u := range updates {
+		if r.LinesKnown && len(u.Update.Articles) > 0 {
+			lines = applyArticles(lines, u.Update.Articles)
+		}
+		billing = overlay(billing, u.Update.Billing)
+		shipping = overlay(shipping, u.Update.Shipping)
+	}
+	if !billing.IsZero() {
+		r.Billing, r.Shipping = billing, shipping
+		if n := strings.TrimSpace(billing.FirstName + " " + billing.LastName); n != "" {
+			r.CustomerName = n
+		}
+		if billing.Email != "" {
+			r.CustomerEmail = billing.Email
+		}
+		if billing.Country != "" {
+			r.Country = billing.Country
+		}
+	}
+
+	var partial, full, unknown []*Transaction
+	r.CapturedAmount, r.RefundedAmount = decimal.Zero, decimal.Zero
+	for _, k := range r.Transactions {
+		t, err := getTx(tx, k)
+		if err != nil {
+			return err
+		}
+		if t == nil || t.Kind != KindCapture || !t.Status.IsSuccess() {
+			continue
+		}
+		r.CapturedAmount = r.CapturedAmount.Add(t.Amount)
+		r.RefundedAmount = r.RefundedAmount.Add(t.Refunded)
+		switch {
+		case len(t.Lines) > 0:
+			partial = append(partial, t)
+		case t.FullCapture:
+			full = append(full, t)
+		default:
+			unknown = append(unknown, t)
+		}
+	}
+	byTime := func(s []*Transaction) {
+		sort.Slice(s, func(i, j int) bool {
+			a, b := s[i].Status.Time, s[j].Status.Time
+			if !a.Equal(b) {
+				return a.Before(b)
+			}
+			return s[i].Key < s[j].Key
+		})
+	}
+	byTime(partial)
+	byTime(full)
+	byTime(unknown)
+
+	for i := range lines {
+		lines[i].Captured, lines[i].Cancelled, lines[i].Refunded = 0, 0, 0
+	}
+	take := func(t *Transaction, alloc []int) {
+		refunded := t.Amount.Sign() > 0 && t.Refunded.GreaterThanOrEqual(t.Amount)
+		for i, n := range alloc {
+			lines[i].Captured += n
+			if refunded {
+				lines[i].Refunded += n
+			}
+		}
+	}
+	if r.LinesKnown {
+		for _, t := range partial {
+			take(t, allocate(lines, t.Lines))
+		}
+		for _, t := range full {
+			take(t, remainingAlloc(lines))
+		}
+		for _, t := range unknown {
+			// Captured by another tool: when the amount is exactly what
+			// remained it was the full capture; otherwise its lines are
+			// unknown and only its amount counts.
+			if t.Amount.Equal(remainingAmount(lines)) {
+				take(t, remainingAlloc(lines))
+			}
+		}
+		kept := lines[:0]
+		for _, l := range lines {
+			if l.Reserved == 0 && l.Captured == 0 {
+				continue // dropped by an update
+			}
+			if l.Captured > l.Reserved {
+				l.Reserved = l.Captured
+			}
+			if r.Cancelled {
+				l.Cancelled = l.Reserved - l.Captured
+			}
+			kept = append(kept, l)
+		}
+		lines = kept
+	}
+	r.Lines = lines
+	r.OutcomeUnknown = len(r.UnknownOps) > 0
+	return nil
+}
+
+func linesFrom(as []api.Article) []Line {
+	lines := make([]Line, 0, len(as))
+	for _, a := range as {
+		lines = append(lines, Line{ArticleNumber: a.Number, Title: a.Title, Type: a.Type, Price: a.Price, Vat: a.Vat, Reserved: a.Quantity})
+	}
+	return lines
+}
+
+// applyArticles replaces the lines by an update's articles, matched by
+// article number (or title when the update leaves the number out); lines the
+// update does not name are dropped unless something was captured of them.
+func applyArticles(lines []Line, as []api.Article) []Line {
+	used := make([]bool, len(lines))
+	out := make([]Line, 0, len(as)+len(lines))
+	for _, a := range as {
+		idx := -1
+		for i, l := range lines {
+			if used[i] {
+				continue
+			}
+			if (a.Number != "" && l.ArticleNumber == a.Number) || (a.Number == "" && l.Title == a.Title) {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			out = append(out, linesFrom([]api.Article{a})...)
+			continue
+		}
+		used[idx] = true
+		l := lines[idx]
+		l.Title, l.Price, l.Vat, l.Reserved = a.Title, a.Price, a.Vat, a.Quantity
+		if a.Type != "" {
+			l.Type = a.Type
+		}
+		out = append(out, l)
+	}
+	for i, l := range lines {
+		if !used[i] {
+			l.Reserved = 0
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func overlay(a, b api.Address) api.Address {
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&a.FirstName, b.FirstName)
+	set(&a.LastName, b.LastName)
+	set(&a.CareOf, b.CareOf)
+	set(&a.Company, b.Company)
+	set(&a.Street, b.Street)
+	set(&a.HouseNumber, b.HouseNumber)
+	set(&a.HouseNumberSuffix, b.HouseNumberSuffix)
+	set(&a.PostalCode, b.PostalCode)
+	set(&a.City, b.City)
+	set(&a.Country, b.Country)
+	set(&a.Email, b.Email)
+	set(&a.CellPhoneNumber, b.CellPhoneNumber)
+	set(&a.PhoneNumber, b.PhoneNumber)
+	return a
+}
+
+// allocate spreads a capture's article quantities over the lines with that
+// article number, first where something remains; what exceeds the
+// remainder still lands on the first matching line, so the ledger always
+// agrees with what the gateway booked.
+func allocate(lines []Line, cls []api.CaptureLine) []int {
+	alloc := make([]int, len(lines))
+	for _, cl := range cls {
+		want := cl.Quantity
+		first := -1
+		for i, l := range lines {
+			if l.ArticleNumber != cl.ArticleNumber {
+				continue
+			}
+			if first < 0 {
+				first = i
+			}
+			left := l.Reserved - l.Captured - alloc[i]
+			if left <= 0 || want <= 0 {
+				continue
+			}
+			n := min(left, want)
+			alloc[i] += n
+			want -= n
+		}
+		if want > 0 && first >= 0 {
+			alloc[first] += want
+		}
+	}
+	return alloc
+}
+
+func remainingAlloc(lines []Line) []int {
+	alloc := make([]int, len(lines))
+	for i, l := range lines {
+		alloc[i] = max(0, l.Reserved-l.Captured)
+	}
+	return alloc
+}
+
+func remainingAmount(lines []Line) decimal.Decimal {
+	t := decimal.Zero
+	for _, l := range lines {
+		t = t.Add(mulQty(l.Price, max(0, l.Reserved-l.Captured)))
+	}
+	return t
+}

@@ -1,0 +1,568 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/shopspring/decimal"
+	bolt "go.etcd.io/bbolt"
+
+	"paydesk/api"
+)
+
+// pinParams are masked before a request is stored: a card PIN is as good
+// as the card.
+var pinParams = []string{api.PVoucherBPIN, api.PVoucherCValidationCode, api.PPin}
+
+const masked = "****"
+
+// maskRequest returns a copy of req with card PINs masked.
+func maskRequest(req *api.Request) *api.Request {
+	if req == nil {
+		return nil
+	}
+	cp := *req
+	cp.Services.ServiceList = make([]api.Service, len(req.Services.ServiceList))
+	for i, s := range req.Services.ServiceList {
+		s.Parameters = slices.Clone(s.Parameters)
+		for j, p := range s.Parameters {
+			for _, n := range pinParams {
+				if strings.EqualFold(p.Name, n) && p.Value != "" {
+					s.Parameters[j].Value = masked
+				}
+			}
+		}
+		cp.Services.ServiceList[i] = s
+	}
+	return &cp
+}
+
+// maskBody masks card PINs in a JSON request body for the gateway log; a
+// body that does not decode is kept as it is.
+func maskBody(body []byte) []byte {
+	if !bytesContainsFold(body, pinParams) {
+		return body
+	}
+	req, err := api.DecodeRequest(body)
+	if err != nil {
+		return body
+	}
+	out, err := api.MarshalCanonical(maskRequest(req))
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+func bytesContainsFold(b []byte, names []string) bool {
+	s := strings.ToLower(string(b))
+	for _, n := range names {
+		if strings.Contains(s, strings.ToLower(n)) {
+			return true
+		}
+	}
+	return false
+}
+
+func getOp(tx *bolt.Tx, id uint64) (*PendingOp, error) {
+	v := tx.Bucket(bOp).Get(u64(id))
+	if v == nil {
+		return nil, fmt.Errorf("operation %d: %w", id, ErrNotFound)
+	}
+	var op PendingOp
+	if err := json.Unmarshal(v, &op); err != nil {
+		return nil, fmt.Errorf("operation %d: %w", id, err)
+	}
+	return &op, nil
+}
+
+// putOp writes op, keeps the open-ops index, and marks its reservation while
+// its outcome is unknown.
+func (db *DB) putOp(tx *bolt.Tx, op *PendingOp, c *Change) error {
+	v, err := json.Marshal(op)
+	if err != nil {
+		return fmt.Errorf("operation %d: %w", op.ID, err)
+	}
+	if err := tx.Bucket(bOp).Put(u64(op.ID), v); err != nil {
+		return err
+	}
+	if op.State.IsOpen() {
+		err = tx.Bucket(bOpOpen).Put(u64(op.ID), nil)
+	} else {
+		err = tx.Bucket(bOpOpen).Delete(u64(op.ID))
+	}
+	if err != nil {
+		return err
+	}
+	if c != nil {
+		c.Ops = true
+	}
+	if op.ReservationKey == "" {
+		return nil
+	}
+	r, err := getReservation(tx, op.ReservationKey)
+	if err != nil || r == nil {
+		return err
+	}
+	has := slices.Contains(r.UnknownOps, op.ID)
+	switch {
+	case op.State == OpOutcomeUnknown && !has:
+		r.UnknownOps = append(r.UnknownOps, op.ID)
+	case op.State != OpOutcomeUnknown && has:
+		r.UnknownOps = slices.DeleteFunc(r.UnknownOps, func(id uint64) bool { return id == op.ID })
+	default:
+		return nil
+	}
+	return db.putReservation(tx, r, c)
+}
+
+// BeginOp writes op to the journal before its request is sent and returns
+// its ID. Action, Service, Invoice, Currency, Amount and Target are filled
+// from op.Request when empty; card PINs in the request are masked.
+func (db *DB) BeginOp(op PendingOp) (uint64, error) {
+	op.Request = maskRequest(op.Request)
+	if req := op.Request; req != nil {
+		svc := req.Service()
+		def := func(dst *string, v string) {
+			if *dst == "" {
+				*dst = v
+			}
+		}
+		def(&op.Action, svc.Action)
+		def(&op.Service, svc.Name)
+		def(&op.Invoice, req.Invoice)
+		def(&op.Currency, req.Currency)
+		if op.Amount.IsZero() {
+			if req.AmountCredit != nil {
+				op.Amount = req.AmountCredit.Decimal
+			} else {
+				op.Amount = req.AmountDebit.Dec()
+			}
+		}
+		if n, ok := req.Param(api.PReservationNumber); ok {
+			def(&op.Target, n)
+		}
+		def(&op.Target, req.OriginalTransactionKey)
+		def(&op.Target, req.Invoice)
+	}
+	op.State = OpPending
+	op.Created = nowOr(op.Created, db.now)
+	op.Updated = op.Created
+	var id uint64
+	err := db.update(func(tx *bolt.Tx, c *Change) error {
+		if op.ReservationKey == "" && op.Target != "" {
+			r, err := findReservation(tx, op.Target)
+			if err != nil {
+				return err
+			}
+			if r == nil {
+				if t, err := getTx(tx, op.Target); err == nil && t != nil {
+					op.ReservationKey = t.ReservationKey
+				}
+			} else {
+				op.ReservationKey = r.Key
+			}
+		}
+		n, err := tx.Bucket(bOp).NextSequence()
+		if err != nil {
+			return err
+		}
+		op.ID, id = n, n
+		return db.putOp(tx, &op, c)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("journal %s: %w", op.Action, err)
+	}
+	return id, nil
+}
+
+// opStateFor is the state an answer with status st leaves an operation in.
+func opStateFor(st Status) OpState {
+	switch {
+	case st.IsSuccess():
+		return OpSettled
+	case st.IsFinal():
+		return OpFailed
+	default:
+		return OpSent
+	}
+}
+
+// settleOp records the key and status a push brought for op.
+func (db *DB) settleOp(tx *bolt.Tx, op *PendingOp, key string, st Status, resKey string, c *Change) error {
+	if op.ResultKey == "" {
+		op.ResultKey = key
+	}
+	if st.supersedes(op.ResultStatus) {
+		op.ResultStatus = st
+	}
+	if op.ReservationKey == "" {
+		op.ReservationKey = resKey
+	}
+	op.State = opStateFor(op.ResultStatus)
+	op.Updated = db.now()
+	return db.putOp(tx, op, c)
+}
+
+// ApplyResponse records the gateway's answer to operation id: the domain
+// effects (a Reserve response creates the reservation with the sent lines, a
+// capture response records the capture with its lines, …) and the operation's
+// new state (settled, failed, or sent while the status is pending), in one
+// transaction. A response with status 491 or without a key created nothing
+// at the gateway: the operation fails and the ledger is untouched.
+func (db *DB) ApplyResponse(id uint64, resp *api.Response) (*PendingOp, error) {
+	if resp == nil {
+		return nil, fmt.Errorf("operation %d: no response", id)
+	}
+	var out *PendingOp
+	err := db.update(func(tx *bolt.Tx, c *Change) error {
+		op, err := getOp(tx, id)
+		if err != nil {
+			return err
+		}
+		st := statusOf(resp.Status)
+		if resp.Key != "" && op.ResultKey == "" {
+			op.ResultKey = resp.Key
+		}
+		if st.supersedes(op.ResultStatus) {
+			op.ResultStatus = st
+		}
+		if resp.Key == "" || st.Code == api.StatusValidationFailure {
+			op.State, op.Error = OpFailed, api.StatusText(st.Code)
+			op.Updated = db.now()
+			out = op
+			return db.putOp(tx, op, c)
+		}
+		if err := db.responseEffects(tx, op, resp, st, c); err != nil {
+			return err
+		}
+		if op.State != OpResolved {
+			op.State = opStateFor(op.ResultStatus)
+		}
+		if op.State != OpFailed {
+			op.Error = ""
+		}
+		op.Updated = db.now()
+		out = op
+		return db.putOp(tx, op, c)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("operation %d: %w", id, err)
+	}
+	return out, nil
+}
+
+func (db *DB) responseEffects(tx *bolt.Tx, op *PendingOp, resp *api.Response, st Status, c *Change) error {
+	switch {
+	case strings.EqualFold(op.Action, api.ActionReserve):
+		r, err := getReservation(tx, resp.Key)
+		if err != nil {
+			return err
+		}
+		created := r == nil
+		if created {
+			r = &Reservation{Key: resp.Key}
+		}
+		fillReserve(r, op)
+		r.IsTest = r.IsTest || resp.IsTest
+		if resp.RequiredAction != nil && resp.RequiredAction.RedirectURL != "" {
+			r.RedirectURL = resp.RequiredAction.RedirectURL
+		}
+		if st.supersedes(r.Status) {
+			r.Status = st
+		}
+		if r.Created.IsZero() {
+			r.Created = nowOr(st.Time, db.now)
+		}
+		if n := resp.Param(api.PReservationNumber); n != "" && r.ReservationNumber == "" {
+			r.ReservationNumber = n
+		}
+		rq := Request{Key: resp.Key, Action: api.ActionReserve, Status: r.Status, OpID: op.ID}
+		if i := requestIndex(r, resp.Key); i >= 0 {
+			rq = mergeRequest(r.Requests[i], rq)
+		}
+		setRequest(r, rq)
+		op.ReservationKey = r.Key
+		if created {
+			if err := db.adoptOrphans(tx, r); err != nil {
+				return err
+			}
+		}
+		return db.putReservation(tx, r, c)
+
+	case strings.EqualFold(op.Action, api.ActionCancelReservation), strings.EqualFold(op.Action, api.ActionUpdateReservation):
+		r, err := findReservation(tx, op.ReservationKey)
+		if err == nil && r == nil {
+			r, err = findReservation(tx, op.Target)
+		}
+		if err == nil && r == nil {
+			r, err = ownerOf(tx, resp.Key)
+		}
+		if err != nil {
+			return err
+		}
+		rq := Request{Key: resp.Key, Action: op.Action, Status: st, OpID: op.ID, Update: updateFromOp(op)}
+		if r == nil {
+			d := &api.DataRequestPush{Key: resp.Key, Invoice: op.Invoice}
+			_, err := db.applyOrphanPush(tx, d, rq, st)
+			return err
+		}
+		op.ReservationKey = r.Key
+		if i := requestIndex(r, resp.Key); i >= 0 {
+			rq = mergeRequest(r.Requests[i], rq)
+		}
+		setRequest(r, rq)
+		return db.putReservation(tx, r, c)
+	}
+
+	// Pay, PayRemainder, Refund of either service.
+	t, err := getTx(tx, resp.Key)
+	if err != nil {
+		return err
+	}
+	if t == nil {
+		t = &Transaction{Key: resp.Key, Created: nowOr(st.Time, db.now)}
+	}
+	fillFromOp(t, op)
+	set := func(dst *string, v string) {
+		if *dst == "" && v != "" {
+			*dst = v
+		}
+	}
+	set(&t.TransactionType, resp.Type())
+	set(&t.ServiceCode, resp.ServiceCode)
+	set(&t.Invoice, resp.Invoice)
+	set(&t.Currency, resp.Currency)
+	set(&t.InvoiceNumber, resp.Param(api.PInvoiceNumber))
+	set(&t.PaymentKey, deref(resp.PaymentKey))
+	set(&t.Original, resp.Related(api.RelationRefund))
+	set(&t.Group, resp.Related(api.RelationPartialPayment))
+	if ra := resp.RequiredAction; ra != nil && ra.PayRemainderDetails != nil {
+		set(&t.Group, ra.PayRemainderDetails.GroupTransaction)
+		t.RemainderAmount = ra.PayRemainderDetails.RemainderAmount.Dec()
+	}
+	if a := resp.AmountCredit; a != nil && t.Kind.IsRefund() {
+		t.Amount = a.Decimal
+	} else if a := resp.AmountDebit; a != nil && !t.Kind.IsRefund() {
+		t.Amount = a.Decimal
+	}
+	if len(resp.RelatedTransactions) > 0 && len(t.RelatedTransactions) == 0 {
+		t.RelatedTransactions = resp.RelatedTransactions
+	}
+	t.IsTest = t.IsTest || resp.IsTest
+	if st.supersedes(t.Status) {
+		t.Status = st
+	}
+	if t.ReservationKey != "" {
+		op.ReservationKey = t.ReservationKey
+	}
+	return db.putTx(tx, t, c)
+}
+
+// fillReserve sets what the Reserve sent (lines, addresses, invoice).
+func fillReserve(r *Reservation, op *PendingOp) {
+	if op.Request == nil {
+		return
+	}
+	parsed, _ := api.ParseOperation(op.Request, "", api.Rules{})
+	res, ok := parsed.(api.Reserve)
+	if !ok {
+		return
+	}
+	r.Original = Update{Articles: res.Articles, Billing: res.Billing, Shipping: res.Shipping}
+	r.LinesKnown = true
+	if r.Invoice == "" {
+		r.Invoice = res.Invoice
+	}
+	if r.Currency == "" {
+		r.Currency = res.Currency
+	}
+}
+
+// updateFromOp is what an UpdateReservation operation asked for, nil for
+// any other operation.
+func updateFromOp(op *PendingOp) *Update {
+	if op == nil || op.Request == nil || !strings.EqualFold(op.Action, api.ActionUpdateReservation) {
+		return nil
+	}
+	parsed, _ := api.ParseOperation(op.Request, "", api.Rules{})
+	u, ok := parsed.(api.UpdateReservation)
+	if !ok {
+		return nil
+	}
+	return &Update{Articles: u.Articles, Billing: u.Billing, Shipping: u.Shipping}
+}
+
+// opKind is the transaction kind an operation creates, "" for data requests.
+func opKind(op *PendingOp) Kind {
+	deferred := strings.EqualFold(op.Service, api.ServiceDeferred)
+	switch {
+	case strings.EqualFold(op.Action, api.ActionPay) && deferred:
+		return KindCapture
+	case strings.EqualFold(op.Action, api.ActionRefund) && deferred:
+		return KindRefund
+	case strings.EqualFold(op.Action, api.ActionPay):
+		return KindGiftCardPay
+	case strings.EqualFold(op.Action, api.ActionPayRemainder):
+		return KindGiftCardRemainder
+	case strings.EqualFold(op.Action, api.ActionRefund):
+		return KindGiftCardRefund
+	}
+	return ""
+}
+
+// fillFromOp sets what only the sent request knows: the captured lines, the
+// reservation, the card's provider and contact details.
+func fillFromOp(t *Transaction, op *PendingOp) {
+	t.OpID = op.ID
+	if k := opKind(op); k != "" {
+		t.Kind = k
+	}
+	if t.ServiceCode == "" {
+		t.ServiceCode = op.Service
+	}
+	if t.Invoice == "" {
+		t.Invoice = op.Invoice
+	}
+	if t.Currency == "" {
+		t.Currency = op.Currency
+	}
+	if t.Amount.IsZero() {
+		t.Amount = op.Amount
+	}
+	if op.ReservationKey != "" && t.ReservationKey == "" && (t.Kind == KindCapture || t.Kind == KindRefund) {
+		t.ReservationKey = op.ReservationKey
+	}
+	req := op.Request
+	if req == nil {
+		return
+	}
+	switch t.Kind {
+	case KindCapture:
+		parsed, _ := api.ParseOperation(req, "", api.Rules{})
+		if cp, ok := parsed.(api.Capture); ok {
+			t.ReservationNumber = cp.ReservationNumber
+			t.Lines = cp.Lines
+			t.FullCapture = len(cp.Lines) == 0
+		}
+	case KindRefund, KindGiftCardRefund:
+		if t.Original == "" {
+			t.Original = req.OriginalTransactionKey
+		}
+	case KindGiftCardPay, KindGiftCardRemainder:
+		svc := req.Service()
+		if card, ok := api.CardFromParams(svc.Parameters); ok {
+			t.Provider = card.Provider
+		} else if t.Provider == "" {
+			t.Provider = providerOf(svc.Name)
+		}
+		ln, _ := req.Param(api.PLastName)
+		em, _ := req.Param(api.PEmail)
+		t.HasContact = ln != "" && em != ""
+		if t.Kind == KindGiftCardRemainder && t.Group == "" {
+			t.Group = req.OriginalTransactionKey
+		}
+	}
+}
+
+// matchOp finds the open operation a push answers: the one whose result key
+// is the push's key, else the oldest one without a key yet that sent the
+// same action for the same invoice (and amount, for payments).
+func matchOp(tx *bolt.Tx, p *api.Push) (*PendingOp, error) {
+	cur := tx.Bucket(bOpOpen).Cursor()
+	var candidate *PendingOp
+	for k, _ := cur.First(); k != nil; k, _ = cur.Next() {
+		op, err := getOp(tx, binary.BigEndian.Uint64(k))
+		if err != nil {
+			return nil, err
+		}
+		if op.ResultKey == p.Key() {
+			return op, nil
+		}
+		if candidate == nil && op.ResultKey == "" && opAnswers(op, p) {
+			candidate = op
+		}
+	}
+	return candidate, nil
+}
+
+func opAnswers(op *PendingOp, p *api.Push) bool {
+	if op.Invoice != p.Invoice() || !strings.EqualFold(op.Service, p.ServiceCode()) {
+		return false
+	}
+	if p.DataRequest != nil {
+		return strings.EqualFold(op.Action, p.DataRequest.ActionCode)
+	}
+	k := opKind(op)
+	pk := KindOf(p.Transaction.TransactionType)
+	if k == KindGiftCardRemainder {
+		k = KindGiftCardPay
+	}
+	if k != pk {
+		return false
+	}
+	if a := p.Amount(); a != nil && !op.Amount.IsZero() && !a.Decimal.Equal(op.Amount) {
+		return false
+	}
+	if k.IsRefund() && op.Target != "" {
+		if orig := p.Related(api.RelationRefund); orig != "" && orig != op.Target {
+			return false
+		}
+	}
+	return true
+}
+
+// FailOp marks operation id failed without a response: the request was not
+// sent (api.NotSentError) or the gateway refused it (HTTP 400/500).
+func (db *DB) FailOp(id uint64, reason string) error {
+	return db.setOpState(id, OpFailed, reason, "")
+}
+
+// MarkOutcomeUnknown marks operation id "outcome unknown": the request may
+// have reached the gateway but no trustworthy answer came back. It stays
+// visible until a matching push settles it or the operator resolves it; it is
+// never retried.
+func (db *DB) MarkOutcomeUnknown(id uint64, reason string) error {
+	return db.setOpState(id, OpOutcomeUnknown, reason, "")
+}
+
+// ResolveOp closes an open operation by hand with the operator's note.
+func (db *DB) ResolveOp(id uint64, note string) error {
+	return db.setOpState(id, OpResolved, "", note)
+}
+
+func (db *DB) setOpState(id uint64, state OpState, reason, note string) error {
+	err := db.update(func(tx *bolt.Tx, c *Change) error {
+		op, err := getOp(tx, id)
+		if err != nil {
+			return err
+		}
+		if !op.State.IsOpen() {
+			if op.State == state {
+				return nil
+			}
+			return fmt.Errorf("it is already %s", op.State)
+		}
+		if state == OpOutcomeUnknown && op.State == OpSent {
+			return nil // the gateway answered; the push will finish it
+		}
+		op.State = state
+		if reason != "" {
+			op.Error = reason
+		}
+		if note != "" {
+			op.Note = note
+		}
+		op.Updated = db.now()
+		return db.putOp(tx, op, c)
+	})
+	if err != nil {
+		return fmt.Errorf("operation %d: mark %s: %w", id, state, err)
+	}
+	return nil
+}
+
+var _ = decimal.Zero
