@@ -196,11 +196,13 @@ func (db *DB) applyDataRequestPush(tx *bolt.Tx, p *api.Push, op *PendingOp, c *C
 		if n := p.Param(api.PReservationNumber); n != "" && r.ReservationNumber == "" {
 			r.ReservationNumber, changed = n, true
 		}
+		// The reservation date is the earliest status seen for the Reserve,
+		// whatever order the pushes came in.
+		if !st.Time.IsZero() && (r.Created.IsZero() || st.Time.Before(r.Created)) {
+			r.Created, changed = st.Time, true
+		}
 		if st.supersedes(r.Status) {
 			r.Status, changed, eff.applied = st, true, true
-			if r.Created.IsZero() {
-				r.Created = st.Time
-			}
 		} else {
 			eff.ignored = whyNot(st, r.Status)
 		}
@@ -351,9 +353,6 @@ func (db *DB) adoptOrphans(tx *bolt.Tx, r *Reservation) error {
 				continue
 			}
 			t.ReservationKey = r.Key
-			if t.ReservationNumber == "" {
-				t.ReservationNumber = r.ReservationNumber
-			}
 			if err := db.putTxRecord(tx, t); err != nil {
 				return err
 			}
@@ -441,7 +440,7 @@ func (db *DB) applyTransactionPush(tx *bolt.Tx, p *api.Push, op *PendingOp, c *C
 			return eff, err
 		}
 		if r != nil {
-			t.ReservationKey, t.ReservationNumber, changed = r.Key, r.ReservationNumber, true
+			t.ReservationKey, changed = r.Key, true
 		}
 	}
 	eff.applied = eff.applied || created

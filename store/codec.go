@@ -56,19 +56,19 @@ func (e *enc) dec(d decimal.Decimal) {
 	e.str(d.String())
 }
 
-type dec struct {
+type decoder struct {
 	b   []byte
 	err error
 }
 
-func (d *dec) fail() {
+func (d *decoder) fail() {
 	if d.err == nil {
 		d.err = errCorrupt
 	}
 	d.b = nil
 }
 
-func (d *dec) byte() byte {
+func (d *decoder) byte() byte {
 	if len(d.b) < 1 {
 		d.fail()
 		return 0
@@ -78,7 +78,7 @@ func (d *dec) byte() byte {
 	return c
 }
 
-func (d *dec) uvarint() uint64 {
+func (d *decoder) uvarint() uint64 {
 	v, n := binary.Uvarint(d.b)
 	if n <= 0 {
 		d.fail()
@@ -88,7 +88,7 @@ func (d *dec) uvarint() uint64 {
 	return v
 }
 
-func (d *dec) varint() int64 {
+func (d *decoder) varint() int64 {
 	v, n := binary.Varint(d.b)
 	if n <= 0 {
 		d.fail()
@@ -98,9 +98,9 @@ func (d *dec) varint() int64 {
 	return v
 }
 
-func (d *dec) bool() bool { return d.byte() == 1 }
+func (d *decoder) bool() bool { return d.byte() == 1 }
 
-func (d *dec) raw() []byte {
+func (d *decoder) raw() []byte {
 	n := d.uvarint()
 	if n > uint64(len(d.b)) {
 		d.fail()
@@ -111,7 +111,7 @@ func (d *dec) raw() []byte {
 	return p
 }
 
-func (d *dec) bytes() []byte {
+func (d *decoder) bytes() []byte {
 	p := d.raw()
 	if p == nil {
 		return nil
@@ -119,16 +119,16 @@ func (d *dec) bytes() []byte {
 	return append([]byte(nil), p...)
 }
 
-func (d *dec) str() string { return string(d.raw()) }
+func (d *decoder) str() string { return string(d.raw()) }
 
-func (d *dec) time() time.Time {
+func (d *decoder) time() time.Time {
 	if d.byte() == 0 {
 		return time.Time{}
 	}
 	return time.Unix(0, d.varint())
 }
 
-func (d *dec) dec() decimal.Decimal {
+func (d *decoder) dec() decimal.Decimal {
 	switch d.byte() {
 	case 0:
 		c := d.varint()
@@ -170,7 +170,7 @@ func encodeSummary(s Summary) []byte {
 }
 
 func decodeSummary(b []byte) (Summary, error) {
-	d := dec{b: b}
+	d := decoder{b: b}
 	if d.byte() != codecV1 {
 		return Summary{}, errCorrupt
 	}
@@ -220,7 +220,7 @@ func encodePush(p *PushRecord) []byte {
 }
 
 func decodePush(b []byte) (*PushRecord, error) {
-	d := dec{b: b}
+	d := decoder{b: b}
 	if d.byte() != codecV1 {
 		return nil, errCorrupt
 	}

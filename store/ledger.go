@@ -85,6 +85,9 @@ func (db *DB) putReservation(tx *bolt.Tx, r *Reservation, c *Change) error {
 	if err := recompute(tx, r); err != nil {
 		return err
 	}
+	if err := shareReservationNumber(tx, r); err != nil {
+		return err
+	}
 	r.Updated = db.now()
 	v, err := json.Marshal(r)
 	if err != nil {
@@ -166,7 +169,7 @@ func (db *DB) putTx(tx *bolt.Tx, t *Transaction, c *Change) error {
 		}
 		if orig != nil {
 			if t.ReservationKey == "" && orig.ReservationKey != "" {
-				t.ReservationKey, t.ReservationNumber = orig.ReservationKey, orig.ReservationNumber
+				t.ReservationKey = orig.ReservationKey
 				if err := db.putTxRecord(tx, t); err != nil {
 					return err
 				}
@@ -199,7 +202,7 @@ func (db *DB) putTx(tx *bolt.Tx, t *Transaction, c *Change) error {
 					return err
 				}
 				if rt != nil && rt.ReservationKey != r.Key {
-					rt.ReservationKey, rt.ReservationNumber = r.Key, r.ReservationNumber
+					rt.ReservationKey = r.Key
 					if err := db.putTxRecord(tx, rt); err != nil {
 						return err
 					}
@@ -490,4 +493,31 @@ func remainingAmount(lines []Line) decimal.Decimal {
 		t = t.Add(mulQty(l.Price, max(0, l.Reserved-l.Captured)))
 	}
 	return t
+}
+
+// shareReservationNumber gives the reservation's number to its transactions
+// that do not carry it (captured by another tool, linked before the Reserve
+// push brought the number).
+func shareReservationNumber(tx *bolt.Tx, r *Reservation) error {
+	if r.ReservationNumber == "" {
+		return nil
+	}
+	for _, k := range r.Transactions {
+		t, err := getTx(tx, k)
+		if err != nil {
+			return err
+		}
+		if t == nil || t.ReservationNumber != "" {
+			continue
+		}
+		t.ReservationNumber = r.ReservationNumber
+		v, err := json.Marshal(t)
+		if err != nil {
+			return err
+		}
+		if err := tx.Bucket(bTransaction).Put([]byte(k), v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
