@@ -127,7 +127,7 @@ func (s *scenario) respond(id uint64, r *api.Response) *PendingOp {
 func (s *scenario) reserve(articles []api.Article, applyPush bool) {
 	s.t.Helper()
 	id := s.begin(api.Reserve{Currency: "EUR", Invoice: s.inv, Articles: articles,
-		Billing: api.Address{FirstName: "Anna", LastName: "Jansen", Street: "Kade", HouseNumber: "1", City: "Utrecht", Country: "NL", Email: "anna@example.nl", PhoneNumber: "0301234567"},
+		Billing:               api.Address{FirstName: "Anna", LastName: "Jansen", Street: "Kade", HouseNumber: "1", City: "Utrecht", Country: "NL", Email: "anna@example.nl", PhoneNumber: "0301234567"},
 		ShippingSameAsBilling: true, Customer: api.Customer{Gender: 2, OperatingCountry: "NL", Pno: "01011990"},
 		ClientIP: api.ClientIP{Address: "127.0.0.1"}})
 	s.resKey = s.g.key()

@@ -33,15 +33,15 @@ func TestLedger(t *testing.T) {
 		lines     map[string]lineWant
 	}{
 		{
-			name:   "reserved: 3 × 19.99 and a −5.00 discount add up exactly",
-			run:    func(s *scenario) { s.reserve(articles(), true) },
-			state:  StateReserved, amount: "149.87", captured: "0", remaining: "149.87", refunded: "0",
+			name:  "reserved: 3 × 19.99 and a −5.00 discount add up exactly",
+			run:   func(s *scenario) { s.reserve(articles(), true) },
+			state: StateReserved, amount: "149.87", captured: "0", remaining: "149.87", refunded: "0",
 			lines: map[string]lineWant{"A": {3, 0, 0, 0, 3}, "D": {1, 0, 0, 0, 1}},
 		},
 		{
-			name:   "awaiting the customer until the Reserve push",
-			run:    func(s *scenario) { s.reserve(articles(), false) },
-			state:  StateAwaitingCustomer, amount: "149.87", captured: "0", remaining: "149.87", refunded: "0",
+			name:  "awaiting the customer until the Reserve push",
+			run:   func(s *scenario) { s.reserve(articles(), false) },
+			state: StateAwaitingCustomer, amount: "149.87", captured: "0", remaining: "149.87", refunded: "0",
 		},
 		{
 			name: "two partial shipments, then the remainder cancelled",
