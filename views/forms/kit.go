@@ -157,6 +157,9 @@ func (k *kit) buildEdit() {
 		f.input = in
 		hs = append(hs, in)
 	}
+	if len(hs) == 0 { // nothing to fill in: a button to go on to the confirm step
+		hs = append(hs, huh.NewNote().Title("Nothing to fill in").Next(true).NextLabel("Continue"))
+	}
 	k.form = k.newForm(huh.NewGroup(hs...))
 }
 
@@ -202,7 +205,18 @@ func (k *kit) recheck() {
 			f.sel.Description(d)
 		}
 	}
+	if k.form != nil && k.stage == stageEdit {
+		// huh draws a group into a viewport when it updates; a message of
+		// our own makes it redraw with the new descriptions.
+		m, _ := k.form.Update(redrawMsg{})
+		if f, ok := m.(*huh.Form); ok {
+			k.form = f
+		}
+	}
 }
+
+// redrawMsg makes the huh form redraw after the field errors changed.
+type redrawMsg struct{}
 
 func (k *kit) buildConfirm() {
 	k.stage = stageConfirm

@@ -1,0 +1,172 @@
+package forms
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"paydesk/api"
+	"paydesk/internal/ops"
+	"paydesk/store"
+)
+
+const goldenW, goldenH = 90, 40
+
+func sized(f Form) Form {
+	f.SetSize(goldenW, goldenH)
+	f, _ = drive(f, f.Init())
+	return f
+}
+
+func capture() *store.Transaction {
+	return &store.Transaction{Key: "C0FFEE00C0FFEE00C0FFEE00C0FFEE00", Kind: store.KindCapture, Invoice: "T-20260305-1200",
+		Currency: "EUR", Amount: dec("59.95"), Refunded: dec("10"), Status: store.Status{Code: api.StatusSuccess, SubCode: "S001"},
+		InvoiceNumber: "40001234", ReservationNumber: "R-20260305-0001"}
+}
+
+func giftPayment(p api.Provider) *store.Transaction {
+	return &store.Transaction{Key: "6A6A6A6A6A6A6A6A6A6A6A6A6A6A6A6A", Kind: store.KindGiftCardPay, ServiceCode: "voucherb",
+		Invoice: "GC-1", Currency: "EUR", Amount: dec("10"), Status: store.Status{Code: api.StatusSuccess, SubCode: "S003"}, Provider: p}
+}
+
+// TestFormGoldens renders every form as it opens, and each with field
+// errors, at a fixed size through the ASCII profile.
+func TestFormGoldens(t *testing.T) {
+	tests := []struct {
+		name  string
+		form  func() Form
+		input []tea.Msg
+	}{
+		{"capture", func() Form { return NewCapture(reservation(), ops.ModeSandbox, fixedNow) }, nil},
+		{"capture-field-errors", func() Form { return NewCapture(reservation(), ops.ModeSandbox, fixedNow) },
+			append(append(clearField(2), typeText("5")...), press("tab"), press("backspace"), press("x"))},
+		{"cancel", func() Form { return NewCancel(reservation(), ops.ModeSandbox) }, nil},
+		{"update", func() Form { return NewUpdate(reservation(), ops.ModeSandbox) }, nil},
+		{"update-field-errors", func() Form { return NewUpdate(reservation(), ops.ModeSandbox) },
+			append(append([]tea.Msg{press("tab"), press("tab")}, clearField(6)...), typeText("99.00")...)},
+		{"refund", func() Form { return NewRefund([]*store.Transaction{capture()}, ops.ModeSandbox) }, nil},
+		{"refund-field-errors", func() Form { return NewRefund([]*store.Transaction{capture()}, ops.ModeSandbox) },
+			append([]tea.Msg{press("tab")}, typeText("60")...)},
+		{"giftcard-pay", func() Form { return NewGiftCardPay(nil, "EUR", "", ops.ModeSandbox) }, nil},
+		{"giftcard-pay-field-errors", func() Form { return NewGiftCardPay(nil, "EUR", "", ops.ModeSandbox) },
+			append([]tea.Msg{press("tab"), press("tab"), press("tab")}, typeText("12.345")...)},
+		{"giftcard-refund", func() Form { return NewGiftCardRefund(giftPayment(api.ProviderB), true, ops.ModeSandbox) }, nil},
+		{"giftcard-refund-field-errors", func() Form { return NewGiftCardRefund(giftPayment(api.ProviderA), true, ops.ModeSandbox) },
+			typeText("4")},
+		{"test-reservation", func() Form { return NewTestReservation(ops.ModeSandbox, testNow, "EUR") }, nil},
+		{"test-reservation-field-errors", func() Form { return NewTestReservation(ops.ModeSandbox, testNow, "EUR") },
+			append([]tea.Msg{press("tab"), press("tab"), press("tab"), press("tab"), press("tab"), press("tab"), press("tab"), press("tab")}, typeText("@")...)},
+		{"test-reservation-live", func() Form { return NewTestReservation(ops.ModeLive, testNow, "EUR") }, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := sized(tt.form())
+			f, _ = drive(f, tt.input...)
+			out := render(t, f)
+			if strings.HasSuffix(tt.name, "field-errors") && !strings.Contains(string(out), "✗ ") {
+				t.Fatalf("no field error shown:\n%s", out)
+			}
+			golden.RequireEqual(t, out)
+		})
+	}
+}
+
+// TestCaptureConfirmAndResultGoldens: the confirm step shows exactly what
+// will be sent; the result shows the invoice number; an unknown outcome and
+// a 491 are shown plainly.
+func TestCaptureConfirmAndResultGoldens(t *testing.T) {
+	f := sized(NewCapture(reservation(), ops.ModeSandbox, fixedNow))
+	f, _ = drive(f, append(clearField(2), typeText("1")...)...)
+	f, _ = drive(f, press("enter"), press("enter"), press("enter"))
+	if !strings.Contains(f.View(), "This will be sent") {
+		t.Fatalf("not at the confirm step:\n%s", f.View())
+	}
+	t.Run("confirm", func(t *testing.T) { golden.RequireEqual(t, render(t, f)) })
+
+	f, out := drive(f, press("y"))
+	if len(out) != 1 {
+		t.Fatalf("want one SubmitMsg, got %v", out)
+	}
+	sub := out[0].(SubmitMsg)
+	req := sub.Intent.(ops.CaptureRequest)
+	if req.Quantities["SHOE-42"] != 1 || req.Quantities["SOCK-3P"] != 2 || req.Quantities["SHIP"] != 1 {
+		t.Fatalf("intent %+v", req)
+	}
+	// Pressing again while it is on its way sends nothing.
+	f, out = drive(f, press("enter"), press("y"), press("enter"))
+	if len(out) != 0 || !f.Busy() {
+		t.Fatalf("a second press sent %v (busy %v)", out, f.Busy())
+	}
+	t.Run("sending", func(t *testing.T) { golden.RequireEqual(t, render(t, f)) })
+
+	done, _ := drive(f, ResultMsg{ID: sub.ID, Result: ops.Result{OpID: 7, Action: "Pay", Target: "R-20260305-0001", State: store.OpSettled,
+		Key: "AB12AB12AB12AB12AB12AB12AB12AB12", Status: 190, SubCode: "S001", InvoiceNumber: "40001235", Amount: dec("93.95"), Currency: "EUR"}})
+	t.Run("result", func(t *testing.T) { golden.RequireEqual(t, render(t, done)) })
+
+	f, sub = sendingCapture(t)
+	unknown, _ := drive(f, ResultMsg{ID: sub.ID, Result: ops.Result{OpID: 8, Action: "Pay", State: store.OpOutcomeUnknown, Amount: dec("93.95"), Currency: "EUR"},
+		Err: &api.OutcomeUnknownError{Action: "Pay", Err: errors.New("connection reset by peer")}})
+	t.Run("outcome-unknown", func(t *testing.T) { golden.RequireEqual(t, render(t, unknown)) })
+
+	f, sub = sendingCapture(t)
+	v491, _ := drive(f, ResultMsg{ID: sub.ID, Result: ops.Result{OpID: 9, Action: "Pay", State: store.OpFailed, Status: 491,
+		Errors: []api.ErrorItem{{Name: "ArticleQuantity", Error: "ParameterInvalid", ErrorMessage: "article 1 ArticleQuantity: only 1 of article \"SHOE-42\" left to capture"},
+			{Name: "AmountDebit", Error: "ParameterInvalid", ErrorMessage: "must equal the captured lines' total 59.95"}}},
+		Err: &api.ValidationError{Action: "Pay", Gateway: &api.RequestErrors{}}})
+	t.Run("gateway-491", func(t *testing.T) {
+		out := render(t, v491)
+		if !strings.Contains(string(out), "only 1 of article") || !strings.Contains(string(out), "AmountDebit") {
+			t.Fatalf("491 items not shown:\n%s", out)
+		}
+		golden.RequireEqual(t, out)
+	})
+}
+
+// TestCapturePastWindowAsksTwice: past the 14-day window the confirm step
+// has a second, explicit confirmation; declining it goes back.
+func TestCapturePastWindowAsksTwice(t *testing.T) {
+	r := reservation()
+	r.Created = testNow.AddDate(0, 0, -20)
+	f := sized(NewCapture(r, ops.ModeSandbox, fixedNow))
+	f, _ = drive(f, press("enter"), press("enter"), press("enter"))
+	if !strings.Contains(f.View(), "past the 14-day shipment window?") {
+		t.Fatalf("no second confirmation:\n%s", f.View())
+	}
+	t.Run("confirm-late", func(t *testing.T) { golden.RequireEqual(t, render(t, f)) })
+	f, out := drive(f, press("y"), press("y"))
+	if len(out) != 1 || !out[0].(SubmitMsg).Intent.(ops.CaptureRequest).LateConfirmed {
+		t.Fatalf("late capture intent %v", out)
+	}
+	_ = f
+}
+
+// TestLiveCancelNeedsTheInvoiceNumber: against a live gateway a y does
+// nothing; only the typed invoice number sends, and it travels with the
+// intent.
+func TestLiveCancelNeedsTheInvoiceNumber(t *testing.T) {
+	f := sized(NewCancel(reservation(), ops.ModeLive))
+	f, _ = drive(f, press("enter"))
+	f, out := drive(f, press("y"), press("enter"))
+	if len(out) != 0 {
+		t.Fatalf("sent without the invoice number: %v", out)
+	}
+	t.Run("live-confirm", func(t *testing.T) { golden.RequireEqual(t, render(t, f)) })
+	f, out = drive(f, append(clearField(1), append(typeText("T-20260305-1200"), press("enter"))...)...)
+	if len(out) != 1 || out[0].(SubmitMsg).Intent.(ops.CancelRequest).Confirm != "T-20260305-1200" {
+		t.Fatalf("live cancel intent %v\n%s", out, f.View())
+	}
+}
+
+// sendingCapture is a capture form that has sent its intent.
+func sendingCapture(t *testing.T) (Form, SubmitMsg) {
+	t.Helper()
+	f := sized(NewCapture(reservation(), ops.ModeSandbox, fixedNow))
+	f, out := drive(f, press("enter"), press("enter"), press("enter"), press("y"))
+	if len(out) != 1 {
+		t.Fatalf("no SubmitMsg: %v", out)
+	}
+	return f, out[0].(SubmitMsg)
+}
