@@ -134,7 +134,6 @@ func clearField(n int) []tea.Msg {
 	return ms
 }
 
-
 // sequence unpacks tea.Sequence's unexported message ([]tea.Cmd underneath).
 func sequence(msg tea.Msg) ([]tea.Cmd, bool) {
 	v := reflect.ValueOf(msg)
