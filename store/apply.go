@@ -36,8 +36,10 @@ func pushHash(p *api.Push, body []byte) [32]byte {
 	return out
 }
 
-// summarizePush fills the decoded summary fields of rec from p.
-func summarizePush(rec *PushRecord, p *api.Push) {
+// Describe fills the decoded summary fields of rec (envelope, key, invoice,
+// service, kind, status, amount) from p; ApplyPush does it itself, a
+// listener calls it to describe a push it rejects.
+func (rec *PushRecord) Describe(p *api.Push) {
 	rec.Envelope = p.Envelope()
 	rec.Key = p.Key()
 	rec.Invoice = p.Invoice()
@@ -65,6 +67,13 @@ func (db *DB) ApplyPush(ctx context.Context, rec PushRecord, p *api.Push) (Apply
 	if p == nil || p.Key() == "" {
 		return ApplyResult{}, fmt.Errorf("apply push: no decoded push with a key")
 	}
+	if db.opts.NoGroupCommit {
+		res, err := db.applyPushDirect(rec, p)
+		if err != nil {
+			return ApplyResult{}, fmt.Errorf("apply push %s: %w", p.Key(), err)
+		}
+		return res, nil
+	}
 	var res ApplyResult
 	err := db.batch.do(ctx, func(tx *bolt.Tx, c *Change) error {
 		res = ApplyResult{}
@@ -90,7 +99,7 @@ func (db *DB) applyPushDirect(rec PushRecord, p *api.Push) (ApplyResult, error) 
 }
 
 func (db *DB) applyPush(tx *bolt.Tx, rec *PushRecord, p *api.Push, res *ApplyResult, c *Change) error {
-	summarizePush(rec, p)
+	rec.Describe(p)
 	if rec.ReceivedAt.IsZero() {
 		rec.ReceivedAt = db.now()
 	}

@@ -38,6 +38,9 @@ type Options struct {
 	MaxRejected int
 	// MaxExchanges bounds the gateway log; 0 means 1,000.
 	MaxExchanges int
+	// NoGroupCommit gives every push a transaction and fsync of its own
+	// instead of sharing them: only to measure what group commit buys.
+	NoGroupCommit bool
 	// LockTimeout is how long Open waits for a file another process holds;
 	// 0 means one second.
 	LockTimeout time.Duration

@@ -1,0 +1,233 @@
+package pushlistener
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"paydesk/api"
+	"paydesk/store"
+)
+
+var creds = api.Credentials{WebsiteKey: "testWebsiteKey", SecretKey: "testSecretKey"}
+
+// giftCardPush is a gift card payment push with key number n.
+func giftCardPush(n int, cents int64) *api.Push {
+	st := api.Status{Code: api.Code{Code: api.StatusSuccess, Description: "Success"},
+		SubCode: &api.SubCode{Code: api.SubCodeProcessed}, DateTime: api.NewDateTime(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC), true)}
+	return &api.Push{Transaction: &api.TransactionPush{Key: fmt.Sprintf("%032X", n), Invoice: fmt.Sprintf("GC-%d", n),
+		ServiceCode: "customgiftcard", Status: st, IsTest: true, Currency: "EUR",
+		AmountDebit: api.NewAmount(decimal.New(cents, -2)), TransactionType: api.TypeGiftCardPay, MutationType: api.MutationGiftCard}}
+}
+
+func encode(t testing.TB, p *api.Push) []byte {
+	t.Helper()
+	b, err := p.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// signedPost builds a push request to url signed as the gateway signs it.
+func signedPost(t testing.TB, url string, body []byte, c api.Credentials, ts int64) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", api.Sign(c, http.MethodPost, api.HostPath(url), body, api.NewNonce(), ts).String())
+	return req
+}
+
+func newListener(t testing.TB, opts store.Options, observe func(Event)) (*store.DB, string) {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "listen.db"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	srv, err := New(Config{DB: db, Verifier: api.VerifierFor(creds), Observe: observe, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	return db, hs.URL + "/push"
+}
+
+func TestListener(t *testing.T) {
+	var events []Event
+	var mu sync.Mutex
+	db, url := newListener(t, store.Options{NoSync: true}, func(e Event) { mu.Lock(); events = append(events, e); mu.Unlock() })
+	changes, cancel := db.Subscribe()
+	defer cancel()
+	now := time.Now().Unix()
+	good := encode(t, giftCardPush(1, 2500))
+	big := append([]byte(`{"Transaction":{"Key":"X","Pad":"`), bytes.Repeat([]byte("x"), MaxBody)...)
+	big = append(big, `"}}`...)
+
+	tests := []struct {
+		name    string
+		req     *http.Request
+		status  int
+		verdict string
+		reason  string // part of the rejection reason
+	}{
+		{"signed push is stored", signedPost(t, url, good, creds, now), 200, store.SignatureValid, ""},
+		{"the same push again is answered 200", signedPost(t, url, good, creds, now), 200, store.SignatureValid, ""},
+		{"wrong secret", signedPost(t, url, encode(t, giftCardPush(2, 100)), api.Credentials{WebsiteKey: creds.WebsiteKey, SecretKey: "nope"}, now), 401, store.SignatureMismatch, "signature does not match"},
+		{"unknown website key", signedPost(t, url, encode(t, giftCardPush(3, 100)), api.Credentials{WebsiteKey: "other", SecretKey: "x"}, now), 401, store.SignatureUnknown, "unknown website key"},
+		{"stale timestamp", signedPost(t, url, encode(t, giftCardPush(4, 100)), creds, now-3600), 401, store.SignatureStale, "timestamp outside"},
+		{"signed over another URL", signedPost(t, strings.Replace(url, "/push", "/other", 1), encode(t, giftCardPush(5, 100)), creds, now), 404, "", ""},
+		{"malformed body, signed", signedPost(t, url, []byte(`{"Transaction":{"Key":`), creds, now), 400, store.SignatureValid, "malformed body"},
+		{"neither envelope, signed", signedPost(t, url, []byte(`{"Foo":{}}`), creds, now), 400, store.SignatureValid, "neither a DataRequest"},
+		{"body over 1 MiB", signedPost(t, url, big, creds, now), 413, store.SignatureUnchecked, "larger than 1 MiB"},
+	}
+	// A push signed for /other but posted to /push.
+	tests[5].req.URL.Path = "/push"
+	tests[5].status, tests[5].verdict, tests[5].reason = 401, store.SignatureMismatch, "signature does not match"
+	missing := signedPost(t, url, encode(t, giftCardPush(6, 100)), creds, now)
+	missing.Header.Del("Authorization")
+	tests = append(tests, struct {
+		name    string
+		req     *http.Request
+		status  int
+		verdict string
+		reason  string
+	}{"no Authorization header", missing, 401, store.SignatureMissing, "no Authorization header"})
+
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := http.DefaultClient.Do(tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Fatalf("HTTP %d, want %d", resp.StatusCode, tc.status)
+			}
+			mu.Lock()
+			e := events[len(events)-1]
+			mu.Unlock()
+			if e.Record.Signature != tc.verdict || !strings.Contains(e.Record.Reason, tc.reason) || e.Record.Rejected != (tc.status != 200) {
+				t.Errorf("event: signature %q rejected %v reason %q; want %q, %q", e.Record.Signature, e.Record.Rejected, e.Record.Reason, tc.verdict, tc.reason)
+			}
+		})
+	}
+	pushes, err := db.Pushes(0, 0)
+	if err != nil || len(pushes) != 1 || pushes[0].Key != giftCardPush(1, 0).Key() || !bytes.Equal(pushes[0].Body, good) {
+		t.Fatalf("stored pushes = %d, %v", len(pushes), err)
+	}
+	if pushes[0].Header.Get("Authorization") == "" || pushes[0].Signature != store.SignatureValid {
+		t.Errorf("stored push lacks its headers or verdict: %+v", pushes[0])
+	}
+	rejected, err := db.RejectedPushes(0)
+	if err != nil || len(rejected) != len(tests)-2 {
+		t.Fatalf("rejected = %d, %v; want %d", len(rejected), err, len(tests)-2)
+	}
+	if r := rejected[len(rejected)-1]; r.Key != giftCardPush(2, 0).Key() || r.Signature != store.SignatureMismatch {
+		t.Errorf("oldest rejected push = key %q verdict %q", r.Key, r.Signature)
+	}
+	if _, err := db.Transaction(giftCardPush(2, 0).Key()); err == nil {
+		t.Error("a push with a bad signature was applied")
+	}
+	select {
+	case c := <-changes:
+		if c.Pushes != 1 || len(c.Transactions) != 1 {
+			t.Errorf("first change = %+v", c)
+		}
+	case <-time.After(time.Second):
+		t.Error("no change notification after the push was stored")
+	}
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET = %d", resp.StatusCode)
+	}
+}
+
+// TestListenerConfiguredPushURL: with PushURL set the signature covers that
+// URL, not the address the request arrived on (a proxy in between).
+func TestListenerConfiguredPushURL(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "l.db"), store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const public = "https://shop.example/hooks/paydesk"
+	srv, err := New(Config{DB: db, Verifier: api.VerifierFor(creds), PushURL: public})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	body := encode(t, giftCardPush(9, 100))
+	req := signedPost(t, hs.URL+"/whatever", body, creds, time.Now().Unix())
+	req.Header.Set("Authorization", api.Sign(creds, "POST", api.HostPath(public), body, "n1", time.Now().Unix()).String())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("HTTP %d", resp.StatusCode)
+	}
+}
+
+func TestListenAndServeShutsDown(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "l.db"), store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	srv, err := New(Config{DB: db, Verifier: api.VerifierFor(creds)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := srv.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	var ok atomic.Bool
+	url := "http://" + addr.String() + "/push"
+	for i := 0; i < 50 && !ok.Load(); i++ {
+		resp, err := http.DefaultClient.Do(signedPost(t, url, encode(t, giftCardPush(i+1, 100)), creds, time.Now().Unix()))
+		if err == nil {
+			ok.Store(resp.StatusCode == 200)
+			resp.Body.Close()
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !ok.Load() {
+		t.Fatal("listener never answered 200")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(6 * time.Second):
+		t.Fatal("Serve did not return after the context ended")
+	}
+}
