@@ -3,7 +3,6 @@ package forms
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -559,14 +558,6 @@ func trunc(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
 
 // trimBlankTail drops the empty lines huh pads its viewport with, so what
 // follows the fields (the live amount) sits right under them.
