@@ -558,7 +558,6 @@ func trunc(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-
 // trimBlankTail drops the empty lines huh pads its viewport with, so what
 // follows the fields (the live amount) sits right under them.
 func trimBlankTail(s string) string {
