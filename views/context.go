@@ -1,0 +1,39 @@
+package views
+
+import (
+	"time"
+
+	"paydesk/ui/keys"
+	"paydesk/ui/theme"
+)
+
+// Context is what every screen shares: theme, keymap, clock and the
+// console's mode. The console owns it; screens only read it.
+type Context struct {
+	Theme *theme.Theme
+	Keys  *keys.KeyMap
+	// Now is the clock for ages and the 14-day window; tests pin it.
+	Now func() time.Time
+	// ReadOnly disables every action that changes something.
+	ReadOnly bool
+	// CanResend is true when the console drives an embedded sandbox that
+	// can resend pushes.
+	CanResend bool
+	// Location is the time zone times are shown in; nil means time.Local.
+	Location *time.Location
+}
+
+// NewContext returns a context with the default theme and keymap.
+func NewContext(now func() time.Time) *Context {
+	if now == nil {
+		now = time.Now
+	}
+	return &Context{Theme: theme.New(true), Keys: keys.Default(), Now: now}
+}
+
+func (c *Context) loc() *time.Location {
+	if c.Location != nil {
+		return c.Location
+	}
+	return time.Local
+}

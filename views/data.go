@@ -1,0 +1,57 @@
+package views
+
+import "paydesk/store"
+
+// Data messages: the console loads from the cache (in a command) and hands
+// the screens what they show.
+type (
+	// ReservationRowsMsg replaces the reservation rows (Full) or inserts and
+	// replaces the given ones (by key).
+	ReservationRowsMsg struct {
+		Full bool
+		Rows []*ReservationRow
+		Err  error
+	}
+	// TransactionRowsMsg replaces (Full) or upserts transactions.
+	TransactionRowsMsg struct {
+		Full bool
+		Rows []*TransactionRow
+		Err  error
+	}
+	// PushRowsMsg replaces (Full) or adds pushes, accepted and rejected.
+	PushRowsMsg struct {
+		Full bool
+		Rows []*PushRow
+		Err  error
+	}
+	// AuditRowsMsg replaces the audit log rows.
+	AuditRowsMsg struct {
+		Rows []store.AuditEntry
+		Err  error
+	}
+	// ExchangeRowsMsg replaces the gateway log rows.
+	ExchangeRowsMsg struct {
+		Rows []store.Exchange
+		Err  error
+	}
+
+	// ReservationDetailMsg carries everything the reservation page shows.
+	ReservationDetailMsg struct {
+		Ref          string // what was asked for (key or number)
+		Reservation  *store.Reservation
+		Transactions []*store.Transaction // oldest first
+		Pushes       []*store.PushRecord  // oldest first
+		Ops          []*store.PendingOp   // its open operations
+		Err          error
+	}
+	// TransactionDetailMsg carries a transaction and the ones linked to it.
+	TransactionDetailMsg struct {
+		Key         string
+		Transaction *store.Transaction
+		Original    *store.Transaction   // what a refund refunds
+		Refunds     []*store.Transaction // refunds against a payment
+		Group       []*store.Transaction // the other partial payments of its group
+		Pushes      []*store.PushRecord
+		Err         error
+	}
+)

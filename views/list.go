@@ -1,0 +1,349 @@
+package views
+
+import (
+	"slices"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// asyncRows is the row count from which sorting and filtering run in a
+// command instead of inside Update, so typing never waits for them.
+const asyncRows = 5000
+
+// rowSpec is what a list needs to know about its row type.
+type rowSpec[R any] struct {
+	key      func(R) string
+	haystack func(R) string // lower-case text the filter searches
+	// compare orders two rows by column col (ascending).
+	compare func(a, b R, col int) int
+	// sortable lists the columns s cycles through.
+	sortable []int
+	// keep, when set, returns a further filter (push type and status) for
+	// the current settings; it is called in Update, the filter it returns
+	// runs in a command.
+	keep func() func(R) bool
+}
+
+// listView is one computed state of a list: all rows, the rows in sort
+// order, and the sorted rows that pass the filter. It is immutable once made,
+// so a command may compute the next one while the screen draws this one.
+type listView[R any] struct {
+	rows     []R
+	sorted   []int32
+	idx      []int32
+	sortCol  int
+	sortDesc bool
+	query    string
+	keepGen  uint64
+}
+
+// listDoneMsg carries a computed listView back to its list.
+type listDoneMsg[R any] struct {
+	list *list[R]
+	gen  uint64
+	view *listView[R]
+}
+
+// list is the engine of every list screen: the rows, the sort and filter
+// state, the filter prompt and the table.
+type list[R any] struct {
+	ctx   *Context
+	spec  rowSpec[R]
+	table *Table
+
+	rows     []R // latest data; the view may lag behind while a job runs
+	view     *listView[R]
+	sortCol  int
+	sortDesc bool
+	query    string
+	keepGen  uint64 // bumped when spec.keep changes meaning
+
+	prompt   bool // the filter prompt has the keyboard
+	gen      uint64
+	busy     bool
+	loaded   bool
+	onCursor string // key of the row under the cursor, kept across recomputes
+}
+
+func newList[R any](ctx *Context, cols []Column, spec rowSpec[R], sortCol int, desc bool) *list[R] {
+	l := &list[R]{ctx: ctx, spec: spec, table: NewTable(ctx.Theme, cols), sortCol: sortCol, sortDesc: desc}
+	l.view = &listView[R]{sortCol: sortCol, sortDesc: desc}
+	l.table.SetSort(sortCol, desc)
+	return l
+}
+
+// setRows replaces the data and recomputes.
+func (l *list[R]) setRows(rows []R) tea.Cmd {
+	l.rows = rows
+	l.loaded = true
+	return l.recompute()
+}
+
+// upsert replaces rows with the same key and adds new ones.
+func (l *list[R]) upsert(rows []R) tea.Cmd {
+	if len(rows) == 0 {
+		return nil
+	}
+	pos := make(map[string]int, len(rows))
+	for i, r := range rows {
+		pos[l.spec.key(r)] = i
+	}
+	next := make([]R, len(l.rows), len(l.rows)+len(rows))
+	copy(next, l.rows)
+	for i, r := range next {
+		if j, ok := pos[l.spec.key(r)]; ok {
+			next[i] = rows[j]
+			delete(pos, l.spec.key(r))
+		}
+	}
+	for _, r := range rows {
+		if _, ok := pos[l.spec.key(r)]; ok {
+			next = append(next, r)
+		}
+	}
+	return l.setRows(next)
+}
+
+// selected returns the row under the cursor.
+func (l *list[R]) selected() (R, bool) {
+	var zero R
+	if l.view == nil || len(l.view.idx) == 0 {
+		return zero, false
+	}
+	return l.view.rows[l.view.idx[l.table.Cursor()]], true
+}
+
+// visible returns the filtered rows in order (a snapshot for export).
+func (l *list[R]) visible() []R {
+	out := make([]R, len(l.view.idx))
+	for i, j := range l.view.idx {
+		out[i] = l.view.rows[j]
+	}
+	return out
+}
+
+// len is the number of rows that pass the filter.
+func (l *list[R]) len() int { return len(l.view.idx) }
+
+// at returns the i-th visible row.
+func (l *list[R]) at(i int) R { return l.view.rows[l.view.idx[i]] }
+
+// recompute starts computing the view for the current rows, sort and
+// filter: at once for small lists, in a command for big ones.
+func (l *list[R]) recompute() tea.Cmd {
+	if r, ok := l.selected(); ok {
+		l.onCursor = l.spec.key(r)
+	}
+	l.gen++
+	gen, prev := l.gen, l.view
+	rows, col, desc, q, kg := l.rows, l.sortCol, l.sortDesc, l.query, l.keepGen
+	var keep func(R) bool
+	if l.spec.keep != nil {
+		keep = l.spec.keep()
+	}
+	spec := l.spec
+	job := func() *listView[R] { return computeView(spec, keep, prev, rows, col, desc, q, kg) }
+	if len(rows) < asyncRows {
+		l.apply(job())
+		return nil
+	}
+	l.busy = true
+	return func() tea.Msg { return listDoneMsg[R]{list: l, gen: gen, view: job()} }
+}
+
+func (l *list[R]) apply(v *listView[R]) {
+	l.view = v
+	l.busy = false
+	l.table.SetSort(v.sortCol, v.sortDesc)
+	l.table.SetLen(len(v.idx))
+	if l.onCursor != "" {
+		for i, j := range v.idx {
+			if l.spec.key(v.rows[j]) == l.onCursor {
+				l.table.SetCursor(i)
+				return
+			}
+		}
+	}
+}
+
+// computeView sorts and filters, reusing what prev already did: the same
+// rows and sort keep the sort order; a query that extends prev's filters
+// prev's result only (typing narrows, it never rescans).
+func computeView[R any](spec rowSpec[R], keep func(R) bool, prev *listView[R], rows []R, col int, desc bool, q string, keepGen uint64) *listView[R] {
+	v := &listView[R]{rows: rows, sortCol: col, sortDesc: desc, query: q, keepGen: keepGen}
+	sameRows := prev != nil && len(prev.rows) == len(rows) && (len(rows) == 0 || &prev.rows[0] == &rows[0])
+	if sameRows && prev.sortCol == col && prev.sortDesc == desc && prev.sorted != nil {
+		v.sorted = prev.sorted
+	} else {
+		v.sorted = sortRows(spec, rows, col, desc)
+	}
+	from := v.sorted
+	if sameRows && prev.sortCol == col && prev.sortDesc == desc && prev.keepGen == keepGen &&
+		prev.idx != nil && prev.query != "" && strings.HasPrefix(q, prev.query) {
+		from = prev.idx
+	}
+	v.idx = filterRows(spec.haystack, keep, rows, from, q)
+	return v
+}
+
+func sortRows[R any](spec rowSpec[R], rows []R, col int, desc bool) []int32 {
+	idx := make([]int32, len(rows))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	if col < 0 || spec.compare == nil {
+		return idx
+	}
+	slices.SortStableFunc(idx, func(a, b int32) int {
+		c := spec.compare(rows[a], rows[b], col)
+		if desc {
+			return -c
+		}
+		return c
+	})
+	return idx
+}
+
+// filterRows keeps the rows of from whose haystack holds every word of q.
+func filterRows[R any](haystack func(R) string, keep func(R) bool, rows []R, from []int32, q string) []int32 {
+	words := strings.Fields(strings.ToLower(q))
+	if len(words) == 0 && keep == nil {
+		return from
+	}
+	out := make([]int32, 0, len(from)/4+16)
+next:
+	for _, i := range from {
+		r := rows[i]
+		if keep != nil && !keep(r) {
+			continue
+		}
+		if len(words) > 0 {
+			h := haystack(r)
+			for _, w := range words {
+				if !strings.Contains(h, w) {
+					continue next
+				}
+			}
+		}
+		out = append(out, i)
+	}
+	return out
+}
+
+// update handles what every list does: the filter prompt, navigation,
+// sorting, the wheel, and its own computed views.
+func (l *list[R]) update(msg tea.Msg) (tea.Cmd, bool) {
+	k := l.ctx.Keys
+	switch msg := msg.(type) {
+	case listDoneMsg[R]:
+		if msg.list != l {
+			return nil, false
+		}
+		if msg.gen == l.gen {
+			l.apply(msg.view)
+		}
+		return nil, true
+	case tea.MouseWheelMsg:
+		return nil, l.table.HandleMouse(msg)
+	case tea.PasteMsg:
+		if l.prompt {
+			l.query += clean(msg.Content)
+			return l.recompute(), true
+		}
+	case tea.KeyPressMsg:
+		if l.prompt {
+			return l.promptKey(msg), true
+		}
+		if l.table.HandleKey(msg, keyMapNav{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End}) {
+			return nil, true
+		}
+		switch {
+		case key.Matches(msg, k.Filter):
+			l.prompt = true
+			return nil, true
+		case key.Matches(msg, k.Sort) && len(l.spec.sortable) > 0:
+			i := slices.Index(l.spec.sortable, l.sortCol)
+			l.sortCol = l.spec.sortable[(i+1)%len(l.spec.sortable)]
+			return l.recompute(), true
+		case key.Matches(msg, k.Reverse) && len(l.spec.sortable) > 0:
+			l.sortDesc = !l.sortDesc
+			return l.recompute(), true
+		case key.Matches(msg, k.Back) && l.query != "":
+			l.query = ""
+			return l.recompute(), true
+		}
+	}
+	return nil, false
+}
+
+func (l *list[R]) promptKey(msg tea.KeyPressMsg) tea.Cmd {
+	switch msg.String() {
+	case "enter", "down", "up", "tab":
+		l.prompt = false
+		return nil
+	case "esc":
+		l.prompt = false
+		if l.query == "" {
+			return nil
+		}
+		l.query = ""
+		return l.recompute()
+	case "backspace", "ctrl+h":
+		if l.query == "" {
+			l.prompt = false
+			return nil
+		}
+		r := []rune(l.query)
+		l.query = string(r[:len(r)-1])
+		return l.recompute()
+	case "ctrl+u":
+		l.query = ""
+		return l.recompute()
+	case "ctrl+w":
+		q := strings.TrimRight(l.query, " ")
+		if i := strings.LastIndex(q, " "); i >= 0 {
+			l.query = q[:i+1]
+		} else {
+			l.query = ""
+		}
+		return l.recompute()
+	}
+	if t := msg.Text; t != "" && msg.Mod&^tea.ModShift == 0 {
+		l.query += clean(t)
+		return l.recompute()
+	}
+	return nil
+}
+
+// infoLine is the line above the table: the filter prompt, the count and
+// the sort.
+func (l *list[R]) infoLine(width int, noun string, sortName string, extra string) string {
+	t := l.ctx.Theme
+	var left string
+	switch {
+	case l.prompt:
+		left = t.Accent.Render("/") + " " + l.query + t.Accent.Render("▏")
+	case l.query != "":
+		left = t.Muted.Render("filter: ") + l.query + t.Muted.Render("  (esc clears)")
+	default:
+		left = t.Muted.Render("/ to filter")
+	}
+	total := len(l.rows)
+	right := countText(len(l.view.idx), total, noun)
+	if l.busy {
+		right = "… " + right
+	}
+	if sortName != "" {
+		dir := "▲"
+		if l.sortDesc {
+			dir = "▼"
+		}
+		right += " · by " + sortName + " " + dir
+	}
+	if extra != "" {
+		right = extra + " · " + right
+	}
+	return spread(left, t.Muted.Render(right), width)
+}

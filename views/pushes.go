@@ -1,0 +1,323 @@
+package views
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"paydesk/store"
+	"paydesk/ui/theme"
+)
+
+// PushRow is a push (stored or rejected) prepared for the log.
+type PushRow struct {
+	Push *store.PushRecord
+
+	id, envelope, kind, key, invoice, status, signature, result string
+	resultPaint                                                 string
+	hay                                                         string
+	received                                                    int64
+}
+
+// pushRowID tells stored and rejected pushes apart (their IDs may repeat).
+func pushRowID(p *store.PushRecord) string {
+	if p.Rejected {
+		return fmt.Sprintf("r%d", p.ID)
+	}
+	return fmt.Sprintf("a%d", p.ID)
+}
+
+// NewPushRow prepares a push for the log.
+func NewPushRow(p *store.PushRecord) *PushRow {
+	r := &PushRow{Push: p, id: pushRowID(p), envelope: clean(p.Envelope), kind: clean(p.Kind), key: clean(p.Key),
+		invoice: clean(p.Invoice), status: clean(p.Status.Text()), signature: clean(p.Signature), received: p.ReceivedAt.UnixNano()}
+	if r.envelope == "" {
+		r.envelope = "?"
+	}
+	switch {
+	case p.Rejected:
+		r.result, r.resultPaint = "REJECTED: "+clean(p.Reason), theme.PaintFailed
+	case p.Applied:
+		r.result, r.resultPaint = "applied", theme.PaintOK
+	case p.Ignored != "":
+		r.result, r.resultPaint = "ignored: "+clean(p.Ignored), theme.PaintMuted
+	default:
+		r.result, r.resultPaint = "stored", theme.PaintMuted
+	}
+	r.hay = strings.ToLower(strings.Join([]string{r.key, r.invoice, r.kind, r.envelope, r.status, r.signature, r.result, clean(p.Service)}, "\x00"))
+	return r
+}
+
+// NewPushRows prepares many pushes.
+func NewPushRows(ps []*store.PushRecord) []*PushRow {
+	out := make([]*PushRow, len(ps))
+	for i, p := range ps {
+		out[i] = NewPushRow(p)
+	}
+	return out
+}
+
+const (
+	pcTime = iota
+	pcEnvelope
+	pcKind
+	pcKey
+	pcInvoice
+	pcStatus
+	pcSignature
+	pcResult
+)
+
+var pushColumns = []Column{
+	pcTime:      {Title: "RECEIVED", Width: 11},
+	pcEnvelope:  {Title: "ENVELOPE", Width: 11, Drop: 6},
+	pcKind:      {Title: "KIND", Width: 11},
+	pcKey:       {Title: "KEY", Width: 12},
+	pcInvoice:   {Title: "INVOICE", Width: 12, Drop: 5},
+	pcStatus:    {Title: "STATUS", Width: 12},
+	pcSignature: {Title: "SIGNATURE", Width: 9},
+	pcResult:    {Title: "RESULT", Width: 10, Flex: true},
+}
+
+func comparePushes(a, b *PushRow, col int) int {
+	var c int
+	switch col {
+	case pcKind:
+		c = strings.Compare(a.kind, b.kind)
+	case pcStatus:
+		c = cmp.Compare(a.Push.Status.Code, b.Push.Status.Code)
+	case pcSignature:
+		c = strings.Compare(a.signature, b.signature)
+	}
+	if c == 0 {
+		c = cmp.Compare(a.received, b.received)
+	}
+	if c == 0 {
+		c = cmp.Compare(a.Push.ID, b.Push.ID)
+	}
+	return c
+}
+
+// Push log filters, cycled with t and v.
+var (
+	pushTypes    = []string{"", "DataRequest", "Transaction"}
+	pushStatuses = []string{"", "success", "pending", "failed", "rejected", "ignored"}
+)
+
+func pushStatusMatches(p *store.PushRecord, f string) bool {
+	switch f {
+	case "success":
+		return !p.Rejected && p.Status.Code == 190
+	case "pending":
+		return !p.Rejected && p.Status.Code >= 790 && p.Status.Code <= 799
+	case "failed":
+		return !p.Rejected && p.Status.Code != 0 && p.Status.Code != 190 && (p.Status.Code < 790 || p.Status.Code > 799)
+	case "rejected":
+		return p.Rejected
+	case "ignored":
+		return !p.Rejected && !p.Applied
+	}
+	return true
+}
+
+// Pushes is the push log: every push the listener received, newest first,
+// live as they arrive.
+type Pushes struct {
+	ctx        *Context
+	list       *list[*PushRow]
+	width      int
+	height     int
+	err        error
+	typeIdx    int
+	statusIdx  int
+	listenAddr string
+}
+
+// NewPushes makes the push log; listenAddr is shown in the empty state.
+func NewPushes(ctx *Context, listenAddr string) *Pushes {
+	s := &Pushes{ctx: ctx, listenAddr: listenAddr}
+	spec := rowSpec[*PushRow]{
+		key:      func(r *PushRow) string { return r.id },
+		haystack: func(r *PushRow) string { return r.hay },
+		compare:  comparePushes,
+		sortable: []int{pcTime, pcKind, pcStatus, pcSignature},
+		keep: func() func(*PushRow) bool {
+			typ, status := pushTypes[s.typeIdx], pushStatuses[s.statusIdx]
+			if typ == "" && status == "" {
+				return nil
+			}
+			return func(r *PushRow) bool {
+				if typ != "" && r.Push.Envelope != typ {
+					return false
+				}
+				return pushStatusMatches(r.Push, status)
+			}
+		},
+	}
+	s.list = newList(ctx, pushColumns, spec, pcTime, true)
+	return s
+}
+
+// Title names the tab.
+func (s *Pushes) Title() string { return "Pushes" }
+
+// SetSize sets the screen size.
+func (s *Pushes) SetSize(w, h int) {
+	s.width, s.height = w, h
+	s.list.table.SetSize(w, h-1)
+}
+
+// Capturing is true while the filter prompt is open.
+func (s *Pushes) Capturing() bool { return s.list.prompt }
+
+// Actions are the tab's keys.
+func (s *Pushes) Actions() []Action {
+	k := s.ctx.Keys
+	acts := []Action{{Key: k.Open}, {Key: k.Filter}, {Key: k.FilterType}, {Key: k.FilterStatus}, {Key: k.Sort}, {Key: k.Reverse},
+		{Key: k.CopyKey}, {Key: k.CopyJSON}, {Key: k.SaveFixture}}
+	if s.ctx.CanResend {
+		acts = append(acts, Action{Key: k.Resend, Changes: true})
+	}
+	return append(acts, Action{Key: k.ExportCSV}, Action{Key: k.ExportJSON})
+}
+
+// Update handles rows, keys and the wheel.
+func (s *Pushes) Update(msg tea.Msg) tea.Cmd {
+	if m, ok := msg.(PushRowsMsg); ok {
+		if m.Err != nil {
+			s.err = m.Err
+			return nil
+		}
+		s.err = nil
+		if m.Full {
+			return s.list.setRows(m.Rows)
+		}
+		return s.list.upsert(m.Rows)
+	}
+	cmd, done := s.list.update(msg)
+	if done {
+		return cmd
+	}
+	key, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	k := s.ctx.Keys
+	switch {
+	case keyIs(key, k.FilterType):
+		s.typeIdx = (s.typeIdx + 1) % len(pushTypes)
+		s.list.keepGen++
+		return s.list.recompute()
+	case keyIs(key, k.FilterStatus):
+		s.statusIdx = (s.statusIdx + 1) % len(pushStatuses)
+		s.list.keepGen++
+		return s.list.recompute()
+	case keyIs(key, k.ExportCSV), keyIs(key, k.ExportJSON):
+		return send(s.export(exportFormat(key, k)))
+	}
+	sel, has := s.list.selected()
+	if !has {
+		return nil
+	}
+	if keyIs(key, k.Open) {
+		return send(OpenPush{Push: sel.Push})
+	}
+	return pushActions(s.ctx, key, sel.Push)
+}
+
+// pushActions are the keys the log and the push page share.
+func pushActions(ctx *Context, msg tea.KeyPressMsg, p *store.PushRecord) tea.Cmd {
+	k := ctx.Keys
+	switch {
+	case keyIs(msg, k.CopyKey):
+		if p.Key == "" {
+			return Status(LevelWarn, "this push has no key to copy")
+		}
+		return tea.Batch(tea.SetClipboard(clean(p.Key)), Status(LevelOK, "copied key "+clean(p.Key)+" to the clipboard (OSC 52)"))
+	case keyIs(msg, k.CopyJSON):
+		return tea.Batch(tea.SetClipboard(prettyBody(p.Body)), Status(LevelOK, fmt.Sprintf("copied the JSON of push %d to the clipboard (OSC 52)", p.ID)))
+	case keyIs(msg, k.SaveFixture):
+		return send(SaveFixtureIntent{Push: p})
+	case keyIs(msg, k.Resend):
+		if !ctx.CanResend {
+			return Status(LevelWarn, "resend needs the embedded sandbox; ask the gateway that sent it")
+		}
+		if p.Key == "" {
+			return Status(LevelWarn, "this push has no key: nothing to resend")
+		}
+		return send(ResendIntent{Key: p.Key})
+	}
+	return nil
+}
+
+// View draws the log.
+func (s *Pushes) View() string {
+	t := s.ctx.Theme
+	var filters []string
+	if f := pushTypes[s.typeIdx]; f != "" {
+		filters = append(filters, "type "+f)
+	}
+	if f := pushStatuses[s.statusIdx]; f != "" {
+		filters = append(filters, "status "+f)
+	}
+	sortName := ""
+	if s.list.sortCol != pcTime || !s.list.sortDesc {
+		sortName = pushColumns[s.list.sortCol].Title
+	}
+	info := s.list.infoLine(s.width, "pushes", sortName, strings.Join(filters, ", "))
+	if s.err != nil {
+		return info + "\n" + padLines(t.Failed.Render("Could not read the cache: "+clean(s.err.Error())), s.height-1)
+	}
+	if s.list.len() == 0 {
+		var msg string
+		switch {
+		case !s.list.loaded:
+			msg = "\n  " + t.Muted.Render("Loading the cache…")
+		case len(s.list.rows) > 0:
+			msg = "\n  " + t.Muted.Render("No push matches the filters — press esc to clear the text, t and v to cycle type and status.")
+		default:
+			where := "the push listener"
+			if s.listenAddr != "" {
+				where = "the push listener on " + s.listenAddr
+			}
+			msg = "\n  " + t.Accent.Render("No pushes yet") + t.Muted.Render(" — they appear here live as "+where+" receives them.") +
+				"\n  " + t.Muted.Render("Press 1 and n to create a test reservation, or run paydesk --demo.")
+		}
+		return info + "\n" + padLines(msg, s.height-1)
+	}
+	body := s.list.table.View(func(i int, out []Cell) {
+		r := s.list.at(i)
+		p := r.Push
+		out[pcTime] = Cell{Text: s.ctx.shortStamp(p.ReceivedAt), Paint: theme.PaintMuted}
+		out[pcEnvelope] = Cell{Text: r.envelope}
+		out[pcKind] = Cell{Text: r.kind}
+		out[pcKey] = Cell{Text: shortKey(r.key)}
+		out[pcInvoice] = Cell{Text: r.invoice}
+		out[pcStatus] = Cell{Text: r.status, Paint: statusPaint(p.Status.Code)}
+		sigPaint := theme.PaintOK
+		if p.Signature != store.SignatureValid {
+			sigPaint = theme.PaintFailed
+		}
+		out[pcSignature] = Cell{Text: r.signature, Paint: sigPaint}
+		out[pcResult] = Cell{Text: r.result, Paint: r.resultPaint}
+	})
+	return info + "\n" + padLines(body, s.height-1)
+}
+
+func (s *Pushes) export(format string) ExportIntent {
+	rows := s.list.visible()
+	return ExportIntent{Name: "pushes", Format: format, Table: ExportTable{
+		Columns: []string{"id", "received", "rejected", "reason", "envelope", "kind", "key", "invoice", "service", "status", "currency", "amount", "signature", "applied", "ignored"},
+		Len:     len(rows),
+		Row: func(i int) []string {
+			p := rows[i].Push
+			amount := ""
+			if p.HasAmount {
+				amount = money(p.Amount)
+			}
+			return []string{fmt.Sprint(p.ID), p.ReceivedAt.UTC().Format(timeFormatExport), fmt.Sprint(p.Rejected), p.Reason, p.Envelope, p.Kind, p.Key,
+				p.Invoice, p.Service, itoa(p.Status.Code), p.Currency, amount, p.Signature, fmt.Sprint(p.Applied), p.Ignored}
+		}}}
+}

@@ -1,0 +1,178 @@
+package views
+
+import (
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+
+	"paydesk/store"
+)
+
+// TransactionDetail is the page of one transaction with the ones linked to
+// it: the payment a refund refunds, the refunds of a payment, the other
+// partial payments of a gift card group.
+type TransactionDetail struct {
+	ctx    *Context
+	data   TransactionDetailMsg
+	pane   pane
+	width  int
+	height int
+}
+
+// NewTransactionDetail makes the page for the loaded data.
+func NewTransactionDetail(ctx *Context, data TransactionDetailMsg) *TransactionDetail {
+	return &TransactionDetail{ctx: ctx, data: data, pane: pane{ctx: ctx}}
+}
+
+// Key is the transaction's key.
+func (d *TransactionDetail) Key() string { return d.data.Key }
+
+// Title names the page.
+func (d *TransactionDetail) Title() string {
+	if tx := d.data.Transaction; tx != nil {
+		return "Transaction " + kindText(tx.Kind) + " " + shortKey(clean(tx.Key))
+	}
+	return "Transaction"
+}
+
+// SetSize sets the page size.
+func (d *TransactionDetail) SetSize(w, h int) {
+	d.width, d.height = w, h
+	d.pane.setHeight(h - 1)
+	d.pane.width = w
+	d.build()
+}
+
+// Capturing is always false.
+func (d *TransactionDetail) Capturing() bool { return false }
+
+// Actions are the page's keys.
+func (d *TransactionDetail) Actions() []Action {
+	k := d.ctx.Keys
+	acts := []Action{{Key: k.Back}}
+	if tx := d.data.Transaction; tx != nil && tx.ReservationKey != "" {
+		acts = append(acts, Action{Key: k.Open})
+	}
+	return append(acts, Action{Key: k.Refund, Changes: true})
+}
+
+// Update takes fresh data and keys.
+func (d *TransactionDetail) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case TransactionDetailMsg:
+		if msg.Key == d.data.Key {
+			d.data = msg
+			d.build()
+		}
+	case tea.KeyPressMsg:
+		if d.pane.update(msg) {
+			return nil
+		}
+		tx := d.data.Transaction
+		if tx == nil {
+			return nil
+		}
+		k := d.ctx.Keys
+		switch {
+		case keyIs(msg, k.Refund):
+			return send(RefundIntent{TransactionKey: tx.Key})
+		case keyIs(msg, k.Open) && tx.ReservationKey != "":
+			return send(OpenReservation{Key: tx.ReservationKey})
+		}
+	default:
+		d.pane.update(msg)
+	}
+	return nil
+}
+
+// View draws the page.
+func (d *TransactionDetail) View() string {
+	t := d.ctx.Theme
+	return spread(t.Accent.Render(d.Title()), t.Muted.Render(d.pane.scrollHint()+"  esc back"), d.width) + "\n" + d.pane.view()
+}
+
+func (d *TransactionDetail) build() {
+	if d.width == 0 {
+		return
+	}
+	t := d.ctx.Theme
+	tx := d.data.Transaction
+	if d.data.Err != nil || tx == nil {
+		msg := "not found in the cache"
+		if d.data.Err != nil {
+			msg = clean(d.data.Err.Error())
+		}
+		d.pane.setLines([]string{"", "  " + t.Failed.Render("Transaction "+clean(d.data.Key)+": "+msg)})
+		return
+	}
+	var out []string
+	add := func(s ...string) { out = append(out, s...) }
+	label := func(s string) string { return t.Muted.Render(fmt.Sprintf("%-13s", s)) }
+	amount := moneyCur(tx.Amount, clean(tx.Currency))
+	if tx.Kind.IsRefund() {
+		amount = "-" + amount
+	}
+	add("",
+		label("Kind")+kindText(tx.Kind)+t.Muted.Render("  "+clean(tx.TransactionType)+" · service "+clean(tx.ServiceCode)),
+		label("Status")+t.Paint(statusPaint(tx.Status.Code)).Apply(orDash(clean(tx.Status.Text())))+t.Muted.Render("  "+d.ctx.stamp(tx.Status.Time)),
+		label("Key")+clean(tx.Key),
+		label("Invoice")+clean(tx.Invoice),
+		label("Amount")+amount,
+	)
+	if !tx.Kind.IsRefund() && tx.Status.IsSuccess() {
+		add(label("Refunded") + money(tx.Refunded) + t.Muted.Render("  refundable ") + money(tx.Refundable()))
+	}
+	if tx.ReservationNumber != "" || tx.ReservationKey != "" {
+		add(label("Reservation") + orDash(clean(tx.ReservationNumber)) + t.Muted.Render("  (enter opens it)"))
+	}
+	if tx.InvoiceNumber != "" {
+		add(label("Provider inv.") + clean(tx.InvoiceNumber))
+	}
+	if tx.PaymentKey != "" {
+		add(label("Payment key") + clean(tx.PaymentKey))
+	}
+	if tx.CustomerName != "" {
+		add(label("Customer") + clean(tx.CustomerName))
+	}
+	if tx.Provider != "" {
+		add(label("Card provider") + clean(string(tx.Provider)))
+	}
+	if tx.RemainderAmount.IsPositive() {
+		add(label("Remainder") + t.Warning.Render(money(tx.RemainderAmount)+" still to pay (partial payment)"))
+	}
+	if len(tx.Lines) > 0 {
+		var parts string
+		for i, l := range tx.Lines {
+			if i > 0 {
+				parts += ", "
+			}
+			parts += fmt.Sprintf("%d × %s", l.Quantity, clean(l.ArticleNumber))
+		}
+		add(label("Lines") + parts)
+	} else if tx.FullCapture {
+		add(label("Lines") + "everything that remained")
+	}
+	add(label("Created") + d.ctx.stamp(tx.Created))
+
+	if o := d.data.Original; o != nil {
+		add("", t.Accent.Render("Refund of"))
+		add(indent(transactionTable(d.ctx, d.width-2, []*store.Transaction{o}))...)
+	} else if tx.Original != "" {
+		add("", t.Accent.Render("Refund of"), "  "+clean(tx.Original)+t.Muted.Render("  (not in the cache)"))
+	}
+	if len(d.data.Refunds) > 0 {
+		add("", t.Accent.Render(fmt.Sprintf("Refunds (%d)", len(d.data.Refunds))))
+		add(indent(transactionTable(d.ctx, d.width-2, d.data.Refunds))...)
+	}
+	if len(d.data.Group) > 0 {
+		add("", t.Accent.Render("Partial payments of group "+shortKey(clean(tx.Group))))
+		add(indent(transactionTable(d.ctx, d.width-2, d.data.Group))...)
+	}
+	add("", t.Accent.Render(fmt.Sprintf("Pushes (%d, oldest first)", len(d.data.Pushes))))
+	if len(d.data.Pushes) == 0 {
+		add(t.Muted.Render("  None received for this transaction."))
+	} else {
+		add(indent(pushTable(d.ctx, d.width-2, d.data.Pushes))...)
+	}
+	d.pane.setLines(out)
+}
