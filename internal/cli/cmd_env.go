@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"paydesk/api"
 	"paydesk/api/sandbox"
 	"paydesk/internal/ops"
+	"paydesk/pushlistener"
 	"paydesk/store"
 )
 
@@ -209,14 +209,22 @@ func (e *opsEnv) startEmbedded(ctx context.Context, creds api.Credentials, state
 		_ = sb.Close()
 		return "", nil, err
 	}
+	pushURL := "http://" + pushLn.Addr().String() + "/push"
+	listener, err := pushlistener.New(pushlistener.Config{DB: e.db, Verifier: api.VerifierFor(creds), PushURL: pushURL})
+	if err != nil {
+		gwLn.Close()
+		pushLn.Close()
+		_ = sb.Close()
+		return "", nil, err
+	}
 	gw := &http.Server{Handler: sb, ReadHeaderTimeout: 5 * time.Second}
-	recv := &http.Server{Handler: pushReceiver(e.db, api.VerifierFor(creds)), ReadHeaderTimeout: 5 * time.Second}
+	recv := &http.Server{Handler: listener, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = gw.Serve(gwLn) }()
 	go func() { _ = recv.Serve(pushLn) }()
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- sb.Run(runCtx) }()
-	sb.SetPushURL("http://" + pushLn.Addr().String() + "/push")
+	sb.SetPushURL(pushURL)
 	e.closers = append(e.closers, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
@@ -233,37 +241,4 @@ func (e *opsEnv) startEmbedded(ctx context.Context, creds api.Credentials, state
 		return sb.Decline(ctx, key)
 	}
 	return "http://" + gwLn.Addr().String(), step, nil
-}
-
-// pushReceiver verifies a push, stores it (fsync) and only then answers
-// 200. It stands in for the push listener while a command runs.
-func pushReceiver(db *store.DB, v api.Verifier) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		if err != nil {
-			http.Error(w, "read", http.StatusBadRequest)
-			return
-		}
-		rec := store.PushRecord{ReceivedAt: time.Now(), RemoteAddr: r.RemoteAddr, Method: r.Method, URL: r.URL.String(),
-			Header: r.Header.Clone(), Body: body}
-		if _, err := v.Verify(r.Header.Get("Authorization"), r.Method, r.Host+r.URL.Path, body); err != nil {
-			rec.Rejected, rec.Reason, rec.Signature = true, err.Error(), store.SignatureVerdict(err)
-			_, _ = db.RecordRejectedPush(r.Context(), rec)
-			http.Error(w, "signature", http.StatusUnauthorized)
-			return
-		}
-		rec.Signature = store.SignatureValid
-		p, err := api.DecodePush(body)
-		if err != nil {
-			rec.Rejected, rec.Reason = true, err.Error()
-			_, _ = db.RecordRejectedPush(r.Context(), rec)
-			http.Error(w, "bad push", http.StatusBadRequest)
-			return
-		}
-		if _, err := db.ApplyPush(r.Context(), rec, p); err != nil {
-			http.Error(w, "store", http.StatusServiceUnavailable)
-			return
-		}
-		w.WriteHeader(http.StatusOK)
-	})
 }

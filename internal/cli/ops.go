@@ -18,6 +18,7 @@ import (
 
 	"paydesk/api"
 	"paydesk/internal/ops"
+	"paydesk/internal/textsafe"
 	"paydesk/store"
 )
 
@@ -109,18 +110,9 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// clean strips control and escape sequences from text from outside.
-func clean(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\t':
-			return r
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			return -1
-		}
-		return r
-	}, s)
-}
+// clean makes text from outside inert before it reaches a terminal; line
+// feeds are kept (multi-line messages).
+func clean(s string) string { return textsafe.CleanLines(s) }
 
 func money(d decimal.Decimal) string { return d.StringFixed(2) }
 

@@ -13,6 +13,7 @@ import (
 
 	"paydesk/api"
 	"paydesk/internal/ops"
+	"paydesk/internal/textsafe"
 	"paydesk/store"
 )
 
@@ -525,19 +526,9 @@ func resultView(r *ops.Result, err error) string {
 	return b.String()
 }
 
-// Clean strips control and escape sequences from text that came from
-// outside (gateway messages, push fields) before it reaches the terminal.
-func Clean(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\t':
-			return ' '
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			return -1
-		}
-		return r
-	}, s)
-}
+// Clean makes text from outside (gateway messages, push fields) inert
+// before it reaches the terminal.
+func Clean(s string) string { return textsafe.Clean(s) }
 
 // lineTable renders reservation lines with what remains.
 func lineTable(r *store.Reservation) string {

@@ -10,6 +10,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"paydesk/internal/textsafe"
 	"paydesk/store"
 	"paydesk/ui/theme"
 	"paydesk/views"
@@ -100,20 +101,13 @@ func truncate(s string, w int) string {
 	return string(r[:w-1]) + "…"
 }
 
-// clean strips control and escape sequences from text from outside;
-// keepLines keeps newlines (pretty-printed bodies).
+// clean makes text from outside inert; keepLines keeps line feeds
+// (pretty-printed bodies).
 func clean(s string, keepLines bool) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' && keepLines:
-			return r
-		case r == '\n' || r == '\t' || r == '\r':
-			return ' '
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			return -1
-		}
-		return r
-	}, s)
+	if keepLines {
+		return textsafe.CleanLines(s)
+	}
+	return textsafe.Clean(s)
 }
 
 // pinValue matches the value of a PIN-like parameter in a request body, so
