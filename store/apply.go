@@ -107,8 +107,8 @@ func (db *DB) applyPush(tx *bolt.Tx, rec *PushRecord, p *api.Push, res *ApplyRes
 		rec.Signature = SignatureValid
 	}
 	rec.Hash = pushHash(p, rec.Body)
-	if v := tx.Bucket(bPushHash).Get(rec.Hash[:]); len(v) == 8 {
-		res.ID = be64(v)
+	if id := findDuplicate(tx, rec.Key, rec.Hash); id != 0 {
+		res.ID = id
 		res.Duplicate = true
 		res.Ignored = "duplicate of push " + strconv.FormatUint(res.ID, 10)
 		return nil
@@ -144,10 +144,7 @@ func (db *DB) applyPush(tx *bolt.Tx, rec *PushRecord, p *api.Push, res *ApplyRes
 	if err := pb.Put(u64(id), encodePush(rec)); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bPushHash).Put(rec.Hash[:], u64(id)); err != nil {
-		return err
-	}
-	if err := tx.Bucket(bPushKey).Put(append(pairKey(rec.Key, ""), u64(id)...), nil); err != nil {
+	if err := tx.Bucket(bPushKey).Put(append(pairKey(rec.Key, ""), u64(id)...), rec.Hash[:]); err != nil {
 		return err
 	}
 	if err := incr(tx, kPushCount); err != nil {
@@ -156,6 +153,21 @@ func (db *DB) applyPush(tx *bolt.Tx, rec *PushRecord, p *api.Push, res *ApplyRes
 	c.Pushes++
 	res.ID, res.Applied, res.Ignored, res.ReservationKey = id, eff.applied, eff.ignored, eff.resKey
 	return nil
+}
+
+// findDuplicate returns the ID of a stored push with the same key and
+// content hash, 0 if there is none. The per-key index holds the hashes, so
+// de-duplication costs no index of its own (a random-key index would add a
+// page write per push to every commit).
+func findDuplicate(tx *bolt.Tx, key string, hash [32]byte) uint64 {
+	prefix := pairKey(key, "")
+	c := tx.Bucket(bPushKey).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if len(k) == len(prefix)+8 && bytes.Equal(v, hash[:]) {
+			return be64(k[len(prefix):])
+		}
+	}
+	return 0
 }
 
 type effect struct {

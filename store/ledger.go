@@ -153,7 +153,9 @@ func (db *DB) putTx(tx *bolt.Tx, t *Transaction, c *Change) error {
 	if err := tx.Bucket(bTransaction).Put([]byte(t.Key), v); err != nil {
 		return err
 	}
-	if t.Invoice != "" {
+	// Only deferred-invoice transactions can belong to a reservation; gift
+	// cards stay out of the invoice index (one random page write less).
+	if t.Invoice != "" && (t.Kind == KindCapture || t.Kind == KindRefund) {
 		if err := tx.Bucket(bInvoice).Put(invoiceKey(t.Invoice, t.Key), []byte{invTransaction}); err != nil {
 			return err
 		}

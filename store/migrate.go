@@ -20,8 +20,7 @@ var (
 	bRelated     = []byte("related")      // original key 0x00 refund key → nil
 	bOrphan      = []byte("orphans")      // data request key → orphanRequest (JSON)
 	bPush        = []byte("pushes")       // id → PushRecord (binary)
-	bPushHash    = []byte("pushhash")     // content hash → id
-	bPushKey     = []byte("pushkey")      // key 0x00 id → nil
+	bPushKey     = []byte("pushkey")      // key 0x00 id → content hash
 	bRejected    = []byte("rejected")     // id → PushRecord (binary)
 	bOp          = []byte("ops")          // id → PendingOp (JSON)
 	bOpOpen      = []byte("opsopen")      // id → nil for ops whose state IsOpen
@@ -30,7 +29,7 @@ var (
 )
 
 var allBuckets = [][]byte{bMeta, bReservation, bSummary, bResNumber, bKeyOwner, bInvoice, bTransaction, bRelated,
-	bOrphan, bPush, bPushHash, bPushKey, bRejected, bOp, bOpOpen, bAudit, bExchange}
+	bOrphan, bPush, bPushKey, bRejected, bOp, bOpOpen, bAudit, bExchange}
 
 var (
 	kSchema        = []byte("schema")

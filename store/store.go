@@ -28,6 +28,13 @@ var (
 // step by step and refuses newer ones.
 const SchemaVersion = 1
 
+// initialMmapSize is address space, not memory: mapping it up front spares
+// the remaps (which stall every reader and the writer) while the file grows.
+// The freelist is not written on every commit (NoFreelistSync): bbolt
+// rebuilds it when the file is opened, which is cheaper than a page write
+// per push.
+const initialMmapSize = 1 << 30
+
 // Options configure Open.
 type Options struct {
 	// NoSync skips fsync: for tests only, never for a real cache.
@@ -78,7 +85,8 @@ func Open(path string, opts Options) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("cache %s: create folder: %w", path, err)
 	}
-	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync, FreelistType: bolt.FreelistMapType})
+	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync,
+		FreelistType: bolt.FreelistMapType, NoFreelistSync: true, InitialMmapSize: initialMmapSize})
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("cache %s is %w (close the other console or use --db)", path, ErrLocked)
