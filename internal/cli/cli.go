@@ -36,6 +36,7 @@ func commands() []command {
 		{"test-reservation", "new test reservation (sandbox/test), --approve to finish it", runTestReservation},
 		{"resolve", "close an operation whose outcome is unknown, by hand", runResolve},
 		{"audit", "the audit log: who did what, when, for how much", runAudit},
+		{"form", "open an operation form in the terminal (capture, refund, …)", runForm},
 	}
 }
 

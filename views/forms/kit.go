@@ -124,8 +124,12 @@ func (k *kit) SetSize(w, h int) {
 	}
 }
 
+// summaryRoom is kept under the fields for the live amount, errors and
+// the key help.
+const summaryRoom = 4
+
 func (k *kit) formHeight() int {
-	used := lipgloss.Height(k.chrome())
+	used := lipgloss.Height(k.chrome()) + summaryRoom
 	return max(k.height-used, 4)
 }
 
