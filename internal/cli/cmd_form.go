@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -61,7 +62,7 @@ func (h *formHost) View() tea.View {
 // runForm opens an operation form in the terminal:
 // paydesk form capture|cancel|update|refund|giftcard-pay|giftcard-refund|test-reservation [TARGET].
 func runForm(ctx context.Context, sio IO, args []string) int {
-	c, code := newCmd("form", "capture|cancel|update RESERVATION | refund CAPTURE | giftcard-pay | giftcard-refund PAYMENT | test-reservation", sio, 1, 2, args, nil)
+	c, code := newCmd("form", "capture|cancel|update RESERVATION | refund CAPTURE | giftcard-pay | giftcard-refund PAYMENT | test-reservation | resolve OP", sio, 1, 2, args, nil)
 	if c == nil {
 		return code
 	}
@@ -122,6 +123,20 @@ func runForm(ctx context.Context, sio IO, args []string) int {
 		f = forms.NewGiftCardRefund(t, false, svc.Mode())
 	case "test-reservation":
 		f = forms.NewTestReservation(svc.Mode(), svc.Now(), "")
+	case "resolve":
+		if !need() {
+			return exitUsage
+		}
+		id, err := strconv.ParseUint(target, 10, 64)
+		if err != nil {
+			fmt.Fprintf(sio.Stderr, "paydesk form resolve: operation %q: not a number\n", target)
+			return exitUsage
+		}
+		op, err := env.db.Op(id)
+		if err != nil {
+			return c.fail(fmt.Errorf("operation %d: %w", id, err))
+		}
+		f = forms.NewResolve(op, svc.Mode())
 	default:
 		fmt.Fprintf(sio.Stderr, "paydesk form: unknown form %q\n", c.args[0])
 		return exitUsage

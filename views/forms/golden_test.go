@@ -170,3 +170,15 @@ func sendingCapture(t *testing.T) (Form, SubmitMsg) {
 	}
 	return f, out[0].(SubmitMsg)
 }
+
+func TestResolveFormGolden(t *testing.T) {
+	op := &store.PendingOp{ID: 8, Action: "Pay", Service: "deferredkp", Target: "R-20260305-0001", Amount: dec("93.95"), Currency: "EUR",
+		State: store.OpOutcomeUnknown, Updated: testNow, Error: "Pay: outcome unknown: connection reset by peer"}
+	f := sized(NewResolve(op, ops.ModeSandbox))
+	t.Run("field-errors", func(t *testing.T) { golden.RequireEqual(t, render(t, f)) })
+	f, _ = drive(f, append(typeText("captured per back office"), press("enter"))...)
+	f, out := drive(f, press("y"))
+	if len(out) != 1 || out[0].(SubmitMsg).Intent.(ops.ResolveRequest).Note != "captured per back office" {
+		t.Fatalf("resolve intent %v\n%s", out, f.View())
+	}
+}
