@@ -167,4 +167,3 @@ func captures(db *store.DB, ref string) ([]*store.Transaction, error) {
 	}
 	return txs, nil
 }
-
