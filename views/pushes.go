@@ -75,8 +75,8 @@ var pushColumns = []Column{
 	pcEnvelope:  {Title: "ENVELOPE", Width: 11, Drop: 6},
 	pcKind:      {Title: "KIND", Width: 11},
 	pcKey:       {Title: "KEY", Width: 12},
-	pcInvoice:   {Title: "INVOICE", Width: 12, Drop: 5},
-	pcStatus:    {Title: "STATUS", Width: 12},
+	pcInvoice:   {Title: "INVOICE", Width: 13, Drop: 5},
+	pcStatus:    {Title: "STATUS", Width: 16},
 	pcSignature: {Title: "SIGNATURE", Width: 9},
 	pcResult:    {Title: "RESULT", Width: 10, Flex: true},
 }
@@ -282,8 +282,9 @@ func (s *Pushes) View() string {
 			if s.listenAddr != "" {
 				where = "the push listener on " + s.listenAddr
 			}
-			msg = "\n  " + t.Accent.Render("No pushes yet") + t.Muted.Render(" — they appear here live as "+where+" receives them.") +
-				"\n  " + t.Muted.Render("Press 1 and n to create a test reservation, or run paydesk --demo.")
+			msg = "\n  " + t.Accent.Render("No pushes yet.") +
+				"\n  " + t.Muted.Render("They show up here live as "+where+" receives them.") +
+				"\n  " + t.Muted.Render("Press 1 then n to create a test reservation, or run paydesk --demo.")
 		}
 		return info + "\n" + padLines(msg, s.height-1)
 	}

@@ -358,7 +358,7 @@ var detailTxColumns = []Column{
 	dtKind:   {Title: "KIND", Width: 14},
 	dtKey:    {Title: "KEY", Width: 12},
 	dtAmount: {Title: "AMOUNT", Width: 9, Right: true},
-	dtStatus: {Title: "STATUS", Width: 12},
+	dtStatus: {Title: "STATUS", Width: 16},
 	dtInfo:   {Title: "DETAIL", Width: 10, Flex: true},
 }
 
@@ -402,7 +402,7 @@ var detailPushColumns = []Column{
 	dpTime:   {Title: "RECEIVED", Width: 19, Drop: 2},
 	dpKind:   {Title: "KIND", Width: 17},
 	dpKey:    {Title: "KEY", Width: 12},
-	dpStatus: {Title: "STATUS", Width: 12},
+	dpStatus: {Title: "STATUS", Width: 16},
 	dpSig:    {Title: "SIGNATURE", Width: 9},
 	dpResult: {Title: "RESULT", Width: 10, Flex: true},
 }
@@ -416,7 +416,7 @@ func pushTable(ctx *Context, w int, ps []*store.PushRecord) []string {
 			sig = theme.PaintFailed
 		}
 		c[dpTime] = Cell{Text: ctx.stamp(ps[i].ReceivedAt), Paint: theme.PaintMuted}
-		c[dpKind] = Cell{Text: r.envelope + " " + r.kind}
+		c[dpKind] = Cell{Text: orDash(r.kind)}
 		c[dpKey] = Cell{Text: shortKey(r.key)}
 		c[dpStatus] = Cell{Text: r.status, Paint: statusPaint(ps[i].Status.Code)}
 		c[dpSig] = Cell{Text: r.signature, Paint: sig}

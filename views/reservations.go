@@ -59,7 +59,7 @@ const (
 )
 
 var reservationColumns = []Column{
-	rcInvoice:   {Title: "INVOICE", Width: 12},
+	rcInvoice:   {Title: "INVOICE", Width: 13},
 	rcNumber:    {Title: "RESERVATION", Width: 12, Drop: 5},
 	rcCustomer:  {Title: "CUSTOMER", Width: 12, Flex: true},
 	rcCountry:   {Title: "CC", Width: 2, Drop: 3},
@@ -68,7 +68,7 @@ var reservationColumns = []Column{
 	rcRemaining: {Title: "REMAINING", Width: 9, Right: true},
 	rcState:     {Title: "STATE", Width: 15},
 	rcAge:       {Title: "AGE", Width: 4, Right: true, Drop: 4},
-	rcLeft:      {Title: "DAYS LEFT", Width: 9, Right: true},
+	rcLeft:      {Title: "LEFT", Width: 6, Right: true},
 }
 
 var stateRank = map[store.State]int{
@@ -214,7 +214,7 @@ func (s *Reservations) View() string {
 		out[rcCaptured] = Cell{Text: r.captured}
 		out[rcRemaining] = Cell{Text: r.remaining}
 		if r.Summary.OutcomeUnknown {
-			out[rcState] = Cell{Text: "⚠ outcome unknown", Paint: theme.PaintWarning}
+			out[rcState] = Cell{Text: "⚠ unknown", Paint: theme.PaintWarning}
 		} else {
 			out[rcState] = Cell{Text: listStateText(st), Paint: statePaint(st)}
 		}
@@ -243,8 +243,9 @@ func (s *Reservations) empty() string {
 	if s.ctx.ReadOnly {
 		hint = "this console is read-only; run paydesk --demo to fill a sandbox"
 	}
-	return "\n  " + t.Accent.Render("No reservations yet") + t.Muted.Render(" — "+hint+".") +
-		"\n\n  " + t.Muted.Render("Pushes from the gateway appear here and in the Pushes tab (3) as they arrive.")
+	return "\n  " + t.Accent.Render("No reservations yet.") +
+		"\n  " + t.Muted.Render(strings.ToUpper(hint[:1])+hint[1:]+".") +
+		"\n\n  " + t.Muted.Render("Pushes from the gateway show up here and in the Pushes tab (3) as they arrive.")
 }
 
 func (s *Reservations) export(format string) ExportIntent {

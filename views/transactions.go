@@ -72,9 +72,9 @@ var transactionColumns = []Column{
 	tcKey:     {Title: "KEY", Width: 12},
 	tcKind:    {Title: "KIND", Width: 14},
 	tcService: {Title: "SERVICE", Width: 14, Drop: 6},
-	tcInvoice: {Title: "INVOICE", Width: 12},
+	tcInvoice: {Title: "INVOICE", Width: 13},
 	tcAmount:  {Title: "AMOUNT", Width: 9, Right: true},
-	tcStatus:  {Title: "STATUS", Width: 12},
+	tcStatus:  {Title: "STATUS", Width: 16},
 	tcLink:    {Title: "LINKED", Width: 10, Flex: true},
 }
 
@@ -189,7 +189,9 @@ func (s *Transactions) View() string {
 		return info + "\n" + padLines(t.Failed.Render("Could not read the cache: "+clean(s.err.Error())), s.height-1)
 	}
 	if s.list.len() == 0 {
-		msg := "\n  " + t.Accent.Render("No transactions yet") + t.Muted.Render(" — captures, refunds and gift card payments appear here; open a reservation (1) and press c to capture, or p for a gift card payment.")
+		msg := "\n  " + t.Accent.Render("No transactions yet.") +
+			"\n  " + t.Muted.Render("Captures, refunds and gift card payments show up here.") +
+			"\n  " + t.Muted.Render("Capture from the Reservations tab (1, then c), or press p for a gift card payment.")
 		if !s.list.loaded {
 			msg = "\n  " + t.Muted.Render("Loading the cache…")
 		} else if len(s.list.rows) > 0 {

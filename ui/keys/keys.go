@@ -16,6 +16,8 @@ type KeyMap struct {
 	Tab3    key.Binding
 	Tab4    key.Binding
 	Tab5    key.Binding
+	// Tabs stands for Tab1…Tab5 in the help.
+	Tabs    key.Binding
 	Back    key.Binding
 	Refresh key.Binding
 
@@ -69,8 +71,9 @@ func Default() *KeyMap {
 		Tab3:    b("3", "pushes", "3"),
 		Tab4:    b("4", "audit log", "4"),
 		Tab5:    b("5", "gateway log", "5"),
+		Tabs:    b("1…5", "go to a tab", "1", "2", "3", "4", "5"),
 		Back:    b("esc", "back", "esc"),
-		Refresh: b("ctrl+r", "reload from the cache", "ctrl+r"),
+		Refresh: b("ctrl+r", "reload", "ctrl+r"),
 
 		Up:       b("↑/k", "up", "up", "k"),
 		Down:     b("↓/j", "down", "down", "j"),

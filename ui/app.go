@@ -1,0 +1,389 @@
+package ui
+
+import (
+	"context"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"paydesk/internal/ops"
+	"paydesk/store"
+	"paydesk/ui/keys"
+	"paydesk/ui/theme"
+	"paydesk/views"
+	"paydesk/views/logs"
+)
+
+// Store is what the console reads of the cache; *store.DB is one.
+type Store interface {
+	LoadReservationSummaries() ([]store.Summary, error)
+	Reservation(ref string) (*store.Reservation, error)
+	Transaction(key string) (*store.Transaction, error)
+	TransactionsFor(ref string) ([]*store.Transaction, error)
+	Transactions() ([]*store.Transaction, error)
+	Pushes(limit int, beforeID uint64) ([]*store.PushRecord, error)
+	PushesFor(keys ...string) ([]*store.PushRecord, error)
+	PushesForReservation(ref string) ([]*store.PushRecord, error)
+	RejectedPushes(limit int) ([]*store.PushRecord, error)
+	Ops(states ...store.OpState) ([]*store.PendingOp, error)
+	Audit(limit int) ([]store.AuditEntry, error)
+	Exchanges(limit int) ([]store.Exchange, error)
+	Counts() (store.Counts, error)
+	Subscribe() (<-chan store.Change, func())
+}
+
+// Resender asks the embedded sandbox to send a key's pushes again.
+type Resender interface {
+	Resend(key string) error
+}
+
+// Config wires the console.
+type Config struct {
+	Store Store
+	// Ops runs the operations the forms submit; nil leaves the console
+	// without operations (it says so when one is asked for).
+	Ops *ops.Service
+	// Sandbox is the embedded sandbox, nil against any other gateway.
+	Sandbox Resender
+	Mode    ops.Mode
+	// GatewayURL and ListenAddr are shown in the status bar.
+	GatewayURL string
+	ListenAddr string
+	ReadOnly   bool
+	// PartialRefunds is provider B's merchant setting (for the gift card
+	// refund form).
+	PartialRefunds bool
+	// GiftCardCodes are the configured gift card service codes (nil: the
+	// defaults).
+	GiftCardCodes []string
+	Currency      string
+	// ExportDir and FixtureDir are where exports and saved pushes go; ""
+	// is the current directory.
+	ExportDir  string
+	FixtureDir string
+	// Now is the clock; Location the time zone shown (nil: local).
+	Now      func() time.Time
+	Location *time.Location
+	// Context bounds the operations the console runs.
+	Context context.Context
+	// Startup commands run once the console is up (the --demo filler).
+	Startup []tea.Cmd
+	// PushLimit is how many of the newest pushes the log loads (0: 5,000).
+	PushLimit int
+	// Light starts with the light theme until the terminal tells its
+	// background.
+	Light bool
+}
+
+// Tab indexes.
+const (
+	TabReservations = iota
+	TabTransactions
+	TabPushes
+	TabAudit
+	TabGateway
+)
+
+// App is the console's root model.
+type App struct {
+	cfg    Config
+	vctx   *views.Context
+	keys   *keys.KeyMap
+	tabs   []views.Screen
+	stacks [][]views.Screen
+	active int
+
+	dialogs []Dialog
+	help    bool
+	palette *palette
+	status  views.StatusMsg
+
+	counts        store.Counts
+	sessionPushes int
+	width, height int
+
+	changes     <-chan store.Change
+	unsubscribe func()
+	helpModel   help.Model
+}
+
+// New builds the console. Run it with tea.NewProgram(app).
+func New(cfg Config) *App {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Context == nil {
+		cfg.Context = context.Background()
+	}
+	if cfg.PushLimit <= 0 {
+		cfg.PushLimit = 5000
+	}
+	vctx := views.NewContext(cfg.Now)
+	vctx.Theme = theme.New(!cfg.Light)
+	vctx.ReadOnly = cfg.ReadOnly
+	vctx.CanResend = cfg.Sandbox != nil
+	vctx.Location = cfg.Location
+	a := &App{cfg: cfg, vctx: vctx, keys: vctx.Keys, helpModel: help.New(), width: 80, height: 24}
+	a.tabs = []views.Screen{
+		views.NewReservations(vctx),
+		views.NewTransactions(vctx),
+		views.NewPushes(vctx, cfg.ListenAddr),
+		logs.NewAudit(vctx),
+		logs.NewGatewayLog(vctx),
+	}
+	a.stacks = make([][]views.Screen, len(a.tabs))
+	if cfg.ReadOnly {
+		for _, b := range a.changingBindings() {
+			b.SetEnabled(false)
+		}
+	}
+	a.styleHelp()
+	a.layout()
+	return a
+}
+
+// changingBindings are the keys of actions that change something.
+func (a *App) changingBindings() []*key.Binding {
+	k := a.keys
+	return []*key.Binding{&k.NewReservation, &k.Capture, &k.Cancel, &k.Update, &k.Refund, &k.GiftCardPay, &k.Resolve, &k.Resend}
+}
+
+func (a *App) styleHelp() {
+	t := a.vctx.Theme
+	a.helpModel.Styles = help.Styles{
+		ShortKey: t.HelpKey, ShortDesc: t.Muted, ShortSeparator: t.Muted, Ellipsis: t.Muted,
+		FullKey: t.HelpKey, FullDesc: t.HelpDesc, FullSeparator: t.Muted,
+	}
+}
+
+// Init loads the cache and starts listening for its changes.
+func (a *App) Init() tea.Cmd {
+	a.changes, a.unsubscribe = a.cfg.Store.Subscribe()
+	cmds := []tea.Cmd{tea.RequestBackgroundColor, waitChange(a.changes), a.loadAll()}
+	cmds = append(cmds, a.cfg.Startup...)
+	return tea.Batch(cmds...)
+}
+
+// Close ends the cache subscription.
+func (a *App) Close() {
+	if a.unsubscribe != nil {
+		a.unsubscribe()
+	}
+}
+
+func (a *App) top() views.Screen {
+	if s := a.stacks[a.active]; len(s) > 0 {
+		return s[len(s)-1]
+	}
+	return a.tabs[a.active]
+}
+
+// bodyHeight is what is left for the screen between the tab bar and the
+// status bar and footer.
+func (a *App) bodyHeight() int { return max(a.height-3, 3) }
+
+func (a *App) layout() {
+	for _, s := range a.tabs {
+		s.SetSize(a.width, a.bodyHeight())
+	}
+	for _, st := range a.stacks {
+		for _, s := range st {
+			s.SetSize(a.width, a.bodyHeight())
+		}
+	}
+	for _, d := range a.dialogs {
+		w, h := a.dialogSize()
+		d.SetSize(w, h)
+	}
+	a.helpModel.SetWidth(a.width)
+}
+
+// Update routes a message: dialogs see it first, then the overlays, the
+// global keys, and the screen on top.
+func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		a.width, a.height = msg.Width, msg.Height
+		a.layout()
+		return a, nil
+	case tea.BackgroundColorMsg:
+		*a.vctx.Theme = *theme.New(msg.IsDark())
+		a.styleHelp()
+		return a, nil
+	case changeMsg:
+		a.sessionPushes += msg.Change.Pushes + msg.Change.Rejected
+		return a, tea.Batch(waitChange(a.changes), a.reload(msg.Change))
+	case auditMsg:
+		if msg.err != nil {
+			a.status = views.StatusMsg{Level: views.LevelError, Text: "audit log: " + msg.err.Error()}
+		}
+		a.tabs[TabAudit].(*logs.Audit).SetEntries(msg.entries)
+		return a, nil
+	case exchangesMsg:
+		if msg.err != nil {
+			a.status = views.StatusMsg{Level: views.LevelError, Text: "gateway log: " + msg.err.Error()}
+		}
+		a.tabs[TabGateway].(*logs.GatewayLog).SetExchanges(msg.entries)
+		return a, nil
+	case storeClosedMsg:
+		return a, nil
+	case countsMsg:
+		a.counts = msg.Counts
+		return a, nil
+	case views.StatusMsg:
+		a.status = msg
+		return a, nil
+	case pageMsg:
+		return a, a.page(msg)
+	case openDialogMsg:
+		return a, a.pushDialog(msg.Dialog)
+	}
+	if cmd, ok := a.dialogMsg(msg); ok {
+		return a, cmd
+	}
+	if i, ok := msg.(views.Intent); ok {
+		return a, a.intent(i)
+	}
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		return a, a.key(msg)
+	case tea.MouseWheelMsg:
+		if a.help || a.palette != nil || len(a.dialogs) > 0 {
+			return a, nil
+		}
+		return a, a.top().Update(msg)
+	case tea.PasteMsg:
+		if a.palette != nil {
+			a.palette.paste(msg.Content)
+			return a, nil
+		}
+		if len(a.dialogs) == 0 {
+			return a, a.top().Update(msg)
+		}
+		return a, nil
+	}
+	return a, a.broadcast(msg)
+}
+
+// broadcast sends a data message to every screen.
+func (a *App) broadcast(msg tea.Msg) tea.Cmd {
+	var cmds []tea.Cmd
+	for i, s := range a.tabs {
+		cmds = append(cmds, s.Update(msg))
+		for _, p := range a.stacks[i] {
+			cmds = append(cmds, p.Update(msg))
+		}
+	}
+	return tea.Batch(cmds...)
+}
+
+func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
+	k := a.keys
+	if msg.String() == "ctrl+c" {
+		return tea.Quit
+	}
+	if a.help {
+		a.help = false
+		return nil
+	}
+	if a.palette != nil {
+		return a.paletteKey(msg)
+	}
+	top := a.top()
+	if top.Capturing() {
+		return top.Update(msg)
+	}
+	a.status = views.StatusMsg{}
+	switch {
+	case key.Matches(msg, k.Quit):
+		return tea.Quit
+	case key.Matches(msg, k.Help):
+		a.help = true
+		return nil
+	case key.Matches(msg, k.Palette):
+		a.palette = newPalette(a)
+		return nil
+	case key.Matches(msg, k.NextTab):
+		return a.switchTab((a.active + 1) % len(a.tabs))
+	case key.Matches(msg, k.PrevTab):
+		return a.switchTab((a.active + len(a.tabs) - 1) % len(a.tabs))
+	case key.Matches(msg, k.Tab1):
+		return a.switchTab(0)
+	case key.Matches(msg, k.Tab2):
+		return a.switchTab(1)
+	case key.Matches(msg, k.Tab3):
+		return a.switchTab(2)
+	case key.Matches(msg, k.Tab4):
+		return a.switchTab(3)
+	case key.Matches(msg, k.Tab5):
+		return a.switchTab(4)
+	case key.Matches(msg, k.Refresh):
+		a.status = views.StatusMsg{Text: "reloaded from the cache"}
+		return a.reload(store.Change{Overflow: true})
+	case key.Matches(msg, k.Back) && len(a.stacks[a.active]) > 0:
+		st := a.stacks[a.active]
+		a.stacks[a.active] = st[:len(st)-1]
+		return nil
+	}
+	if a.cfg.ReadOnly && a.refusedInReadOnly(msg, top) {
+		a.status = views.StatusMsg{Level: views.LevelWarn, Text: "read-only console: " + a.bindingDesc(msg) + " is off (started with --read-only)"}
+		return nil
+	}
+	return top.Update(msg)
+}
+
+// refusedInReadOnly reports whether the key is a changing action of the
+// screen (the bindings are disabled, so the screen would ignore it; the
+// console says why instead).
+func (a *App) refusedInReadOnly(msg tea.KeyPressMsg, s views.Screen) bool {
+	for _, b := range a.changingBindings() {
+		for _, k := range b.Keys() {
+			if msg.String() == k {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (a *App) bindingDesc(msg tea.KeyPressMsg) string {
+	for _, b := range a.changingBindings() {
+		for _, k := range b.Keys() {
+			if msg.String() == k {
+				return b.Help().Desc
+			}
+		}
+	}
+	return msg.String()
+}
+
+func (a *App) switchTab(i int) tea.Cmd {
+	a.active = i
+	return nil
+}
+
+// View draws the console.
+func (a *App) View() tea.View {
+	v := tea.NewView(a.render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "paydesk"
+	return v
+}
+
+// render draws the whole frame as a string (the goldens compare it).
+func (a *App) render() string {
+	body := a.top().View()
+	switch {
+	case len(a.dialogs) > 0:
+		body = a.dialogView()
+	case a.palette != nil:
+		body = a.paletteView()
+	case a.help:
+		body = a.helpView()
+	}
+	body = fitBlock(body, a.width, a.bodyHeight())
+	return a.tabBar() + "\n" + body + "\n" + a.statusBar() + "\n" + a.footer()
+}

@@ -1,0 +1,240 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"paydesk/internal/ops"
+	"paydesk/internal/textsafe"
+	"paydesk/views"
+)
+
+// fitBlock cuts or pads s to h lines and cuts lines wider than w.
+func fitBlock(s string, w, h int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for i, l := range lines {
+		if ansi.StringWidth(l) > w {
+			lines[i] = ansi.Truncate(l, w, "…")
+		}
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// modeBadge is the gateway badge: live is inverse red and shouted.
+func (a *App) modeBadge() string {
+	t := a.vctx.Theme
+	switch a.cfg.Mode {
+	case ops.ModeLive:
+		if a.width < 100 {
+			return t.ModeLive.Render(" ● LIVE ")
+		}
+		return t.ModeLive.Render(" ● LIVE GATEWAY ")
+	case ops.ModeTest:
+		return t.ModeTest.Render(" TEST ")
+	}
+	return t.ModeSandbox.Render(" SANDBOX ")
+}
+
+func (a *App) tabBar() string {
+	t := a.vctx.Theme
+	parts := make([]string, len(a.tabs))
+	for i, s := range a.tabs {
+		label := fmt.Sprintf("%d %s", i+1, s.Title())
+		if i == a.active {
+			parts[i] = t.TabActive.Render(label)
+		} else {
+			parts[i] = t.TabInactive.Render(label)
+		}
+	}
+	tabs := strings.Join(parts, "  ")
+	badge := a.modeBadge()
+	if a.cfg.ReadOnly {
+		badge = t.Warning.Render("READ-ONLY") + " " + badge
+	}
+	left := t.Accent.Render("paydesk") + "  " + tabs
+	if ansi.StringWidth(left)+ansi.StringWidth(badge)+1 > a.width {
+		left = tabs
+	}
+	return spread(left, badge, a.width)
+}
+
+func (a *App) statusBar() string {
+	line := a.statusLine(false)
+	if ansi.StringWidth(line) > a.width {
+		line = a.statusLine(true)
+	}
+	t := a.vctx.Theme
+	if w := ansi.StringWidth(line); w < a.width {
+		line += t.Bar.Render(strings.Repeat(" ", a.width-w))
+	} else if w > a.width {
+		line = ansi.Truncate(line, a.width, "…")
+	}
+	return line
+}
+
+// statusLine is the status bar's text: gateway, listener, push counter
+// (with the pushes that arrived while the console runs), rejected pushes and
+// operations whose outcome is unknown. compact shortens the labels.
+func (a *App) statusLine(compact bool) string {
+	t := a.vctx.Theme
+	label := func(full, short string) string {
+		if compact {
+			return t.BarKey.Render(short)
+		}
+		return t.BarKey.Render(full)
+	}
+	var segs []string
+	gw := a.cfg.GatewayURL
+	if gw == "" {
+		gw = "none"
+	}
+	if compact {
+		gw = strings.TrimPrefix(strings.TrimPrefix(gw, "http://"), "https://")
+	}
+	segs = append(segs, label("gateway ", "gw ")+t.Bar.Render(textsafe.Clean(gw)))
+	if a.cfg.ListenAddr != "" {
+		segs = append(segs, label("listener ", "in ")+t.Bar.Render(textsafe.Clean(a.cfg.ListenAddr)))
+	}
+	pushes := fmt.Sprintf("%d", a.counts.Pushes)
+	if a.sessionPushes > 0 {
+		if compact {
+			pushes += fmt.Sprintf(" (+%d)", a.sessionPushes)
+		} else {
+			pushes += fmt.Sprintf(" (+%d live)", a.sessionPushes)
+		}
+	}
+	segs = append(segs, label("pushes ", "pushes ")+t.Bar.Render(pushes))
+	if a.counts.Rejected > 0 {
+		segs = append(segs, label("rejected ", "rej ")+t.Bar.Inherit(t.Failed).Render(fmt.Sprint(a.counts.Rejected)))
+	}
+	unknown := t.Bar.Render("0")
+	if a.counts.OutcomeUnknown > 0 {
+		unknown = t.Bar.Inherit(t.Warning).Render(fmt.Sprintf("⚠ %d", a.counts.OutcomeUnknown))
+	}
+	segs = append(segs, label("outcome unknown ", "unknown ")+unknown)
+	return t.Bar.Render(" ") + strings.Join(segs, t.BarKey.Render(" · "))
+}
+
+// footer is the status message, or the short help of what can be done now.
+func (a *App) footer() string {
+	t := a.vctx.Theme
+	if a.status.Text != "" {
+		style := t.Text
+		switch a.status.Level {
+		case views.LevelOK:
+			style = t.OK
+		case views.LevelWarn:
+			style = t.Warning
+		case views.LevelError:
+			style = t.Failed
+		}
+		return ansi.Truncate(style.Render(textsafe.Clean(a.status.Text)), a.width, "…")
+	}
+	return ansi.Truncate(a.helpModel.ShortHelpView(a.shortHelp()), a.width, "…")
+}
+
+// shortHelp is the footer's keys: the screen's first actions, then help,
+// commands and quit.
+func (a *App) shortHelp() []key.Binding {
+	k := a.keys
+	out := []key.Binding{k.Help, k.Palette}
+	for _, act := range a.top().Actions() {
+		if act.Changes && a.cfg.ReadOnly {
+			continue
+		}
+		out = append(out, act.Key)
+	}
+	if len(a.stacks[a.active]) > 0 && !containsBinding(out, k.Back) {
+		out = append(out[:2:2], append([]key.Binding{k.Back}, out[2:]...)...)
+	}
+	return append(out, k.NextTab, k.Quit)
+}
+
+func containsBinding(bs []key.Binding, b key.Binding) bool {
+	for _, x := range bs {
+		if x.Help() == b.Help() {
+			return true
+		}
+	}
+	return false
+}
+
+// helpGroups are the help overlay's sections, all from the one keymap.
+func (a *App) helpGroups() ([]string, [][]key.Binding) {
+	k := a.keys
+	var screen []key.Binding
+	for _, act := range a.top().Actions() {
+		if act.Changes && a.cfg.ReadOnly {
+			continue
+		}
+		screen = append(screen, act.Key)
+	}
+	titles := []string{a.top().Title(), "Moving", "Console"}
+	groups := [][]key.Binding{
+		screen,
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Back},
+		{k.Tabs, k.NextTab, k.PrevTab, k.Palette, k.Refresh, k.Help, k.Quit},
+	}
+	return titles, groups
+}
+
+// helpView is the help overlay: the groups packed into as many columns as
+// the width allows.
+func (a *App) helpView() string {
+	t := a.vctx.Theme
+	titles, groups := a.helpGroups()
+	var blocks []string
+	for i, g := range groups {
+		if len(g) == 0 {
+			continue
+		}
+		blocks = append(blocks, t.Accent.Render(titles[i])+"\n"+a.helpModel.FullHelpView([][]key.Binding{g}))
+	}
+	inner := max(a.width-4, 20)
+	var rows []string
+	var row []string
+	rowW := 0
+	for _, b := range blocks {
+		w := lipgloss.Width(b)
+		if len(row) > 0 && rowW+3+w > inner {
+			rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, row...))
+			row, rowW = nil, 0
+		}
+		if len(row) > 0 {
+			row = append(row, "   ")
+			rowW += 3
+		}
+		row = append(row, b)
+		rowW += w
+	}
+	if len(row) > 0 {
+		rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, row...))
+	}
+	note := t.Muted.Render("Any key closes this help. : or ctrl+p lists every action by name.")
+	if a.cfg.ReadOnly {
+		note = t.Warning.Render("Read-only: capture, cancel, update, refund, gift card, resend and resolve are off.") + "\n" + note
+	}
+	content := t.Accent.Render("Keys") + "\n\n" + strings.Join(rows, "\n\n") + "\n\n" + note
+	box := t.Box.Render(content)
+	return lipgloss.Place(a.width, a.bodyHeight(), lipgloss.Center, lipgloss.Center, box)
+}
+
+// spread puts left and right on one line of width w.
+func spread(left, right string, w int) string {
+	lw, rw := ansi.StringWidth(left), ansi.StringWidth(right)
+	if lw+rw+1 > w {
+		left = ansi.Truncate(left, max(w-rw-1, 0), "…")
+		lw = ansi.StringWidth(left)
+	}
+	return left + strings.Repeat(" ", max(w-lw-rw, 1)) + right
+}

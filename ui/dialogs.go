@@ -1,0 +1,210 @@
+package ui
+
+import (
+	"errors"
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"paydesk/store"
+	"paydesk/views"
+	"paydesk/views/forms"
+)
+
+// Dialog is anything on the dialog stack above the screens: the operation
+// forms today. The top dialog sees every message first and keys only go
+// to it; closing pops it.
+type Dialog interface {
+	Init() tea.Cmd
+	Update(tea.Msg) (Dialog, tea.Cmd)
+	View() string
+	SetSize(width, height int)
+	Title() string
+	// ID tells which dialog a result or a close is for.
+	ID() string
+	// Busy is true while the dialog waits for an operation; it is not
+	// closed then.
+	Busy() bool
+}
+
+// OpenDialog returns a command that pushes d onto the dialog stack.
+func OpenDialog(d Dialog) tea.Cmd { return func() tea.Msg { return openDialogMsg{d} } }
+
+type openDialogMsg struct{ Dialog Dialog }
+
+// formDialog puts a forms.Form on the dialog stack.
+type formDialog struct{ f forms.Form }
+
+// FormDialog adapts an operation form to the dialog stack.
+func FormDialog(f forms.Form) Dialog { return formDialog{f} }
+
+func (d formDialog) Init() tea.Cmd { return d.f.Init() }
+func (d formDialog) Update(msg tea.Msg) (Dialog, tea.Cmd) {
+	f, cmd := d.f.Update(msg)
+	return formDialog{f}, cmd
+}
+func (d formDialog) View() string     { return d.f.View() }
+func (d formDialog) SetSize(w, h int) { d.f.SetSize(w, h) }
+func (d formDialog) Title() string    { return d.f.Title() }
+func (d formDialog) ID() string       { return d.f.ID() }
+func (d formDialog) Busy() bool       { return d.f.Busy() }
+
+func (a *App) pushDialog(d Dialog) tea.Cmd {
+	w, h := a.dialogSize()
+	d.SetSize(w, h)
+	a.dialogs = append(a.dialogs, d)
+	a.help, a.palette = false, nil
+	return d.Init()
+}
+
+// dialogSize is the inside of the dialog frame.
+func (a *App) dialogSize() (int, int) {
+	return max(min(a.width-4, 100), 20), max(a.bodyHeight()-2, 6)
+}
+
+func (a *App) dialogView() string {
+	d := a.dialogs[len(a.dialogs)-1]
+	w, h := a.dialogSize()
+	box := a.vctx.Theme.Box.Width(w + 2).MaxHeight(h + 2).Render(fitBlock(d.View(), w-2, h))
+	return lipgloss.Place(a.width, a.bodyHeight(), lipgloss.Center, lipgloss.Center, box)
+}
+
+// dialogMsg gives the dialog stack its messages: the submissions and
+// closings of forms, and (when a dialog is open) everything else first.
+// It reports whether the message is used up.
+func (a *App) dialogMsg(msg tea.Msg) (tea.Cmd, bool) {
+	switch msg := msg.(type) {
+	case forms.SubmitMsg:
+		return a.runIntent(msg), true
+	case forms.CloseMsg:
+		for i, d := range a.dialogs {
+			if d.ID() == msg.ID {
+				a.dialogs = append(a.dialogs[:i:i], a.dialogs[i+1:]...)
+				break
+			}
+		}
+		if msg.Result != nil && msg.Result.Message != "" {
+			a.status = views.StatusMsg{Level: levelOf(msg.Result.State), Text: msg.Result.Message}
+		}
+		return a.loadAll(), true
+	}
+	if len(a.dialogs) == 0 {
+		return nil, false
+	}
+	top := len(a.dialogs) - 1
+	d, cmd := a.dialogs[top].Update(msg)
+	a.dialogs[top] = d
+	switch msg.(type) {
+	case tea.KeyPressMsg, tea.MouseMsg, tea.PasteMsg:
+		if k, ok := msg.(tea.KeyPressMsg); ok && k.String() == "ctrl+c" {
+			return tea.Quit, true
+		}
+		return cmd, true
+	}
+	if _, ok := msg.(forms.ResultMsg); ok {
+		return cmd, true
+	}
+	// Data messages go on to the screens as well.
+	return tea.Batch(cmd, a.broadcast(msg)), true
+}
+
+func levelOf(s store.OpState) views.Level {
+	switch s {
+	case store.OpSettled, store.OpSent:
+		return views.LevelOK
+	case store.OpOutcomeUnknown:
+		return views.LevelWarn
+	case store.OpFailed:
+		return views.LevelError
+	}
+	return views.LevelInfo
+}
+
+// runIntent runs a form's intent through the operations layer, once, in
+// a command, and answers the form.
+func (a *App) runIntent(m forms.SubmitMsg) tea.Cmd {
+	svc, ctx := a.cfg.Ops, a.cfg.Context
+	if a.cfg.ReadOnly {
+		return func() tea.Msg {
+			return forms.ResultMsg{ID: m.ID, Err: errors.New("read-only console: nothing is sent")}
+		}
+	}
+	return func() tea.Msg {
+		if svc == nil {
+			return forms.ResultMsg{ID: m.ID, Err: errors.New("no gateway is configured for operations")}
+		}
+		res, err := m.Intent.Run(ctx, svc)
+		return forms.ResultMsg{ID: m.ID, Result: res, Err: err}
+	}
+}
+
+// operation opens the form for an operation intent: it loads what the form
+// needs (in a command) and pushes the form.
+func (a *App) operation(i views.Intent) tea.Cmd {
+	if a.cfg.Ops == nil {
+		a.status = views.StatusMsg{Level: views.LevelWarn, Text: "operations need a gateway; this console has none"}
+		return nil
+	}
+	st, mode, now := a.cfg.Store, a.cfg.Ops.Mode(), a.cfg.Now
+	cur, codes, partial := a.cfg.Currency, a.cfg.GiftCardCodes, a.cfg.PartialRefunds
+	fail := func(err error) tea.Msg { return views.StatusMsg{Level: views.LevelWarn, Text: err.Error()} }
+	open := func(f forms.Form) tea.Msg { return openDialogMsg{FormDialog(f)} }
+	switch i := i.(type) {
+	case views.NewReservationIntent:
+		return func() tea.Msg { return open(forms.NewTestReservation(mode, now(), cur)) }
+	case views.GiftCardPayIntent:
+		return func() tea.Msg { return open(forms.NewGiftCardPay(codes, cur, "", mode)) }
+	case views.CaptureIntent, views.CancelIntent, views.UpdateIntent:
+		ref := reservationRef(i)
+		return func() tea.Msg {
+			r, err := st.Reservation(ref)
+			if err != nil {
+				return fail(fmt.Errorf("reservation %s: %w", ref, err))
+			}
+			switch i.(type) {
+			case views.CaptureIntent:
+				if err := r.CanCapture(); err != nil {
+					return fail(err)
+				}
+				return open(forms.NewCapture(r, mode, now))
+			case views.CancelIntent:
+				if err := r.CanCancel(); err != nil {
+					return fail(err)
+				}
+				return open(forms.NewCancel(r, mode))
+			}
+			return open(forms.NewUpdate(r, mode))
+		}
+	case views.RefundIntent:
+		return func() tea.Msg {
+			t, err := st.Transaction(i.TransactionKey)
+			if err != nil {
+				return fail(fmt.Errorf("transaction %s: %w", i.TransactionKey, err))
+			}
+			switch t.Kind {
+			case store.KindGiftCardPay, store.KindGiftCardRemainder:
+				return open(forms.NewGiftCardRefund(t, partial, mode))
+			case store.KindCapture:
+				return open(forms.NewRefund([]*store.Transaction{t}, mode))
+			}
+			return fail(fmt.Errorf("a %s cannot be refunded; pick a capture or a gift card payment", t.Kind))
+		}
+	case views.ResolveIntent:
+		a.status = views.StatusMsg{Level: views.LevelWarn, Text: fmt.Sprintf("resolve operation %d: run paydesk resolve %d --note … (no form yet)", i.OpID, i.OpID)}
+		return nil
+	}
+	return nil
+}
+
+func reservationRef(i views.Intent) string {
+	switch i := i.(type) {
+	case views.CaptureIntent:
+		return i.ReservationKey
+	case views.CancelIntent:
+		return i.ReservationKey
+	case views.UpdateIntent:
+		return i.ReservationKey
+	}
+	return ""
+}

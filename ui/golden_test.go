@@ -1,0 +1,200 @@
+package ui
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"paydesk/internal/ops"
+)
+
+// pump runs cmd and feeds every message it yields back into the app, as
+// the program would, until nothing is left. Commands that block (waiting
+// for the next cache change) are given up after a short wait.
+func pump(t testing.TB, a *App, cmd tea.Cmd) {
+	t.Helper()
+	queue := []tea.Cmd{cmd}
+	for steps := 0; len(queue) > 0; steps++ {
+		if steps > 10000 {
+			t.Fatal("pump: too many messages")
+		}
+		c := queue[0]
+		queue = queue[1:]
+		if c == nil {
+			continue
+		}
+		done := make(chan tea.Msg, 1)
+		go func() { done <- c() }()
+		var msg tea.Msg
+		select {
+		case msg = <-done:
+		case <-time.After(50 * time.Millisecond):
+			continue // a waiter: the next cache change
+		}
+		if msg == nil {
+			continue
+		}
+		if b, ok := msg.(tea.BatchMsg); ok {
+			queue = append(queue, b...)
+			continue
+		}
+		if fmt.Sprintf("%T", msg) == "tea.backgroundColorMsg" {
+			continue
+		}
+		_, next := a.Update(msg)
+		queue = append(queue, next)
+	}
+}
+
+// press sends keys (one per rune, or a named key) and runs what follows.
+func press(t testing.TB, a *App, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		_, cmd := a.Update(keyPress(k))
+		pump(t, a, cmd)
+	}
+}
+
+func typeText(t testing.TB, a *App, s string) {
+	t.Helper()
+	for _, r := range s {
+		press(t, a, string(r))
+	}
+}
+
+// ascii renders the frame with the ASCII profile: no colours, so the
+// golden files do not depend on the terminal the tests run in.
+func ascii(a *App) string {
+	var b bytes.Buffer
+	w := &colorprofile.Writer{Forward: &b, Profile: colorprofile.Ascii}
+	w.WriteString(a.render())
+	return b.String()
+}
+
+func newTestApp(t testing.TB, st Store, width, height int, mutate ...func(*Config)) *App {
+	t.Helper()
+	cfg := Config{Store: st, Mode: ops.ModeSandbox, GatewayURL: "http://127.0.0.1:8800", ListenAddr: "127.0.0.1:8801",
+		Now: func() time.Time { return testNow }, Location: time.UTC, ExportDir: t.TempDir(), FixtureDir: t.TempDir()}
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	a := New(cfg)
+	a.Update(tea.WindowSizeMsg{Width: width, Height: height})
+	pump(t, a, a.Init())
+	return a
+}
+
+var sizes = []struct{ w, h int }{{120, 36}, {80, 24}}
+
+func forSizes(t *testing.T, fn func(t *testing.T, w, h int)) {
+	for _, s := range sizes {
+		t.Run(fmt.Sprintf("%dx%d", s.w, s.h), func(t *testing.T) { fn(t, s.w, s.h) })
+	}
+}
+
+func TestGoldenEmpty(t *testing.T) {
+	forSizes(t, func(t *testing.T, w, h int) {
+		a := newTestApp(t, &fakeStore{}, w, h)
+		golden.RequireEqual(t, ascii(a))
+	})
+}
+
+func TestGoldenEmptyPushes(t *testing.T) {
+	forSizes(t, func(t *testing.T, w, h int) {
+		a := newTestApp(t, &fakeStore{}, w, h)
+		press(t, a, "3")
+		golden.RequireEqual(t, ascii(a))
+	})
+}
+
+func TestGoldenReservations(t *testing.T) {
+	forSizes(t, func(t *testing.T, w, h int) {
+		a := newTestApp(t, fixture(), w, h)
+		press(t, a, "down")
+		golden.RequireEqual(t, ascii(a))
+	})
+}
+
+func TestGoldenReservationsFiltered(t *testing.T) {
+	forSizes(t, func(t *testing.T, w, h int) {
+		a := newTestApp(t, fixture(), w, h)
+		press(t, a, "/")
+		typeText(t, a, "cup")
+		golden.RequireEqual(t, ascii(a))
+	})
+}
+
+func TestGoldenReservationDetail(t *testing.T) {
+	forSizes(t, func(t *testing.T, w, h int) {
+		a := newTestApp(t, fixture(), w, h)
+		press(t, a, "/")
+		typeText(t, a, "Gruber")
+		press(t, a, "enter", "enter")
+		golden.RequireEqual(t, ascii(a))
+	})
+}
+
+func TestGoldenTransactions(t *testing.T) {
+	forSizes(t, func(t *testing.T, w, h int) {
+		a := newTestApp(t, fixture(), w, h)
+		press(t, a, "2")
+		golden.RequireEqual(t, ascii(a))
+	})
+}
+
+func TestGoldenTransactionDetail(t *testing.T) {
+	forSizes(t, func(t *testing.T, w, h int) {
+		a := newTestApp(t, fixture(), w, h)
+		press(t, a, "2", "/")
+		typeText(t, a, "c701")
+		press(t, a, "enter", "enter")
+		golden.RequireEqual(t, ascii(a))
+	})
+}
+
+func TestGoldenPushes(t *testing.T) {
+	forSizes(t, func(t *testing.T, w, h int) {
+		a := newTestApp(t, fixture(), w, h)
+		press(t, a, "3")
+		golden.RequireEqual(t, ascii(a))
+	})
+}
+
+func TestGoldenRejectedPushDetail(t *testing.T) {
+	forSizes(t, func(t *testing.T, w, h int) {
+		a := newTestApp(t, fixture(), w, h)
+		press(t, a, "3", "v", "v", "v", "v", "enter")
+		golden.RequireEqual(t, ascii(a))
+	})
+}
+
+func TestGoldenHelp(t *testing.T) {
+	forSizes(t, func(t *testing.T, w, h int) {
+		a := newTestApp(t, fixture(), w, h)
+		press(t, a, "?")
+		golden.RequireEqual(t, ascii(a))
+	})
+}
+
+func TestGoldenPalette(t *testing.T) {
+	forSizes(t, func(t *testing.T, w, h int) {
+		a := newTestApp(t, fixture(), w, h)
+		press(t, a, ":")
+		golden.RequireEqual(t, ascii(a))
+	})
+}
+
+func TestGoldenReadOnlyLive(t *testing.T) {
+	forSizes(t, func(t *testing.T, w, h int) {
+		a := newTestApp(t, fixture(), w, h, func(c *Config) {
+			c.ReadOnly, c.Mode, c.GatewayURL = true, ops.ModeLive, "https://checkout.example.com"
+		})
+		press(t, a, "c")
+		golden.RequireEqual(t, ascii(a))
+	})
+}

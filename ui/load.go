@@ -1,0 +1,321 @@
+package ui
+
+import (
+	"errors"
+	"slices"
+	"sort"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"paydesk/store"
+	"paydesk/views"
+)
+
+// changeMsg is one or more cache changes, merged.
+type changeMsg struct{ Change store.Change }
+
+type storeClosedMsg struct{}
+
+type countsMsg struct{ Counts store.Counts }
+
+// pageMsg carries a detail page's data; open pushes a new page, otherwise
+// the pages already open take it.
+type pageMsg struct {
+	open bool
+	data tea.Msg
+}
+
+// coalesceWindow lets a burst of pushes become one reload.
+const coalesceWindow = 25 * time.Millisecond
+
+// waitChange waits for the cache's next change notification, then gathers
+// what else arrives within a short window: a burst of pushes redraws once.
+// No key press is needed; the program runs this command in the background.
+func waitChange(ch <-chan store.Change) tea.Cmd {
+	if ch == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		c, ok := <-ch
+		if !ok {
+			return storeClosedMsg{}
+		}
+		timer := time.NewTimer(coalesceWindow)
+		defer timer.Stop()
+		for {
+			select {
+			case more, ok := <-ch:
+				if !ok {
+					return changeMsg{c}
+				}
+				c = merge(c, more)
+			case <-timer.C:
+				return changeMsg{c}
+			}
+		}
+	}
+}
+
+func merge(a, b store.Change) store.Change {
+	a.Pushes += b.Pushes
+	a.Rejected += b.Rejected
+	a.Reservations = appendNew(a.Reservations, b.Reservations)
+	a.Transactions = appendNew(a.Transactions, b.Transactions)
+	a.Ops = a.Ops || b.Ops
+	a.Audit = a.Audit || b.Audit
+	a.Exchanges = a.Exchanges || b.Exchanges
+	a.Overflow = a.Overflow || b.Overflow
+	return a
+}
+
+func appendNew(dst, src []string) []string {
+	for _, s := range src {
+		if !slices.Contains(dst, s) {
+			dst = append(dst, s)
+		}
+	}
+	return dst
+}
+
+// patchLimit is the number of changed rows from which a full reload is
+// cheaper than loading them one by one.
+const patchLimit = 200
+
+// loadAll loads what every tab shows.
+func (a *App) loadAll() tea.Cmd {
+	return a.reload(store.Change{Overflow: true})
+}
+
+// reload loads what a change touched, for the tabs and the open pages.
+func (a *App) reload(c store.Change) tea.Cmd {
+	st := a.cfg.Store
+	full := c.Overflow
+	var cmds []tea.Cmd
+	cmds = append(cmds, a.loadCounts(c))
+	if full || len(c.Reservations) > patchLimit {
+		cmds = append(cmds, func() tea.Msg {
+			sums, err := st.LoadReservationSummaries()
+			if err != nil {
+				return views.ReservationRowsMsg{Err: err}
+			}
+			return views.ReservationRowsMsg{Full: true, Rows: views.NewReservationRows(sums)}
+		})
+	} else if len(c.Reservations) > 0 {
+		keys := slices.Clone(c.Reservations)
+		cmds = append(cmds, func() tea.Msg {
+			rows := make([]*views.ReservationRow, 0, len(keys))
+			for _, k := range keys {
+				r, err := st.Reservation(k)
+				if errors.Is(err, store.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return views.ReservationRowsMsg{Err: err}
+				}
+				rows = append(rows, views.NewReservationRow(r.Summary()))
+			}
+			return views.ReservationRowsMsg{Rows: rows}
+		})
+	}
+	if full || len(c.Transactions) > patchLimit {
+		cmds = append(cmds, func() tea.Msg {
+			txs, err := st.Transactions()
+			if err != nil {
+				return views.TransactionRowsMsg{Err: err}
+			}
+			return views.TransactionRowsMsg{Full: true, Rows: views.NewTransactionRows(txs)}
+		})
+	} else if len(c.Transactions) > 0 {
+		keys := slices.Clone(c.Transactions)
+		cmds = append(cmds, func() tea.Msg {
+			rows := make([]*views.TransactionRow, 0, len(keys))
+			for _, k := range keys {
+				t, err := st.Transaction(k)
+				if errors.Is(err, store.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return views.TransactionRowsMsg{Err: err}
+				}
+				rows = append(rows, views.NewTransactionRow(t))
+			}
+			return views.TransactionRowsMsg{Rows: rows}
+		})
+	}
+	if full || c.Pushes > 0 || c.Rejected > 0 {
+		limit := a.cfg.PushLimit
+		n, r := limit, limit
+		if !full {
+			n, r = min(c.Pushes+8, limit), min(c.Rejected+8, limit)
+			if c.Pushes == 0 {
+				n = 0
+			}
+			if c.Rejected == 0 {
+				r = 0
+			}
+		}
+		cmds = append(cmds, func() tea.Msg {
+			var ps []*store.PushRecord
+			if n > 0 {
+				acc, err := st.Pushes(n, 0)
+				if err != nil {
+					return views.PushRowsMsg{Err: err}
+				}
+				ps = append(ps, acc...)
+			}
+			if r > 0 {
+				rej, err := st.RejectedPushes(r)
+				if err != nil {
+					return views.PushRowsMsg{Err: err}
+				}
+				ps = append(ps, rej...)
+			}
+			sort.SliceStable(ps, func(i, j int) bool { return ps[i].ReceivedAt.After(ps[j].ReceivedAt) })
+			return views.PushRowsMsg{Full: full, Rows: views.NewPushRows(ps)}
+		})
+	}
+	if full || c.Audit {
+		cmds = append(cmds, func() tea.Msg {
+			es, err := st.Audit(1000)
+			return auditMsg{es, err}
+		})
+	}
+	if full || c.Exchanges {
+		cmds = append(cmds, func() tea.Msg {
+			xs, err := st.Exchanges(1000)
+			return exchangesMsg{xs, err}
+		})
+	}
+	cmds = append(cmds, a.reloadPages()...)
+	return tea.Batch(cmds...)
+}
+
+type auditMsg struct {
+	entries []store.AuditEntry
+	err     error
+}
+
+type exchangesMsg struct {
+	entries []store.Exchange
+	err     error
+}
+
+func (a *App) loadCounts(c store.Change) tea.Cmd {
+	st := a.cfg.Store
+	return func() tea.Msg {
+		n, err := st.Counts()
+		if err != nil {
+			return views.StatusMsg{Level: views.LevelError, Text: "cache: " + err.Error()}
+		}
+		return countsMsg{n}
+	}
+}
+
+// reloadPages reloads the detail pages that are open.
+func (a *App) reloadPages() []tea.Cmd {
+	var cmds []tea.Cmd
+	for _, st := range a.stacks {
+		for _, p := range st {
+			switch p := p.(type) {
+			case *views.ReservationDetail:
+				cmds = append(cmds, a.loadReservation(p.Ref(), false))
+			case *views.TransactionDetail:
+				cmds = append(cmds, a.loadTransaction(p.Key(), false))
+			}
+		}
+	}
+	return cmds
+}
+
+// loadReservation loads the reservation page's data.
+func (a *App) loadReservation(ref string, open bool) tea.Cmd {
+	st := a.cfg.Store
+	return func() tea.Msg {
+		d := views.ReservationDetailMsg{Ref: ref}
+		r, err := st.Reservation(ref)
+		if err != nil {
+			d.Err = err
+			return pageMsg{open, d}
+		}
+		d.Reservation = r
+		if d.Transactions, err = st.TransactionsFor(r.Key); err != nil {
+			d.Err = err
+		}
+		if d.Pushes, err = st.PushesForReservation(r.Key); err != nil && d.Err == nil {
+			d.Err = err
+		}
+		ops, err := st.Ops(store.OpPending, store.OpSent, store.OpOutcomeUnknown)
+		if err != nil && d.Err == nil {
+			d.Err = err
+		}
+		for _, op := range ops {
+			if op.ReservationKey == r.Key || (r.ReservationNumber != "" && op.Target == r.ReservationNumber) {
+				d.Ops = append(d.Ops, op)
+			}
+		}
+		return pageMsg{open, d}
+	}
+}
+
+// loadTransaction loads the transaction page's data with its links.
+func (a *App) loadTransaction(key string, open bool) tea.Cmd {
+	st := a.cfg.Store
+	return func() tea.Msg {
+		d := views.TransactionDetailMsg{Key: key}
+		t, err := st.Transaction(key)
+		if err != nil {
+			d.Err = err
+			return pageMsg{open, d}
+		}
+		d.Transaction = t
+		if t.Original != "" {
+			if o, err := st.Transaction(t.Original); err == nil {
+				d.Original = o
+			}
+		}
+		for _, rk := range t.Refunds {
+			if r, err := st.Transaction(rk); err == nil {
+				d.Refunds = append(d.Refunds, r)
+			}
+		}
+		if t.Group != "" {
+			all, err := st.Transactions()
+			if err == nil {
+				for _, o := range all {
+					if o.Key != t.Key && (o.Group == t.Group || o.Key == t.Group) {
+						d.Group = append(d.Group, o)
+					}
+				}
+				slices.SortFunc(d.Group, func(x, y *store.Transaction) int { return x.Created.Compare(y.Created) })
+			}
+		}
+		if d.Pushes, err = st.PushesFor(key); err != nil {
+			d.Err = err
+		}
+		return pageMsg{open, d}
+	}
+}
+
+// page opens a loaded page or refreshes the open ones.
+func (a *App) page(m pageMsg) tea.Cmd {
+	if !m.open {
+		return a.broadcast(m.data)
+	}
+	var p views.Screen
+	switch d := m.data.(type) {
+	case views.ReservationDetailMsg:
+		p = views.NewReservationDetail(a.vctx, d)
+	case views.TransactionDetailMsg:
+		p = views.NewTransactionDetail(a.vctx, d)
+	default:
+		return nil
+	}
+	a.openPage(p)
+	return nil
+}
+
+func (a *App) openPage(p views.Screen) {
+	p.SetSize(a.width, a.bodyHeight())
+	a.stacks[a.active] = append(a.stacks[a.active], p)
+}
