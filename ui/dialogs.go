@@ -191,8 +191,19 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 			return fail(fmt.Errorf("a %s cannot be refunded; pick a capture or a gift card payment", t.Kind))
 		}
 	case views.ResolveIntent:
-		a.status = views.StatusMsg{Level: views.LevelWarn, Text: fmt.Sprintf("resolve operation %d: run paydesk resolve %d --note … (no form yet)", i.OpID, i.OpID)}
-		return nil
+		return func() tea.Msg {
+			journal, ok := st.(interface {
+				Op(id uint64) (*store.PendingOp, error)
+			})
+			if !ok {
+				return fail(fmt.Errorf("resolve operation %d: run paydesk resolve %d --note …", i.OpID, i.OpID))
+			}
+			op, err := journal.Op(i.OpID)
+			if err != nil {
+				return fail(fmt.Errorf("operation %d: %w", i.OpID, err))
+			}
+			return open(forms.NewResolve(op, mode))
+		}
 	}
 	return nil
 }
