@@ -26,7 +26,9 @@ func BenchmarkIngestDurable(b *testing.B) {
 		name  string
 		naive bool
 	}{{"group-commit", false}, {"naive", true}, {"nosync-ceiling", false}} {
-		b.Run(mode.name, func(b *testing.B) { benchIngest(b, store.Options{NoGroupCommit: mode.naive, NoSync: mode.name == "nosync-ceiling"}) })
+		b.Run(mode.name, func(b *testing.B) {
+			benchIngest(b, store.Options{NoGroupCommit: mode.naive, NoSync: mode.name == "nosync-ceiling"})
+		})
 	}
 }
 

@@ -59,6 +59,9 @@ func (e *enc) dec(d decimal.Decimal) {
 type decoder struct {
 	b   []byte
 	err error
+	// s, when set, is the whole record as one string: str returns
+	// substrings of it, one allocation per record instead of one per field.
+	s string
 }
 
 func (d *decoder) fail() {
@@ -119,7 +122,17 @@ func (d *decoder) bytes() []byte {
 	return append([]byte(nil), p...)
 }
 
-func (d *decoder) str() string { return string(d.raw()) }
+func (d *decoder) str() string {
+	if d.s == "" {
+		return string(d.raw())
+	}
+	p := d.raw()
+	if d.err != nil {
+		return ""
+	}
+	start := len(d.s) - len(d.b) - len(p)
+	return d.s[start : start+len(p)]
+}
 
 func (d *decoder) time() time.Time {
 	if d.byte() == 0 {
@@ -170,7 +183,7 @@ func encodeSummary(s Summary) []byte {
 }
 
 func decodeSummary(b []byte) (Summary, error) {
-	d := decoder{b: b}
+	d := decoder{b: b, s: string(b)}
 	if d.byte() != codecV1 {
 		return Summary{}, errCorrupt
 	}

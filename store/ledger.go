@@ -94,6 +94,11 @@ func (db *DB) putReservation(tx *bolt.Tx, r *Reservation, c *Change) error {
 		return fmt.Errorf("reservation %s: %w", r.Key, err)
 	}
 	k := []byte(r.Key)
+	if tx.Bucket(bReservation).Get(k) == nil {
+		if err := incr(tx, kReservationCount); err != nil {
+			return err
+		}
+	}
 	if err := tx.Bucket(bReservation).Put(k, v); err != nil {
 		return err
 	}
@@ -149,6 +154,11 @@ func (db *DB) putTx(tx *bolt.Tx, t *Transaction, c *Change) error {
 	v, err := json.Marshal(t)
 	if err != nil {
 		return fmt.Errorf("transaction %s: %w", t.Key, err)
+	}
+	if tx.Bucket(bTransaction).Get([]byte(t.Key)) == nil {
+		if err := incr(tx, kTransactionCount); err != nil {
+			return err
+		}
 	}
 	if err := tx.Bucket(bTransaction).Put([]byte(t.Key), v); err != nil {
 		return err

@@ -35,6 +35,9 @@ var (
 	kSchema        = []byte("schema")
 	kPushCount     = []byte("pushcount")
 	kRejectedCount = []byte("rejectedcount")
+	// Counters kept per commit: bbolt's Bucket.Stats walks every page.
+	kReservationCount = []byte("reservationcount")
+	kTransactionCount = []byte("transactioncount")
 )
 
 // migrations[v] brings a file from version v to v+1. Version 0 is a new,
@@ -51,6 +54,29 @@ var migrations = []func(tx *bolt.Tx) error{
 }
 
 func (db *DB) migrate() error {
+	// Most opens find nothing to do; a read transaction says so without
+	// the fsyncs of a write.
+	current := false
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		m, open := tx.Bucket(bMeta), tx.Bucket(bOpOpen)
+		if m == nil || open == nil {
+			return nil
+		}
+		b := m.Get(kSchema)
+		if len(b) != 8 || binary.BigEndian.Uint64(b) != SchemaVersion {
+			return nil
+		}
+		current = true
+		return open.ForEach(func(k, _ []byte) error {
+			if op, err := getOp(tx, binary.BigEndian.Uint64(k)); err != nil || op.State == OpPending {
+				current = false
+			}
+			return nil
+		})
+	})
+	if err != nil || current {
+		return err
+	}
 	return db.bolt.Update(func(tx *bolt.Tx) error {
 		v := uint64(0)
 		if m := tx.Bucket(bMeta); m != nil {

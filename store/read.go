@@ -20,7 +20,7 @@ func (db *DB) LoadReservationSummaries() ([]Summary, error) {
 	var out []Summary
 	err := db.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bSummary)
-		out = make([]Summary, 0, b.Stats().KeyN)
+		out = make([]Summary, 0, be64(tx.Bucket(bMeta).Get(kReservationCount)))
 		return b.ForEach(func(k, v []byte) error {
 			s, err := decodeSummary(v)
 			if err != nil {
@@ -347,8 +347,8 @@ func (db *DB) Counts() (Counts, error) {
 		m := tx.Bucket(bMeta)
 		n.Pushes = be64(m.Get(kPushCount))
 		n.Rejected = be64(m.Get(kRejectedCount))
-		n.Reservations = tx.Bucket(bSummary).Stats().KeyN
-		n.Transactions = tx.Bucket(bTransaction).Stats().KeyN
+		n.Reservations = int(be64(m.Get(kReservationCount)))
+		n.Transactions = int(be64(m.Get(kTransactionCount)))
 		c := tx.Bucket(bOpOpen).Cursor()
 		for k, _ := c.First(); k != nil; k, _ = c.Next() {
 			op, err := getOp(tx, be64(k))

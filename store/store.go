@@ -86,7 +86,7 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("cache %s: create folder: %w", path, err)
 	}
 	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync,
-		FreelistType: bolt.FreelistMapType, NoFreelistSync: true, InitialMmapSize: initialMmapSize})
+		FreelistType: bolt.FreelistMapType, InitialMmapSize: initialMmapSize})
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("cache %s is %w (close the other console or use --db)", path, ErrLocked)
@@ -101,6 +101,9 @@ func Open(path string, opts Options) (*DB, error) {
 	db.batch = newBatcher(db)
 	return db, nil
 }
+
+// Now is the cache's clock (Options.Now).
+func (db *DB) Now() time.Time { return db.now() }
 
 // Path is the file the cache lives in.
 func (db *DB) Path() string { return db.path }
