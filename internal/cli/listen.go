@@ -2,10 +2,230 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"paydesk/api"
+	"paydesk/internal/textsafe"
+	"paydesk/pushlistener"
+	"paydesk/store"
 )
 
+// runListen receives, verifies and stores pushes until ctx ends, printing
+// one line (or one JSON object) per push on stdout; the banner and errors go
+// to stderr so stdout can be piped.
 func runListen(ctx context.Context, sio IO, args []string) int {
-	fmt.Fprintln(sio.Stderr, "paydesk listen: not built yet")
-	return 1
+	fs := flag.NewFlagSet("paydesk listen", flag.ContinueOnError)
+	fs.SetOutput(sio.Stderr)
+	addr := fs.String("addr", "127.0.0.1:8801", "address to listen on")
+	websiteKey := fs.String("website-key", "", "the website key pushes are signed with (default $PAYDESK_WEBSITE_KEY)")
+	secretFile := fs.String("secret-file", "", "file holding the secret key (default: $PAYDESK_SECRET_KEY)")
+	dbPath := fs.String("db", "", "cache file for the pushes (default $XDG_DATA_HOME/paydesk/listen.db)")
+	pushURL := fs.String("push-url", "", "the push URL as configured at the gateway, which the signature covers\n(default: the address each push arrives on)")
+	asJSON := fs.Bool("json", false, "print one JSON object per line")
+	fs.Usage = func() {
+		fmt.Fprintln(sio.Stderr, "Usage: paydesk listen [flags]\n\nReceives pushes, verifies their signature, stores them (fsync) and only then answers 200;\nprints one line per push. The secret key is read from $PAYDESK_SECRET_KEY or --secret-file.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(sio.Stderr, "paydesk listen: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	getenv := getenvOf(sio)
+	if *websiteKey == "" {
+		*websiteKey = getenv("PAYDESK_WEBSITE_KEY")
+	}
+	if *websiteKey == "" {
+		fmt.Fprintln(sio.Stderr, "paydesk listen: --website-key (or $PAYDESK_WEBSITE_KEY) is required")
+		return 2
+	}
+	secret, err := readSecret(*secretFile, getenv)
+	if err != nil {
+		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
+		return 2
+	}
+	if *dbPath == "" {
+		*dbPath = defaultListenDBPath(getenv)
+	}
+	db, err := store.Open(*dbPath, store.Options{})
+	if err != nil {
+		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
+		return 1
+	}
+	defer db.Close()
+
+	var outMu sync.Mutex
+	printer := printLine
+	if *asJSON {
+		printer = printJSON
+	}
+	srv, err := pushlistener.New(pushlistener.Config{
+		DB:       db,
+		Verifier: api.VerifierFor(api.Credentials{WebsiteKey: *websiteKey, SecretKey: secret}),
+		PushURL:  *pushURL,
+		Logf: func(format string, args ...any) {
+			outMu.Lock()
+			defer outMu.Unlock()
+			fmt.Fprintf(sio.Stderr, "paydesk listen: "+format+"\n", args...)
+		},
+		Observe: func(e pushlistener.Event) {
+			outMu.Lock()
+			defer outMu.Unlock()
+			printer(sio.Stdout, e)
+		},
+	})
+	if err != nil {
+		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
+		return 1
+	}
+	bound, err := srv.Listen(*addr)
+	if err != nil {
+		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
+		return 1
+	}
+	signedOver := *pushURL
+	if signedOver == "" {
+		signedOver = "http://" + bound.String() + "/<path> (as each push arrives)"
+	}
+	outMu.Lock()
+	fmt.Fprintf(sio.Stderr, "paydesk listen: listening on http://%s\n  signature over: %s\n  website key:    %s\n  cache:          %s\n",
+		bound, signedOver, *websiteKey, db.Path())
+	outMu.Unlock()
+	if err := srv.Serve(ctx); err != nil {
+		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
+		return 1
+	}
+	outMu.Lock()
+	fmt.Fprintln(sio.Stderr, "paydesk listen: stopped")
+	outMu.Unlock()
+	return 0
+}
+
+// defaultListenDBPath keeps the listener's pushes beside the console's cache
+// but in a file of their own, so both can run at once.
+func defaultListenDBPath(getenv func(string) string) string {
+	noDB := func(k string) string {
+		if k == "PAYDESK_DB" {
+			return ""
+		}
+		return getenv(k)
+	}
+	return filepath.Join(filepath.Dir(defaultDBPath(noDB)), "listen.db")
+}
+
+// printLine writes one human line: time, outcome, envelope, key, invoice,
+// service, kind, status, amount, signature verdict. Every field that came
+// from outside is cleaned of control and escape sequences.
+func printLine(w io.Writer, e pushlistener.Event) {
+	r := e.Record
+	c := textsafe.Clean
+	var b strings.Builder
+	b.WriteString(r.ReceivedAt.Format("2006-01-02T15:04:05.000Z07:00"))
+	if r.Rejected {
+		fmt.Fprintf(&b, "  REJECTED %d", e.HTTPStatus)
+	} else {
+		fmt.Fprintf(&b, "  #%d", r.ID)
+	}
+	field := func(name, v string) {
+		if v == "" {
+			v = "-"
+		}
+		b.WriteString("  ")
+		if name != "" {
+			b.WriteString(name)
+			b.WriteByte(' ')
+		}
+		b.WriteString(c(v))
+	}
+	field("", r.Envelope)
+	field("key", r.Key)
+	field("invoice", r.Invoice)
+	field("service", r.Service)
+	field("", r.Kind)
+	status := ""
+	if r.Status.Code != 0 {
+		status = fmt.Sprint(r.Status.Code)
+		if r.Status.SubCode != "" {
+			status += "/" + r.Status.SubCode
+		}
+	}
+	field("status", status)
+	amount := ""
+	if r.HasAmount {
+		amount = api.WireString(r.Amount) + " " + r.Currency
+	}
+	field("amount", strings.TrimSpace(amount))
+	field("signature", r.Signature)
+	switch {
+	case r.Rejected:
+		field("reason", r.Reason)
+	case e.Result.Duplicate:
+		b.WriteString("  duplicate (stored before)")
+	case r.Ignored != "":
+		field("ignored", r.Ignored)
+	}
+	b.WriteByte('\n')
+	_, _ = io.WriteString(w, b.String())
+}
+
+// pushLine is the --json form: a stable scripting interface, camelCase keys.
+type pushLine struct {
+	Time       time.Time `json:"time"`
+	ID         uint64    `json:"id,omitempty"`
+	HTTPStatus int       `json:"httpStatus"`
+	Envelope   string    `json:"envelope,omitempty"`
+	Key        string    `json:"key,omitempty"`
+	Invoice    string    `json:"invoice,omitempty"`
+	Service    string    `json:"service,omitempty"`
+	Kind       string    `json:"kind,omitempty"`
+	Status     int       `json:"status,omitempty"`
+	SubCode    string    `json:"subCode,omitempty"`
+	StatusTime string    `json:"statusTime,omitempty"`
+	Amount     string    `json:"amount,omitempty"`
+	Currency   string    `json:"currency,omitempty"`
+	Signature  string    `json:"signature"`
+	Rejected   bool      `json:"rejected"`
+	Reason     string    `json:"reason,omitempty"`
+	Duplicate  bool      `json:"duplicate,omitempty"`
+	Applied    bool      `json:"applied"`
+	Ignored    string    `json:"ignored,omitempty"`
+}
+
+// printJSON writes one JSON object per line. Untrusted fields are cleaned
+// as for the human line: encoding/json escapes C0 controls but passes C1
+// ones through, and people do read JSON lines in a terminal.
+func printJSON(w io.Writer, e pushlistener.Event) {
+	r := e.Record
+	c := textsafe.Clean
+	l := pushLine{Time: r.ReceivedAt, ID: r.ID, HTTPStatus: e.HTTPStatus, Envelope: r.Envelope, Key: c(r.Key), Invoice: c(r.Invoice),
+		Service: c(r.Service), Kind: c(r.Kind), Status: r.Status.Code, SubCode: c(r.Status.SubCode), Currency: c(r.Currency),
+		Signature: r.Signature, Rejected: r.Rejected, Reason: c(r.Reason), Duplicate: e.Result.Duplicate,
+		Applied: e.Result.Applied, Ignored: r.Ignored}
+	if r.Rejected {
+		l.ID = 0 // the rejected log numbers its own entries
+	}
+	if !r.Status.Time.IsZero() {
+		l.StatusTime = r.Status.Time.Format(time.RFC3339)
+	}
+	if r.HasAmount {
+		l.Amount = api.WireString(r.Amount)
+	}
+	b, err := json.Marshal(l)
+	if err != nil {
+		return
+	}
+	_, _ = w.Write(append(b, '\n'))
 }
