@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shopspring/decimal"
 	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
@@ -564,5 +563,3 @@ func nowOr(t time.Time, now func() time.Time) time.Time {
 	}
 	return t
 }
-
-var _ = decimal.Zero

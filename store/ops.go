@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/shopspring/decimal"
 	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
@@ -564,5 +563,3 @@ func (db *DB) setOpState(id uint64, state OpState, reason, note string) error {
 	}
 	return nil
 }
-
-var _ = decimal.Zero

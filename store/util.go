@@ -1,12 +1,9 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 )
-
-var errNotYet = errors.New("store: not implemented yet")
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
