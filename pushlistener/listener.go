@@ -79,7 +79,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := store.PushRecord{ReceivedAt: s.cfg.Now(), RemoteAddr: r.RemoteAddr, Method: r.Method,
 		URL: r.URL.RequestURI(), Header: r.Header.Clone()}
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	body, err := readBody(r)
 	rec.Body = body
 	if err != nil {
 		s.reject(w, r, rec, http.StatusBadRequest, store.SignatureUnchecked, "reading the body: "+err.Error())
@@ -201,4 +201,28 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return fmt.Errorf("push listener shutdown: %w", err)
 	}
 	return nil
+}
+
+// readBody reads up to MaxBody+1 bytes, sized by Content-Length when the
+// client sent one (one allocation instead of a growing buffer).
+func readBody(r *http.Request) ([]byte, error) {
+	size := int64(512)
+	if r.ContentLength > 0 {
+		size = min(r.ContentLength+1, MaxBody+1)
+	}
+	buf := make([]byte, 0, size)
+	lr := io.LimitReader(r.Body, MaxBody+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := lr.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }

@@ -1,0 +1,215 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"paydesk/api"
+)
+
+func TestOpenCreatesPrivateFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a", "b", "paydesk.db")
+	db, err := Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("file mode %v, want 0600", fi.Mode().Perm())
+	}
+	di, _ := os.Stat(filepath.Dir(path))
+	if di.Mode().Perm() != 0o700 {
+		t.Errorf("folder mode %v, want 0700", di.Mode().Perm())
+	}
+}
+
+func TestOpenHeldFileFailsFast(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "paydesk.db")
+	db, err := Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	start := time.Now()
+	_, err = Open(path, Options{NoSync: true})
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("second Open took %v", took)
+	}
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("second Open: %v; want ErrLocked naming %s", err, path)
+	}
+}
+
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "paydesk.db")
+	db, err := Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	b, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.Update(func(tx *bolt.Tx) error {
+		v := make([]byte, 8)
+		binary.BigEndian.PutUint64(v, SchemaVersion+1)
+		return tx.Bucket(bMeta).Put(kSchema, v)
+	})
+	b.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(path, Options{NoSync: true}); !errors.Is(err, ErrNewerSchema) {
+		t.Fatalf("Open of a newer file: %v", err)
+	}
+}
+
+// TestReopenTurnsInFlightIntoUnknown: an operation journaled but never
+// answered by a process that ended is "outcome unknown" on the next open,
+// and its reservation says so.
+func TestReopenTurnsInFlightIntoUnknown(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "paydesk.db")
+	db, err := Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newScenario(t, db, &gw{clock: t0}, "ORDER-R")
+	s.reserve(articles(), true)
+	id := s.begin(api.CancelReservation{Currency: "EUR", Invoice: s.inv, ReservationNumber: s.resNum})
+	db.Close()
+
+	db, err = Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	op, err := db.Op(id)
+	if err != nil || op.State != OpOutcomeUnknown {
+		t.Fatalf("op after reopen: %+v, %v", op, err)
+	}
+	r, err := db.Reservation(s.resNum)
+	if err != nil || !r.OutcomeUnknown {
+		t.Fatalf("reservation not marked: %+v, %v", r, err)
+	}
+	if n, _ := db.Counts(); n.OutcomeUnknown != 1 || n.Reservations != 1 || n.Pushes != 1 {
+		t.Errorf("counts %+v", n)
+	}
+	// The cancel push arrives: it settles the operation (no key was known,
+	// so it matches by action and invoice) and the mark goes.
+	s.db = db
+	p := dataPush(s.g.key(), s.inv, api.ActionCancelReservation, s.g.status(api.StatusSuccess, api.SubCodeProcessed))
+	res := push(t, db, p)
+	if len(res.Settled) != 1 || res.Settled[0] != id {
+		t.Fatalf("push settled %v, want [%d]", res.Settled, id)
+	}
+	op, _ = db.Op(id)
+	r, _ = db.Reservation(s.resNum)
+	if op.State != OpSettled || op.ResultKey != p.Key() || r.OutcomeUnknown || r.State() != StateCancelled {
+		t.Errorf("after the push: op %s %s, reservation unknown=%v state %s", op.State, op.ResultKey, r.OutcomeUnknown, r.State())
+	}
+	if err := db.ResolveOp(id, "late"); err == nil {
+		t.Error("resolving a settled operation was accepted")
+	}
+}
+
+// TestOutcomeUnknownCaptureSettledByPush: the capture's answer never came;
+// the push books the capture with the lines the operation sent.
+func TestOutcomeUnknownCaptureSettledByPush(t *testing.T) {
+	db := openTest(t)
+	g := &gw{clock: t0}
+	s := newScenario(t, db, g, "ORDER-U")
+	s.reserve(articles(), true)
+	id := s.begin(api.Capture{Currency: "EUR", Invoice: s.inv, ReservationNumber: s.resNum, Amount: dec("39.98"),
+		Lines: []api.CaptureLine{{ArticleNumber: "A", Quantity: 2}}})
+	if err := db.MarkOutcomeUnknown(id, "connection reset"); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.reservation(); !r.OutcomeUnknown {
+		t.Fatal("reservation not marked outcome unknown")
+	}
+	k := g.key()
+	res := push(t, db, txPush(k, s.inv, api.ServiceDeferred, api.TypeDeferredPay, dec("39.98"), g.status(190, "S001"), nil,
+		api.ResponseParameter{Name: api.PInvoiceNumber, Value: "INV-9"}))
+	if len(res.Settled) != 1 {
+		t.Fatalf("settled %v", res.Settled)
+	}
+	r := s.reservation()
+	if r.OutcomeUnknown || r.State() != StatePartlyCaptured || r.Lines[0].Captured != 2 {
+		t.Errorf("reservation after push: unknown=%v state=%s line A %+v", r.OutcomeUnknown, r.State(), r.Lines[0])
+	}
+	ops, err := db.Ops(OpOutcomeUnknown)
+	if err != nil || len(ops) != 0 {
+		t.Errorf("still unknown: %d, %v", len(ops), err)
+	}
+}
+
+func TestSubscribeCoalescesWhenSlow(t *testing.T) {
+	db := openTest(t)
+	ch, cancel := db.Subscribe()
+	defer cancel()
+	for i := 0; i < subscriberBuffer+10; i++ {
+		if _, err := db.AppendAudit(AuditEntry{Operator: "t", Action: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, overflow := 0, false
+	for len(ch) > 0 {
+		c := <-ch
+		n++
+		overflow = overflow || c.Overflow
+	}
+	if n != subscriberBuffer || overflow {
+		t.Fatalf("buffered %d (overflow %v), want %d", n, overflow, subscriberBuffer)
+	}
+	if _, err := db.AppendAudit(AuditEntry{Action: "y"}); err != nil {
+		t.Fatal(err)
+	}
+	if c := <-ch; !c.Overflow || !c.Audit {
+		t.Errorf("after drops: %+v, want Overflow", c)
+	}
+	entries, err := db.Audit(3)
+	if err != nil || len(entries) != 3 || entries[0].Action != "y" {
+		t.Errorf("audit newest first: %+v %v", entries, err)
+	}
+}
+
+func TestBoundedLogs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.db")
+	db, err := Open(path, Options{NoSync: true, MaxRejected: 5, MaxExchanges: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for i := 0; i < 12; i++ {
+		if _, err := db.RecordRejectedPush(t.Context(), PushRecord{Reason: "r" + itoa(i)}); err != nil {
+			t.Fatal(err)
+		}
+		body := `{"Currency":"EUR","Services":{"ServiceList":[{"Name":"voucherb","Action":"Pay","Parameters":[{"Name":"VoucherBPIN","Value":"1234"}]}]}}`
+		if _, err := db.AppendExchange(Exchange{Action: "Pay", RequestBody: []byte(body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rej, _ := db.RejectedPushes(0)
+	if len(rej) != 5 || rej[0].Reason != "r11" || rej[4].Reason != "r7" {
+		t.Errorf("rejected log kept %d, newest %q", len(rej), rej[0].Reason)
+	}
+	xs, _ := db.Exchanges(0)
+	if len(xs) != 3 || strings.Contains(string(xs[0].RequestBody), "1234") {
+		t.Errorf("gateway log kept %d; body %s", len(xs), xs[0].RequestBody)
+	}
+	if n, _ := db.Counts(); n.Rejected != 12 {
+		t.Errorf("rejected counter %d, want 12", n.Rejected)
+	}
+}
