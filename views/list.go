@@ -1,8 +1,12 @@
 package views
 
 import (
+	"bytes"
+	"cmp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -16,8 +20,15 @@ const asyncRows = 5000
 type rowSpec[R any] struct {
 	key      func(R) string
 	haystack func(R) string // lower-case text the filter searches
+	// appendHay, when set, appends the haystack to dst without building a
+	// string (laying out 100,000 rows' text in one block).
+	appendHay func(dst []byte, r R) []byte
 	// compare orders two rows by column col (ascending).
 	compare func(a, b R, col int) int
+	// intKey, when it knows column col, gives a number that orders rows
+	// like compare (ties broken by position): sorting by it touches no row
+	// after the keys are read.
+	intKey func(r R, col int) (int64, bool)
 	// sortable lists the columns s cycles through.
 	sortable []int
 	// keep, when set, returns a further filter (push type and status) for
@@ -37,6 +48,7 @@ type listView[R any] struct {
 	sortDesc bool
 	query    string
 	keepGen  uint64
+	hay      *hayIndex // the rows' search text in one block, built on the first big filter
 }
 
 // listDoneMsg carries a computed listView back to its list.
@@ -146,18 +158,43 @@ func (l *list[R]) recompute() tea.Cmd {
 	spec := l.spec
 	job := func() *listView[R] { return computeView(spec, keep, prev, rows, col, desc, q, kg) }
 	if len(rows) < asyncRows {
-		l.apply(job())
-		return nil
+		return l.apply(job())
 	}
 	l.busy = true
 	return func() tea.Msg { return listDoneMsg[R]{list: l, gen: gen, view: job()} }
 }
 
-func (l *list[R]) apply(v *listView[R]) {
+// hayMsg carries the search text block of a rows snapshot, prepared in
+// the background after the first frame so the first keystroke only scans.
+type hayMsg[R any] struct {
+	list *list[R]
+	rows []R
+	hay  *hayIndex
+}
+
+func sameSlice[R any](a, b []R) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// prepareHay builds the search text of big lists in the background.
+func (l *list[R]) prepareHay(v *listView[R]) tea.Cmd {
+	if v.hay != nil || len(v.rows) < asyncRows {
+		return nil
+	}
+	rows, spec := v.rows, l.spec
+	return func() tea.Msg { return hayMsg[R]{list: l, rows: rows, hay: buildHay(rows, spec)} }
+}
+
+func (l *list[R]) apply(v *listView[R]) tea.Cmd {
+	defer l.keepCursor(v)
 	l.view = v
 	l.busy = false
 	l.table.SetSort(v.sortCol, v.sortDesc)
 	l.table.SetLen(len(v.idx))
+	return l.prepareHay(v)
+}
+
+func (l *list[R]) keepCursor(v *listView[R]) {
 	if l.onCursor != "" {
 		for i, j := range v.idx {
 			if l.spec.key(v.rows[j]) == l.onCursor {
@@ -173,16 +210,27 @@ func (l *list[R]) apply(v *listView[R]) {
 // prev's result only (typing narrows, it never rescans).
 func computeView[R any](spec rowSpec[R], keep func(R) bool, prev *listView[R], rows []R, col int, desc bool, q string, keepGen uint64) *listView[R] {
 	v := &listView[R]{rows: rows, sortCol: col, sortDesc: desc, query: q, keepGen: keepGen}
-	sameRows := prev != nil && len(prev.rows) == len(rows) && (len(rows) == 0 || &prev.rows[0] == &rows[0])
+	sameRows := prev != nil && sameSlice(prev.rows, rows)
 	if sameRows && prev.sortCol == col && prev.sortDesc == desc && prev.sorted != nil {
 		v.sorted = prev.sorted
 	} else {
 		v.sorted = sortRows(spec, rows, col, desc)
 	}
+	if sameRows {
+		v.hay = prev.hay
+	}
 	from := v.sorted
 	if sameRows && prev.sortCol == col && prev.sortDesc == desc && prev.keepGen == keepGen &&
 		prev.idx != nil && prev.query != "" && strings.HasPrefix(q, prev.query) {
 		from = prev.idx
+	}
+	words := strings.Fields(strings.ToLower(q))
+	if len(words) > 0 && len(rows) >= asyncRows {
+		if v.hay == nil { // typed before the background block was ready
+			v.hay = buildHay(rows, spec)
+		}
+		v.idx = hayFilter(v.hay, words, keep, rows, from)
+		return v
 	}
 	v.idx = filterRows(spec.haystack, keep, rows, from, q)
 	return v
@@ -193,17 +241,127 @@ func sortRows[R any](spec rowSpec[R], rows []R, col int, desc bool) []int32 {
 	for i := range idx {
 		idx[i] = int32(i)
 	}
-	if col < 0 || spec.compare == nil {
+	if col < 0 || spec.compare == nil || len(rows) == 0 {
 		return idx
 	}
-	slices.SortStableFunc(idx, func(a, b int32) int {
-		c := spec.compare(rows[a], rows[b], col)
-		if desc {
-			return -c
+	sign := 1
+	if desc {
+		sign = -1
+	}
+	if spec.intKey != nil {
+		if _, ok := spec.intKey(rows[0], col); ok {
+			type kv struct {
+				k int64
+				i int32
+			}
+			kvs := make([]kv, len(rows))
+			for i, r := range rows {
+				k, _ := spec.intKey(r, col)
+				kvs[i] = kv{k, int32(i)}
+			}
+			slices.SortFunc(kvs, func(a, b kv) int {
+				if c := cmp.Compare(a.k, b.k); c != 0 {
+					return sign * c
+				}
+				return cmp.Compare(a.i, b.i)
+			})
+			for i, x := range kvs {
+				idx[i] = x.i
+			}
+			return idx
 		}
-		return c
+	}
+	slices.SortFunc(idx, func(a, b int32) int {
+		if c := spec.compare(rows[a], rows[b], col); c != 0 {
+			return sign * c
+		}
+		return cmp.Compare(a, b)
 	})
 	return idx
+}
+
+// hayIndex is every row's search text in one block of memory, so a filter
+// scans it at memory speed instead of visiting 100,000 rows one by one.
+type hayIndex struct {
+	buf    []byte
+	starts []int32 // starts[i] is where row i's text begins; one extra at the end
+}
+
+func buildHay[R any](rows []R, spec rowSpec[R]) *hayIndex {
+	h := &hayIndex{buf: make([]byte, 0, 128*len(rows)), starts: make([]int32, len(rows)+1)}
+	for i, r := range rows {
+		h.starts[i] = int32(len(h.buf))
+		if spec.appendHay != nil {
+			h.buf = spec.appendHay(h.buf, r)
+		} else {
+			h.buf = append(h.buf, spec.haystack(r)...)
+		}
+		h.buf = append(h.buf, '\n') // never in a query: rows cannot run into each other
+	}
+	h.starts[len(rows)] = int32(len(h.buf))
+	return h
+}
+
+// hayFilter keeps the rows of from (in from's order) whose text holds
+// every word and that keep accepts.
+func hayFilter[R any](h *hayIndex, words []string, keep func(R) bool, rows []R, from []int32) []int32 {
+	if len(from) < len(rows)/8 {
+		// Few candidates (the filter narrows what the last keystroke found):
+		// look at theirs only.
+		needles := make([][]byte, len(words))
+		for i, w := range words {
+			needles[i] = []byte(w)
+		}
+		out := make([]int32, 0, len(from)/2+16)
+	next:
+		for _, i := range from {
+			text := h.buf[h.starts[i]:h.starts[i+1]]
+			for _, n := range needles {
+				if !bytes.Contains(text, n) {
+					continue next
+				}
+			}
+			if keep == nil || keep(rows[i]) {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	hits := make([]uint64, (len(rows)+63)/64)
+	cur := hits
+	for wi, w := range words {
+		if wi == 1 {
+			cur = make([]uint64, len(hits))
+		} else if wi > 1 {
+			clear(cur)
+		}
+		needle := []byte(w)
+		row, off := 0, 0
+		for off < len(h.buf) {
+			j := bytes.Index(h.buf[off:], needle)
+			if j < 0 {
+				break
+			}
+			pos := int32(off + j)
+			for h.starts[row+1] <= pos {
+				row++
+			}
+			cur[row>>6] |= 1 << (row & 63)
+			off = int(h.starts[row+1]) // the rest of this row cannot add anything
+		}
+		if wi > 0 {
+			for i := range hits {
+				hits[i] &= cur[i]
+			}
+		}
+	}
+	out := make([]int32, 0, len(from)/4+16)
+	for _, i := range from {
+		if hits[i>>6]&(1<<(i&63)) != 0 && (keep == nil || keep(rows[i])) {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // filterRows keeps the rows of from whose haystack holds every word of q.
@@ -242,7 +400,17 @@ func (l *list[R]) update(msg tea.Msg) (tea.Cmd, bool) {
 			return nil, false
 		}
 		if msg.gen == l.gen {
-			l.apply(msg.view)
+			return l.apply(msg.view), true
+		}
+		return nil, true
+	case hayMsg[R]:
+		if msg.list != l {
+			return nil, false
+		}
+		if sameSlice(msg.rows, l.view.rows) && l.view.hay == nil {
+			v := *l.view
+			v.hay = msg.hay
+			l.view = &v
 		}
 		return nil, true
 	case tea.MouseWheelMsg:
@@ -346,4 +514,34 @@ func (l *list[R]) infoLine(width int, noun string, sortName string, extra string
 		right = extra + " · " + right
 	}
 	return spread(left, t.Muted.Render(right), width)
+}
+
+// appendSearch appends s cleaned and in lower case, with a separator. Text
+// without control characters (nearly all of it) is lower-cased in place;
+// anything else goes through textsafe first.
+func appendSearch(dst []byte, s string) []byte {
+	mark := len(dst)
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c == '\n' { // the article lines of a summary
+				c = ' '
+			} else if c < 0x20 || c == 0x7f {
+				return append(append(dst[:mark], strings.ToLower(clean(s))...), 0)
+			}
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return append(append(dst[:mark], strings.ToLower(clean(s))...), 0)
+		}
+		dst = utf8.AppendRune(dst, unicode.ToLower(r))
+		i += size
+	}
+	return append(dst, 0)
 }

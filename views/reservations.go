@@ -12,34 +12,31 @@ import (
 	"paydesk/ui/theme"
 )
 
-// ReservationRow is one reservation as the list draws and searches it,
-// prepared once when it is loaded (outside Update) so drawing and filtering
-// do no formatting and no cleaning.
+// ReservationRow is one reservation of the list. It keeps only what
+// sorting needs beside the summary: loading 100,000 of them must be cheap
+// (the first frame waits for it), and text is cleaned and formatted for
+// the visible rows only, or for the search block in the background.
 type ReservationRow struct {
 	Summary store.Summary
-
-	invoice, customer, country, number string
-	amount, captured, remaining        string
-	hay                                string // lower-case search text
-	cents                              int64  // amount in cents, for sorting
-	created                            int64
 }
 
 // NewReservationRow prepares a summary for the list.
-func NewReservationRow(s store.Summary) *ReservationRow {
-	r := &ReservationRow{Summary: s,
-		invoice: clean(s.Invoice), customer: clean(s.Customer), country: clean(s.Country), number: clean(s.ReservationNumber),
-		amount: money(s.Amount), captured: money(s.Captured), remaining: money(s.Remaining),
-		cents: s.Amount.Shift(2).IntPart(), created: s.Created.UnixNano()}
-	r.hay = strings.ToLower(r.invoice + "\x00" + r.customer + "\x00" + r.number + "\x00" + clean(s.Key) + "\x00" + clean(s.Articles))
-	return r
+func NewReservationRow(s store.Summary) *ReservationRow { return &ReservationRow{Summary: s} }
+
+// searchText is the lower-case text the filter searches: invoice, customer,
+// reservation number, key and articles.
+func (r *ReservationRow) searchText() string {
+	s := r.Summary
+	return strings.ToLower(clean(s.Invoice) + "\x00" + clean(s.Customer) + "\x00" + clean(s.ReservationNumber) + "\x00" + clean(s.Key) + "\x00" + clean(s.Articles))
 }
 
 // NewReservationRows prepares many summaries.
 func NewReservationRows(ss []store.Summary) []*ReservationRow {
+	rows := make([]ReservationRow, len(ss)) // one allocation, not 100,000
 	out := make([]*ReservationRow, len(ss))
 	for i := range ss {
-		out[i] = NewReservationRow(ss[i])
+		rows[i].Summary = ss[i]
+		out[i] = &rows[i]
 	}
 	return out
 }
@@ -80,28 +77,35 @@ func compareReservations(a, b *ReservationRow, col int) int {
 	var c int
 	switch col {
 	case rcInvoice:
-		c = strings.Compare(a.invoice, b.invoice)
+		c = strings.Compare(a.Summary.Invoice, b.Summary.Invoice)
 	case rcNumber:
-		c = strings.Compare(a.number, b.number)
+		c = strings.Compare(a.Summary.ReservationNumber, b.Summary.ReservationNumber)
 	case rcCustomer:
-		c = strings.Compare(a.hayCustomer(), b.hayCustomer())
+		c = strings.Compare(strings.ToLower(a.Summary.Customer), strings.ToLower(b.Summary.Customer))
 	case rcAmount:
-		c = cmp.Compare(a.cents, b.cents)
+		c = a.Summary.Amount.Cmp(b.Summary.Amount)
 	case rcState:
 		c = cmp.Compare(stateRank[a.Summary.State], stateRank[b.Summary.State])
 	case rcAge, rcLeft:
-		c = cmp.Compare(a.created, b.created)
+		c = a.Summary.Created.Compare(b.Summary.Created)
 	}
 	if c == 0 {
-		c = cmp.Compare(a.created, b.created)
+		c = a.Summary.Created.Compare(b.Summary.Created)
 	}
 	return c
 }
 
-func (r *ReservationRow) hayCustomer() string {
-	i := strings.IndexByte(r.hay, 0)
-	j := strings.IndexByte(r.hay[i+1:], 0)
-	return r.hay[i+1 : i+1+j]
+// reservationKey orders the numeric columns without touching strings.
+func reservationKey(r *ReservationRow, col int) (int64, bool) {
+	switch col {
+	case rcAmount:
+		return r.Summary.Amount.Shift(2).IntPart(), true // cents: exact for amounts of two decimals
+	case rcAge, rcLeft:
+		return r.Summary.Created.UnixNano(), true
+	case rcState:
+		return int64(stateRank[r.Summary.State]), true
+	}
+	return 0, false
 }
 
 // Reservations is the reservations tab.
@@ -117,8 +121,16 @@ type Reservations struct {
 func NewReservations(ctx *Context) *Reservations {
 	spec := rowSpec[*ReservationRow]{
 		key:      func(r *ReservationRow) string { return r.Summary.Key },
-		haystack: func(r *ReservationRow) string { return r.hay },
+		haystack: (*ReservationRow).searchText,
+		appendHay: func(dst []byte, r *ReservationRow) []byte {
+			s := &r.Summary
+			for _, f := range [...]string{s.Invoice, s.Customer, s.ReservationNumber, s.Key, s.Articles} {
+				dst = appendSearch(dst, f)
+			}
+			return dst
+		},
 		compare:  compareReservations,
+		intKey:   reservationKey,
 		sortable: []int{rcAge, rcInvoice, rcCustomer, rcAmount, rcState, rcLeft},
 	}
 	return &Reservations{ctx: ctx, list: newList(ctx, reservationColumns, spec, rcAge, true)}
@@ -205,14 +217,15 @@ func (s *Reservations) View() string {
 	now := s.ctx.Now()
 	body := s.list.table.View(func(i int, out []Cell) {
 		r := s.list.at(i)
-		st := r.Summary.State
-		out[rcInvoice] = Cell{Text: r.invoice}
-		out[rcNumber] = Cell{Text: r.number, Paint: theme.PaintMuted}
-		out[rcCustomer] = Cell{Text: r.customer}
-		out[rcCountry] = Cell{Text: r.country}
-		out[rcAmount] = Cell{Text: r.amount}
-		out[rcCaptured] = Cell{Text: r.captured}
-		out[rcRemaining] = Cell{Text: r.remaining}
+		sum := &r.Summary
+		st := sum.State
+		out[rcInvoice] = Cell{Text: clean(sum.Invoice)}
+		out[rcNumber] = Cell{Text: clean(sum.ReservationNumber), Paint: theme.PaintMuted}
+		out[rcCustomer] = Cell{Text: clean(sum.Customer)}
+		out[rcCountry] = Cell{Text: clean(sum.Country)}
+		out[rcAmount] = Cell{Text: money(sum.Amount)}
+		out[rcCaptured] = Cell{Text: money(sum.Captured)}
+		out[rcRemaining] = Cell{Text: money(sum.Remaining)}
 		if r.Summary.OutcomeUnknown {
 			out[rcState] = Cell{Text: "⚠ unknown", Paint: theme.PaintWarning}
 		} else {

@@ -1,0 +1,158 @@
+package views
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"paydesk/store"
+	"paydesk/store/storetest"
+)
+
+// benchNow is the clock of the generated cache.
+var benchNow = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+
+var (
+	benchOnce sync.Once
+	benchRows []*ReservationRow
+	benchErr  error
+)
+
+// benchReservations generates a cache of 100,000 reservations with the
+// store's generator once per process and loads its list rows.
+func benchReservations(b *testing.B) []*ReservationRow {
+	b.Helper()
+	benchOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "paydesk-views-bench")
+		if err != nil {
+			benchErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		db, err := store.Open(filepath.Join(dir, "bench.db"), store.Options{NoSync: true, Now: func() time.Time { return benchNow }})
+		if err != nil {
+			benchErr = err
+			return
+		}
+		defer db.Close()
+		if benchErr = storetest.Generate(db, 100_000, 1); benchErr != nil {
+			return
+		}
+		sums, err := db.LoadReservationSummaries()
+		if err != nil {
+			benchErr = err
+			return
+		}
+		benchRows = NewReservationRows(sums)
+	})
+	if benchErr != nil {
+		b.Fatal(benchErr)
+	}
+	return benchRows
+}
+
+// loadedReservations is the tab with rows loaded and sorted, as after
+// start-up.
+func loadedReservations(b *testing.B, rows []*ReservationRow) *Reservations {
+	ctx := NewContext(func() time.Time { return benchNow })
+	ctx.Location = time.UTC
+	s := NewReservations(ctx)
+	s.SetSize(120, 33) // 120x36 minus the tab bar, status bar and footer
+	finish(s.Update(ReservationRowsMsg{Full: true, Rows: rows}), s)
+	return s
+}
+
+// finish runs the commands a screen returned (its sort or filter job) and
+// hands it their messages.
+func finish(cmd tea.Cmd, s Screen) {
+	for cmd != nil {
+		msg := cmd()
+		if b, ok := msg.(tea.BatchMsg); ok {
+			for _, c := range b {
+				finish(c, s)
+			}
+			return
+		}
+		cmd = s.Update(msg)
+	}
+}
+
+// BenchmarkRenderReservations draws one full frame of the reservations list
+// at 120x36 over 100,000 rows.
+func BenchmarkRenderReservations(b *testing.B) {
+	rows := benchReservations(b)
+	s := loadedReservations(b, rows)
+	s.list.table.SetCursor(50_000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		_ = s.View()
+	}
+	b.ReportMetric(float64(len(rows)), "rows")
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/frame")
+}
+
+// BenchmarkFilterReservations is one keystroke of the filter over 100,000
+// rows on a fresh query: every row's search text is scanned (the text block
+// was laid out in the background after the first frame; see
+// BenchmarkPrepareSearch). Narrowing keystrokes cost far less
+// (BenchmarkFilterReservationsNarrowing).
+func BenchmarkFilterReservations(b *testing.B) {
+	rows := benchReservations(b)
+	s := loadedReservations(b, rows)
+	spec := s.list.spec
+	sorted := s.list.view
+	b.ReportAllocs()
+	b.ResetTimer()
+	var matched int
+	for b.Loop() {
+		// A keystroke on a fresh query: every row is scanned.
+		v := computeView(spec, nil, sorted, rows, s.list.sortCol, s.list.sortDesc, "mü", 0)
+		matched = len(v.idx)
+	}
+	b.ReportMetric(float64(matched), "matches")
+	b.ReportMetric(float64(len(rows)), "rows")
+}
+
+// BenchmarkFilterReservationsNarrowing is the next keystroke: it filters
+// what the previous one found.
+func BenchmarkFilterReservationsNarrowing(b *testing.B) {
+	rows := benchReservations(b)
+	s := loadedReservations(b, rows)
+	prev := computeView(s.list.spec, nil, s.list.view, rows, s.list.sortCol, s.list.sortDesc, "mü", 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var matched int
+	for b.Loop() {
+		v := computeView(s.list.spec, nil, prev, rows, s.list.sortCol, s.list.sortDesc, "mül", 0)
+		matched = len(v.idx)
+	}
+	b.ReportMetric(float64(matched), "matches")
+}
+
+// BenchmarkSortReservations re-sorts 100,000 rows by amount (a press of s).
+func BenchmarkSortReservations(b *testing.B) {
+	rows := benchReservations(b)
+	s := loadedReservations(b, rows)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		_ = sortRows(s.list.spec, rows, rcAmount, false)
+	}
+}
+
+// BenchmarkPrepareSearch lays out the search text of 100,000 rows in one
+// block: done once per load in the background, or by the first keystroke
+// when the user types before it finished.
+func BenchmarkPrepareSearch(b *testing.B) {
+	rows := benchReservations(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		_ = buildHay(rows, NewReservations(NewContext(nil)).list.spec)
+	}
+}

@@ -1,0 +1,236 @@
+package views
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/shopspring/decimal"
+
+	"paydesk/store"
+)
+
+var listNow = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+
+func genRows(n int) []*ReservationRow {
+	names := []string{"Anna Müller", "Jan de Vries", "Lukas Gruber", "Eva Bakker", "Tom Visser"}
+	articles := []string{"CUP-6 Espresso cups", "BOOT-42 Hiking boots", "SCARF Wool scarf"}
+	out := make([]*ReservationRow, n)
+	for i := range out {
+		out[i] = NewReservationRow(store.Summary{
+			Key: fmt.Sprintf("%032X", i), ReservationNumber: fmt.Sprintf("R%07d", i), Invoice: fmt.Sprintf("INV-%06d", i),
+			Customer: names[i%len(names)], Country: "NL", Currency: "EUR",
+			Amount: decimal.New(int64(1000+i*7%5000), -2), State: store.StateReserved,
+			Created: listNow.Add(-time.Duration(i) * time.Minute), Articles: articles[i%len(articles)],
+		})
+	}
+	return out
+}
+
+func press(s Screen, keys ...string) {
+	for _, k := range keys {
+		var m tea.KeyPressMsg
+		switch k {
+		case "enter":
+			m = tea.KeyPressMsg{Code: tea.KeyEnter}
+		case "esc":
+			m = tea.KeyPressMsg{Code: tea.KeyEscape}
+		case "backspace":
+			m = tea.KeyPressMsg{Code: tea.KeyBackspace}
+		case "down":
+			m = tea.KeyPressMsg{Code: tea.KeyDown}
+		case "end":
+			m = tea.KeyPressMsg{Code: tea.KeyEnd}
+		default:
+			m = tea.KeyPressMsg{Code: []rune(k)[0], Text: k}
+		}
+		finish(s.Update(m), s)
+	}
+}
+
+func newTab(rows []*ReservationRow) *Reservations {
+	ctx := NewContext(func() time.Time { return listNow })
+	s := NewReservations(ctx)
+	s.SetSize(120, 20)
+	finish(s.Update(ReservationRowsMsg{Full: true, Rows: rows}), s)
+	return s
+}
+
+// The block search (big lists) and the row by row search (small lists and
+// narrowing) find the same rows in the same order.
+func TestFilterPathsAgree(t *testing.T) {
+	rows := genRows(20000)
+	s := newTab(rows)
+	for _, q := range []string{"mü", "müller", "cup", "inv-0001", "r000123", "vries scarf", "nothing-like-this", "e"} {
+		t.Run(q, func(t *testing.T) {
+			fast := computeView(s.list.spec, nil, s.list.view, rows, rcAge, true, q, 0)
+			if fast.hay == nil {
+				t.Fatal("the big list did not use the block search")
+			}
+			slow := filterRows(s.list.spec.haystack, nil, rows, s.list.view.sorted, q)
+			if !slices.Equal(fast.idx, slow) {
+				t.Fatalf("block search found %d rows, row by row %d", len(fast.idx), len(slow))
+			}
+			for _, i := range slow {
+				for _, w := range strings.Fields(strings.ToLower(q)) {
+					if !strings.Contains(rows[i].searchText(), w) {
+						t.Fatalf("row %d does not contain %q", i, w)
+					}
+				}
+			}
+		})
+	}
+}
+
+// Typing into the filter of a big list never waits for the filter: each
+// keystroke starts a job, and only the newest job's answer is applied.
+func TestFilterRunsAsyncAndDropsStaleAnswers(t *testing.T) {
+	rows := genRows(asyncRows * 2)
+	s := newTab(rows)
+	press(s, "/")
+	c1 := s.Update(tea.KeyPressMsg{Code: 'm', Text: "m"})
+	c2 := s.Update(tea.KeyPressMsg{Code: 'ü', Text: "ü"})
+	if c1 == nil || c2 == nil {
+		t.Fatal("a big list filtered inside Update")
+	}
+	if !s.list.busy {
+		t.Error("the list does not say it is filtering")
+	}
+	newer, older := c2(), c1()
+	s.Update(newer)
+	s.Update(older) // arrives late: must not replace the newer result
+	want := filterRows(s.list.spec.haystack, nil, rows, s.list.view.sorted, "mü")
+	if got := s.list.view.idx; !slices.Equal(got, want) || s.list.view.query != "mü" {
+		t.Fatalf("applied the stale answer for %q (%d rows), want %q (%d rows)", s.list.view.query, len(got), "mü", len(want))
+	}
+}
+
+func TestFilterNarrowsWidensAndClears(t *testing.T) {
+	rows := genRows(50)
+	s := newTab(rows)
+	press(s, "/", "c", "u", "p")
+	if n := s.list.len(); n != 17 {
+		t.Fatalf("cup: %d rows, want 17", n)
+	}
+	press(s, "backspace", "backspace", "backspace", "g")
+	if n, want := s.list.len(), len(filterRows(s.list.spec.haystack, nil, rows, s.list.view.sorted, "g")); n != want {
+		t.Fatalf("g: %d rows, want %d", n, want)
+	}
+	press(s, "esc")
+	if s.list.len() != 50 || s.Capturing() {
+		t.Fatalf("esc did not clear the filter: %d rows, capturing %v", s.list.len(), s.Capturing())
+	}
+}
+
+// Sorting keeps the row under the cursor under the cursor.
+func TestSortKeepsTheCursorRow(t *testing.T) {
+	rows := genRows(300)
+	s := newTab(rows)
+	press(s, "down", "down", "down")
+	before, _ := s.list.selected()
+	press(s, "s") // by invoice
+	after, _ := s.list.selected()
+	if before != after {
+		t.Fatalf("cursor moved from %s to %s", before.Summary.Key, after.Summary.Key)
+	}
+	if s.list.sortCol != rcInvoice {
+		t.Fatalf("sorted by column %d, want invoice", s.list.sortCol)
+	}
+}
+
+// A frame draws only the rows in the window, however many there are.
+func TestTableDrawsOnlyTheWindow(t *testing.T) {
+	tbl := NewTable(NewContext(nil).Theme, []Column{{Title: "N", Width: 8}})
+	tbl.SetSize(40, 11) // ten rows and the header
+	tbl.SetLen(1_000_000)
+	tbl.SetCursor(500_000)
+	var asked []int
+	out := tbl.View(func(i int, c []Cell) {
+		asked = append(asked, i)
+		c[0] = Cell{Text: fmt.Sprint(i)}
+	})
+	if len(asked) != 10 {
+		t.Fatalf("asked for %d rows, want 10", len(asked))
+	}
+	if !slices.Contains(asked, 500_000) || !strings.Contains(out, "500000") {
+		t.Fatalf("the cursor row is not drawn: %v", asked)
+	}
+	if lines := strings.Count(out, "\n") + 1; lines != 11 {
+		t.Fatalf("%d lines, want 11", lines)
+	}
+}
+
+func TestTableDropsColumnsWhenNarrow(t *testing.T) {
+	cols := []Column{{Title: "A", Width: 10}, {Title: "B", Width: 10, Drop: 1}, {Title: "C", Width: 10, Flex: true}, {Title: "D", Width: 10, Drop: 2}}
+	tbl := NewTable(NewContext(nil).Theme, cols)
+	for _, tc := range []struct {
+		width int
+		shown []bool
+	}{{43, []bool{true, true, true, true}}, {40, []bool{true, true, true, false}}, {25, []bool{true, false, true, false}}} {
+		tbl.SetSize(tc.width, 5)
+		for i, want := range tc.shown {
+			if tbl.Shown(i) != want {
+				t.Errorf("width %d: column %s shown %v, want %v", tc.width, cols[i].Title, tbl.Shown(i), want)
+			}
+		}
+	}
+}
+
+func TestDaysLeftWarnsNearAndPastTheWindow(t *testing.T) {
+	for _, tc := range []struct {
+		ageDays int
+		state   store.State
+		text    string
+		paint   string
+	}{
+		{0, store.StateReserved, "14", ""},
+		{11, store.StateReserved, "3", "warning"},
+		{14, store.StatePartlyCaptured, "0", "warning"},
+		{16, store.StateReserved, "2 late", "failed"},
+		{16, store.StateCaptured, "–", "muted"},
+	} {
+		s := store.Summary{State: tc.state, Created: listNow.Add(-time.Duration(tc.ageDays) * 24 * time.Hour)}
+		c := daysLeftCell(s, listNow)
+		if c.Text != tc.text || c.Paint != tc.paint {
+			t.Errorf("%d days, %s: got %q/%q, want %q/%q", tc.ageDays, tc.state, c.Text, c.Paint, tc.text, tc.paint)
+		}
+	}
+}
+
+func TestMoneyIsExact(t *testing.T) {
+	for in, want := range map[string]string{"12.5": "12.50", "0": "0.00", "-3.1": "-3.10", "0.125": "0.125", "19.99": "19.99"} {
+		if got := money(decimal.RequireFromString(in)); got != want {
+			t.Errorf("money(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestExportCSVAndJSON(t *testing.T) {
+	rows := genRows(3)
+	rows[1] = NewReservationRow(store.Summary{Key: "K2", Invoice: "INV,\"quoted\"", Customer: "Evil\x1b[2J Name", Amount: decimal.RequireFromString("10.5"), Created: listNow})
+	s := newTab(rows)
+	var got ExportIntent
+	cmd := s.Update(tea.KeyPressMsg{Code: 'e', Text: "e"})
+	got = cmd().(ExportIntent)
+	var b strings.Builder
+	if err := got.Table.WriteCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	csv := b.String()
+	if !strings.Contains(csv, `"INV,""quoted"""`) || !strings.Contains(csv, ",10.50,") || strings.Contains(csv, "\x1b") {
+		t.Fatalf("csv:\n%s", csv)
+	}
+	if strings.Count(csv, "\n") != 4 {
+		t.Fatalf("csv has %d lines, want header + 3", strings.Count(csv, "\n"))
+	}
+	b.Reset()
+	if err := got.Table.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"amount": "10.50"`) || strings.Contains(b.String(), "\x1b") {
+		t.Fatalf("json:\n%s", b.String())
+	}
+}
