@@ -66,8 +66,11 @@ func (db *DB) ApplyPush(ctx context.Context, rec PushRecord, p *api.Push) (Apply
 	if p == nil || p.Key() == "" {
 		return ApplyResult{}, fmt.Errorf("apply push: no decoded push with a key")
 	}
+	// Everything that does not depend on the cache is done here, on the
+	// caller's goroutine, so the single writer only does what must be serial.
+	pp := db.preparePush(rec, p)
 	if db.opts.NoGroupCommit {
-		res, err := db.applyPushDirect(rec, p)
+		res, err := db.applyPushDirect(pp, p)
 		if err != nil {
 			return ApplyResult{}, fmt.Errorf("apply push %s: %w", p.Key(), err)
 		}
@@ -75,9 +78,8 @@ func (db *DB) ApplyPush(ctx context.Context, rec PushRecord, p *api.Push) (Apply
 	}
 	var res ApplyResult
 	err := db.batch.do(ctx, func(tx *bolt.Tx, c *Change) error {
-		res = ApplyResult{}
-		r := rec // a fresh copy each run: the job may run twice
-		return db.applyPush(tx, &r, p, &res, c)
+		res = ApplyResult{} // the job may run twice
+		return db.applyPush(tx, pp, p, &res, c)
 	})
 	if err != nil {
 		return ApplyResult{}, fmt.Errorf("apply push %s: %w", p.Key(), err)
@@ -87,17 +89,23 @@ func (db *DB) ApplyPush(ctx context.Context, rec PushRecord, p *api.Push) (Apply
 
 // applyPushDirect is ApplyPush with a transaction (and fsync) of its own:
 // the naive way, kept for the benchmark that compares the two.
-func (db *DB) applyPushDirect(rec PushRecord, p *api.Push) (ApplyResult, error) {
+func (db *DB) applyPushDirect(pp *preparedPush, p *api.Push) (ApplyResult, error) {
 	var res ApplyResult
 	err := db.update(func(tx *bolt.Tx, c *Change) error {
 		res = ApplyResult{}
-		r := rec
-		return db.applyPush(tx, &r, p, &res, c)
+		return db.applyPush(tx, pp, p, &res, c)
 	})
 	return res, err
 }
 
-func (db *DB) applyPush(tx *bolt.Tx, rec *PushRecord, p *api.Push, res *ApplyResult, c *Change) error {
+// preparedPush is a push record with its summary, hash and the encoded
+// part of its stored form that does not depend on the cache.
+type preparedPush struct {
+	rec  PushRecord
+	tail []byte
+}
+
+func (db *DB) preparePush(rec PushRecord, p *api.Push) *preparedPush {
 	rec.Describe(p)
 	if rec.ReceivedAt.IsZero() {
 		rec.ReceivedAt = db.now()
@@ -106,6 +114,11 @@ func (db *DB) applyPush(tx *bolt.Tx, rec *PushRecord, p *api.Push, res *ApplyRes
 		rec.Signature = SignatureValid
 	}
 	rec.Hash = pushHash(p, rec.Body)
+	return &preparedPush{rec: rec, tail: encodePushTail(&rec)}
+}
+
+func (db *DB) applyPush(tx *bolt.Tx, pp *preparedPush, p *api.Push, res *ApplyResult, c *Change) error {
+	rec := pp.rec // a copy: the job may run twice
 	if id := findDuplicate(tx, rec.Key, rec.Hash); id != 0 {
 		res.ID = id
 		res.Duplicate = true
@@ -140,7 +153,7 @@ func (db *DB) applyPush(tx *bolt.Tx, rec *PushRecord, p *api.Push, res *ApplyRes
 	}
 	rec.ID = id
 	rec.Applied, rec.Ignored, rec.ReservationKey = eff.applied, eff.ignored, eff.resKey
-	if err := pb.Put(u64(id), encodePush(rec)); err != nil {
+	if err := pb.Put(u64(id), encodePushHead(&rec, pp.tail)); err != nil {
 		return err
 	}
 	if err := tx.Bucket(bPushKey).Put(append(pairKey(rec.Key, ""), u64(id)...), rec.Hash[:]); err != nil {

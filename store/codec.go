@@ -2,12 +2,15 @@ package store
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"math"
 	"net/http"
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"paydesk/api"
 )
 
 // The hot records (summaries, pushes) use a small binary encoding: JSON would
@@ -193,10 +196,33 @@ func decodeSummary(b []byte) (Summary, error) {
 	return s, d.err
 }
 
-func encodePush(p *PushRecord) []byte {
-	e := enc{b: make([]byte, 0, 256+len(p.Body))}
+// A stored push is a head written inside the transaction (ID and what
+// the push changed) and a tail that the caller's goroutine encodes before
+// the push joins a group commit, so the single writer does not spend its
+// time copying bodies.
+
+func encodePush(p *PushRecord) []byte { return encodePushHead(p, encodePushTail(p)) }
+
+func encodePushHead(p *PushRecord, tail []byte) []byte {
+	e := enc{b: make([]byte, 0, 48+len(p.Ignored)+len(p.ReservationKey)+len(tail))}
 	e.byte(codecV1)
 	e.uvarint(p.ID)
+	e.bool(p.Applied)
+	e.str(p.Ignored)
+	e.str(p.ReservationKey)
+	e.b = append(e.b, tail...)
+	return e.b
+}
+
+func encodePushTail(p *PushRecord) []byte {
+	size := 160 + len(p.Body) + len(p.RemoteAddr) + len(p.URL) + len(p.Key) + len(p.Invoice) + len(p.Reason)
+	for k, vs := range p.Header {
+		size += len(k) + 4
+		for _, v := range vs {
+			size += len(v) + 4
+		}
+	}
+	e := enc{b: make([]byte, 0, size)}
 	e.time(p.ReceivedAt)
 	e.str(p.RemoteAddr)
 	e.str(p.Method)
@@ -225,9 +251,6 @@ func encodePush(p *PushRecord) []byte {
 	e.str(p.Signature)
 	e.bool(p.Rejected)
 	e.str(p.Reason)
-	e.bool(p.Applied)
-	e.str(p.Ignored)
-	e.str(p.ReservationKey)
 	e.b = append(e.b, p.Hash[:]...)
 	return e.b
 }
@@ -237,7 +260,8 @@ func decodePush(b []byte) (*PushRecord, error) {
 	if d.byte() != codecV1 {
 		return nil, errCorrupt
 	}
-	p := &PushRecord{ID: d.uvarint(), ReceivedAt: d.time(), RemoteAddr: d.str(), Method: d.str(), URL: d.str()}
+	p := &PushRecord{ID: d.uvarint(), Applied: d.bool(), Ignored: d.str(), ReservationKey: d.str()}
+	p.ReceivedAt, p.RemoteAddr, p.Method, p.URL = d.time(), d.str(), d.str(), d.str()
 	n := d.uvarint()
 	if n > uint64(len(d.b)) {
 		return nil, errCorrupt
@@ -267,9 +291,6 @@ func decodePush(b []byte) (*PushRecord, error) {
 	p.Signature = d.str()
 	p.Rejected = d.bool()
 	p.Reason = d.str()
-	p.Applied = d.bool()
-	p.Ignored = d.str()
-	p.ReservationKey = d.str()
 	if len(d.b) < 32 {
 		d.fail()
 	} else {
@@ -279,4 +300,130 @@ func decodePush(b []byte) (*PushRecord, error) {
 		return nil, d.err
 	}
 	return p, nil
+}
+
+func (e *enc) status(s Status) {
+	e.varint(int64(s.Code))
+	e.str(s.SubCode)
+	e.time(s.Time)
+}
+
+func (d *decoder) status() Status {
+	return Status{Code: int(d.varint()), SubCode: d.str(), Time: d.time()}
+}
+
+func (e *enc) strs(ss []string) {
+	e.uvarint(uint64(len(ss)))
+	for _, s := range ss {
+		e.str(s)
+	}
+}
+
+func (d *decoder) strs() []string {
+	n := d.uvarint()
+	if n == 0 || n > uint64(len(d.b)) {
+		if n > uint64(len(d.b)) {
+			d.fail()
+		}
+		return nil
+	}
+	out := make([]string, 0, n)
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		out = append(out, d.str())
+	}
+	return out
+}
+
+// Transactions are written once per push that touches them, so they use the
+// binary form too (JSON cost a quarter of the writer's time per push).
+func encodeTx(t *Transaction) []byte {
+	e := enc{b: make([]byte, 0, 256)}
+	e.byte(codecV1)
+	e.str(t.Key)
+	e.str(string(t.Kind))
+	e.str(t.TransactionType)
+	e.str(t.ServiceCode)
+	e.str(t.Invoice)
+	e.str(t.Currency)
+	e.dec(t.Amount)
+	e.status(t.Status)
+	e.bool(t.IsTest)
+	e.str(t.ReservationKey)
+	e.str(t.ReservationNumber)
+	e.str(t.InvoiceNumber)
+	e.str(t.PaymentKey)
+	e.str(t.Original)
+	e.str(t.Group)
+	e.uvarint(uint64(len(t.RelatedTransactions)))
+	for _, r := range t.RelatedTransactions {
+		e.str(r.RelationType)
+		e.str(r.RelatedTransactionKey)
+	}
+	e.uvarint(uint64(len(t.Lines)))
+	for _, l := range t.Lines {
+		e.str(l.ArticleNumber)
+		e.varint(int64(l.Quantity))
+	}
+	e.bool(t.Lines != nil)
+	e.bool(t.FullCapture)
+	e.dec(t.Refunded)
+	e.strs(t.Refunds)
+	e.str(string(t.Provider))
+	e.bool(t.HasContact)
+	e.dec(t.RemainderAmount)
+	e.str(t.CustomerName)
+	e.uvarint(t.OpID)
+	e.time(t.Created)
+	e.time(t.Updated)
+	return e.b
+}
+
+func decodeTx(b []byte) (*Transaction, error) {
+	if len(b) > 0 && b[0] == '{' {
+		var t Transaction
+		if err := json.Unmarshal(b, &t); err != nil {
+			return nil, err
+		}
+		return &t, nil
+	}
+	d := decoder{b: b}
+	if d.byte() != codecV1 {
+		return nil, errCorrupt
+	}
+	t := &Transaction{Key: d.str(), Kind: Kind(d.str()), TransactionType: d.str(), ServiceCode: d.str(), Invoice: d.str(),
+		Currency: d.str(), Amount: d.dec(), Status: d.status(), IsTest: d.bool(), ReservationKey: d.str(),
+		ReservationNumber: d.str(), InvoiceNumber: d.str(), PaymentKey: d.str(), Original: d.str(), Group: d.str()}
+	if n := d.uvarint(); n > 0 && n <= uint64(len(d.b)) {
+		t.RelatedTransactions = make([]api.RelatedTransaction, 0, n)
+		for i := uint64(0); i < n && d.err == nil; i++ {
+			t.RelatedTransactions = append(t.RelatedTransactions, api.RelatedTransaction{RelationType: d.str(), RelatedTransactionKey: d.str()})
+		}
+	} else if n > 0 {
+		d.fail()
+	}
+	if n := d.uvarint(); n > 0 && n <= uint64(len(d.b)) {
+		t.Lines = make([]api.CaptureLine, 0, n)
+		for i := uint64(0); i < n && d.err == nil; i++ {
+			t.Lines = append(t.Lines, api.CaptureLine{ArticleNumber: d.str(), Quantity: int(d.varint())})
+		}
+	} else if n > 0 {
+		d.fail()
+	}
+	if hasLines := d.bool(); hasLines && t.Lines == nil {
+		t.Lines = []api.CaptureLine{}
+	}
+	t.FullCapture = d.bool()
+	t.Refunded = d.dec()
+	t.Refunds = d.strs()
+	t.Provider = api.Provider(d.str())
+	t.HasContact = d.bool()
+	t.RemainderAmount = d.dec()
+	t.CustomerName = d.str()
+	t.OpID = d.uvarint()
+	t.Created = d.time()
+	t.Updated = d.time()
+	if d.err != nil {
+		return nil, d.err
+	}
+	return t, nil
 }

@@ -134,11 +134,11 @@ func getTx(tx *bolt.Tx, key string) (*Transaction, error) {
 	if v == nil {
 		return nil, nil
 	}
-	var t Transaction
-	if err := json.Unmarshal(v, &t); err != nil {
+	t, err := decodeTx(v)
+	if err != nil {
 		return nil, fmt.Errorf("transaction %s: %w", key, err)
 	}
-	return &t, nil
+	return t, nil
 }
 
 // putTx recomputes what refunds took from t, writes it, and links it to its
@@ -151,10 +151,7 @@ func (db *DB) putTx(tx *bolt.Tx, t *Transaction, c *Change) error {
 		t.Created = db.now()
 	}
 	t.Updated = db.now()
-	v, err := json.Marshal(t)
-	if err != nil {
-		return fmt.Errorf("transaction %s: %w", t.Key, err)
-	}
+	v := encodeTx(t)
 	if tx.Bucket(bTransaction).Get([]byte(t.Key)) == nil {
 		if err := incr(tx, kTransactionCount); err != nil {
 			return err
@@ -227,11 +224,7 @@ func (db *DB) putTx(tx *bolt.Tx, t *Transaction, c *Change) error {
 }
 
 func (db *DB) putTxRecord(tx *bolt.Tx, t *Transaction) error {
-	v, err := json.Marshal(t)
-	if err != nil {
-		return fmt.Errorf("transaction %s: %w", t.Key, err)
-	}
-	return tx.Bucket(bTransaction).Put([]byte(t.Key), v)
+	return tx.Bucket(bTransaction).Put([]byte(t.Key), encodeTx(t))
 }
 
 // refreshRefunds sums the successful refunds against t.
@@ -523,11 +516,7 @@ func shareReservationNumber(tx *bolt.Tx, r *Reservation) error {
 			continue
 		}
 		t.ReservationNumber = r.ReservationNumber
-		v, err := json.Marshal(t)
-		if err != nil {
-			return err
-		}
-		if err := tx.Bucket(bTransaction).Put([]byte(k), v); err != nil {
+		if err := tx.Bucket(bTransaction).Put([]byte(k), encodeTx(t)); err != nil {
 			return err
 		}
 	}

@@ -23,7 +23,7 @@ var (
 	bPushKey     = []byte("pushkey")      // key 0x00 id → content hash
 	bRejected    = []byte("rejected")     // id → PushRecord (binary)
 	bOp          = []byte("ops")          // id → PendingOp (JSON)
-	bOpOpen      = []byte("opsopen")      // id → nil for ops whose state IsOpen
+	bOpOpen      = []byte("opsopen")      // id → result key 0x00 invoice, for ops whose state IsOpen
 	bAudit       = []byte("audit")        // id → AuditEntry (JSON)
 	bExchange    = []byte("exchanges")    // id → Exchange (JSON)
 )

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -89,7 +90,7 @@ func (db *DB) putOp(tx *bolt.Tx, op *PendingOp, c *Change) error {
 		return err
 	}
 	if op.State.IsOpen() {
-		err = tx.Bucket(bOpOpen).Put(u64(op.ID), nil)
+		err = tx.Bucket(bOpOpen).Put(u64(op.ID), pairKey(op.ResultKey, op.Invoice))
 	} else {
 		err = tx.Bucket(bOpOpen).Delete(u64(op.ID))
 	}
@@ -473,7 +474,13 @@ func fillFromOp(t *Transaction, op *PendingOp) {
 func matchOp(tx *bolt.Tx, p *api.Push) (*PendingOp, error) {
 	cur := tx.Bucket(bOpOpen).Cursor()
 	var candidate *PendingOp
-	for k, _ := cur.First(); k != nil; k, _ = cur.Next() {
+	key, invoice := p.Key(), p.Invoice()
+	for k, v := cur.First(); k != nil; k, v = cur.Next() {
+		// The index value (result key, invoice) spares decoding the
+		// operations a push cannot be about.
+		if rk, inv, ok := bytes.Cut(v, []byte{0}); ok && string(rk) != key && (len(rk) > 0 || candidate != nil || string(inv) != invoice) {
+			continue
+		}
 		op, err := getOp(tx, binary.BigEndian.Uint64(k))
 		if err != nil {
 			return nil, err

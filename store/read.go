@@ -112,11 +112,11 @@ func (db *DB) Transactions() ([]*Transaction, error) {
 	var out []*Transaction
 	err := db.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bTransaction).ForEach(func(k, v []byte) error {
-			var t Transaction
-			if err := json.Unmarshal(v, &t); err != nil {
+			t, err := decodeTx(v)
+			if err != nil {
 				return fmt.Errorf("transaction %s: %w", k, err)
 			}
-			out = append(out, &t)
+			out = append(out, t)
 			return nil
 		})
 	})
