@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"paydesk/internal/ops"
+	"paydesk/store"
+)
+
+func parseSettings(t *testing.T, env map[string]string, args ...string) (settings, error) {
+	t.Helper()
+	fs := flag.NewFlagSet("paydesk", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	consoleFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return resolveSettings(fs, func(k string) string { return env[k] })
+}
+
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestSettingsPrecedence(t *testing.T) {
+	home := t.TempDir()
+	file := writeConfig(t, "# paydesk\ngateway = https://testcheckout.example.com\nwebsite-key = FROMFILE\nlisten = \"127.0.0.1:9000\"\nread-only = true\n")
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want settings
+	}{
+		{"defaults", map[string]string{"HOME": home}, nil,
+			settings{Gateway: "sandbox", Mode: ops.ModeSandbox, DB: filepath.Join(home, ".local/share/paydesk/paydesk.db")}},
+		{"xdg data home", map[string]string{"XDG_DATA_HOME": "/data"}, nil,
+			settings{Gateway: "sandbox", Mode: ops.ModeSandbox, DB: "/data/paydesk/paydesk.db"}},
+		{"file", map[string]string{"HOME": home}, []string{"--config", file},
+			settings{Gateway: "https://testcheckout.example.com", Mode: ops.ModeTest, WebsiteKey: "FROMFILE", Listen: "127.0.0.1:9000", ReadOnly: true,
+				DB: filepath.Join(home, ".local/share/paydesk/paydesk.db"), ConfigFile: file}},
+		{"env beats file", map[string]string{"HOME": home, "PAYDESK_WEBSITE_KEY": "FROMENV", "PAYDESK_CONFIG": file}, nil,
+			settings{Gateway: "https://testcheckout.example.com", Mode: ops.ModeTest, WebsiteKey: "FROMENV", Listen: "127.0.0.1:9000", ReadOnly: true,
+				DB: filepath.Join(home, ".local/share/paydesk/paydesk.db"), ConfigFile: file}},
+		{"flags beat env", map[string]string{"HOME": home, "PAYDESK_WEBSITE_KEY": "FROMENV", "PAYDESK_GATEWAY": "https://gw.example.com"},
+			[]string{"--config", file, "--website-key", "FROMFLAG", "--read-only=false", "--db", "/tmp/x.db", "--mode", "test"},
+			settings{Gateway: "https://gw.example.com", Mode: ops.ModeTest, WebsiteKey: "FROMFLAG", Listen: "127.0.0.1:9000", DB: "/tmp/x.db", ConfigFile: file}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseSettings(t, tc.env, tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Fatalf("got  %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSettingsRefuse(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		args       []string
+		want       string
+	}{
+		{"secret in the file", "secret-key = hunter2\n", nil, "not read from the config file"},
+		{"unknown key", "gatway = sandbox\n", nil, "unknown key"},
+		{"not key value", "gateway\n", nil, "want key = value"},
+		{"demo on a real gateway", "", []string{"--gateway", "https://gw.example.com", "--demo"}, "embedded sandbox"},
+		{"live mode on the sandbox", "", []string{"--mode", "live"}, "needs --gateway"},
+		{"bad gateway", "", []string{"--gateway", "gw.example.com"}, "http(s) base URL"},
+		{"bad bool", "read-only = maybe\n", nil, "not true or false"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"--config", writeConfig(t, tc.file)}, tc.args...)
+			_, err := parseSettings(t, map[string]string{"HOME": t.TempDir()}, args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to say %q", err, tc.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "hunter2") {
+				t.Fatal("the error repeats the secret")
+			}
+		})
+	}
+}
+
+func TestGuessMode(t *testing.T) {
+	for gw, want := range map[string]ops.Mode{
+		"sandbox": ops.ModeSandbox, "http://127.0.0.1:8800": ops.ModeSandbox, "http://localhost:8800": ops.ModeSandbox,
+		"https://testcheckout.example.nl": ops.ModeTest, "https://checkout.example.nl": ops.ModeLive,
+	} {
+		if got := guessMode(gw); got != want {
+			t.Errorf("guessMode(%s) = %s, want %s", gw, got, want)
+		}
+	}
+}
+
+// With no configuration the console starts an embedded sandbox whose
+// pushes reach the embedded listener and the cache, keeps its credentials
+// in the data folder (0600), and shows neither key.
+func TestConsoleStartsEmbeddedPair(t *testing.T) {
+	data := t.TempDir()
+	env := map[string]string{"XDG_DATA_HOME": data, "USER": "tester"}
+	set, err := parseSettings(t, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := startConsole(ctx, set, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	res, err := c.svc.Reserve(ctx, ops.TestReservation(time.Now(), "EUR"))
+	if err != nil || res.Key == "" {
+		t.Fatalf("reserve: %v %+v", err, res)
+	}
+	if err := c.svc.CustomerStep(ctx, res.Key, true); err != nil {
+		t.Fatal(err)
+	}
+	r, ok, err := c.svc.Waiter().Reservation(ctx, res.Key, 10*time.Second)
+	if err != nil || !ok || r.State() != store.StateReserved {
+		t.Fatalf("the Reserve push did not reach the cache: ok=%v err=%v", ok, err)
+	}
+	info, err := os.Stat(filepath.Join(data, "paydesk", "sandbox.secret"))
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("credentials file: %v %v", err, info)
+	}
+	secret, _ := os.ReadFile(filepath.Join(data, "paydesk", "sandbox.secret"))
+	frame := c.app.View().Content
+	if strings.Contains(frame, strings.TrimSpace(string(secret))) {
+		t.Fatal("the console draws the sandbox secret")
+	}
+	if _, err := os.Stat(filepath.Join(data, "paydesk", "sandbox.db")); err != nil {
+		t.Fatalf("the sandbox keeps no state next to the cache: %v", err)
+	}
+}

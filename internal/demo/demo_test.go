@@ -1,0 +1,136 @@
+package demo
+
+import (
+	"context"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"paydesk/api"
+	"paydesk/api/sandbox"
+	"paydesk/internal/ops"
+	"paydesk/pushlistener"
+	"paydesk/store"
+)
+
+// The demo goes through the real wire: a signed client, the sandbox over
+// HTTP, pushes to the real listener into the cache. Every state and
+// transaction kind the console shows ends up in the cache.
+func TestFillReachesEveryState(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	db, err := store.Open(filepath.Join(t.TempDir(), "cache.db"), store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	creds := api.Credentials{WebsiteKey: "demo-test", SecretKey: "demo-secret"}
+	ln, err := pushlistener.New(pushlistener.Config{DB: db, Verifier: api.VerifierFor(creds)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pushSrv := httptest.NewServer(ln)
+	defer pushSrv.Close()
+	sb, err := sandbox.New(sandbox.Config{Credentials: []api.Credentials{creds}, PushURL: pushSrv.URL + "/push"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(sb)
+	defer gw.Close()
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- sb.Run(runCtx) }()
+	defer func() { stop(); <-done; sb.Close() }()
+
+	client, err := api.NewClient(api.Config{BaseURL: gw.URL, Credentials: creds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := ops.New(ops.Config{Gateway: client, Store: db, Mode: ops.ModeSandbox, Operator: "demo",
+		CustomerStep: func(ctx context.Context, key, _ string, approve bool) error {
+			if approve {
+				return sb.Approve(ctx, key)
+			}
+			return sb.Decline(ctx, key)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progress int
+	sum, err := Fill(ctx, Config{Ops: svc, Progress: func(done, total int) { progress = done }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Failed) > 0 {
+		t.Fatalf("orders went wrong:\n%v", sum.Failed)
+	}
+	if sum.Orders < 18 || progress != sum.Orders {
+		t.Fatalf("%d orders, progress %d", sum.Orders, progress)
+	}
+	t.Logf("%d orders in %s", sum.Orders, sum.Duration)
+
+	sums, err := db.LoadReservationSummaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := map[store.State]int{}
+	for _, s := range sums {
+		states[s.State]++
+	}
+	for _, st := range []store.State{store.StateReserved, store.StateAwaitingCustomer, store.StateDeclined, store.StateCaptured,
+		store.StatePartlyCaptured, store.StateClosed, store.StateCancelled} {
+		if states[st] == 0 {
+			t.Errorf("no reservation is %s (states: %v)", st, states)
+		}
+	}
+	txs, err := db.Transactions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[store.Kind]int{}
+	partial := 0
+	for _, tx := range txs {
+		kinds[tx.Kind]++
+		if tx.Status.SubCode == api.SubCodePartialPayment {
+			partial++
+		}
+	}
+	for _, k := range []store.Kind{store.KindCapture, store.KindRefund, store.KindGiftCardPay, store.KindGiftCardRefund} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s transaction (kinds: %v)", k, kinds)
+		}
+	}
+	if partial < 2 {
+		t.Errorf("%d partial gift card payments, want 2", partial)
+	}
+	// Every push the sandbox sent is in the cache, each with a valid signature.
+	deadline := time.Now().Add(10 * time.Second)
+	for sb.PendingPushes() > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := sb.PendingPushes(); n > 0 {
+		t.Errorf("%d pushes not delivered", n)
+	}
+	rejected, _ := db.RejectedPushes(0)
+	if len(rejected) > 0 {
+		t.Errorf("%d pushes rejected: %s", len(rejected), rejected[0].Reason)
+	}
+	c, _ := db.Counts()
+	if c.Pushes < 30 {
+		t.Errorf("%d pushes stored, want the demo's 30 or more", c.Pushes)
+	}
+}
+
+func TestFillRefusesLive(t *testing.T) {
+	client, _ := api.NewClient(api.Config{BaseURL: "https://gateway.example.com", Credentials: api.Credentials{WebsiteKey: "k", SecretKey: "s"}})
+	db, err := store.Open(filepath.Join(t.TempDir(), "c.db"), store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	svc, _ := ops.New(ops.Config{Gateway: client, Store: db, Mode: ops.ModeLive})
+	if _, err := Fill(context.Background(), Config{Ops: svc}); err == nil {
+		t.Fatal("the demo ran against a live gateway")
+	}
+}
