@@ -85,7 +85,7 @@ func benchIngest(b *testing.B, opts store.Options) {
 	var next atomic.Int64
 	var mu sync.Mutex
 	var latencies []time.Duration
-	b.SetParallelism(64) // 128 senders on this 2-core machine
+	b.SetParallelism(32) // 64 senders on this 2-core machine
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
