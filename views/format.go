@@ -147,11 +147,11 @@ func kindText(k store.Kind) string {
 	case store.KindRefund:
 		return "refund"
 	case store.KindGiftCardPay:
-		return "gift card pay"
+		return "giftcard pay"
 	case store.KindGiftCardRemainder:
-		return "gift card rest"
+		return "giftcard rest"
 	case store.KindGiftCardRefund:
-		return "gift card refund"
+		return "giftcard refund"
 	}
 	return "unknown"
 }

@@ -73,7 +73,7 @@ const (
 var pushColumns = []Column{
 	pcTime:      {Title: "RECEIVED", Width: 11},
 	pcEnvelope:  {Title: "ENVELOPE", Width: 11, Drop: 6},
-	pcKind:      {Title: "KIND", Width: 11},
+	pcKind:      {Title: "KIND", Width: 17},
 	pcKey:       {Title: "KEY", Width: 12},
 	pcInvoice:   {Title: "INVOICE", Width: 13, Drop: 5},
 	pcStatus:    {Title: "STATUS", Width: 16},

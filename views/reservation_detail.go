@@ -241,7 +241,13 @@ func (d *ReservationDetail) build() {
 			}
 			l := lines[i]
 			title := clean(l.Title)
-			if l.Type != "" && l.Type != "General" {
+			switch l.Type {
+			case "", "General":
+			case "ShipmentFee":
+				title += " (shipping)"
+			case "HandlingFee":
+				title += " (fee)"
+			default:
 				title += " (" + clean(l.Type) + ")"
 			}
 			c[lcNumber] = Cell{Text: clean(l.ArticleNumber)}
@@ -355,7 +361,7 @@ const (
 
 var detailTxColumns = []Column{
 	dtTime:   {Title: "TIME", Width: 19, Drop: 2},
-	dtKind:   {Title: "KIND", Width: 14},
+	dtKind:   {Title: "KIND", Width: 15},
 	dtKey:    {Title: "KEY", Width: 12},
 	dtAmount: {Title: "AMOUNT", Width: 9, Right: true},
 	dtStatus: {Title: "STATUS", Width: 16},

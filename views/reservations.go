@@ -57,7 +57,7 @@ const (
 
 var reservationColumns = []Column{
 	rcInvoice:   {Title: "INVOICE", Width: 13},
-	rcNumber:    {Title: "RESERVATION", Width: 12, Drop: 5},
+	rcNumber:    {Title: "RESERVATION", Width: 12, Flex: true, Drop: 5},
 	rcCustomer:  {Title: "CUSTOMER", Width: 12, Flex: true},
 	rcCountry:   {Title: "CC", Width: 2, Drop: 3},
 	rcAmount:    {Title: "AMOUNT", Width: 9, Right: true},

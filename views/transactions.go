@@ -70,8 +70,8 @@ const (
 var transactionColumns = []Column{
 	tcTime:    {Title: "TIME", Width: 11, Drop: 5},
 	tcKey:     {Title: "KEY", Width: 12},
-	tcKind:    {Title: "KIND", Width: 14},
-	tcService: {Title: "SERVICE", Width: 14, Drop: 6},
+	tcKind:    {Title: "KIND", Width: 15},
+	tcService: {Title: "SERVICE", Width: 15, Drop: 6},
 	tcInvoice: {Title: "INVOICE", Width: 13},
 	tcAmount:  {Title: "AMOUNT", Width: 9, Right: true},
 	tcStatus:  {Title: "STATUS", Width: 16},

@@ -174,7 +174,7 @@ func plan() []order {
 					return fmt.Errorf("expected a partial payment, got %s", res.StatusText())
 				}
 				_, err := giftPay(ctx, s, ops.GiftCardPayRequest{ServiceCode: "customgiftcard2", Card: testCard(api.ProviderCustom, "100.00"),
-					Amount: res.Remainder, GroupTransaction: res.GroupTransaction})
+					Amount: res.Remainder, GroupTransaction: res.GroupTransaction, Invoice: res.Invoice})
 				return err
 			}),
 		gift("gift card too low: partial payment, remainder open", ops.GiftCardPayRequest{ServiceCode: "voucherc", Card: testCard(api.ProviderC, "15.00"), Amount: d("40.00")}, nil),
