@@ -133,7 +133,7 @@ func sendingText(req *api.Request, fullCapture bool) string {
 	byGroup := map[string][]string{}
 	for _, p := range svc.Parameters {
 		v := Clean(string(p.Value))
-		if l := strings.ToLower(p.Name); strings.Contains(l, "pin") || strings.Contains(l, "validationcode") {
+		if isSecretParam(p.Name) {
 			v = "••••"
 		}
 		if p.GroupType == "" {
@@ -153,4 +153,13 @@ func sendingText(req *api.Request, fullCapture bool) string {
 		b.WriteString("\n(no article groups: a full capture of everything remaining)")
 	}
 	return b.String()
+}
+
+// isSecretParam reports a card PIN parameter (VoucherBPIN, Pin,
+// VoucherCValidationCode): its value is masked on screen. It matches the
+// end of the name, so ShippingSameAsBilling or ShippingPhoneNumber, which
+// merely contain "pin", are shown as sent.
+func isSecretParam(name string) bool {
+	l := strings.ToLower(name)
+	return strings.HasSuffix(l, "pin") || strings.HasSuffix(l, "validationcode")
 }
