@@ -27,6 +27,7 @@ type Store interface {
 	PushesFor(keys ...string) ([]*store.PushRecord, error)
 	PushesForReservation(ref string) ([]*store.PushRecord, error)
 	RejectedPushes(limit int) ([]*store.PushRecord, error)
+	Op(id uint64) (*store.PendingOp, error)
 	Ops(states ...store.OpState) ([]*store.PendingOp, error)
 	Audit(limit int) ([]store.AuditEntry, error)
 	Exchanges(limit int) ([]store.Exchange, error)

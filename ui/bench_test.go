@@ -106,3 +106,21 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// BenchmarkLoadSummaries is the cache's share of BenchmarkOpenCache: open
+// and read the 100,000 list rows, nothing else.
+func BenchmarkLoadSummaries(b *testing.B) {
+	path := benchCache(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		db, err := store.Open(path, store.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := db.LoadReservationSummaries(); err != nil {
+			b.Fatal(err)
+		}
+		db.Close()
+	}
+}

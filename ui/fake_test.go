@@ -113,6 +113,15 @@ func (f *fakeStore) RejectedPushes(limit int) ([]*store.PushRecord, error) {
 	return out[:min(len(out), limit)], nil
 }
 
+func (f *fakeStore) Op(id uint64) (*store.PendingOp, error) {
+	for _, op := range f.ops {
+		if op.ID == id {
+			return op, nil
+		}
+	}
+	return nil, fmt.Errorf("operation %d: %w", id, store.ErrNotFound)
+}
+
 func (f *fakeStore) Ops(states ...store.OpState) ([]*store.PendingOp, error) {
 	var out []*store.PendingOp
 	for _, op := range f.ops {

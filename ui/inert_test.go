@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"paydesk/store"
 )
 
 // Every string that came from outside goes through textsafe before it is
@@ -49,5 +47,4 @@ func TestEscapeSequencesDrawnInert(t *testing.T) {
 	for name, fr := range frames {
 		assertInert(t, name, fr)
 	}
-	_ = store.SignatureValid
 }

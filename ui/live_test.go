@@ -2,7 +2,6 @@ package ui
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -219,5 +218,3 @@ func assertInert(t *testing.T, where, frame string) {
 		}
 	}
 }
-
-var _ = context.Background

@@ -145,7 +145,10 @@ func (l *list[R]) at(i int) R { return l.view.rows[l.view.idx[i]] }
 // recompute starts computing the view for the current rows, sort and
 // filter: at once for small lists, in a command for big ones.
 func (l *list[R]) recompute() tea.Cmd {
-	if r, ok := l.selected(); ok {
+	// The cursor stays on its row across a recompute, except at the top: a
+	// cursor on the first row follows the newest rows in (like tail -f).
+	l.onCursor = ""
+	if r, ok := l.selected(); ok && l.table.Cursor() > 0 {
 		l.onCursor = l.spec.key(r)
 	}
 	l.gen++

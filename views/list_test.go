@@ -234,3 +234,22 @@ func TestExportCSVAndJSON(t *testing.T) {
 		t.Fatalf("json:\n%s", b.String())
 	}
 }
+
+// New rows arriving (live pushes) keep a cursor on its row, except a
+// cursor on the first row, which stays on top to show the newest.
+func TestCursorAcrossNewRows(t *testing.T) {
+	rows := genRows(10)
+	s := newTab(rows)
+	newer := NewReservationRow(store.Summary{Key: "NEW", Invoice: "INV-NEW", Created: listNow.Add(time.Minute), State: store.StateReserved})
+	finish(s.Update(ReservationRowsMsg{Rows: []*ReservationRow{newer}}), s)
+	if top, _ := s.list.selected(); top.Summary.Key != "NEW" {
+		t.Fatalf("a cursor on the first row did not follow the newest row: on %s", top.Summary.Key)
+	}
+	press(s, "down", "down")
+	on, _ := s.list.selected()
+	newest := NewReservationRow(store.Summary{Key: "NEWER", Invoice: "INV-NEWER", Created: listNow.Add(2 * time.Minute), State: store.StateReserved})
+	finish(s.Update(ReservationRowsMsg{Rows: []*ReservationRow{newest}}), s)
+	if got, _ := s.list.selected(); got != on {
+		t.Fatalf("the cursor left its row: was on %s, now on %s", on.Summary.Key, got.Summary.Key)
+	}
+}

@@ -102,6 +102,11 @@ func resolveSettings(fs *flag.FlagSet, getenv func(string) string) (settings, er
 		}
 		return file[name]
 	}
+	for _, k := range []string{"db", "secret-file", "export-dir", "fixture-dir"} {
+		if v := file[k]; strings.HasPrefix(v, "~/") {
+			file[k] = filepath.Join(homeDir(getenv), v[2:])
+		}
+	}
 	s := settings{ConfigFile: path, Gateway: value("gateway"), WebsiteKey: value("website-key"), SecretFile: value("secret-file"),
 		Listen: value("listen"), PushURL: value("push-url"), DB: value("db"), ExportDir: value("export-dir"),
 		FixtureDir: value("fixture-dir"), Currency: value("currency")}
@@ -174,22 +179,23 @@ func dataHome(getenv func(string) string) string {
 	if d := getenv("XDG_DATA_HOME"); d != "" {
 		return d
 	}
-	home := getenv("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
+	return filepath.Join(homeDir(getenv), ".local", "share")
+}
+
+// homeDir is $HOME, else the system's idea of it.
+func homeDir(getenv func(string) string) string {
+	if home := getenv("HOME"); home != "" {
+		return home
 	}
-	return filepath.Join(home, ".local", "share")
+	home, _ := os.UserHomeDir()
+	return home
 }
 
 // defaultConfigPath is $XDG_CONFIG_HOME/paydesk/config (~/.config/…).
 func defaultConfigPath(getenv func(string) string) string {
 	dir := getenv("XDG_CONFIG_HOME")
 	if dir == "" {
-		home := getenv("HOME")
-		if home == "" {
-			home, _ = os.UserHomeDir()
-		}
-		dir = filepath.Join(home, ".config")
+		dir = filepath.Join(homeDir(getenv), ".config")
 	}
 	return filepath.Join(dir, "paydesk", "config")
 }

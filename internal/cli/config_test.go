@@ -149,3 +149,15 @@ func TestConsoleStartsEmbeddedPair(t *testing.T) {
 		t.Fatalf("the sandbox keeps no state next to the cache: %v", err)
 	}
 }
+
+func TestConfigFileExpandsHome(t *testing.T) {
+	home := t.TempDir()
+	file := writeConfig(t, "db = ~/caches/pd.db\nsecret-file = ~/.secret\n")
+	s, err := parseSettings(t, map[string]string{"HOME": home}, "--config", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.DB != filepath.Join(home, "caches/pd.db") || s.SecretFile != filepath.Join(home, ".secret") {
+		t.Fatalf("db %s, secret-file %s", s.DB, s.SecretFile)
+	}
+}
