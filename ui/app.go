@@ -101,6 +101,10 @@ type App struct {
 	palette *palette
 	status  views.StatusMsg
 
+	// The log tabs' rows, for their export (their screens have none).
+	auditRows    []store.AuditEntry
+	exchangeRows []store.Exchange
+
 	counts        store.Counts
 	sessionPushes int
 	width, height int
@@ -220,12 +224,14 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.err != nil {
 			a.status = views.StatusMsg{Level: views.LevelError, Text: "audit log: " + msg.err.Error()}
 		}
+		a.auditRows = msg.entries
 		a.tabs[TabAudit].(*logs.Audit).SetEntries(msg.entries)
 		return a, nil
 	case exchangesMsg:
 		if msg.err != nil {
 			a.status = views.StatusMsg{Level: views.LevelError, Text: "gateway log: " + msg.err.Error()}
 		}
+		a.exchangeRows = msg.entries
 		a.tabs[TabGateway].(*logs.GatewayLog).SetExchanges(msg.entries)
 		return a, nil
 	case storeClosedMsg:
@@ -327,6 +333,18 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 		st := a.stacks[a.active]
 		a.stacks[a.active] = st[:len(st)-1]
 		return nil
+	}
+	if len(a.stacks[a.active]) == 0 && (key.Matches(msg, k.ExportCSV) || key.Matches(msg, k.ExportJSON)) {
+		format := "csv"
+		if key.Matches(msg, k.ExportJSON) {
+			format = "json"
+		}
+		switch a.active {
+		case TabAudit:
+			return a.export(views.AuditExport(a.auditRows, format))
+		case TabGateway:
+			return a.export(views.ExchangeExport(a.exchangeRows, format))
+		}
 	}
 	if a.cfg.ReadOnly && a.refusedInReadOnly(msg, top) {
 		a.status = views.StatusMsg{Level: views.LevelWarn, Text: "read-only console: " + a.bindingDesc(msg) + " is off (started with --read-only)"}

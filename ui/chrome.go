@@ -148,7 +148,7 @@ func (a *App) footer() string {
 func (a *App) shortHelp() []key.Binding {
 	k := a.keys
 	out := []key.Binding{k.Help, k.Palette}
-	for _, act := range a.top().Actions() {
+	for _, act := range a.actions() {
 		if act.Changes && a.cfg.ReadOnly {
 			continue
 		}
@@ -169,11 +169,21 @@ func containsBinding(bs []key.Binding, b key.Binding) bool {
 	return false
 }
 
+// actions are the keys of the screen on top, with the export the shell
+// adds to the log tabs.
+func (a *App) actions() []views.Action {
+	acts := a.top().Actions()
+	if len(a.stacks[a.active]) == 0 && (a.active == TabAudit || a.active == TabGateway) {
+		acts = append(acts, views.Action{Key: a.keys.ExportCSV}, views.Action{Key: a.keys.ExportJSON})
+	}
+	return acts
+}
+
 // helpGroups are the help overlay's sections, all from the one keymap.
 func (a *App) helpGroups() ([]string, [][]key.Binding) {
 	k := a.keys
 	var screen []key.Binding
-	for _, act := range a.top().Actions() {
+	for _, act := range a.actions() {
 		if act.Changes && a.cfg.ReadOnly {
 			continue
 		}

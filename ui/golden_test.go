@@ -3,6 +3,9 @@ package ui
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -197,4 +200,25 @@ func TestGoldenReadOnlyLive(t *testing.T) {
 		press(t, a, "c")
 		golden.RequireEqual(t, ascii(a))
 	})
+}
+
+// Every tab exports its current list, the log tabs included.
+func TestExportEveryTab(t *testing.T) {
+	dir := t.TempDir()
+	a := newTestApp(t, fixture(), 120, 36, func(c *Config) { c.ExportDir = dir })
+	for _, tab := range []string{"1", "2", "3", "4", "5"} {
+		press(t, a, tab, "e")
+		if !strings.Contains(a.status.Text, "exported") {
+			t.Fatalf("tab %s: %q", tab, a.status.Text)
+		}
+		press(t, a, "E")
+	}
+	files, _ := os.ReadDir(dir)
+	if len(files) != 10 {
+		t.Fatalf("%d files, want 10: %v", len(files), files)
+	}
+	csv, _ := os.ReadFile(filepath.Join(dir, "paydesk-reservations-20261123-100000.csv"))
+	if !strings.Contains(string(csv), ",178.98,178.98,0.00,captured,") {
+		t.Fatalf("reservations csv:\n%s", csv)
+	}
 }

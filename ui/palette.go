@@ -41,7 +41,7 @@ func newPalette(a *App) *palette {
 		p.items = append(p.items, it)
 	}
 	top := a.top()
-	for _, act := range top.Actions() {
+	for _, act := range a.actions() {
 		add(top.Title(), act.Key, act.Changes)
 	}
 	k := a.keys
