@@ -444,7 +444,9 @@ func (k *kit) View() string {
 				general = append(general, k.err.Error())
 			}
 			for _, g := range general {
-				b.WriteString("\n" + errStyle.Render("✗ "+g))
+				// Wrapped to the form's width: a long error (it names
+				// a 32-character key) is read whole, never cut off.
+				b.WriteString("\n" + errStyle.Render(ansi.Wrap("✗ "+g, k.width, " ")))
 			}
 			b.WriteString("\n" + mutedStyle.Render("enter next · shift+tab back · esc cancel"))
 		} else {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"paydesk/api"
 	"paydesk/internal/ops"
 )
@@ -47,5 +49,36 @@ func TestSendingTextMasksOnlyPINs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGeneralErrorsWrapToTheFormWidth: an error not tied to a field (here:
+// nothing left to refund, naming the payment's key) is wrapped to the
+// form's width, so the host never has to cut it off. (The header's
+// tables are the host's to cut; they are not checked here.)
+func TestGeneralErrorsWrapToTheFormWidth(t *testing.T) {
+	p := giftPayment(api.ProviderB)
+	p.Refunded = p.Amount
+	f := NewGiftCardRefund(p, true, ops.ModeSandbox)
+	const width = 60
+	f.SetSize(width, 30)
+	f, _ = drive(f, f.Init())
+	view := ansi.Strip(string(render(t, f)))
+	if !strings.Contains(strings.ReplaceAll(view, "\n", " "), "nothing left to refund") {
+		t.Fatalf("no error shown:\n%s", view)
+	}
+	if !strings.Contains(view, p.Key) {
+		t.Fatalf("the key in the error is cut off:\n%s", view)
+	}
+	lines := strings.Split(view, "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "✗ ") {
+			continue
+		}
+		for _, el := range lines[i:min(i+2, len(lines))] {
+			if w := ansi.StringWidth(el); w > width {
+				t.Errorf("error line of width %d > %d: %q", w, width, el)
+			}
+		}
 	}
 }
