@@ -16,6 +16,14 @@ type IO struct {
 	Getenv func(string) string
 }
 
+// getenvOf is sio's environment, or an empty one.
+func getenvOf(sio IO) func(string) string {
+	if sio.Getenv != nil {
+		return sio.Getenv
+	}
+	return func(string) string { return "" }
+}
+
 type command struct {
 	name    string
 	summary string

@@ -122,7 +122,7 @@ func runForm(ctx context.Context, sio IO, args []string) int {
 		}
 		f = forms.NewGiftCardRefund(t, false, svc.Mode())
 	case "test-reservation":
-		f = forms.NewTestReservation(svc.Mode(), svc.Now(), "")
+		f = forms.NewTestReservation(svc.Mode(), svc.Now(), c.set.Currency)
 	case "resolve":
 		if !need() {
 			return exitUsage

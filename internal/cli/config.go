@@ -52,17 +52,24 @@ var settingEnv = map[string]string{
 	"gateway": "PAYDESK_GATEWAY", "website-key": "PAYDESK_WEBSITE_KEY", "mode": "PAYDESK_MODE", "db": "PAYDESK_DB",
 }
 
-// consoleFlags registers the console's flags; values are read back by
-// name so that only the flags given on the command line count.
-func consoleFlags(fs *flag.FlagSet) {
+// sharedFlags registers the settings flags that the console and the
+// operation commands share, with one help text; resolveSettings reads them
+// back by name, so only the flags given on the command line count.
+func sharedFlags(fs *flag.FlagSet) {
 	fs.String("gateway", "", "gateway base URL, or \"sandbox\" for the embedded sandbox (default $PAYDESK_GATEWAY, else sandbox)")
 	fs.String("mode", "", "sandbox, test or live (default $PAYDESK_MODE; guessed from --gateway: loopback is sandbox, a host with \"test\" is test, anything else LIVE)")
 	fs.String("website-key", "", "website key (default $PAYDESK_WEBSITE_KEY)")
 	fs.String("secret-file", "", "file holding the secret key (default $PAYDESK_SECRET_KEY)")
+	fs.String("db", "", "cache file (default $PAYDESK_DB, else $XDG_DATA_HOME/paydesk/paydesk.db)")
+	fs.String("config", "", "config file of key = value lines (default $PAYDESK_CONFIG, else $XDG_CONFIG_HOME/paydesk/config when it exists)")
+}
+
+// consoleFlags registers the console's flags: the shared ones and those
+// only the console has (the commands take these from the config file).
+func consoleFlags(fs *flag.FlagSet) {
+	sharedFlags(fs)
 	fs.String("listen", "", "address of the push listener (default 127.0.0.1 on a free port)")
 	fs.String("push-url", "", "URL the gateway pushes to, when it is not the listener's own (a tunnel, a proxy)")
-	fs.String("db", "", "cache file (default $PAYDESK_DB, else $XDG_DATA_HOME/paydesk/paydesk.db)")
-	fs.String("config", "", "config file of key = value lines (default $XDG_CONFIG_HOME/paydesk/config when it exists)")
 	fs.Bool("read-only", false, "look, never change: every operation is off")
 	fs.Bool("demo", false, "fill the embedded sandbox with about 20 demo orders after start")
 	fs.String("export-dir", "", "folder for exports (default: the current folder)")

@@ -117,13 +117,7 @@ func runListen(ctx context.Context, sio IO, args []string) int {
 // defaultListenDBPath keeps the listener's pushes beside the console's cache
 // but in a file of their own, so both can run at once.
 func defaultListenDBPath(getenv func(string) string) string {
-	noDB := func(k string) string {
-		if k == "PAYDESK_DB" {
-			return ""
-		}
-		return getenv(k)
-	}
-	return filepath.Join(filepath.Dir(defaultDBPath(noDB)), "listen.db")
+	return filepath.Join(dataHome(getenv), "paydesk", "listen.db")
 }
 
 // printLine writes one human line: time, outcome, envelope, key, invoice,

@@ -30,6 +30,22 @@ const (
 	exitOutcomeUnknown = 3 // sent, no trustworthy answer: check before doing anything else
 )
 
+// opsFlags are the flags only the operation commands have; the settings
+// flags they share with the console are read by resolveSettings.
+type opsFlags struct {
+	json bool
+	wait time.Duration
+}
+
+func (f *opsFlags) register(fs *flag.FlagSet) {
+	sharedFlags(fs)
+	fs.BoolVar(&f.json, "json", false, "print JSON (a stable scripting interface)")
+	fs.DurationVar(&f.wait, "wait", ops.DefaultWait, "how long to wait for the push that settles the operation")
+}
+
+// readCommands only look: they run on a read-only configuration.
+var readCommands = map[string]bool{"reservations": true, "show": true, "audit": true}
+
 // cmdContext is one parsed operation command.
 type cmdContext struct {
 	name  string
@@ -37,6 +53,7 @@ type cmdContext struct {
 	flags opsFlags
 	fs    *flag.FlagSet
 	args  []string // positional arguments
+	set   settings // resolved by open
 }
 
 // parseInterspersed parses flags that may come before, between or after
@@ -95,8 +112,20 @@ func (c *cmdContext) fail(err error) int {
 	return exitFailed
 }
 
-func (c *cmdContext) open(ctx context.Context) (*opsEnv, int) {
-	env, err := openOpsEnv(ctx, c.sio, c.flags)
+// open resolves the settings exactly as the console does (flags, then the
+// environment, then the config file) and starts the same runtime.
+func (c *cmdContext) open(ctx context.Context) (*runtime, int) {
+	getenv := getenvOf(c.sio)
+	set, err := resolveSettings(c.fs, getenv)
+	if err != nil {
+		return nil, c.fail(err)
+	}
+	if set.ReadOnly && !readCommands[c.name] {
+		// Only the config file can say read-only to a command.
+		return nil, c.fail(fmt.Errorf("read-only = true in %s: nothing sent", set.ConfigFile))
+	}
+	c.set = set
+	env, err := start(ctx, set, getenv)
 	if err != nil {
 		return nil, c.fail(err)
 	}
@@ -334,7 +363,7 @@ func firstNonEmpty(a, b string) string {
 }
 
 // settle waits briefly for the push that settles the operation.
-func (c *cmdContext) settle(ctx context.Context, env *opsEnv, res ops.Result) bool {
+func (c *cmdContext) settle(ctx context.Context, env *runtime, res ops.Result) bool {
 	if res.OpID == 0 || (res.State == store.OpFailed && res.Key == "") {
 		return false
 	}
@@ -515,7 +544,7 @@ func cancelWhat(r *store.Reservation) string {
 // confirm asks y/N in sandbox and test, or for the typed invoice number
 // against a live gateway (unless given with --confirm). With --json or
 // --yes it does not ask in sandbox and test.
-func (c *cmdContext) confirm(env *opsEnv, question, invoice string, typed *string, yes bool) bool {
+func (c *cmdContext) confirm(env *runtime, question, invoice string, typed *string, yes bool) bool {
 	live := env.svc.Mode().IsLive()
 	if !live && (yes || c.flags.json) {
 		return true
@@ -752,7 +781,7 @@ func runTestReservation(ctx context.Context, sio IO, args []string) int {
 		return code
 	}
 	defer env.Close()
-	r := ops.TestReservation(env.svc.Now(), "")
+	r := ops.TestReservation(env.svc.Now(), c.set.Currency)
 	if lastName != "" {
 		r.Billing.LastName = lastName
 	}

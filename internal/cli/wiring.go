@@ -1,0 +1,239 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"paydesk/api"
+	"paydesk/api/sandbox"
+	"paydesk/internal/ops"
+	"paydesk/pushlistener"
+	"paydesk/store"
+)
+
+// runtime is paydesk wired to its gateway: the cache, the push listener,
+// the embedded sandbox when no gateway is configured, and the operation
+// service. The console and the operation commands both run on one, so a
+// command does exactly what the same action in the console does.
+type runtime struct {
+	set settings
+	db  *store.DB
+	svc *ops.Service
+	// sandbox is the embedded sandbox, nil on a real gateway.
+	sandbox *sandbox.Sandbox
+	// gatewayURL is where requests go (the embedded sandbox's loopback URL
+	// when embedded); listenAddr is the push listener's bound address.
+	gatewayURL string
+	listenAddr string
+	// logf writes to paydesk.log next to the cache: the terminal belongs
+	// to the console or to a command's output, never to the servers.
+	logf    func(string, ...any)
+	closers []func()
+}
+
+// Close stops everything start started, in reverse order.
+func (r *runtime) Close() {
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
+	}
+	r.closers = nil
+}
+
+// lockedHint follows store.ErrLocked: bbolt allows one process per cache,
+// and waiting would only hang the command or the console.
+const lockedHint = "(the console holds the cache, or another paydesk command does; close it, or point --db at another cache)"
+
+// start opens the cache (failing fast and plainly when another paydesk
+// process holds it), reads the credentials, starts the push listener and,
+// with no gateway configured, the embedded sandbox whose state and
+// credentials live next to the cache; then the api client, which records
+// every exchange in the gateway log, and the operation service. On error
+// everything started is stopped.
+func start(ctx context.Context, set settings, getenv func(string) string) (_ *runtime, err error) {
+	r := &runtime{set: set, logf: func(string, ...any) {}}
+	defer func() {
+		if err != nil {
+			r.Close()
+		}
+	}()
+	db, err := store.Open(set.DB, store.Options{LockTimeout: 500 * time.Millisecond})
+	if err != nil {
+		if errors.Is(err, store.ErrLocked) {
+			return nil, fmt.Errorf("%w\n%s", err, lockedHint)
+		}
+		return nil, err
+	}
+	r.db = db
+	r.closers = append(r.closers, func() { _ = db.Close() })
+
+	logFile, err := os.OpenFile(filepath.Join(set.DataDir(), "paydesk.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open the log: %w", err)
+	}
+	r.closers = append(r.closers, func() { _ = logFile.Close() })
+	logger := log.New(logFile, "", log.LstdFlags)
+	r.logf = func(format string, args ...any) { logger.Printf(format, args...) }
+
+	creds, err := credentials(set, getenv)
+	if err != nil {
+		return nil, err
+	}
+
+	// The push listener, on loopback unless told otherwise.
+	listenAddr := set.Listen
+	if listenAddr == "" {
+		listenAddr = "127.0.0.1:0"
+	}
+	pushLn, err := net.Listen("tcp", listenAddr)
+	if err != nil {
+		return nil, fmt.Errorf("push listener: %w", err)
+	}
+	r.listenAddr = pushLn.Addr().String()
+	pushURL := set.PushURL
+	if pushURL == "" {
+		pushURL = "http://" + r.listenAddr + "/push"
+	}
+	listener, err := pushlistener.New(pushlistener.Config{DB: db, Verifier: api.VerifierFor(creds), PushURL: pushURL, Logf: r.logf})
+	if err != nil {
+		pushLn.Close()
+		return nil, err
+	}
+	r.serve(listener, pushLn)
+
+	r.gatewayURL = set.Gateway
+	if set.Embedded() {
+		if r.gatewayURL, err = r.startSandbox(creds, pushURL); err != nil {
+			return nil, err
+		}
+	}
+	var exMu sync.Mutex
+	client, err := api.NewClient(api.Config{BaseURL: r.gatewayURL, Credentials: creds, Observe: func(x api.Exchange) {
+		exMu.Lock()
+		defer exMu.Unlock()
+		if _, err := db.AppendExchange(store.ExchangeFrom(x)); err != nil {
+			r.logf("gateway log: %v", err)
+		}
+	}})
+	if err != nil {
+		return nil, err
+	}
+	operator := getenv("USER")
+	if operator == "" {
+		operator = "unknown"
+	}
+	oc := ops.Config{Gateway: client, Store: db, Mode: set.Mode, Operator: operator, Currency: set.Currency}
+	if sb := r.sandbox; sb != nil {
+		oc.CustomerStep = func(ctx context.Context, key, _ string, approve bool) error {
+			if approve {
+				return sb.Approve(ctx, key)
+			}
+			return sb.Decline(ctx, key)
+		}
+	} else if set.PushURL != "" {
+		oc.PushURL = set.PushURL // tell the gateway per request where to push
+	}
+	if r.svc, err = ops.New(oc); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// credentials are the embedded sandbox's (made once per cache folder), or
+// the configured website key with the secret from $PAYDESK_SECRET_KEY or
+// the secret file.
+func credentials(set settings, getenv func(string) string) (api.Credentials, error) {
+	if set.Embedded() {
+		return embeddedCredentials(set.DataDir())
+	}
+	creds := api.Credentials{WebsiteKey: set.WebsiteKey}
+	if creds.WebsiteKey == "" {
+		return api.Credentials{}, errors.New("a gateway needs a website key: --website-key, $PAYDESK_WEBSITE_KEY or website-key in the config file")
+	}
+	secret, err := readSecret(set.SecretFile, getenv)
+	if err != nil {
+		return api.Credentials{}, err
+	}
+	creds.SecretKey = secret
+	return creds, nil
+}
+
+// embeddedCredentials are the embedded sandbox's website key and a secret
+// made once per cache folder (file 0600), so the console and the commands
+// that share a cache also share the sandbox's state.
+func embeddedCredentials(dir string) (api.Credentials, error) {
+	path := filepath.Join(dir, "sandbox.secret")
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		raw := make([]byte, 24)
+		if _, err := rand.Read(raw); err != nil {
+			return api.Credentials{}, err
+		}
+		b = []byte(hex.EncodeToString(raw))
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			return api.Credentials{}, fmt.Errorf("write %s: %w", path, err)
+		}
+	} else if err != nil {
+		return api.Credentials{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	return api.Credentials{WebsiteKey: "PAYDESKEMBEDDED", SecretKey: strings.TrimSpace(string(b))}, nil
+}
+
+// serve answers on ln until the runtime closes.
+func (r *runtime) serve(h http.Handler, ln net.Listener) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: log.New(io.Discard, "", 0)}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			r.logf("serve %s: %v", ln.Addr(), err)
+		}
+	}()
+	r.closers = append(r.closers, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	})
+}
+
+// startSandbox runs the embedded sandbox with its state next to the cache
+// and returns its base URL; pushes it could not deliver while no paydesk
+// was running go out now.
+func (r *runtime) startSandbox(creds api.Credentials, pushURL string) (string, error) {
+	sb, err := sandbox.New(sandbox.Config{Credentials: []api.Credentials{creds}, StatePath: filepath.Join(r.set.DataDir(), "sandbox.db"),
+		PushURL: pushURL, Logf: r.logf})
+	if err != nil {
+		return "", fmt.Errorf("embedded sandbox: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		_ = sb.Close()
+		return "", fmt.Errorf("embedded sandbox: %w", err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sb.Run(runCtx) }()
+	r.closers = append(r.closers, func() {
+		stop()
+		if err := <-done; err != nil {
+			r.logf("sandbox push sender: %v", err)
+		}
+		if err := sb.Close(); err != nil {
+			r.logf("sandbox: %v", err)
+		}
+	})
+	r.serve(sb, ln) // closes before the sender stops: no new transactions while it drains
+	sb.SetPushURL(pushURL)
+	r.sandbox = sb
+	return "http://" + ln.Addr().String(), nil
+}
