@@ -188,16 +188,23 @@ type effect struct {
 	resKey  string
 }
 
+// Confirms is PushRecord.Ignored for a push that repeats the final status
+// already stored (usually from the response to the request): the normal
+// case, which a push log shows as a confirmation, not as a refusal.
+const Confirms = "confirms the status already stored"
+
 const (
 	ignoredFinal = "a final status is already stored"
 	ignoredOlder = "older than the stored status"
-	ignoredSame  = "status already stored"
+	ignoredSame  = Confirms
 )
 
 // whyNot says why incoming does not replace stored.
 func whyNot(incoming, stored Status) string {
 	switch {
-	case stored.IsFinal() && incoming == stored:
+	case stored.IsFinal() && incoming.Code == stored.Code && incoming.SubCode == stored.SubCode:
+		// The response already booked it; the push's DateTime may differ by a
+		// second and says nothing new.
 		return ignoredSame
 	case stored.IsFinal():
 		return ignoredFinal

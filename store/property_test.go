@@ -189,3 +189,20 @@ func TestOlderPushChangesNothing(t *testing.T) {
 		t.Errorf("push log of %s: %d, %v", k2, len(ps), err)
 	}
 }
+
+// A push repeating the final status the response already booked is a
+// confirmation, even though its DateTime differs (every status here ticks a minute).
+func TestPushConfirmsResponseStatus(t *testing.T) {
+	db := openTest(t)
+	g := &gw{clock: t0}
+	k := g.key()
+	push(t, db, dataPush(k, "X", api.ActionReserve, g.status(api.StatusSuccess, "S001")))
+	res := push(t, db, dataPush(k, "X", api.ActionReserve, g.status(api.StatusSuccess, "S001")))
+	if res.Applied || res.Ignored != Confirms {
+		t.Fatalf("repeat of the final status: %+v", res)
+	}
+	res = push(t, db, dataPush(k, "X", api.ActionReserve, g.status(api.StatusRejected, "")))
+	if res.Applied || res.Ignored != ignoredFinal {
+		t.Fatalf("another final status: %+v", res)
+	}
+}

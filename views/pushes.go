@@ -41,6 +41,8 @@ func NewPushRow(p *store.PushRecord) *PushRow {
 		r.result, r.resultPaint = "REJECTED: "+clean(p.Reason), theme.PaintFailed
 	case p.Applied:
 		r.result, r.resultPaint = "applied", theme.PaintOK
+	case p.Ignored == store.Confirms:
+		r.result, r.resultPaint = "confirmed", theme.PaintOK
 	case p.Ignored != "":
 		r.result, r.resultPaint = "ignored: "+clean(p.Ignored), theme.PaintMuted
 	default:
