@@ -43,6 +43,9 @@ func (f *opsFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.wait, "wait", ops.DefaultWait, "how long to wait for the push that settles the operation")
 }
 
+// settings are the command's settings, resolved as the console resolves its own.
+func (c *cmdContext) settings() (settings, error) { return resolveSettings(c.fs, getenvOf(c.sio)) }
+
 // readCommands only look: they run on a read-only configuration.
 var readCommands = map[string]bool{"reservations": true, "show": true, "audit": true}
 
@@ -116,7 +119,7 @@ func (c *cmdContext) fail(err error) int {
 // environment, then the config file) and starts the same runtime.
 func (c *cmdContext) open(ctx context.Context) (*runtime, int) {
 	getenv := getenvOf(c.sio)
-	set, err := resolveSettings(c.fs, getenv)
+	set, err := c.settings()
 	if err != nil {
 		return nil, c.fail(err)
 	}
