@@ -53,7 +53,7 @@ func (r *runtime) Close() {
 
 // lockedHint follows store.ErrLocked: bbolt allows one process per cache,
 // and waiting would only hang the command or the console.
-const lockedHint = "(the console holds the cache, or another paydesk command does; close it, or point --db at another cache)"
+const lockedHint = "(the console holds the cache, or a paydesk command that is still running does)"
 
 // start opens the cache (failing fast and plainly when another paydesk
 // process holds it), reads the credentials, starts the push listener and,

@@ -115,7 +115,7 @@ func TestCommandRunsLiveOnAnUnknownGateway(t *testing.T) {
 		con.close()
 		t.Fatal("the console opened the cache the command holds")
 	}
-	if !strings.Contains(err.Error(), "the console holds the cache, or another paydesk command does") {
+	if !strings.Contains(err.Error(), "the console holds the cache, or a paydesk command") {
 		t.Fatalf("console on a held cache: %v", err)
 	}
 	rt.Close()
