@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -129,10 +130,7 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 	if err != nil {
 		return nil, err
 	}
-	operator := getenv("USER")
-	if operator == "" {
-		operator = "unknown"
-	}
+	operator := operatorName(getenv)
 	oc := ops.Config{Gateway: client, Store: db, Mode: set.Mode, Operator: operator, Currency: set.Currency}
 	if sb := r.sandbox; sb != nil {
 		oc.CustomerStep = func(ctx context.Context, key, _ string, approve bool) error {
@@ -236,4 +234,16 @@ func (r *runtime) startSandbox(creds api.Credentials, pushURL string) (string, e
 	sb.SetPushURL(pushURL)
 	r.sandbox = sb
 	return "http://" + ln.Addr().String(), nil
+}
+
+// operatorName is who the audit log names: $USER, else the account the
+// process runs as (services and some shells leave $USER unset).
+func operatorName(getenv func(string) string) string {
+	if u := getenv("USER"); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "unknown"
 }
