@@ -66,7 +66,7 @@ func (a *App) dialogSize() (int, int) {
 func (a *App) dialogView() string {
 	d := a.dialogs[len(a.dialogs)-1]
 	w, h := a.dialogSize()
-	box := a.vctx.Theme.Box.Width(w + 2).MaxHeight(h + 2).Render(fitBlock(d.View(), w, h))
+	box := a.vctx.Theme.Box.Width(w + 4).MaxHeight(h + 2).Render(fitBlock(d.View(), w, h))
 	return lipgloss.Place(a.width, a.bodyHeight(), lipgloss.Center, lipgloss.Center, box)
 }
 

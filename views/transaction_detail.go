@@ -107,7 +107,7 @@ func (d *TransactionDetail) build() {
 	}
 	var out []string
 	add := func(s ...string) { out = append(out, s...) }
-	label := func(s string) string { return t.Muted.Render(fmt.Sprintf("%-13s", s)) }
+	label := func(s string) string { return t.Muted.Render(fmt.Sprintf("%-14s", s)) }
 	amount := moneyCur(tx.Amount, clean(tx.Currency))
 	if tx.Kind.IsRefund() {
 		amount = "-" + amount

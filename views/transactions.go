@@ -28,7 +28,7 @@ func NewTransactionRow(t *store.Transaction) *TransactionRow {
 		r.amount = "-" + r.amount
 	}
 	r.link = linkText(t)
-	r.hay = strings.ToLower(strings.Join([]string{r.key, r.invoice, r.number, r.service, r.kind, clean(t.CustomerName), clean(t.InvoiceNumber), clean(t.Original), clean(t.Group)}, "\x00"))
+	r.hay = strings.ToLower(strings.Join([]string{r.key, r.invoice, r.number, r.service, r.kind, clean(t.TransactionType), clean(t.CustomerName), clean(t.InvoiceNumber), clean(t.Original), clean(t.Group)}, "\x00"))
 	return r
 }
 
