@@ -100,7 +100,7 @@ type kit struct {
 }
 
 func newKit(prefix string, s spec, mode ops.Mode) *kit {
-	k := &kit{spec: s, mode: mode, theme: huh.ThemeFunc(huh.ThemeBase16), width: 80, height: 24}
+	k := &kit{spec: s, mode: mode, theme: huh.ThemeFunc(formTheme), width: 80, height: 24}
 	k.id = fmt.Sprintf("%s-%p", prefix, k) // unique while the form lives
 	k.fields = s.fields()
 	k.buildEdit()
@@ -131,6 +131,20 @@ const summaryRoom = 4
 func (k *kit) formHeight() int {
 	used := lipgloss.Height(k.chrome()) + summaryRoom
 	return max(k.height-used, 4)
+}
+
+// formTheme is huh's base16 theme with the chosen button marked by
+// brackets, so the confirm step reads right without colour too (a
+// monochrome terminal, a screen reader, a text capture).
+func formTheme(isDark bool) *huh.Styles {
+	t := huh.ThemeBase16(isDark)
+	mark := func(s string) string { return "[" + s + "]" }
+	pad := func(s string) string { return " " + s + " " }
+	t.Focused.FocusedButton = t.Focused.FocusedButton.Transform(mark)
+	t.Focused.BlurredButton = t.Focused.BlurredButton.Transform(pad)
+	t.Blurred.FocusedButton = t.Blurred.FocusedButton.Transform(mark)
+	t.Blurred.BlurredButton = t.Blurred.BlurredButton.Transform(pad)
+	return t
 }
 
 // Init implements Form.
@@ -449,8 +463,10 @@ func (k *kit) View() string {
 				b.WriteString("\n" + errStyle.Render(ansi.Wrap("✗ "+g, k.width, " ")))
 			}
 			b.WriteString("\n" + mutedStyle.Render("enter next · shift+tab back · esc cancel"))
+		} else if k.mode.IsLive() && k.last.invoice != "" {
+			b.WriteString("\n" + mutedStyle.Render("type the invoice number, then enter · esc back to the fields"))
 		} else {
-			b.WriteString("\n" + mutedStyle.Render("enter choose · esc back to the fields"))
+			b.WriteString("\n" + mutedStyle.Render("y send · n back to the fields · ←/→ then enter · esc back"))
 		}
 	case stageSending:
 		b.WriteString("\n" + k.last.sending + "\n\nSending… (waiting for the gateway; this form sends once)")
