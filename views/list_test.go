@@ -253,3 +253,23 @@ func TestCursorAcrossNewRows(t *testing.T) {
 		t.Fatalf("the cursor left its row: was on %s, now on %s", on.Summary.Key, got.Summary.Key)
 	}
 }
+
+// The mouse wheel scrolls the list three rows a notch, as the keys do.
+func TestMouseWheelScrollsTheList(t *testing.T) {
+	s := newTab(genRows(200))
+	first := s.View()
+	finish(s.Update(tea.MouseWheelMsg{Button: tea.MouseWheelDown}), s)
+	finish(s.Update(tea.MouseWheelMsg{Button: tea.MouseWheelDown}), s)
+	scrolled := s.View()
+	if scrolled == first {
+		t.Fatal("wheel down changed nothing")
+	}
+	if !strings.Contains(scrolled, "INV-000006") || strings.Contains(scrolled, "INV-000000 ") {
+		t.Fatalf("after two notches the window should start six rows down:\n%s", scrolled)
+	}
+	finish(s.Update(tea.MouseWheelMsg{Button: tea.MouseWheelUp}), s)
+	finish(s.Update(tea.MouseWheelMsg{Button: tea.MouseWheelUp}), s)
+	if back := s.View(); !strings.Contains(back, "INV-000000") {
+		t.Fatalf("wheel up did not scroll back to the top:\n%s", back)
+	}
+}
