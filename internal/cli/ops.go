@@ -588,11 +588,24 @@ func parseAmountArg(s string) (*decimal.Decimal, error) {
 }
 
 func runRefund(ctx context.Context, sio IO, args []string) int {
-	var reason, confirm string
+	return refundCommand(ctx, sio, "refund", args)
+}
+
+func runGiftCardRefund(ctx context.Context, sio IO, args []string) int {
+	return refundCommand(ctx, sio, "giftcard refund", args)
+}
+
+// refundCommand is `paydesk refund` and `paydesk giftcard refund`: the
+// transaction's kind decides whether it is a deferred-invoice or a gift
+// card refund, so either name works for either.
+func refundCommand(ctx context.Context, sio IO, name string, args []string) int {
+	var reason, lastName, email, confirm string
 	var yes bool
-	c, code := newCmd("refund", "TRANSACTION [AMOUNT] --reason REASON [--yes | --confirm INVOICE] [--json]", sio, 1, 2, args, func(fs *flag.FlagSet) {
+	c, code := newCmd(name, "TRANSACTION [AMOUNT] --reason REASON [--last-name N --email E] [--yes | --confirm INVOICE] [--json]", sio, 1, 2, args, func(fs *flag.FlagSet) {
 		fs.StringVar(&reason, "reason", "", "return, defect, goodwill, duplicate or other, optionally with a text: \"other: price match\"")
-		fs.StringVar(&confirm, "confirm", "", "against a live gateway: the capture's invoice, typed to confirm")
+		fs.StringVar(&lastName, "last-name", "", "gift cards: the customer's last name (a partial refund needs it when the payment lacked it)")
+		fs.StringVar(&email, "email", "", "gift cards: the customer's e-mail (likewise)")
+		fs.StringVar(&confirm, "confirm", "", "against a live gateway: the payment's invoice, typed to confirm")
 		fs.BoolVar(&yes, "yes", false, "do not ask (sandbox and test)")
 	})
 	if c == nil {
@@ -602,7 +615,7 @@ func runRefund(ctx context.Context, sio IO, args []string) int {
 	if len(c.args) == 2 {
 		var err error
 		if amount, err = parseAmountArg(c.args[1]); err != nil {
-			fmt.Fprintf(sio.Stderr, "paydesk refund: %v\n", err)
+			fmt.Fprintf(sio.Stderr, "paydesk %s: %v\n", name, err)
 			return exitUsage
 		}
 	}
@@ -615,27 +628,39 @@ func runRefund(ctx context.Context, sio IO, args []string) int {
 	if err != nil {
 		return c.fail(fmt.Errorf("transaction %s: %w", c.args[0], err))
 	}
-	rr := ops.RefundRequest{Transaction: t.Key, Amount: amount, Reason: ops.ParseReason(reason)}
 	isGift := t.Kind == store.KindGiftCardPay || t.Kind == store.KindGiftCardRemainder
-	if !isGift {
-		if _, err := ops.PlanRefund(t, amount, rr.Reason); err != nil {
-			return c.report(ops.Result{Action: api.ActionRefund, Target: t.Key}, err, false)
-		}
-	}
 	show := money(t.Refundable())
 	if amount != nil {
 		show = money(*amount)
 	}
-	if !c.confirm(env, fmt.Sprintf("Refund %s %s of %s (reason %s)?", show, t.Currency, t.Key, rr.Reason), t.Invoice, &confirm, yes) {
+	var question string
+	ch := ops.GiftCardRefundChange{Amount: amount, LastName: lastName, Email: email, Reason: ops.ParseReason(reason)}
+	if isGift {
+		if _, err := ops.PlanGiftCardRefund(t, ch, false); err != nil {
+			var ve *api.ValidationError
+			if !errors.As(err, &ve) { // field rules are checked again by the operation with the merchant setting
+				return c.report(ops.Result{Action: api.ActionRefund, Target: t.Key}, err, false)
+			}
+		}
+		question = fmt.Sprintf("Refund %s %s of gift card payment %s?", show, t.Currency, t.Key)
+	} else {
+		if lastName != "" || email != "" {
+			fmt.Fprintf(sio.Stderr, "paydesk %s: --last-name and --email are for gift card refunds; %s is a %s\n", name, t.Key, t.Kind)
+			return exitUsage
+		}
+		if _, err := ops.PlanRefund(t, amount, ch.Reason); err != nil {
+			return c.report(ops.Result{Action: api.ActionRefund, Target: t.Key}, err, false)
+		}
+		question = fmt.Sprintf("Refund %s %s of %s (reason %s)?", show, t.Currency, t.Key, ch.Reason)
+	}
+	if !c.confirm(env, question, t.Invoice, &confirm, yes) {
 		return exitFailed
 	}
 	var res ops.Result
 	if isGift {
-		res, err = env.svc.GiftCardRefund(ctx, ops.GiftCardRefundRequest{Transaction: t.Key, Confirm: confirm,
-			Change: ops.GiftCardRefundChange{Amount: amount, Reason: rr.Reason}})
+		res, err = env.svc.GiftCardRefund(ctx, ops.GiftCardRefundRequest{Transaction: t.Key, Change: ch, Confirm: confirm})
 	} else {
-		rr.Confirm = confirm
-		res, err = env.svc.Refund(ctx, rr)
+		res, err = env.svc.Refund(ctx, ops.RefundRequest{Transaction: t.Key, Amount: amount, Reason: ch.Reason, Confirm: confirm})
 	}
 	return c.report(res, err, c.settle(ctx, env, res))
 }
@@ -717,54 +742,6 @@ func runGiftCardPay(ctx context.Context, sio IO, args []string) int {
 	defer env.Close()
 	res, err := env.svc.GiftCardPay(ctx, ops.GiftCardPayRequest{ServiceCode: service, Card: api.Card{Provider: prov, Number: card, PIN: pin},
 		Amount: *amount, Invoice: invoice, LastName: lastName, Email: email, GroupTransaction: group})
-	return c.report(res, err, c.settle(ctx, env, res))
-}
-
-func runGiftCardRefund(ctx context.Context, sio IO, args []string) int {
-	var reason, lastName, email, confirm string
-	var yes bool
-	c, code := newCmd("giftcard refund", "TRANSACTION [AMOUNT] --reason REASON [--last-name N --email E]", sio, 1, 2, args, func(fs *flag.FlagSet) {
-		fs.StringVar(&reason, "reason", "", "return, defect, goodwill, duplicate or other[: text]")
-		fs.StringVar(&lastName, "last-name", "", "customer's last name (a partial refund needs it when the payment lacked it)")
-		fs.StringVar(&email, "email", "", "customer's e-mail (likewise)")
-		fs.StringVar(&confirm, "confirm", "", "against a live gateway: the payment's invoice, typed to confirm")
-		fs.BoolVar(&yes, "yes", false, "do not ask (sandbox and test)")
-	})
-	if c == nil {
-		return code
-	}
-	var amount *decimal.Decimal
-	if len(c.args) == 2 {
-		var err error
-		if amount, err = parseAmountArg(c.args[1]); err != nil {
-			fmt.Fprintf(sio.Stderr, "paydesk giftcard refund: %v\n", err)
-			return exitUsage
-		}
-	}
-	env, code := c.open(ctx)
-	if env == nil {
-		return code
-	}
-	defer env.Close()
-	t, err := env.db.Transaction(c.args[0])
-	if err != nil {
-		return c.fail(fmt.Errorf("transaction %s: %w", c.args[0], err))
-	}
-	ch := ops.GiftCardRefundChange{Amount: amount, LastName: lastName, Email: email, Reason: ops.ParseReason(reason)}
-	if _, err := ops.PlanGiftCardRefund(t, ch, false); err != nil {
-		var ve *api.ValidationError
-		if !errors.As(err, &ve) { // field rules are checked again by the operation with the merchant setting
-			return c.report(ops.Result{Action: api.ActionRefund, Target: t.Key}, err, false)
-		}
-	}
-	show := money(t.Refundable())
-	if amount != nil {
-		show = money(*amount)
-	}
-	if !c.confirm(env, fmt.Sprintf("Refund %s %s of gift card payment %s?", show, t.Currency, t.Key), t.Invoice, &confirm, yes) {
-		return exitFailed
-	}
-	res, err := env.svc.GiftCardRefund(ctx, ops.GiftCardRefundRequest{Transaction: t.Key, Change: ch, Confirm: confirm})
 	return c.report(res, err, c.settle(ctx, env, res))
 }
 
