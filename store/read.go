@@ -302,40 +302,31 @@ func (db *DB) Ops(states ...OpState) ([]*PendingOp, error) {
 
 // Audit returns up to limit audit entries, newest first (0: all).
 func (db *DB) Audit(limit int) ([]AuditEntry, error) {
-	var out []AuditEntry
-	err := db.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bAudit).Cursor()
-		for k, v := c.Last(); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Prev() {
-			var e AuditEntry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("audit %d: %w", be64(k), err)
-			}
-			out = append(out, e)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("load audit log: %w", err)
-	}
-	return out, nil
+	return newestJSON[AuditEntry](db, bAudit, limit, "audit log")
 }
 
 // Exchanges returns up to limit gateway log entries, newest first (0: all).
 func (db *DB) Exchanges(limit int) ([]Exchange, error) {
-	var out []Exchange
+	return newestJSON[Exchange](db, bExchange, limit, "gateway log")
+}
+
+// newestJSON reads up to limit JSON records of an append-only log bucket
+// keyed by sequence, newest first (0: all).
+func newestJSON[T any](db *DB, bucket []byte, limit int, what string) ([]T, error) {
+	var out []T
 	err := db.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bExchange).Cursor()
+		c := tx.Bucket(bucket).Cursor()
 		for k, v := c.Last(); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Prev() {
-			var e Exchange
+			var e T
 			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("exchange %d: %w", be64(k), err)
+				return fmt.Errorf("%s entry %d: %w", what, be64(k), err)
 			}
 			out = append(out, e)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("load gateway log: %w", err)
+		return nil, fmt.Errorf("load %s: %w", what, err)
 	}
 	return out, nil
 }
