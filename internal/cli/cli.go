@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -76,4 +78,21 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-14s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'paydesk COMMAND -h' for a command's flags.")
+}
+
+// parseNoArgs parses the flags of a command that takes no arguments. It
+// reports whether to go on and, when not, the exit code: 0 after -h, 2 for
+// a bad flag or a stray argument.
+func parseNoArgs(fs *flag.FlagSet, sio IO, name string, args []string) (int, bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(sio.Stderr, "%s: unexpected argument %q (paydesk help lists the commands)\n", name, fs.Arg(0))
+		return 2, false
+	}
+	return 0, true
 }

@@ -29,15 +29,8 @@ func runConsole(ctx context.Context, sio IO, args []string) int {
 		fmt.Fprintln(sio.Stderr, "The secret key comes from $PAYDESK_SECRET_KEY or --secret-file, never from a flag.\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(sio.Stderr, "paydesk: unexpected argument %q (paydesk help lists the commands)\n", fs.Arg(0))
-		return 2
+	if code, ok := parseNoArgs(fs, sio, "paydesk", args); !ok {
+		return code
 	}
 	getenv := getenvOf(sio)
 	set, err := resolveSettings(fs, getenv)

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -34,15 +33,8 @@ func runListen(ctx context.Context, sio IO, args []string) int {
 		fmt.Fprintln(sio.Stderr, "Usage: paydesk listen [flags]\n\nReceives pushes, verifies their signature, stores them (fsync) and only then answers 200;\nprints one line per push. The secret key is read from $PAYDESK_SECRET_KEY or --secret-file.\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(sio.Stderr, "paydesk listen: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if code, ok := parseNoArgs(fs, sio, "paydesk listen", args); !ok {
+		return code
 	}
 	getenv := getenvOf(sio)
 	if *websiteKey == "" {

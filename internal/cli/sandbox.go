@@ -37,15 +37,8 @@ func runSandbox(ctx context.Context, sio IO, args []string) int {
 		fmt.Fprintln(sio.Stderr, "Usage: paydesk sandbox [flags]\n\nThe secret key is read from $PAYDESK_SECRET_KEY or --secret-file, never from a flag.\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(sio.Stderr, "paydesk sandbox: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if code, ok := parseNoArgs(fs, sio, "paydesk sandbox", args); !ok {
+		return code
 	}
 	getenv := sio.Getenv
 	if getenv == nil {
