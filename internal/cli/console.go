@@ -5,10 +5,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/term"
 
 	"paydesk/internal/demo"
 	"paydesk/ui"
@@ -36,6 +38,12 @@ func runConsole(ctx context.Context, sio IO, args []string) int {
 	set, err := resolveSettings(fs, getenv)
 	if err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk: %v\n", err)
+		return 2
+	}
+	if f, ok := sio.Stdin.(*os.File); ok && !term.IsTerminal(f.Fd()) {
+		// Without this the user would read bubbletea's "could not create
+		// cancelable reader" and nothing about what to do instead.
+		fmt.Fprintln(sio.Stderr, "paydesk: the console needs a terminal; in scripts use the commands (paydesk help lists them)")
 		return 2
 	}
 	con, err := startConsole(ctx, set, getenv)
