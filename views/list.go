@@ -87,6 +87,19 @@ func newList[R any](ctx *Context, cols []Column, spec rowSpec[R], sortCol int, d
 }
 
 // setRows replaces the data and recomputes.
+// takeRows applies a load: an error is kept for the screen to show; rows
+// replace the list (full) or update it in place (live changes).
+func (l *list[R]) takeRows(full bool, rows []R, err error, errp *error) tea.Cmd {
+	*errp = err
+	if err != nil {
+		return nil
+	}
+	if full {
+		return l.setRows(rows)
+	}
+	return l.upsert(rows)
+}
+
 func (l *list[R]) setRows(rows []R) tea.Cmd {
 	l.rows = rows
 	l.loaded = true

@@ -188,15 +188,7 @@ func (s *Pushes) Actions() []Action {
 // Update handles rows, keys and the wheel.
 func (s *Pushes) Update(msg tea.Msg) tea.Cmd {
 	if m, ok := msg.(PushRowsMsg); ok {
-		if m.Err != nil {
-			s.err = m.Err
-			return nil
-		}
-		s.err = nil
-		if m.Full {
-			return s.list.setRows(m.Rows)
-		}
-		return s.list.upsert(m.Rows)
+		return s.list.takeRows(m.Full, m.Rows, m.Err, &s.err)
 	}
 	cmd, done := s.list.update(msg)
 	if done {

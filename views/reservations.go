@@ -159,17 +159,8 @@ func (s *Reservations) Actions() []Action {
 
 // Update handles rows, keys and the wheel.
 func (s *Reservations) Update(msg tea.Msg) tea.Cmd {
-	switch msg := msg.(type) {
-	case ReservationRowsMsg:
-		if msg.Err != nil {
-			s.err = msg.Err
-			return nil
-		}
-		s.err = nil
-		if msg.Full {
-			return s.list.setRows(msg.Rows)
-		}
-		return s.list.upsert(msg.Rows)
+	if m, ok := msg.(ReservationRowsMsg); ok {
+		return s.list.takeRows(m.Full, m.Rows, m.Err, &s.err)
 	}
 	cmd, done := s.list.update(msg)
 	if done {
