@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -38,34 +39,29 @@ func (db *DB) LoadReservationSummaries() ([]Summary, error) {
 
 // Reservation finds a reservation by key or reservation number.
 func (db *DB) Reservation(ref string) (*Reservation, error) {
-	var r *Reservation
-	err := db.view(func(tx *bolt.Tx) (err error) {
-		r, err = findReservation(tx, ref)
-		return err
-	})
-	if err == nil && r == nil {
-		err = ErrNotFound
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reservation %s: %w", ref, err)
-	}
-	return r, nil
+	return getOne(db, "reservation "+ref, func(tx *bolt.Tx) (*Reservation, error) { return findReservation(tx, ref) })
 }
 
 // Transaction finds a transaction by key.
 func (db *DB) Transaction(key string) (*Transaction, error) {
-	var t *Transaction
+	return getOne(db, "transaction "+key, func(tx *bolt.Tx) (*Transaction, error) { return getTx(tx, key) })
+}
+
+// getOne reads one record in a read transaction: nothing found is
+// ErrNotFound, and every error names what was looked up.
+func getOne[T any](db *DB, what string, get func(*bolt.Tx) (*T, error)) (*T, error) {
+	var v *T
 	err := db.view(func(tx *bolt.Tx) (err error) {
-		t, err = getTx(tx, key)
+		v, err = get(tx)
 		return err
 	})
-	if err == nil && t == nil {
+	if err == nil && v == nil {
 		err = ErrNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("transaction %s: %w", key, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return t, nil
+	return v, nil
 }
 
 // TransactionsFor returns the captures and refunds of a reservation (by key or
@@ -130,19 +126,13 @@ func (db *DB) Transactions() ([]*Transaction, error) {
 
 // Push returns one stored push by ID.
 func (db *DB) Push(id uint64) (*PushRecord, error) {
-	var p *PushRecord
-	err := db.view(func(tx *bolt.Tx) (err error) {
+	return getOne(db, "push "+strconv.FormatUint(id, 10), func(tx *bolt.Tx) (*PushRecord, error) {
 		v := tx.Bucket(bPush).Get(u64(id))
 		if v == nil {
-			return ErrNotFound
+			return nil, ErrNotFound
 		}
-		p, err = decodePush(v)
-		return err
+		return decodePush(v)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("push %d: %w", id, err)
-	}
-	return p, nil
 }
 
 // Pushes returns up to limit stored pushes (0: all), newest first, with IDs
