@@ -1,6 +1,10 @@
 package api
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 // BenchmarkSignAndEncode is what the client does per Reserve before the
 // network: build the envelope, validate, encode and sign.
@@ -19,5 +23,28 @@ func BenchmarkSignAndEncode(b *testing.B) {
 		if a.Signature == "" {
 			b.Fatal("no signature")
 		}
+	}
+}
+
+// BenchmarkDecodePush decodes a captured push with the hand-written decoder
+// the listener uses and, for comparison, with encoding/json's reflection.
+func BenchmarkDecodePush(b *testing.B) {
+	body, err := os.ReadFile(filepath.Join("testdata", "wire", "pay-push.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, d := range []struct {
+		name   string
+		decode func([]byte) (*Push, error)
+	}{{"hand-written", DecodePush}, {"reflection", reflectDecodePush}} {
+		b.Run(d.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if _, err := d.decode(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -1,19 +1,30 @@
 package api
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-func addWireSeeds(f *testing.F, kind string) {
+// wireBodies reads the captured bodies under testdata/wire whose names end
+// in kind (push or response).
+func wireBodies(tb testing.TB, kind string) [][]byte {
 	files, _ := filepath.Glob(filepath.Join("testdata", "wire", "*"+kind+".json"))
+	var out [][]byte
 	for _, name := range files {
 		b, err := os.ReadFile(name)
 		if err != nil {
-			f.Fatal(err)
+			tb.Fatal(err)
 		}
+		out = append(out, b)
+	}
+	return out
+}
+
+func addWireSeeds(f *testing.F, kind string) {
+	for _, b := range wireBodies(f, kind) {
 		f.Add(b)
 	}
 	f.Add([]byte(`{}`))
@@ -48,6 +59,9 @@ func FuzzDecodePush(f *testing.F) {
 		p, err := DecodePush(body)
 		if err != nil {
 			return
+		}
+		if c, err := Compact(body); err != nil || IsCompact(body) != bytes.Equal(c, body) {
+			t.Fatalf("IsCompact = %v for a body Compact makes %q (%v)", IsCompact(body), c, err)
 		}
 		// Every accessor must be safe on anything that decoded.
 		_ = p.Envelope() + p.Kind() + p.Invoice() + p.ServiceCode() + p.Currency() + p.Param(PReservationNumber) + p.Related(RelationRefund)

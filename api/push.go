@@ -71,8 +71,8 @@ const (
 // DecodePush decodes a push body. It accepts keys in any case and ignores
 // unknown fields, but insists on exactly one envelope with a key.
 func DecodePush(body []byte) (*Push, error) {
-	var p Push
-	if err := decodeObject(body, &p); err != nil {
+	p, err := decodePushBody(body)
+	if err != nil {
 		return nil, fmt.Errorf("decode push: %w", err)
 	}
 	switch {
@@ -84,7 +84,7 @@ func DecodePush(body []byte) (*Push, error) {
 	if p.Key() == "" {
 		return nil, fmt.Errorf("decode push: %s.Key is missing", p.Envelope())
 	}
-	return &p, nil
+	return p, nil
 }
 
 // Encode writes the push in the canonical wire form.
@@ -175,6 +175,31 @@ func (p *Push) Related(relationType string) string {
 		return ""
 	}
 	return relatedKey(p.Transaction.RelatedTransactions, relationType)
+}
+
+// IsCompact reports whether a valid JSON body holds no insignificant white
+// space, so that Compact would return it unchanged.
+func IsCompact(body []byte) bool {
+	inString := false
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case ' ', '\t', '\n', '\r':
+			return false
+		}
+	}
+	return true
 }
 
 // Compact re-serialises a JSON body without insignificant white space; used
