@@ -25,9 +25,18 @@ func statusOf(s api.Status) Status {
 func pushHash(p *api.Push, body []byte) [32]byte {
 	h := sha256.New()
 	st := p.Status()
-	fmt.Fprintf(h, "%s\x00%s\x00%d\x00%s\x00%s\x00", p.Envelope(), p.Key(), st.Code.Code, st.SubCodeString(), st.DateTime.String())
-	if c, err := api.Compact(body); err == nil {
-		body = c
+	var buf [160]byte
+	b := append(buf[:0], p.Envelope()...)
+	b = append(append(b, 0), p.Key()...)
+	b = strconv.AppendInt(append(b, 0), int64(st.Code.Code), 10)
+	b = append(append(b, 0), st.SubCodeString()...)
+	b = append(append(b, 0), st.DateTime.String()...)
+	h.Write(append(b, 0))
+	// Most bodies are compact already; checking is a tenth of compacting.
+	if !api.IsCompact(body) {
+		if c, err := api.Compact(body); err == nil {
+			body = c
+		}
 	}
 	h.Write(body)
 	var out [32]byte
@@ -146,7 +155,7 @@ func (db *DB) applyPush(tx *bolt.Tx, pp *preparedPush, p *api.Push, res *ApplyRe
 		res.Settled = append(res.Settled, op.ID)
 	}
 
-	pb := tx.Bucket(bPush)
+	pb := appendOnly(tx, bPush)
 	id, err := pb.NextSequence()
 	if err != nil {
 		return err

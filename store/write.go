@@ -18,7 +18,7 @@ func (db *DB) RecordRejectedPush(ctx context.Context, rec PushRecord) (uint64, e
 	}
 	var id uint64
 	err := db.batch.do(ctx, func(tx *bolt.Tx, c *Change) error {
-		b := tx.Bucket(bRejected)
+		b := appendOnly(tx, bRejected)
 		n, err := b.NextSequence()
 		if err != nil {
 			return err
@@ -66,7 +66,7 @@ func (db *DB) AppendAudit(e AuditEntry) (uint64, error) {
 	e.Time = nowOr(e.Time, db.now)
 	var id uint64
 	err := db.update(func(tx *bolt.Tx, c *Change) error {
-		b := tx.Bucket(bAudit)
+		b := appendOnly(tx, bAudit)
 		n, err := b.NextSequence()
 		if err != nil {
 			return err
@@ -92,7 +92,7 @@ func (db *DB) AppendExchange(x Exchange) (uint64, error) {
 	x.RequestBody = maskBody(x.RequestBody)
 	var id uint64
 	err := db.update(func(tx *bolt.Tx, c *Change) error {
-		b := tx.Bucket(bExchange)
+		b := appendOnly(tx, bExchange)
 		n, err := b.NextSequence()
 		if err != nil {
 			return err
