@@ -30,9 +30,8 @@ const SchemaVersion = 1
 
 // initialMmapSize is address space, not memory: mapping it up front spares
 // the remaps (which stall every reader and the writer) while the file grows.
-// The freelist is not written on every commit (NoFreelistSync): bbolt
-// rebuilds it when the file is opened, which is cheaper than a page write
-// per push.
+// The freelist stays synced (one page per commit): without it bbolt rebuilds
+// the list by reading every page on open, 0.4 s on 100,000 reservations.
 const initialMmapSize = 1 << 30
 
 // Options configure Open.
