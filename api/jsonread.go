@@ -178,7 +178,7 @@ func (r *jsonReader) typeError(depth int, what, want string) error {
 	if _, err := r.skip(depth); err != nil {
 		return err
 	}
-	return fmt.Errorf("%s: want %s, got %s", what, want, got)
+	return &fieldError{what, "want " + want + ", got " + got}
 }
 
 func kindOf(c byte) string {
@@ -441,7 +441,7 @@ func (r *jsonReader) intField(dst *int, depth int, what string) error {
 		}
 		n, err := strconv.ParseInt(string(text), 10, strconv.IntSize)
 		if err != nil {
-			return fmt.Errorf("%s: want a whole number, got %s", what, text)
+			return &fieldError{what, "want a whole number, got " + string(text)}
 		}
 		*dst = int(n)
 		return nil

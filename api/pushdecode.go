@@ -1,6 +1,10 @@
 package api
 
-import "strings"
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
 
 // decodePushBody decodes a push body as json.Unmarshal(body, &p) would,
 // without reflection: the push listener decodes every push it receives, and
@@ -8,7 +12,7 @@ import "strings"
 func decodePushBody(body []byte) (*Push, error) {
 	r := newJSONReader(body)
 	var p Push
-	if err := r.object(&p, 1, "push", pushMember); err != nil {
+	if err := r.object(&p, 1, "", pushMember); err != nil {
 		return nil, err
 	}
 	if err := r.end(); err != nil {
@@ -32,7 +36,7 @@ func (r *jsonReader) object(v any, depth int, what string, member func(r *jsonRe
 			return err
 		}
 		if err := member(r, v, foldKey(&r.keyBuf, key), depth+1); err != nil {
-			return err
+			return inField(what, err)
 		}
 	}
 }
@@ -96,7 +100,7 @@ func slice[T any](r *jsonReader, dst *[]T, depth int, what string, elem func(*js
 			s = append(s[:n], zero)
 		}
 		if err := elem(r, &s[n], depth+1); err != nil {
-			return err
+			return inField(what+"["+strconv.Itoa(n)+"]", err)
 		}
 		n++
 	}
@@ -110,97 +114,88 @@ func slice[T any](r *jsonReader, dst *[]T, depth int, what string, elem func(*js
 
 func dataRequestMember(r *jsonReader, v any, key []byte, depth int) error {
 	d := v.(*DataRequestPush)
-	switch string(key) {
-	case "KEY":
-		return r.stringField(&d.Key, depth, "DataRequest.Key")
-	case "INVOICE":
-		return r.stringField(&d.Invoice, depth, "DataRequest.Invoice")
-	case "SERVICECODE":
-		return r.stringField(&d.ServiceCode, depth, "DataRequest.ServiceCode")
-	case "ACTIONCODE":
-		return r.stringField(&d.ActionCode, depth, "DataRequest.ActionCode")
-	case "STATUS":
-		return r.object(&d.Status, depth, "DataRequest.Status", statusMember)
-	case "ISTEST":
-		return r.boolField(&d.IsTest, depth, "DataRequest.IsTest")
-	case "ORDER":
-		return r.stringPtrField(&d.Order, depth, "DataRequest.Order")
-	case "CURRENCY":
-		return r.stringField(&d.Currency, depth, "DataRequest.Currency")
-	case "AMOUNTDEBIT":
-		return r.amountField(&d.AmountDebit, depth)
-	case "SERVICES":
-		return slice(r, &d.Services, depth, "DataRequest.Services", responseService)
-	case "CUSTOMPARAMETERS":
-		return structPtr(r, &d.CustomParameters, depth, "DataRequest.CustomParameters", nameValueListMember)
-	case "ADDITIONALPARAMETERS":
-		return structPtr(r, &d.AdditionalParameters, depth, "DataRequest.AdditionalParameters", nameValueListMember)
-	case "MUTATIONTYPE":
-		return r.intField(&d.MutationType, depth, "DataRequest.MutationType")
-	case "ISSUINGCOUNTRY":
-		return r.stringPtrField(&d.IssuingCountry, depth, "DataRequest.IssuingCountry")
-	case "STARTRECURRENT":
-		return r.boolField(&d.StartRecurrent, depth, "DataRequest.StartRecurrent")
-	case "RECURRING":
-		return r.boolField(&d.Recurring, depth, "DataRequest.Recurring")
-	case "CUSTOMERNAME":
-		return r.stringPtrField(&d.CustomerName, depth, "DataRequest.CustomerName")
-	case "PAYERHASH":
-		return r.stringPtrField(&d.PayerHash, depth, "DataRequest.PayerHash")
-	case "PAYMENTKEY":
-		return r.stringPtrField(&d.PaymentKey, depth, "DataRequest.PaymentKey")
+	if string(key) == "ACTIONCODE" {
+		return r.stringField(&d.ActionCode, depth, "ActionCode")
 	}
-	_, err := r.skip(depth)
-	return err
+	f := envelopeFields{key: &d.Key, invoice: &d.Invoice, serviceCode: &d.ServiceCode, currency: &d.Currency,
+		status: &d.Status, isTest: &d.IsTest, startRecurrent: &d.StartRecurrent, recurring: &d.Recurring,
+		order: &d.Order, issuingCountry: &d.IssuingCountry, customerName: &d.CustomerName, payerHash: &d.PayerHash,
+		paymentKey: &d.PaymentKey, amountDebit: &d.AmountDebit, services: &d.Services,
+		customParameters: &d.CustomParameters, additionalParameters: &d.AdditionalParameters, mutationType: &d.MutationType}
+	return r.envelopeMember(&f, key, depth)
 }
 
 func transactionMember(r *jsonReader, v any, key []byte, depth int) error {
 	t := v.(*TransactionPush)
 	switch string(key) {
-	case "KEY":
-		return r.stringField(&t.Key, depth, "Transaction.Key")
-	case "INVOICE":
-		return r.stringField(&t.Invoice, depth, "Transaction.Invoice")
-	case "SERVICECODE":
-		return r.stringField(&t.ServiceCode, depth, "Transaction.ServiceCode")
-	case "STATUS":
-		return r.object(&t.Status, depth, "Transaction.Status", statusMember)
-	case "ISTEST":
-		return r.boolField(&t.IsTest, depth, "Transaction.IsTest")
-	case "ORDER":
-		return r.stringPtrField(&t.Order, depth, "Transaction.Order")
-	case "CURRENCY":
-		return r.stringField(&t.Currency, depth, "Transaction.Currency")
-	case "AMOUNTDEBIT":
-		return r.amountField(&t.AmountDebit, depth)
 	case "AMOUNTCREDIT":
-		return r.amountField(&t.AmountCredit, depth)
+		return r.amountField(&t.AmountCredit, depth, "AmountCredit")
 	case "TRANSACTIONTYPE":
-		return r.stringField(&t.TransactionType, depth, "Transaction.TransactionType")
-	case "SERVICES":
-		return slice(r, &t.Services, depth, "Transaction.Services", responseService)
-	case "CUSTOMPARAMETERS":
-		return structPtr(r, &t.CustomParameters, depth, "Transaction.CustomParameters", nameValueListMember)
-	case "ADDITIONALPARAMETERS":
-		return structPtr(r, &t.AdditionalParameters, depth, "Transaction.AdditionalParameters", nameValueListMember)
-	case "MUTATIONTYPE":
-		return r.intField(&t.MutationType, depth, "Transaction.MutationType")
+		return r.stringField(&t.TransactionType, depth, "TransactionType")
 	case "RELATEDTRANSACTIONS":
-		return slice(r, &t.RelatedTransactions, depth, "Transaction.RelatedTransactions", relatedTransaction)
+		return slice(r, &t.RelatedTransactions, depth, "RelatedTransactions", relatedTransaction)
 	case "ISCANCELABLE":
-		return r.boolField(&t.IsCancelable, depth, "Transaction.IsCancelable")
+		return r.boolField(&t.IsCancelable, depth, "IsCancelable")
+	}
+	f := envelopeFields{key: &t.Key, invoice: &t.Invoice, serviceCode: &t.ServiceCode, currency: &t.Currency,
+		status: &t.Status, isTest: &t.IsTest, startRecurrent: &t.StartRecurrent, recurring: &t.Recurring,
+		order: &t.Order, issuingCountry: &t.IssuingCountry, customerName: &t.CustomerName, payerHash: &t.PayerHash,
+		paymentKey: &t.PaymentKey, amountDebit: &t.AmountDebit, services: &t.Services,
+		customParameters: &t.CustomParameters, additionalParameters: &t.AdditionalParameters, mutationType: &t.MutationType}
+	return r.envelopeMember(&f, key, depth)
+}
+
+// envelopeFields points at the fields both push envelopes have, so one
+// switch decodes them for either.
+type envelopeFields struct {
+	key, invoice, serviceCode, currency                        *string
+	status                                                     *Status
+	isTest, startRecurrent, recurring                          *bool
+	order, issuingCountry, customerName, payerHash, paymentKey **string
+	amountDebit                                                **Amount
+	services                                                   *[]ResponseService
+	customParameters, additionalParameters                     **NameValueList
+	mutationType                                               *int
+}
+
+func (r *jsonReader) envelopeMember(f *envelopeFields, key []byte, depth int) error {
+	switch string(key) {
+	case "KEY":
+		return r.stringField(f.key, depth, "Key")
+	case "INVOICE":
+		return r.stringField(f.invoice, depth, "Invoice")
+	case "SERVICECODE":
+		return r.stringField(f.serviceCode, depth, "ServiceCode")
+	case "STATUS":
+		return r.object(f.status, depth, "Status", statusMember)
+	case "ISTEST":
+		return r.boolField(f.isTest, depth, "IsTest")
+	case "ORDER":
+		return r.stringPtrField(f.order, depth, "Order")
+	case "CURRENCY":
+		return r.stringField(f.currency, depth, "Currency")
+	case "AMOUNTDEBIT":
+		return r.amountField(f.amountDebit, depth, "AmountDebit")
+	case "SERVICES":
+		return slice(r, f.services, depth, "Services", responseService)
+	case "CUSTOMPARAMETERS":
+		return structPtr(r, f.customParameters, depth, "CustomParameters", nameValueListMember)
+	case "ADDITIONALPARAMETERS":
+		return structPtr(r, f.additionalParameters, depth, "AdditionalParameters", nameValueListMember)
+	case "MUTATIONTYPE":
+		return r.intField(f.mutationType, depth, "MutationType")
 	case "ISSUINGCOUNTRY":
-		return r.stringPtrField(&t.IssuingCountry, depth, "Transaction.IssuingCountry")
+		return r.stringPtrField(f.issuingCountry, depth, "IssuingCountry")
 	case "STARTRECURRENT":
-		return r.boolField(&t.StartRecurrent, depth, "Transaction.StartRecurrent")
+		return r.boolField(f.startRecurrent, depth, "StartRecurrent")
 	case "RECURRING":
-		return r.boolField(&t.Recurring, depth, "Transaction.Recurring")
+		return r.boolField(f.recurring, depth, "Recurring")
 	case "CUSTOMERNAME":
-		return r.stringPtrField(&t.CustomerName, depth, "Transaction.CustomerName")
+		return r.stringPtrField(f.customerName, depth, "CustomerName")
 	case "PAYERHASH":
-		return r.stringPtrField(&t.PayerHash, depth, "Transaction.PayerHash")
+		return r.stringPtrField(f.payerHash, depth, "PayerHash")
 	case "PAYMENTKEY":
-		return r.stringPtrField(&t.PaymentKey, depth, "Transaction.PaymentKey")
+		return r.stringPtrField(f.paymentKey, depth, "PaymentKey")
 	}
 	_, err := r.skip(depth)
 	return err
@@ -210,9 +205,9 @@ func statusMember(r *jsonReader, v any, key []byte, depth int) error {
 	s := v.(*Status)
 	switch string(key) {
 	case "CODE":
-		return r.object(&s.Code, depth, "Status.Code", codeMember)
+		return r.object(&s.Code, depth, "Code", codeMember)
 	case "SUBCODE":
-		return structPtr(r, &s.SubCode, depth, "Status.SubCode", subCodeMember)
+		return structPtr(r, &s.SubCode, depth, "SubCode", subCodeMember)
 	case "DATETIME":
 		raw, text, err := r.skipText(depth)
 		if err != nil {
@@ -222,16 +217,18 @@ func statusMember(r *jsonReader, v any, key []byte, depth int) error {
 		plain, ok := plainText(text)
 		switch {
 		case !ok:
-			return s.DateTime.UnmarshalJSON(raw)
+			err = s.DateTime.UnmarshalJSON(raw)
 		case plain == "":
 			s.DateTime = DateTime{}
-			return nil
+		default:
+			var dt DateTime
+			if dt, err = ParseDateTime(plain); err == nil {
+				s.DateTime = dt
+			}
 		}
-		dt, err := ParseDateTime(plain)
 		if err != nil {
-			return err
+			return &fieldError{"DateTime", err.Error()}
 		}
-		s.DateTime = dt
 		return nil
 	}
 	_, err := r.skip(depth)
@@ -242,9 +239,9 @@ func codeMember(r *jsonReader, v any, key []byte, depth int) error {
 	c := v.(*Code)
 	switch string(key) {
 	case "CODE":
-		return r.intField(&c.Code, depth, "Status.Code.Code")
+		return r.intField(&c.Code, depth, "Code")
 	case "DESCRIPTION":
-		return r.stringField(&c.Description, depth, "Status.Code.Description")
+		return r.stringField(&c.Description, depth, "Description")
 	}
 	_, err := r.skip(depth)
 	return err
@@ -254,45 +251,45 @@ func subCodeMember(r *jsonReader, v any, key []byte, depth int) error {
 	c := v.(*SubCode)
 	switch string(key) {
 	case "CODE":
-		return r.stringField(&c.Code, depth, "Status.SubCode.Code")
+		return r.stringField(&c.Code, depth, "Code")
 	case "DESCRIPTION":
-		return r.stringField(&c.Description, depth, "Status.SubCode.Description")
+		return r.stringField(&c.Description, depth, "Description")
 	}
 	_, err := r.skip(depth)
 	return err
 }
 
 func responseService(r *jsonReader, s *ResponseService, depth int) error {
-	return r.object(s, depth, "Services[]", responseServiceMember)
+	return r.object(s, depth, "", responseServiceMember)
 }
 
 func responseServiceMember(r *jsonReader, v any, key []byte, depth int) error {
 	s := v.(*ResponseService)
 	switch string(key) {
 	case "NAME":
-		return r.stringField(&s.Name, depth, "Services[].Name")
+		return r.stringField(&s.Name, depth, "Name")
 	case "ACTION":
-		return r.stringPtrField(&s.Action, depth, "Services[].Action")
+		return r.stringPtrField(&s.Action, depth, "Action")
 	case "PARAMETERS":
-		return slice(r, &s.Parameters, depth, "Services[].Parameters", responseParameter)
+		return slice(r, &s.Parameters, depth, "Parameters", responseParameter)
 	case "VERSIONASPROPERTY":
-		return r.intPtrField(&s.VersionAsProperty, depth, "Services[].VersionAsProperty")
+		return r.intPtrField(&s.VersionAsProperty, depth, "VersionAsProperty")
 	}
 	_, err := r.skip(depth)
 	return err
 }
 
 func responseParameter(r *jsonReader, p *ResponseParameter, depth int) error {
-	return r.object(p, depth, "Parameters[]", responseParameterMember)
+	return r.object(p, depth, "", responseParameterMember)
 }
 
 func responseParameterMember(r *jsonReader, v any, key []byte, depth int) error {
 	p := v.(*ResponseParameter)
 	switch string(key) {
 	case "NAME":
-		return r.stringField(&p.Name, depth, "Parameters[].Name")
+		return r.stringField(&p.Name, depth, "Name")
 	case "VALUE":
-		return r.flexField(&p.Value, depth)
+		return r.flexField(&p.Value, depth, "Value")
 	}
 	_, err := r.skip(depth)
 	return err
@@ -311,32 +308,32 @@ func nameValueListMember(r *jsonReader, v any, key []byte, depth int) error {
 }
 
 func nameValue(r *jsonReader, nv *NameValue, depth int) error {
-	return r.object(nv, depth, "List[]", nameValueMember)
+	return r.object(nv, depth, "", nameValueMember)
 }
 
 func nameValueMember(r *jsonReader, v any, key []byte, depth int) error {
 	nv := v.(*NameValue)
 	switch string(key) {
 	case "NAME":
-		return r.stringField(&nv.Name, depth, "List[].Name")
+		return r.stringField(&nv.Name, depth, "Name")
 	case "VALUE":
-		return r.flexField(&nv.Value, depth)
+		return r.flexField(&nv.Value, depth, "Value")
 	}
 	_, err := r.skip(depth)
 	return err
 }
 
 func relatedTransaction(r *jsonReader, rt *RelatedTransaction, depth int) error {
-	return r.object(rt, depth, "RelatedTransactions[]", relatedTransactionMember)
+	return r.object(rt, depth, "", relatedTransactionMember)
 }
 
 func relatedTransactionMember(r *jsonReader, v any, key []byte, depth int) error {
 	rt := v.(*RelatedTransaction)
 	switch string(key) {
 	case "RELATIONTYPE":
-		return r.stringField(&rt.RelationType, depth, "RelatedTransactions[].RelationType")
+		return r.stringField(&rt.RelationType, depth, "RelationType")
 	case "RELATEDTRANSACTIONKEY":
-		return r.stringField(&rt.RelatedTransactionKey, depth, "RelatedTransactions[].RelatedTransactionKey")
+		return r.stringField(&rt.RelatedTransactionKey, depth, "RelatedTransactionKey")
 	}
 	_, err := r.skip(depth)
 	return err
@@ -344,7 +341,7 @@ func relatedTransactionMember(r *jsonReader, v any, key []byte, depth int) error
 
 // amountField decodes a *Amount: null sets nil, anything else goes through
 // Amount.UnmarshalJSON as in encoding/json.
-func (r *jsonReader) amountField(dst **Amount, depth int) error {
+func (r *jsonReader) amountField(dst **Amount, depth int, what string) error {
 	if isNull, err := r.null(); isNull || err != nil {
 		if err == nil {
 			*dst = nil
@@ -358,12 +355,15 @@ func (r *jsonReader) amountField(dst **Amount, depth int) error {
 	if *dst == nil {
 		*dst = new(Amount)
 	}
-	return (*dst).UnmarshalJSON(raw)
+	if err := (*dst).UnmarshalJSON(raw); err != nil {
+		return &fieldError{what, err.Error()}
+	}
+	return nil
 }
 
 // flexField decodes a FlexString: FlexString.UnmarshalJSON, without its
 // reflection for the plain forms.
-func (r *jsonReader) flexField(dst *FlexString, depth int) error {
+func (r *jsonReader) flexField(dst *FlexString, depth int, what string) error {
 	raw, text, err := r.skipText(depth)
 	if err != nil {
 		return err
@@ -381,7 +381,36 @@ func (r *jsonReader) flexField(dst *FlexString, depth int) error {
 		*dst = FlexString(text)
 		return nil
 	}
-	return dst.UnmarshalJSON(raw)
+	if err := dst.UnmarshalJSON(raw); err != nil {
+		return &fieldError{what, err.Error()}
+	}
+	return nil
+}
+
+// fieldError is a value of the wrong kind or form. Its path grows as the
+// error passes up through the objects and arrays that hold the field.
+type fieldError struct{ path, msg string }
+
+func (e *fieldError) Error() string {
+	if e.path == "" {
+		return "body: " + e.msg
+	}
+	return e.path + ": " + e.msg
+}
+
+// inField puts where (an object's field or an array's element) in front of
+// the path of a field error; other errors pass unchanged.
+func inField(where string, err error) error {
+	var fe *fieldError
+	if where == "" || !errors.As(err, &fe) {
+		return err
+	}
+	if fe.path == "" {
+		fe.path = where
+	} else {
+		fe.path = where + "." + fe.path
+	}
+	return fe
 }
 
 // plainText returns the value of a string literal without escapes or

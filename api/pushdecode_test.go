@@ -123,10 +123,14 @@ func TestDecodePushMatchesReflectionOnWireFiles(t *testing.T) {
 
 func TestDecodePushErrorsNameTheField(t *testing.T) {
 	for body, want := range map[string]string{
-		`{"Transaction":{"Key":"K","MutationType":"1"}}`:             "Transaction.MutationType: want a number, got a string",
-		`{"Transaction":{"Key":"K","Status":{"Code":{"Code":1.5}}}}`: "Status.Code.Code: want a whole number, got 1.5",
-		`{"Transaction":{"Key":"K",}}`:                               "invalid character '}' looking for beginning of object key string (offset 26)",
-		`{"Transaction":{"Key":"K"`:                                  "unexpected end of JSON input",
+		`{"Transaction":{"Key":"K","MutationType":"1"}}`:                   "decode push: Transaction.MutationType: want a number, got a string",
+		`{"Transaction":{"Key":"K","Status":{"Code":{"Code":1.5}}}}`:       "decode push: Transaction.Status.Code.Code: want a whole number, got 1.5",
+		`{"Transaction":{"Key":"K","Services":[{"Name":"a"},{"Name":1}]}}`: "decode push: Transaction.Services[1].Name: want a string, got a number",
+		`{"DataRequest":{"Key":"K","Status":{"DateTime":"x"}}}`:            "decode push: DataRequest.Status.DateTime: date time \"x\": not ISO 8601",
+		`{"Transaction":{"Key":"K","AmountCredit":"x"}}`:                   "decode push: Transaction.AmountCredit: amount",
+		`[]`:                           "decode push: body: want an object, got an array",
+		`{"Transaction":{"Key":"K",}}`: "invalid character '}' looking for beginning of object key string (offset 26)",
+		`{"Transaction":{"Key":"K"`:    "unexpected end of JSON input",
 	} {
 		_, err := DecodePush([]byte(body))
 		if err == nil || !strings.Contains(err.Error(), want) {
