@@ -158,8 +158,12 @@ func (s *Server) Serve(ctx context.Context) error {
 		s.mu.Unlock()
 		return errors.New("push listener: Serve before Listen")
 	}
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	// A push (headers and its body of at most 1 MiB) must arrive within
+	// 10 s; with both timeouts equal net/http sets one read deadline per
+	// request instead of two. There is no write timeout: the answer is a
+	// few bytes that the kernel takes at once.
+	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second,
+		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	srv := s.srv
 	s.mu.Unlock()
 

@@ -198,31 +198,45 @@ func decodeSummary(b []byte) (Summary, error) {
 
 // A stored push is a head written inside the transaction (ID and what
 // the push changed) and a tail that the caller's goroutine encodes before
-// the push joins a group commit, so the single writer does not spend its
-// time copying bodies.
+// the push joins a group commit. The tail is encoded behind room for the
+// head, so the single writer puts the head in front of it instead of
+// copying the body.
+
+// headRoom is the room kept for the head: version, ID, applied, and the
+// ignored reason and reservation key, which are short.
+const headRoom = 128
 
 func encodePush(p *PushRecord) []byte { return encodePushHead(p, encodePushTail(p)) }
 
+// encodePushHead returns the stored form of p: its head followed by the
+// tail encodePushTail made.
 func encodePushHead(p *PushRecord, tail []byte) []byte {
-	e := enc{b: make([]byte, 0, 48+len(p.Ignored)+len(p.ReservationKey)+len(tail))}
+	var buf [headRoom]byte
+	e := enc{b: buf[:0]}
 	e.byte(codecV1)
 	e.uvarint(p.ID)
 	e.bool(p.Applied)
 	e.str(p.Ignored)
 	e.str(p.ReservationKey)
-	e.b = append(e.b, tail...)
-	return e.b
+	if n := len(e.b); n <= headRoom {
+		copy(tail[headRoom-n:], e.b)
+		return tail[headRoom-n:]
+	}
+	out := make([]byte, 0, len(e.b)+len(tail)-headRoom)
+	return append(append(out, e.b...), tail[headRoom:]...)
 }
 
+// encodePushTail encodes everything of p but the head, behind headRoom
+// bytes that encodePushHead fills.
 func encodePushTail(p *PushRecord) []byte {
-	size := 160 + len(p.Body) + len(p.RemoteAddr) + len(p.URL) + len(p.Key) + len(p.Invoice) + len(p.Reason)
+	size := headRoom + 160 + len(p.Body) + len(p.RemoteAddr) + len(p.URL) + len(p.Key) + len(p.Invoice) + len(p.Reason)
 	for k, vs := range p.Header {
 		size += len(k) + 4
 		for _, v := range vs {
 			size += len(v) + 4
 		}
 	}
-	e := enc{b: make([]byte, 0, size)}
+	e := enc{b: make([]byte, headRoom, size)}
 	e.time(p.ReceivedAt)
 	e.str(p.RemoteAddr)
 	e.str(p.Method)
