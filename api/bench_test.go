@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // BenchmarkSignAndEncode is what the client does per Reserve before the
@@ -42,6 +43,33 @@ func BenchmarkDecodePush(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
 				if _, err := d.decode(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkVerifyPush checks the signature of a captured push as the
+// listener does, with the signers VerifierFor keeps and, for comparison,
+// with a Verifier that keys a new HMAC every time.
+func BenchmarkVerifyPush(b *testing.B) {
+	body, err := os.ReadFile(filepath.Join("testdata", "wire", "pay-push.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	const hostPath = "127.0.0.1:8801/push"
+	auth := Sign(testCreds, "POST", hostPath, body, NewNonce(), time.Now().Unix()).String()
+	pooled := VerifierFor(testCreds)
+	unpooled := Verifier{Secret: pooled.Secret}
+	for _, v := range []struct {
+		name string
+		v    Verifier
+	}{{"pooled", pooled}, {"unpooled", unpooled}} {
+		b.Run(v.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := v.v.Verify(auth, "POST", hostPath, body); err != nil {
 					b.Fatal(err)
 				}
 			}

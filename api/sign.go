@@ -10,8 +10,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -84,23 +86,23 @@ func ParseAuthorization(h string) (Authorization, error) {
 // whole string escaped as JavaScript's encodeURIComponent does, then
 // lower-cased, escapes included ("127.0.0.1%3a8800%2fjson%2ftransaction").
 func EncodeURI(hostPath string) string {
+	return string(appendEncodedURI(make([]byte, 0, len(hostPath)*3/2), hostPath))
+}
+
+func appendEncodedURI(b []byte, hostPath string) []byte {
 	const hexDigits = "0123456789abcdef"
-	var b strings.Builder
-	b.Grow(len(hostPath) * 3 / 2)
 	for i := 0; i < len(hostPath); i++ {
 		c := hostPath[i]
 		switch {
 		case 'A' <= c && c <= 'Z':
-			b.WriteByte(c + 'a' - 'A')
+			b = append(b, c+'a'-'A')
 		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', strings.IndexByte("-_.!~*'()", c) >= 0:
-			b.WriteByte(c)
+			b = append(b, c)
 		default:
-			b.WriteByte('%')
-			b.WriteByte(hexDigits[c>>4])
-			b.WriteByte(hexDigits[c&15])
+			b = append(b, '%', hexDigits[c>>4], hexDigits[c&15])
 		}
 	}
-	return b.String()
+	return b
 }
 
 // HostPath drops the scheme of a URL: "http://h:1/p" → "h:1/p".
@@ -155,6 +157,8 @@ type Verifier struct {
 	Now func() time.Time
 	// MaxSkew bounds |now - timestamp|; zero means MaxClockSkew.
 	MaxSkew time.Duration
+
+	signers *signerPool // nil: a signer is made for each verification
 }
 
 // VerifierFor accepts exactly one set of credentials.
@@ -164,7 +168,69 @@ func VerifierFor(c Credentials) Verifier {
 			return "", false
 		}
 		return c.SecretKey, true
-	}}
+	}, signers: &signerPool{}}
+}
+
+// signer computes signatures with one secret: a keyed HMAC and a buffer
+// for the string to sign. Keying an HMAC (two hash states and the pads)
+// was most of what a verification allocated, so a push listener keeps
+// signers for reuse.
+type signer struct {
+	mac hash.Hash
+	buf []byte
+}
+
+// signerPool keeps signers by secret.
+type signerPool struct{ pools sync.Map } // secret → *sync.Pool of *signer
+
+func (sp *signerPool) get(secret string) *signer {
+	if sp != nil {
+		if p, ok := sp.pools.Load(secret); ok {
+			if s, ok := p.(*sync.Pool).Get().(*signer); ok {
+				return s
+			}
+		}
+	}
+	return &signer{mac: hmac.New(sha256.New, []byte(secret)), buf: make([]byte, 0, 256)}
+}
+
+func (sp *signerPool) put(secret string, s *signer) {
+	if sp == nil {
+		return
+	}
+	p, ok := sp.pools.Load(secret)
+	if !ok {
+		p, _ = sp.pools.LoadOrStore(secret, &sync.Pool{})
+	}
+	p.(*sync.Pool).Put(s)
+}
+
+// matches reports, in constant time, whether signature is the signature
+// of the string StringToSign would build from the other arguments.
+func (s *signer) matches(signature, websiteKey, method, hostPath string, timestamp int64, nonce string, body []byte) bool {
+	b := append(s.buf[:0], websiteKey...)
+	for i := 0; i < len(method); i++ {
+		c := method[i]
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	b = appendEncodedURI(b, hostPath)
+	b = strconv.AppendInt(b, timestamp, 10)
+	b = append(b, nonce...)
+	if len(body) > 0 {
+		sum := md5.Sum(body)
+		b = base64.StdEncoding.AppendEncode(b, sum[:])
+	}
+	s.mac.Reset()
+	s.mac.Write(b)
+	mark := len(b)
+	b = s.mac.Sum(b)
+	b = base64.StdEncoding.AppendEncode(b, b[mark:])
+	want := b[mark+sha256.Size:]
+	s.buf = b
+	return len(want) == len(signature) && subtle.ConstantTimeCompare(want, []byte(signature)) == 1
 }
 
 // Verify checks an Authorization header value over method, hostPath and
@@ -193,8 +259,10 @@ func (v Verifier) Verify(header, method, hostPath string, body []byte) (Authoriz
 	if time.Duration(off)*time.Second > skew {
 		return a, fmt.Errorf("%w: %ds off, limit %ds", ErrStaleTimestamp, off, int64(skew/time.Second))
 	}
-	want := signature(secret, StringToSign(a.WebsiteKey, method, EncodeURI(hostPath), a.Timestamp, a.Nonce, ContentHash(body)))
-	if subtle.ConstantTimeCompare([]byte(want), []byte(a.Signature)) != 1 {
+	sg := v.signers.get(secret)
+	ok = sg.matches(a.Signature, a.WebsiteKey, method, hostPath, a.Timestamp, a.Nonce, body)
+	v.signers.put(secret, sg)
+	if !ok {
 		return a, fmt.Errorf("%w over %s %s with a body of %d bytes (wrong secret, altered body or different URL)",
 			ErrSignatureMismatch, strings.ToUpper(method), truncate(hostPath, 80), len(body))
 	}

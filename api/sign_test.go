@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,6 +147,28 @@ func TestCredentialsNeverPrintSecret(t *testing.T) {
 	for _, s := range []string{c.String(), c.GoString()} {
 		if strings.Contains(s, "s3cr3t") {
 			t.Fatalf("secret printed: %s", s)
+		}
+	}
+}
+
+// TestVerifyReusesSigners verifies many different requests with one
+// Verifier, so pooled signers are reused, and checks every verdict against
+// Sign: a reused buffer or HMAC must never leak one request into the next.
+func TestVerifyReusesSigners(t *testing.T) {
+	c := Credentials{WebsiteKey: "WK", SecretKey: "s3cret"}
+	v := VerifierFor(c)
+	v.Now = func() time.Time { return time.Unix(1_790_000_000, 0) }
+	methods := []string{"POST", "get", "Put"}
+	for i := range 300 {
+		body := []byte(strings.Repeat("x", i%7*40))
+		hostPath := fmt.Sprintf("127.0.0.1:%d/push/%d?q=%d", 8000+i%3, i, i)
+		method := methods[i%len(methods)]
+		a := Sign(c, method, hostPath, body, NewNonce(), 1_790_000_000)
+		if _, err := v.Verify(a.String(), method, hostPath, body); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		if _, err := v.Verify(a.String(), method, hostPath, append(body, '!')); !errors.Is(err, ErrSignatureMismatch) {
+			t.Fatalf("request %d with an altered body: %v, want a mismatch", i, err)
 		}
 	}
 }
