@@ -98,8 +98,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	auth, verr := s.cfg.Verifier.Verify(r.Header.Get("Authorization"), r.Method, hostPath, body)
 	rec.WebsiteKey = auth.WebsiteKey
 	p, derr := api.DecodePush(body)
-	if p != nil {
-		rec.Describe(p)
+	if p != nil && (verr != nil || derr != nil) {
+		rec.Describe(p) // ApplyPush describes the pushes it stores
 	}
 	if verr != nil {
 		s.reject(w, r, rec, http.StatusUnauthorized, store.SignatureVerdict(verr), "signature: "+verr.Error())
@@ -118,6 +118,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusOK)
 	if s.cfg.Observe != nil {
+		rec.Describe(p)
 		rec.ID, rec.Applied, rec.Ignored, rec.ReservationKey = res.ID, res.Applied, res.Ignored, res.ReservationKey
 		s.cfg.Observe(Event{Record: rec, Result: res, HTTPStatus: http.StatusOK})
 	}
