@@ -168,9 +168,6 @@ func (db *DB) applyPush(tx *bolt.Tx, pp *preparedPush, p *api.Push, res *ApplyRe
 	if err := tx.Bucket(bPushKey).Put(append(pairKey(rec.Key, ""), u64(id)...), rec.Hash[:]); err != nil {
 		return err
 	}
-	if err := incr(tx, kPushCount); err != nil {
-		return err
-	}
 	c.Pushes++
 	res.ID, res.Applied, res.Ignored, res.ReservationKey = id, eff.applied, eff.ignored, eff.resKey
 	return nil
@@ -579,11 +576,6 @@ func be64(b []byte) uint64 {
 		v = v<<8 | uint64(c)
 	}
 	return v
-}
-
-func incr(tx *bolt.Tx, key []byte) error {
-	m := tx.Bucket(bMeta)
-	return m.Put(key, u64(be64(m.Get(key))+1))
 }
 
 func nowOr(t time.Time, now func() time.Time) time.Time {

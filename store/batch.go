@@ -104,7 +104,7 @@ func (b *batcher) commit(jobs []*job) {
 				return err
 			}
 		}
-		return nil
+		return c.writeCounts(tx)
 	})
 	if err == nil {
 		b.db.notify(c)
@@ -130,7 +130,10 @@ func (db *DB) update(fn writeFn) error {
 	var c Change
 	err := db.bolt.Update(func(tx *bolt.Tx) error {
 		c = Change{}
-		return fn(tx, &c)
+		if err := fn(tx, &c); err != nil {
+			return err
+		}
+		return c.writeCounts(tx)
 	})
 	if err != nil {
 		return err

@@ -95,9 +95,7 @@ func (db *DB) putReservation(tx *bolt.Tx, r *Reservation, c *Change) error {
 	}
 	k := []byte(r.Key)
 	if tx.Bucket(bReservation).Get(k) == nil {
-		if err := incr(tx, kReservationCount); err != nil {
-			return err
-		}
+		c.newReservations++
 	}
 	if err := tx.Bucket(bReservation).Put(k, v); err != nil {
 		return err
@@ -153,9 +151,7 @@ func (db *DB) putTx(tx *bolt.Tx, t *Transaction, c *Change) error {
 	t.Updated = db.now()
 	v := encodeTx(t)
 	if tx.Bucket(bTransaction).Get([]byte(t.Key)) == nil {
-		if err := incr(tx, kTransactionCount); err != nil {
-			return err
-		}
+		c.newTransactions++
 	}
 	if err := tx.Bucket(bTransaction).Put([]byte(t.Key), v); err != nil {
 		return err

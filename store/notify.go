@@ -38,7 +38,7 @@ func (db *DB) notify(c Change) {
 	if c.isEmpty() {
 		return
 	}
-	c.seen = nil
+	c.seenReservations, c.seenTransactions = nil, nil
 	db.subMu.Lock()
 	defer db.subMu.Unlock()
 	for s := range db.subs {

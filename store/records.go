@@ -1,6 +1,8 @@
 package store
 
 import (
+	bolt "go.etcd.io/bbolt"
+
 	"errors"
 	"net/http"
 	"time"
@@ -195,27 +197,52 @@ type Change struct {
 	// subscriber was slow: reload everything.
 	Overflow bool
 
-	seen map[string]bool // keys already listed, while the commit runs
+	// keys already listed, while the commit runs
+	seenReservations, seenTransactions map[string]struct{}
+
+	// Records the commit created, for the counts in meta: they are added
+	// once per commit (writeCounts), not read and written per record.
+	newReservations, newTransactions int
+}
+
+// writeCounts adds what the commit stored to the counts kept in meta. The
+// writers call it once, after every change of the transaction.
+func (c *Change) writeCounts(tx *bolt.Tx) error {
+	for _, k := range []struct {
+		key []byte
+		n   int
+	}{{kPushCount, c.Pushes}, {kRejectedCount, c.Rejected}, {kReservationCount, c.newReservations}, {kTransactionCount, c.newTransactions}} {
+		if k.n == 0 {
+			continue
+		}
+		m := tx.Bucket(bMeta)
+		if err := m.Put(k.key, u64(be64(m.Get(k.key))+uint64(k.n))); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (c *Change) addReservation(key string) {
-	if c == nil || c.seen["r"+key] {
-		return
+	if c != nil && addKey(&c.seenReservations, key) {
+		c.Reservations = append(c.Reservations, key)
 	}
-	if c.seen == nil {
-		c.seen = map[string]bool{}
-	}
-	c.seen["r"+key] = true
-	c.Reservations = append(c.Reservations, key)
 }
 
 func (c *Change) addTransaction(key string) {
-	if c == nil || c.seen["t"+key] {
-		return
+	if c != nil && addKey(&c.seenTransactions, key) {
+		c.Transactions = append(c.Transactions, key)
 	}
-	if c.seen == nil {
-		c.seen = map[string]bool{}
+}
+
+// addKey adds key to the set *seen and reports whether it was new.
+func addKey(seen *map[string]struct{}, key string) bool {
+	if _, ok := (*seen)[key]; ok {
+		return false
 	}
-	c.seen["t"+key] = true
-	c.Transactions = append(c.Transactions, key)
+	if *seen == nil {
+		*seen = map[string]struct{}{}
+	}
+	(*seen)[key] = struct{}{}
+	return true
 }

@@ -1,11 +1,14 @@
 package store
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -211,5 +214,61 @@ func TestBoundedLogs(t *testing.T) {
 	}
 	if n, _ := db.Counts(); n.Rejected != 12 {
 		t.Errorf("rejected counter %d, want 12", n.Rejected)
+	}
+}
+
+// TestCountsMatchRecords sends concurrent pushes (new reservations and
+// transactions, repeats) and rejected pushes through group commit and checks
+// that the counts kept in meta equal the records stored.
+func TestCountsMatchRecords(t *testing.T) {
+	db := openTest(t)
+	g := &gw{clock: t0}
+	var pushes []*api.Push
+	for i := range 40 {
+		pushes = append(pushes, dataPush(g.key(), fmt.Sprintf("INV-%d", i), api.ActionReserve, g.status(api.StatusSuccess, "")))
+		pushes = append(pushes, txPush(g.key(), fmt.Sprintf("GC-%d", i), "customgiftcard", api.TypeGiftCardPay, dec("10.00"), g.status(api.StatusSuccess, ""), nil))
+	}
+	pushes = append(pushes, pushes[:20]...) // repeats: stored once
+	var wg sync.WaitGroup
+	for _, p := range pushes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			push(t, db, p)
+		}()
+	}
+	for i := range 7 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := db.RecordRejectedPush(context.Background(), PushRecord{Reason: fmt.Sprint("bad ", i)}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	n, err := db.Counts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	txs, err := db.Transactions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := db.Pushes(1000, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rejected, err := db.RejectedPushes(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, err := db.LoadReservationSummaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Reservations != len(sums) || len(sums) != 40 || n.Transactions != len(txs) || len(txs) != 40 || n.Pushes != uint64(len(stored)) || len(stored) != 80 ||
+		n.Rejected != uint64(len(rejected)) || len(rejected) != 7 {
+		t.Fatalf("counts %+v; stored %d transactions, %d pushes, %d rejected", n, len(txs), len(stored), len(rejected))
 	}
 }

@@ -31,9 +31,6 @@ func (db *DB) RecordRejectedPush(ctx context.Context, rec PushRecord) (uint64, e
 		if err := trim(b, db.opts.MaxRejected); err != nil {
 			return err
 		}
-		if err := incr(tx, kRejectedCount); err != nil {
-			return err
-		}
 		c.Rejected++
 		return nil
 	})
