@@ -129,17 +129,17 @@ func StringToSign(websiteKey, method, encodedURI string, timestamp int64, nonce,
 	return websiteKey + strings.ToUpper(method) + encodedURI + strconv.FormatInt(timestamp, 10) + nonce + contentHash
 }
 
+// signature is base64(HMAC-SHA256(secret, stringToSign)).
 func signature(secret, stringToSign string) string {
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(stringToSign))
-	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	s := newSigner(secret)
+	return string(s.sum(append(s.buf[:0], stringToSign...)))
 }
 
 // Sign computes the Authorization for a request or push to hostPath
 // ("host[:port]/path") with the given body, nonce and Unix timestamp.
 func Sign(c Credentials, method, hostPath string, body []byte, nonce string, timestamp int64) Authorization {
-	s := StringToSign(c.WebsiteKey, method, EncodeURI(hostPath), timestamp, nonce, ContentHash(body))
-	return Authorization{WebsiteKey: c.WebsiteKey, Signature: signature(c.SecretKey, s), Nonce: nonce, Timestamp: timestamp}
+	sig := newSigner(c.SecretKey).sign(c.WebsiteKey, method, hostPath, timestamp, nonce, body)
+	return Authorization{WebsiteKey: c.WebsiteKey, Signature: string(sig), Nonce: nonce, Timestamp: timestamp}
 }
 
 // NewNonce returns a fresh random nonce: 32 hex characters.
@@ -183,6 +183,10 @@ type signer struct {
 // signerPool keeps signers by secret.
 type signerPool struct{ pools sync.Map } // secret → *sync.Pool of *signer
 
+func newSigner(secret string) *signer {
+	return &signer{mac: hmac.New(sha256.New, []byte(secret)), buf: make([]byte, 0, 256)}
+}
+
 func (sp *signerPool) get(secret string) *signer {
 	if sp != nil {
 		if p, ok := sp.pools.Load(secret); ok {
@@ -191,7 +195,7 @@ func (sp *signerPool) get(secret string) *signer {
 			}
 		}
 	}
-	return &signer{mac: hmac.New(sha256.New, []byte(secret)), buf: make([]byte, 0, 256)}
+	return newSigner(secret)
 }
 
 func (sp *signerPool) put(secret string, s *signer) {
@@ -205,9 +209,9 @@ func (sp *signerPool) put(secret string, s *signer) {
 	p.(*sync.Pool).Put(s)
 }
 
-// matches reports, in constant time, whether signature is the signature
-// of the string StringToSign would build from the other arguments.
-func (s *signer) matches(signature, websiteKey, method, hostPath string, timestamp int64, nonce string, body []byte) bool {
+// sign returns the signature of the string StringToSign builds from these
+// arguments (hostPath unencoded, body unhashed), in the signer's buffer.
+func (s *signer) sign(websiteKey, method, hostPath string, timestamp int64, nonce string, body []byte) []byte {
 	b := append(s.buf[:0], websiteKey...)
 	for i := 0; i < len(method); i++ {
 		c := method[i]
@@ -223,13 +227,25 @@ func (s *signer) matches(signature, websiteKey, method, hostPath string, timesta
 		sum := md5.Sum(body)
 		b = base64.StdEncoding.AppendEncode(b, sum[:])
 	}
+	return s.sum(b)
+}
+
+// sum returns base64(HMAC(stringToSign)), appended to stringToSign, which
+// must be the signer's buffer.
+func (s *signer) sum(stringToSign []byte) []byte {
 	s.mac.Reset()
-	s.mac.Write(b)
-	mark := len(b)
-	b = s.mac.Sum(b)
+	s.mac.Write(stringToSign)
+	mark := len(stringToSign)
+	b := s.mac.Sum(stringToSign)
 	b = base64.StdEncoding.AppendEncode(b, b[mark:])
-	want := b[mark+sha256.Size:]
 	s.buf = b
+	return b[mark+sha256.Size:]
+}
+
+// matches reports, in constant time, whether signature is what sign
+// computes.
+func (s *signer) matches(signature, websiteKey, method, hostPath string, timestamp int64, nonce string, body []byte) bool {
+	want := s.sign(websiteKey, method, hostPath, timestamp, nonce, body)
 	return len(want) == len(signature) && subtle.ConstantTimeCompare(want, []byte(signature)) == 1
 }
 
