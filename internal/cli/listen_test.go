@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ func TestListenCommand(t *testing.T) {
 				args = append(args, "--json")
 			}
 			var stdout, stderr lockedBuffer
+			procs := goruntime.GOMAXPROCS(0)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan int, 1)
 			go func() {
@@ -42,6 +44,9 @@ func TestListenCommand(t *testing.T) {
 				} else if time.Now().After(deadline) {
 					t.Fatalf("no address printed: %s", stderr.String())
 				}
+			}
+			if got := goruntime.GOMAXPROCS(0); got != 2*procs {
+				t.Errorf("GOMAXPROCS while listening = %d, want %d", got, 2*procs)
 			}
 			url := base + "/push"
 			creds := api.Credentials{WebsiteKey: "WK", SecretKey: "s3cret"}
@@ -68,6 +73,9 @@ func TestListenCommand(t *testing.T) {
 			cancel()
 			if code := <-done; code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			if got := goruntime.GOMAXPROCS(0); got != procs {
+				t.Errorf("GOMAXPROCS after listen = %d, want %d again", got, procs)
 			}
 			out := stdout.String()
 			if strings.ContainsAny(out, "\x1b\x07") {
