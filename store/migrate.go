@@ -16,11 +16,11 @@ var (
 	bResNumber   = []byte("resnumbers")   // reservation number → key
 	bKeyOwner    = []byte("keyowner")     // data request / transaction key → reservation key
 	bInvoice     = []byte("invoices")     // invoice 0x00 key → kind byte
-	bTransaction = []byte("transactions") // key → Transaction (JSON)
+	bTransaction = []byte("transactions") // key → Transaction (binary); key 0x00 id → push content hash
 	bRelated     = []byte("related")      // original key 0x00 refund key → nil
 	bOrphan      = []byte("orphans")      // data request key → orphanRequest (JSON)
 	bPush        = []byte("pushes")       // id → PushRecord (binary)
-	bPushKey     = []byte("pushkey")      // key 0x00 id → content hash
+	bPushKey     = []byte("pushkey")      // key 0x00 id → content hash, for pushes stored before the index moved
 	bRejected    = []byte("rejected")     // id → PushRecord (binary)
 	bOp          = []byte("ops")          // id → PendingOp (JSON)
 	bOpOpen      = []byte("opsopen")      // id → result key 0x00 invoice, for ops whose state IsOpen

@@ -108,6 +108,9 @@ func (db *DB) Transactions() ([]*Transaction, error) {
 	var out []*Transaction
 	err := db.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bTransaction).ForEach(func(k, v []byte) error {
+			if isPushIndexKey(k) {
+				return nil
+			}
 			t, err := decodeTx(v)
 			if err != nil {
 				return fmt.Errorf("transaction %s: %w", k, err)
@@ -193,15 +196,17 @@ func (db *DB) PushesFor(keys ...string) ([]*PushRecord, error) {
 
 func pushesFor(tx *bolt.Tx, keys []string) ([]*PushRecord, error) {
 	var ids []uint64
-	c := tx.Bucket(bPushKey).Cursor()
-	for _, key := range keys {
-		if key == "" {
-			continue
-		}
-		prefix := pairKey(key, "")
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			if len(k) == len(prefix)+8 {
-				ids = append(ids, binary.BigEndian.Uint64(k[len(prefix):]))
+	for _, name := range pushIndexBuckets {
+		c := tx.Bucket(name).Cursor()
+		for _, key := range keys {
+			if key == "" {
+				continue
+			}
+			prefix := pairKey(key, "")
+			for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+				if len(k) == len(prefix)+8 {
+					ids = append(ids, binary.BigEndian.Uint64(k[len(prefix):]))
+				}
 			}
 		}
 	}

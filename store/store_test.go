@@ -272,3 +272,45 @@ func TestCountsMatchRecords(t *testing.T) {
 		t.Fatalf("counts %+v; stored %d transactions, %d pushes, %d rejected", n, len(txs), len(stored), len(rejected))
 	}
 }
+
+// TestPushIndexOfOlderCaches: caches written before the per-key push index
+// moved beside the transaction records keep its entries in bPushKey; a push
+// indexed there is still found as a duplicate and listed for its key.
+func TestPushIndexOfOlderCaches(t *testing.T) {
+	db := openTest(t)
+	g := &gw{clock: t0}
+	p := txPush(g.key(), "GC-1", "customgiftcard", api.TypeGiftCardPay, dec("10.00"), g.status(api.StatusSuccess, ""), nil)
+	first := push(t, db, p)
+	// Move the index entry where an older paydesk kept it.
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		k := append(pairKey(p.Key(), ""), u64(first.ID)...)
+		v := tx.Bucket(bTransaction).Get(k)
+		if v == nil {
+			return errors.New("no index entry beside the transaction")
+		}
+		if err := tx.Bucket(bPushKey).Put(k, append([]byte(nil), v...)); err != nil {
+			return err
+		}
+		return tx.Bucket(bTransaction).Delete(k)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := push(t, db, p); !again.Duplicate || again.ID != first.ID {
+		t.Fatalf("the same push again: %+v, want a duplicate of push %d", again, first.ID)
+	}
+	pushes, err := db.PushesFor(p.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pushes) != 1 || pushes[0].ID != first.ID {
+		t.Fatalf("PushesFor = %d pushes, want push %d once", len(pushes), first.ID)
+	}
+	txs, err := db.Transactions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(txs) != 1 || txs[0].Key != p.Key() {
+		t.Fatalf("Transactions = %d, want the one transaction and no index entries", len(txs))
+	}
+}
