@@ -158,17 +158,24 @@ type Verifier struct {
 	// MaxSkew bounds |now - timestamp|; zero means MaxClockSkew.
 	MaxSkew time.Duration
 
-	signers *signerPool // nil: a signer is made for each verification
+	signers *signerPool // nil (a literal): a signer is made for each verification
+}
+
+// NewVerifier returns a Verifier that looks secrets up with secret and keeps
+// its keyed HMACs for reuse (a Verifier built as a literal keys one for
+// every verification).
+func NewVerifier(secret func(websiteKey string) (string, bool)) Verifier {
+	return Verifier{Secret: secret, signers: &signerPool{}}
 }
 
 // VerifierFor accepts exactly one set of credentials.
 func VerifierFor(c Credentials) Verifier {
-	return Verifier{Secret: func(k string) (string, bool) {
+	return NewVerifier(func(k string) (string, bool) {
 		if k != c.WebsiteKey {
 			return "", false
 		}
 		return c.SecretKey, true
-	}, signers: &signerPool{}}
+	})
 }
 
 // signer computes signatures with one secret: a keyed HMAC and a buffer

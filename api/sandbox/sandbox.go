@@ -132,13 +132,11 @@ func New(cfg Config) (*Sandbox, error) {
 		s.cfg.RetryBase = time.Second
 	}
 	s.cfg.PublicBaseURL = strings.TrimSuffix(cfg.PublicBaseURL, "/")
-	s.verifier = api.Verifier{
-		Secret: func(k string) (string, bool) {
-			c, ok := s.creds[k]
-			return c.SecretKey, ok
-		},
-		Now: s.cfg.Now,
-	}
+	s.verifier = api.NewVerifier(func(k string) (string, bool) {
+		c, ok := s.creds[k]
+		return c.SecretKey, ok
+	})
+	s.verifier.Now = s.cfg.Now
 	s.client = cfg.HTTP
 	if s.client == nil {
 		s.client = &http.Client{Timeout: pushTimeout, Transport: &http.Transport{
