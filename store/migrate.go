@@ -51,6 +51,12 @@ var migrations = []func(tx *bolt.Tx) error{
 		}
 		return nil
 	},
+	// Version 2 writes the per-key push index beside the transaction
+	// records (transactions bucket, key 0x00 id). The entries a version 1
+	// file has stay in pushkey, which is still read, so nothing moves; the
+	// number is there so that a paydesk knowing only version 1, which would
+	// take the new entries for transactions, refuses the file instead.
+	1: func(tx *bolt.Tx) error { return nil },
 }
 
 func (db *DB) migrate() error {

@@ -314,3 +314,46 @@ func TestPushIndexOfOlderCaches(t *testing.T) {
 		t.Fatalf("Transactions = %d, want the one transaction and no index entries", len(txs))
 	}
 }
+
+// TestOpenMigratesVersion1: a version 1 file (push index in pushkey) opens
+// as version 2 and its pushes are still found by key.
+func TestOpenMigratesVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "paydesk.db")
+	db, err := Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gw{clock: t0}
+	p := txPush(g.key(), "GC-1", "customgiftcard", api.TypeGiftCardPay, dec("10.00"), g.status(api.StatusSuccess, ""), nil)
+	first := push(t, db, p)
+	// Make it a version 1 file: the index entry in pushkey, schema 1.
+	err = db.bolt.Update(func(tx *bolt.Tx) error {
+		k := append(pairKey(p.Key(), ""), u64(first.ID)...)
+		if err := tx.Bucket(bPushKey).Put(k, append([]byte(nil), tx.Bucket(bTransaction).Get(k)...)); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bTransaction).Delete(k); err != nil {
+			return err
+		}
+		return tx.Bucket(bMeta).Put(kSchema, u64(1))
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v uint64
+	if err := db.bolt.View(func(tx *bolt.Tx) error { v = be64(tx.Bucket(bMeta).Get(kSchema)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if v != SchemaVersion {
+		t.Fatalf("schema %d after open, want %d", v, SchemaVersion)
+	}
+	if again := push(t, db, p); !again.Duplicate || again.ID != first.ID {
+		t.Fatalf("the same push after the migration: %+v, want a duplicate of push %d", again, first.ID)
+	}
+}
