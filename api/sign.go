@@ -114,12 +114,14 @@ func HostPath(rawURL string) string {
 }
 
 // ContentHash is base64(MD5(body)), or "" for an empty body.
-func ContentHash(body []byte) string {
+func ContentHash(body []byte) string { return string(appendContentHash(nil, body)) }
+
+func appendContentHash(b, body []byte) []byte {
 	if len(body) == 0 {
-		return ""
+		return b
 	}
 	sum := md5.Sum(body)
-	return base64.StdEncoding.EncodeToString(sum[:])
+	return base64.StdEncoding.AppendEncode(b, sum[:])
 }
 
 // StringToSign concatenates the signed fields without separators; the
@@ -230,11 +232,7 @@ func (s *signer) sign(websiteKey, method, hostPath string, timestamp int64, nonc
 	b = appendEncodedURI(b, hostPath)
 	b = strconv.AppendInt(b, timestamp, 10)
 	b = append(b, nonce...)
-	if len(body) > 0 {
-		sum := md5.Sum(body)
-		b = base64.StdEncoding.AppendEncode(b, sum[:])
-	}
-	return s.sum(b)
+	return s.sum(appendContentHash(b, body))
 }
 
 // sum returns base64(HMAC(stringToSign)), appended to stringToSign, which

@@ -185,16 +185,29 @@ var pushIndexBuckets = [][]byte{bTransaction, bPushKey}
 // content hash, 0 if there is none. The per-key index holds the hashes, so
 // de-duplication costs no index of its own.
 func findDuplicate(tx *bolt.Tx, key string, hash [32]byte) uint64 {
+	var dup uint64
+	eachPushOf(tx, key, func(id uint64, h []byte) bool {
+		if bytes.Equal(h, hash[:]) {
+			dup = id
+			return false
+		}
+		return true
+	})
+	return dup
+}
+
+// eachPushOf calls fn with the ID and content hash of every push indexed
+// under key, in both index buckets, until fn returns false.
+func eachPushOf(tx *bolt.Tx, key string, fn func(id uint64, hash []byte) bool) {
 	prefix := pairKey(key, "")
 	for _, name := range pushIndexBuckets {
 		c := tx.Bucket(name).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if len(k) == len(prefix)+8 && bytes.Equal(v, hash[:]) {
-				return be64(k[len(prefix):])
+			if len(k) == len(prefix)+8 && !fn(be64(k[len(prefix):]), v) {
+				return
 			}
 		}
 	}
-	return 0
 }
 
 // isPushIndexKey tells the push index's entries in the transactions bucket

@@ -1,8 +1,6 @@
 package store
 
 import (
-	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -196,19 +194,14 @@ func (db *DB) PushesFor(keys ...string) ([]*PushRecord, error) {
 
 func pushesFor(tx *bolt.Tx, keys []string) ([]*PushRecord, error) {
 	var ids []uint64
-	for _, name := range pushIndexBuckets {
-		c := tx.Bucket(name).Cursor()
-		for _, key := range keys {
-			if key == "" {
-				continue
-			}
-			prefix := pairKey(key, "")
-			for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-				if len(k) == len(prefix)+8 {
-					ids = append(ids, binary.BigEndian.Uint64(k[len(prefix):]))
-				}
-			}
+	for _, key := range keys {
+		if key == "" {
+			continue
 		}
+		eachPushOf(tx, key, func(id uint64, _ []byte) bool {
+			ids = append(ids, id)
+			return true
+		})
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)

@@ -1,13 +1,12 @@
 package store
 
 import (
-	bolt "go.etcd.io/bbolt"
-
 	"errors"
 	"net/http"
 	"time"
 
 	"github.com/shopspring/decimal"
+	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
 )
@@ -208,6 +207,7 @@ type Change struct {
 // writeCounts adds what the commit stored to the counts kept in meta. The
 // writers call it once, after every change of the transaction.
 func (c *Change) writeCounts(tx *bolt.Tx) error {
+	m := tx.Bucket(bMeta)
 	for _, k := range []struct {
 		key []byte
 		n   int
@@ -215,7 +215,6 @@ func (c *Change) writeCounts(tx *bolt.Tx) error {
 		if k.n == 0 {
 			continue
 		}
-		m := tx.Bucket(bMeta)
 		if err := m.Put(k.key, u64(be64(m.Get(k.key))+uint64(k.n))); err != nil {
 			return err
 		}

@@ -281,19 +281,7 @@ func TestPushIndexOfOlderCaches(t *testing.T) {
 	g := &gw{clock: t0}
 	p := txPush(g.key(), "GC-1", "customgiftcard", api.TypeGiftCardPay, dec("10.00"), g.status(api.StatusSuccess, ""), nil)
 	first := push(t, db, p)
-	// Move the index entry where an older paydesk kept it.
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
-		k := append(pairKey(p.Key(), ""), u64(first.ID)...)
-		v := tx.Bucket(bTransaction).Get(k)
-		if v == nil {
-			return errors.New("no index entry beside the transaction")
-		}
-		if err := tx.Bucket(bPushKey).Put(k, append([]byte(nil), v...)); err != nil {
-			return err
-		}
-		return tx.Bucket(bTransaction).Delete(k)
-	})
-	if err != nil {
+	if err := db.bolt.Update(func(tx *bolt.Tx) error { return moveToVersion1Index(tx, p.Key(), first.ID) }); err != nil {
 		t.Fatal(err)
 	}
 	if again := push(t, db, p); !again.Duplicate || again.ID != first.ID {
@@ -328,11 +316,7 @@ func TestOpenMigratesVersion1(t *testing.T) {
 	first := push(t, db, p)
 	// Make it a version 1 file: the index entry in pushkey, schema 1.
 	err = db.bolt.Update(func(tx *bolt.Tx) error {
-		k := append(pairKey(p.Key(), ""), u64(first.ID)...)
-		if err := tx.Bucket(bPushKey).Put(k, append([]byte(nil), tx.Bucket(bTransaction).Get(k)...)); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bTransaction).Delete(k); err != nil {
+		if err := moveToVersion1Index(tx, p.Key(), first.ID); err != nil {
 			return err
 		}
 		return tx.Bucket(bMeta).Put(kSchema, u64(1))
@@ -356,4 +340,18 @@ func TestOpenMigratesVersion1(t *testing.T) {
 	if again := push(t, db, p); !again.Duplicate || again.ID != first.ID {
 		t.Fatalf("the same push after the migration: %+v, want a duplicate of push %d", again, first.ID)
 	}
+}
+
+// moveToVersion1Index moves the index entry of push id under key where a
+// version 1 cache keeps it: from beside the transaction records to pushkey.
+func moveToVersion1Index(tx *bolt.Tx, key string, id uint64) error {
+	k := append(pairKey(key, ""), u64(id)...)
+	v := tx.Bucket(bTransaction).Get(k)
+	if v == nil {
+		return errors.New("no index entry beside the transaction")
+	}
+	if err := tx.Bucket(bPushKey).Put(k, append([]byte(nil), v...)); err != nil {
+		return err
+	}
+	return tx.Bucket(bTransaction).Delete(k)
 }
