@@ -1,6 +1,7 @@
 package pushlistener
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"paydesk/api"
@@ -41,13 +44,18 @@ type Event struct {
 	HTTPStatus int
 }
 
-// Server is the push listener: an http.Handler with its own server.
+// Server is the push listener. Serve answers on its own HTTP/1.1 loop
+// (http1.go); ServeHTTP serves the same pushes behind any net/http server.
 type Server struct {
 	cfg Config
 
-	mu  sync.Mutex
-	srv *http.Server
-	ln  net.Listener
+	mu           sync.Mutex
+	ln           net.Listener
+	conns        map[*conn]struct{}
+	shuttingDown atomic.Bool
+	// stop ends the context of requests still running when Shutdown gives
+	// up waiting for them.
+	stop context.CancelFunc
 }
 
 // New checks cfg and returns the listener.
@@ -64,77 +72,96 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	return &Server{cfg: cfg}, nil
+	return &Server{cfg: cfg, conns: make(map[*conn]struct{})}, nil
 }
 
-// ServeHTTP handles one push: 200 only once it is on disk; 401 for a bad
-// signature, 400 for a malformed body, 413 for a body over 1 MiB (all three
-// logged as rejected with the reason, nothing applied); 500 when the cache
-// could not store it (the gateway will retry).
+// pushRequest is one push as either HTTP server hands it over.
+type pushRequest struct {
+	method     string
+	requestURI string
+	host       string
+	remoteAddr string
+	header     http.Header
+	body       []byte // at most MaxBody+1 bytes
+	bodyErr    error
+}
+
+// ServeHTTP handles one push behind a net/http server.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
+	pr := &pushRequest{method: r.Method, requestURI: r.URL.RequestURI(), host: r.Host, remoteAddr: r.RemoteAddr, header: r.Header.Clone()}
+	if r.Method == http.MethodPost {
+		pr.body, pr.bodyErr = readBody(r)
+	}
+	status, text := s.handle(r.Context(), pr)
+	if status == http.StatusOK {
+		w.WriteHeader(status)
+		return
+	}
+	if status == http.StatusMethodNotAllowed {
 		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "pushes are POSTed", http.StatusMethodNotAllowed)
-		return
 	}
-	rec := store.PushRecord{ReceivedAt: s.cfg.Now(), RemoteAddr: r.RemoteAddr, Method: r.Method,
-		URL: r.URL.RequestURI(), Header: r.Header.Clone()}
-	body, err := readBody(r)
-	rec.Body = body
-	if err != nil {
-		s.reject(w, r, rec, http.StatusBadRequest, store.SignatureUnchecked, "reading the body: "+err.Error())
-		return
+	http.Error(w, text, status)
+}
+
+// handle handles one push and returns the answer: 200 only once it is on
+// disk; 401 for a bad signature, 400 for a malformed body, 413 for a body
+// over 1 MiB (all three logged as rejected with the reason, nothing
+// applied); 500 when the cache could not store it (the gateway will retry).
+func (s *Server) handle(ctx context.Context, r *pushRequest) (status int, text string) {
+	if r.method != http.MethodPost {
+		return http.StatusMethodNotAllowed, "pushes are POSTed"
 	}
-	if len(body) > MaxBody {
-		rec.Body = body[:MaxBody]
-		s.reject(w, r, rec, http.StatusRequestEntityTooLarge, store.SignatureUnchecked, "body larger than 1 MiB")
-		return
+	rec := store.PushRecord{ReceivedAt: s.cfg.Now(), RemoteAddr: r.remoteAddr, Method: r.method,
+		URL: r.requestURI, Header: r.header, Body: r.body}
+	if r.bodyErr != nil {
+		return s.reject(ctx, rec, http.StatusBadRequest, store.SignatureUnchecked, "reading the body: "+r.bodyErr.Error())
+	}
+	if len(r.body) > MaxBody {
+		rec.Body = r.body[:MaxBody]
+		return s.reject(ctx, rec, http.StatusRequestEntityTooLarge, store.SignatureUnchecked, "body larger than 1 MiB")
 	}
 
 	hostPath := api.HostPath(s.cfg.PushURL)
 	if s.cfg.PushURL == "" {
-		hostPath = r.Host + r.URL.RequestURI()
+		hostPath = r.host + r.requestURI
 	}
-	auth, verr := s.cfg.Verifier.Verify(r.Header.Get("Authorization"), r.Method, hostPath, body)
+	auth, verr := s.cfg.Verifier.Verify(r.header.Get("Authorization"), r.method, hostPath, r.body)
 	rec.WebsiteKey = auth.WebsiteKey
-	p, derr := api.DecodePush(body)
+	p, derr := api.DecodePush(r.body)
 	if p != nil && (verr != nil || derr != nil) {
 		rec.Describe(p) // ApplyPush describes the pushes it stores
 	}
 	if verr != nil {
-		s.reject(w, r, rec, http.StatusUnauthorized, store.SignatureVerdict(verr), "signature: "+verr.Error())
-		return
+		return s.reject(ctx, rec, http.StatusUnauthorized, store.SignatureVerdict(verr), "signature: "+verr.Error())
 	}
 	if derr != nil {
-		s.reject(w, r, rec, http.StatusBadRequest, store.SignatureValid, "malformed body: "+derr.Error())
-		return
+		return s.reject(ctx, rec, http.StatusBadRequest, store.SignatureValid, "malformed body: "+derr.Error())
 	}
 	rec.Signature = store.SignatureValid
-	res, err := s.cfg.DB.ApplyPush(r.Context(), rec, p)
+	res, err := s.cfg.DB.ApplyPush(ctx, rec, p)
 	if err != nil {
 		s.cfg.Logf("push %s: %v", p.Key(), err)
-		http.Error(w, "push not stored, try again", http.StatusInternalServerError)
-		return
+		return http.StatusInternalServerError, "push not stored, try again"
 	}
-	w.WriteHeader(http.StatusOK)
 	if s.cfg.Observe != nil {
 		rec.Describe(p)
 		rec.ID, rec.Applied, rec.Ignored, rec.ReservationKey = res.ID, res.Applied, res.Ignored, res.ReservationKey
 		s.cfg.Observe(Event{Record: rec, Result: res, HTTPStatus: http.StatusOK})
 	}
+	return http.StatusOK, ""
 }
 
-func (s *Server) reject(w http.ResponseWriter, r *http.Request, rec store.PushRecord, status int, verdict, reason string) {
+func (s *Server) reject(ctx context.Context, rec store.PushRecord, status int, verdict, reason string) (int, string) {
 	rec.Signature, rec.Reason, rec.Rejected = verdict, reason, true
-	id, err := s.cfg.DB.RecordRejectedPush(r.Context(), rec)
+	id, err := s.cfg.DB.RecordRejectedPush(ctx, rec)
 	if err != nil {
-		s.cfg.Logf("rejected push from %s (%s): not logged: %v", r.RemoteAddr, reason, err)
+		s.cfg.Logf("rejected push from %s (%s): not logged: %v", rec.RemoteAddr, reason, err)
 	}
 	rec.ID = id
-	http.Error(w, reason, status)
 	if s.cfg.Observe != nil {
 		s.cfg.Observe(Event{Record: rec, HTTPStatus: status})
 	}
+	return status, reason
 }
 
 // Listen binds addr (e.g. 127.0.0.1:8801; port 0 picks one) and returns
@@ -155,32 +182,84 @@ func (s *Server) Listen(addr string) (net.Addr, error) {
 func (s *Server) Serve(ctx context.Context) error {
 	s.mu.Lock()
 	ln := s.ln
+	s.mu.Unlock()
 	if ln == nil {
-		s.mu.Unlock()
 		return errors.New("push listener: Serve before Listen")
 	}
-	// A push (headers and its body of at most 1 MiB) must arrive within
-	// 10 s; with both timeouts equal net/http sets one read deadline per
-	// request instead of two. There is no write timeout: the answer is a
-	// few bytes that the kernel takes at once.
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second,
-		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
-	srv := s.srv
+	return s.ServeListener(ctx, ln)
+}
+
+// ServeListener is Serve on a listener the caller bound.
+func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
+	s.mu.Lock()
+	if s.stop != nil {
+		s.mu.Unlock()
+		return errors.New("push listener: already serving")
+	}
+	s.ln = ln
+	reqCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stop = stop
 	s.mu.Unlock()
 
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	accepted := make(chan error, 1)
+	go func() { accepted <- s.accept(reqCtx, ln) }()
 	select {
-	case err := <-errc:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
-		}
-		return fmt.Errorf("push listener: %w", err)
+	case err := <-accepted:
+		stop()
+		return err
 	case <-ctx.Done():
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		return s.Shutdown(sctx)
+		err := s.Shutdown(sctx)
+		<-accepted
+		return err
 	}
+}
+
+// accept runs a goroutine per connection until the listener closes.
+func (s *Server) accept(ctx context.Context, ln net.Listener) error {
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.shuttingDown.Load() {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+				// Out of descriptors or a transient failure: wait and
+				// try again rather than give up the listener.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.cfg.Logf("push listener: accept: %v; retrying in %v", err, backoff)
+				time.Sleep(backoff)
+				continue
+			}
+			return fmt.Errorf("push listener: %w", err)
+		}
+		backoff = 0
+		c := &conn{srv: s, nc: nc, br: bufio.NewReaderSize(nc, 4<<10), bw: bufio.NewWriterSize(nc, 512)}
+		if !s.track(c) {
+			_ = nc.Close()
+			return nil
+		}
+		go c.serve(ctx)
+	}
+}
+
+func (s *Server) track(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shuttingDown.Load() {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *Server) forget(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
 }
 
 // ListenAndServe is Listen then Serve.
@@ -191,22 +270,59 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 	return s.Serve(ctx)
 }
 
-// Shutdown stops accepting pushes and waits for the ones in flight.
+// Shutdown stops accepting pushes, closes idle connections and waits for
+// the requests in flight; when ctx ends first it closes them too.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.shuttingDown.Store(true)
 	s.mu.Lock()
-	srv, ln := s.srv, s.ln
+	ln, stop := s.ln, s.stop
 	s.mu.Unlock()
-	if srv == nil {
-		if ln != nil {
-			return ln.Close()
+	if ln != nil {
+		_ = ln.Close()
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.mu.Lock()
+		for c := range s.conns {
+			if c.state.close() {
+				_ = c.nc.Close()
+			}
 		}
-		return nil
+		left := len(s.conns)
+		s.mu.Unlock()
+		if left == 0 {
+			return nil
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			if stop != nil {
+				stop()
+			}
+			s.mu.Lock()
+			for c := range s.conns {
+				_ = c.nc.Close()
+			}
+			s.mu.Unlock()
+			return fmt.Errorf("push listener shutdown: %w", ctx.Err())
+		}
 	}
-	if err := srv.Shutdown(ctx); err != nil {
-		return fmt.Errorf("push listener shutdown: %w", err)
-	}
-	return nil
 }
+
+// atomicState is a connection's place between requests: idle (Shutdown
+// may close it), active (a request is being read or answered) or closed.
+type atomicState struct{ v atomic.Int32 }
+
+const (
+	connIdle int32 = iota
+	connActive
+	connClosed
+)
+
+func (a *atomicState) activate() bool { return a.v.CompareAndSwap(connIdle, connActive) }
+func (a *atomicState) idle() bool     { return a.v.CompareAndSwap(connActive, connIdle) }
+func (a *atomicState) close() bool    { return a.v.CompareAndSwap(connIdle, connClosed) }
 
 // readBody reads up to MaxBody+1 bytes, sized by Content-Length when the
 // client sent one (one allocation instead of a growing buffer).

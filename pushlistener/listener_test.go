@@ -52,7 +52,16 @@ func signedPost(t testing.TB, url string, body []byte, c api.Credentials, ts int
 	return req
 }
 
+// newListener starts a listener on its own HTTP loop (Serve) and returns
+// its cache and push URL.
 func newListener(t testing.TB, opts store.Options, observe func(Event)) (*store.DB, string) {
+	t.Helper()
+	return startListener(t, opts, observe, false)
+}
+
+// startListener is newListener, behind net/http's server (ServeHTTP) when
+// viaNetHTTP is set.
+func startListener(t testing.TB, opts store.Options, observe func(Event), viaNetHTTP bool) (*store.DB, string) {
 	t.Helper()
 	db, err := store.Open(filepath.Join(t.TempDir(), "listen.db"), opts)
 	if err != nil {
@@ -63,15 +72,40 @@ func newListener(t testing.TB, opts store.Options, observe func(Event)) (*store.
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	return db, hs.URL + "/push"
+	if viaNetHTTP {
+		hs := httptest.NewServer(srv)
+		t.Cleanup(hs.Close)
+		return db, hs.URL + "/push"
+	}
+	addr, err := srv.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return db, "http://" + addr.String() + "/push"
 }
 
+// TestListener posts good and bad pushes to the listener on its own HTTP
+// loop and behind net/http's server: both must answer and store alike.
 func TestListener(t *testing.T) {
+	for _, viaNetHTTP := range []bool{false, true} {
+		name := map[bool]string{false: "own loop", true: "net/http"}[viaNetHTTP]
+		t.Run(name, func(t *testing.T) { testListener(t, viaNetHTTP) })
+	}
+}
+
+func testListener(t *testing.T, viaNetHTTP bool) {
 	var events []Event
 	var mu sync.Mutex
-	db, url := newListener(t, store.Options{NoSync: true}, func(e Event) { mu.Lock(); events = append(events, e); mu.Unlock() })
+	db, url := startListener(t, store.Options{NoSync: true}, func(e Event) { mu.Lock(); events = append(events, e); mu.Unlock() }, viaNetHTTP)
 	changes, cancel := db.Subscribe()
 	defer cancel()
 	now := time.Now().Unix()

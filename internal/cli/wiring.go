@@ -111,7 +111,7 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 		pushLn.Close()
 		return nil, err
 	}
-	r.serve(listener, pushLn)
+	r.servePushes(listener, pushLn)
 
 	r.gatewayURL = set.Gateway
 	if set.Embedded() {
@@ -201,6 +201,23 @@ func (r *runtime) serve(h http.Handler, ln net.Listener) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
+	})
+}
+
+// servePushes runs the push listener on its own HTTP loop, the one
+// `paydesk listen` and the benchmarks use.
+func (r *runtime) servePushes(listener *pushlistener.Server, ln net.Listener) {
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := listener.ServeListener(ctx, ln); err != nil {
+			r.logf("push listener %s: %v", ln.Addr(), err)
+		}
+	}()
+	r.closers = append(r.closers, func() {
+		stop()
+		<-done
 	})
 }
 
