@@ -3,7 +3,6 @@ package pushlistener
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,22 +13,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"paydesk/api"
+	"paydesk/internal/pushload"
 	"paydesk/store"
 )
 
 var creds = api.Credentials{WebsiteKey: "testWebsiteKey", SecretKey: "testSecretKey"}
 
 // giftCardPush is a gift card payment push with key number n.
-func giftCardPush(n int, cents int64) *api.Push {
-	st := api.Status{Code: api.Code{Code: api.StatusSuccess, Description: "Success"},
-		SubCode: &api.SubCode{Code: api.SubCodeProcessed}, DateTime: api.NewDateTime(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC), true)}
-	return &api.Push{Transaction: &api.TransactionPush{Key: fmt.Sprintf("%032X", n), Invoice: fmt.Sprintf("GC-%d", n),
-		ServiceCode: "customgiftcard", Status: st, IsTest: true, Currency: "EUR",
-		AmountDebit: api.NewAmount(decimal.New(cents, -2)), TransactionType: api.TypeGiftCardPay, MutationType: api.MutationGiftCard}}
-}
+func giftCardPush(n int, cents int64) *api.Push { return pushload.GiftCardPush(n, cents) }
 
 func encode(t testing.TB, p *api.Push) []byte {
 	t.Helper()

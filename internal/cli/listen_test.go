@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	goruntime "runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func TestListenCommand(t *testing.T) {
 				args = append(args, "--json")
 			}
 			var stdout, stderr lockedBuffer
-			procs := goruntime.GOMAXPROCS(0)
+			procs, gc := goruntime.GOMAXPROCS(0), gcPercent()
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan int, 1)
 			go func() {
@@ -47,6 +48,9 @@ func TestListenCommand(t *testing.T) {
 			}
 			if got := goruntime.GOMAXPROCS(0); got != 2*procs {
 				t.Errorf("GOMAXPROCS while listening = %d, want %d", got, 2*procs)
+			}
+			if got := gcPercent(); got != 400 {
+				t.Errorf("GC percent while listening = %d, want 400", got)
 			}
 			url := base + "/push"
 			creds := api.Credentials{WebsiteKey: "WK", SecretKey: "s3cret"}
@@ -76,6 +80,9 @@ func TestListenCommand(t *testing.T) {
 			}
 			if got := goruntime.GOMAXPROCS(0); got != procs {
 				t.Errorf("GOMAXPROCS after listen = %d, want %d again", got, procs)
+			}
+			if got := gcPercent(); got != gc {
+				t.Errorf("GC percent after listen = %d, want %d again", got, gc)
 			}
 			out := stdout.String()
 			if strings.ContainsAny(out, "\x1b\x07") {
@@ -121,6 +128,13 @@ func TestListenCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gcPercent reads the collector's setting (setting it back at once).
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
 }
 
 func TestListenDefaultDB(t *testing.T) {
