@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -69,6 +70,7 @@ var (
 	errHTTP2Preface     = &requestError{status: http.StatusHTTPVersionNotSupported, text: "unsupported HTTP version", stricter: true}
 	errMethodConnect    = &requestError{status: http.StatusMethodNotAllowed, text: "pushes are POSTed", stricter: true}
 	errBothFramings     = &requestError{status: http.StatusBadRequest, text: "both Transfer-Encoding and Content-Length", stricter: true}
+	errTrailer          = &requestError{status: http.StatusBadRequest, text: "malformed trailer line", stricter: true}
 	errChunkedHTTP10    = &requestError{status: http.StatusBadRequest, text: "Transfer-Encoding in an HTTP/1.0 request", stricter: true}
 )
 
@@ -186,7 +188,7 @@ func readRequestHead(br *bufio.Reader) (*httpRequest, error) {
 	if req.http11 {
 		req.close = hasToken(connection, "close")
 	} else {
-		req.close = !hasToken(connection, "keep-alive")
+		req.close = hasToken(connection, "close") || !hasToken(connection, "keep-alive")
 	}
 	// As net/http: the first Expect value counts; 100-continue is
 	// honoured for an HTTP/1.1 request with a body and ignored otherwise;
@@ -208,7 +210,7 @@ func (req *httpRequest) frame(lengths, encodings []string) error {
 		if !req.http11 {
 			return errChunkedHTTP10
 		}
-		if len(encodings) > 1 || !strings.EqualFold(encodings[0], "chunked") {
+		if len(encodings) > 1 || !asciiEqualFold(encodings[0], "chunked") {
 			return errTransferEncoding
 		}
 		if len(lengths) > 0 {
@@ -234,58 +236,106 @@ func (req *httpRequest) frame(lengths, encodings []string) error {
 }
 
 func parseContentLength(s string) (int64, error) {
-	if s == "" || len(s) > 18 {
+	if s == "" {
 		return 0, errContentLength
 	}
-	var n int64
 	for i := 0; i < len(s); i++ {
 		if !isDigit(s[i]) {
 			return 0, errContentLength
 		}
-		n = n*10 + int64(s[i]-'0')
 	}
-	return n, nil
+	n, err := strconv.ParseUint(s, 10, 63) // leading zeros count for nothing
+	if err != nil {
+		return 0, errContentLength
+	}
+	return int64(n), nil
 }
 
-// readBody reads the request's body, at most limit+1 bytes of it; more
-// than limit means the body is too large and the rest is left unread.
-func (req *httpRequest) readBody(br *bufio.Reader, limit int64) ([]byte, error) {
+// readBody reads the request's body if it is at most limit bytes. A
+// larger one is reported too large: a declared length is refused before
+// a byte is read (nothing is allocated on a client's say-so), a chunked
+// body once limit+1 bytes have come, and the rest is left unread.
+func (req *httpRequest) readBody(br *bufio.Reader, limit int64) (body []byte, tooLarge bool, err error) {
 	if !req.chunked {
-		n := min(req.length, limit+1)
-		body := make([]byte, n)
-		if got, err := io.ReadFull(br, body); err != nil {
-			return body[:got], err // what came is kept for the rejected log
+		if req.length > limit {
+			return nil, true, nil
 		}
-		return body, nil
+		body, err := readUpTo(br, req.length)
+		if err != nil {
+			return body, false, noEOF(err)
+		}
+		return body, false, nil
 	}
-	body, err := io.ReadAll(io.LimitReader(httputil.NewChunkedReader(br), limit+1))
-	if err != nil {
-		return body, fmt.Errorf("chunked encoding: %w", err)
-	}
+	body, err = readUpTo(httputil.NewChunkedReader(br), limit+1)
 	if int64(len(body)) > limit {
-		return body, nil
+		return body[:limit], true, nil
 	}
-	// The trailer section: header lines up to an empty one, read and
-	// dropped (a push carries nothing there). Like net/http, a section
-	// that is only a line end must be CRLF.
-	if end, err := br.Peek(2); len(end) < 2 {
-		return body, fmt.Errorf("trailers: %w", noEOF(err))
-	} else if string(end) == "\r\n" {
+	if !errors.Is(err, io.EOF) {
+		return body, false, fmt.Errorf("chunked encoding: %w", noEOF(err))
+	}
+	return body, false, readTrailers(br)
+}
+
+// readUpTo reads n bytes from r (fewer if r ends first, with its error,
+// io.EOF included). The buffer starts at 64 KiB at most and grows with
+// what arrives, so a length a client merely claims costs no memory.
+func readUpTo(r io.Reader, n int64) ([]byte, error) {
+	buf := make([]byte, 0, min(n, 64<<10))
+	for int64(len(buf)) < n {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, int(min(n, 2*int64(cap(buf))))-len(buf))
+		}
+		m, err := r.Read(buf[len(buf):min(int64(cap(buf)), n)])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
+}
+
+// readTrailers reads and drops the trailer section after a chunked body
+// (a push carries nothing there), as net/http reads it: an empty section
+// must be CRLF, and a longer one must end (CRLF CRLF) within the read
+// buffer, or the body is refused.
+func readTrailers(br *bufio.Reader) error {
+	end, err := br.Peek(2)
+	if string(end) == "\r\n" {
 		_, _ = br.Discard(2)
-		return body, nil
+		return nil
+	}
+	if len(end) < 2 {
+		return fmt.Errorf("trailers: %w", noEOF(err))
+	}
+	if !doubleCRLFAhead(br) {
+		return errors.New("trailers: longer than the read buffer or unterminated")
 	}
 	budget := maxHeaderBytes
 	var scratch []byte
 	for {
 		line, err := readLine(br, &scratch, &budget)
 		if err != nil {
-			return body, fmt.Errorf("trailers: %w", err)
+			return fmt.Errorf("trailers: %w", err)
 		}
 		if len(line) == 0 {
-			return body, nil
+			return nil
 		}
 		if name, value, ok := bytes.Cut(line, []byte(":")); !ok || !isTokenBytes(name) || !validFieldValue(value) {
-			return body, errHeaderLine
+			return errTrailer
+		}
+	}
+}
+
+// doubleCRLFAhead reports whether CRLF CRLF comes within the reader's
+// buffer, peeking no further than it holds.
+func doubleCRLFAhead(br *bufio.Reader) bool {
+	for peekSize := 4; ; peekSize++ {
+		buf, err := br.Peek(peekSize)
+		if bytes.HasSuffix(buf, []byte("\r\n\r\n")) {
+			return true
+		}
+		if err != nil {
+			return false
 		}
 	}
 }
@@ -389,12 +439,34 @@ func validHost(h string) bool {
 func hasToken(values []string, token string) bool {
 	for _, v := range values {
 		for part := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.Trim(part, " \t"), token) {
+			if asciiEqualFold(strings.Trim(part, " \t"), token) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// asciiEqualFold compares in ASCII case only, as HTTP does: Unicode
+// folding would read "chun\u212Aed" (a Kelvin sign) as chunked, which
+// net/http does not, and a framing the two read apart is a smuggling hole.
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // containsToken reports whether token occurs in v between spaces, tabs,
@@ -403,7 +475,7 @@ func containsToken(v, token string) bool {
 	boundary := func(c byte) bool { return c == ' ' || c == ',' || c == '\t' }
 	for i := 0; i+len(token) <= len(v); i++ {
 		if (i == 0 || boundary(v[i-1])) && (i+len(token) == len(v) || boundary(v[i+len(token)])) &&
-			strings.EqualFold(v[i:i+len(token)], token) {
+			asciiEqualFold(v[i:i+len(token)], token) {
 			return true
 		}
 	}
@@ -460,6 +532,7 @@ type conn struct {
 // serve answers requests on c until the client leaves, a request asks to
 // close, an error ends the connection, or the server shuts down.
 func (c *conn) serve(ctx context.Context) {
+	defer c.srv.running.Done()
 	defer func() {
 		if v := recover(); v != nil {
 			c.srv.cfg.Logf("connection from %s: internal error: %v", c.nc.RemoteAddr(), v)
@@ -519,7 +592,7 @@ func (c *conn) handle(ctx context.Context, req *httpRequest, remote string) bool
 		}
 		return ok && !req.close && !hasBody
 	}
-	if req.expect100 && hasBody {
+	if req.expect100 && hasBody && req.length <= MaxBody {
 		if _, err := c.bw.WriteString("HTTP/1.1 100 Continue\r\n\r\n"); err != nil {
 			return false
 		}
@@ -527,13 +600,13 @@ func (c *conn) handle(ctx context.Context, req *httpRequest, remote string) bool
 			return false
 		}
 	}
-	body, bodyErr := req.readBody(c.br, MaxBody)
+	body, tooLarge, bodyErr := req.readBody(c.br, MaxBody)
 	pr := &pushRequest{method: req.method, requestURI: req.requestURI, host: req.host, remoteAddr: remote,
-		header: req.header, body: body, bodyErr: bodyErr}
+		header: req.header, body: body, tooLarge: tooLarge, bodyErr: bodyErr}
 	status, text := c.srv.handle(ctx, pr)
 	// After a body that could not be read whole, or one too large, the
 	// connection is out of step with the client: answer and close.
-	unread := bodyErr != nil || int64(len(body)) > MaxBody
+	unread := bodyErr != nil || tooLarge
 	closeAfter := req.close || unread || c.srv.shuttingDown.Load()
 	ok := c.writeAnswer(req, status, text, closeAfter)
 	if ok && unread {
@@ -581,9 +654,16 @@ func (c *conn) writeAnswer(req *httpRequest, status int, text string, closeAfter
 	case req != nil && !req.http11:
 		w.WriteString("\r\nConnection: keep-alive")
 	}
-	if status == http.StatusOK {
+	switch {
+	case status == http.StatusOK:
 		w.WriteString("\r\nContent-Length: 0\r\n\r\n")
-	} else {
+	case req != nil && req.method == http.MethodHead:
+		// The answer to HEAD has no body, whatever its Content-Length
+		// says; a body here would be read as the next answer.
+		w.WriteString("\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ")
+		w.Write(strconv.AppendInt(buf[:0], int64(len(text)+1), 10))
+		w.WriteString("\r\n\r\n")
+	default:
 		w.WriteString("\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ")
 		w.Write(strconv.AppendInt(buf[:0], int64(len(text)+1), 10))
 		w.WriteString("\r\n\r\n")

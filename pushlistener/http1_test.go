@@ -93,6 +93,14 @@ func TestOwnLoopRequests(t *testing.T) {
 			[]answer{{200, "Connection: close"}}, false, 1, ""},
 		{"GET", func() string { return "GET /push HTTP/1.1\r\nHost: " + addr + "\r\n\r\n" },
 			[]answer{{405, "Allow: POST"}}, true, 0, ""},
+		{"HEAD gets no body", func() string { return "HEAD /push HTTP/1.1\r\nHost: " + addr + "\r\n\r\n" },
+			[]answer{{405, "Method: HEAD"}}, true, 0, ""},
+		{"a claimed length over 1 MiB is refused unread", func() string {
+			return signedHead(addr, nil, "HTTP/1.1", "Content-Length: 999999999999\r\n", "Expect: 100-continue\r\n")
+		}, []answer{{413, "Connection: close"}}, false, 0, "larger than 1 MiB"},
+		{"Transfer-Encoding with a Kelvin sign", func() string {
+			return "POST /push HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chun\u212Aed\r\n\r\n1\r\nx\r\n0\r\n\r\n"
+		}, []answer{{501, ""}}, false, 0, ""},
 		{"PUT with a body", func() string { return "PUT /push HTTP/1.1\r\nHost: " + addr + "\r\nContent-Length: 3\r\n\r\nabc" },
 			[]answer{{405, "Connection: close"}}, false, 0, ""},
 		{"malformed request line", func() string { return "POST /push\r\nHost: x\r\n\r\n" }, []answer{{400, ""}}, false, 0, ""},
@@ -145,7 +153,11 @@ func TestOwnLoopRequests(t *testing.T) {
 			go func() { _, _ = io.WriteString(c, tc.send()) }()
 			br := bufio.NewReader(c)
 			for i, want := range tc.answers {
-				resp, err := http.ReadResponse(br, nil)
+				var req *http.Request
+				if want.header == "Method: HEAD" {
+					req = &http.Request{Method: http.MethodHead}
+				}
+				resp, err := http.ReadResponse(br, req)
 				if err != nil {
 					t.Fatalf("answer %d: %v", i+1, err)
 				}
@@ -157,12 +169,19 @@ func TestOwnLoopRequests(t *testing.T) {
 				if resp.Header.Get("Date") == "" {
 					t.Errorf("answer %d has no Date", i+1)
 				}
-				if want.header == "Connection: close" {
+				switch {
+				case want.header == "Method: HEAD":
+					if resp.ContentLength <= 0 {
+						t.Errorf("answer %d to HEAD: Content-Length %d", i+1, resp.ContentLength)
+					}
+				case want.header == "Connection: close":
 					if !resp.Close {
 						t.Errorf("answer %d does not say Connection: close", i+1)
 					}
-				} else if k, v, ok := strings.Cut(want.header, ": "); ok && resp.Header.Get(k) != v {
-					t.Errorf("answer %d: %s = %q, want %q", i+1, k, resp.Header.Get(k), v)
+				default:
+					if k, v, ok := strings.Cut(want.header, ": "); ok && resp.Header.Get(k) != v {
+						t.Errorf("answer %d: %s = %q, want %q", i+1, k, resp.Header.Get(k), v)
+					}
 				}
 			}
 			// An open connection takes another request; a closed one ends.
@@ -255,8 +274,17 @@ func TestOwnLoopTruncatedBody(t *testing.T) {
 }
 
 // TestShutdownWaitsForPushInFlight: Shutdown closes idle connections at
-// once but lets a push that is being read finish and be answered.
+// once but lets a push that is being read finish and be answered, whether
+// Serve's context ended or Shutdown was called directly.
 func TestShutdownWaitsForPushInFlight(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		t.Run(map[bool]string{false: "context ends", true: "Shutdown called"}[direct], func(t *testing.T) {
+			testShutdownWaits(t, direct)
+		})
+	}
+}
+
+func testShutdownWaits(t *testing.T, direct bool) {
 	db, err := store.Open(filepath.Join(t.TempDir(), "l.db"), store.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -272,6 +300,7 @@ func TestShutdownWaitsForPushInFlight(t *testing.T) {
 	}
 	addr := bound.String()
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx) }()
 
@@ -296,7 +325,13 @@ func TestShutdownWaitsForPushInFlight(t *testing.T) {
 			break
 		}
 	}
-	cancel()
+	shutdown := make(chan error, 1)
+	if direct {
+		go func() { shutdown <- srv.Shutdown(context.Background()) }()
+	} else {
+		cancel()
+		shutdown <- nil
+	}
 	_ = idle.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := idle.Read(make([]byte, 1)); err != io.EOF {
 		t.Errorf("idle connection: read %v, want EOF (closed by Shutdown)", err)
@@ -312,8 +347,60 @@ func TestShutdownWaitsForPushInFlight(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
+	if err := <-shutdown; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
 	if n, _ := db.Counts(); n.Pushes != 1 {
 		t.Errorf("stored %d pushes", n.Pushes)
+	}
+}
+
+// failingListener accepts one connection, then fails for good.
+type failingListener struct {
+	net.Listener
+	accepted bool
+}
+
+func (l *failingListener) Accept() (net.Conn, error) {
+	if !l.accepted {
+		l.accepted = true
+		return l.Listener.Accept()
+	}
+	return nil, errors.New("listener broke")
+}
+
+// TestServeListenerFails: when the listener breaks, Serve says why and
+// leaves nothing behind: the port is closed and so are the connections.
+func TestServeListenerFails(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "l.db"), store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	srv, err := New(Config{DB: db, Verifier: api.VerifierFor(creds)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := srv.ServeListener(context.Background(), &failingListener{Listener: ln}); err == nil || !strings.Contains(err.Error(), "listener broke") {
+		t.Fatalf("ServeListener = %v, want the listener's error", err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("connection after Serve returned: read %v, want EOF", err)
+	}
+	if c2, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c2.Close()
+		t.Error("the port still accepts connections")
 	}
 }
 

@@ -52,6 +52,7 @@ type Server struct {
 	mu           sync.Mutex
 	ln           net.Listener
 	conns        map[*conn]struct{}
+	running      sync.WaitGroup // one per connection goroutine
 	shuttingDown atomic.Bool
 	// stop ends the context of requests still running when Shutdown gives
 	// up waiting for them.
@@ -82,7 +83,8 @@ type pushRequest struct {
 	host       string
 	remoteAddr string
 	header     http.Header
-	body       []byte // at most MaxBody+1 bytes
+	body       []byte // at most MaxBody bytes
+	tooLarge   bool   // the body is over MaxBody; body holds what was read of it
 	bodyErr    error
 }
 
@@ -90,7 +92,7 @@ type pushRequest struct {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	pr := &pushRequest{method: r.Method, requestURI: r.URL.RequestURI(), host: r.Host, remoteAddr: r.RemoteAddr, header: r.Header.Clone()}
 	if r.Method == http.MethodPost {
-		pr.body, pr.bodyErr = readBody(r)
+		pr.body, pr.tooLarge, pr.bodyErr = readBody(r)
 	}
 	status, text := s.handle(r.Context(), pr)
 	if status == http.StatusOK {
@@ -116,8 +118,7 @@ func (s *Server) handle(ctx context.Context, r *pushRequest) (status int, text s
 	if r.bodyErr != nil {
 		return s.reject(ctx, rec, http.StatusBadRequest, store.SignatureUnchecked, "reading the body: "+r.bodyErr.Error())
 	}
-	if len(r.body) > MaxBody {
-		rec.Body = r.body[:MaxBody]
+	if r.tooLarge {
 		return s.reject(ctx, rec, http.StatusRequestEntityTooLarge, store.SignatureUnchecked, "body larger than 1 MiB")
 	}
 
@@ -189,12 +190,19 @@ func (s *Server) Serve(ctx context.Context) error {
 	return s.ServeListener(ctx, ln)
 }
 
-// ServeListener is Serve on a listener the caller bound.
+// ServeListener is Serve on a listener the caller bound. Like net/http's
+// Serve it returns at once when Shutdown is called directly; the caller
+// then waits for Shutdown, which lets the requests in flight finish.
 func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 	s.mu.Lock()
 	if s.stop != nil {
 		s.mu.Unlock()
 		return errors.New("push listener: already serving")
+	}
+	if s.shuttingDown.Load() {
+		s.mu.Unlock()
+		_ = ln.Close()
+		return nil
 	}
 	s.ln = ln
 	reqCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -203,14 +211,22 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 
 	accepted := make(chan error, 1)
 	go func() { accepted <- s.accept(reqCtx, ln) }()
-	select {
-	case err := <-accepted:
-		stop()
-		return err
-	case <-ctx.Done():
+	shutdown := func() error {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		err := s.Shutdown(sctx)
+		defer stop()
+		return s.Shutdown(sctx)
+	}
+	select {
+	case err := <-accepted:
+		if err == nil {
+			return nil // Shutdown was called; it sees the requests out
+		}
+		// The listener broke: let what is in flight finish, then say why.
+		_ = shutdown()
+		return err
+	case <-ctx.Done():
+		err := shutdown()
 		<-accepted
 		return err
 	}
@@ -218,6 +234,7 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
 
 // accept runs a goroutine per connection until the listener closes.
 func (s *Server) accept(ctx context.Context, ln net.Listener) error {
+	defer ln.Close()
 	var backoff time.Duration
 	for {
 		nc, err := ln.Accept()
@@ -230,7 +247,7 @@ func (s *Server) accept(ctx context.Context, ln net.Listener) error {
 				// Out of descriptors or a transient failure: wait and
 				// try again rather than give up the listener.
 				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				s.cfg.Logf("push listener: accept: %v; retrying in %v", err, backoff)
+				s.cfg.Logf("accept: %v; retrying in %v", err, backoff)
 				time.Sleep(backoff)
 				continue
 			}
@@ -246,6 +263,8 @@ func (s *Server) accept(ctx context.Context, ln net.Listener) error {
 	}
 }
 
+// track registers a connection about to be served; false once Shutdown
+// has begun.
 func (s *Server) track(c *conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -253,6 +272,7 @@ func (s *Server) track(c *conn) bool {
 		return false
 	}
 	s.conns[c] = struct{}{}
+	s.running.Add(1)
 	return true
 }
 
@@ -271,7 +291,8 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 }
 
 // Shutdown stops accepting pushes, closes idle connections and waits for
-// the requests in flight; when ctx ends first it closes them too.
+// the requests in flight; when ctx ends first it cancels and closes them,
+// and returns once their goroutines are gone (nothing is observed after).
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.shuttingDown.Store(true)
 	s.mu.Lock()
@@ -292,6 +313,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		left := len(s.conns)
 		s.mu.Unlock()
 		if left == 0 {
+			s.running.Wait()
 			return nil
 		}
 		select {
@@ -305,6 +327,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 				_ = c.nc.Close()
 			}
 			s.mu.Unlock()
+			s.running.Wait()
 			return fmt.Errorf("push listener shutdown: %w", ctx.Err())
 		}
 	}
@@ -324,26 +347,19 @@ func (a *atomicState) activate() bool { return a.v.CompareAndSwap(connIdle, conn
 func (a *atomicState) idle() bool     { return a.v.CompareAndSwap(connActive, connIdle) }
 func (a *atomicState) close() bool    { return a.v.CompareAndSwap(connIdle, connClosed) }
 
-// readBody reads up to MaxBody+1 bytes, sized by Content-Length when the
-// client sent one (one allocation instead of a growing buffer).
-func readBody(r *http.Request) ([]byte, error) {
-	size := int64(512)
-	if r.ContentLength > 0 {
-		size = min(r.ContentLength+1, MaxBody+1)
+// readBody reads a push's body behind net/http as the loop does: a body
+// declared larger than MaxBody is refused unread, and a chunked one once
+// it passes MaxBody.
+func readBody(r *http.Request) (body []byte, tooLarge bool, err error) {
+	if r.ContentLength > MaxBody {
+		return nil, true, nil
 	}
-	buf := make([]byte, 0, size)
-	lr := io.LimitReader(r.Body, MaxBody+1)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := lr.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
+	body, err = readUpTo(r.Body, MaxBody+1)
+	if len(body) > MaxBody {
+		return body[:MaxBody], true, nil
 	}
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return body, false, err
 }
