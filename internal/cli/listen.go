@@ -84,19 +84,7 @@ func runListen(ctx context.Context, sio IO, args []string) int {
 		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
 		return 1
 	}
-	bound, err := srv.Listen(*addr)
-	if err != nil {
-		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
-		return 1
-	}
-	signedOver := *pushURL
-	if signedOver == "" {
-		signedOver = "http://" + bound.String() + "/<path> (as each push arrives)"
-	}
-	outMu.Lock()
-	fmt.Fprintf(sio.Stderr, "paydesk listen: listening on http://%s\n  signature over: %s\n  website key:    %s\n  cache:          %s\n",
-		bound, signedOver, *websiteKey, db.Path())
-	outMu.Unlock()
+	// Set before the banner, which tells a watcher the listener runs.
 	// The single writer applies each batch on a P of its own; with twice as
 	// many Ps as the runtime's default the handlers keep preparing pushes
 	// meanwhile, commits are about twice as large and the listener takes
@@ -113,6 +101,19 @@ func runListen(ctx context.Context, sio IO, args []string) int {
 	if getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
+	bound, err := srv.Listen(*addr)
+	if err != nil {
+		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
+		return 1
+	}
+	signedOver := *pushURL
+	if signedOver == "" {
+		signedOver = "http://" + bound.String() + "/<path> (as each push arrives)"
+	}
+	outMu.Lock()
+	fmt.Fprintf(sio.Stderr, "paydesk listen: listening on http://%s\n  signature over: %s\n  website key:    %s\n  cache:          %s\n",
+		bound, signedOver, *websiteKey, db.Path())
+	outMu.Unlock()
 	if err := srv.Serve(ctx); err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
 		return 1
