@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
+	"strings"
 	"testing"
 
-	"paydesk/api"
 	"paydesk/internal/pushload"
 	"paydesk/store"
 )
@@ -43,41 +42,21 @@ func BenchmarkIngestDurable(b *testing.B) {
 }
 
 func benchIngest(b *testing.B, opts store.Options, randomKeys bool, senders int) {
-	db, err := store.Open(filepath.Join(b.TempDir(), "listen.db"), opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	srv, err := New(Config{DB: db, Verifier: api.VerifierFor(creds), Logf: b.Logf})
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr, err := srv.Listen("127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-served; err != nil {
-			b.Error(err)
-		}
-	}()
+	db, url := startListener(b, opts, nil, false)
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/push")
 	// Bodies and signatures are made before the clock starts: the figure is
 	// the listener's, not the test's JSON encoder's. The senders write the
 	// pre-signed requests on keep-alive connections and read the status
 	// line: on a 2-core machine the net/http client would burn as much CPU
 	// as the listener it measures.
-	reqs, err := pushload.Prepare(pushload.Plan{Addr: addr.String(), Credentials: creds, Pushes: b.N, RandomKeys: randomKeys})
+	reqs, err := pushload.Prepare(pushload.Plan{Addr: addr, Credentials: creds, Pushes: b.N, RandomKeys: randomKeys})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	cpu0 := processCPU()
 	b.ResetTimer()
-	res, err := pushload.Run(context.Background(), addr.String(), reqs, senders)
+	res, err := pushload.Run(context.Background(), addr, reqs, senders)
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)

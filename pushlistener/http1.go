@@ -447,26 +447,13 @@ func hasToken(values []string, token string) bool {
 	return false
 }
 
-// asciiEqualFold compares in ASCII case only, as HTTP does: Unicode
-// folding would read "chun\u212Aed" (a Kelvin sign) as chunked, which
-// net/http does not, and a framing the two read apart is a smuggling hole.
+// asciiEqualFold compares a with the ASCII token b in ASCII case only, as
+// HTTP does: Unicode folding alone would read "chun\u212Aed" (a Kelvin
+// sign) as chunked, which net/http does not, and a framing the two read
+// apart is a smuggling hole. Any non-ASCII rune takes more than one byte,
+// so equal lengths leave strings.EqualFold nothing but ASCII to fold.
 func asciiEqualFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
+	return len(a) == len(b) && strings.EqualFold(a, b)
 }
 
 // containsToken reports whether token occurs in v between spaces, tabs,

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -285,15 +284,7 @@ func TestShutdownWaitsForPushInFlight(t *testing.T) {
 }
 
 func testShutdownWaits(t *testing.T, direct bool) {
-	db, err := store.Open(filepath.Join(t.TempDir(), "l.db"), store.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	srv, err := New(Config{DB: db, Verifier: api.VerifierFor(creds)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, srv := openServer(t, store.Options{NoSync: true}, Config{})
 	bound, err := srv.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -372,15 +363,7 @@ func (l *failingListener) Accept() (net.Conn, error) {
 // TestServeListenerFails: when the listener breaks, Serve says why and
 // leaves nothing behind: the port is closed and so are the connections.
 func TestServeListenerFails(t *testing.T) {
-	db, err := store.Open(filepath.Join(t.TempDir(), "l.db"), store.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	srv, err := New(Config{DB: db, Verifier: api.VerifierFor(creds)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, srv := openServer(t, store.Options{NoSync: true}, Config{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

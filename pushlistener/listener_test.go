@@ -44,6 +44,24 @@ func signedPost(t testing.TB, url string, body []byte, c api.Credentials, ts int
 	return req
 }
 
+// openServer opens a cache in a temporary folder (closed when the test
+// ends) and a listener on it that verifies with creds; cfg supplies the
+// rest of its configuration.
+func openServer(t testing.TB, opts store.Options, cfg Config) (*store.DB, *Server) {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "listen.db"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	cfg.DB, cfg.Verifier = db, api.VerifierFor(creds)
+	srv, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, srv
+}
+
 // newListener starts a listener on its own HTTP loop (Serve) and returns
 // its cache and push URL.
 func newListener(t testing.TB, opts store.Options, observe func(Event)) (*store.DB, string) {
@@ -55,15 +73,7 @@ func newListener(t testing.TB, opts store.Options, observe func(Event)) (*store.
 // viaNetHTTP is set.
 func startListener(t testing.TB, opts store.Options, observe func(Event), viaNetHTTP bool) (*store.DB, string) {
 	t.Helper()
-	db, err := store.Open(filepath.Join(t.TempDir(), "listen.db"), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	srv, err := New(Config{DB: db, Verifier: api.VerifierFor(creds), Observe: observe, Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, srv := openServer(t, opts, Config{Observe: observe, Logf: t.Logf})
 	if viaNetHTTP {
 		hs := httptest.NewServer(srv)
 		t.Cleanup(hs.Close)
@@ -192,16 +202,8 @@ func testListener(t *testing.T, viaNetHTTP bool) {
 // TestListenerConfiguredPushURL: with PushURL set the signature covers that
 // URL, not the address the request arrived on (a proxy in between).
 func TestListenerConfiguredPushURL(t *testing.T) {
-	db, err := store.Open(filepath.Join(t.TempDir(), "l.db"), store.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	const public = "https://shop.example/hooks/paydesk"
-	srv, err := New(Config{DB: db, Verifier: api.VerifierFor(creds), PushURL: public})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, srv := openServer(t, store.Options{NoSync: true}, Config{PushURL: public})
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	body := encode(t, giftCardPush(9, 100))
@@ -218,15 +220,7 @@ func TestListenerConfiguredPushURL(t *testing.T) {
 }
 
 func TestListenAndServeShutsDown(t *testing.T) {
-	db, err := store.Open(filepath.Join(t.TempDir(), "l.db"), store.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	srv, err := New(Config{DB: db, Verifier: api.VerifierFor(creds)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, srv := openServer(t, store.Options{NoSync: true}, Config{})
 	addr, err := srv.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
