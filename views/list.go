@@ -58,6 +58,35 @@ type listDoneMsg[R any] struct {
 	view *listView[R]
 }
 
+// listTab is what the list tabs (reservations, transactions, pushes)
+// share: their list, the screen size and the last error reading rows.
+type listTab[R any] struct {
+	ctx    *Context
+	list   *list[R]
+	width  int
+	height int
+	err    error
+}
+
+// SetSize sets the screen size.
+func (s *listTab[R]) SetSize(w, h int) {
+	s.width, s.height = w, h
+	s.list.table.SetSize(w, h-1)
+}
+
+// Capturing is true while the filter prompt is open.
+func (s *listTab[R]) Capturing() bool { return s.list.prompt }
+
+// page is the tab's screen: the info line over body, padded to the height.
+func (s *listTab[R]) page(info, body string) string {
+	return info + "\n" + padLines(body, s.height-1)
+}
+
+// readError is the body shown when the rows could not be read.
+func (s *listTab[R]) readError() string {
+	return s.ctx.Theme.Failed.Render("Could not read the cache: " + clean(s.err.Error()))
+}
+
 // list is the engine of every list screen: the rows, the sort and filter
 // state, the filter prompt and the table.
 type list[R any] struct {

@@ -127,11 +127,7 @@ func pushStatusMatches(p *store.PushRecord, f string) bool {
 // Pushes is the push log: every push the listener received, newest first,
 // live as they arrive.
 type Pushes struct {
-	ctx        *Context
-	list       *list[*PushRow]
-	width      int
-	height     int
-	err        error
+	listTab[*PushRow]
 	typeIdx    int
 	statusIdx  int
 	listenAddr string
@@ -139,7 +135,7 @@ type Pushes struct {
 
 // NewPushes makes the push log; listenAddr is shown in the empty state.
 func NewPushes(ctx *Context, listenAddr string) *Pushes {
-	s := &Pushes{ctx: ctx, listenAddr: listenAddr}
+	s := &Pushes{listTab: listTab[*PushRow]{ctx: ctx}, listenAddr: listenAddr}
 	spec := rowSpec[*PushRow]{
 		key:      func(r *PushRow) string { return r.id },
 		haystack: func(r *PushRow) string { return r.hay },
@@ -164,15 +160,6 @@ func NewPushes(ctx *Context, listenAddr string) *Pushes {
 
 // Title names the tab.
 func (s *Pushes) Title() string { return "Pushes" }
-
-// SetSize sets the screen size.
-func (s *Pushes) SetSize(w, h int) {
-	s.width, s.height = w, h
-	s.list.table.SetSize(w, h-1)
-}
-
-// Capturing is true while the filter prompt is open.
-func (s *Pushes) Capturing() bool { return s.list.prompt }
 
 // Actions are the tab's keys.
 func (s *Pushes) Actions() []Action {
@@ -262,7 +249,7 @@ func (s *Pushes) View() string {
 	}
 	info := s.list.infoLine(s.width, "pushes", sortName, strings.Join(filters, ", "))
 	if s.err != nil {
-		return info + "\n" + padLines(t.Failed.Render("Could not read the cache: "+clean(s.err.Error())), s.height-1)
+		return s.page(info, s.readError())
 	}
 	if s.list.len() == 0 {
 		var msg string
@@ -280,7 +267,7 @@ func (s *Pushes) View() string {
 				"\n  " + t.Muted.Render("They show up here live as "+where+" receives them.") +
 				"\n  " + t.Muted.Render("Press 1 then n to create a test reservation, or run paydesk --demo.")
 		}
-		return info + "\n" + padLines(msg, s.height-1)
+		return s.page(info, msg)
 	}
 	body := s.list.table.View(func(i int, out []Cell) {
 		r := s.list.at(i)
@@ -298,7 +285,7 @@ func (s *Pushes) View() string {
 		out[pcSignature] = Cell{Text: r.signature, Paint: sigPaint}
 		out[pcResult] = Cell{Text: r.result, Paint: r.resultPaint}
 	})
-	return info + "\n" + padLines(body, s.height-1)
+	return s.page(info, body)
 }
 
 func (s *Pushes) export(format string) ExportIntent {

@@ -110,11 +110,7 @@ func reservationKey(r *ReservationRow, col int) (int64, bool) {
 
 // Reservations is the reservations tab.
 type Reservations struct {
-	ctx    *Context
-	list   *list[*ReservationRow]
-	width  int
-	height int
-	err    error
+	listTab[*ReservationRow]
 }
 
 // NewReservations makes the reservations tab, newest first.
@@ -133,20 +129,11 @@ func NewReservations(ctx *Context) *Reservations {
 		intKey:   reservationKey,
 		sortable: []int{rcAge, rcInvoice, rcCustomer, rcAmount, rcState, rcLeft},
 	}
-	return &Reservations{ctx: ctx, list: newList(ctx, reservationColumns, spec, rcAge, true)}
+	return &Reservations{listTab[*ReservationRow]{ctx: ctx, list: newList(ctx, reservationColumns, spec, rcAge, true)}}
 }
 
 // Title names the tab.
 func (s *Reservations) Title() string { return "Reservations" }
-
-// SetSize sets the screen size.
-func (s *Reservations) SetSize(w, h int) {
-	s.width, s.height = w, h
-	s.list.table.SetSize(w, h-1)
-}
-
-// Capturing is true while the filter prompt is open.
-func (s *Reservations) Capturing() bool { return s.list.prompt }
 
 // Actions are the tab's keys.
 func (s *Reservations) Actions() []Action {
@@ -200,10 +187,10 @@ func (s *Reservations) Update(msg tea.Msg) tea.Cmd {
 func (s *Reservations) View() string {
 	info := s.list.infoLine(s.width, "reservations", reservationColumns[s.list.sortCol].Title, "")
 	if s.err != nil {
-		return info + "\n" + padLines(s.ctx.Theme.Failed.Render("Could not read the cache: "+clean(s.err.Error())), s.height-1)
+		return s.page(info, s.readError())
 	}
 	if s.list.len() == 0 {
-		return info + "\n" + padLines(s.empty(), s.height-1)
+		return s.page(info, s.empty())
 	}
 	now := s.ctx.Now()
 	body := s.list.table.View(func(i int, out []Cell) {
@@ -225,7 +212,7 @@ func (s *Reservations) View() string {
 		out[rcAge] = Cell{Text: age(r.Summary.Created, now), Paint: theme.PaintMuted}
 		out[rcLeft] = daysLeftCell(r.Summary, now)
 	})
-	return info + "\n" + padLines(body, s.height-1)
+	return s.page(info, body)
 }
 
 func listStateText(s store.State) string {

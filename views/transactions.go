@@ -103,11 +103,7 @@ func compareTransactions(a, b *TransactionRow, col int) int {
 // Transactions is the transactions tab: captures, refunds and gift card
 // payments, linked to what they belong to.
 type Transactions struct {
-	ctx    *Context
-	list   *list[*TransactionRow]
-	width  int
-	height int
-	err    error
+	listTab[*TransactionRow]
 }
 
 // NewTransactions makes the transactions tab, newest first.
@@ -118,20 +114,11 @@ func NewTransactions(ctx *Context) *Transactions {
 		compare:  compareTransactions,
 		sortable: []int{tcTime, tcKind, tcInvoice, tcAmount, tcStatus},
 	}
-	return &Transactions{ctx: ctx, list: newList(ctx, transactionColumns, spec, tcTime, true)}
+	return &Transactions{listTab[*TransactionRow]{ctx: ctx, list: newList(ctx, transactionColumns, spec, tcTime, true)}}
 }
 
 // Title names the tab.
 func (s *Transactions) Title() string { return "Transactions" }
-
-// SetSize sets the screen size.
-func (s *Transactions) SetSize(w, h int) {
-	s.width, s.height = w, h
-	s.list.table.SetSize(w, h-1)
-}
-
-// Capturing is true while the filter prompt is open.
-func (s *Transactions) Capturing() bool { return s.list.prompt }
 
 // Actions are the tab's keys.
 func (s *Transactions) Actions() []Action {
@@ -178,7 +165,7 @@ func (s *Transactions) View() string {
 	t := s.ctx.Theme
 	info := s.list.infoLine(s.width, "transactions", transactionColumns[s.list.sortCol].Title, "")
 	if s.err != nil {
-		return info + "\n" + padLines(t.Failed.Render("Could not read the cache: "+clean(s.err.Error())), s.height-1)
+		return s.page(info, s.readError())
 	}
 	if s.list.len() == 0 {
 		msg := "\n  " + t.Accent.Render("No transactions yet.") +
@@ -189,7 +176,7 @@ func (s *Transactions) View() string {
 		} else if len(s.list.rows) > 0 {
 			msg = "\n  " + t.Muted.Render("No transaction matches the filter — press esc to clear it.")
 		}
-		return info + "\n" + padLines(msg, s.height-1)
+		return s.page(info, msg)
 	}
 	body := s.list.table.View(func(i int, out []Cell) {
 		r := s.list.at(i)
@@ -206,7 +193,7 @@ func (s *Transactions) View() string {
 		out[tcStatus] = Cell{Text: r.status, Paint: statusPaint(r.Tx.Status.Code)}
 		out[tcLink] = Cell{Text: r.link, Paint: theme.PaintMuted}
 	})
-	return info + "\n" + padLines(body, s.height-1)
+	return s.page(info, body)
 }
 
 func (s *Transactions) export(format string) ExportIntent {
