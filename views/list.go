@@ -77,6 +77,17 @@ func (s *listTab[R]) SetSize(w, h int) {
 // Capturing is true while the filter prompt is open.
 func (s *listTab[R]) Capturing() bool { return s.list.prompt }
 
+// keyLeft gives msg to the list (moving, filtering, sorting, the wheel)
+// and returns the key press it left for the tab, if any.
+func (s *listTab[R]) keyLeft(msg tea.Msg) (tea.KeyPressMsg, tea.Cmd, bool) {
+	cmd, done := s.list.update(msg)
+	if done {
+		return tea.KeyPressMsg{}, cmd, false
+	}
+	key, ok := msg.(tea.KeyPressMsg)
+	return key, nil, ok
+}
+
 // page is the tab's screen: the info line over body, padded to the height.
 func (s *listTab[R]) page(info, body string) string {
 	return info + "\n" + padLines(body, s.height-1)

@@ -132,13 +132,9 @@ func (s *Transactions) Update(msg tea.Msg) tea.Cmd {
 	if m, ok := msg.(TransactionRowsMsg); ok {
 		return s.list.takeRows(m.Full, m.Rows, m.Err, &s.err)
 	}
-	cmd, done := s.list.update(msg)
-	if done {
-		return cmd
-	}
-	key, ok := msg.(tea.KeyPressMsg)
+	key, cmd, ok := s.keyLeft(msg)
 	if !ok {
-		return nil
+		return cmd
 	}
 	k := s.ctx.Keys
 	switch {
