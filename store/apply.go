@@ -285,6 +285,9 @@ func (db *DB) applyDataRequestPush(tx *bolt.Tx, p *api.Push, op *PendingOp, c *C
 			return eff, nil
 		}
 		if created {
+			if err := joinOrder(tx, r); err != nil {
+				return eff, err
+			}
 			if err := db.adoptOrphans(tx, r); err != nil {
 				return eff, err
 			}

@@ -182,6 +182,8 @@ func encodeSummary(s Summary) []byte {
 	e.bool(s.OutcomeUnknown)
 	e.bool(s.IsTest)
 	e.str(s.Articles)
+	e.str(s.Email)
+	e.str(s.InvoiceNumbers)
 	return e.b
 }
 
@@ -193,6 +195,11 @@ func decodeSummary(b []byte) (Summary, error) {
 	s := Summary{Key: d.str(), ReservationNumber: d.str(), Invoice: d.str(), Customer: d.str(), Country: d.str(),
 		Currency: d.str(), Amount: d.dec(), Captured: d.dec(), Remaining: d.dec(), State: State(d.str()),
 		Created: d.time(), OutcomeUnknown: d.bool(), IsTest: d.bool(), Articles: d.str()}
+	// Summaries written before the order intake end here; later ones add the
+	// e-mail and the provider's invoice numbers for the search.
+	if d.err == nil && len(d.b) > 0 {
+		s.Email, s.InvoiceNumbers = d.str(), d.str()
+	}
 	return s, d.err
 }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -157,6 +158,16 @@ type Reservation struct {
 	// false).
 	Lines      []Line
 	LinesKnown bool
+	// OrderSource says where the lines came from when the webshop's order
+	// brought them (intake, import); "" when paydesk sent the Reserve.
+	OrderSource string `json:",omitempty"`
+	// UnsplitCaptured is what captures made elsewhere took whose lines could
+	// not be told from their amount: booked as an amount, per-line split
+	// unknown.
+	UnsplitCaptured decimal.Decimal
+	// InvoiceNumbers are the provider's invoice numbers of its successful
+	// captures (C700), one per shipment.
+	InvoiceNumbers []string `json:",omitempty"`
 	// Status is the Reserve's status (791 awaiting the customer, 190, 690 …).
 	Status      Status
 	Created     time.Time // the reservation date: when the Reserve was answered
@@ -198,6 +209,10 @@ func (r *Reservation) RemainingAmount() decimal.Decimal {
 	t := decimal.Zero
 	for _, l := range r.Lines {
 		t = t.Add(l.RemainingAmount())
+	}
+	// Captures made elsewhere whose lines are unknown still took money.
+	if t = t.Sub(r.UnsplitCaptured); t.Sign() < 0 {
+		return decimal.Zero
 	}
 	return t
 }
@@ -358,6 +373,10 @@ type Summary struct {
 	// Articles are the article numbers and titles joined by "\n", for the
 	// list filter ("filter by article").
 	Articles string
+	// Email is the customer's e-mail and InvoiceNumbers the provider's
+	// invoice numbers of its captures (joined by "\n"), for the search.
+	Email          string
+	InvoiceNumbers string
 }
 
 // DaysLeft is the number of days left in the 14-day shipment window.
@@ -378,6 +397,8 @@ func (r *Reservation) Summary() Summary {
 		b = append(b, l.Title...)
 	}
 	s.Articles = string(b)
+	s.Email = r.CustomerEmail
+	s.InvoiceNumbers = strings.Join(r.InvoiceNumbers, "\n")
 	return s
 }
 

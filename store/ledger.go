@@ -301,7 +301,8 @@ func recompute(tx *bolt.Tx, r *Reservation) error {
 	}
 
 	var partial, full, unknown []*Transaction
-	r.CapturedAmount, r.RefundedAmount = decimal.Zero, decimal.Zero
+	r.CapturedAmount, r.RefundedAmount, r.UnsplitCaptured = decimal.Zero, decimal.Zero, decimal.Zero
+	r.InvoiceNumbers = nil
 	for _, k := range r.Transactions {
 		t, err := getTx(tx, k)
 		if err != nil {
@@ -312,6 +313,9 @@ func recompute(tx *bolt.Tx, r *Reservation) error {
 		}
 		r.CapturedAmount = r.CapturedAmount.Add(t.Amount)
 		r.RefundedAmount = r.RefundedAmount.Add(t.Refunded)
+		if t.InvoiceNumber != "" {
+			r.InvoiceNumbers = append(r.InvoiceNumbers, t.InvoiceNumber)
+		}
 		switch {
 		case len(t.Lines) > 0:
 			partial = append(partial, t)
@@ -330,6 +334,7 @@ func recompute(tx *bolt.Tx, r *Reservation) error {
 			return s[i].Key < s[j].Key
 		})
 	}
+	slices.Sort(r.InvoiceNumbers) // the same whatever order the captures arrived in
 	byTime(partial)
 	byTime(full)
 	byTime(unknown)
@@ -355,10 +360,18 @@ func recompute(tx *bolt.Tx, r *Reservation) error {
 		}
 		for _, t := range unknown {
 			// Captured by another tool: when the amount is exactly what
-			// remained it was the full capture; otherwise its lines are
-			// unknown and only its amount counts.
-			if t.Amount.Equal(remainingAmount(lines)) {
+			// remained it was the full capture; when exactly one choice of
+			// remaining units adds up to it, those were shipped; otherwise
+			// its lines are unknown and only its amount counts.
+			switch {
+			case t.Amount.Equal(remainingAmount(lines)):
 				take(t, remainingAlloc(lines))
+			default:
+				if alloc := splitByAmount(lines, t.Amount); alloc != nil {
+					take(t, alloc)
+				} else {
+					r.UnsplitCaptured = r.UnsplitCaptured.Add(t.Amount)
+				}
 			}
 		}
 		kept := lines[:0]
@@ -478,6 +491,50 @@ func allocate(lines []Line, cls []api.CaptureLine) []int {
 		}
 	}
 	return alloc
+}
+
+// maxSplitTries bounds the search for the lines a capture made elsewhere
+// took: past it the split is left unknown rather than guessed.
+const maxSplitTries = 20_000
+
+// splitByAmount returns the one choice of remaining units (per line) whose
+// prices add up to amount, or nil when there is none, more than one, or the
+// search would be too large to be sure.
+func splitByAmount(lines []Line, amount decimal.Decimal) []int {
+	left := remainingAlloc(lines)
+	space := 1
+	for _, n := range left {
+		space *= n + 1
+		if space > maxSplitTries {
+			return nil
+		}
+	}
+	var found []int
+	cur := make([]int, len(lines))
+	count := 0
+	var walk func(i int, sum decimal.Decimal)
+	walk = func(i int, sum decimal.Decimal) {
+		if count > 1 {
+			return
+		}
+		if i == len(lines) {
+			if sum.Equal(amount) && !sum.IsZero() {
+				count++
+				found = slices.Clone(cur)
+			}
+			return
+		}
+		for q := 0; q <= left[i]; q++ {
+			cur[i] = q
+			walk(i+1, sum.Add(mulQty(lines[i].Price, q)))
+		}
+		cur[i] = 0
+	}
+	walk(0, decimal.Zero)
+	if count != 1 {
+		return nil
+	}
+	return found
 }
 
 func remainingAlloc(lines []Line) []int {

@@ -26,10 +26,15 @@ var (
 	bOpOpen      = []byte("opsopen")      // id → result key 0x00 invoice, for ops whose state IsOpen
 	bAudit       = []byte("audit")        // id → AuditEntry (JSON)
 	bExchange    = []byte("exchanges")    // id → Exchange (JSON)
+	// Orders from the webshop (intake, import): invoice → Order (JSON), and
+	// the ones refused for other lines under a known invoice: invoice 0x00
+	// content hash → Order (JSON).
+	bOrder         = []byte("orders")
+	bOrderConflict = []byte("orderconflicts")
 )
 
 var allBuckets = [][]byte{bMeta, bReservation, bSummary, bResNumber, bKeyOwner, bInvoice, bTransaction, bRelated,
-	bOrphan, bPush, bPushKey, bRejected, bOp, bOpOpen, bAudit, bExchange}
+	bOrphan, bPush, bPushKey, bRejected, bOp, bOpOpen, bAudit, bExchange, bOrder, bOrderConflict}
 
 var (
 	kSchema        = []byte("schema")
@@ -57,6 +62,15 @@ var migrations = []func(tx *bolt.Tx) error{
 	// number is there so that a paydesk knowing only version 1, which would
 	// take the new entries for transactions, refuses the file instead.
 	1: func(tx *bolt.Tx) error { return nil },
+	// Version 3 keeps the webshop's orders (the order intake).
+	2: func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bOrder, bOrderConflict} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	},
 }
 
 func (db *DB) migrate() error {

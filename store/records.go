@@ -192,6 +192,7 @@ type Change struct {
 	Ops          bool     // the operation journal changed
 	Audit        bool
 	Exchanges    bool
+	Orders       bool // an order was stored (intake, import) or refused as a conflict
 	// Overflow means earlier notifications were dropped because the
 	// subscriber was slow: reload everything.
 	Overflow bool

@@ -1,0 +1,342 @@
+package store
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/shopspring/decimal"
+	bolt "go.etcd.io/bbolt"
+
+	"paydesk/api"
+)
+
+// Order is a webshop's order as its Reserve request said it: the lines and
+// addresses the Reserve push does not carry. It reaches paydesk through the
+// listener's order intake or `paydesk import` and joins its reservation on
+// Invoice (and ReservationNumber when the shop sent one), in either order of
+// arrival.
+type Order struct {
+	Invoice string
+	// ReservationNumber is set when the shop sent it along (a parameter of
+	// the envelope); the join then needs it to match.
+	ReservationNumber string `json:",omitempty"`
+	Currency          string
+	Articles          []api.Article
+	Billing           api.Address
+	Shipping          api.Address
+	// Source says where it came from: "intake 127.0.0.1:50312",
+	// "import orders.csv".
+	Source   string
+	Received time.Time
+	// Hash identifies the order's content (invoice, currency, lines,
+	// addresses): the same order twice is one order.
+	Hash string
+	// ReservationKey is the reservation it joined, "" while no Reserve push
+	// with its invoice has arrived.
+	ReservationKey string `json:",omitempty"`
+}
+
+// Amount is the order's total: the sum of its lines.
+func (o *Order) Amount() decimal.Decimal { return api.ArticlesTotal(o.Articles) }
+
+// Customer is the billing name.
+func (o *Order) Customer() string {
+	return joinName(o.Billing.FirstName, o.Billing.LastName)
+}
+
+func joinName(first, last string) string {
+	switch {
+	case first == "":
+		return last
+	case last == "":
+		return first
+	}
+	return first + " " + last
+}
+
+// OrderOutcome tells what PutOrder did with an order.
+type OrderOutcome string
+
+// Order outcomes, as the intake and `paydesk import` report them.
+const (
+	OrderImported OrderOutcome = "imported"      // stored (and joined when its reservation is known)
+	OrderKnown    OrderOutcome = "already known" // the same order was stored before; nothing changed
+	OrderConflict OrderOutcome = "conflict"      // the invoice is known with other lines; both kept
+)
+
+// OrderResult is what PutOrder did.
+type OrderResult struct {
+	Outcome OrderOutcome
+	// ReservationKey is the reservation the order joined, "" while it waits
+	// for its Reserve push.
+	ReservationKey string
+	// Reason says, for a conflict, what differs.
+	Reason string
+}
+
+// ErrOrderConflict is wrapped by the error a caller gets for a conflict.
+var ErrOrderConflict = errors.New("the invoice is already known with other lines")
+
+// orderHash is the content hash of an order: what a shop sends, not when or
+// from where.
+func orderHash(o *Order) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	_ = enc.Encode([]any{o.Invoice, o.ReservationNumber, o.Currency, canonicalArticles(o.Articles), o.Billing, o.Shipping})
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+type canonArticle struct {
+	Number, Title, Type, Price, Vat string
+	Quantity                        int
+}
+
+// canonicalArticles writes prices and VAT in their shortest form, so 12.50
+// and 12.5 are the same line.
+func canonicalArticles(as []api.Article) []canonArticle {
+	out := make([]canonArticle, len(as))
+	for i, a := range as {
+		out[i] = canonArticle{Number: a.Number, Title: a.Title, Type: a.Type, Price: a.Price.String(), Vat: a.Vat.String(), Quantity: a.Quantity}
+	}
+	return out
+}
+
+// sameLines reports whether two orders name the same lines (number,
+// quantity, price and VAT; titles and types may be worded differently).
+func sameLines(a, b []api.Article) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Number != b[i].Number || a[i].Quantity != b[i].Quantity || !a[i].Price.Equal(b[i].Price) || !a[i].Vat.Equal(b[i].Vat) {
+			return false
+		}
+	}
+	return true
+}
+
+// diffLines says in words how two line lists differ, for a conflict.
+func diffLines(stored, incoming []api.Article) string {
+	if len(stored) != len(incoming) {
+		return fmt.Sprintf("%d lines known, %d lines sent", len(stored), len(incoming))
+	}
+	for i := range stored {
+		s, n := stored[i], incoming[i]
+		switch {
+		case s.Number != n.Number:
+			return fmt.Sprintf("line %d: article %q known, %q sent", i+1, s.Number, n.Number)
+		case s.Quantity != n.Quantity:
+			return fmt.Sprintf("article %q: quantity %d known, %d sent", s.Number, s.Quantity, n.Quantity)
+		case !s.Price.Equal(n.Price):
+			return fmt.Sprintf("article %q: price %s known, %s sent", s.Number, s.Price.StringFixed(2), n.Price.StringFixed(2))
+		case !s.Vat.Equal(n.Vat):
+			return fmt.Sprintf("article %q: VAT %s%% known, %s%% sent", s.Number, s.Vat, n.Vat)
+		}
+	}
+	return "the lines differ"
+}
+
+func conflictKey(invoice, hash string) []byte { return invoiceKey(invoice, hash) }
+
+func getOrder(tx *bolt.Tx, invoice string) (*Order, error) {
+	v := tx.Bucket(bOrder).Get([]byte(invoice))
+	if v == nil {
+		return nil, nil
+	}
+	var o Order
+	if err := json.Unmarshal(v, &o); err != nil {
+		return nil, fmt.Errorf("order %s: %w", invoice, err)
+	}
+	return &o, nil
+}
+
+func putOrderRecord(tx *bolt.Tx, o *Order) error {
+	v, err := json.Marshal(o)
+	if err != nil {
+		return fmt.Errorf("order %s: %w", o.Invoice, err)
+	}
+	return tx.Bucket(bOrder).Put([]byte(o.Invoice), v)
+}
+
+// PutOrder stores a webshop's order durably (one transaction, on disk when
+// it returns) and joins it to its reservation when that is known. The same
+// order again is OrderKnown and changes nothing. An order whose invoice is
+// known with other lines is kept beside the first for an operator to see and
+// answered OrderConflict with an error wrapping ErrOrderConflict.
+func (db *DB) PutOrder(o Order) (OrderResult, error) {
+	if o.Invoice == "" {
+		return OrderResult{}, errors.New("order: no invoice")
+	}
+	if len(o.Articles) == 0 {
+		return OrderResult{}, fmt.Errorf("order %s: no article lines", o.Invoice)
+	}
+	o.Received = nowOr(o.Received, db.now)
+	o.Hash = orderHash(&o)
+	o.ReservationKey = ""
+	var res OrderResult
+	err := db.update(func(tx *bolt.Tx, c *Change) error {
+		res = OrderResult{}
+		stored, err := getOrder(tx, o.Invoice)
+		if err != nil {
+			return err
+		}
+		if stored != nil {
+			if sameLines(stored.Articles, o.Articles) {
+				res = OrderResult{Outcome: OrderKnown, ReservationKey: stored.ReservationKey}
+				return nil
+			}
+			res = OrderResult{Outcome: OrderConflict, ReservationKey: stored.ReservationKey, Reason: diffLines(stored.Articles, o.Articles)}
+			return db.keepConflict(tx, &o, c)
+		}
+		r, err := reservationForOrder(tx, &o)
+		if err != nil {
+			return err
+		}
+		if r != nil && r.LinesKnown {
+			// Made by paydesk itself (or an earlier import): the lines it
+			// knows are the order's, or the two disagree.
+			o.ReservationKey = r.Key
+			if !sameLines(r.Original.Articles, o.Articles) {
+				res = OrderResult{Outcome: OrderConflict, ReservationKey: r.Key, Reason: diffLines(r.Original.Articles, o.Articles)}
+				return db.keepConflict(tx, &o, c)
+			}
+			res = OrderResult{Outcome: OrderKnown, ReservationKey: r.Key}
+			return putOrderRecord(tx, &o)
+		}
+		res.Outcome = OrderImported
+		if r != nil {
+			o.ReservationKey, res.ReservationKey = r.Key, r.Key
+			fillFromOrder(r, &o)
+			if err := db.putReservation(tx, r, c); err != nil {
+				return err
+			}
+		}
+		c.Orders = true
+		return putOrderRecord(tx, &o)
+	})
+	if err != nil {
+		return OrderResult{}, fmt.Errorf("order %s: %w", o.Invoice, err)
+	}
+	if res.Outcome == OrderConflict {
+		return res, fmt.Errorf("order %s: %w (%s); both are kept for an operator to compare", o.Invoice, ErrOrderConflict, res.Reason)
+	}
+	return res, nil
+}
+
+func (db *DB) keepConflict(tx *bolt.Tx, o *Order, c *Change) error {
+	v, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	c.Orders = true
+	return tx.Bucket(bOrderConflict).Put(conflictKey(o.Invoice, o.Hash), v)
+}
+
+// reservationForOrder finds the reservation an order belongs to: by the
+// reservation number it carries, else the newest with its invoice.
+func reservationForOrder(tx *bolt.Tx, o *Order) (*Reservation, error) {
+	if o.ReservationNumber != "" {
+		r, err := findReservation(tx, o.ReservationNumber)
+		if r != nil || err != nil {
+			return r, err
+		}
+	}
+	r, err := reservationByInvoice(tx, o.Invoice)
+	if r != nil && o.ReservationNumber != "" && r.ReservationNumber != "" && r.ReservationNumber != o.ReservationNumber {
+		return nil, err
+	}
+	return r, err
+}
+
+// fillFromOrder gives a reservation seen only in pushes the order's lines
+// and addresses; recompute then derives the ledger and the customer.
+func fillFromOrder(r *Reservation, o *Order) {
+	r.Original = Update{Articles: slices.Clone(o.Articles), Billing: o.Billing, Shipping: o.Shipping}
+	r.LinesKnown = true
+	if r.Currency == "" {
+		r.Currency = o.Currency
+	}
+	if r.Invoice == "" {
+		r.Invoice = o.Invoice
+	}
+	r.OrderSource = o.Source
+}
+
+// joinOrder completes a reservation that a push just created with the order
+// that arrived before it, and marks the order joined.
+func joinOrder(tx *bolt.Tx, r *Reservation) error {
+	if r.LinesKnown || r.Invoice == "" {
+		return nil
+	}
+	o, err := getOrder(tx, r.Invoice)
+	if err != nil || o == nil {
+		return err
+	}
+	if o.ReservationKey != "" && o.ReservationKey != r.Key {
+		return nil // it joined another reservation with this invoice
+	}
+	if o.ReservationNumber != "" && r.ReservationNumber != "" && o.ReservationNumber != r.ReservationNumber {
+		return nil
+	}
+	fillFromOrder(r, o)
+	o.ReservationKey = r.Key
+	return putOrderRecord(tx, o)
+}
+
+// Order returns the order stored for an invoice.
+func (db *DB) Order(invoice string) (*Order, error) {
+	return getOne(db, "order "+invoice, func(tx *bolt.Tx) (*Order, error) { return getOrder(tx, invoice) })
+}
+
+// Orders returns the stored orders in invoice order; waiting keeps only
+// those no reservation has joined yet (no Reserve push with their invoice).
+func (db *DB) Orders(waiting bool) ([]*Order, error) {
+	var out []*Order
+	err := db.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bOrder).ForEach(func(k, v []byte) error {
+			var o Order
+			if err := json.Unmarshal(v, &o); err != nil {
+				return fmt.Errorf("order %s: %w", k, err)
+			}
+			if !waiting || o.ReservationKey == "" {
+				out = append(out, &o)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("orders: %w", err)
+	}
+	return out, nil
+}
+
+// OrderConflicts returns the orders refused because their invoice was known
+// with other lines, optionally for one invoice.
+func (db *DB) OrderConflicts(invoice string) ([]*Order, error) {
+	var out []*Order
+	err := db.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bOrderConflict).Cursor()
+		var prefix []byte
+		if invoice != "" {
+			prefix = append([]byte(invoice), 0)
+		}
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			var o Order
+			if err := json.Unmarshal(v, &o); err != nil {
+				return fmt.Errorf("order conflict %q: %w", k, err)
+			}
+			out = append(out, &o)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("order conflicts: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,201 @@
+package store
+
+import (
+	"errors"
+	"testing"
+
+	"paydesk/api"
+)
+
+func shopOrder(invoice string) Order {
+	return Order{Invoice: invoice, Currency: "EUR", Source: "intake test",
+		Articles: []api.Article{
+			{Number: "MUG", Title: "Mug", Price: dec("12.50"), Quantity: 2, Vat: dec("21")},
+			{Number: "TEE", Title: "T-shirt", Price: dec("24.95"), Quantity: 1, Vat: dec("21")},
+			{Number: "SHIP", Title: "Shipping", Type: "ShipmentFee", Price: dec("4.95"), Quantity: 1, Vat: dec("21")},
+		},
+		Billing: api.Address{FirstName: "Jürgen", LastName: "Müller", Street: "Hauptstraße", HouseNumber: "5", City: "Köln",
+			Country: "DE", Email: "jm@example.de", PhoneNumber: "0221123456"}}
+}
+
+// reservePush is the Reserve push of a shop's reservation: only the key, the
+// invoice and the reservation number.
+func reservePush(g *gw, invoice string) (key, number string, p *api.Push) {
+	key = g.key()
+	number = "RES-" + key[28:]
+	return key, number, dataPush(key, invoice, api.ActionReserve, g.status(api.StatusSuccess, ""),
+		api.ResponseParameter{Name: api.PReservationNumber, Value: api.FlexString(number)})
+}
+
+func TestOrderJoinsReservationInEitherOrder(t *testing.T) {
+	for _, orderFirst := range []bool{true, false} {
+		name := "push first"
+		if orderFirst {
+			name = "order first"
+		}
+		t.Run(name, func(t *testing.T) {
+			db := openTest(t)
+			g := &gw{clock: t0}
+			key, _, p := reservePush(g, "SHOP-77001")
+			var res OrderResult
+			var err error
+			if orderFirst {
+				if res, err = db.PutOrder(shopOrder("SHOP-77001")); err != nil {
+					t.Fatal(err)
+				}
+				if res.Outcome != OrderImported || res.ReservationKey != "" {
+					t.Fatalf("order before its push: %+v", res)
+				}
+				waiting, _ := db.Orders(true)
+				if len(waiting) != 1 {
+					t.Fatalf("orders waiting for their push: %d, want 1", len(waiting))
+				}
+				push(t, db, p)
+			} else {
+				push(t, db, p)
+				r, _ := db.Reservation(key)
+				if r.LinesKnown || !r.Amount().IsZero() {
+					t.Fatalf("push-only reservation has lines: %+v", r.Lines)
+				}
+				if res, err = db.PutOrder(shopOrder("SHOP-77001")); err != nil {
+					t.Fatal(err)
+				}
+				if res.Outcome != OrderImported || res.ReservationKey != key {
+					t.Fatalf("order after its push: %+v", res)
+				}
+			}
+			r, err := db.Reservation(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.LinesKnown || len(r.Lines) != 3 || !r.Amount().Equal(dec("54.90")) {
+				t.Fatalf("lines %+v amount %s", r.Lines, r.Amount())
+			}
+			if r.CustomerName != "Jürgen Müller" || r.CustomerEmail != "jm@example.de" || r.Country != "DE" || r.OrderSource != "intake test" {
+				t.Fatalf("customer %q %q %q source %q", r.CustomerName, r.CustomerEmail, r.Country, r.OrderSource)
+			}
+			if r.State() != StateReserved {
+				t.Fatalf("state %s", r.State())
+			}
+			o, err := db.Order("SHOP-77001")
+			if err != nil || o.ReservationKey != key {
+				t.Fatalf("order not marked joined: %+v %v", o, err)
+			}
+			if waiting, _ := db.Orders(true); len(waiting) != 0 {
+				t.Fatalf("%d orders still waiting", len(waiting))
+			}
+			sums, _ := db.LoadReservationSummaries()
+			if len(sums) != 1 || sums[0].Customer != "Jürgen Müller" || sums[0].Email != "jm@example.de" || !sums[0].Amount.Equal(dec("54.90")) {
+				t.Fatalf("summary %+v", sums)
+			}
+		})
+	}
+}
+
+func TestOrderIdempotentAndConflicts(t *testing.T) {
+	db := openTest(t)
+	if _, err := db.PutOrder(shopOrder("SHOP-1")); err != nil {
+		t.Fatal(err)
+	}
+	// The same order again, prices written differently: one order.
+	again := shopOrder("SHOP-1")
+	again.Articles[0].Price = dec("12.5")
+	again.Source = "import orders.csv"
+	res, err := db.PutOrder(again)
+	if err != nil || res.Outcome != OrderKnown {
+		t.Fatalf("same order again: %+v %v", res, err)
+	}
+	other := shopOrder("SHOP-1")
+	other.Articles[0].Quantity = 3
+	res, err = db.PutOrder(other)
+	if !errors.Is(err, ErrOrderConflict) || res.Outcome != OrderConflict {
+		t.Fatalf("other lines: %+v %v", res, err)
+	}
+	if res.Reason != `article "MUG": quantity 2 known, 3 sent` {
+		t.Fatalf("reason %q", res.Reason)
+	}
+	kept, _ := db.Order("SHOP-1")
+	if kept.Articles[0].Quantity != 2 || kept.Source != "intake test" {
+		t.Fatalf("the first order was replaced: %+v", kept)
+	}
+	cs, err := db.OrderConflicts("SHOP-1")
+	if err != nil || len(cs) != 1 || cs[0].Articles[0].Quantity != 3 {
+		t.Fatalf("conflicts %+v %v", cs, err)
+	}
+	// Sending the conflicting order twice keeps one copy of it.
+	if _, err := db.PutOrder(other); !errors.Is(err, ErrOrderConflict) {
+		t.Fatal(err)
+	}
+	if cs, _ := db.OrderConflicts(""); len(cs) != 1 {
+		t.Fatalf("%d conflicts", len(cs))
+	}
+	if _, err := db.PutOrder(Order{Invoice: "X"}); err == nil {
+		t.Fatal("an order without lines was stored")
+	}
+}
+
+func TestOrderForReservationPaydeskMade(t *testing.T) {
+	db := openTest(t)
+	g := &gw{clock: t0}
+	s := newScenario(t, db, g, "INV-OWN")
+	s.reserve([]api.Article{{Number: "A", Title: "A", Price: dec("10"), Quantity: 1, Vat: dec("21")}}, true)
+	same := Order{Invoice: "INV-OWN", Currency: "EUR", Articles: []api.Article{{Number: "A", Title: "A", Price: dec("10.00"), Quantity: 1, Vat: dec("21")}}}
+	if res, err := db.PutOrder(same); err != nil || res.Outcome != OrderKnown || res.ReservationKey != s.resKey {
+		t.Fatalf("same lines: %+v %v", res, err)
+	}
+	diff := Order{Invoice: "INV-OWN", Currency: "EUR", Articles: []api.Article{{Number: "B", Title: "B", Price: dec("10"), Quantity: 1, Vat: dec("21")}}}
+	if _, err := db.PutOrder(diff); !errors.Is(err, ErrOrderConflict) {
+		t.Fatalf("other lines: %v", err)
+	}
+	if r := s.reservation(); r.Lines[0].ArticleNumber != "A" {
+		t.Fatalf("lines changed: %+v", r.Lines)
+	}
+}
+
+// TestCaptureMadeElsewhere: the shop's own back end captures; the Pay push
+// joins by invoice. Lines are booked when the amount tells them apart,
+// otherwise the amount is booked and the split marked unknown.
+func TestCaptureMadeElsewhere(t *testing.T) {
+	cases := []struct {
+		name          string
+		amount        string
+		captured      map[string]int // article → units booked
+		unsplit       string
+		state         State
+		remainingLeft string
+	}{
+		{"one line", "24.95", map[string]int{"TEE": 1}, "0", StatePartlyCaptured, "29.95"},
+		{"two units", "25", map[string]int{"MUG": 2}, "0", StatePartlyCaptured, "29.90"},
+		{"everything", "54.90", map[string]int{"MUG": 2, "TEE": 1, "SHIP": 1}, "0", StateCaptured, "0"},
+		{"no combination", "20", map[string]int{}, "20", StatePartlyCaptured, "34.90"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			db := openTest(t)
+			g := &gw{clock: t0}
+			key, number, p := reservePush(g, "SHOP-9")
+			push(t, db, p)
+			if _, err := db.PutOrder(shopOrder("SHOP-9")); err != nil {
+				t.Fatal(err)
+			}
+			k := g.key()
+			push(t, db, txPush(k, "SHOP-9", api.ServiceDeferred, api.TypeDeferredPay, dec(tc.amount), g.status(api.StatusSuccess, api.SubCodeProcessed), nil,
+				api.ResponseParameter{Name: api.PInvoiceNumber, Value: "PROV-123"}))
+			r, _ := db.Reservation(number)
+			if r.Key != key || !r.CapturedAmount.Equal(dec(tc.amount)) {
+				t.Fatalf("capture not joined: captured %s", r.CapturedAmount)
+			}
+			for _, l := range r.Lines {
+				if l.Captured != tc.captured[l.ArticleNumber] {
+					t.Errorf("%s captured %d, want %d", l.ArticleNumber, l.Captured, tc.captured[l.ArticleNumber])
+				}
+			}
+			if !r.UnsplitCaptured.Equal(dec(tc.unsplit)) || r.State() != tc.state || !r.RemainingAmount().Equal(dec(tc.remainingLeft)) {
+				t.Fatalf("unsplit %s state %s remaining %s", r.UnsplitCaptured, r.State(), r.RemainingAmount())
+			}
+			if sums, _ := db.LoadReservationSummaries(); sums[0].InvoiceNumbers != "PROV-123" {
+				t.Fatalf("provider invoice number not in the summary: %q", sums[0].InvoiceNumbers)
+			}
+		})
+	}
+}
