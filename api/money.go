@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/shopspring/decimal"
 )
@@ -89,4 +90,28 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// ParsePlainDecimal reads a decimal as people and spreadsheets write it: an
+// optional sign, digits, and a decimal point or comma. Exponents ("1e2"),
+// thousands separators, spaces inside and "NaN" are refused, so a typo never
+// becomes a different amount.
+func ParsePlainDecimal(s string) (decimal.Decimal, error) {
+	t := strings.TrimSpace(s)
+	body := strings.TrimPrefix(strings.TrimPrefix(t, "-"), "+")
+	digits, seps := 0, 0
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' || c == ',':
+			seps++
+		default:
+			return decimal.Zero, fmt.Errorf("%q is not a plain decimal number (digits with one decimal point)", truncate(s, 40))
+		}
+	}
+	if digits == 0 || seps > 1 {
+		return decimal.Zero, fmt.Errorf("%q is not a plain decimal number (digits with one decimal point)", truncate(s, 40))
+	}
+	return decimal.NewFromString(strings.Replace(t, ",", ".", 1))
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -42,6 +43,9 @@ type Event struct {
 	Record     store.PushRecord // for a stored push, as stored (ID set)
 	Result     store.ApplyResult
 	HTTPStatus int
+	// Order is set for a request to the order intake (Record then holds
+	// only its time, invoice and amount).
+	Order *OrderEvent
 }
 
 // Server is the push listener. Serve answers on its own HTTP/1.1 loop
@@ -95,6 +99,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		pr.body, pr.tooLarge, pr.bodyErr = readBody(r)
 	}
 	status, text := s.handle(r.Context(), pr)
+	if isOrdersPath(pr.requestURI) && strings.HasPrefix(text, "{") {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, text+"\n")
+		return
+	}
 	if status == http.StatusOK {
 		w.WriteHeader(status)
 		return
@@ -112,6 +122,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handle(ctx context.Context, r *pushRequest) (status int, text string) {
 	if r.method != http.MethodPost {
 		return http.StatusMethodNotAllowed, "pushes are POSTed"
+	}
+	if isOrdersPath(r.requestURI) {
+		return s.handleOrder(ctx, r)
 	}
 	rec := store.PushRecord{ReceivedAt: s.cfg.Now(), RemoteAddr: r.remoteAddr, Method: r.method,
 		URL: r.requestURI, Header: r.header, Body: r.body}

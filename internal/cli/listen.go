@@ -110,9 +110,13 @@ func runListen(ctx context.Context, sio IO, args []string) int {
 	if signedOver == "" {
 		signedOver = "http://" + bound.String() + "/<path> (as each push arrives)"
 	}
+	intakeURL := "http://" + bound.String() + pushlistener.OrdersPath
+	if *pushURL != "" {
+		intakeURL = pushlistener.OrdersURL(*pushURL)
+	}
 	outMu.Lock()
-	fmt.Fprintf(sio.Stderr, "paydesk listen: listening on http://%s\n  signature over: %s\n  website key:    %s\n  cache:          %s\n",
-		bound, signedOver, *websiteKey, db.Path())
+	fmt.Fprintf(sio.Stderr, "paydesk listen: listening on http://%s\n  signature over: %s\n  order intake:   %s (the shop's Reserve envelope, signed over this URL)\n  website key:    %s\n  cache:          %s\n",
+		bound, signedOver, intakeURL, *websiteKey, db.Path())
 	outMu.Unlock()
 	if err := srv.Serve(ctx); err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
@@ -185,6 +189,23 @@ func printLine(w io.Writer, e pushlistener.Event) {
 	c := textsafe.Clean
 	var b strings.Builder
 	b.WriteString(r.ReceivedAt.Format("2006-01-02T15:04:05.000Z07:00"))
+	if o := e.Order; o != nil {
+		fmt.Fprintf(&b, "  ORDER %d  invoice %s  %s", e.HTTPStatus, orDash(c(o.Invoice)), o.Outcome)
+		if o.Lines > 0 {
+			fmt.Fprintf(&b, "  %d lines  amount %s %s  customer %s", o.Lines, o.Amount.StringFixed(2), c(o.Currency), orDash(c(o.Customer)))
+		}
+		if o.ReservationKey != "" {
+			fmt.Fprintf(&b, "  reservation %s", c(o.ReservationKey))
+		} else if o.Outcome == "imported" {
+			b.WriteString("  (waiting for its Reserve push)")
+		}
+		if o.Reason != "" {
+			fmt.Fprintf(&b, "  reason %s", c(o.Reason))
+		}
+		b.WriteByte('\n')
+		_, _ = io.WriteString(w, b.String())
+		return
+	}
 	if r.Rejected {
 		fmt.Fprintf(&b, "  REJECTED %d", e.HTTPStatus)
 	} else {
@@ -261,6 +282,14 @@ type pushLine struct {
 func printJSON(w io.Writer, e pushlistener.Event) {
 	r := e.Record
 	c := textsafe.Clean
+	if o := e.Order; o != nil {
+		b, err := json.Marshal(orderLine{Time: r.ReceivedAt, HTTPStatus: e.HTTPStatus, Order: true, Invoice: c(o.Invoice), Result: o.Outcome,
+			Lines: o.Lines, Amount: o.Amount.StringFixed(2), Currency: c(o.Currency), Customer: c(o.Customer), Reservation: o.ReservationKey, Reason: c(o.Reason)})
+		if err == nil {
+			_, _ = w.Write(append(b, '\n'))
+		}
+		return
+	}
 	l := pushLine{Time: r.ReceivedAt, ID: r.ID, HTTPStatus: e.HTTPStatus, Envelope: r.Envelope, Key: c(r.Key), Invoice: c(r.Invoice),
 		Service: c(r.Service), Kind: c(r.Kind), Status: r.Status.Code, SubCode: c(r.Status.SubCode), Currency: c(r.Currency),
 		Signature: r.Signature, Rejected: r.Rejected, Reason: c(r.Reason), Duplicate: e.Result.Duplicate,
@@ -279,4 +308,26 @@ func printJSON(w io.Writer, e pushlistener.Event) {
 		return
 	}
 	_, _ = w.Write(append(b, '\n'))
+}
+
+// orderLine is the --json form of a request to the order intake.
+type orderLine struct {
+	Time        time.Time `json:"time"`
+	HTTPStatus  int       `json:"httpStatus"`
+	Order       bool      `json:"order"`
+	Invoice     string    `json:"invoice,omitempty"`
+	Result      string    `json:"result"`
+	Lines       int       `json:"lines,omitempty"`
+	Amount      string    `json:"amount,omitempty"`
+	Currency    string    `json:"currency,omitempty"`
+	Customer    string    `json:"customer,omitempty"`
+	Reservation string    `json:"reservation,omitempty"`
+	Reason      string    `json:"reason,omitempty"`
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
