@@ -36,7 +36,8 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"sandbox", "run the sandbox gateway as a standalone server", runSandbox},
-		{"listen", "receive, verify and store pushes, one line per push", runListen},
+		{"listen", "receive, verify and store pushes and webshop orders, one line each", runListen},
+		{"import", "store webshop orders: Reserve envelopes (JSON, NDJSON) or CSV order lines", runImport},
 		{"reservations", "list the cached reservations (--json for scripts)", runReservations},
 		{"show", "show a reservation: lines, ledger, transactions", runShow},
 		{"capture", "capture a shipment: RESERVATION [ARTICLE=QTY ...]", runCapture},

@@ -1,6 +1,8 @@
 package intake
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -106,7 +108,13 @@ const maxCSVRows = 1_000_000
 // naming the row and the rule; a header that lacks a required column or
 // names an unknown one refuses the file.
 func ReadCSV(r io.Reader) ([]Item, error) {
-	cr := csv.NewReader(r)
+	br := bufio.NewReader(r)
+	cr := csv.NewReader(br)
+	// Spreadsheets in the shop's countries (NL, DE, AT) save with ';' where
+	// the decimal separator is a comma: the header row tells which.
+	if head, _ := br.Peek(4096); sniffSemicolon(head) {
+		cr.Comma = ';'
+	}
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = false
 	header, err := cr.Read()
@@ -304,3 +312,12 @@ func articleFromRow(get func(int) string) (api.Article, error) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// sniffSemicolon reports whether the header row (the first line) separates
+// its columns with ';' rather than ','.
+func sniffSemicolon(head []byte) bool {
+	if i := bytes.IndexByte(head, '\n'); i >= 0 {
+		head = head[:i]
+	}
+	return bytes.Count(head, []byte{';'}) > bytes.Count(head, []byte{','})
+}
