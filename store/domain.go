@@ -168,6 +168,9 @@ type Reservation struct {
 	// InvoiceNumbers are the provider's invoice numbers of its successful
 	// captures (C700), one per shipment.
 	InvoiceNumbers []string `json:",omitempty"`
+	// CapturedInFull is true when a full capture (no article groups)
+	// succeeded on a reservation whose lines are not known: nothing remains.
+	CapturedInFull bool `json:",omitempty"`
 	// Status is the Reserve's status (791 awaiting the customer, 190, 690 …).
 	Status      Status
 	Created     time.Time // the reservation date: when the Reserve was answered
@@ -235,7 +238,7 @@ func (r *Reservation) State() State {
 	if !captured {
 		return StateReserved
 	}
-	if r.LinesKnown && r.remainingUnits() == 0 {
+	if (r.LinesKnown && r.remainingUnits() == 0) || (!r.LinesKnown && r.CapturedInFull) {
 		return StateCaptured
 	}
 	return StatePartlyCaptured

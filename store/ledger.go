@@ -338,6 +338,7 @@ func recompute(tx *bolt.Tx, r *Reservation) error {
 	byTime(partial)
 	byTime(full)
 	byTime(unknown)
+	r.CapturedInFull = !r.LinesKnown && len(full) > 0
 
 	for i := range lines {
 		lines[i].Captured, lines[i].Cancelled, lines[i].Refunded = 0, 0, 0

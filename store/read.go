@@ -1,11 +1,14 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -35,9 +38,61 @@ func (db *DB) LoadReservationSummaries() ([]Summary, error) {
 	return out, nil
 }
 
-// Reservation finds a reservation by key or reservation number.
+// Reservation finds a reservation by key, reservation number or invoice
+// (the newest reservation with that invoice). Not found names the three.
 func (db *DB) Reservation(ref string) (*Reservation, error) {
-	return getOne(db, "reservation "+ref, func(tx *bolt.Tx) (*Reservation, error) { return findReservation(tx, ref) })
+	r, err := getOne(db, "reservation "+ref, func(tx *bolt.Tx) (*Reservation, error) {
+		r, err := findReservation(tx, ref)
+		if r == nil && err == nil {
+			r, err = reservationByInvoice(tx, ref)
+		}
+		return r, err
+	})
+	if errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("reservation %s: %w (no reservation has it as key, reservation number or invoice)", ref, ErrNotFound)
+	}
+	return r, err
+}
+
+// ResolveTransaction finds a transaction by key or, for a deferred-invoice
+// capture or refund, by the merchant's invoice when exactly one capture has
+// it (a refund is for a capture: that is what an operator names). Several
+// captures under one invoice are refused naming their keys.
+func (db *DB) ResolveTransaction(ref string) (*Transaction, error) {
+	var found *Transaction
+	var candidates []string
+	err := db.view(func(tx *bolt.Tx) error {
+		t, err := getTx(tx, ref)
+		if t != nil || err != nil {
+			found = t
+			return err
+		}
+		prefix := append([]byte(ref), 0)
+		c := tx.Bucket(bInvoice).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if len(v) != 1 || v[0] != invTransaction {
+				continue
+			}
+			t, err := getTx(tx, string(k[len(prefix):]))
+			if err != nil {
+				return err
+			}
+			if t != nil && t.Kind == KindCapture && t.Status.IsSuccess() {
+				found = t
+				candidates = append(candidates, t.Key+" ("+t.Amount.StringFixed(2)+" "+t.Currency+")")
+			}
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("transaction %s: %w", ref, err)
+	case len(candidates) > 1:
+		return nil, fmt.Errorf("transaction %s: the invoice has %d captures: %s; name one by its key", ref, len(candidates), strings.Join(candidates, ", "))
+	case found == nil:
+		return nil, fmt.Errorf("transaction %s: %w (no transaction has it as key, and no capture has it as invoice)", ref, ErrNotFound)
+	}
+	return found, nil
 }
 
 // Transaction finds a transaction by key.

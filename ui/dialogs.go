@@ -160,7 +160,7 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 		return func() tea.Msg {
 			r, err := st.Reservation(ref)
 			if err != nil {
-				return fail(fmt.Errorf("reservation %s: %w", ref, err))
+				return fail(err)
 			}
 			switch i.(type) {
 			case views.CaptureIntent:
@@ -180,7 +180,7 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 		return func() tea.Msg {
 			t, err := st.Transaction(i.TransactionKey)
 			if err != nil {
-				return fail(fmt.Errorf("transaction %s: %w", i.TransactionKey, err))
+				return fail(err)
 			}
 			switch t.Kind {
 			case store.KindGiftCardPay, store.KindGiftCardRemainder:

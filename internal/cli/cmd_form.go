@@ -91,7 +91,7 @@ func runForm(ctx context.Context, sio IO, args []string) int {
 		}
 		r, err := env.db.Reservation(target)
 		if err != nil {
-			return c.fail(fmt.Errorf("reservation %s: %w", target, err))
+			return c.fail(err)
 		}
 		switch c.args[0] {
 		case "capture":
@@ -116,9 +116,9 @@ func runForm(ctx context.Context, sio IO, args []string) int {
 		if !need() {
 			return exitUsage
 		}
-		t, err := env.db.Transaction(target)
+		t, err := env.db.ResolveTransaction(target)
 		if err != nil {
-			return c.fail(fmt.Errorf("transaction %s: %w", target, err))
+			return c.fail(err)
 		}
 		f = forms.NewGiftCardRefund(t, false, svc.Mode())
 	case "test-reservation":

@@ -442,7 +442,7 @@ func runShow(ctx context.Context, sio IO, args []string) int {
 	defer env.Close()
 	r, err := env.db.Reservation(c.args[0])
 	if err != nil {
-		return c.fail(fmt.Errorf("reservation %s: %w", c.args[0], err))
+		return c.fail(err)
 	}
 	txs, err := env.db.TransactionsFor(r.Key)
 	if err != nil {
@@ -483,9 +483,11 @@ func runShow(ctx context.Context, sio IO, args []string) int {
 
 func runCapture(ctx context.Context, sio IO, args []string) int {
 	var late bool
+	var amountText string
 	c, code := newCmd("capture", "RESERVATION [ARTICLE=QTY ...] [--late] [--json]   (no pairs: everything remaining)", sio, 1, -1, args,
 		func(fs *flag.FlagSet) {
 			fs.BoolVar(&late, "late", false, "confirm a capture past the 14-day shipment window")
+			fs.StringVar(&amountText, "amount", "", "full capture by amount, for a reservation whose lines are not known (its order never arrived)")
 		})
 	if c == nil {
 		return code
@@ -500,7 +502,21 @@ func runCapture(ctx context.Context, sio IO, args []string) int {
 		return code
 	}
 	defer env.Close()
-	res, err := env.svc.Capture(ctx, ops.CaptureRequest{Reservation: c.args[0], Quantities: qty, LateConfirmed: late})
+	req := ops.CaptureRequest{Reservation: c.args[0], Quantities: qty, LateConfirmed: late}
+	if amountText != "" {
+		if len(qty) > 0 {
+			fmt.Fprintln(sio.Stderr, "paydesk capture: --amount is a full capture: give no ARTICLE=QTY pairs with it")
+			return exitUsage
+		}
+		a, err := api.ParsePlainDecimal(amountText)
+		if err != nil {
+			fmt.Fprintf(sio.Stderr, "paydesk capture: --amount: %v\n", err)
+			return exitUsage
+		}
+		req.Amount = &a
+		fmt.Fprintf(sio.Stderr, "paydesk capture: warning: %s\n", ops.ByAmountWarning)
+	}
+	res, err := env.svc.Capture(ctx, req)
 	if errors.Is(err, ops.ErrConfirmRequired) {
 		err = fmt.Errorf("%w (pass --late to confirm)", err)
 	}
@@ -524,7 +540,7 @@ func runCancel(ctx context.Context, sio IO, args []string) int {
 	defer env.Close()
 	r, err := env.db.Reservation(c.args[0])
 	if err != nil {
-		return c.fail(fmt.Errorf("reservation %s: %w", c.args[0], err))
+		return c.fail(err)
 	}
 	amount, err := ops.PlanCancel(r)
 	if err != nil {
@@ -624,9 +640,9 @@ func refundCommand(ctx context.Context, sio IO, name string, args []string) int 
 		return code
 	}
 	defer env.Close()
-	t, err := env.db.Transaction(c.args[0])
+	t, err := env.db.ResolveTransaction(c.args[0])
 	if err != nil {
-		return c.fail(fmt.Errorf("transaction %s: %w", c.args[0], err))
+		return c.fail(err)
 	}
 	isGift := t.Kind == store.KindGiftCardPay || t.Kind == store.KindGiftCardRemainder
 	show := money(t.Refundable())

@@ -19,6 +19,11 @@ type CaptureRequest struct {
 	// LateConfirmed is the operator's second confirmation for a capture past
 	// the 14-day shipment window.
 	LateConfirmed bool
+	// Amount is a full capture by amount, typed by the operator, for a
+	// reservation whose lines paydesk does not know (seen only in a push:
+	// its order never arrived). The gateway checks it against what it
+	// reserved. Refused when the lines are known.
+	Amount *decimal.Decimal
 }
 
 // Capture announces a shipment (deferred Pay): full when it takes all that
@@ -28,7 +33,12 @@ func (s *Service) Capture(ctx context.Context, cr CaptureRequest) (Result, error
 	if err != nil {
 		return Result{Action: api.ActionPay, Target: cr.Reservation}, err
 	}
-	plan, err := PlanCapture(r, cr.Quantities, s.cfg.Now())
+	var plan CapturePlan
+	if cr.Amount != nil {
+		plan, err = PlanCaptureByAmount(r, *cr.Amount, s.cfg.Now())
+	} else {
+		plan, err = PlanCapture(r, cr.Quantities, s.cfg.Now())
+	}
 	if err != nil {
 		return Result{Action: api.ActionPay, Target: r.ReservationNumber}, err
 	}
@@ -42,7 +52,10 @@ func (s *Service) Capture(ctx context.Context, cr CaptureRequest) (Result, error
 }
 
 func captureNote(p CapturePlan) string {
-	if p.Full {
+	switch {
+	case p.ByAmount:
+		return "full, by amount (lines not known to paydesk)"
+	case p.Full:
 		return "full"
 	}
 	parts := make([]string, 0, len(p.Lines))
@@ -256,20 +269,14 @@ func (s *Service) reservation(ref string) (*store.Reservation, error) {
 	if strings.TrimSpace(ref) == "" {
 		return nil, errors.New("no reservation given")
 	}
-	r, err := s.cfg.Store.Reservation(ref)
-	if err != nil {
-		return nil, fmt.Errorf("reservation %s: %w", ref, err)
-	}
-	return r, nil
+	// The store's error names the reference and what it was looked up as.
+	return s.cfg.Store.Reservation(ref)
 }
 
 func (s *Service) transaction(key string) (*store.Transaction, error) {
 	if strings.TrimSpace(key) == "" {
 		return nil, errors.New("no transaction given")
 	}
-	t, err := s.cfg.Store.Transaction(key)
-	if err != nil {
-		return nil, fmt.Errorf("transaction %s: %w", key, err)
-	}
-	return t, nil
+	// The store's error names the reference and what it was looked up as.
+	return s.cfg.Store.ResolveTransaction(key)
 }

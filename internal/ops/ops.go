@@ -45,6 +45,7 @@ func (m Mode) IsLive() bool { return m == ModeLive }
 type Store interface {
 	Reservation(ref string) (*store.Reservation, error)
 	Transaction(key string) (*store.Transaction, error)
+	ResolveTransaction(ref string) (*store.Transaction, error)
 	Op(id uint64) (*store.PendingOp, error)
 	Ops(states ...store.OpState) ([]*store.PendingOp, error)
 	PushesFor(keys ...string) ([]*store.PushRecord, error)

@@ -34,6 +34,32 @@ type CapturePlan struct {
 	PastWindow bool
 	// Units per article number, as the operator asked (0s dropped).
 	Units map[string]int
+	// ByAmount is a full capture of a reservation whose lines paydesk does
+	// not know, at the amount the operator typed; Warning says so.
+	ByAmount bool
+	Warning  string
+}
+
+// ByAmountWarning is what a capture by amount tells the operator.
+const ByAmountWarning = "paydesk does not know this reservation's lines (its order never arrived): " +
+	"the amount you typed is sent as a full capture and the gateway checks it against what it reserved"
+
+// PlanCaptureByAmount plans a full capture of a reservation seen only in a
+// push, at an amount the operator typed: positive, two decimals at most.
+// When the lines are known the capture is by line (PlanCapture) instead.
+func PlanCaptureByAmount(r *store.Reservation, amount decimal.Decimal, now time.Time) (CapturePlan, error) {
+	p := CapturePlan{Reservation: r, DaysLeft: r.DaysLeft(now), Units: map[string]int{}, Full: true, ByAmount: true, Amount: amount, Warning: ByAmountWarning}
+	p.PastWindow = p.DaysLeft < 0
+	if err := r.CanCapture(); err != nil {
+		return p, fmt.Errorf("capture: %w: %v", ErrNotPossible, err)
+	}
+	if r.LinesKnown {
+		return p, fmt.Errorf("capture: %w: the reservation's lines are known: capture them by line", ErrNotPossible)
+	}
+	if !amount.IsPositive() || !amount.Equal(amount.Round(2)) {
+		return p, fieldErr(api.ActionPay, api.FieldError{Field: api.FieldAmountDebit, Rule: "must be more than 0 with two decimals at most"})
+	}
+	return p, nil
 }
 
 // Op builds the capture the plan sends.
@@ -56,7 +82,8 @@ func PlanCapture(r *store.Reservation, qty map[string]int, now time.Time) (Captu
 		return p, fmt.Errorf("capture: %w: %v", ErrNotPossible, err)
 	}
 	if !r.LinesKnown {
-		return p, fmt.Errorf("capture: %w: the reservation's lines are not known to this cache", ErrNotPossible)
+		return p, fmt.Errorf("capture: %w: the reservation's lines are not known to this cache (its order never arrived): "+
+			"post the order to the listener's intake (…/orders) or run paydesk import, or capture it in full by amount", ErrNotPossible)
 	}
 	left := r.Capturable()
 	var fe []api.FieldError

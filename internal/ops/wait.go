@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -84,6 +85,9 @@ func (w Waiter) Push(ctx context.Context, key string, timeout time.Duration) (ok
 func (w Waiter) Reservation(ctx context.Context, ref string, timeout time.Duration) (r *store.Reservation, ok bool, err error) {
 	ok, err = w.until(ctx, timeout, func() (bool, error) {
 		x, err := w.st.Reservation(ref)
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil // a shop's reservation appears with its push
+		}
 		if err != nil {
 			return false, fmt.Errorf("wait for reservation %s: %w", ref, err)
 		}
