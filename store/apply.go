@@ -285,7 +285,7 @@ func (db *DB) applyDataRequestPush(tx *bolt.Tx, p *api.Push, op *PendingOp, c *C
 			return eff, nil
 		}
 		if created {
-			if err := joinOrder(tx, r); err != nil {
+			if err := joinOrder(tx, r, c); err != nil {
 				return eff, err
 			}
 			if err := db.adoptOrphans(tx, r); err != nil {

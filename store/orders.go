@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -210,14 +211,18 @@ func (db *DB) PutOrder(o Order) (OrderResult, error) {
 			return putOrderRecord(tx, &o)
 		}
 		res.Outcome = OrderImported
-		if r != nil {
-			o.ReservationKey, res.ReservationKey = r.Key, r.Key
-			fillFromOrder(r, &o)
-			if err := db.putReservation(tx, r, c); err != nil {
-				return err
-			}
-		}
 		c.Orders = true
+		if r == nil {
+			// No Reserve push yet: the customer has not completed the
+			// checkout. A placeholder shows the order as awaiting the
+			// customer until the push brings the real key.
+			return db.putPlaceholder(tx, &o, c)
+		}
+		o.ReservationKey, res.ReservationKey = r.Key, r.Key
+		fillFromOrder(r, &o)
+		if err := db.putReservation(tx, r, c); err != nil {
+			return err
+		}
 		return putOrderRecord(tx, &o)
 	})
 	if err != nil {
@@ -248,6 +253,9 @@ func reservationForOrder(tx *bolt.Tx, o *Order) (*Reservation, error) {
 		}
 	}
 	r, err := reservationByInvoice(tx, o.Invoice)
+	if r != nil && r.IsPlaceholder() {
+		return nil, nil
+	}
 	if r != nil && o.ReservationNumber != "" && r.ReservationNumber != "" && r.ReservationNumber != o.ReservationNumber {
 		return nil, err
 	}
@@ -268,9 +276,73 @@ func fillFromOrder(r *Reservation, o *Order) {
 	r.OrderSource = o.Source
 }
 
+// PlaceholderPrefix starts the key of an order's placeholder reservation:
+// an order whose Reserve push has not arrived (the customer has not
+// completed the checkout). The push replaces it with the real reservation.
+const PlaceholderPrefix = "order:"
+
+// IsPlaceholder reports whether the reservation stands for an order whose
+// Reserve push has not arrived yet.
+func (r *Reservation) IsPlaceholder() bool { return strings.HasPrefix(r.Key, PlaceholderPrefix) }
+
+func (db *DB) putPlaceholder(tx *bolt.Tx, o *Order, c *Change) error {
+	r := &Reservation{Key: PlaceholderPrefix + o.Invoice, Invoice: o.Invoice, Currency: o.Currency, Created: o.Received}
+	fillFromOrder(r, o)
+	if err := db.putReservation(tx, r, c); err != nil {
+		return err
+	}
+	return putOrderRecord(tx, o)
+}
+
+// absorbPlaceholder moves what was linked to the order's placeholder (pushes
+// that joined it by invoice) to the reservation its Reserve push created,
+// and deletes the placeholder.
+func absorbPlaceholder(tx *bolt.Tx, r *Reservation, c *Change) error {
+	if r.Invoice == "" || r.IsPlaceholder() {
+		return nil
+	}
+	key := PlaceholderPrefix + r.Invoice
+	p, err := getReservation(tx, key)
+	if err != nil || p == nil {
+		return err
+	}
+	for _, rq := range p.Requests {
+		setRequest(r, rq)
+	}
+	for _, tk := range p.Transactions {
+		if !slices.Contains(r.Transactions, tk) {
+			r.Transactions = append(r.Transactions, tk)
+		}
+		t, err := getTx(tx, tk)
+		if err != nil {
+			return err
+		}
+		if t != nil {
+			t.ReservationKey = r.Key
+			if err := tx.Bucket(bTransaction).Put([]byte(tk), encodeTx(t)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, b := range [][]byte{bReservation, bSummary} {
+		if err := tx.Bucket(b).Delete([]byte(key)); err != nil {
+			return err
+		}
+	}
+	if err := tx.Bucket(bInvoice).Delete(invoiceKey(r.Invoice, key)); err != nil {
+		return err
+	}
+	c.newReservations--
+	c.addReservation(key) // subscribers find it gone
+	return nil
+}
+
 // joinOrder completes a reservation that a push just created with the order
 // that arrived before it, and marks the order joined.
-func joinOrder(tx *bolt.Tx, r *Reservation) error {
+func joinOrder(tx *bolt.Tx, r *Reservation, c *Change) error {
+	if err := absorbPlaceholder(tx, r, c); err != nil {
+		return err
+	}
 	if r.LinesKnown || r.Invoice == "" {
 		return nil
 	}

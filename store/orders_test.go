@@ -50,7 +50,17 @@ func TestOrderJoinsReservationInEitherOrder(t *testing.T) {
 				if len(waiting) != 1 {
 					t.Fatalf("orders waiting for their push: %d, want 1", len(waiting))
 				}
+				// Until the push, a placeholder shows the order awaiting the
+				// customer, with its customer and amount.
+				sums, _ := db.LoadReservationSummaries()
+				if len(sums) != 1 || sums[0].Key != PlaceholderPrefix+"SHOP-77001" || sums[0].State != StateAwaitingCustomer ||
+					sums[0].Customer != "Jürgen Müller" || !sums[0].Amount.Equal(dec("54.90")) {
+					t.Fatalf("placeholder %+v", sums)
+				}
 				push(t, db, p)
+				if c, _ := db.Counts(); c.Reservations != 1 {
+					t.Fatalf("%d reservations counted after the placeholder was replaced", c.Reservations)
+				}
 			} else {
 				push(t, db, p)
 				r, _ := db.Reservation(key)

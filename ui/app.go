@@ -52,7 +52,9 @@ type Config struct {
 	// GatewayURL and ListenAddr are shown in the status bar.
 	GatewayURL string
 	ListenAddr string
-	ReadOnly   bool
+	// IntakeURL is the listener's order intake, for the reservation detail.
+	IntakeURL string
+	ReadOnly  bool
 	// PartialRefunds is provider B's merchant setting (for the gift card
 	// refund form).
 	PartialRefunds bool
@@ -130,6 +132,7 @@ func New(cfg Config) *App {
 	vctx.ReadOnly = cfg.ReadOnly
 	vctx.CanResend = cfg.Sandbox != nil
 	vctx.Location = cfg.Location
+	vctx.IntakeURL = cfg.IntakeURL
 	a := &App{cfg: cfg, vctx: vctx, keys: vctx.Keys, helpModel: help.New(), width: 80, height: 24}
 	a.tabs = []views.Screen{
 		views.NewReservations(vctx),

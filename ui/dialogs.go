@@ -167,6 +167,9 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 				if err := r.CanCapture(); err != nil {
 					return fail(err)
 				}
+				if !r.LinesKnown {
+					return open(forms.NewCaptureByAmount(r, mode, now))
+				}
 				return open(forms.NewCapture(r, mode, now))
 			case views.CancelIntent:
 				if err := r.CanCancel(); err != nil {

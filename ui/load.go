@@ -105,9 +105,11 @@ func (a *App) reload(c store.Change) tea.Cmd {
 		keys := slices.Clone(c.Reservations)
 		cmds = append(cmds, func() tea.Msg {
 			rows := make([]*views.ReservationRow, 0, len(keys))
+			var removed []string
 			for _, k := range keys {
 				r, err := st.Reservation(k)
 				if errors.Is(err, store.ErrNotFound) {
+					removed = append(removed, k)
 					continue
 				}
 				if err != nil {
@@ -115,7 +117,7 @@ func (a *App) reload(c store.Change) tea.Cmd {
 				}
 				rows = append(rows, views.NewReservationRow(r.Summary()))
 			}
-			return views.ReservationRowsMsg{Rows: rows}
+			return views.ReservationRowsMsg{Rows: rows, Removed: removed}
 		})
 	}
 	if full || len(c.Transactions) > patchLimit {

@@ -21,6 +21,9 @@ type Context struct {
 	CanResend bool
 	// Location is the time zone times are shown in; nil means time.Local.
 	Location *time.Location
+	// IntakeURL is the listener's order intake (…/orders), named where a
+	// reservation lacks its order.
+	IntakeURL string
 }
 
 // NewContext returns a context with the default theme and keymap.

@@ -10,7 +10,9 @@ type (
 	ReservationRowsMsg struct {
 		Full bool
 		Rows []*ReservationRow
-		Err  error
+		// Removed are keys of rows that are gone (patches only).
+		Removed []string
+		Err     error
 	}
 	// TransactionRowsMsg replaces (Full) or upserts transactions.
 	TransactionRowsMsg struct {

@@ -5,11 +5,12 @@ import (
 	"cmp"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
+	"paydesk/internal/fold"
 )
 
 // asyncRows is the row count from which sorting and filtering run in a
@@ -22,7 +23,7 @@ type rowSpec[R any] struct {
 	haystack func(R) string // lower-case text the filter searches
 	// appendHay, when set, appends the haystack to dst without building a
 	// string (laying out 100,000 rows' text in one block).
-	appendHay func(dst []byte, r R) []byte
+	appendHay func(dst []byte, r R, f *fold.Folder) []byte
 	// compare orders two rows by column col (ascending).
 	compare func(a, b R, col int) int
 	// intKey, when it knows column col, gives a number that orders rows
@@ -144,6 +145,25 @@ func (l *list[R]) setRows(rows []R) tea.Cmd {
 	l.rows = rows
 	l.loaded = true
 	return l.recompute()
+}
+
+// remove drops the rows with the given keys (a record that is gone: an
+// order's placeholder replaced by its reservation).
+func (l *list[R]) remove(keys []string) {
+	if len(keys) == 0 {
+		return
+	}
+	gone := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		gone[k] = true
+	}
+	next := make([]R, 0, len(l.rows))
+	for _, r := range l.rows {
+		if !gone[l.spec.key(r)] {
+			next = append(next, r)
+		}
+	}
+	l.rows = next
 }
 
 // upsert replaces rows with the same key and adds new ones.
@@ -280,7 +300,7 @@ func computeView[R any](spec rowSpec[R], keep func(R) bool, prev *listView[R], r
 		prev.idx != nil && prev.query != "" && strings.HasPrefix(q, prev.query) {
 		from = prev.idx
 	}
-	words := strings.Fields(strings.ToLower(q))
+	words := strings.Fields(fold.String(q))
 	if len(words) > 0 && len(rows) >= asyncRows {
 		if v.hay == nil { // typed before the background block was ready
 			v.hay = buildHay(rows, spec)
@@ -345,10 +365,11 @@ type hayIndex struct {
 
 func buildHay[R any](rows []R, spec rowSpec[R]) *hayIndex {
 	h := &hayIndex{buf: make([]byte, 0, 128*len(rows)), starts: make([]int32, len(rows)+1)}
+	var f fold.Folder
 	for i, r := range rows {
 		h.starts[i] = int32(len(h.buf))
 		if spec.appendHay != nil {
-			h.buf = spec.appendHay(h.buf, r)
+			h.buf = spec.appendHay(h.buf, r, &f)
 		} else {
 			h.buf = append(h.buf, spec.haystack(r)...)
 		}
@@ -422,7 +443,7 @@ func hayFilter[R any](h *hayIndex, words []string, keep func(R) bool, rows []R, 
 
 // filterRows keeps the rows of from whose haystack holds every word of q.
 func filterRows[R any](haystack func(R) string, keep func(R) bool, rows []R, from []int32, q string) []int32 {
-	words := strings.Fields(strings.ToLower(q))
+	words := strings.Fields(fold.String(q))
 	if len(words) == 0 && keep == nil {
 		return from
 	}
@@ -572,32 +593,24 @@ func (l *list[R]) infoLine(width int, noun string, sortName string, extra string
 	return spread(left, t.Muted.Render(right), width)
 }
 
-// appendSearch appends s cleaned and in lower case, with a separator. Text
-// without control characters (nearly all of it) is lower-cased in place;
-// anything else goes through textsafe first.
-func appendSearch(dst []byte, s string) []byte {
+// appendSearch appends s cleaned and folded (case and accents: "muller"
+// finds "Müller"), with a separator. ASCII text without control characters
+// (nearly all of it) is lower-cased in place; anything else goes through
+// textsafe and the Unicode fold.
+func appendSearch(dst []byte, s string, f *fold.Folder) []byte {
 	mark := len(dst)
-	for i := 0; i < len(s); {
+	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c < utf8.RuneSelf {
-			if c == '\n' { // the article lines of a summary
-				c = ' '
-			} else if c < 0x20 || c == 0x7f {
-				return append(append(dst[:mark], strings.ToLower(clean(s))...), 0)
-			}
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			dst = append(dst, c)
-			i++
-			continue
+		if c >= utf8.RuneSelf || (c < 0x20 && c != '\n') || c == 0x7f {
+			return append(f.Append(dst[:mark], strings.ReplaceAll(clean(s), "\n", " ")), 0)
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
-			return append(append(dst[:mark], strings.ToLower(clean(s))...), 0)
+		if c == '\n' { // the article lines of a summary
+			c = ' '
 		}
-		dst = utf8.AppendRune(dst, unicode.ToLower(r))
-		i += size
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
 	}
 	return append(dst, 0)
 }

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/shopspring/decimal"
 
+	"paydesk/internal/fold"
 	"paydesk/store"
 )
 
@@ -75,13 +76,36 @@ func TestFilterPathsAgree(t *testing.T) {
 				t.Fatalf("block search found %d rows, row by row %d", len(fast.idx), len(slow))
 			}
 			for _, i := range slow {
-				for _, w := range strings.Fields(strings.ToLower(q)) {
+				for _, w := range strings.Fields(fold.String(q)) {
 					if !strings.Contains(rows[i].searchText(), w) {
 						t.Fatalf("row %d does not contain %q", i, w)
 					}
 				}
 			}
 		})
+	}
+}
+
+// The search folds case and accents: "muller", "MÜLLER" and "müller" find
+// the same rows, and find some.
+func TestFilterFoldsAccents(t *testing.T) {
+	rows := genRows(20000)
+	s := newTab(rows)
+	var found [][]int32
+	for _, q := range []string{"müller", "muller", "MÜLLER", "Muller"} {
+		v := computeView(s.list.spec, nil, s.list.view, rows, rcAge, true, q, 0)
+		found = append(found, v.idx)
+		if slow := filterRows(s.list.spec.haystack, nil, rows, s.list.view.sorted, q); !slices.Equal(v.idx, slow) {
+			t.Fatalf("%q: block search %d rows, row by row %d", q, len(v.idx), len(slow))
+		}
+	}
+	if len(found[0]) == 0 {
+		t.Fatal("müller finds nothing")
+	}
+	for i := range found[1:] {
+		if !slices.Equal(found[0], found[i+1]) {
+			t.Fatalf("query %d finds %d rows, müller %d", i+1, len(found[i+1]), len(found[0]))
+		}
 	}
 }
 

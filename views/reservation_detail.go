@@ -207,7 +207,14 @@ func (d *ReservationDetail) build() {
 
 	add("", t.Accent.Render("Article lines"))
 	if !r.LinesKnown || len(r.Lines) == 0 {
-		add(t.Muted.Render("  The lines are not known: this reservation was only seen in a push."))
+		intake := d.ctx.IntakeURL
+		if intake == "" {
+			intake = "the listener's …/orders"
+		}
+		add(t.Warning.Render("  Its order never reached paydesk: the Reserve push carries no lines and no customer."),
+			t.Muted.Render("  Bring the order in: the shop posts the Reserve envelope it sent the gateway to"),
+			"    "+clean(intake)+t.Muted.Render(" (signed like a request), or run  paydesk import FILE  (JSON or CSV)."),
+			t.Muted.Render("  Meanwhile: c captures it in full by an amount you type (the gateway checks it) · x cancels it."))
 	} else {
 		lines := r.Lines
 		var tot [5]int
@@ -266,6 +273,16 @@ func (d *ReservationDetail) build() {
 			c[lcRemainingAmt] = Cell{Text: money(l.RemainingAmount())}
 		})
 		add(indent(rows)...)
+		if r.UnsplitCaptured.IsPositive() {
+			add(t.Warning.Render("  Captured elsewhere, per-line split unknown: "+moneyCur(r.UnsplitCaptured, cur)) +
+				t.Muted.Render(" (a capture made outside paydesk whose amount matches no single choice of lines)"))
+		}
+	}
+	switch {
+	case r.IsPlaceholder():
+		add(label("Order") + t.Muted.Render("from "+clean(r.OrderSource)+"; waiting for the customer: its Reserve push has not arrived"))
+	case r.OrderSource != "":
+		add(label("Order") + t.Muted.Render("lines and customer from the shop's order ("+clean(r.OrderSource)+")"))
 	}
 
 	if len(r.Requests) > 0 {

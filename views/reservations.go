@@ -7,6 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"paydesk/internal/fold"
 	"paydesk/store"
 	"paydesk/ui/keys"
 	"paydesk/ui/theme"
@@ -27,7 +28,8 @@ func NewReservationRow(s store.Summary) *ReservationRow { return &ReservationRow
 // reservation number, key and articles.
 func (r *ReservationRow) searchText() string {
 	s := r.Summary
-	return strings.ToLower(clean(s.Invoice) + "\x00" + clean(s.Customer) + "\x00" + clean(s.ReservationNumber) + "\x00" + clean(s.Key) + "\x00" + clean(s.Articles))
+	return fold.String(clean(s.Invoice) + "\x00" + clean(s.Customer) + "\x00" + clean(s.ReservationNumber) + "\x00" + clean(s.Key) + "\x00" +
+		clean(s.Articles) + "\x00" + clean(s.Email) + "\x00" + clean(s.InvoiceNumbers))
 }
 
 // NewReservationRows prepares many summaries.
@@ -118,10 +120,10 @@ func NewReservations(ctx *Context) *Reservations {
 	spec := rowSpec[*ReservationRow]{
 		key:      func(r *ReservationRow) string { return r.Summary.Key },
 		haystack: (*ReservationRow).searchText,
-		appendHay: func(dst []byte, r *ReservationRow) []byte {
+		appendHay: func(dst []byte, r *ReservationRow, f *fold.Folder) []byte {
 			s := &r.Summary
-			for _, f := range [...]string{s.Invoice, s.Customer, s.ReservationNumber, s.Key, s.Articles} {
-				dst = appendSearch(dst, f)
+			for _, field := range [...]string{s.Invoice, s.Customer, s.ReservationNumber, s.Key, s.Articles, s.Email, s.InvoiceNumbers} {
+				dst = appendSearch(dst, field, f)
 			}
 			return dst
 		},
@@ -147,6 +149,12 @@ func (s *Reservations) Actions() []Action {
 // Update handles rows, keys and the wheel.
 func (s *Reservations) Update(msg tea.Msg) tea.Cmd {
 	if m, ok := msg.(ReservationRowsMsg); ok {
+		if !m.Full && m.Err == nil && len(m.Removed) > 0 {
+			s.list.remove(m.Removed)
+			if len(m.Rows) == 0 {
+				return s.list.recompute()
+			}
+		}
 		return s.list.takeRows(m.Full, m.Rows, m.Err, &s.err)
 	}
 	key, cmd, ok := s.keyLeft(msg)

@@ -6,6 +6,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"paydesk/internal/fold"
 	"paydesk/store"
 	"paydesk/ui/theme"
 )
@@ -28,7 +29,7 @@ func NewTransactionRow(t *store.Transaction) *TransactionRow {
 		r.amount = "-" + r.amount
 	}
 	r.link = linkText(t)
-	r.hay = strings.ToLower(strings.Join([]string{r.key, r.invoice, r.number, r.service, r.kind, clean(t.TransactionType), clean(t.CustomerName), clean(t.InvoiceNumber), clean(t.Original), clean(t.Group)}, "\x00"))
+	r.hay = fold.String(strings.Join([]string{r.key, r.invoice, r.number, r.service, r.kind, clean(t.TransactionType), clean(t.CustomerName), clean(t.InvoiceNumber), clean(t.Original), clean(t.Group)}, "\x00"))
 	return r
 }
 

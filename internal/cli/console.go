@@ -12,7 +12,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
 
+	"paydesk/api"
 	"paydesk/internal/demo"
+	"paydesk/internal/webshop"
 	"paydesk/ui"
 	"paydesk/views"
 )
@@ -90,7 +92,7 @@ func startConsole(ctx context.Context, set settings, getenv func(string) string)
 	if err != nil {
 		return nil, err
 	}
-	cfg := ui.Config{Store: rt.db, Ops: rt.svc, Mode: set.Mode, GatewayURL: rt.gatewayURL, ListenAddr: rt.listenAddr,
+	cfg := ui.Config{Store: rt.db, Ops: rt.svc, Mode: set.Mode, GatewayURL: rt.gatewayURL, ListenAddr: rt.listenAddr, IntakeURL: rt.intakeURL,
 		ReadOnly: set.ReadOnly, Currency: set.Currency, ExportDir: set.ExportDir, FixtureDir: set.FixtureDir, Context: ctx}
 	if rt.sandbox != nil {
 		cfg.Sandbox = rt.sandbox
@@ -105,7 +107,16 @@ func (c *console) runDemo(ctx context.Context, p *tea.Program) {
 		p.Send(views.StatusMsg{Level: level, Text: fmt.Sprintf(format, args...)})
 	}
 	status(views.LevelInfo, "demo: sending orders to the embedded sandbox…")
-	sum, err := demo.Fill(ctx, demo.Config{Ops: c.svc, Progress: func(done, total int) {
+	// The demo's orders come from a webshop: its own gateway client (its
+	// requests are not paydesk's, so not in the gateway log) and paydesk's
+	// order intake, as a shop plugin would post to it.
+	shopClient, err := api.NewClient(api.Config{BaseURL: c.gatewayURL, Credentials: c.creds})
+	if err != nil {
+		status(views.LevelError, "demo: %v", err)
+		return
+	}
+	shop := &webshop.Shop{Gateway: shopClient, IntakeURL: c.intakeURL, Credentials: c.creds}
+	sum, err := demo.Fill(ctx, demo.Config{Ops: c.svc, Shop: shop, Progress: func(done, total int) {
 		status(views.LevelInfo, "demo: %d of %d orders sent", done, total)
 	}})
 	for _, f := range sum.Failed {

@@ -38,6 +38,10 @@ type runtime struct {
 	// when embedded); listenAddr is the push listener's bound address.
 	gatewayURL string
 	listenAddr string
+	// intakeURL is the listener's order intake (…/orders) and creds the
+	// merchant's credentials: the demo's webshop posts its orders there.
+	intakeURL string
+	creds     api.Credentials
 	// logf writes to paydesk.log next to the cache: the terminal belongs
 	// to the console or to a command's output, never to the servers.
 	logf    func(string, ...any)
@@ -106,6 +110,7 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 	if pushURL == "" {
 		pushURL = "http://" + r.listenAddr + "/push"
 	}
+	r.creds, r.intakeURL = creds, pushlistener.OrdersURL(pushURL)
 	listener, err := pushlistener.New(pushlistener.Config{DB: db, Verifier: api.VerifierFor(creds), PushURL: pushURL, Logf: r.logf})
 	if err != nil {
 		pushLn.Close()

@@ -11,6 +11,7 @@ import (
 
 	"paydesk/api"
 	"paydesk/internal/ops"
+	"paydesk/internal/webshop"
 	"paydesk/store"
 )
 
@@ -26,6 +27,10 @@ type Config struct {
 	Progress func(done, total int)
 	// Workers is how many orders run at once; 0 means 4.
 	Workers int
+	// Shop makes the deferred-invoice orders the way a webshop does: the
+	// Reserve to the gateway, the same envelope to paydesk's order intake.
+	// Required: paydesk only operates on them afterwards.
+	Shop *webshop.Shop
 }
 
 // Summary tells what Fill did.
@@ -46,6 +51,9 @@ func Fill(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	if cfg.Ops.Mode().IsLive() {
 		return Summary{}, fmt.Errorf("demo: %w", ops.ErrLiveRefused)
+	}
+	if cfg.Shop == nil || cfg.Shop.IntakeURL == "" {
+		return Summary{}, errors.New("demo: no webshop to make the orders with (gateway client and intake URL)")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -69,7 +77,7 @@ func Fill(ctx context.Context, cfg Config) (Summary, error) {
 			for i := range jobs {
 				o := orders[i]
 				invoice := fmt.Sprintf("%s-%02d", prefix, i+1)
-				err := o.run(ctx, cfg.Ops, invoice)
+				err := o.run(ctx, actors{svc: cfg.Ops, shop: cfg.Shop}, invoice)
 				mu.Lock()
 				done++
 				if err != nil {
@@ -100,38 +108,51 @@ func Fill(ctx context.Context, cfg Config) (Summary, error) {
 	return sum, nil
 }
 
+// actors are the demo's two sides: the webshop that makes the orders and
+// paydesk's operations that work on them.
+type actors struct {
+	svc  *ops.Service
+	shop *webshop.Shop
+}
+
 // order is one demo order and what happens to it.
 type order struct {
 	what string
-	run  func(ctx context.Context, s *ops.Service, invoice string) error
+	run  func(ctx context.Context, a actors, invoice string) error
 }
 
 // wait bounds each wait for a push.
 const wait = 5 * time.Second
 
-// reserve sends the Reserve and, unless the customer walks away, presses
-// the sandbox's approve (or decline) button and waits for the push that
-// carries the reservation number.
-func reserve(ctx context.Context, s *ops.Service, r api.Reserve, approve *bool) (*store.Reservation, error) {
-	res, err := s.Reserve(ctx, r)
+// reserve plays the webshop: it sends the Reserve to the gateway and, unless
+// the order never reaches paydesk (sendOrder false), posts the same envelope
+// to the order intake. Then, unless the customer walks away, it presses the
+// sandbox's approve (or decline) button and waits for the Reserve push.
+func reserve(ctx context.Context, a actors, r api.Reserve, approve *bool, sendOrder bool) (*store.Reservation, error) {
+	envelope, resp, err := a.shop.Reserve(ctx, r)
 	if err != nil {
-		return nil, fmt.Errorf("reserve: %w", err)
+		return nil, err
 	}
-	if !res.OK() || res.Key == "" {
-		return nil, fmt.Errorf("reserve: %s %s", res.StatusText(), res.Message)
+	if resp.Status.Code.Code != api.StatusPendingProcessing || resp.Key == "" {
+		return nil, fmt.Errorf("reserve: %d %s", resp.Status.Code.Code, api.StatusText(resp.Status.Code.Code))
+	}
+	if sendOrder {
+		if _, err := a.shop.PostOrder(ctx, envelope); err != nil {
+			return nil, err
+		}
 	}
 	if approve == nil {
 		return nil, nil
 	}
-	if err := s.CustomerStep(ctx, res.Key, *approve); err != nil {
-		return nil, fmt.Errorf("customer step: %w", err)
+	if err := a.shop.Checkout(ctx, resp, *approve); err != nil {
+		return nil, err
 	}
-	rv, ok, err := s.Waiter().Reservation(ctx, res.Key, wait)
+	rv, ok, err := a.svc.Waiter().Reservation(ctx, resp.Key, wait)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("the Reserve push of %s did not arrive within %s", res.Key, wait)
+		return nil, fmt.Errorf("the Reserve push of %s did not arrive within %s", resp.Key, wait)
 	}
 	return rv, nil
 }

@@ -10,6 +10,7 @@ import (
 	"paydesk/api"
 	"paydesk/api/sandbox"
 	"paydesk/internal/ops"
+	"paydesk/internal/webshop"
 	"paydesk/pushlistener"
 	"paydesk/store"
 )
@@ -58,7 +59,12 @@ func TestFillReachesEveryState(t *testing.T) {
 		t.Fatal(err)
 	}
 	var progress int
-	sum, err := Fill(ctx, Config{Ops: svc, Progress: func(done, total int) { progress = done }})
+	shopClient, err := api.NewClient(api.Config{BaseURL: gw.URL, Credentials: creds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shop := &webshop.Shop{Gateway: shopClient, IntakeURL: pushSrv.URL + pushlistener.OrdersPath, Credentials: creds}
+	sum, err := Fill(ctx, Config{Ops: svc, Shop: shop, Progress: func(done, total int) { progress = done }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +89,21 @@ func TestFillReachesEveryState(t *testing.T) {
 		if states[st] == 0 {
 			t.Errorf("no reservation is %s (states: %v)", st, states)
 		}
+	}
+	// The reservations came from the shop: their lines from its orders, but
+	// for the one whose order never reached paydesk.
+	pushOnly := 0
+	for _, s := range sums {
+		r, err := db.Reservation(s.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.LinesKnown {
+			pushOnly++
+		}
+	}
+	if pushOnly != 1 {
+		t.Errorf("%d reservations without their order, want the demo's 1", pushOnly)
 	}
 	txs, err := db.Transactions()
 	if err != nil {

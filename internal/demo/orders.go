@@ -69,17 +69,34 @@ var (
 	no  = false
 )
 
-// deferred is a deferred-invoice order: reserve, then what the shop did.
+// deferred is a deferred-invoice order: the shop reserves and tells paydesk
+// the order, then paydesk does what the shop's staff did.
 func deferred(what string, c customer, lines []api.Article, approve *bool, then func(ctx context.Context, s *ops.Service, r *store.Reservation) error) order {
-	return order{what: what, run: func(ctx context.Context, s *ops.Service, invoice string) error {
-		r, err := reserve(ctx, s, reservation(c, invoice, lines...), approve)
-		if err != nil || then == nil || r == nil {
+	return webshopOrder(what, c, lines, approve, true, then)
+}
+
+// pushOnly is an order that never reaches paydesk: only its Reserve push
+// does, so it shows what a reservation without its lines looks like.
+func pushOnly(what string, c customer, lines []api.Article) order {
+	return webshopOrder(what, c, lines, &yes, false, nil)
+}
+
+func webshopOrder(what string, c customer, lines []api.Article, approve *bool, sendOrder bool, then func(ctx context.Context, s *ops.Service, r *store.Reservation) error) order {
+	return order{what: what, run: func(ctx context.Context, a actors, invoice string) error {
+		r, err := reserve(ctx, a, reservation(c, invoice, lines...), approve, sendOrder)
+		if err != nil || r == nil {
 			return err
+		}
+		if sendOrder && !r.LinesKnown {
+			return fmt.Errorf("reservation %s: its order did not join it", r.Key)
+		}
+		if then == nil {
+			return nil
 		}
 		if r.State() != store.StateReserved {
 			return fmt.Errorf("reservation %s is %s after the customer step", r.Key, r.State())
 		}
-		return then(ctx, s, r)
+		return then(ctx, a.svc, r)
 	}}
 }
 
@@ -154,6 +171,7 @@ func plan() []order {
 			}
 			return refund(ctx, s, key, amount("39.95"), returned)
 		}),
+		pushOnly("reserved; its order never reached paydesk", cs[4], lines(grinder, cups, shipping)),
 		gift("gift card paid in full", ops.GiftCardPayRequest{ServiceCode: "customgiftcard", Card: testCard(api.ProviderCustom, "100.00"), Amount: d("45.00")}, nil),
 		gift("gift card paid in full", ops.GiftCardPayRequest{ServiceCode: "voucherb", Card: testCard(api.ProviderB, "250.00"), Amount: d("79.90"),
 			LastName: "Bakker", Email: "sanne.bakker@example.nl"}, nil),
@@ -183,7 +201,8 @@ func plan() []order {
 
 // gift is a gift card order: a payment, then what followed.
 func gift(what string, g ops.GiftCardPayRequest, then func(ctx context.Context, s *ops.Service, res ops.Result) error) order {
-	return order{what: what, run: func(ctx context.Context, s *ops.Service, invoice string) error {
+	return order{what: what, run: func(ctx context.Context, a actors, invoice string) error {
+		s := a.svc
 		g.Invoice = "G" + invoice[1:]
 		res, err := giftPay(ctx, s, g)
 		if err != nil || then == nil {

@@ -264,7 +264,6 @@ func finish(keys []string, m map[string]*pending) []Item {
 	return out
 }
 
-
 func blank(rec []string) bool {
 	for _, f := range rec {
 		if strings.TrimSpace(f) != "" {

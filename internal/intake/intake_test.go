@@ -189,4 +189,3 @@ func TestSniff(t *testing.T) {
 		}
 	}
 }
-

@@ -237,4 +237,3 @@ func TestPushOnlyReservation(t *testing.T) {
 		t.Fatalf("audit %+v", audit)
 	}
 }
-

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"paydesk/api"
@@ -95,4 +96,36 @@ func (s *Shop) PostOrder(ctx context.Context, envelope []byte) (Answer, error) {
 // Sign signs a POST of body to url with the gateway family's scheme.
 func Sign(c api.Credentials, url string, body []byte, now time.Time) api.Authorization {
 	return api.Sign(c, http.MethodPost, api.HostPath(url), body, api.NewNonce(), now.Unix())
+}
+
+// Checkout is the customer at the sandbox's checkout page: approve or
+// decline the reservation at its redirect URL (the sandbox's
+// /sandbox/checkout/{key}/approve and …/decline, without a browser).
+func (s *Shop) Checkout(ctx context.Context, resp *api.Response, approve bool) error {
+	if resp == nil || resp.RequiredAction == nil || resp.RequiredAction.RedirectURL == "" {
+		return errors.New("checkout: the answer has no redirect URL")
+	}
+	verb := "decline"
+	if approve {
+		verb = "approve"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(resp.RequiredAction.RedirectURL, "/")+"/"+verb, nil)
+	if err != nil {
+		return fmt.Errorf("checkout: %w", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	hc := s.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: 10 * time.Second}
+	}
+	r, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("checkout %s: %w", verb, err)
+	}
+	defer r.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 4096))
+	if r.StatusCode != http.StatusOK {
+		return fmt.Errorf("checkout %s: HTTP %d: %s", verb, r.StatusCode, bytes.TrimSpace(body))
+	}
+	return nil
 }

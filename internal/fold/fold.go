@@ -1,0 +1,72 @@
+// Package fold makes text comparable for search: case and accents folded
+// ("Müller", "MULLER" and "muller" are one word), with golang.org/x/text.
+package fold
+
+import (
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/runes"
+	"golang.org/x/text/transform"
+	"golang.org/x/text/unicode/norm"
+)
+
+// String folds s for search: Unicode case folding (ß becomes ss) and
+// decomposition with the combining marks dropped (é becomes e). ASCII text,
+// nearly all of it, only has its case folded.
+func String(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return unicodeFold(s)
+		}
+	}
+	return strings.ToLower(s)
+}
+
+func unicodeFold(s string) string {
+	// A chain holds state: one per call keeps String safe for concurrent use.
+	t := transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), cases.Fold(), norm.NFC)
+	out, _, err := transform.String(t, s)
+	if err != nil {
+		return strings.ToLower(s)
+	}
+	return out
+}
+
+// Folder folds many strings with one transformer, without the allocations
+// of a new chain per string: for building a search index. Not safe for
+// concurrent use; the zero value is ready.
+type Folder struct {
+	t transform.Transformer
+}
+
+// Append appends the fold of s to dst.
+func (f *Folder) Append(dst []byte, s string) []byte {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst = append(dst, c)
+		}
+		return dst
+	}
+	if f.t == nil {
+		f.t = transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), cases.Fold(), norm.NFC)
+	}
+	f.t.Reset()
+	out, _, err := transform.Append(f.t, dst, []byte(s))
+	if err != nil {
+		return append(dst, strings.ToLower(s)...)
+	}
+	return out
+}
