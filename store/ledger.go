@@ -82,7 +82,7 @@ func reservationByInvoice(tx *bolt.Tx, invoice string) (*Reservation, error) {
 // putReservation recomputes the ledger and writes the record, its summary
 // and its indexes.
 func (db *DB) putReservation(tx *bolt.Tx, r *Reservation, c *Change) error {
-	if err := recompute(tx, r); err != nil {
+	if err := recompute(tx, r, c); err != nil {
 		return err
 	}
 	if err := shareReservationNumber(tx, r); err != nil {
@@ -256,7 +256,7 @@ func refreshRefunds(tx *bolt.Tx, t *Transaction) error {
 // successful updates (in status-time order), its successful captures and
 // refunds and whether a cancel succeeded. Every input is a set keyed by
 // gateway key, so the result does not depend on the order facts arrived in.
-func recompute(tx *bolt.Tx, r *Reservation) error {
+func recompute(tx *bolt.Tx, r *Reservation, c *Change) error {
 	billing, shipping := r.Original.Billing, r.Original.Shipping
 	var lines []Line
 	if r.LinesKnown {
@@ -307,6 +307,15 @@ func recompute(tx *bolt.Tx, r *Reservation) error {
 		t, err := getTx(tx, k)
 		if err != nil {
 			return err
+		}
+		if t != nil && r.CustomerName != "" && t.CustomerName != r.CustomerName {
+			// The push of a capture or refund names no customer: the
+			// transactions list shows the reservation's.
+			t.CustomerName = r.CustomerName
+			if err := tx.Bucket(bTransaction).Put([]byte(t.Key), encodeTx(t)); err != nil {
+				return err
+			}
+			c.addTransaction(t.Key)
 		}
 		if t == nil || t.Kind != KindCapture || !t.Status.IsSuccess() {
 			continue

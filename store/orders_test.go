@@ -203,6 +203,9 @@ func TestCaptureMadeElsewhere(t *testing.T) {
 			if !r.UnsplitCaptured.Equal(dec(tc.unsplit)) || r.State() != tc.state || !r.RemainingAmount().Equal(dec(tc.remainingLeft)) {
 				t.Fatalf("unsplit %s state %s remaining %s", r.UnsplitCaptured, r.State(), r.RemainingAmount())
 			}
+			if tx, _ := db.Transaction(k); tx.CustomerName != "Jürgen Müller" {
+				t.Fatalf("the capture does not name the customer: %q", tx.CustomerName)
+			}
 			if sums, _ := db.LoadReservationSummaries(); sums[0].InvoiceNumbers != "PROV-123" {
 				t.Fatalf("provider invoice number not in the summary: %q", sums[0].InvoiceNumbers)
 			}

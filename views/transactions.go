@@ -15,15 +15,15 @@ import (
 type TransactionRow struct {
 	Tx *store.Transaction
 
-	key, kind, service, invoice, number, amount, status, link string
-	hay                                                       string
-	cents, created                                            int64
+	key, kind, service, invoice, customer, number, amount, status, link string
+	hay                                                                 string
+	cents, created                                                      int64
 }
 
 // NewTransactionRow prepares a transaction for the list.
 func NewTransactionRow(t *store.Transaction) *TransactionRow {
 	r := &TransactionRow{Tx: t, key: clean(t.Key), kind: kindText(t.Kind), service: clean(t.ServiceCode),
-		invoice: clean(t.Invoice), number: clean(t.ReservationNumber), amount: money(t.Amount),
+		invoice: clean(t.Invoice), customer: clean(t.CustomerName), number: clean(t.ReservationNumber), amount: money(t.Amount),
 		status: clean(t.Status.Text()), cents: t.Amount.Shift(2).IntPart(), created: t.Created.UnixNano()}
 	if t.Kind.IsRefund() {
 		r.amount = "-" + r.amount
@@ -63,20 +63,22 @@ const (
 	tcKind
 	tcService
 	tcInvoice
+	tcCustomer
 	tcAmount
 	tcStatus
 	tcLink
 )
 
 var transactionColumns = []Column{
-	tcTime:    {Title: "TIME", Width: 11, Drop: 5},
-	tcKey:     {Title: "KEY", Width: 12},
-	tcKind:    {Title: "KIND", Width: 15},
-	tcService: {Title: "SERVICE", Width: 15, Drop: 6},
-	tcInvoice: {Title: "INVOICE", Width: 13},
-	tcAmount:  {Title: "AMOUNT", Width: 9, Right: true},
-	tcStatus:  {Title: "STATUS", Width: 16},
-	tcLink:    {Title: "LINKED", Width: 10, Flex: true},
+	tcTime:     {Title: "TIME", Width: 11, Drop: 5},
+	tcKey:      {Title: "KEY", Width: 12},
+	tcKind:     {Title: "KIND", Width: 15},
+	tcService:  {Title: "SERVICE", Width: 15, Drop: 6},
+	tcInvoice:  {Title: "INVOICE", Width: 13},
+	tcCustomer: {Title: "CUSTOMER", Width: 16, Drop: 4},
+	tcAmount:   {Title: "AMOUNT", Width: 9, Right: true},
+	tcStatus:   {Title: "STATUS", Width: 16},
+	tcLink:     {Title: "LINKED", Width: 10, Flex: true},
 }
 
 func compareTransactions(a, b *TransactionRow, col int) int {
@@ -90,6 +92,8 @@ func compareTransactions(a, b *TransactionRow, col int) int {
 		c = strings.Compare(a.service, b.service)
 	case tcInvoice:
 		c = strings.Compare(a.invoice, b.invoice)
+	case tcCustomer:
+		c = strings.Compare(fold.String(a.customer), fold.String(b.customer))
 	case tcAmount:
 		c = cmp.Compare(a.cents, b.cents)
 	case tcStatus:
@@ -113,7 +117,7 @@ func NewTransactions(ctx *Context) *Transactions {
 		key:      func(r *TransactionRow) string { return r.Tx.Key },
 		haystack: func(r *TransactionRow) string { return r.hay },
 		compare:  compareTransactions,
-		sortable: []int{tcTime, tcKind, tcInvoice, tcAmount, tcStatus},
+		sortable: []int{tcTime, tcKind, tcInvoice, tcCustomer, tcAmount, tcStatus},
 	}
 	return &Transactions{listTab[*TransactionRow]{ctx: ctx, list: newList(ctx, transactionColumns, spec, tcTime, true)}}
 }
@@ -186,6 +190,7 @@ func (s *Transactions) View() string {
 		out[tcKind] = Cell{Text: r.kind, Paint: kindPaint}
 		out[tcService] = Cell{Text: r.service, Paint: theme.PaintMuted}
 		out[tcInvoice] = Cell{Text: r.invoice}
+		out[tcCustomer] = Cell{Text: r.customer}
 		out[tcAmount] = Cell{Text: r.amount}
 		out[tcStatus] = Cell{Text: r.status, Paint: statusPaint(r.Tx.Status.Code)}
 		out[tcLink] = Cell{Text: r.link, Paint: theme.PaintMuted}
