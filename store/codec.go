@@ -184,6 +184,7 @@ func encodeSummary(s Summary) []byte {
 	e.str(s.Articles)
 	e.str(s.Email)
 	e.str(s.InvoiceNumbers)
+	e.bool(s.LinesUnknown)
 	return e.b
 }
 
@@ -199,6 +200,7 @@ func decodeSummary(b []byte) (Summary, error) {
 	// e-mail and the provider's invoice numbers for the search.
 	if d.err == nil && len(d.b) > 0 {
 		s.Email, s.InvoiceNumbers = d.str(), d.str()
+		s.LinesUnknown = d.bool()
 	}
 	return s, d.err
 }

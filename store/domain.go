@@ -380,6 +380,9 @@ type Summary struct {
 	// invoice numbers of its captures (joined by "\n"), for the search.
 	Email          string
 	InvoiceNumbers string
+	// LinesUnknown: the reservation was only seen in a push (its order
+	// never arrived), so Amount and Remaining are not known.
+	LinesUnknown bool
 }
 
 // DaysLeft is the number of days left in the 14-day shipment window.
@@ -401,6 +404,7 @@ func (r *Reservation) Summary() Summary {
 	}
 	s.Articles = string(b)
 	s.Email = r.CustomerEmail
+	s.LinesUnknown = !r.LinesKnown
 	s.InvoiceNumbers = strings.Join(r.InvoiceNumbers, "\n")
 	return s
 }

@@ -199,8 +199,13 @@ func (d *ReservationDetail) build() {
 	}
 	add(label("Reserved") + d.ctx.stamp(r.Created) + t.Muted.Render(" ("+age(r.Created, now)+" ago)") + window)
 	cur := clean(r.Currency)
-	add(label("Amounts") + "reserved " + moneyCur(r.Amount(), cur) + t.Muted.Render(" · ") + "captured " + money(r.CapturedAmount) +
-		t.Muted.Render(" · ") + "refunded " + money(r.RefundedAmount) + t.Muted.Render(" · ") + t.Accent.Render("remaining "+money(r.RemainingAmount())))
+	if r.LinesKnown {
+		add(label("Amounts") + "reserved " + moneyCur(r.Amount(), cur) + t.Muted.Render(" · ") + "captured " + money(r.CapturedAmount) +
+			t.Muted.Render(" · ") + "refunded " + money(r.RefundedAmount) + t.Muted.Render(" · ") + t.Accent.Render("remaining "+money(r.RemainingAmount())))
+	} else {
+		add(label("Amounts") + "reserved " + t.Muted.Render("unknown (no order)") + t.Muted.Render(" · ") + "captured " + moneyCur(r.CapturedAmount, cur) +
+			t.Muted.Render(" · ") + "refunded " + money(r.RefundedAmount))
+	}
 	if r.IsTest {
 		add(label("") + t.Muted.Render("test transaction"))
 	}

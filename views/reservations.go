@@ -208,6 +208,13 @@ func (s *Reservations) View() string {
 		out[rcAmount] = Cell{Text: money(sum.Amount)}
 		out[rcCaptured] = Cell{Text: money(sum.Captured)}
 		out[rcRemaining] = Cell{Text: money(sum.Remaining)}
+		if sum.LinesUnknown {
+			// Only a push was seen: what it reserved is not known here.
+			out[rcAmount] = Cell{Text: "?", Paint: theme.PaintMuted}
+			if sum.State == store.StateReserved || sum.State == store.StatePartlyCaptured {
+				out[rcRemaining] = Cell{Text: "?", Paint: theme.PaintMuted}
+			}
+		}
 		if r.Summary.OutcomeUnknown {
 			out[rcState] = Cell{Text: "⚠ unknown", Paint: theme.PaintWarning}
 		} else {
@@ -240,7 +247,18 @@ func (s *Reservations) empty() string {
 	}
 	return "\n  " + t.Accent.Render("No reservations yet.") +
 		"\n  " + t.Muted.Render(strings.ToUpper(hint[:1])+hint[1:]+".") +
-		"\n\n  " + t.Muted.Render("Pushes from the gateway show up here and in the Pushes tab (3) as they arrive.")
+		"\n\n  " + t.Muted.Render("Pushes from the gateway show up here and in the Pushes tab (3) as they arrive.") + s.intakeHint()
+}
+
+// intakeHint tells where a webshop's orders go, when the console has an
+// order intake.
+func (s *Reservations) intakeHint() string {
+	if s.ctx.IntakeURL == "" {
+		return ""
+	}
+	t := s.ctx.Theme
+	return "\n  " + t.Muted.Render("Orders from a webshop: it posts the Reserve envelope it sent the gateway to ") + clean(s.ctx.IntakeURL) +
+		"\n  " + t.Muted.Render("(signed like a request), or run paydesk import FILE.")
 }
 
 func (s *Reservations) export(format string) ExportIntent {

@@ -48,7 +48,8 @@ func (s *captureAmountSpec) check() check {
 	c := check{errs: map[string]string{}, invoice: s.res.Invoice}
 	v := strings.TrimSpace(s.amount)
 	if v == "" {
-		c.errs[api.FieldAmountDebit] = "type the amount to capture"
+		// Not an error yet: the form opens empty.
+		c.summary = []string{"Type the amount to capture in full, as the shop's order shows it."}
 		return c
 	}
 	amount, err := api.ParsePlainDecimal(v)
