@@ -13,7 +13,9 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"paydesk/api"
 	"paydesk/internal/ops"
+	"paydesk/store"
 )
 
 // pump runs cmd and feeds every message it yields back into the app, as
@@ -138,6 +140,21 @@ func TestGoldenReservationDetail(t *testing.T) {
 		press(t, a, "/")
 		typeText(t, a, "Gruber")
 		press(t, a, "enter", "enter")
+		golden.RequireEqual(t, ascii(a))
+	})
+}
+
+// A reservation whose order never arrived: the detail says what is
+// missing, how to bring it in, and what can be done meanwhile.
+func TestGoldenPushOnlyDetail(t *testing.T) {
+	forSizes(t, func(t *testing.T, w, h int) {
+		f := &fakeStore{}
+		r := &store.Reservation{Key: key32(9), ReservationNumber: "R0004109", Invoice: "SHOP-77003", Currency: "EUR", IsTest: true,
+			Status: ok190(testNow.Add(-time.Hour)), Created: testNow.Add(-time.Hour)}
+		r.Requests = []store.Request{{Key: r.Key, Action: api.ActionReserve, Status: r.Status}}
+		f.res = append(f.res, r)
+		a := newTestApp(t, f, w, h, func(c *Config) { c.IntakeURL = "http://127.0.0.1:8801/orders" })
+		press(t, a, "enter")
 		golden.RequireEqual(t, ascii(a))
 	})
 }

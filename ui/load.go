@@ -256,6 +256,15 @@ func (a *App) loadReservation(ref string, open bool) tea.Cmd {
 				d.Ops = append(d.Ops, op)
 			}
 		}
+		// Orders refused for other lines under this invoice, for the
+		// operator to compare (a store that keeps none lacks the method).
+		if oc, ok := st.(interface {
+			OrderConflicts(invoice string) ([]*store.Order, error)
+		}); ok && r.Invoice != "" {
+			if d.Conflicts, err = oc.OrderConflicts(r.Invoice); err != nil && d.Err == nil {
+				d.Err = err
+			}
+		}
 		return pageMsg{open, d}
 	}
 }

@@ -44,7 +44,10 @@ type (
 		Transactions []*store.Transaction // oldest first
 		Pushes       []*store.PushRecord  // oldest first
 		Ops          []*store.PendingOp   // its open operations
-		Err          error
+		// Conflicts are orders the intake refused for this invoice because
+		// their lines differ from the ones in effect.
+		Conflicts []*store.Order
+		Err       error
 	}
 	// TransactionDetailMsg carries a transaction and the ones linked to it.
 	TransactionDetailMsg struct {

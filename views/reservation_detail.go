@@ -216,10 +216,11 @@ func (d *ReservationDetail) build() {
 		if intake == "" {
 			intake = "the listener's …/orders"
 		}
-		add(t.Warning.Render("  Its order never reached paydesk: the Reserve push carries no lines and no customer."),
-			t.Muted.Render("  Bring the order in: the shop posts the Reserve envelope it sent the gateway to"),
-			"    "+clean(intake)+t.Muted.Render(" (signed like a request), or run  paydesk import FILE  (JSON or CSV)."),
-			t.Muted.Render("  Meanwhile: c captures it in full by an amount you type (the gateway checks it) · x cancels it."))
+		add(t.Warning.Render("  Its order never reached paydesk: no lines, no customer."),
+			t.Muted.Render("  Bring it in: the shop posts its Reserve envelope (signed) to"),
+			"    "+clean(intake),
+			t.Muted.Render("  or run  paydesk import FILE  (envelopes or CSV order lines)."),
+			t.Muted.Render("  Meanwhile: c captures in full by a typed amount · x cancels."))
 	} else {
 		lines := r.Lines
 		var tot [5]int
@@ -282,6 +283,10 @@ func (d *ReservationDetail) build() {
 			add(t.Warning.Render("  Captured elsewhere, per-line split unknown: "+moneyCur(r.UnsplitCaptured, cur)) +
 				t.Muted.Render(" (a capture made outside paydesk whose amount matches no single choice of lines)"))
 		}
+	}
+	for _, o := range d.data.Conflicts {
+		add(t.Warning.Render("  Another order for this invoice was refused (409): ")+t.Muted.Render(clean(o.Source)+" at "+d.ctx.stamp(o.Received)),
+			"    "+t.Muted.Render(conflictLines(o)))
 	}
 	switch {
 	case r.IsPlaceholder():
@@ -450,4 +455,13 @@ func pushTable(ctx *Context, w int, ps []*store.PushRecord) []string {
 		c[dpSig] = Cell{Text: r.signature, Paint: sig}
 		c[dpResult] = Cell{Text: r.result, Paint: r.resultPaint}
 	})
+}
+
+// conflictLines lists a refused order's lines in one line.
+func conflictLines(o *store.Order) string {
+	parts := make([]string, 0, len(o.Articles))
+	for _, a := range o.Articles {
+		parts = append(parts, fmt.Sprintf("%s ×%d at %s", clean(a.Number), a.Quantity, a.Price.StringFixed(2)))
+	}
+	return "its lines: " + strings.Join(parts, ", ") + " · total " + o.Amount().StringFixed(2)
 }
