@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"paydesk/api"
@@ -210,5 +211,60 @@ func TestCaptureMadeElsewhere(t *testing.T) {
 				t.Fatalf("provider invoice number not in the summary: %q", sums[0].InvoiceNumbers)
 			}
 		})
+	}
+}
+
+// TestShopBackEndPushesKeepTheLedger: the shop's own back end captures,
+// refunds and cancels; only the pushes reach paydesk, in any order. They
+// join the reservation by invoice (or through the capture they refund), so
+// the ledger ends the same whatever order they came in.
+func TestShopBackEndPushesKeepTheLedger(t *testing.T) {
+	build := func(g *gw) []*api.Push {
+		_, _, reserve := reservePush(g, "SHOP-5")
+		capKey := g.key()
+		capture := txPush(capKey, "SHOP-5", api.ServiceDeferred, api.TypeDeferredPay, dec("24.95"), g.status(api.StatusSuccess, api.SubCodeProcessed), nil,
+			api.ResponseParameter{Name: api.PInvoiceNumber, Value: "PROV-9"})
+		refund := txPush(g.key(), "SHOP-5", api.ServiceDeferred, api.TypeDeferredRefund, dec("10"), g.status(api.StatusSuccess, api.SubCodeProcessed),
+			[]api.RelatedTransaction{{RelationType: api.RelationRefund, RelatedTransactionKey: capKey}})
+		cancel := dataPush(g.key(), "SHOP-5", api.ActionCancelReservation, g.status(api.StatusSuccess, api.SubCodeProcessed))
+		return []*api.Push{reserve, capture, refund, cancel}
+	}
+	want := "closed captured 24.95 refunded 10.00 [MUG c0 x2; TEE c1 x0; SHIP c0 x1]"
+	for _, order := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {1, 3, 0, 2}, {2, 0, 3, 1}} {
+		for _, orderFirst := range []bool{true, false} {
+			db := openTest(t)
+			ps := build(&gw{clock: t0})
+			if orderFirst {
+				if _, err := db.PutOrder(shopOrder("SHOP-5")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, i := range order {
+				push(t, db, ps[i])
+			}
+			if !orderFirst {
+				if _, err := db.PutOrder(shopOrder("SHOP-5")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, err := db.Reservation("SHOP-5")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := fmt.Sprintf("%s captured %s refunded %s [", r.State(), r.CapturedAmount.StringFixed(2), r.RefundedAmount.StringFixed(2))
+			for i, l := range r.Lines {
+				if i > 0 {
+					got += "; "
+				}
+				got += fmt.Sprintf("%s c%d x%d", l.ArticleNumber, l.Captured, l.Cancelled)
+			}
+			got += "]"
+			if got != want {
+				t.Errorf("pushes in order %v, order first %v:\n got %s\nwant %s", order, orderFirst, got, want)
+			}
+			if sums, _ := db.LoadReservationSummaries(); len(sums) != 1 {
+				t.Errorf("pushes in order %v: %d reservations, want 1", order, len(sums))
+			}
+		}
 	}
 }
