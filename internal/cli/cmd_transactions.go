@@ -50,7 +50,9 @@ func transactionsCmd(sio IO) *cobra.Command {
 	c := &cmdContext{name: "transactions", sio: sio}
 	var kind, status, reservation string
 	cmd := c.command("transactions", "List the cached transactions (captures, refunds, gift card payments), newest first", cobra.NoArgs,
-		func(ctx context.Context, c *cmdContext) int { return runTransactions(ctx, c, kind, status, reservation) })
+		func(ctx context.Context, c *cmdContext) int {
+			return runTransactions(ctx, c, kind, status, reservation)
+		})
 	cmd.Example = "paydesk transactions --kind capture\npaydesk transactions --reservation RESERVATION --json"
 	c.lookFlags()
 	fs := cmd.Flags()

@@ -78,7 +78,9 @@ func TestSettingsPrecedence(t *testing.T) {
 			with(fromFile, func(s *settings) { s.ReadOnly, s.Currency = false, "" })},
 		{"a command reads the same layers", map[string]string{"HOME": home, "PAYDESK_MODE": "live"},
 			[]string{"capture", "R1", "--config", file, "--listen", "127.0.0.1:9100", "--push-url", "https://hooks.example.com/push"},
-			with(fromFile, func(s *settings) { s.Mode, s.Listen, s.PushURL = ops.ModeLive, "127.0.0.1:9100", "https://hooks.example.com/push" })},
+			with(fromFile, func(s *settings) {
+				s.Mode, s.Listen, s.PushURL = ops.ModeLive, "127.0.0.1:9100", "https://hooks.example.com/push"
+			})},
 		{"env DB beats file db", map[string]string{"HOME": home, "PAYDESK_DB": "/env.db"}, []string{"reservations", "--config", file},
 			with(fromFile, func(s *settings) { s.DB = "/env.db" })},
 	}

@@ -378,7 +378,6 @@ func (c *cmdContext) settle(ctx context.Context, env *runtime, res ops.Result) b
 	return ok
 }
 
-
 // now is the cache's clock, or the wall clock when there is no cache yet.
 func (c *cmdContext) now(db *store.DB) time.Time {
 	if db != nil {
