@@ -41,7 +41,7 @@ func runCancel(ctx context.Context, c *cmdContext) int {
 	}
 	s := summary{Action: "Cancel " + cancelWhat(r) + " of", Target: "reservation " + r.ReservationNumber, Amount: amount,
 		Currency: r.Currency, Customer: r.CustomerName, Invoice: r.Invoice, Lines: lines}
-	if !c.confirm(env, s) {
+	if !c.confirm(env.svc.Mode(), s) {
 		return exitFailed
 	}
 	res, err := env.svc.Cancel(ctx, ops.CancelRequest{Reservation: c.args[0], Confirm: c.flags.confirm})

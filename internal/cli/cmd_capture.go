@@ -56,7 +56,7 @@ func runCapture(ctx context.Context, c *cmdContext, late bool) int {
 	if plan.PastWindow {
 		s.Notes = append(s.Notes, "past the 14-day shipment window: the provider may revoke the payout")
 	}
-	if !c.confirm(env, s) {
+	if !c.confirm(env.svc.Mode(), s) {
 		return exitFailed
 	}
 	res, err := env.svc.Capture(ctx, ops.CaptureRequest{Reservation: c.args[0], Quantities: qty, LateConfirmed: late})

@@ -114,7 +114,7 @@ func runGiftCardPay(ctx context.Context, c *cmdContext, f giftCardPayFlags) int 
 	if group != "" {
 		s.Notes = append(s.Notes, "the remainder of partial payment "+group)
 	}
-	if !c.confirm(env, s) {
+	if !c.confirm(env.svc.Mode(), s) {
 		return exitFailed
 	}
 	res, err := env.svc.GiftCardPay(ctx, ops.GiftCardPayRequest{ServiceCode: service, Card: api.Card{Provider: prov, Number: card, PIN: pin},

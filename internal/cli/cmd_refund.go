@@ -93,7 +93,7 @@ func refundCommand(ctx context.Context, c *cmdContext, f refundFlags) int {
 			s.Customer = r.CustomerName
 		}
 	}
-	if !c.confirm(env, s) {
+	if !c.confirm(env.svc.Mode(), s) {
 		return exitFailed
 	}
 	confirm := c.flags.confirm

@@ -168,7 +168,7 @@ func runUpdate(ctx context.Context, c *cmdContext, f updateFlags) int {
 	if !ch.Billing.IsZero() || !ch.Shipping.IsZero() {
 		s.Notes = append(s.Notes, "a changed address runs the provider's risk check again; a decline leaves the reservation as it was")
 	}
-	if !c.confirm(env, s) {
+	if !c.confirm(env.svc.Mode(), s) {
 		return exitFailed
 	}
 	res, err := env.svc.Update(ctx, ops.UpdateRequest{Reservation: r.ReservationNumber, Change: ch})

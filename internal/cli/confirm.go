@@ -58,8 +58,7 @@ func (s summary) write(c *cmdContext, mode ops.Mode) {
 // --confirm INVOICE instead. With no terminal to ask on and neither flag it
 // refuses. Nothing is sent unless it returns true; c.flags.confirm then
 // holds what the operation checks again.
-func (c *cmdContext) confirm(env *runtime, s summary) bool {
-	mode := env.svc.Mode()
+func (c *cmdContext) confirm(mode ops.Mode, s summary) bool {
 	errw := c.sio.Stderr
 	refuse := func(format string, args ...any) bool {
 		fmt.Fprintf(errw, "paydesk %s: %s; nothing sent\n", c.name, fmt.Sprintf(format, args...))
