@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -21,6 +22,7 @@ func reservationsCmd(sio IO) *cobra.Command {
 	var state string
 	cmd := c.command("reservations", "List the cached reservations, newest first", cobra.NoArgs,
 		func(ctx context.Context, c *cmdContext) int { return runReservations(ctx, c, state) })
+	cmd.Flags().BoolVarP(&c.flags.quiet, "quiet", "q", false, "print only the reservation numbers (keys of those without one), one a line")
 	cmd.Example = "paydesk reservations --state reserved\npaydesk reservations --json"
 	c.lookFlags()
 	cmd.Flags().StringVar(&state, "state", "", "only this state: "+strings.Join(reservationStates, ", "))
@@ -62,6 +64,12 @@ func runReservations(_ context.Context, c *cmdContext, state string) int {
 			out = []reservationJSON{}
 		}
 		_ = writeJSON(sio.Stdout, out)
+		return exitOK
+	}
+	if c.flags.quiet {
+		for _, r := range out {
+			fmt.Fprintln(sio.Stdout, cmp.Or(r.ReservationNumber, r.Key))
+		}
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(sio.Stdout, 0, 0, 2, ' ', 0)

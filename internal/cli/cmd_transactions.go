@@ -58,6 +58,7 @@ func transactionsCmd(sio IO) *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringVar(&kind, "kind", "", "only this kind: "+strings.Join(transactionKinds, ", "))
 	fs.StringVar(&status, "status", "", "only this status: "+strings.Join(transactionStatuses, ", "))
+	fs.BoolVarP(&c.flags.quiet, "quiet", "q", false, "print only the transaction keys, one a line")
 	fs.StringVar(&reservation, "reservation", "", "only the transactions of this reservation (number or key)")
 	_ = cmd.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions(transactionKinds, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("status", cobra.FixedCompletions(transactionStatuses, cobra.ShellCompDirectiveNoFileComp))
@@ -100,6 +101,12 @@ func runTransactions(_ context.Context, c *cmdContext, kind, status, reservation
 	}
 	if c.flags.json {
 		_ = writeJSON(c.sio.Stdout, out)
+		return exitOK
+	}
+	if c.flags.quiet {
+		for _, t := range out {
+			fmt.Fprintln(c.sio.Stdout, t.Key)
+		}
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(c.sio.Stdout, 0, 0, 2, ' ', 0)

@@ -31,6 +31,7 @@ const (
 // back by resolveSettings.
 type opsFlags struct {
 	json    bool
+	quiet   bool // lists: only the numbers or keys, for $(…)
 	wait    time.Duration
 	yes     bool   // money-moving commands: do not ask (sandbox and test)
 	confirm string // money-moving commands: the invoice number, typed beforehand (live)
