@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -305,11 +304,4 @@ func keyLine(text string, k toml.Key) int {
 		}
 	}
 	return 0
-}
-
-// configKeysHelp lists the config file's keys for the help.
-func configKeysHelp() string {
-	keys := append([]string(nil), fileKeys...)
-	sort.Strings(keys)
-	return strings.Join(keys, ", ")
 }

@@ -56,11 +56,6 @@ func exit(code int) error {
 	return &exitError{code: code}
 }
 
-// usageError is a mistake on the command line: exit 2 with the message.
-func usageError(format string, args ...any) error {
-	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
-}
-
 // Main runs paydesk with args (without the program name) and returns the
 // exit code: the one place fang.Execute runs.
 func Main(ctx context.Context, sio IO, args []string) int {
