@@ -104,7 +104,8 @@ func (c *cmdContext) open(ctx context.Context) (*runtime, int) {
 	getenv := getenvOf(c.sio)
 	set, err := c.settings()
 	if err != nil {
-		return nil, c.fail(err)
+		c.fail(err)
+		return nil, exitUsage // the configuration is wrong, as the console says too
 	}
 	if set.ReadOnly {
 		// Only the config file can say read-only to a command.
@@ -124,7 +125,8 @@ func (c *cmdContext) open(ctx context.Context) (*runtime, int) {
 func (c *cmdContext) openCache() (*store.DB, int) {
 	set, err := c.settings()
 	if err != nil {
-		return nil, c.fail(err)
+		c.fail(err)
+		return nil, exitUsage // the configuration is wrong, as the console says too
 	}
 	c.set = set
 	if _, err := os.Stat(set.DB); errors.Is(err, os.ErrNotExist) {

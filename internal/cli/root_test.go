@@ -116,6 +116,8 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"audit", "--limit", "many"},
 		{"test-reservation", "--approve", "--decline"},
 		{"resolve", "1"},
+		{"reservations", "--config", "/nonexistent/paydesk.toml"},
+		{"capture", "R1", "--mode", "live"},
 	} {
 		code, _, errs := run(t, t.TempDir(), args...)
 		if code != 2 || errs == "" {
