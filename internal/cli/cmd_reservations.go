@@ -90,7 +90,12 @@ func runReservations(_ context.Context, c *cmdContext, state string) int {
 		if r.State == string(store.StateReserved) || r.State == string(store.StatePartlyCaptured) {
 			days = fmt.Sprint(r.DaysLeft)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%s\t%s\t%s\t%s\n", num, r.Invoice, st, r.Amount, r.Currency, r.Captured, r.Remaining, days, r.Customer)
+		// Nothing remains to capture on a reservation that never was one.
+		remaining := r.Remaining
+		if r.State == string(store.StateDeclined) || r.State == string(store.StateAwaitingCustomer) {
+			remaining = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%s\t%s\t%s\t%s\n", num, r.Invoice, st, r.Amount, r.Currency, r.Captured, remaining, days, r.Customer)
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(sio.Stdout, count(len(out), "reservation", "reservations"))
@@ -150,13 +155,22 @@ func runShow(_ context.Context, c *cmdContext) int {
 		return exitOK
 	}
 	w := sio.Stdout
-	fmt.Fprintf(w, "Reservation %s · invoice %s · %s\n", out.ReservationNumber, out.Invoice, strings.ToUpper(out.State))
+	if out.ReservationNumber != "" {
+		fmt.Fprintf(w, "Reservation %s · invoice %s · %s\n", out.ReservationNumber, out.Invoice, strings.ToUpper(out.State))
+	} else {
+		fmt.Fprintf(w, "Reservation request %s (no reservation number) · invoice %s · %s\n", out.Key, out.Invoice, strings.ToUpper(out.State))
+	}
 	if out.OutcomeUnknown {
 		fmt.Fprintln(w, "  ! an operation on it has an UNKNOWN OUTCOME (see paydesk audit; resolve with paydesk resolve)")
 	}
-	window := "the shipment window is over"
-	if out.State == string(store.StateReserved) || out.State == string(store.StatePartlyCaptured) {
+	var window string
+	switch store.State(out.State) {
+	case store.StateReserved, store.StatePartlyCaptured:
 		window = count(out.DaysLeft, "day", "days") + " left in the shipment window"
+	case store.StateDeclined, store.StateAwaitingCustomer:
+		window = "not reserved: no shipment window"
+	default:
+		window = "nothing left to ship"
 	}
 	fmt.Fprintf(w, "Customer %s (%s) · created %s · %s\n", out.Customer, out.Country, out.Created, window)
 	fmt.Fprintf(w, "Amount %s %s · captured %s · remaining %s", out.Amount, out.Currency, out.Captured, out.Remaining)
