@@ -261,7 +261,7 @@ func (s *Pushes) View() string {
 			}
 			msg = "\n  " + t.Accent.Render("No pushes yet.") +
 				"\n  " + t.Muted.Render("They show up here live as "+where+" receives them.") +
-				"\n  " + t.Muted.Render("Press 1 then n to create a test reservation, or run paydesk --demo.")
+				"\n  " + t.Muted.Render("Press 1 then n to create a test reservation, or quit and start again with --demo.")
 		}
 		return s.page(info, msg)
 	}

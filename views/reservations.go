@@ -241,9 +241,11 @@ func (s *Reservations) empty() string {
 	if s.list.query != "" || len(s.list.rows) > 0 {
 		return "\n  " + t.Muted.Render("No reservation matches the filter — press esc to clear it.")
 	}
-	hint := "press n to create a test reservation, or run paydesk --demo"
+	// Not "run paydesk --demo": under `go run .` there is no paydesk to
+	// run; the flag is what the user needs, however they started it.
+	hint := "press n to create a test reservation, or quit and start again with --demo"
 	if s.ctx.ReadOnly {
-		hint = "this console is read-only; run paydesk --demo to fill a sandbox"
+		hint = "this console is read-only; start it without --read-only and with --demo to fill a sandbox"
 	}
 	return "\n  " + t.Accent.Render("No reservations yet.") +
 		"\n  " + t.Muted.Render(strings.ToUpper(hint[:1])+hint[1:]+".") +

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/spf13/cobra"
 
 	"paydesk/internal/ops"
 	"paydesk/store"
@@ -59,12 +60,32 @@ func (h *formHost) View() tea.View {
 	return v
 }
 
+// formKinds are the forms `paydesk form` opens.
+var formKinds = []string{"capture", "cancel", "update", "refund", "giftcard-pay", "giftcard-refund", "test-reservation", "resolve"}
+
+func formCmd(sio IO) *cobra.Command {
+	c := &cmdContext{name: "form", sio: sio}
+	cmd := c.command("form KIND [TARGET]", "Open one operation form in the terminal (capture, refund, …)", cobra.RangeArgs(1, 2), runForm)
+	cmd.Long = `Open one operation form in the terminal, as the console does.
+
+Forms: capture, cancel and update a RESERVATION; refund a CAPTURE (or the captures
+of a RESERVATION); giftcard-pay; giftcard-refund a PAYMENT; test-reservation;
+resolve an OPERATION whose outcome is unknown.`
+	cmd.ValidArgs = formKinds
+	c.gatewayFlags()
+	addFlags(cmd.Flags(), "currency")
+	return cmd
+}
+
 // runForm opens an operation form in the terminal:
 // paydesk form capture|cancel|update|refund|giftcard-pay|giftcard-refund|test-reservation [TARGET].
-func runForm(ctx context.Context, sio IO, args []string) int {
-	c, code := newCmd("form", "capture|cancel|update RESERVATION | refund CAPTURE | giftcard-pay | giftcard-refund PAYMENT | test-reservation | resolve OP", sio, 1, 2, args, nil)
-	if c == nil {
-		return code
+func runForm(ctx context.Context, c *cmdContext) int {
+	sio := c.sio
+	if err := checkChoice("form", c.args[0], formKinds); err != nil {
+		return c.usage("%v", err)
+	}
+	if !sio.Interactive {
+		return c.usage("a form needs a terminal; in scripts use the commands (paydesk --help lists them)")
 	}
 	env, code := c.open(ctx)
 	if env == nil {

@@ -11,13 +11,14 @@ import (
 	"paydesk/store"
 )
 
-// runCLI runs paydesk with args against a cache in dir.
+// runCLI runs paydesk with args against a cache in dir. A stdin stands
+// for a terminal someone types into; without one there is no terminal.
 func runCLI(t *testing.T, dir string, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	env := map[string]string{"XDG_DATA_HOME": dir, "USER": "clitest", "HOME": dir}
+	env := map[string]string{"XDG_DATA_HOME": dir, "XDG_CONFIG_HOME": dir, "USER": "clitest", "HOME": dir}
 	code := Main(context.Background(), IO{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
-		Getenv: func(k string) string { return env[k] }}, args)
+		Getenv: func(k string) string { return env[k] }, Interactive: stdin != ""}, args)
 	return code, out.String(), errb.String()
 }
 
@@ -50,14 +51,14 @@ func TestCommandsAgainstEmbeddedSandbox(t *testing.T) {
 		t.Fatalf("reservations: exit %d %v", code, list)
 	}
 
-	code, out, errs = runCLI(t, dir, "", "capture", number, "SHOE-42=2", "SOCK-3P=2", "--json")
+	code, out, errs = runCLI(t, dir, "", "capture", number, "SHOE-42=2", "SOCK-3P=2", "--json", "--yes")
 	capt := decodeJSON[map[string]any](t, out)
 	if code != 0 || capt["status"] != float64(190) || capt["invoiceNumber"] == "" || capt["key"] == "" || capt["pushReceived"] != true || capt["amount"] != "148.90" {
 		t.Fatalf("capture: exit %d %v %s", code, capt, errs)
 	}
 
 	// More than remains: refused before sending, the rule named, exit 1.
-	code, out, _ = runCLI(t, dir, "", "capture", number, "SHOE-42=2", "--json")
+	code, out, _ = runCLI(t, dir, "", "capture", number, "SHOE-42=2", "--json", "--yes")
 	bad := decodeJSON[map[string]any](t, out)
 	if code != 1 || bad["ok"] != false || !strings.Contains(out, "only 1 left to capture") {
 		t.Fatalf("over-capture: exit %d %s", code, out)
@@ -70,18 +71,26 @@ func TestCommandsAgainstEmbeddedSandbox(t *testing.T) {
 		t.Fatalf("show: exit %d %+v", code, show)
 	}
 
-	// y/N: "n" sends nothing.
-	code, _, errs = runCLI(t, dir, "n\n", "cancel", number)
-	if code != 1 || !strings.Contains(errs, "nothing sent") {
-		t.Fatalf("cancel declined: exit %d %s", code, errs)
+	// Sandbox and test ask for an explicit "yes": "n" and "y" send nothing,
+	// and so does no terminal without --yes.
+	for _, answer := range []string{"n\n", "y\n", "\n"} {
+		code, _, errs = runCLI(t, dir, answer, "cancel", number)
+		if code != 1 || !strings.Contains(errs, "nothing sent") || !strings.Contains(errs, "Cancel the remainder of reservation "+number+": 64.90 EUR") ||
+			!strings.Contains(errs, "customer  Jan Jansen") || !strings.Contains(errs, "  lines     SHOE-42 Trail running shoe, size 42  1 × 59.95 = 59.95\n            SHIP Shipping  1 × 4.95 = 4.95\n") {
+			t.Fatalf("cancel answered %q: exit %d %s", answer, code, errs)
+		}
 	}
-	code, out, errs = runCLI(t, dir, "y\n", "cancel", number)
+	code, _, errs = runCLI(t, dir, "", "cancel", number)
+	if code != 1 || !strings.Contains(errs, "no terminal to ask on: pass --yes; nothing sent") {
+		t.Fatalf("cancel without a terminal: exit %d %s", code, errs)
+	}
+	code, out, errs = runCLI(t, dir, "yes\n", "cancel", number)
 	if code != 0 || !strings.Contains(out, "190") {
 		t.Fatalf("cancel: exit %d %s %s", code, out, errs)
 	}
 
 	key, _ := capt["key"].(string)
-	code, out, errs = runCLI(t, dir, "", "refund", key, "20", "--reason", "return", "--json")
+	code, out, errs = runCLI(t, dir, "", "refund", key, "20", "--reason", "return", "--json", "--yes")
 	ref := decodeJSON[map[string]any](t, out)
 	if code != 0 || ref["amount"] != "20.00" || ref["status"] != float64(190) {
 		t.Fatalf("refund: exit %d %v %s", code, ref, errs)
@@ -91,7 +100,7 @@ func TestCommandsAgainstEmbeddedSandbox(t *testing.T) {
 		t.Fatalf("refund without reason: exit %d %s", code, errs)
 	}
 
-	code, out, _ = runCLI(t, dir, "", "giftcard", "pay", "30", "--service", "voucherb", "--card", "6299440000000000023", "--pin", "2222", "--json")
+	code, out, _ = runCLI(t, dir, "", "giftcard", "pay", "30", "--service", "voucherb", "--card", "6299440000000000023", "--pin", "2222", "--json", "--yes")
 	gc := decodeJSON[map[string]any](t, out)
 	if code != 0 || gc["subCode"] != "S003" || gc["remainder"] != "20.00" || gc["redirectUrl"] == "" {
 		t.Fatalf("giftcard pay: exit %d %v", code, gc)

@@ -1,24 +1,27 @@
 package cli
 
 import (
-	"bufio"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/BurntSushi/toml"
+	"github.com/spf13/pflag"
 
 	"paydesk/internal/ops"
 )
 
-// settings is what the console runs with. Each value comes from the first
-// of: a flag, the environment, the config file, the default. The secret
-// key is never a flag (flags show in ps): it comes from $PAYDESK_SECRET_KEY
-// or from the file named by --secret-file (or secret-file in the config).
+// settings is what the console and the commands run with. Each value comes
+// from the first of: a flag the user set, the environment, the config
+// file, the default. The secret key is never a flag (flags show in ps): it
+// comes from $PAYDESK_SECRET_KEY or from the file named by --secret-file
+// (or secret-file in the config).
 type settings struct {
 	Gateway    string // "sandbox" (the embedded one) or a base URL
 	Mode       ops.Mode
@@ -43,8 +46,25 @@ func (s settings) Embedded() bool { return s.Gateway == "" || s.Gateway == "sand
 // credentials and the log live next to it.
 func (s settings) DataDir() string { return filepath.Dir(s.DB) }
 
-// settingKeys are the names shared by flags and the config file.
-var settingKeys = []string{"gateway", "mode", "website-key", "secret-file", "listen", "push-url", "db", "read-only",
+// fileConfig is the config file, $XDG_CONFIG_HOME/paydesk/config.toml. Its
+// keys are the flags' names, so one name works in both places.
+type fileConfig struct {
+	Gateway    string `toml:"gateway"`
+	Mode       string `toml:"mode"`
+	WebsiteKey string `toml:"website-key"`
+	SecretFile string `toml:"secret-file"`
+	Listen     string `toml:"listen"`
+	PushURL    string `toml:"push-url"`
+	DB         string `toml:"db"`
+	ReadOnly   bool   `toml:"read-only"`
+	ExportDir  string `toml:"export-dir"`
+	FixtureDir string `toml:"fixture-dir"`
+	Currency   string `toml:"currency"`
+}
+
+// fileKeys are the keys the config file knows, in the order the help
+// lists them.
+var fileKeys = []string{"gateway", "mode", "website-key", "secret-file", "listen", "push-url", "db", "read-only",
 	"export-dir", "fixture-dir", "currency"}
 
 // settingEnv maps setting names to their environment variables.
@@ -52,38 +72,24 @@ var settingEnv = map[string]string{
 	"gateway": "PAYDESK_GATEWAY", "website-key": "PAYDESK_WEBSITE_KEY", "mode": "PAYDESK_MODE", "db": "PAYDESK_DB",
 }
 
-// sharedFlags registers the settings flags that the console and the
-// operation commands share, with one help text; resolveSettings reads them
-// back by name, so only the flags given on the command line count.
-func sharedFlags(fs *flag.FlagSet) {
-	fs.String("gateway", "", "gateway base URL, or \"sandbox\" for the embedded sandbox (default $PAYDESK_GATEWAY, else sandbox)")
-	fs.String("mode", "", "sandbox, test or live (default $PAYDESK_MODE; guessed from --gateway: loopback is sandbox, a host with \"test\" is test, anything else LIVE)")
-	fs.String("website-key", "", "website key (default $PAYDESK_WEBSITE_KEY)")
-	fs.String("secret-file", "", "file holding the secret key (default $PAYDESK_SECRET_KEY)")
-	fs.String("db", "", "cache file (default $PAYDESK_DB, else $XDG_DATA_HOME/paydesk/paydesk.db)")
-	fs.String("config", "", "config file of key = value lines (default $PAYDESK_CONFIG, else $XDG_CONFIG_HOME/paydesk/config when it exists)")
+// pathKeys may start with ~/ in the config file.
+var pathKeys = map[string]bool{"db": true, "secret-file": true, "export-dir": true, "fixture-dir": true}
+
+// layers are the sources of the settings below the defaults: the flags of
+// the command that runs (only those the user set count), the environment
+// and the config file.
+type layers struct {
+	flags  *pflag.FlagSet
+	getenv func(string) string
+	file   map[string]string // key → value, only the keys the file sets
+	path   string            // the config file read, "" when none
 }
 
-// consoleFlags registers the console's flags: the shared ones and those
-// only the console has (the commands take these from the config file).
-func consoleFlags(fs *flag.FlagSet) {
-	sharedFlags(fs)
-	fs.String("listen", "", "address of the push listener (default 127.0.0.1 on a free port)")
-	fs.String("push-url", "", "URL the gateway pushes to, when it is not the listener's own (a tunnel, a proxy)")
-	fs.Bool("read-only", false, "look, never change: every operation is off")
-	fs.Bool("demo", false, "fill the embedded sandbox with about 20 demo orders after start")
-	fs.String("export-dir", "", "folder for exports (default: the current folder)")
-	fs.String("fixture-dir", "", "folder for pushes saved as fixtures (default: the current folder)")
-	fs.String("currency", "", "currency of new test reservations and gift card payments (default EUR)")
-}
-
-// resolveSettings combines the parsed flags, the environment and the config
-// file. given lists the flags that were on the command line.
-func resolveSettings(fs *flag.FlagSet, getenv func(string) string) (settings, error) {
-	given := map[string]string{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = f.Value.String() })
-
-	path, explicit := given["config"], true
+// loadLayers finds and reads the config file: --config, else
+// $PAYDESK_CONFIG, else $XDG_CONFIG_HOME/paydesk/config.toml when it exists.
+func loadLayers(flags *pflag.FlagSet, getenv func(string) string) (layers, error) {
+	l := layers{flags: flags, getenv: getenv, file: map[string]string{}}
+	path, explicit := l.flag("config")
 	if path == "" {
 		path, explicit = getenv("PAYDESK_CONFIG"), true
 	}
@@ -93,35 +99,64 @@ func resolveSettings(fs *flag.FlagSet, getenv func(string) string) (settings, er
 	file, err := readConfigFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist) && !explicit:
-		file, path = map[string]string{}, ""
+		return l, nil
 	case err != nil:
-		return settings{}, err
+		return l, err
 	}
-
-	value := func(name string) string {
-		if v, ok := given[name]; ok {
-			return v
-		}
-		if env, ok := settingEnv[name]; ok {
-			if v := getenv(env); v != "" {
-				return v
-			}
-		}
-		return file[name]
-	}
-	for _, k := range []string{"db", "secret-file", "export-dir", "fixture-dir"} {
-		if v := file[k]; strings.HasPrefix(v, "~/") {
+	for k, v := range file {
+		if pathKeys[k] && strings.HasPrefix(v, "~/") {
 			file[k] = filepath.Join(homeDir(getenv), v[2:])
 		}
 	}
-	s := settings{ConfigFile: path, Gateway: value("gateway"), WebsiteKey: value("website-key"), SecretFile: value("secret-file"),
-		Listen: value("listen"), PushURL: value("push-url"), DB: value("db"), ExportDir: value("export-dir"),
-		FixtureDir: value("fixture-dir"), Currency: value("currency")}
+	l.file, l.path = file, path
+	return l, nil
+}
+
+// flag is the value of a flag the user set; ok is false when the command
+// has no such flag or it was left alone.
+func (l layers) flag(name string) (string, bool) {
+	if l.flags == nil {
+		return "", false
+	}
+	f := l.flags.Lookup(name)
+	if f == nil || !f.Changed {
+		return "", false
+	}
+	return f.Value.String(), true
+}
+
+// value is a setting from the first layer that has it, "" when none does.
+func (l layers) value(name string) string {
+	if v, ok := l.flag(name); ok {
+		return v
+	}
+	if env, ok := settingEnv[name]; ok {
+		if v := l.getenv(env); v != "" {
+			return v
+		}
+	}
+	return l.file[name]
+}
+
+// resolveSettings combines the flags the user set, the environment and the
+// config file into the settings of the console and the commands.
+func resolveSettings(flags *pflag.FlagSet, getenv func(string) string) (settings, error) {
+	l, err := loadLayers(flags, getenv)
+	if err != nil {
+		return settings{}, err
+	}
+	return l.settings()
+}
+
+func (l layers) settings() (settings, error) {
+	s := settings{ConfigFile: l.path, Gateway: l.value("gateway"), WebsiteKey: l.value("website-key"), SecretFile: l.value("secret-file"),
+		Listen: l.value("listen"), PushURL: l.value("push-url"), DB: l.value("db"), ExportDir: l.value("export-dir"),
+		FixtureDir: l.value("fixture-dir"), Currency: l.value("currency")}
 	if s.Gateway == "" {
 		s.Gateway = "sandbox"
 	}
 	for name, dst := range map[string]*bool{"read-only": &s.ReadOnly, "demo": &s.Demo} {
-		v := value(name)
+		v := l.value(name)
 		if v == "" {
 			continue
 		}
@@ -132,7 +167,7 @@ func resolveSettings(fs *flag.FlagSet, getenv func(string) string) (settings, er
 		*dst = b
 	}
 	if s.DB == "" {
-		s.DB = filepath.Join(dataHome(getenv), "paydesk", "paydesk.db")
+		s.DB = filepath.Join(dataHome(l.getenv), "paydesk", "paydesk.db")
 	}
 	if !s.Embedded() {
 		u, err := url.Parse(s.Gateway)
@@ -140,10 +175,17 @@ func resolveSettings(fs *flag.FlagSet, getenv func(string) string) (settings, er
 			return settings{}, fmt.Errorf("gateway %q: give \"sandbox\" or an http(s) base URL", s.Gateway)
 		}
 	}
-	mode := value("mode")
+	if s.PushURL != "" {
+		u, err := url.Parse(s.PushURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return settings{}, fmt.Errorf("push-url %q: give an absolute http(s) URL", s.PushURL)
+		}
+	}
+	mode := l.value("mode")
 	if mode == "" {
 		mode = string(guessMode(s.Gateway))
 	}
+	var err error
 	if s.Mode, err = ops.ParseMode(mode); err != nil {
 		return settings{}, err
 	}
@@ -198,59 +240,68 @@ func homeDir(getenv func(string) string) string {
 	return home
 }
 
-// defaultConfigPath is $XDG_CONFIG_HOME/paydesk/config (~/.config/…).
+// defaultConfigPath is $XDG_CONFIG_HOME/paydesk/config.toml (~/.config/…).
 func defaultConfigPath(getenv func(string) string) string {
 	dir := getenv("XDG_CONFIG_HOME")
 	if dir == "" {
 		dir = filepath.Join(homeDir(getenv), ".config")
 	}
-	return filepath.Join(dir, "paydesk", "config")
+	return filepath.Join(dir, "paydesk", "config.toml")
 }
 
-// readConfigFile reads "key = value" lines; # starts a comment, blank
-// lines are skipped, values may be quoted. Unknown keys are an error (a
-// typo should not be ignored), and so is a secret: it does not belong in a
-// file that is copied around; name a secret-file instead.
+// readConfigFile reads the TOML config file into the keys it sets. Unknown
+// keys are an error naming their line (a typo should not be ignored), and
+// so is a secret: it does not belong in a file that is copied around; name
+// a secret-file instead. The error never repeats a value.
 func readConfigFile(path string) (map[string]string, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config file: %w", err)
 	}
-	defer f.Close()
-	out := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
+	var fc fileConfig
+	md, err := toml.Decode(string(data), &fc)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("config file %s line %d: %s", path, pe.Position.Line, pe.Message)
 		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			return nil, fmt.Errorf("config file %s line %d: want key = value", path, n)
-		}
-		k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
-		if uq, err := strconv.Unquote(v); err == nil {
-			v = uq
-		}
-		switch {
-		case k == "secret" || k == "secret-key" || k == "secret_key":
-			return nil, fmt.Errorf("config file %s line %d: the secret key is not read from the config file; set PAYDESK_SECRET_KEY or secret-file", path, n)
-		case !known(k):
-			return nil, fmt.Errorf("config file %s line %d: unknown key %q (known: %s)", path, n, k, strings.Join(settingKeys, ", "))
-		}
-		out[k] = v
+		// Type mismatches already name the line: "toml: line 3 (last key …): …".
+		return nil, fmt.Errorf("config file %s: %s", path, strings.TrimPrefix(err.Error(), "toml: "))
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("config file %s: %w", path, err)
+	if undecoded := md.Undecoded(); len(undecoded) > 0 {
+		k := undecoded[0]
+		name := k.String()
+		line := keyLine(string(data), k)
+		switch strings.ToLower(name) {
+		case "secret", "secret-key", "secret_key", "secretkey":
+			return nil, fmt.Errorf("config file %s line %d: the secret key is not read from the config file; set PAYDESK_SECRET_KEY or secret-file", path, line)
+		}
+		return nil, fmt.Errorf("config file %s line %d: unknown key %q (known: %s)", path, line, name, strings.Join(fileKeys, ", "))
+	}
+	values := map[string]string{"gateway": fc.Gateway, "mode": fc.Mode, "website-key": fc.WebsiteKey, "secret-file": fc.SecretFile,
+		"listen": fc.Listen, "push-url": fc.PushURL, "db": fc.DB, "read-only": strconv.FormatBool(fc.ReadOnly),
+		"export-dir": fc.ExportDir, "fixture-dir": fc.FixtureDir, "currency": fc.Currency}
+	out := map[string]string{}
+	for k, v := range values {
+		if md.IsDefined(k) {
+			out[k] = v
+		}
 	}
 	return out, nil
 }
 
-func known(k string) bool {
-	for _, s := range settingKeys {
-		if s == k {
-			return true
+// keyLine finds the line that sets key k (or opens its table). The TOML
+// library reports positions only in its own errors, and an unknown key is
+// not one, so the line is looked up in the text: the first line that
+// assigns the key's last part, or the header of its table.
+func keyLine(text string, k toml.Key) int {
+	last := regexp.QuoteMeta(k[len(k)-1])
+	assign := regexp.MustCompile(`^\s*(?:[\w.-]+\.)?["']?` + last + `["']?\s*=`)
+	table := regexp.MustCompile(`^\s*\[\[?\s*(?:[\w.-]+\.)?["']?` + last + `["']?\s*\]`)
+	for i, line := range strings.Split(text, "\n") {
+		if assign.MatchString(line) || table.MatchString(line) {
+			return i + 1
 		}
 	}
-	return false
+	return 0
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,20 +13,24 @@ import (
 	"paydesk/store"
 )
 
+// parseSettings parses args as the console (no command name) or the
+// command they name does, and resolves the settings.
 func parseSettings(t *testing.T, env map[string]string, args ...string) (settings, error) {
 	t.Helper()
-	fs := flag.NewFlagSet("paydesk", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	consoleFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	root := newRoot(IO{Stdout: io.Discard, Stderr: io.Discard})
+	cmd, rest, err := root.Find(args)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return resolveSettings(fs, func(k string) string { return env[k] })
+	if err := cmd.ParseFlags(rest); err != nil {
+		t.Fatal(err)
+	}
+	return resolveSettings(cmd.Flags(), func(k string) string { return env[k] })
 }
 
 func writeConfig(t *testing.T, text string) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "config")
+	p := filepath.Join(t.TempDir(), "config.toml")
 	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +39,18 @@ func writeConfig(t *testing.T, text string) string {
 
 func TestSettingsPrecedence(t *testing.T) {
 	home := t.TempDir()
-	file := writeConfig(t, "# paydesk\ngateway = https://testcheckout.example.com\nwebsite-key = FROMFILE\nlisten = \"127.0.0.1:9000\"\nread-only = true\n")
+	file := writeConfig(t, "# paydesk\ngateway = \"https://testcheckout.example.com\"\nwebsite-key = \"FROMFILE\"\nlisten = \"127.0.0.1:9000\"\nread-only = true\ncurrency = \"SEK\"\n")
+	defaultDB := filepath.Join(home, ".local/share/paydesk/paydesk.db")
+	fromFile := settings{Gateway: "https://testcheckout.example.com", Mode: ops.ModeTest, WebsiteKey: "FROMFILE", Listen: "127.0.0.1:9000",
+		ReadOnly: true, Currency: "SEK", DB: defaultDB, ConfigFile: file}
+	with := func(s settings, f func(*settings)) settings { f(&s); return s }
+	xdgConfig := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(xdgConfig, "paydesk"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(xdgConfig, "paydesk", "config.toml"), []byte("website-key = \"XDG\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -44,18 +58,31 @@ func TestSettingsPrecedence(t *testing.T) {
 		want settings
 	}{
 		{"defaults", map[string]string{"HOME": home}, nil,
-			settings{Gateway: "sandbox", Mode: ops.ModeSandbox, DB: filepath.Join(home, ".local/share/paydesk/paydesk.db")}},
+			settings{Gateway: "sandbox", Mode: ops.ModeSandbox, DB: defaultDB}},
 		{"xdg data home", map[string]string{"XDG_DATA_HOME": "/data"}, nil,
 			settings{Gateway: "sandbox", Mode: ops.ModeSandbox, DB: "/data/paydesk/paydesk.db"}},
-		{"file", map[string]string{"HOME": home}, []string{"--config", file},
-			settings{Gateway: "https://testcheckout.example.com", Mode: ops.ModeTest, WebsiteKey: "FROMFILE", Listen: "127.0.0.1:9000", ReadOnly: true,
-				DB: filepath.Join(home, ".local/share/paydesk/paydesk.db"), ConfigFile: file}},
+		{"xdg config home", map[string]string{"HOME": home, "XDG_CONFIG_HOME": xdgConfig}, nil,
+			settings{Gateway: "sandbox", Mode: ops.ModeSandbox, WebsiteKey: "XDG", DB: defaultDB,
+				ConfigFile: filepath.Join(xdgConfig, "paydesk", "config.toml")}},
+		{"file", map[string]string{"HOME": home}, []string{"--config", file}, fromFile},
+		{"file named by the environment", map[string]string{"HOME": home, "PAYDESK_CONFIG": file}, nil, fromFile},
+		{"--config beats PAYDESK_CONFIG", map[string]string{"HOME": home, "PAYDESK_CONFIG": "/nonexistent.toml"}, []string{"--config", file}, fromFile},
 		{"env beats file", map[string]string{"HOME": home, "PAYDESK_WEBSITE_KEY": "FROMENV", "PAYDESK_CONFIG": file}, nil,
-			settings{Gateway: "https://testcheckout.example.com", Mode: ops.ModeTest, WebsiteKey: "FROMENV", Listen: "127.0.0.1:9000", ReadOnly: true,
-				DB: filepath.Join(home, ".local/share/paydesk/paydesk.db"), ConfigFile: file}},
+			with(fromFile, func(s *settings) { s.WebsiteKey = "FROMENV" })},
 		{"flags beat env", map[string]string{"HOME": home, "PAYDESK_WEBSITE_KEY": "FROMENV", "PAYDESK_GATEWAY": "https://gw.example.com"},
 			[]string{"--config", file, "--website-key", "FROMFLAG", "--read-only=false", "--db", "/tmp/x.db", "--mode", "test"},
-			settings{Gateway: "https://gw.example.com", Mode: ops.ModeTest, WebsiteKey: "FROMFLAG", Listen: "127.0.0.1:9000", DB: "/tmp/x.db", ConfigFile: file}},
+			settings{Gateway: "https://gw.example.com", Mode: ops.ModeTest, WebsiteKey: "FROMFLAG", Listen: "127.0.0.1:9000", DB: "/tmp/x.db",
+				Currency: "SEK", ConfigFile: file}},
+		// A flag set to its default still counts (Changed), one left alone does not.
+		{"flag set to the default counts", map[string]string{"HOME": home}, []string{"--config", file, "--read-only=false", "--currency", ""},
+			with(fromFile, func(s *settings) { s.ReadOnly, s.Currency = false, "" })},
+		{"a command reads the same layers", map[string]string{"HOME": home, "PAYDESK_MODE": "live"},
+			[]string{"capture", "R1", "--config", file, "--listen", "127.0.0.1:9100", "--push-url", "https://hooks.example.com/push"},
+			with(fromFile, func(s *settings) {
+				s.Mode, s.Listen, s.PushURL = ops.ModeLive, "127.0.0.1:9100", "https://hooks.example.com/push"
+			})},
+		{"env DB beats file db", map[string]string{"HOME": home, "PAYDESK_DB": "/env.db"}, []string{"reservations", "--config", file},
+			with(fromFile, func(s *settings) { s.DB = "/env.db" })},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,13 +103,19 @@ func TestSettingsRefuse(t *testing.T) {
 		args       []string
 		want       string
 	}{
-		{"secret in the file", "secret-key = hunter2\n", nil, "not read from the config file"},
-		{"unknown key", "gatway = sandbox\n", nil, "unknown key"},
-		{"not key value", "gateway\n", nil, "want key = value"},
+		{"secret in the file", "gateway = \"sandbox\"\nsecret-key = \"hunter2\"\n", nil, "line 2: the secret key is not read from the config file"},
+		{"unknown key names its line", "# a comment\ngateway = \"sandbox\"\ngatway = \"sandbox\"\n", nil, `line 3: unknown key "gatway" (known: gateway,`},
+		{"unknown table names its line", "gateway = \"sandbox\"\n\n[team]\nname = \"x\"\n", nil, `line 3: unknown key "team"`},
+		{"not TOML", "gateway\n", nil, "line 1"},
+		{"unquoted string", "gateway = https://gw.example.com\n", nil, "line 1"},
+		{"wrong type names its line", "\nread-only = \"yes\"\n", nil, "line 2"},
 		{"demo on a real gateway", "", []string{"--gateway", "https://gw.example.com", "--demo"}, "embedded sandbox"},
 		{"live mode on the sandbox", "", []string{"--mode", "live"}, "needs --gateway"},
+		{"bad mode", "", []string{"--mode", "prod"}, "mode"},
 		{"bad gateway", "", []string{"--gateway", "gw.example.com"}, "http(s) base URL"},
-		{"bad bool", "read-only = maybe\n", nil, "not true or false"},
+		{"bad push url", "push-url = \"hooks.example.com\"\n", nil, "push-url"},
+		{"bad bool", "read-only = maybe\n", nil, "line 1"},
+		{"config named but missing", "", []string{"--config", "/nonexistent/paydesk.toml"}, "no such file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"--config", writeConfig(t, tc.file)}, tc.args...)
@@ -152,7 +185,7 @@ func TestConsoleStartsEmbeddedPair(t *testing.T) {
 
 func TestConfigFileExpandsHome(t *testing.T) {
 	home := t.TempDir()
-	file := writeConfig(t, "db = ~/caches/pd.db\nsecret-file = ~/.secret\n")
+	file := writeConfig(t, "db = \"~/caches/pd.db\"\nsecret-file = \"~/.secret\"\n")
 	s, err := parseSettings(t, map[string]string{"HOME": home}, "--config", file)
 	if err != nil {
 		t.Fatal(err)

@@ -3,14 +3,13 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"paydesk/api"
 	"paydesk/internal/demo"
@@ -19,33 +18,35 @@ import (
 	"paydesk/views"
 )
 
+// consoleCmd makes the root command open the console, with the console's
+// own flags (the root's local flags: subcommands do not inherit them).
+func consoleCmd(root *cobra.Command, sio IO) {
+	fs := root.Flags()
+	addFlags(fs, gatewayFlags...)
+	addFlags(fs, "currency")
+	fs.Bool("read-only", false, "look, never change: every operation is off")
+	fs.Bool("demo", false, "fill the embedded sandbox with about 20 demo orders after start")
+	fs.String("export-dir", "", "folder for exports (default: the current folder)")
+	fs.String("fixture-dir", "", "folder for pushes saved as fixtures (default: the current folder)")
+	root.RunE = func(cmd *cobra.Command, _ []string) error {
+		return exit(runConsole(cmd.Context(), sio, cmd.Flags()))
+	}
+}
+
 // runConsole opens the console: with no configuration on an embedded
 // sandbox (state kept next to the cache) whose pushes go to an embedded
 // listener, both on loopback ports.
-func runConsole(ctx context.Context, sio IO, args []string) int {
-	fs := flag.NewFlagSet("paydesk", flag.ContinueOnError)
-	fs.SetOutput(sio.Stderr)
-	consoleFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(sio.Stderr, "Usage: paydesk [flags]            the console\n       paydesk COMMAND [flags]    (paydesk help lists them)")
-		fmt.Fprintln(sio.Stderr, "\nWith no gateway configured the console runs an embedded sandbox and push listener on loopback.")
-		fmt.Fprintln(sio.Stderr, "Flags beat $PAYDESK_GATEWAY, $PAYDESK_WEBSITE_KEY, $PAYDESK_MODE, $PAYDESK_DB, which beat the config file.")
-		fmt.Fprintln(sio.Stderr, "The secret key comes from $PAYDESK_SECRET_KEY or --secret-file, never from a flag.\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	if code, ok := parseNoArgs(fs, sio, "paydesk", args); !ok {
-		return code
-	}
+func runConsole(ctx context.Context, sio IO, fs *pflag.FlagSet) int {
 	getenv := getenvOf(sio)
 	set, err := resolveSettings(fs, getenv)
 	if err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk: %v\n", err)
 		return 2
 	}
-	if f, ok := sio.Stdin.(*os.File); ok && !term.IsTerminal(f.Fd()) {
+	if !sio.Interactive {
 		// Without this the user would read bubbletea's "could not create
 		// cancelable reader" and nothing about what to do instead.
-		fmt.Fprintln(sio.Stderr, "paydesk: the console needs a terminal; in scripts use the commands (paydesk help lists them)")
+		fmt.Fprintln(sio.Stderr, "paydesk: the console needs a terminal; in scripts use the commands (paydesk --help lists them)")
 		return 2
 	}
 	con, err := startConsole(ctx, set, getenv)

@@ -10,21 +10,32 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"paydesk/internal/intake"
 	"paydesk/store"
 )
 
-// runImport stores a webshop's orders from files of Reserve envelopes
-// (JSON, NDJSON) or CSV order lines. It opens only the cache: no gateway, no
-// sandbox, no listener.
-func runImport(ctx context.Context, sio IO, args []string) int {
-	c, code := newCmd("import", "FILE... (JSON or NDJSON Reserve envelopes, or a CSV of order lines; - reads standard input)", sio, 1, -1, args, nil)
-	if c == nil {
-		return code
-	}
+func importCmd(sio IO) *cobra.Command {
+	c := &cmdContext{name: "import", sio: sio}
+	cmd := c.command("import FILE...", "Store webshop orders: Reserve envelopes (JSON, NDJSON) or CSV order lines",
+		cobra.MinimumNArgs(1), runImport)
+	cmd.Long = "Stores a webshop's orders — the lines and customer the Reserve push does not carry — from files of\n" +
+		"Reserve envelopes as the shop sent them to the gateway (one JSON object, an array, or NDJSON) or a CSV\n" +
+		"of order lines with a header row. Each order is stored whole or not at all; the report names each\n" +
+		"order's rows and what became of it. - reads standard input. Exit 1 when any order was refused."
+	cmd.Example = "paydesk import testdata/webshop/orders.csv\npaydesk import orders.ndjson --json\nshop-export | paydesk import -"
+	c.lookFlags()
+	return cmd
+}
+
+// runImport stores a webshop's orders. It opens only the cache: no gateway,
+// no sandbox, no listener.
+func runImport(ctx context.Context, c *cmdContext) int {
 	set, err := c.settings()
 	if err != nil {
-		return c.fail(err)
+		c.fail(err)
+		return exitUsage
 	}
 	if set.ReadOnly {
 		return c.fail(fmt.Errorf("read-only = true in %s: nothing imported", set.ConfigFile))
@@ -100,24 +111,10 @@ func importFiles(ctx context.Context, c *cmdContext, db *store.DB, files []strin
 		}
 		_ = tw.Flush()
 		fmt.Fprintf(c.sio.Stdout, "%s imported, %d already known, %d conflicts, %d refused\n",
-			plural(counts[intake.ResultImported], "order", "orders"), counts[intake.ResultKnown], counts[intake.ResultConflict], counts[intake.ResultRefused])
+			count(counts[intake.ResultImported], "order", "orders"), counts[intake.ResultKnown], counts[intake.ResultConflict], counts[intake.ResultRefused])
 	}
 	if failed {
 		return exitFailed
 	}
 	return exitOK
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

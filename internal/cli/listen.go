@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -14,40 +13,61 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"paydesk/api"
 	"paydesk/internal/textsafe"
 	"paydesk/pushlistener"
 	"paydesk/store"
 )
 
+// listenFlags are the listen command's own flags.
+type listenFlags struct {
+	addr, dbPath string
+	asJSON       bool
+}
+
+func listenCmd(sio IO) *cobra.Command {
+	var f listenFlags
+	cmd := &cobra.Command{
+		Use:   "listen",
+		Short: "Receive, verify and store pushes, one line per push (a headless push receiver)",
+		Long: `Receive pushes, verify their signature, store them (fsync) and only then answer 200;
+print one line (or one JSON object) per push on stdout. The banner and errors go to
+stderr. The secret key is read from $PAYDESK_SECRET_KEY or --secret-file.`,
+		Example: `PAYDESK_SECRET_KEY=sandbox-secret paydesk listen --addr 127.0.0.1:8801 --website-key WEBSHOP1`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return exit(runListen(cmd.Context(), sio, cmd.Flags(), f))
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:8801", "address to listen on")
+	fs.StringVar(&f.dbPath, "db", "", "cache file for the pushes (default $XDG_DATA_HOME/paydesk/listen.db, beside the console's)")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per line")
+	return cmd
+}
+
 // runListen receives, verifies and stores pushes until ctx ends, printing
 // one line (or one JSON object) per push on stdout; the banner and errors go
-// to stderr so stdout can be piped.
-func runListen(ctx context.Context, sio IO, args []string) int {
-	fs := flag.NewFlagSet("paydesk listen", flag.ContinueOnError)
-	fs.SetOutput(sio.Stderr)
-	addr := fs.String("addr", "127.0.0.1:8801", "address to listen on")
-	websiteKey := fs.String("website-key", "", "the website key pushes are signed with (default $PAYDESK_WEBSITE_KEY)")
-	secretFile := fs.String("secret-file", "", "file holding the secret key (default: $PAYDESK_SECRET_KEY)")
-	dbPath := fs.String("db", "", "cache file for the pushes (default $XDG_DATA_HOME/paydesk/listen.db)")
-	pushURL := fs.String("push-url", "", "the push URL as configured at the gateway, which the signature covers\n(default: the address each push arrives on)")
-	asJSON := fs.Bool("json", false, "print one JSON object per line")
-	fs.Usage = func() {
-		fmt.Fprintln(sio.Stderr, "Usage: paydesk listen [flags]\n\nReceives pushes, verifies their signature, stores them (fsync) and only then answers 200;\nprints one line per push. The secret key is read from $PAYDESK_SECRET_KEY or --secret-file.\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	if code, ok := parseNoArgs(fs, sio, "paydesk listen", args); !ok {
-		return code
-	}
+// to stderr so stdout can be piped. The website key, secret file and push
+// URL come from the flags, the environment or the config file.
+func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags) int {
 	getenv := getenvOf(sio)
-	if *websiteKey == "" {
-		*websiteKey = getenv("PAYDESK_WEBSITE_KEY")
-	}
-	if *websiteKey == "" {
-		fmt.Fprintln(sio.Stderr, "paydesk listen: --website-key (or $PAYDESK_WEBSITE_KEY) is required")
+	l, err := loadLayers(flags, getenv)
+	if err != nil {
+		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
 		return 2
 	}
-	secret, err := readSecret(*secretFile, getenv)
+	addr, dbPath, asJSON := &f.addr, &f.dbPath, &f.asJSON
+	websiteKey, secretFile, pushURLValue := l.value("website-key"), l.value("secret-file"), l.value("push-url")
+	pushURL := &pushURLValue
+	if websiteKey == "" {
+		fmt.Fprintln(sio.Stderr, "paydesk listen: --website-key (or $PAYDESK_WEBSITE_KEY, or website-key in the config file) is required")
+		return 2
+	}
+	secret, err := readSecret(secretFile, getenv)
 	if err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
 		return 2
@@ -71,7 +91,7 @@ func runListen(ctx context.Context, sio IO, args []string) int {
 	defer lines.close()
 	srv, err := pushlistener.New(pushlistener.Config{
 		DB:       db,
-		Verifier: api.VerifierFor(api.Credentials{WebsiteKey: *websiteKey, SecretKey: secret}),
+		Verifier: api.VerifierFor(api.Credentials{WebsiteKey: websiteKey, SecretKey: secret}),
 		PushURL:  *pushURL,
 		Logf: func(format string, args ...any) {
 			outMu.Lock()
@@ -116,7 +136,7 @@ func runListen(ctx context.Context, sio IO, args []string) int {
 	}
 	outMu.Lock()
 	fmt.Fprintf(sio.Stderr, "paydesk listen: listening on http://%s\n  signature over: %s\n  order intake:   %s (the shop's Reserve envelope, signed over this URL)\n  website key:    %s\n  cache:          %s\n",
-		bound, signedOver, intakeURL, *websiteKey, db.Path())
+		bound, signedOver, intakeURL, websiteKey, db.Path())
 	outMu.Unlock()
 	if err := srv.Serve(ctx); err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
@@ -237,7 +257,7 @@ func printLine(w io.Writer, e pushlistener.Event) {
 	field("status", status)
 	amount := ""
 	if r.HasAmount {
-		amount = api.WireString(r.Amount) + " " + r.Currency
+		amount = money(r.Amount) + " " + r.Currency
 	}
 	field("amount", strings.TrimSpace(amount))
 	field("signature", r.Signature)
@@ -301,7 +321,7 @@ func printJSON(w io.Writer, e pushlistener.Event) {
 		l.StatusTime = r.Status.Time.Format(time.RFC3339)
 	}
 	if r.HasAmount {
-		l.Amount = api.WireString(r.Amount)
+		l.Amount = money(r.Amount)
 	}
 	b, err := json.Marshal(l)
 	if err != nil {

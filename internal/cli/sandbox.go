@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -14,44 +13,63 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"paydesk/api"
 	"paydesk/api/sandbox"
 )
 
+// sandboxFlags are the sandbox command's own flags.
+type sandboxFlags struct {
+	addr, publicURL, statePath  string
+	autocapture, partialRefunds bool
+	seed                        uint64
+}
+
+func sandboxCmd(sio IO) *cobra.Command {
+	var f sandboxFlags
+	cmd := &cobra.Command{
+		Use:   "sandbox",
+		Short: "Run the sandbox gateway as a standalone server, your webshop's test gateway",
+		Long: `Run the sandbox gateway as a standalone server: the whole payment interface on your
+own machine, the same endpoints, signatures, statuses and pushes as the real gateway.
+
+The secret key is read from $PAYDESK_SECRET_KEY or --secret-file, never from a flag.`,
+		Example: `PAYDESK_SECRET_KEY=sandbox-secret paydesk sandbox --website-key WEBSHOP1 --push-url http://127.0.0.1:8801/push`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return exit(runSandbox(cmd.Context(), sio, cmd.Flags(), f))
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:8800", "address to listen on")
+	fs.StringVar(&f.publicURL, "public-url", "", "base URL for redirect links when clients reach the sandbox through another address")
+	fs.BoolVar(&f.autocapture, "autocapture", false, "capture every approved reservation in full at once")
+	fs.BoolVar(&f.partialRefunds, "partial-refunds", false, "provider B has the merchant's cards configured for partial refunds")
+	fs.StringVar(&f.statePath, "state", "", "bbolt file for the state and the push outbox (default: memory only)")
+	fs.Uint64Var(&f.seed, "seed", 0, "make keys and numbers deterministic (0 = random)")
+	return cmd
+}
+
 // runSandbox serves the sandbox gateway until ctx is cancelled (SIGINT or
 // SIGTERM in main): a stand-in for the real gateway that a webshop can use
-// as its test gateway.
-func runSandbox(ctx context.Context, sio IO, args []string) int {
-	fs := flag.NewFlagSet("paydesk sandbox", flag.ContinueOnError)
-	fs.SetOutput(sio.Stderr)
-	addr := fs.String("addr", "127.0.0.1:8800", "address to listen on")
-	websiteKey := fs.String("website-key", "", "the accepted website key (default $PAYDESK_WEBSITE_KEY)")
-	secretFile := fs.String("secret-file", "", "file holding the secret key (default: $PAYDESK_SECRET_KEY)")
-	pushURL := fs.String("push-url", "", "where pushes go; a request's PushURL overrides it")
-	publicURL := fs.String("public-url", "", "base URL for redirect links when clients reach the sandbox through another address")
-	autocapture := fs.Bool("autocapture", false, "capture every approved reservation in full at once")
-	partialRefunds := fs.Bool("partial-refunds", false, "provider B has the merchant's cards configured for partial refunds")
-	statePath := fs.String("state", "", "bbolt file for the state and the push outbox (default: memory only)")
-	seed := fs.Uint64("seed", 0, "make keys and numbers deterministic (0 = random)")
-	fs.Usage = func() {
-		fmt.Fprintln(sio.Stderr, "Usage: paydesk sandbox [flags]\n\nThe secret key is read from $PAYDESK_SECRET_KEY or --secret-file, never from a flag.\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	if code, ok := parseNoArgs(fs, sio, "paydesk sandbox", args); !ok {
-		return code
-	}
-	getenv := sio.Getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
-	if *websiteKey == "" {
-		*websiteKey = getenv("PAYDESK_WEBSITE_KEY")
-	}
-	if *websiteKey == "" {
-		fmt.Fprintln(sio.Stderr, "paydesk sandbox: --website-key (or $PAYDESK_WEBSITE_KEY) is required")
+// as its test gateway. The website key, secret file and push URL come from
+// the flags, the environment or the config file, as the console's do.
+func runSandbox(ctx context.Context, sio IO, flags *pflag.FlagSet, f sandboxFlags) int {
+	getenv := getenvOf(sio)
+	l, err := loadLayers(flags, getenv)
+	if err != nil {
+		fmt.Fprintf(sio.Stderr, "paydesk sandbox: %v\n", err)
 		return 2
 	}
-	secret, err := readSecret(*secretFile, getenv)
+	addr, publicURL, autocapture, partialRefunds, statePath, seed := &f.addr, &f.publicURL, &f.autocapture, &f.partialRefunds, &f.statePath, &f.seed
+	websiteKey, secretFile, pushURL := l.value("website-key"), l.value("secret-file"), l.value("push-url")
+	if websiteKey == "" {
+		fmt.Fprintln(sio.Stderr, "paydesk sandbox: --website-key (or $PAYDESK_WEBSITE_KEY, or website-key in the config file) is required")
+		return 2
+	}
+	secret, err := readSecret(secretFile, getenv)
 	if err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk sandbox: %v\n", err)
 		return 2
@@ -64,8 +82,8 @@ func runSandbox(ctx context.Context, sio IO, args []string) int {
 		fmt.Fprintf(sio.Stderr, format+"\n", args...)
 	}
 	sb, err := sandbox.New(sandbox.Config{
-		Credentials:    []api.Credentials{{WebsiteKey: *websiteKey, SecretKey: secret}},
-		PushURL:        *pushURL,
+		Credentials:    []api.Credentials{{WebsiteKey: websiteKey, SecretKey: secret}},
+		PushURL:        pushURL,
 		PublicBaseURL:  *publicURL,
 		Autocapture:    *autocapture,
 		PartialRefunds: *partialRefunds,
@@ -84,7 +102,7 @@ func runSandbox(ctx context.Context, sio IO, args []string) int {
 		return 1
 	}
 	base := "http://" + ln.Addr().String()
-	printBanner(sio.Stdout, base, *publicURL, *pushURL, *websiteKey, sb.Cards())
+	printBanner(sio.Stdout, base, *publicURL, pushURL, websiteKey, sb.Cards())
 
 	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}

@@ -95,7 +95,7 @@ func TestSandboxCommandNeedsSecretAndKey(t *testing.T) {
 	}{
 		{[]string{"sandbox", "--website-key", "WK"}, nil, "PAYDESK_SECRET_KEY"},
 		{[]string{"sandbox"}, map[string]string{"PAYDESK_SECRET_KEY": "x"}, "--website-key"},
-		{[]string{"sandbox", "--secret", "x"}, nil, "flag provided but not defined"},
+		{[]string{"sandbox", "--secret", "x"}, nil, "nknown flag: --secret"},
 	} {
 		var stderr lockedBuffer
 		code := Main(context.Background(), IO{Stdout: &stderr, Stderr: &stderr, Getenv: func(k string) string { return tc.env[k] }}, tc.args)

@@ -16,10 +16,14 @@ import (
 func commandSettings(t *testing.T, name string, env map[string]string, args ...string) (*cmdContext, settings, error) {
 	t.Helper()
 	sio := IO{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string { return env[k] }}
-	c, code := newCmd(name, "", sio, 0, -1, args, nil)
-	if c == nil {
-		t.Fatalf("paydesk %s %v: exit %d", name, args, code)
+	cmd, rest, err := newRoot(sio).Find(append([]string{name}, args...))
+	if err != nil {
+		t.Fatal(err)
 	}
+	if err := cmd.ParseFlags(rest); err != nil {
+		t.Fatalf("paydesk %s %v: %v", name, args, err)
+	}
+	c := &cmdContext{name: name, sio: sio, cmd: cmd}
 	set, err := c.settings()
 	return c, set, err
 }
@@ -29,13 +33,13 @@ func commandSettings(t *testing.T, name string, env map[string]string, args ...s
 // mode guessed the same way (a gateway URL with no mode is LIVE for both).
 func TestCommandsResolveSettingsLikeTheConsole(t *testing.T) {
 	home := t.TempDir()
-	liveFile := writeConfig(t, "gateway = https://checkout.example.com\nwebsite-key = FROMFILE\ndb = ~/pd/cache.db\ncurrency = SEK\n")
-	testFile := writeConfig(t, "gateway = https://testcheckout.example.com\nwebsite-key = FROMFILE\n")
-	defaultFile := filepath.Join(home, ".config", "paydesk", "config")
+	liveFile := writeConfig(t, "gateway = 'https://checkout.example.com'\nwebsite-key = 'FROMFILE'\ndb = '~/pd/cache.db'\ncurrency = 'SEK'\n")
+	testFile := writeConfig(t, "gateway = 'https://testcheckout.example.com'\nwebsite-key = 'FROMFILE'\n")
+	defaultFile := filepath.Join(home, ".config", "paydesk", "config.toml")
 	if err := os.MkdirAll(filepath.Dir(defaultFile), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(defaultFile, []byte("gateway = https://pay.example.com\nwebsite-key = DEFAULTFILE\n"), 0o600); err != nil {
+	if err := os.WriteFile(defaultFile, []byte("gateway = 'https://pay.example.com'\nwebsite-key = 'DEFAULTFILE'\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -68,7 +72,7 @@ func TestCommandsResolveSettingsLikeTheConsole(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, name := range []string{"reservations", "capture", "test-reservation", "form"} {
+			for _, name := range []string{"capture", "cancel", "update", "refund", "test-reservation", "resolve", "form"} {
 				_, command, err := commandSettings(t, name, tc.env, append([]string{"--json", "--wait", "1s"}, tc.args...)...)
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
@@ -94,7 +98,7 @@ func TestCommandRunsLiveOnAnUnknownGateway(t *testing.T) {
 	data := t.TempDir()
 	env := map[string]string{"XDG_DATA_HOME": data, "HOME": data, "PAYDESK_SECRET_KEY": "s3cret", "USER": "tester"}
 	args := []string{"--gateway", "https://checkout.example.com", "--website-key", "SHOP"}
-	c, _, err := commandSettings(t, "reservations", env, args...)
+	c, _, err := commandSettings(t, "capture", env, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +139,7 @@ func TestCommandRunsLiveOnAnUnknownGateway(t *testing.T) {
 func TestCommandsReadConfigFile(t *testing.T) {
 	dir := t.TempDir()
 	cache := filepath.Join(dir, "elsewhere", "cache.db")
-	cfg := writeConfig(t, "db = "+cache+"\n")
+	cfg := writeConfig(t, "db = '"+cache+"'\n")
 	code, out, errs := runCLI(t, dir, "", "test-reservation", "--approve", "--json", "--config", cfg)
 	if code != 0 {
 		t.Fatalf("test-reservation: exit %d %s %s", code, out, errs)
@@ -147,7 +151,7 @@ func TestCommandsReadConfigFile(t *testing.T) {
 		t.Fatal("the command opened the default cache too")
 	}
 
-	ro := writeConfig(t, "db = "+cache+"\nread-only = true\n")
+	ro := writeConfig(t, "db = '"+cache+"'\nread-only = true\n")
 	code, out, _ = runCLI(t, dir, "", "reservations", "--json", "--config", ro)
 	if list := decodeJSON[[]map[string]any](t, out); code != 0 || len(list) != 1 {
 		t.Fatalf("reservations on read-only: exit %d %v", code, list)

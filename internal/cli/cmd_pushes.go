@@ -1,0 +1,182 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"paydesk/api"
+	"paydesk/internal/textsafe"
+	"paydesk/store"
+)
+
+// Values of pushes --type and --kind: the envelope, and the action code
+// (DataRequest) or transaction type (Transaction) inside it.
+var (
+	pushTypes = []string{api.EnvelopeDataRequest, api.EnvelopeTransaction}
+	pushKinds = []string{api.ActionReserve, api.ActionUpdateReservation, api.ActionCancelReservation,
+		api.TypeDeferredPay, api.TypeDeferredRefund, api.TypeGiftCardPay, api.TypeGiftCardRefund, "C001"}
+)
+
+// pushJSON is a stored or rejected push in the list (camelCase keys, amounts
+// as strings with two decimals).
+type pushJSON struct {
+	ID         uint64 `json:"id"`
+	Received   string `json:"received"`
+	Envelope   string `json:"envelope,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	Key        string `json:"key,omitempty"`
+	Invoice    string `json:"invoice,omitempty"`
+	Service    string `json:"service,omitempty"`
+	Status     int    `json:"status,omitempty"`
+	SubCode    string `json:"subCode,omitempty"`
+	StatusText string `json:"statusText,omitempty"`
+	Amount     string `json:"amount,omitempty"`
+	Currency   string `json:"currency,omitempty"`
+	Signature  string `json:"signature"`
+	Rejected   bool   `json:"rejected"`
+	Reason     string `json:"reason,omitempty"`
+	Applied    bool   `json:"applied"`
+	Ignored    string `json:"ignored,omitempty"`
+}
+
+func pushesCmd(sio IO) *cobra.Command {
+	c := &cmdContext{name: "pushes", sio: sio}
+	var typ, kind, status string
+	var limit int
+	cmd := c.command("pushes", "List the pushes the listener received (and rejected), newest first", cobra.NoArgs,
+		func(ctx context.Context, c *cmdContext) int { return runPushes(ctx, c, typ, kind, status, limit) })
+	cmd.Example = "paydesk pushes --status rejected\npaydesk pushes --kind C700 --json"
+	c.lookFlags()
+	fs := cmd.Flags()
+	fs.StringVar(&typ, "type", "", "only this envelope: "+strings.Join(pushTypes, ", "))
+	fs.StringVar(&kind, "kind", "", "only this action or transaction type: "+strings.Join(pushKinds, ", "))
+	fs.StringVar(&status, "status", "", "only these: "+strings.Join(pushStatuses, ", "))
+	fs.IntVar(&limit, "limit", 50, "newest N pushes (0: all)")
+	_ = cmd.RegisterFlagCompletionFunc("type", cobra.FixedCompletions(pushTypes, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions(pushKinds, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("status", cobra.FixedCompletions(pushStatuses, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func runPushes(_ context.Context, c *cmdContext, typ, kind, status string, limit int) int {
+	for _, f := range []struct {
+		flag  string
+		v     *string
+		valid []string
+	}{{"--type", &typ, pushTypes}, {"--kind", &kind, pushKinds}, {"--status", &status, pushStatuses}} {
+		*f.v = canonical(*f.v, f.valid)
+		if err := checkChoice(f.flag, *f.v, f.valid); err != nil {
+			return c.usage("%v", err)
+		}
+	}
+	if limit < 0 {
+		return c.usage("--limit %d: give 0 (all) or a positive number", limit)
+	}
+	db, code := c.openCache()
+	if code >= 0 {
+		return code
+	}
+	var recs []*store.PushRecord
+	if db != nil {
+		defer db.Close()
+		// Filters apply before the limit, so every record is read when
+		// one is set.
+		n := limit
+		if typ != "" || kind != "" || status != "" {
+			n = 0
+		}
+		stored, err := db.Pushes(n, 0)
+		if err != nil {
+			return c.fail(err)
+		}
+		rejected, err := db.RejectedPushes(n)
+		if err != nil {
+			return c.fail(err)
+		}
+		recs = append(stored, rejected...)
+	}
+	sort.SliceStable(recs, func(i, j int) bool { return recs[i].ReceivedAt.After(recs[j].ReceivedAt) })
+	out := []pushJSON{}
+	for _, p := range recs {
+		if limit > 0 && len(out) == limit {
+			break
+		}
+		if (typ != "" && p.Envelope != typ) || (kind != "" && p.Kind != kind) || !pushStatusIs(p, status) {
+			continue
+		}
+		out = append(out, pushOut(p))
+	}
+	if c.flags.json {
+		_ = writeJSON(c.sio.Stdout, out)
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(c.sio.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RECEIVED\tID\tENVELOPE\tKIND\tKEY\tINVOICE\tSTATUS\tAMOUNT\tSIGNATURE\tRESULT")
+	for _, p := range out {
+		id := fmt.Sprint(p.ID)
+		result := "applied"
+		switch {
+		case p.Rejected:
+			id, result = "-", "REJECTED: "+p.Reason
+		case p.Ignored != "":
+			result = "ignored: " + p.Ignored
+		case !p.Applied:
+			result = "no change"
+		}
+		amount := "-"
+		if p.Amount != "" {
+			amount = p.Amount + " " + p.Currency
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Received, id, dash(p.Envelope), dash(p.Kind), dash(p.Key),
+			dash(p.Invoice), dash(p.StatusText), amount, p.Signature, result)
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(c.sio.Stdout, count(len(out), "push", "pushes"))
+	return exitOK
+}
+
+// canonical spells v as the valid value it matches regardless of case,
+// so --type transaction and --kind reserve work.
+func canonical(v string, valid []string) string {
+	for _, ok := range valid {
+		if strings.EqualFold(v, ok) {
+			return ok
+		}
+	}
+	return v
+}
+
+// pushStatusIs is the console's push log filter: the gateway's status for
+// pushes that were stored, rejected for those the listener refused, and
+// ignored for those that changed nothing.
+func pushStatusIs(p *store.PushRecord, status string) bool {
+	switch status {
+	case "":
+		return true
+	case "rejected":
+		return p.Rejected
+	case "ignored":
+		return !p.Rejected && !p.Applied
+	}
+	return !p.Rejected && statusClass(p.Status.Code) == status
+}
+
+func pushOut(p *store.PushRecord) pushJSON {
+	c := textsafe.Clean
+	out := pushJSON{ID: p.ID, Received: p.ReceivedAt.UTC().Format(time.RFC3339), Envelope: p.Envelope, Kind: c(p.Kind), Key: c(p.Key),
+		Invoice: c(p.Invoice), Service: c(p.Service), Status: p.Status.Code, SubCode: c(p.Status.SubCode), StatusText: p.Status.Text(),
+		Currency: c(p.Currency), Signature: p.Signature, Rejected: p.Rejected, Reason: c(p.Reason), Applied: p.Applied, Ignored: c(p.Ignored)}
+	if p.Rejected {
+		out.ID = 0 // the rejected log numbers its own entries
+	}
+	if p.HasAmount {
+		out.Amount = money(p.Amount)
+	}
+	return out
+}

@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"paydesk/store"
+)
+
+// reservationStates are the values of reservations --state.
+var reservationStates = []string{string(store.StateReserved), string(store.StatePartlyCaptured), string(store.StateCaptured),
+	string(store.StateCancelled), string(store.StateClosed), string(store.StateDeclined), string(store.StateAwaitingCustomer)}
+
+func reservationsCmd(sio IO) *cobra.Command {
+	c := &cmdContext{name: "reservations", sio: sio}
+	var state string
+	cmd := c.command("reservations", "List the cached reservations, newest first", cobra.NoArgs,
+		func(ctx context.Context, c *cmdContext) int { return runReservations(ctx, c, state) })
+	cmd.Flags().BoolVarP(&c.flags.quiet, "quiet", "q", false, "print only the reservation numbers (keys of those without one), one a line")
+	cmd.Example = "paydesk reservations --state reserved\npaydesk reservations --json"
+	c.lookFlags()
+	cmd.Flags().StringVar(&state, "state", "", "only this state: "+strings.Join(reservationStates, ", "))
+	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions(reservationStates, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func runReservations(_ context.Context, c *cmdContext, state string) int {
+	sio := c.sio
+	if err := checkChoice("--state", state, reservationStates); err != nil {
+		return c.usage("%v", err)
+	}
+	db, code := c.openCache()
+	if code >= 0 {
+		return code
+	}
+	var rows []store.Summary
+	if db != nil {
+		defer db.Close()
+		var err error
+		if rows, err = db.LoadReservationSummaries(); err != nil {
+			return c.fail(err)
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Created.After(rows[j].Created) })
+	now := c.now(db)
+	var out []reservationJSON
+	for _, s := range rows {
+		if state != "" && string(s.State) != state {
+			continue
+		}
+		out = append(out, reservationJSON{ReservationNumber: s.ReservationNumber, Key: s.Key, Invoice: clean(s.Invoice), State: string(s.State),
+			Amount: money(s.Amount), Captured: money(s.Captured), Remaining: money(s.Remaining), Currency: s.Currency,
+			Customer: clean(s.Customer), Country: s.Country, Created: timeText(s.Created), DaysLeft: s.DaysLeft(now),
+			OutcomeUnknown: s.OutcomeUnknown, IsTest: s.IsTest})
+	}
+	if c.flags.json {
+		if out == nil {
+			out = []reservationJSON{}
+		}
+		_ = writeJSON(sio.Stdout, out)
+		return exitOK
+	}
+	if c.flags.quiet {
+		for _, r := range out {
+			fmt.Fprintln(sio.Stdout, cmp.Or(r.ReservationNumber, r.Key))
+		}
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(sio.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RESERVATION\tINVOICE\tSTATE\tAMOUNT\tCAPTURED\tREMAINING\tDAYS\tCUSTOMER")
+	for _, r := range out {
+		st := r.State
+		if r.OutcomeUnknown {
+			st += " (OUTCOME UNKNOWN)"
+		}
+		// A declined or unfinished reservation has no number yet (its
+		// key is a transaction key, not a reservation); the shipment
+		// window only counts while something can still be captured.
+		num := r.ReservationNumber
+		if num == "" {
+			num = "-"
+		}
+		days := "-"
+		if r.State == string(store.StateReserved) || r.State == string(store.StatePartlyCaptured) {
+			days = fmt.Sprint(r.DaysLeft)
+		}
+		// Nothing remains to capture on a reservation that never was one.
+		remaining := r.Remaining
+		if r.State == string(store.StateDeclined) || r.State == string(store.StateAwaitingCustomer) {
+			remaining = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%s\t%s\t%s\t%s\n", num, r.Invoice, st, r.Amount, r.Currency, r.Captured, remaining, days, r.Customer)
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(sio.Stdout, count(len(out), "reservation", "reservations"))
+	return exitOK
+}
+
+// count is "1 reservation", "2 reservations", "0 reservations".
+func count(n int, one, many string) string {
+	if n == 1 || n == -1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// checkChoice refuses a filter value that is not one of valid ("" is no
+// filter), naming the valid ones.
+func checkChoice(flag, v string, valid []string) error {
+	if v == "" {
+		return nil
+	}
+	for _, ok := range valid {
+		if v == ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s %q: not one of %s", flag, v, strings.Join(valid, ", "))
+}
+
+func showCmd(sio IO) *cobra.Command {
+	c := &cmdContext{name: "show", sio: sio}
+	cmd := c.command("show RESERVATION", "Show a reservation: lines, ledger, transactions", cobra.ExactArgs(1), runShow)
+	c.lookFlags()
+	return cmd
+}
+
+func runShow(_ context.Context, c *cmdContext) int {
+	sio := c.sio
+	db, code := c.openCache()
+	if code >= 0 {
+		return code
+	}
+	if db == nil {
+		return c.fail(fmt.Errorf("reservation %s: %w (the cache %s does not exist yet)", c.args[0], store.ErrNotFound, c.set.DB))
+	}
+	defer db.Close()
+	r, err := db.Reservation(c.args[0])
+	if err != nil {
+		return c.fail(err)
+	}
+	txs, err := db.TransactionsFor(r.Key)
+	if err != nil {
+		return c.fail(err)
+	}
+	out := reservationOut(r, txs, c.now(db))
+	if c.flags.json {
+		_ = writeJSON(sio.Stdout, out)
+		return exitOK
+	}
+	w := sio.Stdout
+	if out.ReservationNumber != "" {
+		fmt.Fprintf(w, "Reservation %s · invoice %s · %s\n", out.ReservationNumber, out.Invoice, strings.ToUpper(out.State))
+	} else {
+		fmt.Fprintf(w, "Reservation request %s (no reservation number) · invoice %s · %s\n", out.Key, out.Invoice, strings.ToUpper(out.State))
+	}
+	if out.OutcomeUnknown {
+		fmt.Fprintln(w, "  ! an operation on it has an UNKNOWN OUTCOME (see paydesk audit; resolve with paydesk resolve)")
+	}
+	var window string
+	switch store.State(out.State) {
+	case store.StateReserved, store.StatePartlyCaptured:
+		window = count(out.DaysLeft, "day", "days") + " left in the shipment window"
+	case store.StateDeclined, store.StateAwaitingCustomer:
+		window = "not reserved: no shipment window"
+	default:
+		window = "nothing left to ship"
+	}
+	fmt.Fprintf(w, "Customer %s (%s) · created %s · %s\n", out.Customer, out.Country, out.Created, window)
+	fmt.Fprintf(w, "Amount %s %s · captured %s · remaining %s", out.Amount, out.Currency, out.Captured, out.Remaining)
+	if out.Refunded != "" {
+		fmt.Fprintf(w, " · refunded %s", out.Refunded)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ARTICLE\tTITLE\tPRICE\tRESERVED\tCAPTURED\tCANCELLED\tREMAINING")
+	for _, l := range out.Lines {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\n", l.ArticleNumber, l.Title, l.Price, l.Reserved, l.Captured, l.Cancelled, l.Remaining)
+	}
+	_ = tw.Flush()
+	if len(out.Transactions) > 0 {
+		fmt.Fprintln(w, "Transactions:")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for _, t := range out.Transactions {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\trefundable %s\n", t.Key, t.Kind, store.Status{Code: t.Status, SubCode: t.SubCode}.Text(), t.Amount, t.InvoiceNumber, t.Refundable)
+		}
+		_ = tw.Flush()
+	}
+	return exitOK
+}

@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"paydesk/api"
+	"paydesk/store"
+)
+
+// transactionKinds are the values of transactions --kind.
+var transactionKinds = []string{string(store.KindCapture), string(store.KindRefund), string(store.KindGiftCardPay),
+	string(store.KindGiftCardRemainder), string(store.KindGiftCardRefund), string(store.KindUnknown)}
+
+// statusClasses are the values of --status: what the gateway's status
+// code says, and for pushes also what the listener did with them.
+var (
+	transactionStatuses = []string{"success", "pending", "failed"}
+	pushStatuses        = []string{"success", "pending", "failed", "rejected", "ignored"}
+)
+
+// statusClass sorts a status code into success, pending or failed ("" for
+// none yet).
+func statusClass(code int) string {
+	switch {
+	case code == 0:
+		return ""
+	case code == api.StatusSuccess:
+		return "success"
+	case api.IsPending(code):
+		return "pending"
+	}
+	return "failed"
+}
+
+// transactionRowJSON is a transaction in the list: txJSON with the
+// reservation it belongs to.
+type transactionRowJSON struct {
+	txJSON
+	Invoice     string `json:"invoice,omitempty"`
+	Reservation string `json:"reservation,omitempty"`
+	Service     string `json:"service,omitempty"`
+}
+
+func transactionsCmd(sio IO) *cobra.Command {
+	c := &cmdContext{name: "transactions", sio: sio}
+	var kind, status, reservation string
+	cmd := c.command("transactions", "List the cached transactions (captures, refunds, gift card payments), newest first", cobra.NoArgs,
+		func(ctx context.Context, c *cmdContext) int {
+			return runTransactions(ctx, c, kind, status, reservation)
+		})
+	cmd.Example = "paydesk transactions --kind capture\npaydesk transactions --reservation RESERVATION --json"
+	c.lookFlags()
+	fs := cmd.Flags()
+	fs.StringVar(&kind, "kind", "", "only this kind: "+strings.Join(transactionKinds, ", "))
+	fs.StringVar(&status, "status", "", "only this status: "+strings.Join(transactionStatuses, ", "))
+	fs.BoolVarP(&c.flags.quiet, "quiet", "q", false, "print only the transaction keys, one a line")
+	fs.StringVar(&reservation, "reservation", "", "only the transactions of this reservation (number or key)")
+	_ = cmd.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions(transactionKinds, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("status", cobra.FixedCompletions(transactionStatuses, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func runTransactions(_ context.Context, c *cmdContext, kind, status, reservation string) int {
+	if err := checkChoice("--kind", kind, transactionKinds); err != nil {
+		return c.usage("%v", err)
+	}
+	if err := checkChoice("--status", status, transactionStatuses); err != nil {
+		return c.usage("%v", err)
+	}
+	db, code := c.openCache()
+	if code >= 0 {
+		return code
+	}
+	var txs []*store.Transaction
+	if db != nil {
+		defer db.Close()
+		var err error
+		if reservation != "" {
+			txs, err = db.TransactionsFor(reservation)
+		} else {
+			txs, err = db.Transactions()
+		}
+		if err != nil {
+			return c.fail(err)
+		}
+	} else if reservation != "" {
+		return c.fail(fmt.Errorf("reservation %s: %w (the cache %s does not exist yet)", reservation, store.ErrNotFound, c.set.DB))
+	}
+	out := []transactionRowJSON{}
+	for _, t := range txs {
+		if (kind != "" && string(t.Kind) != kind) || (status != "" && statusClass(t.Status.Code) != status) {
+			continue
+		}
+		out = append(out, transactionRowJSON{txJSON: txOut(t), Invoice: clean(t.Invoice), Reservation: t.ReservationNumber,
+			Service: clean(t.ServiceCode)})
+	}
+	if c.flags.json {
+		_ = writeJSON(c.sio.Stdout, out)
+		return exitOK
+	}
+	if c.flags.quiet {
+		for _, t := range out {
+			fmt.Fprintln(c.sio.Stdout, t.Key)
+		}
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(c.sio.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CREATED\tKEY\tKIND\tSTATUS\tAMOUNT\tREFUNDABLE\tINVOICE\tRESERVATION")
+	for _, t := range out {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s %s\t%s\t%s\t%s\n", dash(t.Created), t.Key, t.Kind,
+			dash(store.Status{Code: t.Status, SubCode: t.SubCode}.Text()), t.Amount, t.Currency, t.Refundable, dash(t.Invoice), dash(t.Reservation))
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(c.sio.Stdout, count(len(out), "transaction", "transactions"))
+	return exitOK
+}
+
+// dash stands in for an empty column.
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
