@@ -143,7 +143,37 @@ type Request struct {
 	ClientIP               *ClientIP `json:",omitempty"`
 	PushURL                string    `json:",omitempty"`
 	ReturnURL              string    `json:",omitempty"`
-	Services               Services
+	// ReturnURLCancel, ReturnURLError and ReturnURLReject are where the
+	// customer goes back to after a cancelled, failed or rejected checkout;
+	// "" means ReturnURL.
+	ReturnURLCancel string `json:",omitempty"`
+	ReturnURLError  string `json:",omitempty"`
+	ReturnURLReject string `json:",omitempty"`
+	Services        Services
+	// AdditionalParameters and CustomParameters are the merchant's own
+	// name/value pairs; the gateway echoes them in its response and pushes.
+	AdditionalParameters *ParamList `json:",omitempty"`
+	CustomParameters     *ParamList `json:",omitempty"`
+}
+
+// ParamList is a request's AdditionalParameters or CustomParameters in any
+// of the family's shapes: the items under "List", "AdditionalParameter" or
+// "CustomParameter".
+type ParamList struct {
+	List                []NameValue `json:",omitempty"`
+	AdditionalParameter []NameValue `json:",omitempty"`
+	CustomParameter     []NameValue `json:",omitempty"`
+}
+
+// Items are the pairs whatever the shape they came in.
+func (p *ParamList) Items() []NameValue {
+	if p == nil {
+		return nil
+	}
+	var out []NameValue
+	out = append(out, p.List...)
+	out = append(out, p.AdditionalParameter...)
+	return append(out, p.CustomParameter...)
 }
 
 // Service returns the first service item, which names the service and action.

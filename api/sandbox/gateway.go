@@ -66,6 +66,10 @@ func (s *Sandbox) routes() {
 // slash) and the sandbox's own pages under /sandbox/.
 func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := strings.TrimSuffix(r.URL.Path, "/")
+	if kind, name, ok := lookupPath(p); ok {
+		s.serveLookup(w, r, kind, name)
+		return
+	}
 	switch {
 	case strings.EqualFold(p, api.PathTransaction):
 		s.serveGateway(w, r, api.PathTransaction)
