@@ -33,7 +33,14 @@ var ErrUnknownTransaction = errors.New("the gateway holds no such transaction (H
 // a status answer.
 type InvoiceInfo struct {
 	Invoice      string
-	Transactions []Response
+	Transactions []InvoiceTransaction
+}
+
+// InvoiceTransaction is one entry of InvoiceInfo: the action the request
+// named and the transaction's status answer.
+type InvoiceTransaction struct {
+	Action string
+	Response
 }
 
 // Status asks the gateway for the current state of the transaction key

@@ -190,7 +190,21 @@ func (s *Sandbox) invoiceInfo(websiteKey, invoice string) (*api.InvoiceInfo, boo
 	})
 	info := &api.InvoiceInfo{Invoice: invoice}
 	for _, t := range ts {
-		info.Transactions = append(info.Transactions, *s.currentResponse(t))
+		info.Transactions = append(info.Transactions, api.InvoiceTransaction{Action: s.actionOf(t), Response: *s.currentResponse(t)})
 	}
 	return info, true
+}
+
+// actionOf is the action of the request that made a transaction.
+func (s *Sandbox) actionOf(t *txRecord) string {
+	switch t.Kind {
+	case kindReserve, kindCancel, kindUpdate:
+		return t.Kind
+	case api.TypeDeferredRefund, api.TypeGiftCardRefund:
+		return api.ActionRefund
+	}
+	if g := s.groups[t.Group]; g != nil && len(g.Parts) > 0 && g.Parts[0] != t.Key {
+		return api.ActionPayRemainder
+	}
+	return api.ActionPay
 }
