@@ -169,6 +169,14 @@ func (s *Sandbox) serveGateway(w http.ResponseWriter, r *http.Request, endpoint 
 func (s *Sandbox) handle(r *http.Request, websiteKey string, req *api.Request, endpoint string, ex *exchange) *api.Response {
 	svc := req.Service()
 	op, err := api.ParseOperation(req, r.URL.Path, s.cfg.Rules)
+	if fe := api.ChannelRule(svc.Name, r.Header.Get("Channel")); len(fe) > 0 {
+		var ve *api.ValidationError
+		if !errors.As(err, &ve) {
+			ve = &api.ValidationError{Action: svc.Action}
+		}
+		ve.Fields = append(fe, ve.Fields...)
+		err = ve
+	}
 	if err != nil {
 		var ve *api.ValidationError
 		if !errors.As(err, &ve) {
