@@ -354,7 +354,7 @@ func TestParseRefusesMissingArticleValuesAndB2B(t *testing.T) {
 	base := func() *Request {
 		return Reserve{Currency: "EUR", Invoice: "I", ClientIP: ClientIP{Address: "192.0.2.1"},
 			Articles: []Article{{Number: "A", Title: "T", Price: decimal.NewFromInt(5), Quantity: 1, Vat: decimal.NewFromInt(21)}},
-			Billing: Address{FirstName: "J", Street: "S", HouseNumber: "1", City: "C", Country: "NL", Email: "j@example.com", PhoneNumber: "0612345678"},
+			Billing:  Address{FirstName: "J", Street: "S", HouseNumber: "1", City: "C", Country: "NL", Email: "j@example.com", PhoneNumber: "0612345678"},
 			Customer: Customer{Gender: 1, OperatingCountry: "NL", Pno: "01011990"}}.Request()
 	}
 	drop := func(name string) *Request {
