@@ -82,7 +82,7 @@ func (s *Sandbox) finishCheckout(_ context.Context, key string, approve bool) (c
 		res.State, tx.Status, tx.SubCode = resReserved, api.StatusSuccess, ""
 		s.emitData(tx, api.ActionReserve, []api.ResponseParameter{{Name: api.PReservationNumber, Value: api.FlexString(res.Number)}}, now)
 		out.Status, out.ReservationNumber = api.StatusSuccess, res.Number
-		if s.cfg.Autocapture {
+		if s.cfg.Merchant.Autocapture {
 			all := make(map[int]int, len(res.Lines))
 			for i, l := range res.Lines {
 				all[i] = l.left()

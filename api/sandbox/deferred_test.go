@@ -331,7 +331,7 @@ func TestRefundOfCapture(t *testing.T) {
 }
 
 func TestAutocaptureCapturesOnApproval(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Autocapture = true })
+	e := newEnv(t, func(c *Config) { c.Merchant.Autocapture = true })
 	resp, err := e.client.Send(context.Background(), reserveOp("INV-AC", "Jansen"))
 	if err != nil {
 		t.Fatal(err)

@@ -168,7 +168,7 @@ func (s *Sandbox) serveGateway(w http.ResponseWriter, r *http.Request, endpoint 
 // did.
 func (s *Sandbox) handle(r *http.Request, websiteKey string, req *api.Request, endpoint string, ex *exchange) *api.Response {
 	svc := req.Service()
-	op, err := api.ParseOperation(req, r.URL.Path, s.cfg.Rules)
+	op, err := api.ParseOperation(req, r.URL.Path, s.rules)
 	if fe := api.ChannelRule(svc.Name, r.Header.Get("Channel")); len(fe) > 0 {
 		var ve *api.ValidationError
 		if !errors.As(err, &ve) {

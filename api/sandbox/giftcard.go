@@ -129,7 +129,7 @@ func (s *Sandbox) giftCardRefund(c call, o api.GiftCardRefund) (*api.Response, e
 	}
 	rule := api.GiftCardOriginal{
 		Amount: orig.Amount, Refunded: orig.Refunded, Provider: orig.Provider,
-		HasContact: orig.LastName != "" && orig.Email != "", PartialRefunds: s.cfg.PartialRefunds,
+		HasContact: orig.LastName != "" && orig.Email != "", PartialRefunds: s.cfg.Merchant.PartialRefundsFor(orig.Provider),
 	}
 	if fe := api.PartialRefundRule(rule, o.Amount, o.LastName, o.Email); len(fe) > 0 {
 		return nil, &refusal{fields: fe}
@@ -167,7 +167,7 @@ func (s *Sandbox) payRemainderByCard(groupKey, base string, card api.Card, servi
 	c := call{websiteKey: g.WebsiteKey, req: g.request(), base: base, now: s.now()}
 	op := api.GiftCardPay{ServiceCode: service, Currency: g.Currency, Invoice: g.Invoice, Amount: g.remainder(),
 		Card: card, GroupTransaction: g.Key}
-	if err := op.Validate(s.cfg.Rules); err != nil {
+	if err := op.Validate(s.rules); err != nil {
 		return nil, err
 	}
 	resp, err := s.giftCardPay(c, op)

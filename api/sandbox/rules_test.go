@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -134,5 +135,39 @@ func TestReserveRules(t *testing.T) {
 	}
 	if _, err := e.client.Do(context.Background(), upd()); err != nil {
 		t.Fatalf("whole update: %v", err)
+	}
+}
+
+// The gift card codes offered are a merchant setting: the sandbox accepts
+// exactly those, and a client configured with the same setting agrees.
+func TestGiftCardCodesSetting(t *testing.T) {
+	m := api.Merchant{GiftCardCodes: []string{"fashioncheque", "customgiftcard"}}
+	e := newEnv(t, func(c *Config) { c.Merchant = m })
+	ctx := context.Background()
+	pay := func(code string) *api.Request {
+		return api.GiftCardPay{ServiceCode: code, Currency: "EUR", Invoice: "INV-CODES", Amount: dec("1"), Card: testCard("100")}.Request()
+	}
+	if r := postSigned(t, e, pay("fashioncheque"), "Web"); r.Status.Code.Code != api.StatusSuccess {
+		t.Fatalf("fashioncheque: %d %+v", r.Status.Code.Code, r.RequestErrors)
+	}
+	r := postSigned(t, e, pay("voucherb"), "Web")
+	if r.Status.Code.Code != api.StatusValidationFailure || len(r.RequestErrors.ServiceErrors) != 1 {
+		t.Fatalf("voucherb not offered: %d %+v", r.Status.Code.Code, r.RequestErrors)
+	}
+	cl, err := api.NewClient(api.Config{BaseURL: e.srv.URL, Credentials: testCreds, Rules: m.Rules()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = cl.Send(ctx, api.GiftCardPay{ServiceCode: "voucherb", Currency: "EUR", Invoice: "X", Amount: dec("1"), Card: testCard("100")})
+	var ve *api.ValidationError
+	if !errors.As(err, &ve) || ve.Gateway != nil {
+		t.Fatalf("the client sent what the gateway refuses: %v", err)
+	}
+	sp := e.sb.specification("voucherb", false)
+	if len(sp.Actions) != 0 {
+		t.Fatalf("specification offers voucherb: %+v", sp)
+	}
+	if _, err := New(Config{Credentials: []api.Credentials{testCreds}, Merchant: api.Merchant{PartialRefunds: []api.Provider{api.ProviderC}}}); err == nil {
+		t.Fatal("New accepted partial refunds for provider C")
 	}
 }

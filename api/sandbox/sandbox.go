@@ -28,11 +28,10 @@ type Config struct {
 	// PublicBaseURL is the base for RedirectURL links; "" derives it from the
 	// request's Host.
 	PublicBaseURL string
-	// Autocapture captures every approved reservation in full at once.
-	Autocapture bool
-	// PartialRefunds is provider B's merchant setting for partial gift card
-	// refunds (off by default, as with the real provider).
-	PartialRefunds bool
+	// Merchant is the merchant account's configuration: autocapture,
+	// partial gift card refunds per provider, the gift card codes offered.
+	// The client side reads the same value (api.Merchant).
+	Merchant api.Merchant
 	// StatePath is "" for memory only, else a bbolt file holding the state
 	// and the push outbox.
 	StatePath string
@@ -42,8 +41,6 @@ type Config struct {
 	// Seed makes keys, reservation and invoice numbers deterministic; 0
 	// means random.
 	Seed uint64
-	// Rules are the merchant rules requests are validated with.
-	Rules api.Rules
 	// HTTP sends pushes; nil means a client with timeouts.
 	HTTP api.Doer
 	// RetryBase is the push retry backoff base (doubling, 10 tries); zero
@@ -74,6 +71,7 @@ var (
 // Sandbox is the gateway. It is safe for concurrent use.
 type Sandbox struct {
 	cfg      Config
+	rules    api.Rules // from cfg.Merchant
 	creds    map[string]api.Credentials
 	verifier api.Verifier
 	client   api.Doer
@@ -105,8 +103,12 @@ func New(cfg Config) (*Sandbox, error) {
 	if len(cfg.Credentials) == 0 {
 		return nil, errors.New("sandbox: at least one website key is required")
 	}
+	if err := cfg.Merchant.Validate(); err != nil {
+		return nil, fmt.Errorf("sandbox: merchant settings: %w", err)
+	}
 	s := &Sandbox{
 		cfg:         cfg,
+		rules:       cfg.Merchant.Rules(),
 		creds:       make(map[string]api.Credentials, len(cfg.Credentials)),
 		wake:        make(chan struct{}, 1),
 		ids:         newIDSource(cfg.Seed),

@@ -187,7 +187,7 @@ func (s *Sandbox) specification(name string, data bool) Specification {
 	switch {
 	case strings.EqualFold(name, api.ServiceDeferred):
 		return deferredSpec(data)
-	case !data && s.cfg.Rules.IsGiftCardCode(name):
+	case !data && s.rules.IsGiftCardCode(name):
 		return giftCardSpec(strings.ToLower(name))
 	}
 	return Specification{Name: name, Description: "not offered by the paydesk sandbox", Actions: []SpecAction{}}

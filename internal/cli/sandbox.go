@@ -31,6 +31,7 @@ func runSandbox(ctx context.Context, sio IO, args []string) int {
 	publicURL := fs.String("public-url", "", "base URL for redirect links when clients reach the sandbox through another address")
 	autocapture := fs.Bool("autocapture", false, "capture every approved reservation in full at once")
 	partialRefunds := fs.Bool("partial-refunds", false, "provider B has the merchant's cards configured for partial refunds")
+	giftCardCodes := fs.String("gift-card-codes", "", "comma-separated gift card service codes offered (default: "+strings.Join(api.DefaultGiftCardCodes, ",")+")")
 	statePath := fs.String("state", "", "bbolt file for the state and the push outbox (default: memory only)")
 	seed := fs.Uint64("seed", 0, "make keys and numbers deterministic (0 = random)")
 	fs.Usage = func() {
@@ -64,14 +65,13 @@ func runSandbox(ctx context.Context, sio IO, args []string) int {
 		fmt.Fprintf(sio.Stderr, format+"\n", args...)
 	}
 	sb, err := sandbox.New(sandbox.Config{
-		Credentials:    []api.Credentials{{WebsiteKey: *websiteKey, SecretKey: secret}},
-		PushURL:        *pushURL,
-		PublicBaseURL:  *publicURL,
-		Autocapture:    *autocapture,
-		PartialRefunds: *partialRefunds,
-		StatePath:      *statePath,
-		Seed:           *seed,
-		Logf:           logf,
+		Credentials:   []api.Credentials{{WebsiteKey: *websiteKey, SecretKey: secret}},
+		PushURL:       *pushURL,
+		PublicBaseURL: *publicURL,
+		Merchant:      merchantSettings(*autocapture, *partialRefunds, *giftCardCodes),
+		StatePath:     *statePath,
+		Seed:          *seed,
+		Logf:          logf,
 	})
 	if err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk sandbox: %v\n", err)
@@ -163,4 +163,15 @@ func printBanner(w io.Writer, base, publicURL, pushURL, websiteKey string, cards
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+}
+
+// merchantSettings builds the merchant configuration from the sandbox's
+// flags. TODO(issue 15): the same keys belong in the config file for the
+// console and the embedded sandbox (see docs/sandbox.md, "Merchant settings").
+func merchantSettings(autocapture, partialRefunds bool, codes string) api.Merchant {
+	m := api.Merchant{Autocapture: autocapture, GiftCardCodes: api.ParseCodes(codes)}
+	if partialRefunds {
+		m.PartialRefunds = []api.Provider{api.ProviderB}
+	}
+	return m
 }
