@@ -48,16 +48,44 @@ func (s *Sandbox) reserve(c call, o api.Reserve) *api.Response {
 	return resp
 }
 
-// checkoutResult is what the checkout's approve or decline did.
+// checkoutResult is what the checkout's approve, decline, cancel or fail
+// did, and where the customer goes back to with which fields.
 type checkoutResult struct {
 	Key               string
 	Status            int
-	ReservationNumber string `json:",omitempty"`
-	CaptureKey        string `json:",omitempty"` // with autocapture
-	returnURL         string
+	ReservationNumber string            `json:",omitempty"`
+	CaptureKey        string            `json:",omitempty"` // with autocapture
+	ReturnURL         string            `json:",omitempty"`
+	ReturnFields      map[string]string `json:",omitempty"`
 }
 
-func (s *Sandbox) finishCheckout(_ context.Context, key string, approve bool) (checkoutResult, error) {
+// The customer's choices on the checkout page and the status each gives.
+const (
+	checkoutApprove = "approve" // 190, or 690 when the risk check declines
+	checkoutDecline = "decline" // 690: the provider refuses the customer
+	checkoutCancel  = "cancel"  // 890: the customer gives up
+	checkoutFail    = "fail"    // 490: the checkout fails
+)
+
+func checkoutStatus(verb string) (int, bool) {
+	switch verb {
+	case checkoutApprove:
+		return api.StatusSuccess, true
+	case checkoutDecline:
+		return api.StatusRejected, true
+	case checkoutCancel:
+		return api.StatusCancelledByConsumer, true
+	case checkoutFail:
+		return api.StatusFailed, true
+	}
+	return 0, false
+}
+
+func (s *Sandbox) finishCheckout(_ context.Context, key, verb string) (checkoutResult, error) {
+	code, ok := checkoutStatus(verb)
+	if !ok {
+		return checkoutResult{}, fmt.Errorf("checkout %s: unknown choice %q", key, verb)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -73,11 +101,14 @@ func (s *Sandbox) finishCheckout(_ context.Context, key string, approve bool) (c
 	tx := s.txs[key]
 	now := s.now()
 	tx.StatusAt = now
-	out := checkoutResult{Key: key, returnURL: res.ReturnURL}
-	if !approve || isDeclined(res.Billing) {
-		res.State, tx.Status, tx.SubCode = resDeclined, api.StatusRejected, ""
+	out := checkoutResult{Key: key}
+	if code == api.StatusSuccess && isDeclined(res.Billing) {
+		code = api.StatusRejected
+	}
+	if code != api.StatusSuccess {
+		res.State, tx.Status, tx.SubCode = resDeclined, code, ""
 		s.emitData(tx, api.ActionReserve, nil, now)
-		out.Status = api.StatusRejected
+		out.Status = code
 	} else {
 		res.State, tx.Status, tx.SubCode = resReserved, api.StatusSuccess, ""
 		s.emitData(tx, api.ActionReserve, []api.ResponseParameter{{Name: api.PReservationNumber, Value: api.FlexString(res.Number)}}, now)
@@ -91,6 +122,7 @@ func (s *Sandbox) finishCheckout(_ context.Context, key string, approve bool) (c
 			out.CaptureKey = captured.Key
 		}
 	}
+	out.ReturnURL, out.ReturnFields = s.customerReturn(res, tx, now)
 	s.saveRes(res)
 	s.saveTx(tx)
 	err := s.flushLocked()

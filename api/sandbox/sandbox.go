@@ -281,12 +281,19 @@ func (s *Sandbox) wakeUp() {
 // checkout page's approve button does: 190 and the Reserve push, or 690
 // when the risk rule declines the customer.
 func (s *Sandbox) Approve(ctx context.Context, key string) error {
-	_, err := s.finishCheckout(ctx, key, true)
+	_, err := s.finishCheckout(ctx, key, checkoutApprove)
 	return err
 }
 
 // Decline ends the customer flow of a pending reservation with 690.
 func (s *Sandbox) Decline(ctx context.Context, key string) error {
-	_, err := s.finishCheckout(ctx, key, false)
+	_, err := s.finishCheckout(ctx, key, checkoutDecline)
+	return err
+}
+
+// Cancel ends the customer flow of a pending reservation with 890, as the
+// customer giving up on the checkout page does.
+func (s *Sandbox) Cancel(ctx context.Context, key string) error {
+	_, err := s.finishCheckout(ctx, key, checkoutCancel)
 	return err
 }
