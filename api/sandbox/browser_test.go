@@ -56,7 +56,7 @@ func startBrowser(t *testing.T) *browser {
 	cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir="+t.TempDir(),
 		"--remote-debugging-pipe", "about:blank")
-	cmd.ExtraFiles = []*os.File{cmdR, outW} // fd 3 and fd 4 in the browser
+	cmd.ExtraFiles = []*os.File{cmdR, outW}               // fd 3 and fd 4 in the browser
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its helpers end with it
 	if testing.Verbose() {
 		cmd.Stderr = os.Stderr
