@@ -139,6 +139,9 @@ func (s *Sandbox) enqueue(t *txRecord, body []byte) {
 	e := &outboxEntry{Seq: s.outboxSeq, TxKey: t.Key, URL: t.PushURL, WebsiteKey: t.WebsiteKey, Body: body}
 	s.outboxAdd(e)
 	s.saveOutbox(e)
+	if s.chaos != nil {
+		s.chaos.plan(e, time.Now())
+	}
 }
 
 func (s *Sandbox) outboxAdd(e *outboxEntry) {
@@ -201,6 +204,9 @@ func (s *Sandbox) takeDue(now time.Time, n int) (due []*outboxEntry, wait time.D
 // get up to pushTimeout to finish; whatever is not acknowledged stays in the
 // outbox for the next run.
 func (s *Sandbox) Run(ctx context.Context) error {
+	if s.chaos != nil {
+		return s.runChaos(ctx)
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	sendCtx := context.WithoutCancel(ctx)
@@ -327,6 +333,9 @@ func (s *Sandbox) Resend(key string) error {
 			delete(s.dead, seq)
 			s.deleteOutbox(seq)
 		}
+	}
+	if s.chaos != nil {
+		s.chaos.forget(key)
 	}
 	for _, body := range t.Pushes {
 		s.enqueue(t, body)

@@ -49,6 +49,9 @@ type Config struct {
 	// Logf gets one line per request and per push attempt; nil means
 	// silent. It is called from several goroutines.
 	Logf func(format string, args ...any)
+	// Chaos, when set, makes the sandbox misbehave deterministically (see
+	// Chaos); pushes then go out one at a time.
+	Chaos *Chaos
 }
 
 // CardInfo is a seeded gift card and its balance.
@@ -96,6 +99,7 @@ type Sandbox struct {
 	dead      map[uint64]*outboxEntry
 	queued    int
 	inFlight  int
+	chaos     *chaosState // nil without chaos
 }
 
 // New checks cfg, opens the state file if any and seeds the gift cards.
@@ -160,6 +164,12 @@ func New(cfg Config) (*Sandbox, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if cfg.Chaos != nil {
+		s.chaos = newChaosState(*cfg.Chaos)
+		for _, e := range s.pendingInOrder() { // left from an earlier run
+			s.chaos.plan(e, time.Now())
+		}
+	}
 	if len(s.cards) == 0 {
 		for _, c := range seededCards() {
 			c := c
@@ -296,4 +306,15 @@ func (s *Sandbox) Decline(ctx context.Context, key string) error {
 func (s *Sandbox) Cancel(ctx context.Context, key string) error {
 	_, err := s.finishCheckout(ctx, key, checkoutCancel)
 	return err
+}
+
+// pendingInOrder lists the outbox's waiting pushes in the order they were
+// made.
+func (s *Sandbox) pendingInOrder() []*outboxEntry {
+	var out []*outboxEntry
+	for _, q := range s.queues {
+		out = append(out, q...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out
 }
