@@ -289,3 +289,47 @@ func (f *Forwarder) Close() {
 	})
 	<-f.done
 }
+
+// ReplayArg is `paydesk replay FILE|KEY --to URL`: arg is a saved push file
+// or, when no such file exists, a transaction key whose pushes are fetched
+// from the sandbox at gatewayBase. Lines go to stdout, problems to stderr;
+// the exit code is 0 when the target answered every push 200, 1 when it did
+// not, 2 for bad input.
+func ReplayArg(ctx context.Context, stdout, stderr io.Writer, s Sender, target, arg, gatewayBase string) int {
+	if u, err := url.Parse(target); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		fmt.Fprintf(stderr, "paydesk replay: --to %q: must be an absolute http(s) URL\n", target)
+		return 2
+	}
+	var bodies [][]byte
+	if _, err := os.Stat(arg); err == nil {
+		b, err := LoadFile(arg)
+		if err != nil {
+			fmt.Fprintf(stderr, "paydesk replay: %v\n", err)
+			return 2
+		}
+		bodies = [][]byte{b}
+	} else {
+		if gatewayBase == "" {
+			fmt.Fprintf(stderr, "paydesk replay: %s is no file; to fetch a key's pushes a sandbox URL (--gateway) is needed\n", arg)
+			return 2
+		}
+		b, err := FetchFromSandbox(ctx, gatewayBase, s.Credentials, arg, s.HTTP)
+		if err != nil {
+			fmt.Fprintf(stderr, "paydesk replay: %v\n", err)
+			return 2
+		}
+		bodies = b
+	}
+	return Replay(ctx, stdout, s, target, bodies)
+}
+
+// PrintTo returns a report function for NewForwarder that writes one line
+// per answer to w, prefixed "forward", safe for concurrent use.
+func PrintTo(w io.Writer) func(Answer) {
+	var mu sync.Mutex
+	return func(a Answer) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(w, "forward "+a.String())
+	}
+}

@@ -226,3 +226,30 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("timed out")
 }
+
+func TestReplayArg(t *testing.T) {
+	sh := newShop(t, http.StatusServiceUnavailable)
+	var out, errs bytes.Buffer
+	if code := ReplayArg(context.Background(), &out, &errs, Sender{Credentials: creds}, "ftp://x", "f", ""); code != 2 {
+		t.Fatalf("bad --to: exit %d", code)
+	}
+	if code := ReplayArg(context.Background(), &out, &errs, Sender{Credentials: creds}, sh.url(), "NOKEY", ""); code != 2 ||
+		!strings.Contains(errs.String(), "--gateway") {
+		t.Fatalf("key without a gateway: exit %d %s", code, errs.String())
+	}
+	body := []byte(`{"Transaction":{"Key":"K1","TransactionType":"V238","Status":{"Code":{"Code":190}}}}`)
+	path := filepath.Join(t.TempDir(), "push.json")
+	if err := os.WriteFile(path, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := ReplayArg(context.Background(), &out, &errs, Sender{Credentials: creds}, sh.url(), path, ""); code != 1 ||
+		!strings.Contains(out.String(), "K1 V238 -> 503") {
+		t.Fatalf("file replay to a failing shop: exit %d %q", code, out.String())
+	}
+	var lines bytes.Buffer
+	PrintTo(&lines)(Answer{Key: "K", Status: 200})
+	if !strings.HasPrefix(lines.String(), "forward K -> 200 OK") {
+		t.Fatalf("PrintTo: %q", lines.String())
+	}
+}
