@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -65,4 +66,28 @@ func TestReplySignRoundTrip(t *testing.T) {
 	if !replyLess("brq_a_b", "brq_ab") || !replyLess("brq_1", "brq_a") || !replyLess("BRQ_A", "brq_b") {
 		t.Error("sort order is not symbols, digits, letters (any case)")
 	}
+}
+
+// A shop's return page parses whatever a browser posts: verifying never
+// panics, and a reply this package signed always verifies.
+func FuzzVerifyReply(f *testing.F) {
+	f.Add("brq_statuscode=190&brq_signature=abc", "s")
+	f.Add("BRQ_A=1&add_x=%C3%A9&cust_=&brq_signature=", "")
+	f.Add(familyReply().Encode(), "very-secret")
+	f.Fuzz(func(t *testing.T, form, secret string) {
+		v, err := url.ParseQuery(form)
+		if err != nil {
+			return
+		}
+		_ = VerifyReply(v, secret)
+		for k := range v {
+			if strings.EqualFold(k, ReplySignatureField) {
+				v.Del(k)
+			}
+		}
+		SignReply(v, secret)
+		if err := VerifyReply(v, secret); err != nil {
+			t.Fatalf("own signature refused: %v (%v)", err, v)
+		}
+	})
 }
