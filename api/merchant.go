@@ -123,3 +123,34 @@ func ParseCodes(s string) []string {
 	}
 	return out
 }
+
+// MerchantKeys are the names of the merchant settings as config keys and
+// flags: autocapture (true/false), partial-refunds (providers, e.g. B;
+// "true" means B), gift-card-codes (comma-separated service codes).
+var MerchantKeys = []string{"autocapture", "partial-refunds", "gift-card-codes"}
+
+// ParseMerchant builds the settings from text values by key, as flags, the
+// environment or a key = value config file give them (value returns "" for
+// a key that is not set), and validates them.
+func ParseMerchant(value func(key string) string) (Merchant, error) {
+	var m Merchant
+	if v := strings.TrimSpace(value("autocapture")); v != "" {
+		switch strings.ToLower(v) {
+		case "true", "yes", "on", "1":
+			m.Autocapture = true
+		case "false", "no", "off", "0":
+		default:
+			return Merchant{}, fmt.Errorf("autocapture %q: want true or false", truncate(v, 20))
+		}
+	}
+	ps, err := ParseProviders(value("partial-refunds"))
+	if err != nil {
+		return Merchant{}, fmt.Errorf("partial-refunds: %w", err)
+	}
+	m.PartialRefunds = ps
+	m.GiftCardCodes = ParseCodes(value("gift-card-codes"))
+	if err := m.Validate(); err != nil {
+		return Merchant{}, err
+	}
+	return m, nil
+}

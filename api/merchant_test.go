@@ -57,3 +57,19 @@ func TestMerchantSettings(t *testing.T) {
 		t.Error("the zero Merchant does not offer the default codes")
 	}
 }
+
+func TestParseMerchant(t *testing.T) {
+	kv := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	m, err := ParseMerchant(kv(map[string]string{"autocapture": "true", "partial-refunds": "B", "gift-card-codes": "fashioncheque, customgiftcard"}))
+	if err != nil || !m.Autocapture || !m.PartialRefundsFor(ProviderB) || len(m.GiftCardCodes) != 2 {
+		t.Fatalf("%+v %v", m, err)
+	}
+	if m, err := ParseMerchant(kv(nil)); err != nil || m.Autocapture || m.PartialRefunds != nil || m.GiftCardCodes != nil {
+		t.Fatalf("defaults: %+v %v", m, err)
+	}
+	for _, bad := range []map[string]string{{"autocapture": "maybe"}, {"partial-refunds": "A"}, {"gift-card-codes": "deferredkp"}} {
+		if _, err := ParseMerchant(kv(bad)); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
