@@ -286,10 +286,24 @@ func (s *Sandbox) chaosDeliver(ctx context.Context, d chaosDelivery, target stri
 		}
 		return
 	}
+	if !s.inOutbox(d.e) {
+		return // a duplicate of a push already acknowledged
+	}
 	d.e.Tries++
 	d.e.LastError = sanitize(err.Error(), 300)
+	if d.e.Tries >= maxTries {
+		s.outboxRemove(d.e)
+		d.e.Dead = true
+		s.dead[d.e.Seq] = d.e
+		s.saveOutbox(d.e)
+		_ = s.flushLocked()
+		s.logf("%s push %s to %s: %s; gave up after %d tries (Resend to try again)", s.now().Format(time.RFC3339),
+			d.e.TxKey, sanitize(target, 200), d.e.LastError, d.e.Tries)
+		return
+	}
 	s.logf("%s push %s to %s: %s; chaos: again after the next push", s.now().Format(time.RFC3339), d.e.TxKey,
 		sanitize(target, 200), d.e.LastError)
+	s.saveOutbox(d.e)
 	s.chaos.held = append(s.chaos.held, chaosDelivery{e: d.e, delay: d.delay})
 	s.chaos.lastPlan = time.Now()
 }

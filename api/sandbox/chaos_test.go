@@ -288,3 +288,30 @@ func TestChaosRequests(t *testing.T) {
 		t.Fatalf("outcomes\n%s\n%s", a, b)
 	}
 }
+
+// With chaos on, a push the receiver keeps failing is tried again and
+// again, and given up after the usual number of tries.
+func TestChaosRetriesAndGivesUp(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Chaos = &Chaos{Seed: 1} })
+	e.rc.setDown(true)
+	resp, err := e.giftPay("voucherb", testCard("1000"), "5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for e.rc.attemptCount() < maxTries {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d attempts", e.rc.attemptCount())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(2 * chaosHoldMax)
+	if n := e.rc.attemptCount(); n != maxTries {
+		t.Fatalf("%d attempts, want %d", n, maxTries)
+	}
+	e.rc.setDown(false)
+	if err := e.sb.Resend(resp.Key); err != nil {
+		t.Fatal(err)
+	}
+	e.rc.nextFor(resp.Key)
+}
