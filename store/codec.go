@@ -398,7 +398,35 @@ func encodeTx(t *Transaction) []byte {
 	e.uvarint(t.OpID)
 	e.time(t.Created)
 	e.time(t.Updated)
+	// Appended later: records written before end here.
+	e.str(t.Order)
+	e.nameValues(t.Additional)
+	e.nameValues(t.Custom)
 	return e.b
+}
+
+func (e *enc) nameValues(nv []api.NameValue) {
+	e.uvarint(uint64(len(nv)))
+	for _, x := range nv {
+		e.str(x.Name)
+		e.str(string(x.Value))
+	}
+}
+
+func (d *decoder) nameValues() []api.NameValue {
+	n := d.uvarint()
+	if n == 0 {
+		return nil
+	}
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return nil
+	}
+	out := make([]api.NameValue, 0, n)
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		out = append(out, api.NameValue{Name: d.str(), Value: api.FlexString(d.str())})
+	}
+	return out
 }
 
 func decodeTx(b []byte) (*Transaction, error) {
@@ -445,6 +473,11 @@ func decodeTx(b []byte) (*Transaction, error) {
 	t.OpID = d.uvarint()
 	t.Created = d.time()
 	t.Updated = d.time()
+	if d.err == nil && len(d.b) > 0 { // records written before these fields end above
+		t.Order = d.str()
+		t.Additional = d.nameValues()
+		t.Custom = d.nameValues()
+	}
 	if d.err != nil {
 		return nil, d.err
 	}

@@ -479,6 +479,12 @@ type Transaction struct {
 	OpID            uint64 // the operation that sent it, 0 if none
 	Created         time.Time
 	Updated         time.Time
+	// Order and the merchant's own name/value pairs (AdditionalParameters,
+	// CustomParameters) as the gateway echoed them; shops match pushes on
+	// them.
+	Order      string
+	Additional []api.NameValue
+	Custom     []api.NameValue
 }
 
 // Refundable is what is left to refund of a successful payment (zero for

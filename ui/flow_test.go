@@ -182,7 +182,7 @@ func newFlowEnv(t *testing.T) *flowEnv {
 	e.listener = httptest.NewServer(ln)
 
 	sb, err := sandbox.New(sandbox.Config{Credentials: []api.Credentials{flowCreds}, Seed: 7,
-		RetryBase: 50 * time.Millisecond, PartialRefunds: true})
+		RetryBase: 50 * time.Millisecond, Merchant: api.Merchant{PartialRefunds: []api.Provider{api.ProviderB}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func newFlowEnv(t *testing.T) *flowEnv {
 	}
 	// CustomerStep is left nil: the service presses the sandbox checkout
 	// page's approve button over HTTP, as the customer's browser would.
-	svc, err := ops.New(ops.Config{Gateway: client, Store: db, Mode: ops.ModeSandbox, Operator: "flow-tester", PartialRefunds: true})
+	svc, err := ops.New(ops.Config{Gateway: client, Store: db, Mode: ops.ModeSandbox, Operator: "flow-tester", Merchant: api.Merchant{PartialRefunds: []api.Provider{api.ProviderB}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,11 @@ package views
 
 import (
 	"fmt"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
+	"paydesk/api"
 	"paydesk/store"
 )
 
@@ -134,6 +136,15 @@ func (d *TransactionDetail) build() {
 	if tx.CustomerName != "" {
 		add(label("Customer") + clean(tx.CustomerName))
 	}
+	if tx.Order != "" {
+		add(label("Order") + clean(tx.Order))
+	}
+	if s := pairsText(tx.Additional); s != "" {
+		add(label("Additional") + s)
+	}
+	if s := pairsText(tx.Custom); s != "" {
+		add(label("Custom") + s)
+	}
 	if tx.Provider != "" {
 		add(label("Card provider") + clean(string(tx.Provider)))
 	}
@@ -175,4 +186,16 @@ func (d *TransactionDetail) build() {
 		add(indent(pushTable(d.ctx, d.width-2, d.data.Pushes))...)
 	}
 	d.pane.setLines(out)
+}
+
+// pairsText shows the merchant's name/value pairs on one line.
+func pairsText(nv []api.NameValue) string {
+	var b strings.Builder
+	for i, x := range nv {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(clean(x.Name) + "=" + clean(string(x.Value)))
+	}
+	return b.String()
 }

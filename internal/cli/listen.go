@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"paydesk/api"
+	"paydesk/internal/pushrelay"
 	"paydesk/internal/textsafe"
 	"paydesk/pushlistener"
 	"paydesk/store"
@@ -24,8 +25,8 @@ import (
 
 // listenFlags are the listen command's own flags.
 type listenFlags struct {
-	addr, dbPath string
-	asJSON       bool
+	addr, dbPath, forwardTo string
+	asJSON                  bool
 }
 
 func listenCmd(sio IO) *cobra.Command {
@@ -46,6 +47,7 @@ stderr. The secret key is read from $PAYDESK_SECRET_KEY or --secret-file.`,
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8801", "address to listen on")
 	fs.StringVar(&f.dbPath, "db", "", "cache file for the pushes (default $XDG_DATA_HOME/paydesk/listen.db, beside the console's)")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per line")
+	fs.StringVar(&f.forwardTo, "forward-to", "", "relay every verified push, re-signed for this URL, to your shop, and print its answer beside the push")
 	return cmd
 }
 
@@ -89,6 +91,20 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 	}
 	lines := newLinePrinter(sio.Stdout, format)
 	defer lines.close()
+	observe := lines.print
+	if f.forwardTo != "" {
+		fw, err := pushrelay.NewForwarder(pushrelay.Sender{Credentials: api.Credentials{WebsiteKey: websiteKey, SecretKey: secret}},
+			f.forwardTo, pushrelay.PrintTo(sio.Stdout))
+		if err != nil {
+			fmt.Fprintf(sio.Stderr, "paydesk listen: --forward-to: %v\n", err)
+			return 2
+		}
+		defer fw.Close()
+		observe = func(e pushlistener.Event) {
+			lines.print(e)
+			fw.Observe(e)
+		}
+	}
 	srv, err := pushlistener.New(pushlistener.Config{
 		DB:       db,
 		Verifier: api.VerifierFor(api.Credentials{WebsiteKey: websiteKey, SecretKey: secret}),
@@ -98,7 +114,7 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 			defer outMu.Unlock()
 			fmt.Fprintf(sio.Stderr, "paydesk listen: "+format+"\n", args...)
 		},
-		Observe: lines.print,
+		Observe: observe,
 	})
 	if err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)

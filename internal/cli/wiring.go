@@ -125,7 +125,7 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 		}
 	}
 	var exMu sync.Mutex
-	client, err := api.NewClient(api.Config{BaseURL: r.gatewayURL, Credentials: creds, Observe: func(x api.Exchange) {
+	client, err := api.NewClient(api.Config{BaseURL: r.gatewayURL, Credentials: creds, Rules: set.Merchant.Rules(), Observe: func(x api.Exchange) {
 		exMu.Lock()
 		defer exMu.Unlock()
 		if _, err := db.AppendExchange(store.ExchangeFrom(x)); err != nil {
@@ -136,7 +136,7 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 		return nil, err
 	}
 	operator := operatorName(getenv)
-	oc := ops.Config{Gateway: client, Store: db, Mode: set.Mode, Operator: operator, Currency: set.Currency}
+	oc := ops.Config{Gateway: client, Store: db, Mode: set.Mode, Operator: operator, Currency: set.Currency, Merchant: set.Merchant}
 	if sb := r.sandbox; sb != nil {
 		oc.CustomerStep = func(ctx context.Context, key, _ string, approve bool) error {
 			if approve {
@@ -146,6 +146,12 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 		}
 	} else if set.PushURL != "" {
 		oc.PushURL = set.PushURL // tell the gateway per request where to push
+	} else if set.Mode == ops.ModeSandbox {
+		// A standalone sandbox on this machine: its pushes reach this
+		// console only if each request says where to push (a real gateway
+		// keeps the push URL configured in its account, which a loopback
+		// address would override).
+		oc.PushURL = pushURL
 	}
 	if r.svc, err = ops.New(oc); err != nil {
 		return nil, err
@@ -231,7 +237,7 @@ func (r *runtime) servePushes(listener *pushlistener.Server, ln net.Listener) {
 // was running go out now.
 func (r *runtime) startSandbox(creds api.Credentials, pushURL string) (string, error) {
 	sb, err := sandbox.New(sandbox.Config{Credentials: []api.Credentials{creds}, StatePath: filepath.Join(r.set.DataDir(), "sandbox.db"),
-		PushURL: pushURL, Logf: r.logf})
+		PushURL: pushURL, Logf: r.logf, Merchant: r.set.Merchant})
 	if err != nil {
 		return "", fmt.Errorf("embedded sandbox: %w", err)
 	}

@@ -214,7 +214,7 @@ func (s *Service) GiftCardRefund(ctx context.Context, gr GiftCardRefundRequest) 
 	if err != nil {
 		return Result{Action: api.ActionRefund, Target: gr.Transaction}, err
 	}
-	op, err := PlanGiftCardRefund(t, gr.Change, s.cfg.PartialRefunds)
+	op, err := PlanGiftCardRefund(t, gr.Change, s.cfg.Merchant.PartialRefundsFor(t.Provider))
 	if err != nil {
 		return Result{Action: api.ActionRefund, Target: t.Key}, err
 	}
