@@ -114,6 +114,9 @@ func runSandbox(ctx context.Context, sio IO, flags *pflag.FlagSet, f sandboxFlag
 	}
 	base := "http://" + ln.Addr().String()
 	printBanner(sio.Stdout, base, *publicURL, pushURL, websiteKey, sb.Cards())
+	if f.chaos != "" {
+		fmt.Fprintf(sio.Stdout, "chaos: %s — pushes are duplicated, reordered, delayed or dropped and answers fail as asked, the same way for the same seed\n\n", f.chaos)
+	}
 
 	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
