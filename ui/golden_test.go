@@ -38,7 +38,7 @@ func pump(t testing.TB, a *App, cmd tea.Cmd) {
 		var msg tea.Msg
 		select {
 		case msg = <-done:
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(pumpWait):
 			continue // a waiter: the next cache change
 		}
 		if msg == nil {
