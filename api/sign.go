@@ -273,12 +273,13 @@ func (v Verifier) Verify(header, method, hostPath string, body []byte) (Authoriz
 	if skew == 0 {
 		skew = MaxClockSkew
 	}
-	off := now().Unix() - a.Timestamp
-	if off < 0 {
-		off = -off
-	}
-	if time.Duration(off)*time.Second > skew {
-		return a, fmt.Errorf("%w: %ds off, limit %ds", ErrStaleTimestamp, off, int64(skew/time.Second))
+	// Compare the timestamp with now ± the limit rather than take their
+	// difference: a timestamp near either end of int64 overflows
+	// now−timestamp (and time.Duration(off)*time.Second), which once let
+	// now+9223372037 s through as "0 s off".
+	nowUnix, limit := now().Unix(), int64(skew/time.Second)
+	if a.Timestamp < nowUnix-limit || a.Timestamp > nowUnix+limit {
+		return a, fmt.Errorf("%w: %s, limit %ds", ErrStaleTimestamp, skewText(nowUnix, a.Timestamp), limit)
 	}
 	sg := v.signers.get(secret)
 	ok = sg.matches(a.Signature, a.WebsiteKey, method, hostPath, a.Timestamp, a.Nonce, body)
@@ -288,4 +289,18 @@ func (v Verifier) Verify(header, method, hostPath string, body []byte) (Authoriz
 			ErrSignatureMismatch, strings.ToUpper(method), truncate(hostPath, 80), len(body))
 	}
 	return a, nil
+}
+
+// skewText says how far ts is from now without overflowing: a difference
+// beyond a year is only said to be that far off.
+func skewText(now, ts int64) string {
+	const year = 366 * 24 * 3600
+	switch {
+	case ts > now+year || ts < now-year:
+		return "more than a year off"
+	case ts > now:
+		return fmt.Sprintf("%ds off", ts-now)
+	default:
+		return fmt.Sprintf("%ds off", now-ts)
+	}
 }
