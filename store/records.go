@@ -76,8 +76,17 @@ type PushRecord struct {
 	Ignored string
 	// ReservationKey links the push to its reservation when it has one.
 	ReservationKey string
-	// Hash identifies the push's content for de-duplication.
+	// Hash identifies the push's content for de-duplication; for a
+	// rejected request it is the SHA-256 of the whole body.
 	Hash [32]byte
+
+	// For a rejected request, whose Body is only an excerpt: the body's
+	// size, how many requests of the same source and kind the entry
+	// stands for, and when the last of them came (ReceivedAt is the
+	// first's).
+	BodySize int
+	Count    uint64
+	LastSeen time.Time
 }
 
 // ApplyResult tells what ApplyPush did.

@@ -1,44 +1,11 @@
 package store
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 )
-
-// RecordRejectedPush keeps a push that was refused (bad signature, malformed
-// body) in the bounded rejected log, with rec.Reason saying which check
-// failed. It changes nothing else. Group-committed like ApplyPush.
-func (db *DB) RecordRejectedPush(ctx context.Context, rec PushRecord) (uint64, error) {
-	rec.Rejected = true
-	if rec.ReceivedAt.IsZero() {
-		rec.ReceivedAt = db.now()
-	}
-	var id uint64
-	err := db.batch.do(ctx, func(tx *bolt.Tx, c *Change) error {
-		b := appendOnly(tx, bRejected)
-		n, err := b.NextSequence()
-		if err != nil {
-			return err
-		}
-		r := rec
-		r.ID, id = n, n
-		if err := b.Put(u64(n), encodePush(&r)); err != nil {
-			return err
-		}
-		if err := trim(b, db.opts.MaxRejected); err != nil {
-			return err
-		}
-		c.Rejected++
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("log rejected push: %w", err)
-	}
-	return id, nil
-}
 
 // trim deletes the oldest entries of a sequence-numbered bucket beyond max.
 // The newest ID is the bucket's sequence, so the oldest kept is seq−max+1.
