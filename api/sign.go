@@ -257,13 +257,37 @@ func (s *signer) matches(signature, websiteKey, method, hostPath string, timesta
 // Verify checks an Authorization header value over method, hostPath and
 // body. The error wraps one of the Err* reasons and says what was off.
 func (v Verifier) Verify(header, method, hostPath string, body []byte) (Authorization, error) {
-	a, err := ParseAuthorization(header)
+	a, secret, err := v.precheck(header)
 	if err != nil {
 		return a, err
 	}
+	sg := v.signers.get(secret)
+	ok := sg.matches(a.Signature, a.WebsiteKey, method, hostPath, a.Timestamp, a.Nonce, body)
+	v.signers.put(secret, sg)
+	if !ok {
+		return a, fmt.Errorf("%w over %s %s with a body of %d bytes (wrong secret, altered body or different URL)",
+			ErrSignatureMismatch, strings.ToUpper(method), truncate(hostPath, 80), len(body))
+	}
+	return a, nil
+}
+
+// Precheck does the checks of Verify that need no body: the header's
+// form, a known website key and a timestamp within the window. A server
+// that faces the internet runs it before it reads a body, so a request
+// that cannot be genuine costs it no read; Verify repeats these checks.
+func (v Verifier) Precheck(header string) (Authorization, error) {
+	a, _, err := v.precheck(header)
+	return a, err
+}
+
+func (v Verifier) precheck(header string) (Authorization, string, error) {
+	a, err := ParseAuthorization(header)
+	if err != nil {
+		return a, "", err
+	}
 	secret, ok := v.Secret(a.WebsiteKey)
 	if !ok {
-		return a, fmt.Errorf("%w %q", ErrUnknownWebsiteKey, truncate(a.WebsiteKey, 40))
+		return a, "", fmt.Errorf("%w %q", ErrUnknownWebsiteKey, truncate(a.WebsiteKey, 40))
 	}
 	now := time.Now
 	if v.Now != nil {
@@ -279,16 +303,9 @@ func (v Verifier) Verify(header, method, hostPath string, body []byte) (Authoriz
 	// now+9223372037 s through as "0 s off".
 	nowUnix, limit := now().Unix(), int64(skew/time.Second)
 	if a.Timestamp < nowUnix-limit || a.Timestamp > nowUnix+limit {
-		return a, fmt.Errorf("%w: %s, limit %ds", ErrStaleTimestamp, skewText(nowUnix, a.Timestamp), limit)
+		return a, "", fmt.Errorf("%w: %s, limit %ds", ErrStaleTimestamp, skewText(nowUnix, a.Timestamp), limit)
 	}
-	sg := v.signers.get(secret)
-	ok = sg.matches(a.Signature, a.WebsiteKey, method, hostPath, a.Timestamp, a.Nonce, body)
-	v.signers.put(secret, sg)
-	if !ok {
-		return a, fmt.Errorf("%w over %s %s with a body of %d bytes (wrong secret, altered body or different URL)",
-			ErrSignatureMismatch, strings.ToUpper(method), truncate(hostPath, 80), len(body))
-	}
-	return a, nil
+	return a, secret, nil
 }
 
 // skewText says how far ts is from now without overflowing: a difference

@@ -108,32 +108,62 @@ func rejectedGroupKey(source, class string) []byte {
 // RecordRejectedPush keeps a request that was refused (bad signature,
 // malformed body, too large) in the rejected log, bounded in bytes
 // (RejectedEvidence) and aggregated: one entry per source and kind of
-// rejection, with the first request's evidence, a count and the time of
-// the last one, moved to the top of the log each time it grows. A flood
-// from one source therefore updates one entry and cannot push evidence of
-// earlier attempts out of the log; once it holds MaxRejected entries, a new
-// source takes the place of one quiet for a week, or else is counted under
-// OtherSources. It changes nothing else. Group-committed like ApplyPush.
+// rejection (RejectedGroup), with the first request's evidence, a count and
+// the time of the last one, moved to the top of the log each time it grows.
+// A flood from one source therefore updates one entry and cannot push
+// evidence of earlier attempts out of the log; once it holds MaxRejected
+// entries, a new source takes the place of one quiet for a week, or else is
+// counted under OtherSources. It changes nothing else. Group-committed like
+// ApplyPush. rec.Count > 1 stands for that many requests (the listener
+// coalesces a flood before it writes), rec.LastSeen for the last of them.
 func (db *DB) RecordRejectedPush(ctx context.Context, rec PushRecord) (uint64, error) {
-	rec = RejectedEvidence(rec)
-	rec.Rejected = true
-	if rec.ReceivedAt.IsZero() {
-		rec.ReceivedAt = db.now()
+	ids, err := db.RecordRejectedPushes(ctx, []PushRecord{rec})
+	if err != nil {
+		return 0, err
 	}
-	source, class := RejectedSource(rec.RemoteAddr), rejectedClass(&rec)
-	var id uint64
-	err := db.batch.do(ctx, func(tx *bolt.Tx, c *Change) error {
-		var err error
-		id, err = recordRejected(tx, rec, source, class, db.opts.MaxRejected)
-		if err == nil {
-			c.Rejected++
+	return ids[0], nil
+}
+
+// RecordRejectedPushes is RecordRejectedPush for several records in one
+// commit; it returns the entries' IDs in the order of recs.
+func (db *DB) RecordRejectedPushes(ctx context.Context, recs []PushRecord) ([]uint64, error) {
+	prepared := make([]PushRecord, len(recs))
+	for i, rec := range recs {
+		rec = RejectedEvidence(rec)
+		rec.Rejected = true
+		if rec.ReceivedAt.IsZero() {
+			rec.ReceivedAt = db.now()
 		}
-		return err
+		rec.Count = max(rec.Count, 1)
+		if rec.LastSeen.IsZero() {
+			rec.LastSeen = rec.ReceivedAt
+		}
+		prepared[i] = rec
+	}
+	ids := make([]uint64, len(recs))
+	err := db.batch.do(ctx, func(tx *bolt.Tx, c *Change) error {
+		for i := range prepared {
+			source, class := RejectedSource(prepared[i].RemoteAddr), rejectedClass(&prepared[i])
+			id, err := recordRejected(tx, prepared[i], source, class, db.opts.MaxRejected)
+			if err != nil {
+				return err
+			}
+			ids[i] = id
+			c.Rejected += int(prepared[i].Count)
+		}
+		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("log rejected push: %w", err)
+		return nil, fmt.Errorf("log rejected push: %w", err)
 	}
-	return id, nil
+	return ids, nil
+}
+
+// RejectedGroup is the key the rejected log aggregates rec under: its
+// source (RejectedSource) and kind (the signature verdict and the reason up
+// to its first colon).
+func RejectedGroup(rec *PushRecord) string {
+	return RejectedSource(rec.RemoteAddr) + "\x00" + rejectedClass(rec)
 }
 
 // recordRejected runs inside a batch, which may run it more than once: it
@@ -146,7 +176,6 @@ func recordRejected(tx *bolt.Tx, rec PushRecord, source, class string, maxGroups
 	}
 	gk := rejectedGroupKey(source, class)
 	entry := &rec
-	entry.Count, entry.LastSeen = 1, rec.ReceivedAt
 	if old := m.Get(gk); old != nil {
 		if v := b.Get(old); v != nil {
 			prev, err := decodePush(v)
@@ -155,8 +184,10 @@ func recordRejected(tx *bolt.Tx, rec PushRecord, source, class string, maxGroups
 			}
 			// The first request's evidence stays; the count and the last
 			// time move on.
-			prev.Count, prev.LastSeen = max(prev.Count, 1)+1, rec.ReceivedAt
-			prev.Reason = rec.Reason
+			prev.Count = max(prev.Count, 1) + rec.Count
+			if rec.LastSeen.After(lastSeen(prev)) {
+				prev.LastSeen, prev.Reason = rec.LastSeen, rec.Reason
+			}
 			entry = prev
 		}
 		if err := b.Delete(old); err != nil {
@@ -173,7 +204,7 @@ func recordRejected(tx *bolt.Tx, rec PushRecord, source, class string, maxGroups
 		if err != nil {
 			return 0, fmt.Errorf("rejected entry %d: %w", be64(k), err)
 		}
-		if rec.ReceivedAt.Sub(lastSeen(oldest)) > rejectedRetention {
+		if rec.LastSeen.Sub(lastSeen(oldest)) > rejectedRetention {
 			if err := b.Delete(k); err != nil {
 				return 0, err
 			}

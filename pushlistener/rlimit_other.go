@@ -1,0 +1,5 @@
+//go:build !unix
+
+package pushlistener
+
+func openFileLimit() int { return 0 }
