@@ -8,14 +8,13 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
 
 	"paydesk/api"
 	"paydesk/api/sandbox"
+	"paydesk/internal/private"
 )
 
 // runSandbox serves the sandbox gateway until ctx is cancelled (SIGINT or
@@ -128,15 +127,7 @@ func runSandbox(ctx context.Context, sio IO, args []string) int {
 // readSecret reads the secret from --secret-file or $PAYDESK_SECRET_KEY.
 func readSecret(path string, getenv func(string) string) (string, error) {
 	if path != "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return "", fmt.Errorf("read the secret file: %w", err)
-		}
-		s := strings.TrimSpace(string(b))
-		if s == "" {
-			return "", fmt.Errorf("the secret file %s is empty", path)
-		}
-		return s, nil
+		return private.ReadSecretFile(path, "--secret-file (or secret-file in the config)")
 	}
 	if s := getenv("PAYDESK_SECRET_KEY"); s != "" {
 		return s, nil

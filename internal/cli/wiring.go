@@ -19,6 +19,7 @@ import (
 
 	"paydesk/api"
 	"paydesk/api/sandbox"
+	"paydesk/internal/private"
 	"paydesk/internal/ops"
 	"paydesk/pushlistener"
 	"paydesk/store"
@@ -172,6 +173,9 @@ func credentials(set settings, getenv func(string) string) (api.Credentials, err
 // that share a cache also share the sandbox's state.
 func embeddedCredentials(dir string) (api.Credentials, error) {
 	path := filepath.Join(dir, "sandbox.secret")
+	if err := private.CheckPath(path); err != nil {
+		return api.Credentials{}, fmt.Errorf("the embedded sandbox's secret: %w", err)
+	}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		raw := make([]byte, 24)
