@@ -19,8 +19,8 @@ import (
 
 	"paydesk/api"
 	"paydesk/api/sandbox"
-	"paydesk/internal/private"
 	"paydesk/internal/ops"
+	"paydesk/internal/private"
 	"paydesk/pushlistener"
 	"paydesk/store"
 )
