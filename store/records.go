@@ -140,6 +140,13 @@ type PendingOp struct {
 	ResultStatus Status
 	Error        string // why it failed or why the outcome is unknown
 	Note         string // the operator's note when resolving
+	// AuditID is the operation's audit entry, written with the journal
+	// entry (BeginOp with Audit set) and completed when it settles.
+	AuditID uint64 `json:",omitempty"`
+	// Audit, given to BeginOp, is the audit entry to write in the same
+	// transaction as the journal entry: an operation cut short after
+	// sending (killed, a full disk) is in the audit log all the same.
+	Audit *AuditEntry `json:"-"`
 }
 
 // AuditEntry is one line of the append-only audit log.

@@ -29,19 +29,9 @@ func trim(b *bolt.Bucket, max int) error {
 func (db *DB) AppendAudit(e AuditEntry) (uint64, error) {
 	e.Time = nowOr(e.Time, db.now)
 	var id uint64
-	err := db.update(func(tx *bolt.Tx, c *Change) error {
-		b := appendOnly(tx, bAudit)
-		n, err := b.NextSequence()
-		if err != nil {
-			return err
-		}
-		e.ID, id = n, n
-		v, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		c.Audit = true
-		return b.Put(u64(n), v)
+	err := db.update(func(tx *bolt.Tx, c *Change) (err error) {
+		id, err = appendAudit(tx, e, c)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("audit %s: %w", e.Action, err)
@@ -110,4 +100,19 @@ func (db *DB) PutTransactions(ts []*Transaction) error {
 		}
 		return nil
 	})
+}
+
+func appendAudit(tx *bolt.Tx, e AuditEntry, c *Change) (uint64, error) {
+	b := appendOnly(tx, bAudit)
+	n, err := b.NextSequence()
+	if err != nil {
+		return 0, err
+	}
+	e.ID = n
+	v, err := json.Marshal(e)
+	if err != nil {
+		return 0, err
+	}
+	c.Audit = true
+	return n, b.Put(u64(n), v)
 }
