@@ -2,4 +2,8 @@
 
 package pushlistener
 
+import "net"
+
 func openFileLimit() int { return 0 }
+
+func hasPendingData(net.Conn) bool { return false }

@@ -239,6 +239,11 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		victim := l.victimLocked()
 		l.mu.Unlock()
 		if victim != nil {
+			if !victim.spoke.Load() && hasPendingData(victim.Conn) {
+				// Its request arrived and waits to be read: not silent.
+				victim.spoke.Store(true)
+				continue
+			}
 			victim.evict()
 			continue
 		}
