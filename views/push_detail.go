@@ -103,7 +103,10 @@ func (d *PushDetail) build() {
 			add(label("Repeats") + fmt.Sprintf("%d requests from this source for this reason, the last %s", p.Count, d.ctx.stamp(p.LastSeen)) +
 				t.Muted.Render("  (the first one's evidence is kept)"))
 		}
-		if p.BodySize > len(p.Body) {
+		switch {
+		case p.BodySize > len(p.Body) && p.Hash == [32]byte{}:
+			add(label("Evidence") + fmt.Sprintf("a body of %d bytes, refused unread", p.BodySize))
+		case p.BodySize > len(p.Body):
 			add(label("Evidence") + fmt.Sprintf("first %d of %d bytes kept, SHA-256 %x", len(p.Body), p.BodySize, p.Hash))
 		}
 	} else {

@@ -208,8 +208,9 @@ func (r *runtime) serve(h http.Handler, ln net.Listener) {
 	})
 }
 
-// servePushes runs the push listener on its own HTTP loop, the one
-// `paydesk listen` and the benchmarks use.
+// servePushes runs the push listener behind the net/http server that
+// `paydesk listen` and the benchmarks use (pushlistener.ServeListener:
+// timeouts, connection cap, first-byte deadline).
 func (r *runtime) servePushes(listener *pushlistener.Server, ln net.Listener) {
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
