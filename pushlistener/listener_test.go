@@ -62,15 +62,9 @@ func openServer(t testing.TB, opts store.Options, cfg Config) (*store.DB, *Serve
 	return db, srv
 }
 
-// newListener starts a listener on its own server (Serve: net/http behind
-// the connection cap) and returns its cache and push URL.
-func newListener(t testing.TB, opts store.Options, observe func(Event)) (*store.DB, string) {
-	t.Helper()
-	return startListener(t, opts, observe, false)
-}
-
-// startListener is newListener, as a bare handler behind httptest's
-// server (ServeHTTP) when viaNetHTTP is set.
+// startListener starts a listener on its own server (Serve: net/http
+// behind the connection cap), or as a bare handler behind httptest's server
+// (ServeHTTP) when viaNetHTTP is set, and returns its cache and push URL.
 func startListener(t testing.TB, opts store.Options, observe func(Event), viaNetHTTP bool) (*store.DB, string) {
 	t.Helper()
 	db, srv := openServer(t, opts, Config{Observe: observe, Logf: t.Logf, RejectLines: 1000})
