@@ -59,7 +59,6 @@ type Event struct {
 // Listen and Serve, the net/http server it runs behind.
 type Server struct {
 	cfg     Config
-	mux     *http.ServeMux
 	tls     *tls.Config // nil: plain HTTP
 	rejects rejectLog
 	lines   lineLimit
@@ -89,24 +88,28 @@ func New(cfg Config) (*Server, error) {
 		cfg.RejectLines = 10
 	}
 	cfg.HTTP = cfg.HTTP.withDefaults()
-	s := &Server{cfg: cfg, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg}
 	s.rejects = rejectLog{db: cfg.DB, logf: cfg.Logf, pending: make(map[string]*store.PushRecord)}
 	s.lines = lineLimit{perSecond: cfg.RejectLines, tokens: float64(cfg.RejectLines), now: cfg.Now}
 	var err error
 	if s.tls, err = cfg.HTTP.tlsConfig(); err != nil {
 		return nil, err
 	}
-	// Every route is registered here, so that every request passes the
-	// same server limits; a route that takes signed bodies from outside
-	// starts with Admit. Pushes are accepted on any path: the signature
-	// covers the path they were configured with.
-	s.mux.HandleFunc("/", s.servePush)
 	return s, nil
 }
 
-// ServeHTTP routes a request: POST pushes on any path.
+// ServeHTTP routes a request; it is the one place routes are chosen, so
+// every request passes the same server limits, and a route that takes
+// signed bodies from outside starts with Admit. Pushes are accepted on any
+// path: the signature covers the path the gateway was configured with, so
+// the path is taken as it came (no cleaning, no redirects, as a ServeMux
+// would do).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.mux.ServeHTTP(w, r)
+	switch {
+	// The order intake (POST /orders) goes here, before the pushes.
+	default:
+		s.servePush(w, r)
+	}
 }
 
 // pushHostPath is what a push's signature covers: the configured push URL,
