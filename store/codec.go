@@ -275,6 +275,13 @@ func encodePushTail(p *PushRecord) []byte {
 	e.bool(p.Rejected)
 	e.str(p.Reason)
 	e.b = append(e.b, p.Hash[:]...)
+	if p.Rejected {
+		// Appended after the hash: records written before these fields
+		// existed end at the hash and read as zero.
+		e.uvarint(uint64(p.BodySize))
+		e.uvarint(p.Count)
+		e.time(p.LastSeen)
+	}
 	return e.b
 }
 
@@ -318,6 +325,12 @@ func decodePush(b []byte) (*PushRecord, error) {
 		d.fail()
 	} else {
 		copy(p.Hash[:], d.b[:32])
+		d.b = d.b[32:]
+	}
+	if p.Rejected && len(d.b) > 0 && d.err == nil {
+		p.BodySize = int(d.uvarint())
+		p.Count = d.uvarint()
+		p.LastSeen = d.time()
 	}
 	if d.err != nil {
 		return nil, d.err

@@ -13,7 +13,10 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-func (db *DB) view(fn func(tx *bolt.Tx) error) error { return db.bolt.View(fn) }
+func (db *DB) view(fn func(tx *bolt.Tx) error) (err error) {
+	defer recoverDamage(db.path, &err)
+	return db.bolt.View(fn)
+}
 
 // LoadReservationSummaries returns the list row of every reservation, in key
 // order. It reads only the compact summary bucket (100,000 rows in well under

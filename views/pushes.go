@@ -39,6 +39,10 @@ func NewPushRow(p *store.PushRecord) *PushRow {
 	switch {
 	case p.Rejected:
 		r.result, r.resultPaint = "REJECTED: "+clean(p.Reason), theme.PaintFailed
+		if p.Count > 1 {
+			// One entry stands for every request of its source and kind.
+			r.result = fmt.Sprintf("REJECTED ×%d: %s", p.Count, clean(p.Reason))
+		}
 	case p.Applied:
 		r.result, r.resultPaint = "applied", theme.PaintOK
 	case p.Ignored == store.Confirms:

@@ -327,6 +327,9 @@ func humanResult(res ops.Result, err error, pushed bool) string {
 	switch {
 	case res.OutcomeUnknown():
 		fmt.Fprintf(&b, "OUTCOME UNKNOWN: %s %s (operation %d) was sent but no trustworthy answer came back; it is NOT retried.\n", res.Action, res.Target, res.OpID)
+		if res.Message != "" {
+			fmt.Fprintf(&b, "  Why: %s\n", clean(res.Message))
+		}
 		fmt.Fprintf(&b, "  The gateway's push settles it; or check the gateway and run: paydesk resolve %d --note \"…\"", res.OpID)
 		if pushed {
 			b.WriteString("\n  Settled by its push meanwhile.")

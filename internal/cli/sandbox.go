@@ -7,8 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -18,6 +16,7 @@ import (
 
 	"paydesk/api"
 	"paydesk/api/sandbox"
+	"paydesk/internal/private"
 )
 
 // sandboxFlags are the sandbox command's own flags.
@@ -160,15 +159,7 @@ func runSandbox(ctx context.Context, sio IO, flags *pflag.FlagSet, f sandboxFlag
 // readSecret reads the secret from --secret-file or $PAYDESK_SECRET_KEY.
 func readSecret(path string, getenv func(string) string) (string, error) {
 	if path != "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return "", fmt.Errorf("read the secret file: %w", err)
-		}
-		s := strings.TrimSpace(string(b))
-		if s == "" {
-			return "", fmt.Errorf("the secret file %s is empty", path)
-		}
-		return s, nil
+		return private.ReadSecretFile(path, "--secret-file (or secret-file in the config)")
 	}
 	if s := getenv("PAYDESK_SECRET_KEY"); s != "" {
 		return s, nil

@@ -20,6 +20,7 @@ import (
 	"paydesk/api"
 	"paydesk/api/sandbox"
 	"paydesk/internal/ops"
+	"paydesk/internal/private"
 	"paydesk/pushlistener"
 	"paydesk/store"
 )
@@ -183,6 +184,9 @@ func credentials(set settings, getenv func(string) string) (api.Credentials, err
 // that share a cache also share the sandbox's state.
 func embeddedCredentials(dir string) (api.Credentials, error) {
 	path := filepath.Join(dir, "sandbox.secret")
+	if err := private.CheckPath(path); err != nil {
+		return api.Credentials{}, fmt.Errorf("the embedded sandbox's secret: %w", err)
+	}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		raw := make([]byte, 24)
@@ -215,8 +219,9 @@ func (r *runtime) serve(h http.Handler, ln net.Listener) {
 	})
 }
 
-// servePushes runs the push listener on its own HTTP loop, the one
-// `paydesk listen` and the benchmarks use.
+// servePushes runs the push listener behind the net/http server that
+// `paydesk listen` and the benchmarks use (pushlistener.ServeListener:
+// timeouts, connection cap, first-byte deadline).
 func (r *runtime) servePushes(listener *pushlistener.Server, ln net.Listener) {
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})

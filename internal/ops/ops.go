@@ -55,6 +55,7 @@ type Store interface {
 	MarkOutcomeUnknown(id uint64, reason string) error
 	ResolveOp(id uint64, note string) error
 	AppendAudit(e store.AuditEntry) (uint64, error)
+	CompleteAudit(opID uint64, result string) error
 	Subscribe() (<-chan store.Change, func())
 }
 
