@@ -112,6 +112,12 @@ type App struct {
 	changes     <-chan store.Change
 	unsubscribe func()
 	helpModel   help.Model
+
+	// held counts the effects of a key still on their way (an intent, the
+	// load that opens a form); waiting are the keys typed meanwhile, given
+	// out in order once the effect has landed. See hold.
+	held    int
+	waiting []tea.Msg
 }
 
 // New builds the console. Run it with tea.NewProgram(app).
@@ -208,7 +214,22 @@ func (a *App) layout() {
 // Update routes a message: dialogs see it first, then the overlays, the
 // global keys, and the screen on top.
 func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if a.held > 0 {
+		switch m := msg.(type) {
+		case tea.KeyPressMsg:
+			if m.String() == "ctrl+c" {
+				return a, tea.Quit
+			}
+			a.waiting = append(a.waiting, msg)
+			return a, nil
+		case tea.PasteMsg:
+			a.waiting = append(a.waiting, msg)
+			return a, nil
+		}
+	}
 	switch msg := msg.(type) {
+	case heldMsg:
+		return a, a.unhold(msg)
 	case tea.WindowSizeMsg:
 		a.width, a.height = msg.Width, msg.Height
 		a.layout()
@@ -255,7 +276,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
-		return a, a.key(msg)
+		return a, a.hold(a.key(msg))
 	case tea.MouseWheelMsg:
 		if a.help || a.palette != nil || len(a.dialogs) > 0 {
 			return a, nil
@@ -272,6 +293,51 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, nil
 	}
 	return a, a.broadcast(msg)
+}
+
+// heldMsg carries back what a held command returned.
+type heldMsg struct{ msg tea.Msg }
+
+// hold runs what a key started while the keys typed after it wait. A key's
+// effect comes back as a message (c asks for the capture form, the form is
+// loaded, then opened); keys typed faster than that (a scanner after c, a
+// paste, a fast typist) would otherwise reach the list under the form and
+// fire its commands. They are kept and handed out, in order, once the
+// effect has landed.
+func (a *App) hold(cmd tea.Cmd) tea.Cmd {
+	if cmd == nil {
+		return nil
+	}
+	a.held++
+	return func() tea.Msg { return heldMsg{cmd()} }
+}
+
+// unhold takes a held command's message: a batch is held part by part, an
+// intent is handled and the load it starts is held too; then, when nothing
+// is held any more, the waiting keys go on, in order.
+func (a *App) unhold(m heldMsg) tea.Cmd {
+	a.held--
+	var cmds []tea.Cmd
+	switch inner := m.msg.(type) {
+	case nil:
+	case tea.BatchMsg:
+		for _, c := range inner {
+			cmds = append(cmds, a.hold(c))
+		}
+	default:
+		_, c := a.Update(inner)
+		if _, ok := inner.(views.Intent); ok {
+			c = a.hold(c)
+		}
+		cmds = append(cmds, c)
+	}
+	for a.held == 0 && len(a.waiting) > 0 {
+		next := a.waiting[0]
+		a.waiting = a.waiting[1:]
+		_, c := a.Update(next)
+		cmds = append(cmds, c)
+	}
+	return tea.Batch(cmds...)
 }
 
 // broadcast sends a data message to every screen.

@@ -86,6 +86,7 @@ type kit struct {
 	stage   stage
 	form    *huh.Form
 	fields  []*field
+	focus   int // the field with the focus in the edit stage (kept here, not asked of huh)
 	last    check
 	serverE map[string]string // field errors from the answer, until edited
 
@@ -155,6 +156,7 @@ func (k *kit) Init() tea.Cmd {
 
 func (k *kit) buildEdit() {
 	k.stage = stageEdit
+	k.focus = 0
 	var hs []huh.Field
 	for _, f := range k.fields {
 		f := f
@@ -306,6 +308,14 @@ func (k *kit) Update(msg tea.Msg) (Form, tea.Cmd) {
 	if k.form == nil {
 		return k, nil
 	}
+	if km, ok := msg.(tea.KeyPressMsg); ok && k.stage == stageEdit {
+		switch km.String() {
+		case "enter", "tab", "down":
+			return k, k.move(+1)
+		case "shift+tab", "up":
+			return k, k.move(-1)
+		}
+	}
 	m, cmd := k.form.Update(msg)
 	if f, ok := m.(*huh.Form); ok {
 		k.form = f
@@ -358,6 +368,57 @@ func (k *kit) Update(msg tea.Msg) (Form, tea.Cmd) {
 		return k, k.closeCmd()
 	}
 	return k, cmd
+}
+
+// move changes the focus of the edit stage by one field, at once. huh moves
+// the focus when a command it returns comes back as a message; keys typed
+// faster than that (a paste, a scanner, a fast typist) would land in the
+// field being left. Moving here, inside the key's own Update, keeps every
+// key in the field the operator sees focused when it is typed. Enter on
+// the last field goes on to the confirm step when the values are right,
+// or to the first field with an error.
+func (k *kit) move(dir int) tea.Cmd {
+	k.serverE = nil
+	k.recheck()
+	var cmds []tea.Cmd
+	if dir > 0 && k.focus >= len(k.fields)-1 {
+		if k.last.ok() {
+			k.buildConfirm()
+			return k.form.Init()
+		}
+		for i, f := range k.fields {
+			if k.errFor(f.key) != "" {
+				cmds = append(cmds, k.focusField(i))
+				break
+			}
+		}
+		return tea.Batch(cmds...)
+	}
+	if dir < 0 && k.focus == 0 {
+		return nil
+	}
+	return k.focusField(k.focus + dir)
+}
+
+// focusField moves huh's focus to field i with huh's own field messages,
+// handled synchronously.
+func (k *kit) focusField(i int) tea.Cmd {
+	var cmds []tea.Cmd
+	for k.focus != i {
+		msg := huh.NextField()
+		step := 1
+		if i < k.focus {
+			msg, step = huh.PrevField(), -1
+		}
+		m, cmd := k.form.Update(msg)
+		if f, ok := m.(*huh.Form); ok {
+			k.form = f
+		}
+		cmds = append(cmds, cmd)
+		k.focus += step
+	}
+	k.recheck()
+	return tea.Batch(cmds...)
 }
 
 func (k *kit) escape() tea.Cmd {
