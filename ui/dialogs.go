@@ -7,6 +7,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
+	"paydesk/api"
+	"paydesk/api/sandbox"
 	"paydesk/store"
 	"paydesk/views"
 	"paydesk/views/forms"
@@ -154,7 +156,16 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 	case views.NewReservationIntent:
 		return func() tea.Msg { return open(forms.NewTestReservation(mode, now(), cur)) }
 	case views.GiftCardPayIntent:
-		return func() tea.Msg { return open(forms.NewGiftCardPay(codes, cur, "", mode)) }
+		cards := a.testCards()
+		return func() tea.Msg { return open(forms.NewGiftCardPay(codes, cur, "", mode, cards...)) }
+	case views.PayRemainderIntent:
+		cards, c := a.testCards(), cur
+		if i.Currency != "" {
+			c = i.Currency
+		}
+		return func() tea.Msg {
+			return open(forms.NewGiftCardRemainder(codes, c, i.Group, i.ServiceCode, i.Remainder, mode, cards...))
+		}
 	case views.CaptureIntent, views.CancelIntent, views.UpdateIntent:
 		ref := reservationRef(i)
 		return func() tea.Msg {
@@ -206,6 +217,20 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// testCards are the embedded sandbox's gift cards for the payment form;
+// none against another gateway.
+func (a *App) testCards() []forms.TestCard {
+	sb, ok := a.cfg.Sandbox.(interface{ Cards() []sandbox.CardInfo })
+	if !ok || a.cfg.Mode.IsLive() {
+		return nil
+	}
+	out := []forms.TestCard{{Number: api.TestCardNumber, PIN: "= the amount in cents"}}
+	for _, c := range sb.Cards() {
+		out = append(out, forms.TestCard{Service: c.ServiceCode, Number: c.Number, PIN: c.PIN, Balance: c.Balance.StringFixed(2) + " " + c.Currency})
+	}
+	return out
 }
 
 func reservationRef(i views.Intent) string {

@@ -26,6 +26,12 @@ type (
 	UpdateIntent         struct{ ReservationKey string }
 	RefundIntent         struct{ TransactionKey string }
 	GiftCardPayIntent    struct{ Invoice string }
+	// PayRemainderIntent pays the unpaid rest of a partial gift card
+	// payment group.
+	PayRemainderIntent struct {
+		Group, ServiceCode, Currency string
+		Remainder                    string
+	}
 	ResolveIntent        struct{ OpID uint64 }
 )
 
@@ -54,6 +60,7 @@ func (CancelIntent) intent()         {}
 func (UpdateIntent) intent()         {}
 func (RefundIntent) intent()         {}
 func (GiftCardPayIntent) intent()    {}
+func (PayRemainderIntent) intent()   {}
 func (ResolveIntent) intent()        {}
 func (ResendIntent) intent()         {}
 func (SaveFixtureIntent) intent()    {}
@@ -64,7 +71,7 @@ func (ExportIntent) intent()         {}
 func Changes(i Intent) bool {
 	switch i.(type) {
 	case NewReservationIntent, CaptureIntent, CancelIntent, UpdateIntent, RefundIntent,
-		GiftCardPayIntent, ResolveIntent, ResendIntent:
+		GiftCardPayIntent, PayRemainderIntent, ResolveIntent, ResendIntent:
 		return true
 	}
 	return false

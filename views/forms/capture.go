@@ -84,6 +84,19 @@ func (s *captureSpec) check() check {
 		kind = "FULL capture of everything remaining (no article groups)"
 	}
 	c.summary = []string{titleStyle.Render(fmt.Sprintf("Amount to capture: %s %s", plan.Amount.StringFixed(2), s.res.Currency)) + " · " + kind}
+	r := s.res
+	left := r.Capturable()
+	c.plain = []string{
+		fmt.Sprintf("Capture %s %s from %s for invoice %s (reservation %s).", plan.Amount.StringFixed(2), r.Currency, who(r.CustomerName), Clean(r.Invoice), Clean(r.ReservationNumber)),
+		"Ships: " + units(r.Lines, func(i int) int { return qty[r.Lines[i].ArticleNumber] }) + ".",
+	}
+	open := units(r.Lines, func(i int) int { return left[i] - qty[r.Lines[i].ArticleNumber] })
+	if open == "" {
+		c.plain = append(c.plain, "Nothing stays open: everything reserved is then captured.")
+	} else {
+		rest := plan.Amount.Neg().Add(r.RemainingAmount())
+		c.plain = append(c.plain, fmt.Sprintf("Stays open (%s %s, can still be captured or cancelled): %s.", rest.StringFixed(2), r.Currency, open))
+	}
 	op := plan.Op(s.res.Currency)
 	c.sending = sendingText(op.Request(), plan.Full)
 	req := ops.CaptureRequest{Reservation: s.res.ReservationNumber, Quantities: qty, LateConfirmed: plan.PastWindow}

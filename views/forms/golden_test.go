@@ -81,12 +81,19 @@ func TestCaptureConfirmAndResultGoldens(t *testing.T) {
 	f := sized(NewCapture(reservation(), ops.ModeSandbox, fixedNow))
 	f, _ = drive(f, append(clearField(2), typeText("1")...)...)
 	f, _ = drive(f, press("enter"), press("enter"), press("enter"))
-	if !strings.Contains(f.View(), "This will be sent") {
+	if !strings.Contains(f.View(), "[ Send ]") {
 		t.Fatalf("not at the confirm step:\n%s", f.View())
 	}
 	t.Run("confirm", func(t *testing.T) { golden.RequireEqual(t, render(t, f)) })
+	f, _ = drive(f, press("d"))
+	t.Run("confirm-wire", func(t *testing.T) { golden.RequireEqual(t, render(t, f)) })
 
-	f, out := drive(f, press("y"))
+	// A stray word never sends: the y of "okay", enter on Back.
+	f, out := drive(f, typeText("okay")...)
+	if len(out) != 0 || !strings.Contains(f.View(), "Nothing was sent") {
+		t.Fatalf("okay sent %v:\n%s", out, f.View())
+	}
+	f, out = drive(f, sendKeys()...)
 	if len(out) != 1 {
 		t.Fatalf("want one SubmitMsg, got %v", out)
 	}
@@ -96,7 +103,7 @@ func TestCaptureConfirmAndResultGoldens(t *testing.T) {
 		t.Fatalf("intent %+v", req)
 	}
 	// Pressing again while it is on its way sends nothing.
-	f, out = drive(f, press("enter"), press("y"), press("enter"))
+	f, out = drive(f, press("enter"), press("tab"), press("enter"))
 	if len(out) != 0 || !f.Busy() {
 		t.Fatalf("a second press sent %v (busy %v)", out, f.Busy())
 	}
@@ -136,11 +143,15 @@ func TestCapturePastWindowAsksTwice(t *testing.T) {
 		t.Fatalf("no second confirmation:\n%s", f.View())
 	}
 	t.Run("confirm-late", func(t *testing.T) { golden.RequireEqual(t, render(t, f)) })
-	f, out := drive(f, press("y"), press("y"))
-	if len(out) != 1 || !out[0].(SubmitMsg).Intent.(ops.CaptureRequest).LateConfirmed {
-		t.Fatalf("late capture intent %v", out)
+	// Send without the tick: refused, and the focus goes to the tick.
+	f, out := drive(f, press("tab"), press("tab"), press("enter"))
+	if len(out) != 0 || !strings.Contains(f.View(), "Nothing was sent: tick") {
+		t.Fatalf("sent without the late confirmation: %v\n%s", out, f.View())
 	}
-	_ = f
+	f, out = drive(f, press("space"), press("tab"), press("tab"), press("enter"))
+	if len(out) != 1 || !out[0].(SubmitMsg).Intent.(ops.CaptureRequest).LateConfirmed {
+		t.Fatalf("late capture intent %v\n%s", out, f.View())
+	}
 }
 
 // TestLiveCancelNeedsTheInvoiceNumber: against a live gateway a y does
@@ -148,7 +159,6 @@ func TestCapturePastWindowAsksTwice(t *testing.T) {
 // intent.
 func TestLiveCancelNeedsTheInvoiceNumber(t *testing.T) {
 	f := sized(NewCancel(reservation(), ops.ModeLive))
-	f, _ = drive(f, press("enter"))
 	f, out := drive(f, press("y"), press("enter"))
 	if len(out) != 0 {
 		t.Fatalf("sent without the invoice number: %v", out)
@@ -164,7 +174,7 @@ func TestLiveCancelNeedsTheInvoiceNumber(t *testing.T) {
 func sendingCapture(t *testing.T) (Form, SubmitMsg) {
 	t.Helper()
 	f := sized(NewCapture(reservation(), ops.ModeSandbox, fixedNow))
-	f, out := drive(f, press("enter"), press("enter"), press("enter"), press("y"))
+	f, out := drive(f, append([]tea.Msg{press("enter"), press("enter"), press("enter")}, sendKeys()...)...)
 	if len(out) != 1 {
 		t.Fatalf("no SubmitMsg: %v", out)
 	}
@@ -177,8 +187,12 @@ func TestResolveFormGolden(t *testing.T) {
 	f := sized(NewResolve(op, ops.ModeSandbox))
 	t.Run("field-errors", func(t *testing.T) { golden.RequireEqual(t, render(t, f)) })
 	f, _ = drive(f, append(typeText("captured per back office"), press("enter"))...)
-	f, out := drive(f, press("y"))
+	f, out := drive(f, sendKeys()...)
 	if len(out) != 1 || out[0].(SubmitMsg).Intent.(ops.ResolveRequest).Note != "captured per back office" {
 		t.Fatalf("resolve intent %v\n%s", out, f.View())
 	}
 }
+
+// sendKeys choose the Send button of a confirm step (the focus starts on
+// Back) and press it.
+func sendKeys() []tea.Msg { return []tea.Msg{press("tab"), press("enter")} }
