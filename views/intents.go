@@ -32,7 +32,7 @@ type (
 		Group, ServiceCode, Currency string
 		Remainder                    string
 	}
-	ResolveIntent        struct{ OpID uint64 }
+	ResolveIntent struct{ OpID uint64 }
 )
 
 // Push log intents.

@@ -447,6 +447,9 @@ func (k *kit) confirmView() string {
 	if c.live {
 		help = "type the invoice number, enter sends · tab moves · esc back to the fields"
 	}
+	if len(k.fields) == 0 {
+		help = strings.Replace(help, "esc back to the fields", "esc closes, nothing sent", 1)
+	}
 	b.WriteString(mutedStyle.Render(help))
 	return b.String()
 }
