@@ -172,7 +172,7 @@ func (a *App) styleHelp() {
 // Init loads the cache and starts listening for its changes.
 func (a *App) Init() tea.Cmd {
 	a.changes, a.unsubscribe = a.cfg.Store.Subscribe()
-	cmds := []tea.Cmd{tea.RequestBackgroundColor, waitChange(a.changes), a.loadAll()}
+	cmds := []tea.Cmd{tea.RequestBackgroundColor, waitChange(a.changes), a.loadAll(), ageTick()}
 	cmds = append(cmds, a.cfg.Startup...)
 	return tea.Batch(cmds...)
 }
@@ -230,6 +230,10 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case heldMsg:
 		return a, a.unhold(msg)
+	case ageTickMsg:
+		// Nothing to change: the frame drawn after this message shows the
+		// ages (AGE, LEFT, the attention view's deadlines) at the new time.
+		return a, ageTick()
 	case tea.WindowSizeMsg:
 		a.width, a.height = msg.Width, msg.Height
 		a.layout()
@@ -293,6 +297,14 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, nil
 	}
 	return a, a.broadcast(msg)
+}
+
+// ageTickMsg redraws the console once a second so the ages tick while
+// nobody types.
+type ageTickMsg struct{}
+
+func ageTick() tea.Cmd {
+	return tea.Tick(time.Second, func(time.Time) tea.Msg { return ageTickMsg{} })
 }
 
 // heldMsg carries back what a held command returned.

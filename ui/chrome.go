@@ -192,7 +192,7 @@ func (a *App) helpGroups() ([]string, [][]key.Binding) {
 	titles := []string{a.top().Title(), "Moving", "Console"}
 	groups := [][]key.Binding{
 		screen,
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Back},
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Wheel, k.Back},
 		{k.Tabs, k.NextTab, k.PrevTab, k.Palette, k.Refresh, k.Help, k.Quit},
 	}
 	return titles, groups

@@ -111,6 +111,20 @@ func reservationKey(r *ReservationRow, col int) (int64, bool) {
 // Reservations is the reservations tab.
 type Reservations struct {
 	listTab[*ReservationRow]
+	stateIdx int    // index into reservationStates: the state filter (v)
+	wide     [2]int // the widest invoice and reservation number seen
+}
+
+// reservationStates are the state filter's steps, cycled with v; "unknown"
+// is an operation whose outcome is unknown.
+var reservationStates = []store.State{"", store.StateAwaitingCustomer, store.StateReserved, store.StatePartlyCaptured,
+	store.StateCaptured, store.StateClosed, store.StateCancelled, store.StateDeclined, "unknown"}
+
+func stateFilterText(s store.State) string {
+	if s == "unknown" {
+		return "outcome unknown"
+	}
+	return listStateText(s)
 }
 
 // NewReservations makes the reservations tab, newest first.
@@ -129,7 +143,38 @@ func NewReservations(ctx *Context) *Reservations {
 		intKey:   reservationKey,
 		sortable: []int{rcAge, rcInvoice, rcCustomer, rcAmount, rcState, rcLeft},
 	}
-	return &Reservations{listTab[*ReservationRow]{ctx: ctx, list: newList(ctx, reservationColumns, spec, rcAge, true)}}
+	s := &Reservations{listTab: listTab[*ReservationRow]{ctx: ctx}}
+	spec.keep = func() func(*ReservationRow) bool {
+		st := reservationStates[s.stateIdx]
+		switch st {
+		case "":
+			return nil
+		case "unknown":
+			return func(r *ReservationRow) bool { return r.Summary.OutcomeUnknown }
+		}
+		return func(r *ReservationRow) bool { return r.Summary.State == st }
+	}
+	s.list = newList(ctx, reservationColumns, spec, rcAge, true)
+	return s
+}
+
+// fitIdentifiers widens the invoice and reservation columns to the widest
+// value seen: identifiers are shown whole (two invoices cut to the same
+// prefix look alike); the customer's name gives way instead.
+func (s *Reservations) fitIdentifiers(rows []*ReservationRow) {
+	grew := false
+	for _, r := range rows {
+		if w := width(r.Summary.Invoice); w > s.wide[0] {
+			s.wide[0], grew = min(w, 40), true
+		}
+		if w := width(r.Summary.ReservationNumber); w > s.wide[1] {
+			s.wide[1], grew = min(w, 40), true
+		}
+	}
+	if grew {
+		s.list.table.FitColumn(rcInvoice, s.wide[0])
+		s.list.table.FitColumn(rcNumber, s.wide[1])
+	}
 }
 
 // Title names the tab.
@@ -138,7 +183,7 @@ func (s *Reservations) Title() string { return "Reservations" }
 // Actions are the tab's keys.
 func (s *Reservations) Actions() []Action {
 	k := s.ctx.Keys
-	return []Action{{Key: k.Open}, {Key: k.Filter}, {Key: k.Sort}, {Key: k.Reverse},
+	return []Action{{Key: k.Open}, {Key: k.Filter}, {Key: k.FilterState}, {Key: k.Sort}, {Key: k.Reverse},
 		{Key: k.NewReservation, Changes: true}, {Key: k.Capture, Changes: true}, {Key: k.Cancel, Changes: true},
 		{Key: k.Update, Changes: true}, {Key: k.GiftCardPay, Changes: true},
 		{Key: k.ExportCSV}, {Key: k.ExportJSON}}
@@ -147,6 +192,7 @@ func (s *Reservations) Actions() []Action {
 // Update handles rows, keys and the wheel.
 func (s *Reservations) Update(msg tea.Msg) tea.Cmd {
 	if m, ok := msg.(ReservationRowsMsg); ok {
+		s.fitIdentifiers(m.Rows)
 		return s.list.takeRows(m.Full, m.Rows, m.Err, &s.err)
 	}
 	key, cmd, ok := s.keyLeft(msg)
@@ -160,6 +206,10 @@ func (s *Reservations) Update(msg tea.Msg) tea.Cmd {
 		return send(NewReservationIntent{})
 	case keyIs(key, k.GiftCardPay):
 		return send(GiftCardPayIntent{})
+	case keyIs(key, k.FilterState):
+		s.stateIdx = (s.stateIdx + 1) % len(reservationStates)
+		s.list.keepGen++
+		return s.list.recompute()
 	case keyIs(key, k.ExportCSV), keyIs(key, k.ExportJSON):
 		return send(s.export(exportFormat(key, k)))
 	}
@@ -181,7 +231,11 @@ func (s *Reservations) Update(msg tea.Msg) tea.Cmd {
 
 // View draws the tab.
 func (s *Reservations) View() string {
-	info := s.list.infoLine(s.width, "reservations", reservationColumns[s.list.sortCol].Title, "")
+	extra := ""
+	if st := reservationStates[s.stateIdx]; st != "" {
+		extra = "state: " + stateFilterText(st) + " (v)"
+	}
+	info := s.list.infoLine(s.width, "reservations", reservationColumns[s.list.sortCol].Title, extra)
 	if s.err != nil {
 		return s.page(info, s.readError())
 	}

@@ -32,6 +32,14 @@ type KeyMap struct {
 	Filter   key.Binding
 	Sort     key.Binding
 	Reverse  key.Binding
+	// Wheel is the mouse wheel, for the help only (it scrolls lists and
+	// pages); DetailDown/DetailUp scroll the detail under a log's list.
+	Wheel      key.Binding
+	DetailDown key.Binding
+	DetailUp   key.Binding
+	// FilterState cycles the reservation state shown (v, like the push
+	// log's status filter).
+	FilterState key.Binding
 
 	// Lists
 	ExportCSV  key.Binding
@@ -85,6 +93,11 @@ func Default() *KeyMap {
 		Filter:   b("/", "filter", "/"),
 		Sort:     b("s", "sort by next column", "s"),
 		Reverse:  b("S", "reverse sort", "S"),
+
+		Wheel:       b("wheel", "scroll", "wheel"),
+		DetailDown:  b("J", "scroll the detail down", "J"),
+		DetailUp:    b("K", "scroll the detail up", "K"),
+		FilterState: b("v", "filter state", "v"),
 
 		ExportCSV:  b("e", "export CSV", "e"),
 		ExportJSON: b("E", "export JSON", "E"),

@@ -28,6 +28,9 @@ func NewCapture(r *store.Reservation, mode ops.Mode, now func() time.Time) Form 
 	left := r.Capturable()
 	for i, l := range r.Lines {
 		s.qty[i] = strconv.Itoa(left[i])
+		if left[i] == 0 {
+			continue // fully captured or cancelled: nothing to type (the table above shows it)
+		}
 		s.fs = append(s.fs, &field{
 			key:   api.PArticleQuantity + "/" + l.ArticleNumber,
 			title: fmt.Sprintf("%s · %s", Clean(l.ArticleNumber), trunc(Clean(l.Title), 40)),

@@ -43,6 +43,11 @@ func TestFormGoldens(t *testing.T) {
 		{"capture", func() Form { return NewCapture(reservation(), ops.ModeSandbox, fixedNow) }, nil},
 		{"capture-field-errors", func() Form { return NewCapture(reservation(), ops.ModeSandbox, fixedNow) },
 			append(append(clearField(2), typeText("5")...), press("tab"), press("backspace"), press("x"))},
+		{"capture-line-done", func() Form {
+			r := reservation()
+			r.Lines[1].Captured = 2 // the socks are shipped: no input for them
+			return NewCapture(r, ops.ModeSandbox, fixedNow)
+		}, nil},
 		{"cancel", func() Form { return NewCancel(reservation(), ops.ModeSandbox) }, nil},
 		{"update", func() Form { return NewUpdate(reservation(), ops.ModeSandbox) }, nil},
 		{"update-field-errors", func() Form { return NewUpdate(reservation(), ops.ModeSandbox) },
