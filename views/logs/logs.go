@@ -247,7 +247,6 @@ func wrapLines(s string, w int) []string {
 
 func lipgloss(s string) int { return strings.Count(s, "\n") + 1 }
 
-
 // clean makes text from outside inert; keepLines keeps line feeds
 // (pretty-printed bodies).
 func clean(s string, keepLines bool) string {
