@@ -201,6 +201,21 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 			}
 			return fail(fmt.Errorf("a %s cannot be refunded; pick a capture or a gift card payment", t.Kind))
 		}
+	case views.ReturnIntent:
+		return func() tea.Msg {
+			r, err := st.Reservation(i.ReservationKey)
+			if err != nil {
+				return fail(fmt.Errorf("reservation %s: %w", i.ReservationKey, err))
+			}
+			txs, err := st.TransactionsFor(r.Key)
+			if err != nil {
+				return fail(err)
+			}
+			if r.CapturedAmount.IsZero() {
+				return fail(fmt.Errorf("reservation %s: nothing was captured, so nothing can be refunded (cancel instead)", r.ReservationNumber))
+			}
+			return open(forms.NewReturn(r, txs, mode))
+		}
 	case views.ResolveIntent:
 		return func() tea.Msg {
 			journal, ok := st.(interface {

@@ -25,7 +25,9 @@ type (
 	CancelIntent         struct{ ReservationKey string }
 	UpdateIntent         struct{ ReservationKey string }
 	RefundIntent         struct{ TransactionKey string }
-	GiftCardPayIntent    struct{ Invoice string }
+	// ReturnIntent refunds a return of a reservation by article line.
+	ReturnIntent      struct{ ReservationKey string }
+	GiftCardPayIntent struct{ Invoice string }
 	// PayRemainderIntent pays the unpaid rest of a partial gift card
 	// payment group.
 	PayRemainderIntent struct {
@@ -59,6 +61,7 @@ func (CaptureIntent) intent()        {}
 func (CancelIntent) intent()         {}
 func (UpdateIntent) intent()         {}
 func (RefundIntent) intent()         {}
+func (ReturnIntent) intent()         {}
 func (GiftCardPayIntent) intent()    {}
 func (PayRemainderIntent) intent()   {}
 func (ResolveIntent) intent()        {}
@@ -70,7 +73,7 @@ func (ExportIntent) intent()         {}
 // is therefore refused in read-only mode).
 func Changes(i Intent) bool {
 	switch i.(type) {
-	case NewReservationIntent, CaptureIntent, CancelIntent, UpdateIntent, RefundIntent,
+	case NewReservationIntent, CaptureIntent, CancelIntent, UpdateIntent, RefundIntent, ReturnIntent,
 		GiftCardPayIntent, PayRemainderIntent, ResolveIntent, ResendIntent:
 		return true
 	}

@@ -185,7 +185,7 @@ func (s *Reservations) Actions() []Action {
 	k := s.ctx.Keys
 	return []Action{{Key: k.Open}, {Key: k.Filter}, {Key: k.FilterState}, {Key: k.Sort}, {Key: k.Reverse},
 		{Key: k.NewReservation, Changes: true}, {Key: k.Capture, Changes: true}, {Key: k.Cancel, Changes: true},
-		{Key: k.Update, Changes: true}, {Key: k.GiftCardPay, Changes: true},
+		{Key: k.Update, Changes: true}, {Key: ReturnKey(k.Refund), Changes: true}, {Key: k.GiftCardPay, Changes: true},
 		{Key: k.ExportCSV}, {Key: k.ExportJSON}}
 }
 
@@ -225,6 +225,8 @@ func (s *Reservations) Update(msg tea.Msg) tea.Cmd {
 		return send(CancelIntent{ReservationKey: sel.Summary.Key})
 	case keyIs(key, k.Update):
 		return send(UpdateIntent{ReservationKey: sel.Summary.Key})
+	case keyIs(key, k.Refund):
+		return send(ReturnIntent{ReservationKey: sel.Summary.Key})
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ type submission struct {
 	amount         decimal.Decimal
 	currency       string
 	reason         string
+	lines          []api.CaptureLine // a refund by line: the units it pays back
 }
 
 // submit is the one path every operation takes: validate → refuse a twin →
@@ -50,7 +51,7 @@ func (s *Service) submit(ctx context.Context, sub submission) (Result, error) {
 	now := s.cfg.Now()
 	id, err := s.cfg.Store.BeginOp(store.PendingOp{Created: now, Updated: now, Operator: s.cfg.Operator,
 		Action: svc.Action, Service: svc.Name, Target: sub.target, ReservationKey: sub.reservationKey,
-		Invoice: req.Invoice, Currency: res.Currency, Amount: sub.amount, Request: req, State: store.OpPending})
+		Invoice: req.Invoice, Currency: res.Currency, Amount: sub.amount, Request: req, Lines: sub.lines, State: store.OpPending})
 	if err != nil {
 		// Nothing was sent: without a journal entry paydesk does not send.
 		return res, fmt.Errorf("%s %s: journal the operation before sending: %w", svc.Action, sub.target, err)

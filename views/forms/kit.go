@@ -844,6 +844,9 @@ func withConfirm(in ops.Intent, typed string) ops.Intent {
 	case ops.RefundRequest:
 		r.Confirm = typed
 		return r
+	case ops.ReturnRequest:
+		r.Confirm = typed
+		return r
 	case ops.GiftCardRefundRequest:
 		r.Confirm = typed
 		return r
