@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/golden"
@@ -201,3 +202,48 @@ func TestResolveFormGolden(t *testing.T) {
 // sendKeys choose the Send button of a confirm step (the focus starts on
 // Back) and press it.
 func sendKeys() []tea.Msg { return []tea.Msg{press("tab"), press("enter")} }
+
+// twoCaptures is the fixture reservation after two captures: the first
+// shipped a shoe and a pack of socks, the second two shoes and the socks.
+func twoCaptures() (*store.Reservation, []*store.Transaction) {
+	r := reservation()
+	r.Lines[0].Captured, r.Lines[1].Captured = 3, 2
+	t0 := testNow.Add(-48 * time.Hour)
+	c1 := &store.Transaction{Key: "C1C1C1C1C1C1C1C1C1C1C1C1C1C1C1C1", Kind: store.KindCapture, Invoice: r.Invoice, Currency: "EUR",
+		Amount: dec("74.45"), Status: store.Status{Code: api.StatusSuccess, Time: t0}, InvoiceNumber: "40001234",
+		Lines: []api.CaptureLine{{ArticleNumber: "SHOE-42", Quantity: 1}, {ArticleNumber: "SOCK-3P", Quantity: 1}}}
+	c2 := &store.Transaction{Key: "C2C2C2C2C2C2C2C2C2C2C2C2C2C2C2C2", Kind: store.KindCapture, Invoice: r.Invoice, Currency: "EUR",
+		Amount: dec("134.40"), Status: store.Status{Code: api.StatusSuccess, Time: t0.Add(time.Hour)}, InvoiceNumber: "40001299",
+		Lines: []api.CaptureLine{{ArticleNumber: "SHOE-42", Quantity: 2}, {ArticleNumber: "SOCK-3P", Quantity: 1}}}
+	r.CapturedAmount = dec("208.85")
+	return r, []*store.Transaction{c1, c2}
+}
+
+// TestReturnFormGoldens: the return form lists only lines that can come
+// back; two shoes and the socks split over both captures, shown before
+// sending, and the intent carries the units.
+func TestReturnFormGoldens(t *testing.T) {
+	r, txs := twoCaptures()
+	f := sized(NewReturn(r, txs, ops.ModeSandbox))
+	t.Run("open", func(t *testing.T) { golden.RequireEqual(t, render(t, f)) })
+	f, _ = drive(f, append(append(append(clearField(1), typeText("2")...), press("enter")), append(clearField(1), typeText("1")...)...)...)
+	f, _ = drive(f, press("enter"), press("backspace"))
+	f, _ = drive(f, typeText("4.95")...)
+	if !strings.Contains(f.View(), "Refund 139.35 EUR") {
+		t.Fatalf("no live total:\n%s", f.View())
+	}
+	t.Run("filled", func(t *testing.T) { golden.RequireEqual(t, render(t, f)) })
+	f, _ = drive(f, press("enter"), press("enter"), press("enter"))
+	if !strings.Contains(f.View(), "This sends 2 refunds") {
+		t.Fatalf("not at the confirm step:\n%s", f.View())
+	}
+	t.Run("confirm", func(t *testing.T) { golden.RequireEqual(t, render(t, f)) })
+	_, out := drive(f, sendKeys()...)
+	if len(out) != 1 {
+		t.Fatalf("want one SubmitMsg, got %v", out)
+	}
+	req := out[0].(SubmitMsg).Intent.(ops.ReturnRequest)
+	if req.Units["SHOE-42"] != 2 || req.Units["SOCK-3P"] != 1 || !req.Extra.Equal(dec("4.95")) {
+		t.Fatalf("intent %+v", req)
+	}
+}

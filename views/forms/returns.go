@@ -83,7 +83,7 @@ func (s *returnSpec) fields() []*field { return s.fs }
 
 func (s *returnSpec) check() check {
 	c := check{errs: map[string]string{}, invoice: s.res.Invoice}
-	units := map[string]int{}
+	unitsBy := map[string]int{}
 	for i, l := range s.res.Lines {
 		if s.units[i] == "" {
 			continue
@@ -94,7 +94,7 @@ func (s *returnSpec) check() check {
 			c.errs[api.PArticleQuantity+"/"+l.ArticleNumber] = "must be a whole number of units (0 when none came back)"
 			continue
 		}
-		units[l.ArticleNumber] = n
+		unitsBy[l.ArticleNumber] = n
 	}
 	extra := decimal.Zero
 	if e, perr := parseAmount(s.extra); perr != "" {
@@ -103,7 +103,7 @@ func (s *returnSpec) check() check {
 		extra = *e
 	}
 	reason := ops.Reason{Code: s.reason, Text: strings.TrimSpace(s.text)}
-	plan, err := ops.PlanReturn(s.res, s.txs, units, extra, reason)
+	plan, err := ops.PlanReturn(s.res, s.txs, unitsBy, extra, reason)
 	if err != nil {
 		if ve, ok := asValidation(err); ok {
 			for _, fe := range ve.Fields {
@@ -132,16 +132,13 @@ func (s *returnSpec) check() check {
 	cur := r.Currency
 	c.summary = []string{titleStyle.Render(fmt.Sprintf("Refund %s %s", plan.Total.StringFixed(2), cur)) +
 		fmt.Sprintf(" · %d refund(s), one per capture that shipped the units", len(plan.Parts))}
-	var all []string
 	for _, pt := range plan.Parts {
 		c.summary = append(c.summary, "  "+partText(pt, cur))
-		for _, l := range pt.Lines {
-			all = append(all, fmt.Sprintf("%d × %s", l.Quantity, Clean(l.ArticleNumber)))
-		}
 	}
+	returned := units(r.Lines, func(i int) int { return unitsBy[r.Lines[i].ArticleNumber] })
 	c.plain = []string{
 		fmt.Sprintf("Refund %s %s to %s for invoice %s, reason: %s.", plan.Total.StringFixed(2), cur, who(r.CustomerName), Clean(r.Invoice), Clean(reason.String())),
-		"Returned: " + strings.Join(all, ", ") + ".",
+		"Returned: " + returned + ".",
 	}
 	if len(plan.Parts) > 1 {
 		c.plain = append(c.plain, fmt.Sprintf("This sends %d refunds, one against each capture that shipped the units:", len(plan.Parts)))
@@ -157,7 +154,7 @@ func (s *returnSpec) check() check {
 		sending = append(sending, fmt.Sprintf("Refund %d of %d:\n%s", i+1, len(plan.Parts), sendingText(op.Request(), false)))
 	}
 	c.sending = strings.Join(sending, "\n") + "\nReason (audit log only): " + Clean(reason.String())
-	c.intent = ops.ReturnRequest{Reservation: r.ReservationNumber, Units: units, Extra: extra, Reason: reason}
+	c.intent = ops.ReturnRequest{Reservation: r.ReservationNumber, Units: unitsBy, Extra: extra, Reason: reason}
 	return c
 }
 
