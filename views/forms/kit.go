@@ -93,6 +93,7 @@ type kit struct {
 	serverE map[string]string // field errors from the answer, until edited
 
 	confirm *confirmation
+	scan    *scanState // scan mode of a form whose spec counts scanned codes
 	choice  string
 	choices []choice
 
@@ -102,6 +103,9 @@ type kit struct {
 
 func newKit(prefix string, s spec, mode ops.Mode) *kit {
 	k := &kit{spec: s, mode: mode, theme: huh.ThemeFunc(formTheme), width: 80, height: 24}
+	if sc, ok := s.(scanner); ok {
+		k.scan = &scanState{spec: sc}
+	}
 	k.id = fmt.Sprintf("%s-%p", prefix, k) // unique while the form lives
 	k.fields = s.fields()
 	k.buildEdit()
@@ -241,7 +245,10 @@ func (k *kit) recheck() {
 			f.sel.Description(d)
 		}
 	}
-	if k.form != nil && k.stage == stageEdit {
+	if k.form != nil && k.stage == stageEdit && (k.scan == nil || !k.scan.on) {
+		// (Not in scan mode: an update makes huh's inputs write their own
+		// text back into the values the scan counts; the fields are built
+		// afresh from the counts when scan mode ends.)
 		// huh draws a group into a viewport when it updates; a message of
 		// our own makes it redraw with the new descriptions.
 		m, _ := k.form.Update(redrawMsg{})
@@ -486,7 +493,13 @@ func (k *kit) Update(msg tea.Msg) (Form, tea.Cmd) {
 		if k.stage == stageConfirm {
 			return k, k.confirmKey(msg)
 		}
+		if k.stage == stageEdit && k.scan != nil && k.scan.on {
+			return k, k.scanKey(msg)
+		}
 	case tea.KeyPressMsg:
+		if k.stage == stageEdit && k.scan != nil && (k.scan.on || msg.String() == scanToggle) {
+			return k, k.scanKey(msg)
+		}
 		if msg.String() == "esc" {
 			return k, k.escape()
 		}
@@ -505,6 +518,14 @@ func (k *kit) Update(msg tea.Msg) (Form, tea.Cmd) {
 	}
 	if k.form == nil {
 		return k, nil
+	}
+	if k.stage == stageEdit && k.scan != nil && k.scan.on {
+		// huh's fields must not see anything while scanning (each update
+		// writes their stale text over the counts); the scan input takes
+		// its cursor's messages.
+		var cmd tea.Cmd
+		k.scan.input, cmd = k.scan.input.Update(msg)
+		return k, cmd
 	}
 	if km, ok := msg.(tea.KeyPressMsg); ok && k.stage == stageEdit {
 		switch km.String() {
@@ -699,6 +720,10 @@ func (k *kit) View() string {
 	case stageConfirm:
 		b.WriteString(k.confirmView())
 	case stageEdit:
+		if k.scan != nil && k.scan.on {
+			b.WriteString(k.scanView())
+			break
+		}
 		b.WriteString(trimBlankTail(k.form.View()))
 		{
 			for _, s := range k.last.summary {
@@ -713,7 +738,11 @@ func (k *kit) View() string {
 				// a 32-character key) is read whole, never cut off.
 				b.WriteString("\n" + errStyle.Render(ansi.Wrap("✗ "+g, k.width, " ")))
 			}
-			b.WriteString("\n" + mutedStyle.Render("enter next · shift+tab back · esc cancel"))
+			help := "enter next · shift+tab back · esc cancel"
+			if k.scan != nil {
+				help = "enter next · shift+tab back · " + scanToggle + " scan mode · esc cancel"
+			}
+			b.WriteString("\n" + mutedStyle.Render(help))
 		}
 	case stageSending:
 		plain := k.last.plain
