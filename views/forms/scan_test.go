@@ -38,7 +38,7 @@ func TestScanModeAtScannerSpeed(t *testing.T) {
 		{"counting", append([]tea.Msg{press("ctrl+s")}, scanned("SHOE-42", "sock-3p", "SOCK-3P", "SOCK-3P", "SHOE-42", "4006381333931")...),
 			[]string{"2", "2", "0"}, true, []string{"4006381333931 is not an article of this reservation", "Counted 4 unit(s) · 148.90 EUR"}},
 		{"over-quantity", append([]tea.Msg{press("ctrl+s")}, scanned("SHIP", "SHIP")...),
-			[]string{"0", "0", "1"}, true, []string{"(over quantity)", "Counted 1 unit(s) · 4.95 EUR"}},
+			[]string{"0", "0", "1"}, true, []string{"already counted: nothing counted", "Counted 1 unit(s) · 4.95 EUR"}},
 		{"pasted-then-fields", []tea.Msg{press("ctrl+s"), paste("SHOE-42\nSOCK-3P\nSHIP\n"), press("enter")},
 			[]string{"1", "1", "1"}, false, []string{"SHOE-42 · Trail running shoe", "enter next"}},
 		{"then-confirm", append(append([]tea.Msg{press("ctrl+s")}, scanned("SHOE-42", "SHIP")...), press("enter"), press("enter"), press("enter"), press("enter")),
