@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -71,6 +72,10 @@ type Config struct {
 	Context context.Context
 	// Startup commands run once the console is up (the --demo filler).
 	Startup []tea.Cmd
+	// NoAttentionStart keeps the console on Reservations when the attention
+	// tab fills at start (the goldens); by default it opens on Attention
+	// when something needs a person.
+	NoAttentionStart bool
 	// PushLimit is how many of the newest pushes the log loads (0: 5,000).
 	PushLimit int
 	// Light starts with the light theme until the terminal tells its
@@ -85,6 +90,9 @@ const (
 	TabPushes
 	TabAudit
 	TabGateway
+	// TabAttention is last in the slice but drawn first in the tab bar
+	// when it has anything (key 0), so the numbers 1…5 keep their tabs.
+	TabAttention
 )
 
 // App is the console's root model.
@@ -118,6 +126,10 @@ type App struct {
 	// out in order once the effect has landed. See hold.
 	held    int
 	waiting []tea.Msg
+
+	// attnDone is set once the console has opened on the attention tab,
+	// or the operator has moved: it never jumps there by itself again.
+	attnDone bool
 }
 
 // New builds the console. Run it with tea.NewProgram(app).
@@ -143,6 +155,7 @@ func New(cfg Config) *App {
 		views.NewPushes(vctx, cfg.ListenAddr),
 		logs.NewAudit(vctx),
 		logs.NewGatewayLog(vctx),
+		views.NewAttention(vctx),
 	}
 	a.stacks = make([][]views.Screen, len(a.tabs))
 	if cfg.ReadOnly {
@@ -296,7 +309,44 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return a, nil
 	}
-	return a, a.broadcast(msg)
+	cmd := a.broadcast(msg)
+	a.maybeOpenAttention()
+	return a, cmd
+}
+
+// attention is the attention tab.
+func (a *App) attention() *views.Attention { return a.tabs[TabAttention].(*views.Attention) }
+
+// maybeOpenAttention opens the console on the attention tab the first time
+// it has something, unless the operator has moved already.
+func (a *App) maybeOpenAttention() {
+	if a.attnDone || a.cfg.NoAttentionStart {
+		return
+	}
+	if a.active != TabReservations || len(a.stacks[a.active]) > 0 || len(a.dialogs) > 0 || a.help || a.palette != nil {
+		a.attnDone = true
+		return
+	}
+	if a.attention().Count() > 0 {
+		a.active = TabAttention
+		a.attnDone = true
+	}
+}
+
+// tabOrder is the order of the tab bar and of tab/shift+tab: the attention
+// tab first when it has anything (or is open), left out otherwise.
+func (a *App) tabOrder() []int {
+	order := []int{TabReservations, TabTransactions, TabPushes, TabAudit, TabGateway}
+	if a.active == TabAttention || a.attention().Count() > 0 {
+		order = append([]int{TabAttention}, order...)
+	}
+	return order
+}
+
+func (a *App) stepTab(d int) tea.Cmd {
+	order := a.tabOrder()
+	i := slices.Index(order, a.active)
+	return a.switchTab(order[(i+d+len(order))%len(order)])
 }
 
 // ageTickMsg redraws the console once a second so the ages tick while
@@ -381,6 +431,7 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 		return top.Update(msg)
 	}
 	a.status = views.StatusMsg{}
+	a.attnDone = true // the operator moves: no jump to the attention tab any more
 	switch {
 	case key.Matches(msg, k.Quit):
 		return tea.Quit
@@ -391,9 +442,11 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 		a.palette = newPalette(a)
 		return nil
 	case key.Matches(msg, k.NextTab):
-		return a.switchTab((a.active + 1) % len(a.tabs))
+		return a.stepTab(1)
 	case key.Matches(msg, k.PrevTab):
-		return a.switchTab((a.active + len(a.tabs) - 1) % len(a.tabs))
+		return a.stepTab(-1)
+	case key.Matches(msg, k.Tab0):
+		return a.switchTab(TabAttention)
 	case key.Matches(msg, k.Tab1):
 		return a.switchTab(0)
 	case key.Matches(msg, k.Tab2):

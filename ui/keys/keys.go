@@ -16,6 +16,8 @@ type KeyMap struct {
 	Tab3    key.Binding
 	Tab4    key.Binding
 	Tab5    key.Binding
+	// Tab0 is the attention tab (shown first when it has anything).
+	Tab0 key.Binding
 	// Tabs stands for Tab1…Tab5 in the help.
 	Tabs    key.Binding
 	Back    key.Binding
@@ -79,6 +81,7 @@ func Default() *KeyMap {
 		Tab3:    b("3", "pushes", "3"),
 		Tab4:    b("4", "audit log", "4"),
 		Tab5:    b("5", "gateway log", "5"),
+		Tab0:    b("0", "attention", "0"),
 		Tabs:    b("1…5", "go to a tab", "1", "2", "3", "4", "5"),
 		Back:    b("esc", "back", "esc"),
 		Refresh: b("ctrl+r", "reload", "ctrl+r"),
@@ -121,7 +124,7 @@ func Default() *KeyMap {
 
 // Global are the bindings that work everywhere.
 func (k *KeyMap) Global() []key.Binding {
-	return []key.Binding{k.NextTab, k.PrevTab, k.Tab1, k.Tab2, k.Tab3, k.Tab4, k.Tab5, k.Back, k.Refresh, k.Palette, k.Help, k.Quit}
+	return []key.Binding{k.NextTab, k.PrevTab, k.Tab0, k.Tab1, k.Tab2, k.Tab3, k.Tab4, k.Tab5, k.Back, k.Refresh, k.Palette, k.Help, k.Quit}
 }
 
 // Navigation are the bindings that move through a list.
