@@ -164,7 +164,7 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 			c = i.Currency
 		}
 		return func() tea.Msg {
-			return open(forms.NewGiftCardRemainder(codes, c, i.Group, i.ServiceCode, i.Remainder, mode, cards...))
+			return open(forms.NewGiftCardRemainder(codes, c, i.Group, i.ServiceCode, i.Remainder, i.Invoice, mode, cards...))
 		}
 	case views.CaptureIntent, views.CancelIntent, views.UpdateIntent:
 		ref := reservationRef(i)

@@ -31,8 +31,8 @@ type (
 	// PayRemainderIntent pays the unpaid rest of a partial gift card
 	// payment group.
 	PayRemainderIntent struct {
-		Group, ServiceCode, Currency string
-		Remainder                    string
+		Group, ServiceCode, Currency, Invoice string
+		Remainder                             string
 	}
 	ResolveIntent struct{ OpID uint64 }
 )

@@ -112,7 +112,7 @@ func reservationKey(r *ReservationRow, col int) (int64, bool) {
 type Reservations struct {
 	listTab[*ReservationRow]
 	stateIdx int    // index into reservationStates: the state filter (v)
-	wide     [2]int // the widest invoice and reservation number seen
+	wide     int // the widest invoice seen
 }
 
 // reservationStates are the state filter's steps, cycled with v; "unknown"
@@ -158,22 +158,20 @@ func NewReservations(ctx *Context) *Reservations {
 	return s
 }
 
-// fitIdentifiers widens the invoice and reservation columns to the widest
-// value seen: identifiers are shown whole (two invoices cut to the same
-// prefix look alike); the customer's name gives way instead.
+// fitIdentifiers widens the invoice column to the widest invoice seen:
+// the operator reads invoices (two cut to the same prefix look alike), so
+// they are shown whole and the customer's name gives way. The reservation
+// number (a UUID at some providers) stays a flexible column, whole on the
+// detail page and found by the filter.
 func (s *Reservations) fitIdentifiers(rows []*ReservationRow) {
 	grew := false
 	for _, r := range rows {
-		if w := width(r.Summary.Invoice); w > s.wide[0] {
-			s.wide[0], grew = min(w, 40), true
-		}
-		if w := width(r.Summary.ReservationNumber); w > s.wide[1] {
-			s.wide[1], grew = min(w, 40), true
+		if w := width(r.Summary.Invoice); w > s.wide {
+			s.wide, grew = min(w, 40), true
 		}
 	}
 	if grew {
-		s.list.table.FitColumn(rcInvoice, s.wide[0])
-		s.list.table.FitColumn(rcNumber, s.wide[1])
+		s.list.table.FitColumn(rcInvoice, s.wide)
 	}
 }
 

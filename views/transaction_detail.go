@@ -80,7 +80,10 @@ func UnpaidRemainder(tx *store.Transaction, group []*store.Transaction) decimal.
 		if t.Kind != store.KindGiftCardPay && t.Kind != store.KindGiftCardRemainder {
 			continue
 		}
-		if last == nil || t.Created.After(last.Created) {
+		// The newest payment tells; at the same instant the one with the
+		// smaller remainder is the later (a remainder only goes down).
+		if last == nil || t.Created.After(last.Created) ||
+			(t.Created.Equal(last.Created) && t.RemainderAmount.LessThan(last.RemainderAmount)) {
 			last = t
 		}
 	}
@@ -116,7 +119,7 @@ func (d *TransactionDetail) Update(msg tea.Msg) tea.Cmd {
 				if group == "" {
 					group = tx.Key
 				}
-				return send(PayRemainderIntent{Group: group, ServiceCode: tx.ServiceCode, Currency: tx.Currency, Remainder: rest.StringFixed(2)})
+				return send(PayRemainderIntent{Group: group, ServiceCode: tx.ServiceCode, Currency: tx.Currency, Invoice: tx.Invoice, Remainder: rest.StringFixed(2)})
 			}
 		case keyIs(msg, k.Open) && tx.ReservationKey != "":
 			return send(OpenReservation{Key: tx.ReservationKey})

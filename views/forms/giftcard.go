@@ -72,9 +72,12 @@ func NewGiftCardPay(codes []string, currency, group string, mode ops.Mode, cards
 }
 
 // NewGiftCardRemainder pays the rest of a partial gift card payment: the
-// group's key, the remainder and the first card's service are filled in.
-func NewGiftCardRemainder(codes []string, currency, group, service, remainder string, mode ops.Mode, cards ...TestCard) Form {
-	return newGiftCardPay(codes, currency, group, service, remainder, mode, cards)
+// group's key, the remainder, the invoice and the first card's service
+// are filled in.
+func NewGiftCardRemainder(codes []string, currency, group, service, remainder, invoice string, mode ops.Mode, cards ...TestCard) Form {
+	f := newGiftCardPay(codes, currency, group, service, remainder, mode, cards)
+	f.(*kit).spec.(*giftPaySpec).invoice = invoice
+	return f
 }
 
 func newGiftCardPay(codes []string, currency, group, service, amount string, mode ops.Mode, cards []TestCard) Form {

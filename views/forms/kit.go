@@ -89,6 +89,11 @@ type kit struct {
 	form    *huh.Form
 	fields  []*field
 	focus   int // the field with the focus in the edit stage (kept here, not asked of huh)
+	// touched are the fields the operator typed in or left; tried is set
+	// by an enter that could not go on. A field's error shows only then:
+	// a form opens with its hints, not a column of red.
+	touched map[string]bool
+	tried   bool
 	last    check
 	serverE map[string]string // field errors from the answer, until edited
 
@@ -235,7 +240,7 @@ func (k *kit) recheck() {
 	k.last = k.spec.check()
 	for _, f := range k.fields {
 		d := f.hint
-		if e := k.errFor(f.key); e != "" {
+		if e := k.errFor(f.key); e != "" && (k.tried || k.touched[f.key] || k.serverE[f.key] != "") {
 			d = "✗ " + e
 		}
 		if f.input != nil {
@@ -544,8 +549,12 @@ func (k *kit) Update(msg tea.Msg) (Form, tea.Cmd) {
 	}
 	switch k.stage {
 	case stageEdit:
-		if _, isKey := msg.(tea.KeyPressMsg); isKey {
+		switch msg.(type) {
+		case tea.KeyPressMsg:
 			k.serverE = nil
+			k.touch()
+		case tea.PasteMsg:
+			k.touch()
 		}
 		k.recheck()
 		if k.form.State == huh.StateCompleted {
@@ -566,6 +575,17 @@ func (k *kit) Update(msg tea.Msg) (Form, tea.Cmd) {
 		return k, k.closeCmd()
 	}
 	return k, cmd
+}
+
+// touch marks the focused field as seen by the operator.
+func (k *kit) touch() {
+	if k.focus < 0 || k.focus >= len(k.fields) {
+		return
+	}
+	if k.touched == nil {
+		k.touched = map[string]bool{}
+	}
+	k.touched[k.fields[k.focus].key] = true
 }
 
 // choose takes the follow-up chosen on the result.
@@ -590,6 +610,7 @@ func (k *kit) choose() tea.Cmd {
 // or to the first field with an error.
 func (k *kit) move(dir int) tea.Cmd {
 	k.serverE = nil
+	k.touch()
 	k.recheck()
 	var cmds []tea.Cmd
 	if dir > 0 && k.focus >= len(k.fields)-1 {
@@ -597,6 +618,8 @@ func (k *kit) move(dir int) tea.Cmd {
 			k.buildConfirm()
 			return nil
 		}
+		k.tried = true
+		k.recheck()
 		for i, f := range k.fields {
 			if k.errFor(f.key) != "" {
 				cmds = append(cmds, k.focusField(i))
