@@ -68,26 +68,24 @@ type TestCard struct {
 // of an earlier partial payment; cards are the sandbox's test cards (none
 // against another gateway).
 func NewGiftCardPay(codes []string, currency, group string, mode ops.Mode, cards ...TestCard) Form {
-	return newGiftCardPay(codes, currency, group, "", "", mode, cards)
+	return newGiftCardPay(codes, currency, group, "", "", "", mode, cards)
 }
 
 // NewGiftCardRemainder pays the rest of a partial gift card payment: the
 // group's key, the remainder, the invoice and the first card's service
 // are filled in.
 func NewGiftCardRemainder(codes []string, currency, group, service, remainder, invoice string, mode ops.Mode, cards ...TestCard) Form {
-	f := newGiftCardPay(codes, currency, group, service, remainder, mode, cards)
-	f.(*kit).spec.(*giftPaySpec).invoice = invoice
-	return f
+	return newGiftCardPay(codes, currency, group, service, remainder, invoice, mode, cards)
 }
 
-func newGiftCardPay(codes []string, currency, group, service, amount string, mode ops.Mode, cards []TestCard) Form {
+func newGiftCardPay(codes []string, currency, group, service, amount, invoice string, mode ops.Mode, cards []TestCard) Form {
 	if codes == nil {
 		codes = api.DefaultGiftCardCodes
 	}
 	if currency == "" {
 		currency = "EUR"
 	}
-	s := &giftPaySpec{codes: codes, currency: currency, code: codes[0], group: group, amount: amount, cards: cards}
+	s := &giftPaySpec{codes: codes, currency: currency, code: codes[0], group: group, amount: amount, invoice: invoice, cards: cards}
 	for _, c := range codes {
 		if c == "voucherb" || (service != "" && c == service) {
 			s.code = c

@@ -845,7 +845,8 @@ func resultView(r *ops.Result, err error) string {
 		line("Operation", fmt.Sprintf("%d (%s)", r.OpID, r.State))
 	}
 	if r.Message != "" && err == nil {
-		line("Note", r.Message)
+		// One line per part: a return refunded over two captures says both.
+		line("Note", strings.ReplaceAll(r.Message, "; ", "\n"+strings.Repeat(" ", 17)))
 	}
 	line("Warning", r.Warning)
 	return b.String()
