@@ -79,3 +79,25 @@ func TestFlowReturnByLineOverTwoCaptures(t *testing.T) {
 		return lineCell(f, "SHOE-42", "REF") == "2" && lineCell(f, "SOCK-3P", "REF") == "1"
 	})
 }
+
+// TestFlowKeysRightAfterCaptureKey: c and the form's keys in one burst, as
+// a scanner or a fast typist sends them before the form is even open: the
+// keys wait for the form and land in its fields in order (none reaches the
+// list, where they are commands).
+func TestFlowKeysRightAfterCaptureKey(t *testing.T) {
+	e := newFlowEnv(t)
+	r := e.reserveThroughConsole()
+	for _, k := range []string{"c", "backspace", "0", "enter", "backspace", "1", "enter", "backspace", "0", "enter"} {
+		e.tm.Send(flowKey(k))
+	}
+	f := e.waitText("Capture 14.50 EUR from", "Ships: 1 × SOCK-3P", "» [ Back ] «")
+	if strings.Contains(f, "SHOE-42 Trail") && strings.Contains(f, "Ships: 1 × SHOE") {
+		t.Fatalf("keys landed in the wrong fields:\n%s", f)
+	}
+	if n := e.requests.Load(); n != 1 {
+		t.Fatalf("%d gateway requests, want only the Reserve", n)
+	}
+	if st := e.reservation(r.ReservationNumber).State(); st != store.StateReserved {
+		t.Fatalf("state %s: something was sent", st)
+	}
+}

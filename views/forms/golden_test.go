@@ -247,3 +247,24 @@ func TestReturnFormGoldens(t *testing.T) {
 		t.Fatalf("intent %+v", req)
 	}
 }
+
+// TestUpdateConfirmShowsOldAndNewTotal: the update's confirmation says the
+// total before and after, and which line changes how.
+func TestUpdateConfirmShowsOldAndNewTotal(t *testing.T) {
+	f := sized(NewUpdate(reservation(), ops.ModeSandbox))
+	if strings.Contains(stripANSI(f.View()), "✗") {
+		t.Fatalf("the update form opens with an error:\n%s", f.View())
+	}
+	// SHOE-42 keeps 2 of 3.
+	f, _ = drive(f, append(clearField(1), typeText("2")...)...)
+	for i := 0; i < 11; i++ {
+		f, _ = drive(f, press("enter"))
+	}
+	out := stripANSI(string(render(t, f)))
+	for _, want := range []string{"total 213.80", "→ 153.85 EUR", "SHOE-42 3 → 2 units", "What was shipped stays captured (59.95 EUR)"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("confirm lacks %q:\n%s", want, out)
+		}
+	}
+	golden.RequireEqual(t, render(t, f))
+}
