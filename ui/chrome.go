@@ -89,9 +89,14 @@ func (a *App) tabLabels(compact bool) string {
 }
 
 func (a *App) statusBar() string {
-	line := a.statusLine(false)
+	line := a.statusLine(false, false)
 	if ansi.StringWidth(line) > a.width {
-		line = a.statusLine(true)
+		line = a.statusLine(true, false)
+	}
+	if ansi.StringWidth(line) > a.width {
+		// Still too wide: the listener's address goes before the counts
+		// that need a person (attention, unknown outcomes).
+		line = a.statusLine(true, true)
 	}
 	t := a.vctx.Theme
 	if w := ansi.StringWidth(line); w < a.width {
@@ -105,7 +110,7 @@ func (a *App) statusBar() string {
 // statusLine is the status bar's text: gateway, listener, push counter
 // (with the pushes that arrived while the console runs), rejected pushes and
 // operations whose outcome is unknown. compact shortens the labels.
-func (a *App) statusLine(compact bool) string {
+func (a *App) statusLine(compact, noListener bool) string {
 	t := a.vctx.Theme
 	label := func(full, short string) string {
 		if compact {
@@ -122,7 +127,7 @@ func (a *App) statusLine(compact bool) string {
 		gw = strings.TrimPrefix(strings.TrimPrefix(gw, "http://"), "https://")
 	}
 	segs = append(segs, label("gateway ", "gw ")+t.Bar.Render(textsafe.Clean(gw)))
-	if a.cfg.ListenAddr != "" {
+	if a.cfg.ListenAddr != "" && !noListener {
 		segs = append(segs, label("listener ", "in ")+t.Bar.Render(textsafe.Clean(a.cfg.ListenAddr)))
 	}
 	pushes := fmt.Sprintf("%d", a.counts.Pushes)
