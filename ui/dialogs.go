@@ -3,6 +3,7 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -184,6 +185,11 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 					return fail(err)
 				}
 				return open(forms.NewCancel(r, mode))
+			}
+			// An update changes what is still reserved: nothing to do on a
+			// reservation that is fully captured, closed or cancelled.
+			if st := r.State(); st != store.StateReserved && st != store.StatePartlyCaptured {
+				return fail(fmt.Errorf("reservation %s is %s: nothing left to update", r.ReservationNumber, strings.ReplaceAll(string(st), "_", " ")))
 			}
 			return open(forms.NewUpdate(r, mode))
 		}
