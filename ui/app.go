@@ -386,12 +386,16 @@ func (a *App) unhold(m heldMsg) tea.Cmd {
 		for _, c := range inner {
 			cmds = append(cmds, a.hold(c))
 		}
-	default:
+	case views.Intent:
 		_, c := a.Update(inner)
-		if _, ok := inner.(views.Intent); ok {
-			c = a.hold(c)
-		}
+		cmds = append(cmds, a.hold(c)) // the load that opens its form is held too
+	case openDialogMsg, pageMsg, views.StatusMsg, tea.KeyPressMsg:
+		_, c := a.Update(inner)
 		cmds = append(cmds, c)
+	default:
+		// The program's own messages (quit, clipboard, window title) and
+		// anything else go back to the runtime as they were.
+		cmds = append(cmds, func() tea.Msg { return inner })
 	}
 	for a.held == 0 && len(a.waiting) > 0 {
 		next := a.waiting[0]

@@ -3,6 +3,10 @@ package ui
 import (
 	"strings"
 	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"paydesk/api"
 	"paydesk/internal/ops"
@@ -100,4 +104,13 @@ func TestFlowKeysRightAfterCaptureKey(t *testing.T) {
 	if st := e.reservation(r.ReservationNumber).State(); st != store.StateReserved {
 		t.Fatalf("state %s: something was sent", st)
 	}
+}
+
+// TestQuitKeyQuits: q goes through the key hold and still ends the program.
+func TestQuitKeyQuits(t *testing.T) {
+	screen := &flowScreen{app: New(Config{Store: fixture(), Mode: "sandbox", Now: func() time.Time { return testNow }, Location: time.UTC,
+		NoAttentionStart: true})}
+	tm := teatest.NewTestModel(t, flowModel{screen}, teatest.WithInitialTermSize(80, 24))
+	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
 }
