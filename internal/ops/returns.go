@@ -147,6 +147,13 @@ func PlanReturn(r *store.Reservation, txs []*store.Transaction, units map[string
 		line[l.ArticleNumber] = l
 	}
 	parts := make([]ReturnPart, len(shipped))
+	// room is what each capture can still pay back: a capture refunded
+	// partly by amount has units left but less money; units go to the
+	// oldest capture that has both.
+	room := make([]decimal.Decimal, len(shipped))
+	for i, s := range shipped {
+		room[i] = s.Capture.Refundable()
+	}
 	some := false
 	for _, l := range r.Lines {
 		n := units[l.ArticleNumber]
@@ -169,15 +176,24 @@ func PlanReturn(r *store.Reservation, txs []*store.Transaction, units map[string
 		some = true
 		for i, s := range shipped {
 			take := min(n, s.Left(l.ArticleNumber))
-			if take == 0 {
+			if l.Price.IsPositive() {
+				take = min(take, int(room[i].Div(l.Price).IntPart()))
+			}
+			if take <= 0 {
 				continue
 			}
+			goods := l.Price.Mul(decimal.NewFromInt(int64(take)))
 			parts[i].Lines = append(parts[i].Lines, api.CaptureLine{ArticleNumber: l.ArticleNumber, Quantity: take})
-			parts[i].Goods = parts[i].Goods.Add(l.Price.Mul(decimal.NewFromInt(int64(take))))
+			parts[i].Goods = parts[i].Goods.Add(goods)
+			room[i] = room[i].Sub(goods)
 			n -= take
 			if n == 0 {
 				break
 			}
+		}
+		if n > 0 {
+			fe = append(fe, api.FieldError{Field: api.FieldAmountCredit, Group: l.ArticleNumber,
+				Rule: fmt.Sprintf("%d of the %s units do not fit in what is left to refund of the captures that shipped them (refunded by amount before)", n, l.ArticleNumber)})
 		}
 	}
 	for a := range units {

@@ -106,6 +106,10 @@ func (s *returnSpec) check() check {
 	plan, err := ops.PlanReturn(s.res, s.txs, unitsBy, extra, reason)
 	if err != nil {
 		if ve, ok := asValidation(err); ok {
+			known := map[string]bool{}
+			for _, f := range s.fs {
+				known[f.key] = true
+			}
 			for _, fe := range ve.Fields {
 				k := fieldKey(fe)
 				switch {
@@ -114,6 +118,10 @@ func (s *returnSpec) check() check {
 				case fe.Field == api.PArticleQuantity && fe.Group == "":
 					// "choose the returned units": a hint while nothing is chosen
 					c.summary = append(c.summary, mutedStyle.Render("Type the units that came back; the amount follows from the captures that shipped them."))
+					continue
+				}
+				if !known[k] {
+					c.general = append(c.general, fe.Rule) // no field of its own: said under the fields
 					continue
 				}
 				if _, dup := c.errs[k]; !dup {
