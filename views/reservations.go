@@ -111,7 +111,7 @@ func reservationKey(r *ReservationRow, col int) (int64, bool) {
 // Reservations is the reservations tab.
 type Reservations struct {
 	listTab[*ReservationRow]
-	stateIdx int    // index into reservationStates: the state filter (v)
+	stateIdx int // index into reservationStates: the state filter (v)
 	wide     int // the widest invoice seen
 }
 

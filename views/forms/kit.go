@@ -85,10 +85,10 @@ type kit struct {
 	width  int
 	height int
 
-	stage   stage
-	form    *huh.Form
-	fields  []*field
-	focus   int // the field with the focus in the edit stage (kept here, not asked of huh)
+	stage  stage
+	form   *huh.Form
+	fields []*field
+	focus  int // the field with the focus in the edit stage (kept here, not asked of huh)
 	// touched are the fields the operator typed in or left; tried is set
 	// by an enter that could not go on. A field's error shows only then:
 	// a form opens with its hints, not a column of red.
