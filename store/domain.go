@@ -82,8 +82,9 @@ type Line struct {
 	Reserved      int             // current reserved quantity (after updates)
 	Captured      int
 	Cancelled     int
-	// Refunded counts units of captures that were refunded in full; a partial
-	// refund by amount is kept on the capture, not spread over lines.
+	// Refunded counts units of captures that were refunded in full, and the
+	// returned units of refunds by line; a partial refund by amount alone is
+	// kept on the capture, not spread over lines.
 	Refunded int
 }
 

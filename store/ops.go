@@ -518,6 +518,9 @@ func fillFromOp(t *Transaction, op *PendingOp) {
 		if t.Original == "" {
 			t.Original = req.OriginalTransactionKey
 		}
+		if len(t.Lines) == 0 && len(op.Lines) > 0 {
+			t.Lines = op.Lines
+		}
 	case KindGiftCardPay, KindGiftCardRemainder:
 		svc := req.Service()
 		if card, ok := api.CardFromParams(svc.Parameters); ok {

@@ -134,7 +134,11 @@ type PendingOp struct {
 	Amount         decimal.Decimal
 	// Request is the envelope as sent; card PINs are masked when stored.
 	Request *api.Request
-	State   OpState
+	// Lines are the returned article units a refund pays back (a refund on
+	// the wire carries only an amount); its transaction takes them over, so
+	// the ledger counts refunded units per line.
+	Lines []api.CaptureLine `json:",omitempty"`
+	State OpState
 	// ResultKey and ResultStatus come from the response or the push.
 	ResultKey    string
 	ResultStatus Status

@@ -278,13 +278,15 @@ func printLine(w io.Writer, e pushlistener.Event) {
 	}
 	field("amount", strings.TrimSpace(amount))
 	field("signature", r.Signature)
-	switch {
-	case r.Rejected:
+	if r.Rejected {
 		field("reason", r.Reason)
-	case e.Result.Duplicate:
-		b.WriteString("  duplicate (stored before)")
-	case r.Ignored != "":
-		field("ignored", r.Ignored)
+	} else {
+		// The push log's words: applied, confirmed, duplicate, ignored (why).
+		word, detail := e.Result.Outcome()
+		field("", word)
+		if detail != "" {
+			b.WriteString(" (" + c(detail) + ")")
+		}
 	}
 	b.WriteByte('\n')
 	_, _ = io.WriteString(w, b.String())

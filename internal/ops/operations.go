@@ -146,6 +146,9 @@ type RefundRequest struct {
 	Amount      *decimal.Decimal // nil: all that is left
 	Reason      Reason
 	Confirm     string // the invoice number, against a live gateway
+	// Lines are the returned units this refund pays back (a refund by
+	// line); kept in the journal and on the refund, never sent.
+	Lines []api.CaptureLine
 }
 
 // Refund refunds a capture in full or in part, never above what is left.
@@ -162,7 +165,7 @@ func (s *Service) Refund(ctx context.Context, rr RefundRequest) (Result, error) 
 		return Result{Action: api.ActionRefund, Target: t.Key}, err
 	}
 	return s.submit(ctx, submission{op: op, audit: "refund", target: t.Key, reservationKey: t.ReservationKey,
-		amount: op.Amount, currency: t.Currency, reason: rr.Reason.String()})
+		amount: op.Amount, currency: t.Currency, reason: rr.Reason.String(), lines: rr.Lines})
 }
 
 // GiftCardPayRequest asks to pay with a gift card.

@@ -22,6 +22,7 @@ type submission struct {
 	amount         decimal.Decimal
 	currency       string
 	reason         string
+	lines          []api.CaptureLine // a refund by line: the units it pays back
 }
 
 // submit is the one path every operation takes: validate → refuse a twin →
@@ -53,7 +54,7 @@ func (s *Service) submit(ctx context.Context, sub submission) (Result, error) {
 	// full) is in the audit log all the same. Settling completes it.
 	id, err := s.cfg.Store.BeginOp(store.PendingOp{Created: now, Updated: now, Operator: s.cfg.Operator,
 		Action: svc.Action, Service: svc.Name, Target: sub.target, ReservationKey: sub.reservationKey,
-		Invoice: req.Invoice, Currency: res.Currency, Amount: sub.amount, Request: req, State: store.OpPending,
+		Invoice: req.Invoice, Currency: res.Currency, Amount: sub.amount, Request: req, Lines: sub.lines, State: store.OpPending,
 		Audit: &store.AuditEntry{Time: now, Operator: s.cfg.Operator, Action: sub.audit, Target: sub.target, Amount: sub.amount,
 			Currency: res.Currency, Reason: sub.reason}})
 	if err != nil {
