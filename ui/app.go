@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"paydesk/ui/keys"
 	"paydesk/ui/theme"
 	"paydesk/views"
+	"paydesk/views/forms"
 	"paydesk/views/logs"
 )
 
@@ -117,6 +119,8 @@ type App struct {
 
 	counts        store.Counts
 	sessionPushes int
+	// pushWatch notices operations whose push does not come.
+	pushWatch     pushWatch
 	width, height int
 
 	changes     <-chan store.Change
@@ -243,12 +247,31 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return a, nil
 		}
 	}
+	// Operations and pushes pass the push watch on their way.
+	switch m := msg.(type) {
+	case forms.ResultMsg:
+		if m.Err == nil {
+			a.pushWatch.expect(m.Result, a.cfg.Now())
+		}
+	case views.PushRowsMsg:
+		for _, r := range m.Rows {
+			if r.Push != nil {
+				a.pushWatch.arrived(r.Push.Key)
+			}
+		}
+	}
 	switch msg := msg.(type) {
 	case heldMsg:
 		return a, a.unhold(msg)
 	case ageTickMsg:
-		// Nothing to change: the frame drawn after this message shows the
-		// ages (AGE, LEFT, the attention view's deadlines) at the new time.
+		// The frame drawn after this message shows the ages (AGE, LEFT,
+		// the attention view's deadlines) at the new time.
+		if n := a.pushWatch.late(a.cfg.Now()); n > 0 && !a.pushWatch.warned {
+			a.pushWatch.warned = true
+			a.status = views.StatusMsg{Level: views.LevelWarn, Text: fmt.Sprintf(
+				"No push has arrived for %d operation(s) after %s: does the gateway push to this console's listener (%s/push)? "+
+					"A standalone sandbox: start it with --push-url, or give the console --push-url.", n, pushWait, a.cfg.ListenAddr)}
+		}
 		return a, ageTick()
 	case tea.WindowSizeMsg:
 		a.width, a.height = msg.Width, msg.Height

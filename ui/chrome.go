@@ -142,6 +142,9 @@ func (a *App) statusLine(compact, noListener bool) string {
 	if a.counts.Rejected > 0 {
 		segs = append(segs, label("rejected ", "rej ")+t.Bar.Inherit(t.Failed).Render(fmt.Sprint(a.counts.Rejected)))
 	}
+	if n := a.pushWatch.late(a.cfg.Now()); n > 0 {
+		segs = append(segs, label("no push ", "no push ")+t.Bar.Inherit(t.Warning).Render(fmt.Sprintf("⚠ %d", n)))
+	}
 	if n := a.attention().Count(); n > 0 {
 		segs = append(segs, label("attention ", "attn ")+t.Bar.Inherit(t.Warning).Render(fmt.Sprintf("⚑ %d", n)))
 	}
