@@ -116,6 +116,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// posted answers 405 to anything but a POST; what names the things that
+// are POSTed here.
+func posted(w http.ResponseWriter, r *http.Request, what string) bool {
+	if r.Method == http.MethodPost {
+		return true
+	}
+	w.Header().Set("Allow", http.MethodPost)
+	http.Error(w, what+" are POSTed", http.StatusMethodNotAllowed)
+	return false
+}
+
 // pushHostPath is what a push's signature covers: the configured push URL,
 // else the address the request arrived on.
 func (s *Server) pushHostPath(r *http.Request) string {
@@ -130,9 +141,7 @@ func (s *Server) pushHostPath(r *http.Request) string {
 // stored or decoded), 400 for a signed but malformed body; 500 when the
 // cache could not store it (the gateway will retry).
 func (s *Server) servePush(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "pushes are POSTed", http.StatusMethodNotAllowed)
+	if !posted(w, r, "pushes") {
 		return
 	}
 	in, ok := s.Admit(w, r, s.pushHostPath(r))

@@ -76,9 +76,7 @@ func OrdersURL(pushURL string) string {
 // envelope that is not a valid Reserve; 409 when the invoice is known with
 // other lines (both kept). The answer is a small JSON object.
 func (s *Server) serveOrder(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "orders are POSTed", http.StatusMethodNotAllowed)
+	if !posted(w, r, "orders") {
 		return
 	}
 	in, ok := s.Admit(w, r, s.ordersHostPath(r))

@@ -235,18 +235,8 @@ func (s *Sandbox) runChaos(ctx context.Context) error {
 			s.chaosDeliver(sendCtx, d, target, creds)
 			continue
 		}
-		timer.Reset(wait)
-		select {
-		case <-ctx.Done():
+		if !s.nap(ctx, timer, wait) {
 			return nil
-		case <-s.wake:
-		case <-timer.C:
-		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
 		}
 	}
 }

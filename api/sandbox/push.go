@@ -228,20 +228,30 @@ func (s *Sandbox) Run(ctx context.Context) error {
 				s.wakeUp()
 			}()
 		}
-		timer.Reset(wait)
-		select {
-		case <-ctx.Done():
+		if !s.nap(ctx, timer, wait) {
 			return nil
-		case <-s.wake:
-		case <-timer.C:
-		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
 		}
 	}
+}
+
+// nap waits until the sender is woken (a new push, a delivery done), wait
+// passes or ctx ends; false means ctx ended. timer is the caller's, reused
+// across naps and drained before it returns.
+func (s *Sandbox) nap(ctx context.Context, timer *time.Timer, wait time.Duration) bool {
+	timer.Reset(wait)
+	select {
+	case <-ctx.Done():
+		return false
+	case <-s.wake:
+	case <-timer.C:
+	}
+	if !timer.Stop() {
+		select {
+		case <-timer.C:
+		default:
+		}
+	}
+	return true
 }
 
 // deliver sends one push and books the outcome.
