@@ -304,3 +304,28 @@ func TestResolveTransaction(t *testing.T) {
 		t.Fatalf("transactions of an invoice: %d %v", len(txs), err)
 	}
 }
+
+// An invoice that names several reservations resolves to the one still
+// open, and is refused (naming them) when that does not decide.
+func TestReservationByAmbiguousInvoice(t *testing.T) {
+	db := openTest(t)
+	g := &gw{clock: t0}
+	var ss []*scenario
+	for i := 0; i < 2; i++ {
+		s := newScenario(t, db, g, "T-SAME")
+		s.reserve([]api.Article{{Number: "A", Title: "A", Price: dec("10"), Quantity: 1, Vat: dec("21")}}, true)
+		ss = append(ss, s)
+	}
+	_, err := db.Reservation("T-SAME")
+	if !errors.Is(err, ErrAmbiguous) || !strings.Contains(err.Error(), ss[0].resNum) || !strings.Contains(err.Error(), ss[1].resNum) {
+		t.Fatalf("two open reservations under one invoice: %v", err)
+	}
+	ss[0].cancel(true)
+	r, err := db.Reservation("T-SAME")
+	if err != nil || r.Key != ss[1].resKey {
+		t.Fatalf("one open reservation left: %v %v", r, err)
+	}
+	if r, err := db.Reservation(ss[0].resNum); err != nil || r.Key != ss[0].resKey {
+		t.Fatalf("by number: %v %v", r, err)
+	}
+}

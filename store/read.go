@@ -52,13 +52,49 @@ func (db *DB) Reservation(ref string) (*Reservation, error) {
 }
 
 // resolveReservation finds a reservation by key, reservation number or
-// invoice: what an operator may type.
+// invoice: what an operator may type. An invoice can name several
+// reservations (a shop that reserved again after a decline, test
+// reservations made within one second): then the one that can still be
+// captured or cancelled is meant; with none or several of those the
+// reference is refused, naming them, rather than guessed.
 func resolveReservation(tx *bolt.Tx, ref string) (*Reservation, error) {
 	r, err := findReservation(tx, ref)
-	if r == nil && err == nil {
-		r, err = reservationByInvoice(tx, ref)
+	if r != nil || err != nil || ref == "" {
+		return r, err
 	}
-	return r, err
+	var all, open []*Reservation
+	prefix := append([]byte(ref), 0)
+	c := tx.Bucket(bInvoice).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if len(v) != 1 || v[0] != invReservation {
+			continue
+		}
+		x, err := getReservation(tx, string(k[len(prefix):]))
+		if err != nil {
+			return nil, err
+		}
+		if x == nil {
+			continue
+		}
+		all = append(all, x)
+		if st := x.State(); st == StateReserved || st == StatePartlyCaptured {
+			open = append(open, x)
+		}
+	}
+	switch {
+	case len(all) <= 1:
+		if len(all) == 1 {
+			return all[0], nil
+		}
+		return nil, nil
+	case len(open) == 1:
+		return open[0], nil
+	}
+	names := make([]string, 0, len(all))
+	for _, x := range all {
+		names = append(names, x.ref()+" ("+string(x.State())+")")
+	}
+	return nil, fmt.Errorf("the invoice names %d reservations: %s; %w", len(all), strings.Join(names, ", "), ErrAmbiguous)
 }
 
 // ResolveTransaction finds a transaction by key or, for a deferred-invoice

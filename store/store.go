@@ -22,6 +22,9 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrNewerSchema: the file was written by a newer paydesk.
 	ErrNewerSchema = errors.New("written by a newer paydesk")
+	// ErrAmbiguous: a reference (an invoice) names more than one record;
+	// the error lists them so the operator can name one.
+	ErrAmbiguous = errors.New("name one by its reservation number")
 	// ErrClosed: the DB is closed.
 	ErrClosed = errors.New("cache is closed")
 )
