@@ -61,7 +61,7 @@ const (
 )
 
 // colNames are the header names a column is known by, folded: lower case
-// without spaces, '_', '-', '.', '#' (as internal/intake matches order CSVs).
+// without spaces, '_', '-', '.', '#', '&' (as internal/intake matches order CSVs).
 var colNames = [nCols][]string{
 	cRef: {"invoice", "invoicenumber", "invoiceno", "order", "ordernumber", "orderno", "orderid",
 		"reservation", "reservationnumber", "reservationno"},
@@ -80,7 +80,7 @@ func fold(h string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(strings.TrimSpace(h)) {
 		switch r {
-		case ' ', '_', '-', '.', '#', '\ufeff':
+		case ' ', '_', '-', '.', '#', '&', '\ufeff':
 			continue
 		}
 		b.WriteRune(r)
