@@ -3,9 +3,11 @@ package batch
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -87,6 +89,84 @@ type Preflight struct {
 // store.ErrNotFound when there is none.
 type Lookup func(ref string) (*store.Reservation, error)
 
+// Finder finds many references at once (those not found are missing from
+// the map); Ledgers is the fast one of a cache, One adapts a Lookup.
+type Finder func(refs []string) (map[string]*store.Reservation, error)
+
+// One finds references one by one with lookup.
+func One(lookup Lookup) Finder {
+	return func(refs []string) (map[string]*store.Reservation, error) {
+		out := make(map[string]*store.Reservation, len(refs))
+		for _, ref := range refs {
+			r, err := lookup(ref)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+			case err != nil:
+				return nil, err
+			default:
+				out[ref] = r
+			}
+		}
+		return out, nil
+	}
+}
+
+// LedgerReader is what Ledgers needs of the cache; *store.DB is one.
+type LedgerReader interface {
+	ReservationLedgers(refs []string) (map[string]*store.Reservation, error)
+}
+
+// Ledgers finds references in the cache with their ledgers only, in
+// parallel read transactions (a 100,000-row manifest names tens of
+// thousands of reservations).
+func Ledgers(db LedgerReader) Finder {
+	return func(refs []string) (map[string]*store.Reservation, error) {
+		n := runtime.GOMAXPROCS(0)
+		if n > 8 {
+			n = 8
+		}
+		if len(refs) < 2000 || n < 2 {
+			return db.ReservationLedgers(refs)
+		}
+		parts := make([]map[string]*store.Reservation, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		size := (len(refs) + n - 1) / n
+		for i := range n {
+			lo, hi := min(i*size, len(refs)), min((i+1)*size, len(refs))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				parts[i], errs[i] = db.ReservationLedgers(refs[lo:hi])
+			}()
+		}
+		wg.Wait()
+		out := make(map[string]*store.Reservation, len(refs))
+		for i := range n {
+			if errs[i] != nil {
+				return nil, errs[i]
+			}
+			for k, v := range parts[i] {
+				out[k] = v
+			}
+		}
+		return out, nil
+	}
+}
+
+// distinctRefs are the rows' references, once each, in order.
+func distinctRefs(rows []Row) []string {
+	seen := make(map[string]bool, len(rows)/2)
+	var out []string
+	for _, r := range rows {
+		if r.Problem == "" && !seen[r.Ref] {
+			seen[r.Ref] = true
+			out = append(out, r.Ref)
+		}
+	}
+	return out
+}
+
 type group struct {
 	r    *store.Reservation
 	rows []Row
@@ -94,11 +174,10 @@ type group struct {
 
 // PlanCapture checks a manifest against the cache: every row set per
 // reservation becomes one capture, or is refused with its rows and rule.
-func PlanCapture(m *Manifest, lookup Lookup, now time.Time, late bool) *Preflight {
+func PlanCapture(m *Manifest, find Finder, now time.Time, late bool) *Preflight {
 	start := time.Now()
 	pf := &Preflight{Kind: store.BatchCapture, Hash: m.Hash, Rows: len(m.Rows), Late: late, Ignored: m.Ignored}
-	byRef := map[string]*store.Reservation{}
-	refErr := map[string]error{}
+	byRef, findErr := find(distinctRefs(m.Rows))
 	groups := map[string]*group{}
 	var order []string
 	for _, row := range m.Rows {
@@ -106,20 +185,11 @@ func PlanCapture(m *Manifest, lookup Lookup, now time.Time, late bool) *Prefligh
 			pf.refuse(row, "", RuleBadRow, row.Problem)
 			continue
 		}
-		r, seen := byRef[row.Ref]
-		err := refErr[row.Ref]
-		if !seen && err == nil {
-			r, err = lookup(row.Ref)
-			if err != nil {
-				refErr[row.Ref] = err
-			} else {
-				byRef[row.Ref] = r
-			}
-		}
-		if err != nil {
+		r := byRef[row.Ref]
+		if r == nil {
 			msg := "no reservation with invoice or number " + strconv.Quote(row.Ref) + " in the cache"
-			if !errors.Is(err, store.ErrNotFound) {
-				msg = err.Error()
+			if findErr != nil {
+				msg = findErr.Error()
 			}
 			pf.refuse(row, "", RuleUnknown, msg)
 			continue
@@ -320,6 +390,8 @@ func PlanCancelRest(m *Manifest, lookup Lookup) *Preflight {
 	totals := map[string]decimal.Decimal{}
 	seen := map[string]bool{}
 	for _, row := range m.Rows {
+		// A cancel needs the whole record (PlanCancel reads more than the
+		// ledger); the lists are short.
 		r, err := lookup(row.Ref)
 		if err != nil {
 			msg := "no reservation with invoice or number " + strconv.Quote(row.Ref) + " in the cache"

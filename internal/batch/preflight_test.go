@@ -99,7 +99,7 @@ func TestPreflightRules(t *testing.T) {
 		{name: "bad amount", rows: "SHOP-1,MUG,1,12.5.0", rule: RuleBadRow, line: 2, contains: "amount"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pf := PlanCapture(manifest(t, header+tc.rows+"\n"), lookup, testNow, tc.late)
+			pf := PlanCapture(manifest(t, header+tc.rows+"\n"), One(lookup), testNow, tc.late)
 			if tc.rule == "" {
 				if len(pf.Refused) != 0 || len(pf.Items) != 1 || pf.Items[0].Amount.StringFixed(2) != tc.amount {
 					t.Fatalf("want one item of %s, got items %+v refused %+v", tc.amount, pf.Items, pf.Refused)
@@ -128,7 +128,7 @@ func TestPreflightMixed(t *testing.T) {
 	lookup := lookupOf(testReservation("SHOP-1", "RES-1"), testReservation("SHOP-2", "RES-2"))
 	m := manifest(t, "Invoice Number;SKU;Qty;Parcel ID;Track & Trace;Warehouse\n"+
 		"SHOP-1;MUG;2;P1;T1;W\nSHOP-1;SHIP;1;P1;T1;W\nSHOP-2;TEE;1;P2;T2;W\nSHOP-3;TEE;1;P3;;W\nSHOP-3;MUG;1;P3;;W\n")
-	pf := PlanCapture(m, lookup, testNow, false)
+	pf := PlanCapture(m, One(lookup), testNow, false)
 	if len(pf.Items) != 2 || pf.RefusedReservations != 1 || pf.RefusedRows != 2 || len(pf.Totals) != 1 ||
 		pf.Totals[0].Amount.StringFixed(2) != "54.90" {
 		t.Fatalf("items %d refused %d/%d totals %+v", len(pf.Items), pf.RefusedReservations, pf.RefusedRows, pf.Totals)
@@ -214,7 +214,7 @@ func FuzzReadManifest(f *testing.F) {
 		if err != nil {
 			return
 		}
-		pf := PlanCapture(m, lookupOf(testReservation("A", "RA")), testNow, false)
+		pf := PlanCapture(m, One(lookupOf(testReservation("A", "RA"))), testNow, false)
 		if pf.Rows != len(m.Rows) {
 			t.Fatalf("rows %d != %d", pf.Rows, len(m.Rows))
 		}

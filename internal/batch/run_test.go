@@ -16,7 +16,7 @@ func startBatch(t testing.TB, e *env, csv string) (*Preflight, store.Batch, []st
 	if err != nil {
 		t.Fatal(err)
 	}
-	pf := PlanCapture(m, e.db.Reservation, e.svc.Now(), false)
+	pf := PlanCapture(m, Ledgers(e.db), e.svc.Now(), false)
 	pf.Source = "shipments.csv"
 	rn := &Runner{Svc: e.svc, Store: e.db}
 	b, items, err := rn.Start(pf, pf.Source)
@@ -59,7 +59,7 @@ func TestBatch500Rows(t *testing.T) {
 
 	// The same manifest again: the batch is found by its hash, nothing is sent.
 	m, _ := ReadManifest(strings.NewReader(csv))
-	if _, _, err := rn.Start(PlanCapture(m, e.db.Reservation, e.svc.Now(), false), "again.csv"); !errors.Is(err, store.ErrBatchExists) {
+	if _, _, err := rn.Start(PlanCapture(m, Ledgers(e.db), e.svc.Now(), false), "again.csv"); !errors.Is(err, store.ErrBatchExists) {
 		t.Fatalf("second Start: %v, want ErrBatchExists", err)
 	}
 	again, err := e.db.BatchByHash(store.BatchCapture, m.Hash)

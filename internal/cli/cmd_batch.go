@@ -150,7 +150,7 @@ func runBatch(ctx context.Context, c *cmdContext, kind string, f batchFlags) int
 	if kind == store.BatchCancelRest {
 		pf = batch.PlanCancelRest(m, lookup)
 	} else {
-		pf = batch.PlanCapture(m, lookup, env.svc.Now(), f.late)
+		pf = batch.PlanCapture(m, batch.Ledgers(env.db), env.svc.Now(), f.late)
 	}
 	pf.Source = source
 	if !c.flags.json {
