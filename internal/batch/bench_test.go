@@ -66,7 +66,7 @@ func BenchmarkPreflight100k(b *testing.B) {
 			{Number: "CAP", Title: "Cap", Price: d("17.49"), Vat: d("21"), Quantity: 1},
 			{Number: "SHIP", Title: "Shipping", Type: "ShipmentFee", Price: d("4.95"), Vat: d("21"), Quantity: 1},
 		}
-		rs = append(rs, &store.Reservation{Original: store.Update{Articles: arts},Key: fmt.Sprintf("%032X", i+1), ReservationNumber: fmt.Sprintf("res-%06d", i), Invoice: inv,
+		rs = append(rs, &store.Reservation{Original: store.Update{Articles: arts}, Key: fmt.Sprintf("%032X", i+1), ReservationNumber: fmt.Sprintf("res-%06d", i), Invoice: inv,
 			Currency: "EUR", LinesKnown: true, Status: store.Status{Code: api.StatusSuccess, Time: now}, Created: now,
 			Lines: []store.Line{
 				{ArticleNumber: "SHOE-42", Title: "Shoe", Price: d("59.95"), Vat: d("21"), Reserved: 3},

@@ -34,7 +34,7 @@ type env struct {
 	dbPath  string
 
 	live     atomic.Pointer[store.DB] // the cache the push receiver writes (swapped on a reopen)
-	requests atomic.Int64 // Transaction and DataRequest requests that reached the front
+	requests atomic.Int64             // Transaction and DataRequest requests that reached the front
 	mu       sync.Mutex
 	pays     map[string]int // reservation number → Pay requests the sandbox answered 190
 	// breakFor answers a Pay for a reservation number with this HTTP status

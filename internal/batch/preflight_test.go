@@ -169,9 +169,9 @@ func TestReadManifestHeader(t *testing.T) {
 
 func TestReadRefs(t *testing.T) {
 	for in, want := range map[string]string{
-		"SHOP-1\nSHOP-2\n\n# done\nSHOP-1\n":            "SHOP-1 SHOP-2",
+		"SHOP-1\nSHOP-2\n\n# done\nSHOP-1\n":                             "SHOP-1 SHOP-2",
 		"invoice,article,quantity\nSHOP-1,A,1\nSHOP-2,B,1\nSHOP-1,C,1\n": "SHOP-1 SHOP-2",
-		"Order No;Carrier\nSHOP-9;DHL\n":                 "SHOP-9",
+		"Order No;Carrier\nSHOP-9;DHL\n":                                 "SHOP-9",
 	} {
 		m, err := ReadRefs(strings.NewReader(in))
 		if err != nil {
