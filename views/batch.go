@@ -375,8 +375,12 @@ func (b *Batch) header() string {
 			if el := time.Since(b.start).Seconds(); el > 0 && !b.start.IsZero() {
 				rate = fmt.Sprintf("  %.1f/s", float64(b.done)/el)
 			}
-			out = append(out, fmt.Sprintf("%s %d/%d%s  %d settled  %d failed  %d unknown", b.bar.ViewAs(pct), b.done, b.total, rate,
-				b.counts[store.ItemSettled]+b.counts[store.ItemSent], b.counts[store.ItemFailed]+b.counts[store.ItemRefused], b.counts[store.ItemOutcomeUnknown]))
+			line := fmt.Sprintf("%s %d/%d%s  %d settled  %d failed  %d unknown", b.bar.ViewAs(pct), b.done, b.total, rate,
+				b.counts[store.ItemSettled]+b.counts[store.ItemSent], b.counts[store.ItemFailed], b.counts[store.ItemOutcomeUnknown])
+			if n := b.counts[store.ItemRefused]; n > 0 {
+				line += fmt.Sprintf("  %d refused", n)
+			}
+			out = append(out, line)
 			if b.stage == batchDone {
 				out = append(out, th.OK.Render("Batch "+b.batch+": "+textsafe.Clean(b.status)))
 			}

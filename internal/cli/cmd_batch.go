@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"paydesk/internal/batch"
+	"paydesk/internal/ops"
 	"paydesk/store"
 )
 
@@ -167,7 +168,7 @@ func runBatch(ctx context.Context, c *cmdContext, kind string, f batchFlags) int
 		}
 		return exitOK
 	}
-	s := batchSummary(kind, fmt.Sprintf("%d reservations of %s", len(pf.Items), source), pf.Totals, pf.Hash)
+	s := batchSummary(env.svc.Mode(), kind, fmt.Sprintf("%d reservations of %s", len(pf.Items), source), pf.Totals, pf.Hash)
 	if pf.RefusedReservations > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%d reservations refused by the pre-flight are left out (see above)", pf.RefusedReservations))
 	}
@@ -187,8 +188,11 @@ func runBatch(ctx context.Context, c *cmdContext, kind string, f batchFlags) int
 // batchSummary is the confirmation of a batch: once, with the total.
 // Against a live gateway the operator types the start of the manifest's
 // hash (a batch has no one invoice number).
-func batchSummary(kind, target string, totals []batch.Total, hash string) summary {
-	s := summary{Action: "Capture", Target: target, Invoice: "sha256:" + hash[:8]}
+func batchSummary(mode ops.Mode, kind, target string, totals []batch.Total, hash string) summary {
+	s := summary{Action: "Capture", Target: target}
+	if mode.IsLive() {
+		s.Invoice = "sha256:" + hash[:8]
+	}
 	if kind == store.BatchCancelRest {
 		s.Action = "Cancel the rest of"
 	}
@@ -230,7 +234,7 @@ func resumeBatch(ctx context.Context, c *cmdContext, env *runtime, rn *batch.Run
 		return exitOK
 	}
 	if n > 0 {
-		s := batchSummary(b.Kind, fmt.Sprintf("the %d reservations of batch %s not sent yet", n, b.ID),
+		s := batchSummary(env.svc.Mode(), b.Kind, fmt.Sprintf("the %d reservations of batch %s not sent yet", n, b.ID),
 			[]batch.Total{{Currency: b.Currency, Amount: left}}, b.Hash)
 		if !c.confirm(env.svc.Mode(), s) {
 			return exitFailed
