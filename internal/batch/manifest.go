@@ -183,15 +183,16 @@ func ReadManifest(r io.Reader) (*Manifest, error) {
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
 				m.Rows = append(m.Rows, Row{Line: pe.StartLine, Problem: "cannot read the row: " + pe.Err.Error()})
 				continue
 			}
-			return nil, fmt.Errorf("manifest line %d: %w", line, err)
+			return nil, fmt.Errorf("manifest: %w", err)
 		}
+		// FieldPos is only defined for a record that was read.
+		line, _ := cr.FieldPos(0)
 		if blank(rec) {
 			continue
 		}
@@ -278,10 +279,10 @@ func ReadRefs(r io.Reader) (*Manifest, error) {
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
-			return nil, fmt.Errorf("invoice list line %d: %w", line, err)
+			return nil, fmt.Errorf("invoice list: %w", err)
 		}
+		line, _ := cr.FieldPos(0)
 		if col < len(rec) {
 			add(line, rec[col])
 		}

@@ -225,3 +225,21 @@ func FuzzReadManifest(f *testing.F) {
 		}
 	})
 }
+
+func FuzzReadRefs(f *testing.F) {
+	f.Add("SHOP-1\nSHOP-2\n# done\n")
+	f.Add("invoice;article\nA;B\n\"x\ny\";C\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ReadRefs(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		seen := map[string]bool{}
+		for _, r := range m.Rows {
+			if r.Ref == "" || seen[r.Ref] {
+				t.Fatalf("ref %q empty or twice", r.Ref)
+			}
+			seen[r.Ref] = true
+		}
+	})
+}
