@@ -307,18 +307,7 @@ feed:
 	}
 	close(work)
 	wg.Wait()
-	out.Counts = map[store.BatchItemState]int{}
-	settled := map[string]decimal.Decimal{}
-	for _, it := range out.Items {
-		out.Counts[it.State]++
-		if it.State == store.ItemSettled || it.State == store.ItemSent {
-			settled[it.Currency] = settled[it.Currency].Add(it.Amount)
-		}
-	}
-	for c, a := range settled {
-		out.Settled = append(out.Settled, Total{Currency: c, Amount: a})
-	}
-	sort.Slice(out.Settled, func(i, j int) bool { return out.Settled[i].Currency < out.Settled[j].Currency })
+	out.count()
 	out.Took = time.Since(start)
 	if out.Sent > 0 {
 		var amount decimal.Decimal
@@ -328,6 +317,29 @@ feed:
 		rn.audit(b, amount, "run ended: "+out.CountsText())
 	}
 	return out, storeErr
+}
+
+// State is a batch as the cache has it, without running anything.
+func State(b store.Batch, items []store.BatchItem) Outcome {
+	o := Outcome{Batch: b, Items: items}
+	o.count()
+	return o
+}
+
+func (o *Outcome) count() {
+	o.Counts = map[store.BatchItemState]int{}
+	settled := map[string]decimal.Decimal{}
+	for _, it := range o.Items {
+		o.Counts[it.State]++
+		if it.State == store.ItemSettled || it.State == store.ItemSent {
+			settled[it.Currency] = settled[it.Currency].Add(it.Amount)
+		}
+	}
+	o.Settled = nil
+	for c, a := range settled {
+		o.Settled = append(o.Settled, Total{Currency: c, Amount: a})
+	}
+	sort.Slice(o.Settled, func(i, j int) bool { return o.Settled[i].Currency < o.Settled[j].Currency })
 }
 
 // CountsText is "120 settled, 2 failed, 1 outcome unknown, 3 refused".

@@ -113,6 +113,9 @@ func runBatch(ctx context.Context, c *cmdContext, kind string, f batchFlags) int
 			return c.fail(err)
 		}
 	}
+	if f.dryRun && f.resume == "" {
+		return dryRunBatch(c, kind, m, source, f)
+	}
 	env, code := c.open(ctx)
 	if env == nil {
 		return code
@@ -185,6 +188,51 @@ func runBatch(ctx context.Context, c *cmdContext, kind string, f batchFlags) int
 	return runAndReport(ctx, c, rn, b, items, pf)
 }
 
+// dryRunBatch prints the pre-flight from the cache alone: no gateway, no
+// listener, nothing written. A manifest already run shows its batch.
+func dryRunBatch(c *cmdContext, kind string, m *batch.Manifest, source string, f batchFlags) int {
+	sio := c.sio
+	db, code := c.openCache()
+	if db == nil && code != -1 {
+		return code
+	}
+	find := func([]string) (map[string]*store.Reservation, error) { return nil, nil } // no cache yet: nothing is known
+	lookup := func(ref string) (*store.Reservation, error) {
+		return nil, fmt.Errorf("reservation %s: %w", ref, store.ErrNotFound)
+	}
+	now := c.now(db)
+	if db != nil {
+		defer db.Close()
+		if b, err := db.BatchByHash(kind, m.Hash); err != nil {
+			return c.fail(err)
+		} else if b != nil {
+			b, items, err := db.Batch(b.ID)
+			if err != nil {
+				return c.fail(err)
+			}
+			return resumeBatch(context.Background(), c, nil, nil, *b, items, f)
+		}
+		find, lookup = batch.Ledgers(db), db.Reservation
+	}
+	var pf *batch.Preflight
+	if kind == store.BatchCancelRest {
+		pf = batch.PlanCancelRest(m, lookup)
+	} else {
+		pf = batch.PlanCapture(m, find, now, f.late)
+	}
+	pf.Source = source
+	if c.flags.json {
+		_ = writeJSON(sio.Stdout, pf.JSON())
+	} else {
+		batch.WritePreflight(sio.Stdout, pf)
+		fmt.Fprintln(sio.Stdout, "\nDry run: nothing sent, nothing journaled.")
+	}
+	if len(pf.Refused) > 0 {
+		return exitFailed
+	}
+	return exitOK
+}
+
 // batchSummary is the confirmation of a batch: once, with the total.
 // Against a live gateway the operator types the start of the manifest's
 // hash (a batch has no one invoice number).
@@ -218,14 +266,15 @@ func resumeBatch(ctx context.Context, c *cmdContext, env *runtime, rn *batch.Run
 		}
 	}
 	if !c.flags.json {
-		fmt.Fprintf(sio.Stdout, "This manifest is batch %s (started %s by %s): resuming. Settled reservations are skipped; none is sent twice.\n",
-			b.ID, b.Created.Local().Format("2006-01-02 15:04"), clean(b.Operator))
+		what := "resuming. Settled reservations are skipped; none is sent twice."
+		if f.dryRun {
+			what = "its state (dry run: nothing sent)."
+		}
+		fmt.Fprintf(sio.Stdout, "This manifest is batch %s (started %s by %s): %s\n",
+			b.ID, b.Created.Local().Format("2006-01-02 15:04"), clean(b.Operator), what)
 	}
 	if f.dryRun {
-		out := batch.Outcome{Batch: b, Items: items, Counts: map[store.BatchItemState]int{}}
-		for _, it := range items {
-			out.Counts[it.State]++
-		}
+		out := batch.State(b, items)
 		if c.flags.json {
 			_ = writeJSON(sio.Stdout, out.JSON(nil))
 		} else {
