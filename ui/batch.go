@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -145,27 +147,74 @@ func planView(pf *batch.Preflight) *views.BatchPlan {
 	return p
 }
 
+// pushGrace is how long the page keeps hearing of pushes after the run:
+// a capture's push follows its answer within moments.
+const pushGrace = 15 * time.Second
+
 // runBatch starts (or resumes) the batch of the manifest at path. The run
-// is one long command that ends with BatchDoneMsg; its items stream to the
-// page through a buffered channel that the page drains (BatchItemMsg.Next).
+// is one long command that ends with BatchDoneMsg; its items, and the
+// pushes of its captures as the listener stores them, stream to the page
+// through a buffered channel that the page drains (each message's Next).
 // A page closed meanwhile stops draining: events are then dropped, never
 // waited for, and the batch runs to its end (its state is in the cache).
 func (a *App) runBatch(i views.BatchRunIntent) tea.Cmd {
-	events := make(chan views.BatchItemMsg, 1024)
+	events := make(chan tea.Msg, 1024)
+	offer := func(m tea.Msg) {
+		select {
+		case events <- m:
+		default: // the page is not draining: it reads the cache when reopened
+		}
+	}
 	var next tea.Cmd
 	next = func() tea.Msg {
 		m, ok := <-events
 		if !ok {
 			return nil
 		}
-		m.Next = next
+		switch m := m.(type) {
+		case views.BatchItemMsg:
+			m.Next = next
+			return m
+		case views.BatchPushMsg:
+			m.Next = next
+			return m
+		}
 		return m
 	}
 	ctx := a.cfg.Context
 	svc := a.cfg.Ops
 	now := a.cfg.Now()
+	st := a.cfg.Store
+	var batchID atomic.Value
+	batchID.Store("")
 	run := func() tea.Msg {
-		defer close(events)
+		runDone := make(chan struct{})
+		defer close(runDone)
+		changes, unsubscribe := st.Subscribe()
+		// The forwarder owns events: it closes them once the run has ended and
+		// the grace for the last pushes is over.
+		go func(done <-chan struct{}) {
+			defer close(events)
+			defer unsubscribe()
+			var grace <-chan time.Time
+			for {
+				select {
+				case c, ok := <-changes:
+					if !ok {
+						return
+					}
+					if c.Pushes > 0 && len(c.Transactions) > 0 {
+						offer(views.BatchPushMsg{Batch: batchID.Load().(string), Keys: c.Transactions})
+					}
+				case <-done:
+					done = nil
+					grace = time.After(pushGrace)
+				case <-grace:
+					return
+				}
+			}
+		}(runDone)
+
 		bs, err := a.batchDeps()
 		if err != nil {
 			return views.BatchDoneMsg{Err: err}
@@ -194,11 +243,9 @@ func (a *App) runBatch(i views.BatchRunIntent) tea.Cmd {
 				return views.BatchDoneMsg{Err: err}
 			}
 		}
+		batchID.Store(b.ID)
 		rn.Progress = func(e batch.Event) {
-			select {
-			case events <- views.BatchItemMsg{Batch: b.ID, Item: e.Item, Done: e.Done, Total: e.Total, Earlier: e.Earlier}:
-			default: // the page is not draining: it reads the cache when reopened
-			}
+			offer(views.BatchItemMsg{Batch: b.ID, Item: e.Item, Done: e.Done, Total: e.Total, Earlier: e.Earlier})
 		}
 		out, err := rn.Run(context.WithoutCancel(ctx), b, items)
 		return views.BatchDoneMsg{Batch: b.ID, Text: out.CountsText(), Err: err}

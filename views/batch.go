@@ -78,6 +78,14 @@ type BatchItemMsg struct {
 	Next        tea.Cmd
 }
 
+// BatchPushMsg says pushes arrived for these transaction keys: a capture's
+// push confirms what its answer said.
+type BatchPushMsg struct {
+	Batch string
+	Keys  []string
+	Next  tea.Cmd
+}
+
 // BatchDoneMsg ends a run: the counts in words, or the error that stopped it.
 type BatchDoneMsg struct {
 	Batch string
@@ -110,6 +118,11 @@ type Batch struct {
 	// items end; the pane shows only the visible ones.
 	index  map[string]int // reservation number → item
 	states []store.BatchItemState
+	msgs   []string
+	keys   map[string]int  // transaction key → item, once its answer named it
+	pushed map[string]bool // transaction keys whose push arrived (perhaps before the answer)
+	got    []bool          // item's push arrived
+	pushes int
 	lines  []string
 	pane   pane
 	bar    progress.Model
@@ -172,6 +185,11 @@ func (b *Batch) Update(msg tea.Msg) tea.Cmd {
 			return msg.Next
 		}
 		b.item(msg)
+		return msg.Next
+	case BatchPushMsg:
+		if b.batch == "" || msg.Batch == b.batch {
+			b.push(msg.Keys)
+		}
 		return msg.Next
 	case BatchDoneMsg:
 		if b.batch != "" && msg.Batch != b.batch {
@@ -279,10 +297,13 @@ func (b *Batch) planned(msg BatchPlannedMsg) tea.Cmd {
 	b.plan, b.stage, b.err = msg.Plan, batchPlanned, ""
 	b.index = make(map[string]int, len(msg.Plan.Items))
 	b.states = make([]store.BatchItemState, len(msg.Plan.Items))
+	b.msgs = make([]string, len(msg.Plan.Items))
+	b.keys, b.pushed, b.pushes = map[string]int{}, map[string]bool{}, 0
+	b.got = make([]bool, len(msg.Plan.Items))
 	b.lines = make([]string, 0, len(msg.Plan.Items)+len(msg.Plan.RefusedLines)+2)
 	for i, it := range msg.Plan.Items {
 		b.index[it.Reservation] = i
-		b.lines = append(b.lines, b.itemLine(it, "", ""))
+		b.lines = append(b.lines, b.itemLine(it, "", "", false))
 	}
 	if len(msg.Plan.RefusedLines) > 0 {
 		b.lines = append(b.lines, "", b.ctx.Theme.Failed.Render(fmt.Sprintf("Refused (%d reservations, %d rows; nothing is sent for them):", msg.Plan.Refused, msg.Plan.RefusedRows)))
@@ -295,7 +316,7 @@ func (b *Batch) planned(msg BatchPlannedMsg) tea.Cmd {
 	return nil
 }
 
-func (b *Batch) itemLine(it BatchPlanItem, st store.BatchItemState, msg string) string {
+func (b *Batch) itemLine(it BatchPlanItem, st store.BatchItemState, msg string, pushed bool) string {
 	th := b.ctx.Theme
 	state := th.Muted.Render(fmt.Sprintf("%-8s", "planned"))
 	switch st {
@@ -313,7 +334,11 @@ func (b *Batch) itemLine(it BatchPlanItem, st store.BatchItemState, msg string) 
 	if msg != "" && st != store.ItemSettled && st != store.ItemSent {
 		detail = msg
 	}
-	line := fmt.Sprintf("%s %-36s %-12s %2d rows %11s  %s", state, textsafe.Clean(it.Reservation), textsafe.Clean(it.Invoice),
+	push := "    "
+	if pushed {
+		push = th.OK.Render("push")
+	}
+	line := fmt.Sprintf("%s %s %-36s %-12s %2d rows %11s  %s", state, push, textsafe.Clean(it.Reservation), textsafe.Clean(it.Invoice),
 		it.Rows, it.Amount, textsafe.Clean(detail))
 	return ansi.Truncate(line, max(b.width, 20), "…")
 }
@@ -331,8 +356,34 @@ func (b *Batch) item(msg BatchItemMsg) {
 		b.counts[prev]--
 	}
 	b.states[i] = msg.Item.State
+	b.msgs[i] = msg.Item.Message
 	b.counts[msg.Item.State]++
-	b.lines[i] = b.itemLine(b.plan.Items[i], msg.Item.State, msg.Item.Message) // the pane shares the slice: no copy per event
+	if k := msg.Item.Key; k != "" {
+		b.keys[k] = i
+		if b.pushed[k] && !b.got[i] {
+			b.got[i] = true
+			b.pushes++
+		}
+	}
+	// Only this line is rendered again: the pane shares the slice, so an
+	// event costs one line, not the whole list.
+	b.lines[i] = b.itemLine(b.plan.Items[i], b.states[i], b.msgs[i], b.got[i])
+}
+
+// push marks the items whose capture's push arrived; a push that comes
+// before its answer is remembered for it.
+func (b *Batch) push(keys []string) {
+	if b.pushed == nil {
+		return
+	}
+	for _, k := range keys {
+		b.pushed[k] = true
+		if i, ok := b.keys[k]; ok && !b.got[i] {
+			b.got[i] = true
+			b.pushes++
+			b.lines[i] = b.itemLine(b.plan.Items[i], b.states[i], b.msgs[i], true)
+		}
+	}
 }
 
 func (b *Batch) header() string {
@@ -380,6 +431,7 @@ func (b *Batch) header() string {
 			if n := b.counts[store.ItemRefused]; n > 0 {
 				line += fmt.Sprintf("  %d refused", n)
 			}
+			line += fmt.Sprintf("  %d pushes in", b.pushes)
 			out = append(out, line)
 			if b.stage == batchDone {
 				out = append(out, th.OK.Render("Batch "+b.batch+": "+textsafe.Clean(b.status)))

@@ -2,6 +2,7 @@ package views
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 	"time"
 
@@ -39,8 +40,11 @@ func TestGoldenBatch(t *testing.T) {
 	item := func(i int, st store.BatchItemState, msg string) {
 		p := plan.Items[i]
 		b.Update(BatchItemMsg{Batch: "B7", Done: i + 1, Total: 3,
-			Item: store.BatchItem{Index: i, Reservation: p.Reservation, Invoice: p.Invoice, State: st, Message: msg, Amount: decimal.NewFromInt(1)}})
+			Item: store.BatchItem{Index: i, Reservation: p.Reservation, Invoice: p.Invoice, State: st, Message: msg, Amount: decimal.NewFromInt(1),
+				Key: fmt.Sprintf("KEY%d", i)}})
 	}
+	// The first capture's push comes before its answer reaches the page.
+	b.Update(BatchPushMsg{Batch: "B7", Keys: []string{"KEY0"}})
 	item(0, store.ItemSettled, "190 S001 Success invoice 49647370")
 	item(1, store.ItemOutcomeUnknown, "operation 12: outcome unknown (connection reset): check the gateway's back office, then paydesk resolve 12")
 	item(2, store.ItemFailed, "490 Failed")
