@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -193,23 +194,66 @@ func (a *App) runBatch(i views.BatchRunIntent) tea.Cmd {
 		changes, unsubscribe := st.Subscribe()
 		// The forwarder owns events: it closes them once the run has ended and
 		// the grace for the last pushes is over.
+		// Captures answered, whose push has not been seen yet.
+		var waitMu sync.Mutex
+		waiting := map[string]bool{}
 		go func(done <-chan struct{}) {
 			defer close(events)
 			defer unsubscribe()
 			var grace <-chan time.Time
+			tick := time.NewTicker(500 * time.Millisecond)
+			defer tick.Stop()
+			check := func() {
+				waitMu.Lock()
+				keys := make([]string, 0, len(waiting))
+				for k := range waiting {
+					keys = append(keys, k)
+				}
+				waitMu.Unlock()
+				if len(keys) == 0 {
+					return
+				}
+				// A push that changes nothing (the answer already booked it)
+				// names no transaction in its change: ask the push log.
+				recs, err := st.PushesFor(keys...)
+				if err != nil {
+					return
+				}
+				var got []string
+				waitMu.Lock()
+				for _, r := range recs {
+					if waiting[r.Key] {
+						delete(waiting, r.Key)
+						got = append(got, r.Key)
+					}
+				}
+				waitMu.Unlock()
+				if len(got) > 0 {
+					offer(views.BatchPushMsg{Batch: batchID.Load().(string), Keys: got})
+				}
+			}
 			for {
 				select {
 				case c, ok := <-changes:
 					if !ok {
 						return
 					}
-					if c.Pushes > 0 && len(c.Transactions) > 0 {
-						offer(views.BatchPushMsg{Batch: batchID.Load().(string), Keys: c.Transactions})
+					if c.Pushes > 0 || c.Overflow {
+						check()
+					}
+				case <-tick.C:
+					check()
+					waitMu.Lock()
+					all := len(waiting) == 0
+					waitMu.Unlock()
+					if all && done == nil {
+						return // the run ended and every push is in
 					}
 				case <-done:
 					done = nil
 					grace = time.After(pushGrace)
 				case <-grace:
+					check()
 					return
 				}
 			}
@@ -245,6 +289,11 @@ func (a *App) runBatch(i views.BatchRunIntent) tea.Cmd {
 		}
 		batchID.Store(b.ID)
 		rn.Progress = func(e batch.Event) {
+			if e.Item.Key != "" && (e.Item.State == store.ItemSettled || e.Item.State == store.ItemSent) {
+				waitMu.Lock()
+				waiting[e.Item.Key] = true
+				waitMu.Unlock()
+			}
 			offer(views.BatchItemMsg{Batch: b.ID, Item: e.Item, Done: e.Done, Total: e.Total, Earlier: e.Earlier})
 		}
 		out, err := rn.Run(context.WithoutCancel(ctx), b, items)

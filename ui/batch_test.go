@@ -51,6 +51,7 @@ func TestFlowBatchPage(t *testing.T) {
 	e.typeText("yes")
 	e.press("enter")
 	e.waitText("Batch B1: 3 settled", "3/3")
+	e.waitText("3 pushes in") // each capture's push, as the listener stores it
 	if got := e.requests.Load() - before; got != 3 {
 		t.Fatalf("%d requests, want 3", got)
 	}

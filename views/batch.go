@@ -130,6 +130,7 @@ type Batch struct {
 	total  int
 	counts map[store.BatchItemState]int
 	start  time.Time
+	end    time.Time // when the run ended: the rate stops there
 	batch  string
 
 	width, height int
@@ -196,6 +197,7 @@ func (b *Batch) Update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		b.stage = batchDone
+		b.end = time.Now()
 		b.status = msg.Text
 		if msg.Err != nil {
 			b.err = msg.Err.Error()
@@ -423,7 +425,11 @@ func (b *Batch) header() string {
 				pct = float64(b.done) / float64(b.total)
 			}
 			rate := ""
-			if el := time.Since(b.start).Seconds(); el > 0 && !b.start.IsZero() {
+			until := time.Now()
+			if !b.end.IsZero() {
+				until = b.end
+			}
+			if el := until.Sub(b.start).Seconds(); el > 0 && !b.start.IsZero() {
 				rate = fmt.Sprintf("  %.1f/s", float64(b.done)/el)
 			}
 			line := fmt.Sprintf("%s %d/%d%s  %d settled  %d failed  %d unknown", b.bar.ViewAs(pct), b.done, b.total, rate,
