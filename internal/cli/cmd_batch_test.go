@@ -48,7 +48,7 @@ func TestBatchCommand(t *testing.T) {
 	}
 	code, out, _ = runCLI(t, dir, "", "reservations", "--json")
 	list := decodeJSON[[]map[string]any](t, out)
-	if list[0]["captured"] != "88.95" {
+	if code != exitOK || list[0]["captured"] != "88.95" {
 		t.Fatalf("captured %v", list[0])
 	}
 
@@ -67,7 +67,7 @@ func TestBatchCommand(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "1 settled") || !strings.Contains(out, "cancelled: 124.85 EUR") {
 		t.Fatalf("cancel-rest: exit %d\n%s%s", code, out, errs)
 	}
-	code, out, _ = runCLI(t, dir, "", "audit")
+	_, out, _ = runCLI(t, dir, "", "audit")
 	for _, want := range []string{"batch-capture", "batch-cancel-rest", "batch B1 rows 2, 3; parcel P1 tracking 3S001"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("audit lacks %q:\n%s", want, out)
