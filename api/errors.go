@@ -96,6 +96,8 @@ func (e *ValidationError) RequestErrors(service string) *RequestErrors {
 			re.ServiceErrors = append(re.ServiceErrors, ErrorItem{Name: service, Error: "ServiceNotAvailable", ErrorMessage: msg})
 		case FieldAction:
 			re.ActionErrors = append(re.ActionErrors, ErrorItem{Service: service, Name: e.Action, Error: "ActionNotAvailable", ErrorMessage: msg})
+		case FieldChannel:
+			re.ChannelErrors = append(re.ChannelErrors, ErrorItem{Service: service, Action: e.Action, Name: FieldChannel, Error: "ChannelNotSupported", ErrorMessage: msg})
 		default:
 			re.ParameterErrors = append(re.ParameterErrors, ErrorItem{Service: service, Action: e.Action, Name: f.Field, Error: "ParameterInvalid", ErrorMessage: msg})
 		}
@@ -103,11 +105,28 @@ func (e *ValidationError) RequestErrors(service string) *RequestErrors {
 	return re
 }
 
-// Pseudo field names for errors about the service item itself.
+// Pseudo field names for errors about the service item itself, and the
+// request's Channel header.
 const (
 	FieldService = "Services.ServiceList.Name"
 	FieldAction  = "Services.ServiceList.Action"
+	FieldChannel = "Channel"
 )
+
+// ChannelWeb is the one channel the deferred-invoice service is used with.
+const ChannelWeb = "Web"
+
+// ChannelRule checks the Channel header a request came with: the
+// deferred-invoice service is used with channel Web only. The header is
+// optional for the family's clients, so "" counts as Web; gift cards take
+// any channel.
+func ChannelRule(service, channel string) []FieldError {
+	channel = strings.TrimSpace(channel)
+	if channel == "" || strings.EqualFold(channel, ChannelWeb) || !strings.EqualFold(service, ServiceDeferred) {
+		return nil
+	}
+	return []FieldError{{Field: FieldChannel, Rule: "the deferred-invoice service is used with channel Web, not " + strconvQuote(channel)}}
+}
 
 // fieldErrors collects errors, keeping only the first per field and group
 // so a value that fails to parse is not reported twice.

@@ -66,13 +66,14 @@ func parseTyped(req *Request, svc Service, rules Rules, fe *fieldErrors) Operati
 			return CancelReservation{Currency: req.Currency, Invoice: req.Invoice, ReservationNumber: param(ps, PReservationNumber)}
 		case strings.EqualFold(svc.Action, ActionUpdateReservation):
 			u := UpdateReservation{Currency: req.Currency, Invoice: req.Invoice, ReservationNumber: param(ps, PReservationNumber)}
-			u.Articles = parseArticles(ps, fe)
+			u.Articles = parseArticles(ps, fe, true)
+			checkB2B(ps, fe)
 			u.Billing = parseAddress(ps, "Billing")
 			u.Shipping = parseAddress(ps, "Shipping")
 			return u
 		case strings.EqualFold(svc.Action, ActionPay):
 			c := Capture{Currency: req.Currency, Invoice: req.Invoice, ReservationNumber: param(ps, PReservationNumber), Amount: amount(req.AmountDebit)}
-			for _, a := range parseArticles(ps, fe) {
+			for _, a := range parseArticles(ps, fe, false) {
 				c.Lines = append(c.Lines, CaptureLine{ArticleNumber: a.Number, Quantity: a.Quantity})
 			}
 			return c
@@ -121,7 +122,8 @@ func parseReserve(req *Request, ps []Parameter, fe *fieldErrors) Reserve {
 	if req.ClientIP != nil {
 		r.ClientIP = *req.ClientIP
 	}
-	r.Articles = parseArticles(ps, fe)
+	r.Articles = parseArticles(ps, fe, true)
+	checkB2B(ps, fe)
 	r.Billing = parseAddress(ps, "Billing")
 	r.Shipping = parseAddress(ps, "Shipping")
 	switch v, ok := findParam(ps, PShippingSameAsBill); {
@@ -156,9 +158,13 @@ func parseAddress(ps []Parameter, prefix string) Address {
 }
 
 // parseArticles groups the Article parameters by GroupID, in the order of
-// their GroupIDs (numerically where they are numbers).
-func parseArticles(ps []Parameter, fe *fieldErrors) []Article {
+// their GroupIDs (numerically where they are numbers). whole asks for every
+// group to carry ArticlePrice, ArticleQuantity and ArticleVat: a missing
+// one is an error, never read as 0 (Reserve, and UpdateReservation whose
+// groups replace the reserved lines).
+func parseArticles(ps []Parameter, fe *fieldErrors, whole bool) []Article {
 	groups := map[string]*Article{}
+	seen := map[string]map[string]bool{} // GroupID → folded names present
 	var ids []string
 	for _, p := range ps {
 		isArticle := strings.EqualFold(p.GroupType, GroupTypeArticle) ||
@@ -175,8 +181,10 @@ func parseArticles(ps []Parameter, fe *fieldErrors) []Article {
 		if !ok {
 			a = &Article{}
 			groups[id] = a
+			seen[id] = map[string]bool{}
 			ids = append(ids, id)
 		}
+		seen[id][strings.ToLower(p.Name)] = true
 		v := string(p.Value)
 		switch {
 		case strings.EqualFold(p.Name, PArticleNumber):
@@ -215,7 +223,56 @@ func parseArticles(ps []Parameter, fe *fieldErrors) []Article {
 	})
 	out := make([]Article, 0, len(ids))
 	for _, id := range ids {
+		if whole {
+			for _, name := range []string{PArticlePrice, PArticleQuantity, PArticleVat} {
+				if !seen[id][strings.ToLower(name)] {
+					fe.add(id, name, "required in every article group (a missing value is not 0)")
+				}
+			}
+		}
 		out = append(out, *groups[id])
 	}
 	return out
+}
+
+// Parameters that mark an order as business-to-business, which the
+// deferred-invoice service does not take. The document lists
+// BillingCompanyName (and ShippingCompany) as optional Reserve parameters,
+// so a company name alone is a consumer's delivery detail, not a B2B order;
+// what makes one is a business customer category or a company
+// registration, as the family's other invoice services send them.
+var b2bMarkers = []string{"ChamberOfCommerce", "CompanyCOCRegistration", "CocNumber", "VatNumber", "CompanyVATNumber"}
+
+// b2bCategories are the family's customer-category parameters and the
+// values that mean a business customer.
+var b2bCategories = map[string][]string{
+	"Category":     {"B2B", "Company", "Business"},
+	"CustomerType": {"B2B", "Company", "Business"},
+	"B2B":          {"true", "1", "yes"},
+}
+
+// RuleNoB2B is the rule a business-to-business order breaks.
+const RuleNoB2B = "business-to-business orders are not supported by the deferred-invoice service"
+
+// checkB2B refuses a Reserve or UpdateReservation that carries a business
+// marker, naming the parameter.
+func checkB2B(ps []Parameter, fe *fieldErrors) {
+	for _, p := range ps {
+		v := strings.TrimSpace(string(p.Value))
+		for _, m := range b2bMarkers {
+			if equalFold(p.Name, m) && v != "" {
+				fe.add("", m, RuleNoB2B+" (a company registration makes it one)")
+			}
+		}
+		for name, values := range b2bCategories {
+			if !equalFold(p.Name, name) {
+				continue
+			}
+			for _, bv := range values {
+				if strings.EqualFold(v, bv) {
+					fe.add("", name, RuleNoB2B+" ("+name+" "+strconvQuote(v)+")")
+				}
+			}
+		}
+	}
 }

@@ -155,6 +155,14 @@ type NameValueList struct {
 	AdditionalParameter []NameValue `json:",omitempty"`
 }
 
+// Items are the pairs whichever key the list came under; nil for a nil list.
+func (l *NameValueList) Items() []NameValue {
+	if l == nil || len(l.List)+len(l.AdditionalParameter) == 0 {
+		return nil
+	}
+	return append(append([]NameValue(nil), l.List...), l.AdditionalParameter...)
+}
+
 // ConsumerMessage is a message the merchant should show the customer.
 type ConsumerMessage struct {
 	MustRead    bool

@@ -257,13 +257,37 @@ func (s *signer) matches(signature, websiteKey, method, hostPath string, timesta
 // Verify checks an Authorization header value over method, hostPath and
 // body. The error wraps one of the Err* reasons and says what was off.
 func (v Verifier) Verify(header, method, hostPath string, body []byte) (Authorization, error) {
-	a, err := ParseAuthorization(header)
+	a, secret, err := v.precheck(header)
 	if err != nil {
 		return a, err
 	}
+	sg := v.signers.get(secret)
+	ok := sg.matches(a.Signature, a.WebsiteKey, method, hostPath, a.Timestamp, a.Nonce, body)
+	v.signers.put(secret, sg)
+	if !ok {
+		return a, fmt.Errorf("%w over %s %s with a body of %d bytes (wrong secret, altered body or different URL)",
+			ErrSignatureMismatch, strings.ToUpper(method), truncate(hostPath, 80), len(body))
+	}
+	return a, nil
+}
+
+// Precheck does the checks of Verify that need no body: the header's
+// form, a known website key and a timestamp within the window. A server
+// that faces the internet runs it before it reads a body, so a request
+// that cannot be genuine costs it no read; Verify repeats these checks.
+func (v Verifier) Precheck(header string) (Authorization, error) {
+	a, _, err := v.precheck(header)
+	return a, err
+}
+
+func (v Verifier) precheck(header string) (Authorization, string, error) {
+	a, err := ParseAuthorization(header)
+	if err != nil {
+		return a, "", err
+	}
 	secret, ok := v.Secret(a.WebsiteKey)
 	if !ok {
-		return a, fmt.Errorf("%w %q", ErrUnknownWebsiteKey, truncate(a.WebsiteKey, 40))
+		return a, "", fmt.Errorf("%w %q", ErrUnknownWebsiteKey, truncate(a.WebsiteKey, 40))
 	}
 	now := time.Now
 	if v.Now != nil {
@@ -273,19 +297,27 @@ func (v Verifier) Verify(header, method, hostPath string, body []byte) (Authoriz
 	if skew == 0 {
 		skew = MaxClockSkew
 	}
-	off := now().Unix() - a.Timestamp
-	if off < 0 {
-		off = -off
+	// Compare the timestamp with now ± the limit rather than take their
+	// difference: a timestamp near either end of int64 overflows
+	// now−timestamp (and time.Duration(off)*time.Second), which once let
+	// now+9223372037 s through as "0 s off".
+	nowUnix, limit := now().Unix(), int64(skew/time.Second)
+	if a.Timestamp < nowUnix-limit || a.Timestamp > nowUnix+limit {
+		return a, "", fmt.Errorf("%w: %s, limit %ds", ErrStaleTimestamp, skewText(nowUnix, a.Timestamp), limit)
 	}
-	if time.Duration(off)*time.Second > skew {
-		return a, fmt.Errorf("%w: %ds off, limit %ds", ErrStaleTimestamp, off, int64(skew/time.Second))
+	return a, secret, nil
+}
+
+// skewText says how far ts is from now without overflowing: a difference
+// beyond a year is only said to be that far off.
+func skewText(now, ts int64) string {
+	const year = 366 * 24 * 3600
+	switch {
+	case ts > now+year || ts < now-year:
+		return "more than a year off"
+	case ts > now:
+		return fmt.Sprintf("%ds off", ts-now)
+	default:
+		return fmt.Sprintf("%ds off", now-ts)
 	}
-	sg := v.signers.get(secret)
-	ok = sg.matches(a.Signature, a.WebsiteKey, method, hostPath, a.Timestamp, a.Nonce, body)
-	v.signers.put(secret, sg)
-	if !ok {
-		return a, fmt.Errorf("%w over %s %s with a body of %d bytes (wrong secret, altered body or different URL)",
-			ErrSignatureMismatch, strings.ToUpper(method), truncate(hostPath, 80), len(body))
-	}
-	return a, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,6 +118,14 @@ func TestVerifyFailures(t *testing.T) {
 		{"bad timestamp", "hmac testWebsiteKey:sig:n:abc", "x/y", body, now, ErrSignatureMalformed, "Unix seconds"},
 		{"stale", good, "127.0.0.1:8800/json/Transaction", body, now.Add(6 * time.Minute), ErrStaleTimestamp, "360s off"},
 		{"future", good, "127.0.0.1:8800/json/Transaction", body, now.Add(-6 * time.Minute), ErrStaleTimestamp, "limit 300s"},
+		// Timestamps whose difference from now overflowed int64 seconds
+		// or time.Duration once passed as "0 s off" (F6).
+		{"far future", Sign(testCreds, "POST", "127.0.0.1:8800/json/Transaction", body, "n1", now.Unix()+9223372037).String(), "127.0.0.1:8800/json/Transaction", body, now, ErrStaleTimestamp, "more than a year off"},
+		{"max int64", Sign(testCreds, "POST", "127.0.0.1:8800/json/Transaction", body, "n1", math.MaxInt64).String(), "127.0.0.1:8800/json/Transaction", body, now, ErrStaleTimestamp, "more than a year off"},
+		{"301 s ahead", Sign(testCreds, "POST", "127.0.0.1:8800/json/Transaction", body, "n1", now.Unix()+301).String(), "127.0.0.1:8800/json/Transaction", body, now, ErrStaleTimestamp, "301s off"},
+		{"300 s ahead", Sign(testCreds, "POST", "127.0.0.1:8800/json/Transaction", body, "n1", now.Unix()+300).String(), "127.0.0.1:8800/json/Transaction", body, now, nil, ""},
+		{"300 s behind", Sign(testCreds, "POST", "127.0.0.1:8800/json/Transaction", body, "n1", now.Unix()-300).String(), "127.0.0.1:8800/json/Transaction", body, now, nil, ""},
+		{"301 s behind", Sign(testCreds, "POST", "127.0.0.1:8800/json/Transaction", body, "n1", now.Unix()-301).String(), "127.0.0.1:8800/json/Transaction", body, now, ErrStaleTimestamp, "301s off"},
 		{"wrong key", Sign(Credentials{"other", "testSecretKey"}, "POST", "127.0.0.1:8800/json/Transaction", body, "n", now.Unix()).String(), "127.0.0.1:8800/json/Transaction", body, now, ErrUnknownWebsiteKey, `"other"`},
 		{"wrong secret", Sign(Credentials{"testWebsiteKey", "nope"}, "POST", "127.0.0.1:8800/json/Transaction", body, "n", now.Unix()).String(), "127.0.0.1:8800/json/Transaction", body, now, ErrSignatureMismatch, "wrong secret"},
 		{"tampered body", good, "127.0.0.1:8800/json/Transaction", []byte(`{"Currency":"USD"}`), now, ErrSignatureMismatch, "altered body"},

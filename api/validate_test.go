@@ -349,3 +349,55 @@ func TestParseLiberalReserve(t *testing.T) {
 		}
 	}
 }
+
+func TestParseRefusesMissingArticleValuesAndB2B(t *testing.T) {
+	base := func() *Request {
+		return Reserve{Currency: "EUR", Invoice: "I", ClientIP: ClientIP{Address: "192.0.2.1"},
+			Articles: []Article{{Number: "A", Title: "T", Price: decimal.NewFromInt(5), Quantity: 1, Vat: decimal.NewFromInt(21)}},
+			Billing:  Address{FirstName: "J", Street: "S", HouseNumber: "1", City: "C", Country: "NL", Email: "j@example.com", PhoneNumber: "0612345678"},
+			Customer: Customer{Gender: 1, OperatingCountry: "NL", Pno: "01011990"}}.Request()
+	}
+	drop := func(name string) *Request {
+		r := base()
+		ps := r.Services.ServiceList[0].Parameters
+		for i, p := range ps {
+			if p.Name == name {
+				r.Services.ServiceList[0].Parameters = append(ps[:i:i], ps[i+1:]...)
+				break
+			}
+		}
+		return r
+	}
+	add := func(p Parameter) *Request {
+		r := base()
+		r.Services.ServiceList[0].Parameters = append(r.Services.ServiceList[0].Parameters, p)
+		return r
+	}
+	for _, c := range []struct {
+		name  string
+		req   *Request
+		field string
+	}{
+		{"price", drop(PArticlePrice), PArticlePrice},
+		{"vat", drop(PArticleVat), PArticleVat},
+		{"coc", add(Parameter{Name: "CompanyCOCRegistration", Value: "1"}), "CompanyCOCRegistration"},
+		{"customer type", add(Parameter{Name: "customertype", Value: "company"}), "CustomerType"},
+		{"ok", base(), ""},
+	} {
+		_, err := ParseOperation(c.req, PathDataRequest, Rules{})
+		var ve *ValidationError
+		switch {
+		case c.field == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.field != "" && (!errors.As(err, &ve) || !ve.Has(c.field)):
+			t.Errorf("%s: %v, want an error naming %s", c.name, err, c.field)
+		}
+	}
+	if fe := ChannelRule(ServiceDeferred, "Mobile"); len(fe) != 1 || fe[0].Field != FieldChannel {
+		t.Errorf("ChannelRule(Mobile) = %v", fe)
+	}
+	re := (&ValidationError{Action: ActionReserve, Fields: ChannelRule(ServiceDeferred, "Mobile")}).RequestErrors(ServiceDeferred)
+	if len(re.ChannelErrors) != 1 || re.ChannelErrors[0].Name != FieldChannel {
+		t.Errorf("channel error not in ChannelErrors: %+v", re)
+	}
+}

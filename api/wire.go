@@ -143,7 +143,37 @@ type Request struct {
 	ClientIP               *ClientIP `json:",omitempty"`
 	PushURL                string    `json:",omitempty"`
 	ReturnURL              string    `json:",omitempty"`
-	Services               Services
+	// ReturnURLCancel, ReturnURLError and ReturnURLReject are where the
+	// customer goes back to after a cancelled, failed or rejected checkout;
+	// "" means ReturnURL.
+	ReturnURLCancel string `json:",omitempty"`
+	ReturnURLError  string `json:",omitempty"`
+	ReturnURLReject string `json:",omitempty"`
+	Services        Services
+	// AdditionalParameters and CustomParameters are the merchant's own
+	// name/value pairs; the gateway echoes them in its response and pushes.
+	AdditionalParameters *ParamList `json:",omitempty"`
+	CustomParameters     *ParamList `json:",omitempty"`
+}
+
+// ParamList is a request's AdditionalParameters or CustomParameters in any
+// of the family's shapes: the items under "List", "AdditionalParameter" or
+// "CustomParameter".
+type ParamList struct {
+	List                []NameValue `json:",omitempty"`
+	AdditionalParameter []NameValue `json:",omitempty"`
+	CustomParameter     []NameValue `json:",omitempty"`
+}
+
+// Items are the pairs whatever the shape they came in.
+func (p *ParamList) Items() []NameValue {
+	if p == nil {
+		return nil
+	}
+	var out []NameValue
+	out = append(out, p.List...)
+	out = append(out, p.AdditionalParameter...)
+	return append(out, p.CustomParameter...)
 }
 
 // Service returns the first service item, which names the service and action.
@@ -203,8 +233,10 @@ func decodeObject(body []byte, v any) error {
 }
 
 // MarshalCanonical encodes v as the family expects on the wire: compact, no
-// HTML escaping (no \u003c, no \/), raw UTF-8. The family's SDKs verify a
-// push by re-serialising it, so any other form breaks their signature check.
+// HTML escaping (no \u003c, no \/), raw UTF-8 including U+2028 and U+2029.
+// The family's SDKs verify a push by re-serialising it (Node:
+// JSON.stringify(JSON.parse(body))), so the bytes must be exactly what
+// JSON.stringify writes; TestCanonicalMatchesJSONStringify holds that.
 func MarshalCanonical(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -212,7 +244,53 @@ func MarshalCanonical(v any) ([]byte, error) {
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return unescapeLineSeparators(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+}
+
+// unescapeLineSeparators rewrites the \u2028 and \u2029 escapes that
+// encoding/json always writes (for JavaScript embedded in HTML), and the
+// \ufffd it writes for invalid UTF-8, as the raw characters, which is what
+// JSON.stringify writes. It walks the escapes of
+// encoding/json's own output, so an escaped backslash followed by the text
+// "u2028" is left alone. The input is valid JSON; it is changed in place.
+func unescapeLineSeparators(b []byte) []byte {
+	if !bytes.Contains(b, []byte(`\u202`)) && !bytes.Contains(b, []byte(`\ufffd`)) {
+		return b
+	}
+	out := b[:0]
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != '\\' || i+1 >= len(b) {
+			out = append(out, c)
+			continue
+		}
+		if b[i+1] == 'u' && i+5 < len(b) {
+			// Six bytes become three, so writing into b behind the read
+			// position is safe.
+			switch string(b[i+2 : i+6]) {
+			case "2028":
+				out = append(out, "\u2028"...)
+				i += 5
+				continue
+			case "2029":
+				out = append(out, "\u2029"...)
+				i += 5
+				continue
+			case "fffd": // encoding/json's stand-in for invalid UTF-8
+				out = append(out, "\ufffd"...)
+				i += 5
+				continue
+			}
+		}
+		// Any other escape: copy it whole (\uXXXX or a two-byte one).
+		n := 2
+		if b[i+1] == 'u' {
+			n = 6
+		}
+		out = append(out, b[i:min(i+n, len(b))]...)
+		i += n - 1
+	}
+	return out
 }
 
 func equalFold(a, b string) bool {

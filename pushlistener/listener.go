@@ -1,24 +1,21 @@
 package pushlistener
 
 import (
-	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"paydesk/api"
 	"paydesk/store"
 )
 
-// MaxBody is the largest push body accepted.
+// MaxBody is the largest request body accepted.
 const MaxBody = 1 << 20
 
 // Config configures a Server.
@@ -29,38 +26,51 @@ type Config struct {
 	// at the gateway (e.g. http://127.0.0.1:8801/push). Empty means the
 	// address the request arrived on (Host header + path).
 	PushURL string
-	// Logf, if set, receives one line per failure to store.
+	// Logf, if set, receives one line per failure to store. It must not
+	// block: it runs on the request's goroutine.
 	Logf func(format string, args ...any)
 	// Observe, if set, sees every push after it was answered: stored,
-	// duplicate or rejected. It runs on the request's goroutine.
+	// duplicate or rejected. It runs on the request's goroutine and must
+	// not block (a printer hands the event to a bounded buffer).
+	// Rejections reach it at most RejectLines a second; the rest are
+	// counted in Event.Suppressed.
 	Observe func(Event)
+	// RejectLines bounds the rejections a second passed to Observe; zero
+	// means 10.
+	RejectLines int
+	// HTTP sets the net/http server's timeouts, limits and TLS.
+	HTTP HTTPOptions
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
 
-// Event is one push as the listener handled it.
+// Event is one push as the listener handled it, or (Record zero,
+// Suppressed > 0) a summary of rejections not shown one by one.
 type Event struct {
 	Record     store.PushRecord // for a stored push, as stored (ID set)
 	Result     store.ApplyResult
 	HTTPStatus int
+	// Suppressed counts the rejections that were not passed to Observe
+	// (over Config.RejectLines a second) since the previous event.
+	Suppressed int
 	// Order is set for a request to the order intake (Record then holds
 	// only its time, invoice and amount).
 	Order *OrderEvent
 }
 
-// Server is the push listener. Serve answers on its own HTTP/1.1 loop
-// (http1.go); ServeHTTP serves the same pushes behind any net/http server.
+// Server is the push listener: an http.Handler (ServeHTTP) and, with
+// Listen and Serve, the net/http server it runs behind.
 type Server struct {
-	cfg Config
+	cfg     Config
+	tls     *tls.Config // nil: plain HTTP
+	rejects rejectLog
+	lines   lineLimit
 
 	mu           sync.Mutex
 	ln           net.Listener
-	conns        map[*conn]struct{}
-	running      sync.WaitGroup // one per connection goroutine
-	shuttingDown atomic.Bool
-	// stop ends the context of requests still running when Shutdown gives
-	// up waiting for them.
-	stop context.CancelFunc
+	hs           *http.Server
+	serving      bool
+	shuttingDown bool
 }
 
 // New checks cfg and returns the listener.
@@ -77,105 +87,337 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	return &Server{cfg: cfg, conns: make(map[*conn]struct{})}, nil
+	if cfg.RejectLines <= 0 {
+		cfg.RejectLines = 10
+	}
+	cfg.HTTP = cfg.HTTP.withDefaults()
+	s := &Server{cfg: cfg}
+	s.rejects = rejectLog{db: cfg.DB, logf: cfg.Logf, pending: make(map[string]*store.PushRecord)}
+	s.lines = lineLimit{perSecond: cfg.RejectLines, tokens: float64(cfg.RejectLines), now: cfg.Now}
+	var err error
+	if s.tls, err = cfg.HTTP.tlsConfig(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
-// pushRequest is one push as either HTTP server hands it over.
-type pushRequest struct {
-	method     string
-	requestURI string
-	host       string
-	remoteAddr string
-	header     http.Header
-	body       []byte // at most MaxBody bytes
-	tooLarge   bool   // the body is over MaxBody; body holds what was read of it
-	bodyErr    error
-}
-
-// ServeHTTP handles one push behind a net/http server.
+// ServeHTTP routes a request; it is the one place routes are chosen, so
+// every request passes the same server limits, and a route that takes
+// signed bodies from outside starts with Admit. Pushes are accepted on any
+// path: the signature covers the path the gateway was configured with, so
+// the path is taken as it came (no cleaning, no redirects, as a ServeMux
+// would do).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	pr := &pushRequest{method: r.Method, requestURI: r.URL.RequestURI(), host: r.Host, remoteAddr: r.RemoteAddr, header: r.Header.Clone()}
-	if r.Method == http.MethodPost {
-		pr.body, pr.tooLarge, pr.bodyErr = readBody(r)
+	switch {
+	case isOrdersPath(r.URL.Path):
+		s.serveOrder(w, r)
+	default:
+		s.servePush(w, r)
 	}
-	status, text := s.handle(r.Context(), pr)
-	if isOrdersPath(pr.requestURI) && strings.HasPrefix(text, "{") {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, text+"\n")
-		return
-	}
-	if status == http.StatusOK {
-		w.WriteHeader(status)
-		return
-	}
-	if status == http.StatusMethodNotAllowed {
-		w.Header().Set("Allow", http.MethodPost)
-	}
-	http.Error(w, text, status)
 }
 
-// handle handles one push and returns the answer: 200 only once it is on
-// disk; 401 for a bad signature, 400 for a malformed body, 413 for a body
-// over 1 MiB (all three logged as rejected with the reason, nothing
-// applied); 500 when the cache could not store it (the gateway will retry).
-func (s *Server) handle(ctx context.Context, r *pushRequest) (status int, text string) {
-	if r.method != http.MethodPost {
-		return http.StatusMethodNotAllowed, "pushes are POSTed"
+// pushHostPath is what a push's signature covers: the configured push URL,
+// else the address the request arrived on.
+func (s *Server) pushHostPath(r *http.Request) string {
+	if s.cfg.PushURL != "" {
+		return api.HostPath(s.cfg.PushURL)
 	}
-	if isOrdersPath(r.requestURI) {
-		return s.handleOrder(ctx, r)
-	}
-	rec := store.PushRecord{ReceivedAt: s.cfg.Now(), RemoteAddr: r.remoteAddr, Method: r.method,
-		URL: r.requestURI, Header: r.header, Body: r.body}
-	if r.bodyErr != nil {
-		return s.reject(ctx, rec, http.StatusBadRequest, store.SignatureUnchecked, "reading the body: "+r.bodyErr.Error())
-	}
-	if r.tooLarge {
-		return s.reject(ctx, rec, http.StatusRequestEntityTooLarge, store.SignatureUnchecked, "body larger than 1 MiB")
-	}
+	return r.Host + r.URL.RequestURI()
+}
 
-	hostPath := api.HostPath(s.cfg.PushURL)
-	if s.cfg.PushURL == "" {
-		hostPath = r.host + r.requestURI
+// servePush handles one push: 200 only once it is on disk; 401 for a bad
+// signature, 413 for a body over 1 MiB (both decided before anything is
+// stored or decoded), 400 for a signed but malformed body; 500 when the
+// cache could not store it (the gateway will retry).
+func (s *Server) servePush(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "pushes are POSTed", http.StatusMethodNotAllowed)
+		return
 	}
-	auth, verr := s.cfg.Verifier.Verify(r.header.Get("Authorization"), r.method, hostPath, r.body)
-	rec.WebsiteKey = auth.WebsiteKey
-	p, derr := api.DecodePush(r.body)
-	if p != nil && (verr != nil || derr != nil) {
-		rec.Describe(p) // ApplyPush describes the pushes it stores
+	in, ok := s.Admit(w, r, s.pushHostPath(r))
+	if !ok {
+		return
 	}
-	if verr != nil {
-		return s.reject(ctx, rec, http.StatusUnauthorized, store.SignatureVerdict(verr), "signature: "+verr.Error())
+	rec := in.Record
+	p, err := api.DecodePush(rec.Body)
+	if err != nil {
+		s.Reject(w, rec, http.StatusBadRequest, store.SignatureValid, "malformed body: "+err.Error())
+		return
 	}
-	if derr != nil {
-		return s.reject(ctx, rec, http.StatusBadRequest, store.SignatureValid, "malformed body: "+derr.Error())
-	}
-	rec.Signature = store.SignatureValid
-	res, err := s.cfg.DB.ApplyPush(ctx, rec, p)
+	// Once the push is signed it is stored even if the gateway hangs up
+	// meanwhile: the answer is lost, the push is not.
+	res, err := s.cfg.DB.ApplyPush(context.WithoutCancel(r.Context()), rec, p)
 	if err != nil {
 		s.cfg.Logf("push %s: %v", p.Key(), err)
-		return http.StatusInternalServerError, "push not stored, try again"
+		http.Error(w, "push not stored, try again", http.StatusInternalServerError)
+		return
 	}
+	w.WriteHeader(http.StatusOK)
 	if s.cfg.Observe != nil {
 		rec.Describe(p)
 		rec.ID, rec.Applied, rec.Ignored, rec.ReservationKey = res.ID, res.Applied, res.Ignored, res.ReservationKey
-		s.cfg.Observe(Event{Record: rec, Result: res, HTTPStatus: http.StatusOK})
+		s.observe(Event{Record: rec, Result: res, HTTPStatus: http.StatusOK})
 	}
-	return http.StatusOK, ""
 }
 
-func (s *Server) reject(ctx context.Context, rec store.PushRecord, status int, verdict, reason string) (int, string) {
-	rec.Signature, rec.Reason, rec.Rejected = verdict, reason, true
-	id, err := s.cfg.DB.RecordRejectedPush(ctx, rec)
+// Admitted is a request that passed Admit: its body and the record to
+// store it under (received time, source, method, URL, headers, body,
+// website key, verdict valid).
+type Admitted struct {
+	Record store.PushRecord
+	Auth   api.Authorization
+}
+
+// Admit is the step every route that takes a signed body from outside runs
+// first, before it decodes or stores anything. It checks the Authorization
+// header's form, website key and timestamp before it reads a byte of the
+// body, refuses a body over MaxBody unread (or as soon as it passes
+// MaxBody), and checks the signature over hostPath (api.HostPath of the URL
+// the sender signed). When it returns false it has answered the request
+// (401, 413 or 400) and noted the rejection in the bounded, aggregated
+// rejected log (Reject): an unsigned request costs one header check, at
+// most MaxBody bytes of reading and a share of one commit.
+func (s *Server) Admit(w http.ResponseWriter, r *http.Request, hostPath string) (*Admitted, bool) {
+	rec := store.PushRecord{ReceivedAt: s.cfg.Now(), RemoteAddr: r.RemoteAddr, Method: r.Method,
+		URL: r.URL.RequestURI(), Header: r.Header}
+	if _, err := s.cfg.Verifier.Precheck(r.Header.Get("Authorization")); err != nil {
+		rec.BodySize = int(max(r.ContentLength, 0))
+		s.Reject(w, rec, http.StatusUnauthorized, store.SignatureVerdict(err), "signature: "+err.Error())
+		return nil, false
+	}
+	if r.ContentLength > MaxBody {
+		rec.BodySize = int(r.ContentLength)
+		s.Reject(w, rec, http.StatusRequestEntityTooLarge, store.SignatureUnchecked, "body larger than 1 MiB")
+		return nil, false
+	}
+	body, err := readBody(w, r)
+	rec.Body = body
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		s.Reject(w, rec, http.StatusRequestEntityTooLarge, store.SignatureUnchecked, "body larger than 1 MiB")
+		return nil, false
+	case err != nil:
+		s.Reject(w, rec, http.StatusBadRequest, store.SignatureUnchecked, "reading the body: "+err.Error())
+		return nil, false
+	}
+	auth, err := s.cfg.Verifier.Verify(r.Header.Get("Authorization"), r.Method, hostPath, body)
+	rec.WebsiteKey = auth.WebsiteKey
 	if err != nil {
-		s.cfg.Logf("rejected push from %s (%s): not logged: %v", rec.RemoteAddr, reason, err)
+		s.Reject(w, rec, http.StatusUnauthorized, store.SignatureVerdict(err), "signature: "+err.Error())
+		return nil, false
 	}
-	rec.ID = id
+	// rec.Header is r.Header itself: net/http makes a new map for every
+	// request and never touches it after the handler returns.
+	rec.Signature = store.SignatureValid
+	return &Admitted{Record: rec, Auth: auth}, true
+}
+
+// readBody reads at most MaxBody bytes; past that it fails with
+// *http.MaxBytesError (and net/http closes the connection after the
+// answer).
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rd := http.MaxBytesReader(w, r.Body, MaxBody)
+	size := int64(512)
+	if r.ContentLength > 0 {
+		size = r.ContentLength + 1 // +1: ReadAll's last read sees EOF without growing
+	}
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// Reject answers a refused request with status and notes it in the
+// rejected log under verdict and reason, keeping only bounded evidence
+// (store.RejectedEvidence: an excerpt of the body, its size and hash) and
+// counting repeats per source and kind; Observe sees it within its rate.
+func (s *Server) Reject(w http.ResponseWriter, rec store.PushRecord, status int, verdict, reason string) {
+	rec.Signature, rec.Reason, rec.Rejected = verdict, reason, true
+	rec = store.RejectedEvidence(rec)
+	w.Header().Set("Connection", "close") // the next request would be no better
+	http.Error(w, http.StatusText(status)+": "+rec.Reason, status)
+	s.rejects.add(rec)
 	if s.cfg.Observe != nil {
-		s.cfg.Observe(Event{Record: rec, HTTPStatus: status})
+		if show, suppressed := s.lines.allow(); show {
+			s.cfg.Observe(Event{Record: rec, HTTPStatus: status, Suppressed: suppressed})
+		} else if suppressed > 0 {
+			s.cfg.Observe(Event{Suppressed: suppressed})
+		}
 	}
-	return status, reason
+}
+
+// observe passes a stored push to Observe with the rejections held back
+// since the previous event.
+func (s *Server) observe(e Event) {
+	e.Suppressed = s.lines.take()
+	s.cfg.Observe(e)
+}
+
+// Flush writes the rejections still held back to the rejected log and
+// passes a summary of the rejections not shown to Observe. Shutdown calls
+// it; tests call it before they read the log.
+func (s *Server) Flush(ctx context.Context) error {
+	err := s.rejects.flush(ctx)
+	if s.cfg.Observe != nil {
+		if n := s.lines.take(); n > 0 {
+			s.cfg.Observe(Event{Suppressed: n})
+		}
+	}
+	return err
+}
+
+// rejectLog coalesces rejections before they are written: the first
+// rejection writes itself and whatever arrives while it is being written
+// (one entry per source and kind, counted), and the requests that find a
+// write under way return at once. A flood of unsigned requests costs one
+// commit at a time, however many requests it sends.
+type rejectLog struct {
+	db   *store.DB
+	logf func(format string, args ...any)
+
+	mu       sync.Mutex
+	pending  map[string]*store.PushRecord
+	writing  bool
+	flushing sync.Mutex // Flush waits for the writer
+}
+
+// maxPendingGroups bounds the rejections held while a write is under way;
+// beyond it new sources are counted under store.OtherSources.
+const maxPendingGroups = 1024
+
+func (l *rejectLog) add(rec store.PushRecord) {
+	l.mu.Lock()
+	l.mergeLocked(rec)
+	if l.writing {
+		l.mu.Unlock()
+		return
+	}
+	l.writing = true
+	l.mu.Unlock()
+	l.flushing.Lock()
+	defer l.flushing.Unlock()
+	l.writeAll(context.Background())
+}
+
+func (l *rejectLog) mergeLocked(rec store.PushRecord) {
+	key := store.RejectedGroup(&rec)
+	p := l.pending[key]
+	if p == nil && len(l.pending) >= maxPendingGroups {
+		rec.RemoteAddr = store.OtherSources
+		key = store.RejectedGroup(&rec)
+		p = l.pending[key]
+	}
+	if p == nil {
+		rec.Count, rec.LastSeen = 1, rec.ReceivedAt
+		l.pending[key] = &rec
+		return
+	}
+	p.Count++
+	p.LastSeen, p.Reason = rec.ReceivedAt, rec.Reason
+}
+
+// writeAll writes what is pending until nothing is; the caller set writing.
+func (l *rejectLog) writeAll(ctx context.Context) {
+	for {
+		l.mu.Lock()
+		if len(l.pending) == 0 {
+			l.writing = false
+			l.mu.Unlock()
+			return
+		}
+		batch := make([]store.PushRecord, 0, len(l.pending))
+		for _, p := range l.pending {
+			batch = append(batch, *p)
+		}
+		clear(l.pending)
+		l.mu.Unlock()
+		if _, err := l.db.RecordRejectedPushes(ctx, batch); err != nil {
+			l.logf("%d rejected requests not logged: %v", len(batch), err)
+		}
+	}
+}
+
+func (l *rejectLog) flush(ctx context.Context) error {
+	l.flushing.Lock()
+	defer l.flushing.Unlock()
+	l.mu.Lock()
+	if l.writing || len(l.pending) == 0 {
+		l.mu.Unlock()
+		return nil
+	}
+	l.writing = true
+	l.mu.Unlock()
+	l.writeAll(ctx)
+	return nil
+}
+
+// lineLimit passes at most perSecond rejections a second to Observe (a
+// token bucket) and counts the rest; at least once a second while it holds
+// lines back it lets a summary through.
+type lineLimit struct {
+	perSecond int
+	now       func() time.Time
+
+	mu          sync.Mutex
+	tokens      float64
+	last        time.Time
+	suppressed  int
+	lastSummary time.Time
+}
+
+// allow says whether a rejection is shown; suppressed is the count of
+// rejections held back to report now (with it, or alone as a summary).
+func (l *lineLimit) allow() (show bool, suppressed int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	if !l.last.IsZero() {
+		l.tokens = min(float64(l.perSecond), l.tokens+now.Sub(l.last).Seconds()*float64(l.perSecond))
+	}
+	l.last = now
+	if l.tokens >= 1 {
+		l.tokens--
+		n := l.suppressed
+		l.suppressed = 0
+		return true, n
+	}
+	l.suppressed++
+	if now.Sub(l.lastSummary) >= time.Second {
+		l.lastSummary = now
+		n := l.suppressed
+		l.suppressed = 0
+		return false, n
+	}
+	return false, 0
+}
+
+// take returns and resets the count held back.
+func (l *lineLimit) take() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := l.suppressed
+	l.suppressed = 0
+	return n
+}
+
+// ListenAndServe is Listen then Serve.
+func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
+	if _, err := s.Listen(addr); err != nil {
+		return err
+	}
+	return s.Serve(ctx)
 }
 
 // Listen binds addr (e.g. 127.0.0.1:8801; port 0 picks one) and returns
@@ -189,190 +431,4 @@ func (s *Server) Listen(addr string) (net.Addr, error) {
 	s.ln = ln
 	s.mu.Unlock()
 	return ln.Addr(), nil
-}
-
-// Serve answers pushes on the bound listener until ctx ends, then shuts
-// down gracefully (requests in flight finish, within 5 s).
-func (s *Server) Serve(ctx context.Context) error {
-	s.mu.Lock()
-	ln := s.ln
-	s.mu.Unlock()
-	if ln == nil {
-		return errors.New("push listener: Serve before Listen")
-	}
-	return s.ServeListener(ctx, ln)
-}
-
-// ServeListener is Serve on a listener the caller bound. Like net/http's
-// Serve it returns at once when Shutdown is called directly; the caller
-// then waits for Shutdown, which lets the requests in flight finish.
-func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
-	s.mu.Lock()
-	if s.stop != nil {
-		s.mu.Unlock()
-		return errors.New("push listener: already serving")
-	}
-	if s.shuttingDown.Load() {
-		s.mu.Unlock()
-		_ = ln.Close()
-		return nil
-	}
-	s.ln = ln
-	reqCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	s.stop = stop
-	s.mu.Unlock()
-
-	accepted := make(chan error, 1)
-	go func() { accepted <- s.accept(reqCtx, ln) }()
-	shutdown := func() error {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		defer stop()
-		return s.Shutdown(sctx)
-	}
-	select {
-	case err := <-accepted:
-		if err == nil {
-			return nil // Shutdown was called; it sees the requests out
-		}
-		// The listener broke: let what is in flight finish, then say why.
-		_ = shutdown()
-		return err
-	case <-ctx.Done():
-		err := shutdown()
-		<-accepted
-		return err
-	}
-}
-
-// accept runs a goroutine per connection until the listener closes.
-func (s *Server) accept(ctx context.Context, ln net.Listener) error {
-	defer ln.Close()
-	var backoff time.Duration
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			if s.shuttingDown.Load() {
-				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
-				// Out of descriptors or a transient failure: wait and
-				// try again rather than give up the listener.
-				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				s.cfg.Logf("accept: %v; retrying in %v", err, backoff)
-				time.Sleep(backoff)
-				continue
-			}
-			return fmt.Errorf("push listener: %w", err)
-		}
-		backoff = 0
-		c := &conn{srv: s, nc: nc, br: bufio.NewReaderSize(nc, 4<<10), bw: bufio.NewWriterSize(nc, 512)}
-		if !s.track(c) {
-			_ = nc.Close()
-			return nil
-		}
-		go c.serve(ctx)
-	}
-}
-
-// track registers a connection about to be served; false once Shutdown
-// has begun.
-func (s *Server) track(c *conn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.shuttingDown.Load() {
-		return false
-	}
-	s.conns[c] = struct{}{}
-	s.running.Add(1)
-	return true
-}
-
-func (s *Server) forget(c *conn) {
-	s.mu.Lock()
-	delete(s.conns, c)
-	s.mu.Unlock()
-}
-
-// ListenAndServe is Listen then Serve.
-func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
-	if _, err := s.Listen(addr); err != nil {
-		return err
-	}
-	return s.Serve(ctx)
-}
-
-// Shutdown stops accepting pushes, closes idle connections and waits for
-// the requests in flight; when ctx ends first it cancels and closes them,
-// and returns once their goroutines are gone (nothing is observed after).
-func (s *Server) Shutdown(ctx context.Context) error {
-	s.shuttingDown.Store(true)
-	s.mu.Lock()
-	ln, stop := s.ln, s.stop
-	s.mu.Unlock()
-	if ln != nil {
-		_ = ln.Close()
-	}
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		s.mu.Lock()
-		for c := range s.conns {
-			if c.state.close() {
-				_ = c.nc.Close()
-			}
-		}
-		left := len(s.conns)
-		s.mu.Unlock()
-		if left == 0 {
-			s.running.Wait()
-			return nil
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			if stop != nil {
-				stop()
-			}
-			s.mu.Lock()
-			for c := range s.conns {
-				_ = c.nc.Close()
-			}
-			s.mu.Unlock()
-			s.running.Wait()
-			return fmt.Errorf("push listener shutdown: %w", ctx.Err())
-		}
-	}
-}
-
-// atomicState is a connection's place between requests: idle (Shutdown
-// may close it), active (a request is being read or answered) or closed.
-type atomicState struct{ v atomic.Int32 }
-
-const (
-	connIdle int32 = iota
-	connActive
-	connClosed
-)
-
-func (a *atomicState) activate() bool { return a.v.CompareAndSwap(connIdle, connActive) }
-func (a *atomicState) idle() bool     { return a.v.CompareAndSwap(connActive, connIdle) }
-func (a *atomicState) close() bool    { return a.v.CompareAndSwap(connIdle, connClosed) }
-
-// readBody reads a push's body behind net/http as the loop does: a body
-// declared larger than MaxBody is refused unread, and a chunked one once
-// it passes MaxBody.
-func readBody(r *http.Request) (body []byte, tooLarge bool, err error) {
-	if r.ContentLength > MaxBody {
-		return nil, true, nil
-	}
-	body, err = readUpTo(r.Body, MaxBody+1)
-	if len(body) > MaxBody {
-		return body[:MaxBody], true, nil
-	}
-	if errors.Is(err, io.EOF) {
-		err = nil
-	}
-	return body, false, err
 }

@@ -62,18 +62,12 @@ func openServer(t testing.TB, opts store.Options, cfg Config) (*store.DB, *Serve
 	return db, srv
 }
 
-// newListener starts a listener on its own HTTP loop (Serve) and returns
-// its cache and push URL.
-func newListener(t testing.TB, opts store.Options, observe func(Event)) (*store.DB, string) {
-	t.Helper()
-	return startListener(t, opts, observe, false)
-}
-
-// startListener is newListener, behind net/http's server (ServeHTTP) when
-// viaNetHTTP is set.
+// startListener starts a listener on its own server (Serve: net/http
+// behind the connection cap), or as a bare handler behind httptest's server
+// (ServeHTTP) when viaNetHTTP is set, and returns its cache and push URL.
 func startListener(t testing.TB, opts store.Options, observe func(Event), viaNetHTTP bool) (*store.DB, string) {
 	t.Helper()
-	db, srv := openServer(t, opts, Config{Observe: observe, Logf: t.Logf})
+	db, srv := openServer(t, opts, Config{Observe: observe, Logf: t.Logf, RejectLines: 1000})
 	if viaNetHTTP {
 		hs := httptest.NewServer(srv)
 		t.Cleanup(hs.Close)
@@ -95,11 +89,11 @@ func startListener(t testing.TB, opts store.Options, observe func(Event), viaNet
 	return db, "http://" + addr.String() + "/push"
 }
 
-// TestListener posts good and bad pushes to the listener on its own HTTP
-// loop and behind net/http's server: both must answer and store alike.
+// TestListener posts good and bad pushes to the listener on its own server
+// and as a bare handler: both must answer and store alike.
 func TestListener(t *testing.T) {
 	for _, viaNetHTTP := range []bool{false, true} {
-		name := map[bool]string{false: "own loop", true: "net/http"}[viaNetHTTP]
+		name := map[bool]string{false: "Serve", true: "handler"}[viaNetHTTP]
 		t.Run(name, func(t *testing.T) { testListener(t, viaNetHTTP) })
 	}
 }
@@ -127,14 +121,15 @@ func testListener(t *testing.T, viaNetHTTP bool) {
 		{"wrong secret", signedPost(t, url, encode(t, giftCardPush(2, 100)), api.Credentials{WebsiteKey: creds.WebsiteKey, SecretKey: "nope"}, now), 401, store.SignatureMismatch, "signature does not match"},
 		{"unknown website key", signedPost(t, url, encode(t, giftCardPush(3, 100)), api.Credentials{WebsiteKey: "other", SecretKey: "x"}, now), 401, store.SignatureUnknown, "unknown website key"},
 		{"stale timestamp", signedPost(t, url, encode(t, giftCardPush(4, 100)), creds, now-3600), 401, store.SignatureStale, "timestamp outside"},
+		{"timestamp that overflowed the skew check", signedPost(t, url, encode(t, giftCardPush(7, 100)), creds, now+9223372037), 401, store.SignatureStale, "timestamp outside"},
 		{"signed over another URL", signedPost(t, strings.Replace(url, "/push", "/other", 1), encode(t, giftCardPush(5, 100)), creds, now), 404, "", ""},
 		{"malformed body, signed", signedPost(t, url, []byte(`{"Transaction":{"Key":`), creds, now), 400, store.SignatureValid, "malformed body"},
 		{"neither envelope, signed", signedPost(t, url, []byte(`{"Foo":{}}`), creds, now), 400, store.SignatureValid, "neither a DataRequest"},
 		{"body over 1 MiB", signedPost(t, url, big, creds, now), 413, store.SignatureUnchecked, "larger than 1 MiB"},
 	}
 	// A push signed for /other but posted to /push.
-	tests[5].req.URL.Path = "/push"
-	tests[5].status, tests[5].verdict, tests[5].reason = 401, store.SignatureMismatch, "signature does not match"
+	tests[6].req.URL.Path = "/push"
+	tests[6].status, tests[6].verdict, tests[6].reason = 401, store.SignatureMismatch, "signature does not match"
 	missing := signedPost(t, url, encode(t, giftCardPush(6, 100)), creds, now)
 	missing.Header.Del("Authorization")
 	tests = append(tests, struct {
@@ -171,12 +166,24 @@ func testListener(t *testing.T, viaNetHTTP bool) {
 	if pushes[0].Header.Get("Authorization") == "" || pushes[0].Signature != store.SignatureValid {
 		t.Errorf("stored push lacks its headers or verdict: %+v", pushes[0])
 	}
+	// One entry per source and kind: the two mismatches, the two stale
+	// timestamps and the two signed malformed bodies share theirs.
 	rejected, err := db.RejectedPushes(0)
-	if err != nil || len(rejected) != len(tests)-2 {
-		t.Fatalf("rejected = %d, %v; want %d", len(rejected), err, len(tests)-2)
+	if err != nil || len(rejected) != len(tests)-5 {
+		t.Fatalf("rejected = %d, %v; want %d", len(rejected), err, len(tests)-5)
 	}
-	if r := rejected[len(rejected)-1]; r.Key != giftCardPush(2, 0).Key() || r.Signature != store.SignatureMismatch {
-		t.Errorf("oldest rejected push = key %q verdict %q", r.Key, r.Signature)
+	if r := rejected[len(rejected)-1]; r.Signature != store.SignatureUnknown || r.Count != 1 || r.Key != "" {
+		t.Errorf("oldest rejected entry = key %q verdict %q ×%d", r.Key, r.Signature, r.Count)
+	}
+	var total uint64
+	for _, r := range rejected {
+		total += r.Count
+		if len(r.Body) > store.MaxRejectedExcerpt {
+			t.Errorf("rejected entry keeps %d bytes of body", len(r.Body))
+		}
+	}
+	if total != uint64(len(tests)-2) {
+		t.Errorf("rejected entries count %d requests, want %d", total, len(tests)-2)
 	}
 	if _, err := db.Transaction(giftCardPush(2, 0).Key()); err == nil {
 		t.Error("a push with a bad signature was applied")

@@ -1,7 +1,6 @@
 package pushlistener
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -41,28 +40,21 @@ type orderAnswer struct {
 	Reason      string `json:"reason,omitempty"`
 }
 
-func isOrdersPath(requestURI string) bool {
-	p := requestURI
-	if i := strings.IndexByte(p, '?'); i >= 0 {
-		p = p[:i]
-	}
-	return strings.HasSuffix(strings.TrimSuffix(p, "/"), OrdersPath)
+func isOrdersPath(path string) bool {
+	return strings.HasSuffix(strings.TrimSuffix(path, "/"), OrdersPath)
 }
 
 // ordersHostPath is what an order's signature covers: the intake's URL,
 // which sits beside the push URL (…/push → …/orders), or, with no push URL
 // configured, the address the request arrived on.
-func (s *Server) ordersHostPath(host, requestURI string) string {
+func (s *Server) ordersHostPath(r *http.Request) string {
 	if s.cfg.PushURL == "" {
-		return host + requestURI
+		return r.Host + r.URL.RequestURI()
 	}
-	u, err := url.Parse(s.cfg.PushURL)
-	if err != nil {
-		return host + requestURI
+	if u := OrdersURL(s.cfg.PushURL); u != "" {
+		return api.HostPath(u)
 	}
-	u.Path = path.Join(path.Dir(strings.TrimSuffix(u.Path, "/")), OrdersPath)
-	u.RawQuery = ""
-	return api.HostPath(u.String())
+	return r.Host + r.URL.RequestURI()
 }
 
 // OrdersURL is the intake URL that belongs to a push URL.
@@ -76,55 +68,57 @@ func OrdersURL(pushURL string) string {
 	return u.String()
 }
 
-// handleOrder takes a webshop's order: the Reserve envelope exactly as the
+// serveOrder takes a webshop's order: the Reserve envelope exactly as the
 // shop sent it to the gateway, signed with the same credentials over the
-// intake URL. 200 once it is on disk (again for the same order); 401 for a
-// bad signature (logged as rejected, nothing stored); 400 for an envelope
-// that is not a valid Reserve; 409 when the invoice is known with other
-// lines (both kept).
-func (s *Server) handleOrder(ctx context.Context, r *pushRequest) (int, string) {
-	rec := store.PushRecord{ReceivedAt: s.cfg.Now(), RemoteAddr: r.remoteAddr, Method: r.method,
-		URL: r.requestURI, Header: r.header, Body: r.body}
-	if r.bodyErr != nil {
-		return s.reject(ctx, rec, http.StatusBadRequest, store.SignatureUnchecked, "order intake: reading the body: "+r.bodyErr.Error())
+// intake URL. It passes Admit like a push (signature before anything is
+// read into the store; bounded evidence of a refusal). 200 once it is on
+// disk (again for the same order); 401 for a bad signature; 400 for an
+// envelope that is not a valid Reserve; 409 when the invoice is known with
+// other lines (both kept). The answer is a small JSON object.
+func (s *Server) serveOrder(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "orders are POSTed", http.StatusMethodNotAllowed)
+		return
 	}
-	if r.tooLarge {
-		return s.reject(ctx, rec, http.StatusRequestEntityTooLarge, store.SignatureUnchecked, "order intake: body larger than 1 MiB")
-	}
-	auth, verr := s.cfg.Verifier.Verify(r.header.Get("Authorization"), r.method, s.ordersHostPath(r.host, r.requestURI), r.body)
-	rec.WebsiteKey = auth.WebsiteKey
-	if verr != nil {
-		return s.reject(ctx, rec, http.StatusUnauthorized, store.SignatureVerdict(verr), "order intake: signature: "+verr.Error())
+	in, ok := s.Admit(w, r, s.ordersHostPath(r))
+	if !ok {
+		return
 	}
 	ev := OrderEvent{Outcome: intake.ResultRefused}
-	o, err := intake.OrderFromEnvelope(r.body)
+	o, err := intake.OrderFromEnvelope(in.Record.Body)
 	if err != nil {
 		ev.Reason = err.Error()
-		return s.orderAnswer(ev, http.StatusBadRequest)
+		s.orderAnswer(w, ev, http.StatusBadRequest)
+		return
 	}
-	o.Source = "intake " + r.remoteAddr
+	o.Source = "intake " + r.RemoteAddr
 	ev.Invoice, ev.Lines, ev.Amount, ev.Currency, ev.Customer = o.Invoice, len(o.Articles), o.Amount(), o.Currency, o.Customer()
 	res, err := s.cfg.DB.PutOrder(o)
 	ev.ReservationKey = res.ReservationKey
 	switch {
 	case errors.Is(err, store.ErrOrderConflict):
 		ev.Outcome, ev.Reason = intake.ResultConflict, res.Reason+"; both are kept for an operator to compare"
-		return s.orderAnswer(ev, http.StatusConflict)
+		s.orderAnswer(w, ev, http.StatusConflict)
+		return
 	case err != nil:
 		s.cfg.Logf("order %s: %v", o.Invoice, err)
 		ev.Reason = "order not stored, try again"
-		return s.orderAnswer(ev, http.StatusInternalServerError)
+		s.orderAnswer(w, ev, http.StatusInternalServerError)
+		return
 	}
 	ev.Outcome = string(res.Outcome)
-	return s.orderAnswer(ev, http.StatusOK)
+	s.orderAnswer(w, ev, http.StatusOK)
 }
 
-// orderAnswer tells the observer and returns the JSON answer.
-func (s *Server) orderAnswer(ev OrderEvent, status int) (int, string) {
+// orderAnswer writes the JSON answer, then tells the observer.
+func (s *Server) orderAnswer(w http.ResponseWriter, ev OrderEvent, status int) {
+	b, _ := json.Marshal(orderAnswer{Invoice: ev.Invoice, Result: ev.Outcome, Reservation: ev.ReservationKey, Reason: ev.Reason})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
 	if s.cfg.Observe != nil {
-		s.cfg.Observe(Event{Record: store.PushRecord{ReceivedAt: s.cfg.Now(), Invoice: ev.Invoice, Currency: ev.Currency,
+		s.observe(Event{Record: store.PushRecord{ReceivedAt: s.cfg.Now(), Invoice: ev.Invoice, Currency: ev.Currency,
 			Amount: ev.Amount, HasAmount: ev.Lines > 0, Signature: store.SignatureValid}, Order: &ev, HTTPStatus: status})
 	}
-	b, _ := json.Marshal(orderAnswer{Invoice: ev.Invoice, Result: ev.Outcome, Reservation: ev.ReservationKey, Reason: ev.Reason})
-	return status, string(b)
 }

@@ -556,6 +556,13 @@ func fillFromPush(t *Transaction, tp *api.TransactionPush, p *api.Push) bool {
 	set(&t.CustomerName, deref(tp.CustomerName))
 	set(&t.Original, p.Related(api.RelationRefund))
 	set(&t.Group, p.Related(api.RelationPartialPayment))
+	set(&t.Order, deref(tp.Order))
+	if len(t.Additional) == 0 && len(tp.AdditionalParameters.Items()) > 0 {
+		t.Additional, changed = tp.AdditionalParameters.Items(), true
+	}
+	if len(t.Custom) == 0 && len(tp.CustomParameters.Items()) > 0 {
+		t.Custom, changed = tp.CustomParameters.Items(), true
+	}
 	if t.Amount.IsZero() {
 		if a := p.Amount(); a != nil && !a.IsZero() {
 			t.Amount, changed = a.Decimal, true

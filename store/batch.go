@@ -98,7 +98,7 @@ func (b *batcher) run() {
 
 func (b *batcher) commit(jobs []*job) {
 	var c Change
-	err := b.db.bolt.Update(func(tx *bolt.Tx) error {
+	err := b.db.guardedUpdate(func(tx *bolt.Tx) error {
 		for _, j := range jobs {
 			if err := j.fn(tx, &c); err != nil {
 				return err
@@ -128,7 +128,7 @@ func (b *batcher) commit(jobs []*job) {
 // subscribers after the commit.
 func (db *DB) update(fn writeFn) error {
 	var c Change
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.guardedUpdate(func(tx *bolt.Tx) error {
 		c = Change{}
 		if err := fn(tx, &c); err != nil {
 			return err
@@ -140,4 +140,11 @@ func (db *DB) update(fn writeFn) error {
 	}
 	db.notify(c)
 	return nil
+}
+
+// guardedUpdate is bolt's Update with a damaged page reported as an error
+// (recoverDamage); bolt rolls the transaction back as the panic passes.
+func (db *DB) guardedUpdate(fn func(tx *bolt.Tx) error) (err error) {
+	defer recoverDamage(db.path, &err)
+	return db.bolt.Update(fn)
 }

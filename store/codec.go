@@ -275,6 +275,13 @@ func encodePushTail(p *PushRecord) []byte {
 	e.bool(p.Rejected)
 	e.str(p.Reason)
 	e.b = append(e.b, p.Hash[:]...)
+	if p.Rejected {
+		// Appended after the hash: records written before these fields
+		// existed end at the hash and read as zero.
+		e.uvarint(uint64(p.BodySize))
+		e.uvarint(p.Count)
+		e.time(p.LastSeen)
+	}
 	return e.b
 }
 
@@ -318,6 +325,12 @@ func decodePush(b []byte) (*PushRecord, error) {
 		d.fail()
 	} else {
 		copy(p.Hash[:], d.b[:32])
+		d.b = d.b[32:]
+	}
+	if p.Rejected && len(d.b) > 0 && d.err == nil {
+		p.BodySize = int(d.uvarint())
+		p.Count = d.uvarint()
+		p.LastSeen = d.time()
 	}
 	if d.err != nil {
 		return nil, d.err
@@ -398,7 +411,35 @@ func encodeTx(t *Transaction) []byte {
 	e.uvarint(t.OpID)
 	e.time(t.Created)
 	e.time(t.Updated)
+	// Appended later: records written before end here.
+	e.str(t.Order)
+	e.nameValues(t.Additional)
+	e.nameValues(t.Custom)
 	return e.b
+}
+
+func (e *enc) nameValues(nv []api.NameValue) {
+	e.uvarint(uint64(len(nv)))
+	for _, x := range nv {
+		e.str(x.Name)
+		e.str(string(x.Value))
+	}
+}
+
+func (d *decoder) nameValues() []api.NameValue {
+	n := d.uvarint()
+	if n == 0 {
+		return nil
+	}
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return nil
+	}
+	out := make([]api.NameValue, 0, n)
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		out = append(out, api.NameValue{Name: d.str(), Value: api.FlexString(d.str())})
+	}
+	return out
 }
 
 func decodeTx(b []byte) (*Transaction, error) {
@@ -445,6 +486,11 @@ func decodeTx(b []byte) (*Transaction, error) {
 	t.OpID = d.uvarint()
 	t.Created = d.time()
 	t.Updated = d.time()
+	if d.err == nil && len(d.b) > 0 { // records written before these fields end above
+		t.Order = d.str()
+		t.Additional = d.nameValues()
+		t.Custom = d.nameValues()
+	}
 	if d.err != nil {
 		return nil, d.err
 	}

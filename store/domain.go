@@ -82,8 +82,9 @@ type Line struct {
 	Reserved      int             // current reserved quantity (after updates)
 	Captured      int
 	Cancelled     int
-	// Refunded counts units of captures that were refunded in full; a partial
-	// refund by amount is kept on the capture, not spread over lines.
+	// Refunded counts units of captures that were refunded in full, and the
+	// returned units of refunds by line; a partial refund by amount alone is
+	// kept on the capture, not spread over lines.
 	Refunded int
 }
 
@@ -479,6 +480,12 @@ type Transaction struct {
 	OpID            uint64 // the operation that sent it, 0 if none
 	Created         time.Time
 	Updated         time.Time
+	// Order and the merchant's own name/value pairs (AdditionalParameters,
+	// CustomParameters) as the gateway echoed them; shops match pushes on
+	// them.
+	Order      string
+	Additional []api.NameValue
+	Custom     []api.NameValue
 }
 
 // Refundable is what is left to refund of a successful payment (zero for

@@ -352,36 +352,65 @@ func recompute(tx *bolt.Tx, r *Reservation, c *Change) error {
 	for i := range lines {
 		lines[i].Captured, lines[i].Cancelled, lines[i].Refunded = 0, 0, 0
 	}
-	take := func(t *Transaction, alloc []int) {
+	take := func(t *Transaction, alloc []int) error {
 		refunded := t.Amount.Sign() > 0 && t.Refunded.GreaterThanOrEqual(t.Amount)
-		for i, n := range alloc {
-			lines[i].Captured += n
-			if refunded {
-				lines[i].Refunded += n
+		// Units a refund by line paid back, capped at what this capture
+		// shipped of the line; a capture refunded in full counts all its
+		// units whatever its refunds say.
+		byLine := map[string]int{}
+		if !refunded {
+			for _, rk := range t.Refunds {
+				rt, err := getTx(tx, rk)
+				if err != nil {
+					return err
+				}
+				if rt == nil || !rt.Status.IsSuccess() {
+					continue
+				}
+				for _, l := range rt.Lines {
+					byLine[l.ArticleNumber] += l.Quantity
+				}
 			}
 		}
+		for i, n := range alloc {
+			lines[i].Captured += n
+			switch {
+			case refunded:
+				lines[i].Refunded += n
+			case n > 0 && byLine[lines[i].ArticleNumber] > 0:
+				u := min(n, byLine[lines[i].ArticleNumber])
+				lines[i].Refunded += u
+				byLine[lines[i].ArticleNumber] -= u
+			}
+		}
+		return nil
 	}
 	if r.LinesKnown {
 		for _, t := range partial {
-			take(t, allocate(lines, t.Lines))
+			if err := take(t, allocate(lines, t.Lines)); err != nil {
+				return err
+			}
 		}
 		for _, t := range full {
-			take(t, remainingAlloc(lines))
+			if err := take(t, remainingAlloc(lines)); err != nil {
+				return err
+			}
 		}
 		for _, t := range unknown {
 			// Captured by another tool: when the amount is exactly what
 			// remained it was the full capture; when exactly one choice of
 			// remaining units adds up to it, those were shipped; otherwise
 			// its lines are unknown and only its amount counts.
-			switch {
-			case t.Amount.Equal(remainingAmount(lines)):
-				take(t, remainingAlloc(lines))
-			default:
-				if alloc := splitByAmount(lines, t.Amount); alloc != nil {
-					take(t, alloc)
-				} else {
-					r.UnsplitCaptured = r.UnsplitCaptured.Add(t.Amount)
-				}
+			alloc := remainingAlloc(lines)
+			if !t.Amount.Equal(remainingAmount(lines)) {
+				alloc = splitByAmount(lines, t.Amount)
+			}
+			if alloc == nil {
+				r.UnsplitCaptured = r.UnsplitCaptured.Add(t.Amount)
+				continue
+			}
+			if err := take(t, alloc); err != nil {
+				return err
 			}
 		}
 		kept := lines[:0]

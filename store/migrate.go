@@ -88,11 +88,12 @@ var migrations = []func(tx *bolt.Tx) error{
 	},
 }
 
-func (db *DB) migrate() error {
+func (db *DB) migrate() (err error) {
+	defer recoverDamage(db.path, &err)
 	// Most opens find nothing to do; a read transaction says so without
 	// the fsyncs of a write.
 	current := false
-	err := db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.bolt.View(func(tx *bolt.Tx) error {
 		m, open := tx.Bucket(bMeta), tx.Bucket(bOpOpen)
 		if m == nil || open == nil {
 			return nil

@@ -171,6 +171,16 @@ func (db *DB) BeginOp(op PendingOp) (uint64, error) {
 			return err
 		}
 		op.ID, id = n, n
+		if op.Audit != nil {
+			e := *op.Audit
+			e.Time, e.OpID = nowOr(e.Time, db.now), n
+			if e.Result == "" {
+				e.Result = AuditPending
+			}
+			if op.AuditID, err = appendAudit(tx, e, c); err != nil {
+				return err
+			}
+		}
 		return db.putOp(tx, &op, c)
 	})
 	if err != nil {
@@ -204,7 +214,63 @@ func (db *DB) settleOp(tx *bolt.Tx, op *PendingOp, key string, st Status, resKey
 	}
 	op.State = opStateFor(op.ResultStatus)
 	op.Updated = db.now()
+	if op.AuditID != 0 && op.State != OpSent {
+		if err := completeAudit(tx, op.AuditID, "settled by push: "+op.ResultStatus.Text()+" key "+op.ResultKey, true, c); err != nil {
+			return err
+		}
+	}
 	return db.putOp(tx, op, c)
+}
+
+// AuditPending is the result of an audit entry whose operation has been
+// journaled and is being sent.
+const AuditPending = "sent, outcome not yet known"
+
+// CompleteAudit sets the result of operation opID's audit entry (written
+// by BeginOp) once the operation settled: the one change an audit entry
+// ever sees. An operation journaled without one gets a new entry.
+func (db *DB) CompleteAudit(opID uint64, result string) error {
+	err := db.update(func(tx *bolt.Tx, c *Change) error {
+		op, err := getOp(tx, opID)
+		if err != nil {
+			return err
+		}
+		if op.AuditID != 0 {
+			return completeAudit(tx, op.AuditID, result, false, c)
+		}
+		_, err = appendAudit(tx, AuditEntry{Time: db.now(), Operator: op.Operator, Action: op.Action, Target: op.Target,
+			Amount: op.Amount, Currency: op.Currency, Result: result, OpID: opID}, c)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("audit operation %d: %w", opID, err)
+	}
+	return nil
+}
+
+// completeAudit sets an audit entry's result; with then set, a result
+// already there (an unknown outcome, a pending answer) stays in front, so
+// the entry tells the whole story.
+func completeAudit(tx *bolt.Tx, id uint64, result string, then bool, c *Change) error {
+	b := tx.Bucket(bAudit)
+	v := b.Get(u64(id))
+	if v == nil {
+		return fmt.Errorf("audit entry %d: %w", id, ErrNotFound)
+	}
+	var e AuditEntry
+	if err := json.Unmarshal(v, &e); err != nil {
+		return fmt.Errorf("audit entry %d: %w", id, err)
+	}
+	if then && e.Result != "" && e.Result != AuditPending {
+		result = e.Result + "; then " + result
+	}
+	e.Result = result
+	nv, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	c.Audit = true
+	return b.Put(u64(id), nv)
 }
 
 // ApplyResponse records the gateway's answer to operation id: the domain
@@ -451,6 +517,9 @@ func fillFromOp(t *Transaction, op *PendingOp) {
 	case KindRefund, KindGiftCardRefund:
 		if t.Original == "" {
 			t.Original = req.OriginalTransactionKey
+		}
+		if len(t.Lines) == 0 && len(op.Lines) > 0 {
+			t.Lines = op.Lines
 		}
 	case KindGiftCardPay, KindGiftCardRemainder:
 		svc := req.Service()

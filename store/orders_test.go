@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"paydesk/api"
@@ -266,5 +267,40 @@ func TestShopBackEndPushesKeepTheLedger(t *testing.T) {
 				t.Errorf("pushes in order %v: %d reservations, want 1", order, len(sums))
 			}
 		}
+	}
+}
+
+// An operator may name a transaction by key or by the merchant's invoice of
+// its payment, as long as the invoice names one.
+func TestResolveTransaction(t *testing.T) {
+	db := openTest(t)
+	g := &gw{clock: t0}
+	one := newScenario(t, db, g, "INV-ONE")
+	one.reserve([]api.Article{{Number: "A", Title: "A", Price: dec("10"), Quantity: 2, Vat: dec("21")}}, true)
+	capKey := one.capture("10", true, api.CaptureLine{ArticleNumber: "A", Quantity: 1})
+	two := newScenario(t, db, g, "INV-TWO")
+	two.reserve([]api.Article{{Number: "A", Title: "A", Price: dec("10"), Quantity: 2, Vat: dec("21")}}, true)
+	k1 := two.capture("10", true, api.CaptureLine{ArticleNumber: "A", Quantity: 1})
+	two.capture("10", true)
+	gcKey := g.key()
+	push(t, db, txPush(gcKey, "GC-7", "customgiftcard", api.TypeGiftCardPay, dec("5"), g.status(api.StatusSuccess, api.SubCodeProcessed), nil))
+	for _, tc := range []struct{ ref, want, err string }{
+		{capKey, capKey, ""},
+		{"INV-ONE", capKey, ""},
+		{k1, k1, ""},
+		{"INV-TWO", "", "the invoice has 2 payments"},
+		{"GC-7", gcKey, ""},
+		{"NOPE", "", "not found (no transaction has it as key"},
+	} {
+		got, err := db.ResolveTransaction(tc.ref)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: error %v, want %q", tc.ref, err, tc.err)
+		case tc.err == "" && (err != nil || got.Key != tc.want):
+			t.Errorf("%s: %v %v, want %s", tc.ref, got, err, tc.want)
+		}
+	}
+	if txs, err := db.TransactionsFor("INV-TWO"); err != nil || len(txs) != 2 {
+		t.Fatalf("transactions of an invoice: %d %v", len(txs), err)
 	}
 }

@@ -13,7 +13,10 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-func (db *DB) view(fn func(tx *bolt.Tx) error) error { return db.bolt.View(fn) }
+func (db *DB) view(fn func(tx *bolt.Tx) error) (err error) {
+	defer recoverDamage(db.path, &err)
+	return db.bolt.View(fn)
+}
 
 // LoadReservationSummaries returns the list row of every reservation, in key
 // order. It reads only the compact summary bucket (100,000 rows in well under
@@ -41,15 +44,19 @@ func (db *DB) LoadReservationSummaries() ([]Summary, error) {
 // Reservation finds a reservation by key, reservation number or invoice
 // (the newest reservation with that invoice). Not found names the three.
 func (db *DB) Reservation(ref string) (*Reservation, error) {
-	r, err := getOne(db, "reservation "+ref, func(tx *bolt.Tx) (*Reservation, error) {
-		r, err := findReservation(tx, ref)
-		if r == nil && err == nil {
-			r, err = reservationByInvoice(tx, ref)
-		}
-		return r, err
-	})
+	r, err := getOne(db, "reservation "+ref, func(tx *bolt.Tx) (*Reservation, error) { return resolveReservation(tx, ref) })
 	if errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("reservation %s: %w (no reservation has it as key, reservation number or invoice)", ref, ErrNotFound)
+	}
+	return r, err
+}
+
+// resolveReservation finds a reservation by key, reservation number or
+// invoice: what an operator may type.
+func resolveReservation(tx *bolt.Tx, ref string) (*Reservation, error) {
+	r, err := findReservation(tx, ref)
+	if r == nil && err == nil {
+		r, err = reservationByInvoice(tx, ref)
 	}
 	return r, err
 }
@@ -84,13 +91,18 @@ func (db *DB) ResolveTransaction(ref string) (*Transaction, error) {
 		}
 		return nil
 	})
+	if err == nil && found == nil {
+		// Gift card payments stay out of the invoice index (ingest speed):
+		// look for one by invoice the slow way, for an operator's command.
+		found, candidates, err = db.giftCardByInvoice(ref)
+	}
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("transaction %s: %w", ref, err)
 	case len(candidates) > 1:
-		return nil, fmt.Errorf("transaction %s: the invoice has %d captures: %s; name one by its key", ref, len(candidates), strings.Join(candidates, ", "))
+		return nil, fmt.Errorf("transaction %s: the invoice has %d payments: %s; name one by its key", ref, len(candidates), strings.Join(candidates, ", "))
 	case found == nil:
-		return nil, fmt.Errorf("transaction %s: %w (no transaction has it as key, and no capture has it as invoice)", ref, ErrNotFound)
+		return nil, fmt.Errorf("transaction %s: %w (no transaction has it as key, no capture or gift card payment as invoice)", ref, ErrNotFound)
 	}
 	return found, nil
 }
@@ -122,7 +134,7 @@ func getOne[T any](db *DB, what string, get func(*bolt.Tx) (*T, error)) (*T, err
 func (db *DB) TransactionsFor(ref string) ([]*Transaction, error) {
 	var out []*Transaction
 	err := db.view(func(tx *bolt.Tx) error {
-		r, err := findReservation(tx, ref)
+		r, err := resolveReservation(tx, ref)
 		if err != nil {
 			return err
 		}
@@ -399,4 +411,26 @@ func (db *DB) Counts() (Counts, error) {
 		return Counts{}, fmt.Errorf("counts: %w", err)
 	}
 	return n, nil
+}
+
+// giftCardByInvoice scans the transactions for successful gift card
+// payments with the invoice.
+func (db *DB) giftCardByInvoice(invoice string) (found *Transaction, candidates []string, err error) {
+	err = db.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bTransaction).ForEach(func(k, v []byte) error {
+			if isPushIndexKey(k) {
+				return nil
+			}
+			t, err := decodeTx(v)
+			if err != nil {
+				return fmt.Errorf("transaction %s: %w", k, err)
+			}
+			if t.Invoice == invoice && (t.Kind == KindGiftCardPay || t.Kind == KindGiftCardRemainder) && t.Status.IsSuccess() {
+				found = t
+				candidates = append(candidates, t.Key+" ("+t.Amount.StringFixed(2)+" "+t.Currency+")")
+			}
+			return nil
+		})
+	})
+	return found, candidates, err
 }

@@ -76,8 +76,17 @@ type PushRecord struct {
 	Ignored string
 	// ReservationKey links the push to its reservation when it has one.
 	ReservationKey string
-	// Hash identifies the push's content for de-duplication.
+	// Hash identifies the push's content for de-duplication; for a
+	// rejected request it is the SHA-256 of the whole body.
 	Hash [32]byte
+
+	// For a rejected request, whose Body is only an excerpt: the body's
+	// size, how many requests of the same source and kind the entry
+	// stands for, and when the last of them came (ReceivedAt is the
+	// first's).
+	BodySize int
+	Count    uint64
+	LastSeen time.Time
 }
 
 // ApplyResult tells what ApplyPush did.
@@ -125,12 +134,23 @@ type PendingOp struct {
 	Amount         decimal.Decimal
 	// Request is the envelope as sent; card PINs are masked when stored.
 	Request *api.Request
-	State   OpState
+	// Lines are the returned article units a refund pays back (a refund on
+	// the wire carries only an amount); its transaction takes them over, so
+	// the ledger counts refunded units per line.
+	Lines []api.CaptureLine `json:",omitempty"`
+	State OpState
 	// ResultKey and ResultStatus come from the response or the push.
 	ResultKey    string
 	ResultStatus Status
 	Error        string // why it failed or why the outcome is unknown
 	Note         string // the operator's note when resolving
+	// AuditID is the operation's audit entry, written with the journal
+	// entry (BeginOp with Audit set) and completed when it settles.
+	AuditID uint64 `json:",omitempty"`
+	// Audit, given to BeginOp, is the audit entry to write in the same
+	// transaction as the journal entry: an operation cut short after
+	// sending (killed, a full disk) is in the audit log all the same.
+	Audit *AuditEntry `json:"-"`
 }
 
 // AuditEntry is one line of the append-only audit log.

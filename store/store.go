@@ -10,6 +10,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"paydesk/internal/private"
 )
 
 // Errors callers branch on.
@@ -84,21 +86,47 @@ func Open(path string, opts Options) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("cache %s: create folder: %w", path, err)
 	}
-	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync,
-		FreelistType: bolt.FreelistMapType, InitialMmapSize: initialMmapSize})
+	// The cache holds customers' names and addresses: like ssh with a
+	// private key, refuse a file that others may read.
+	if err := private.CheckPath(path); err != nil {
+		return nil, fmt.Errorf("cache %w", err)
+	}
+	if err := checkEmpty(path); err != nil {
+		return nil, err
+	}
+	bdb, err := openBolt(path, opts)
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("cache %s is %w (close the other console or use --db)", path, ErrLocked)
 		}
+		if errors.Is(err, ErrDamaged) {
+			return nil, err
+		}
+		if errors.Is(err, bolterrors.ErrInvalid) || errors.Is(err, bolterrors.ErrChecksum) || errors.Is(err, bolterrors.ErrVersionMismatch) {
+			return nil, &DamagedError{Path: path, Detail: err.Error()}
+		}
 		return nil, fmt.Errorf("cache %s: %w", path, err)
 	}
 	db := &DB{bolt: bdb, path: path, opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}}
+	if err := db.checkPages(); err != nil {
+		_ = bdb.Close()
+		return nil, err
+	}
 	if err := db.migrate(); err != nil {
 		_ = bdb.Close()
+		if errors.Is(err, ErrDamaged) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("cache %s: %w", path, err)
 	}
 	db.batch = newBatcher(db)
 	return db, nil
+}
+
+func openBolt(path string, opts Options) (bdb *bolt.DB, err error) {
+	defer recoverDamage(path, &err)
+	return bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync,
+		FreelistType: bolt.FreelistMapType, InitialMmapSize: initialMmapSize})
 }
 
 // Now is the cache's clock (Options.Now).

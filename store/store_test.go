@@ -196,7 +196,7 @@ func TestBoundedLogs(t *testing.T) {
 	}
 	defer db.Close()
 	for i := 0; i < 12; i++ {
-		if _, err := db.RecordRejectedPush(t.Context(), PushRecord{Reason: "r" + itoa(i)}); err != nil {
+		if _, err := db.RecordRejectedPush(t.Context(), PushRecord{Reason: "r" + itoa(i), RemoteAddr: "192.0.2." + itoa(i) + ":4000"}); err != nil {
 			t.Fatal(err)
 		}
 		body := `{"Currency":"EUR","Services":{"ServiceList":[{"Name":"voucherb","Action":"Pay","Parameters":[{"Name":"VoucherBPIN","Value":"1234"}]}]}}`
@@ -205,8 +205,10 @@ func TestBoundedLogs(t *testing.T) {
 		}
 	}
 	rej, _ := db.RejectedPushes(0)
-	if len(rej) != 5 || rej[0].Reason != "r11" || rej[4].Reason != "r7" {
-		t.Errorf("rejected log kept %d, newest %q", len(rej), rej[0].Reason)
+	// The first five sources keep their entries; the seven after them,
+	// arriving while the log is full, are counted under "other sources".
+	if len(rej) != 6 || rej[0].RemoteAddr != OtherSources || rej[0].Count != 7 || rej[0].Reason != "r11" || rej[1].Reason != "r4" || rej[5].Reason != "r0" {
+		t.Errorf("rejected log kept %d, newest %q %q ×%d", len(rej), rej[0].RemoteAddr, rej[0].Reason, rej[0].Count)
 	}
 	xs, _ := db.Exchanges(0)
 	if len(xs) != 3 || strings.Contains(string(xs[0].RequestBody), "1234") {

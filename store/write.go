@@ -1,44 +1,11 @@
 package store
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 )
-
-// RecordRejectedPush keeps a push that was refused (bad signature, malformed
-// body) in the bounded rejected log, with rec.Reason saying which check
-// failed. It changes nothing else. Group-committed like ApplyPush.
-func (db *DB) RecordRejectedPush(ctx context.Context, rec PushRecord) (uint64, error) {
-	rec.Rejected = true
-	if rec.ReceivedAt.IsZero() {
-		rec.ReceivedAt = db.now()
-	}
-	var id uint64
-	err := db.batch.do(ctx, func(tx *bolt.Tx, c *Change) error {
-		b := appendOnly(tx, bRejected)
-		n, err := b.NextSequence()
-		if err != nil {
-			return err
-		}
-		r := rec
-		r.ID, id = n, n
-		if err := b.Put(u64(n), encodePush(&r)); err != nil {
-			return err
-		}
-		if err := trim(b, db.opts.MaxRejected); err != nil {
-			return err
-		}
-		c.Rejected++
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("log rejected push: %w", err)
-	}
-	return id, nil
-}
 
 // trim deletes the oldest entries of a sequence-numbered bucket beyond max.
 // The newest ID is the bucket's sequence, so the oldest kept is seq−max+1.
@@ -62,19 +29,9 @@ func trim(b *bolt.Bucket, max int) error {
 func (db *DB) AppendAudit(e AuditEntry) (uint64, error) {
 	e.Time = nowOr(e.Time, db.now)
 	var id uint64
-	err := db.update(func(tx *bolt.Tx, c *Change) error {
-		b := appendOnly(tx, bAudit)
-		n, err := b.NextSequence()
-		if err != nil {
-			return err
-		}
-		e.ID, id = n, n
-		v, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		c.Audit = true
-		return b.Put(u64(n), v)
+	err := db.update(func(tx *bolt.Tx, c *Change) (err error) {
+		id, err = appendAudit(tx, e, c)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("audit %s: %w", e.Action, err)
@@ -143,4 +100,19 @@ func (db *DB) PutTransactions(ts []*Transaction) error {
 		}
 		return nil
 	})
+}
+
+func appendAudit(tx *bolt.Tx, e AuditEntry, c *Change) (uint64, error) {
+	b := appendOnly(tx, bAudit)
+	n, err := b.NextSequence()
+	if err != nil {
+		return 0, err
+	}
+	e.ID = n
+	v, err := json.Marshal(e)
+	if err != nil {
+		return 0, err
+	}
+	c.Audit = true
+	return n, b.Put(u64(n), v)
 }

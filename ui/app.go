@@ -2,6 +2,8 @@ package ui
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -13,6 +15,7 @@ import (
 	"paydesk/ui/keys"
 	"paydesk/ui/theme"
 	"paydesk/views"
+	"paydesk/views/forms"
 	"paydesk/views/logs"
 )
 
@@ -73,6 +76,10 @@ type Config struct {
 	Context context.Context
 	// Startup commands run once the console is up (the --demo filler).
 	Startup []tea.Cmd
+	// NoAttentionStart keeps the console on Reservations when the attention
+	// tab fills at start (the goldens); by default it opens on Attention
+	// when something needs a person.
+	NoAttentionStart bool
 	// PushLimit is how many of the newest pushes the log loads (0: 5,000).
 	PushLimit int
 	// Light starts with the light theme until the terminal tells its
@@ -87,6 +94,9 @@ const (
 	TabPushes
 	TabAudit
 	TabGateway
+	// TabAttention is last in the slice but drawn first in the tab bar
+	// when it has anything (key 0), so the numbers 1…5 keep their tabs.
+	TabAttention
 )
 
 // App is the console's root model.
@@ -109,11 +119,23 @@ type App struct {
 
 	counts        store.Counts
 	sessionPushes int
+	// pushWatch notices operations whose push does not come.
+	pushWatch     pushWatch
 	width, height int
 
 	changes     <-chan store.Change
 	unsubscribe func()
 	helpModel   help.Model
+
+	// held counts the effects of a key still on their way (an intent, the
+	// load that opens a form); waiting are the keys typed meanwhile, given
+	// out in order once the effect has landed. See hold.
+	held    int
+	waiting []tea.Msg
+
+	// attnDone is set once the console has opened on the attention tab,
+	// or the operator has moved: it never jumps there by itself again.
+	attnDone bool
 }
 
 // New builds the console. Run it with tea.NewProgram(app).
@@ -140,6 +162,7 @@ func New(cfg Config) *App {
 		views.NewPushes(vctx, cfg.ListenAddr),
 		logs.NewAudit(vctx),
 		logs.NewGatewayLog(vctx),
+		views.NewAttention(vctx),
 	}
 	a.stacks = make([][]views.Screen, len(a.tabs))
 	if cfg.ReadOnly {
@@ -169,7 +192,7 @@ func (a *App) styleHelp() {
 // Init loads the cache and starts listening for its changes.
 func (a *App) Init() tea.Cmd {
 	a.changes, a.unsubscribe = a.cfg.Store.Subscribe()
-	cmds := []tea.Cmd{tea.RequestBackgroundColor, waitChange(a.changes), a.loadAll()}
+	cmds := []tea.Cmd{tea.RequestBackgroundColor, waitChange(a.changes), a.loadAll(), ageTick()}
 	cmds = append(cmds, a.cfg.Startup...)
 	return tea.Batch(cmds...)
 }
@@ -211,7 +234,45 @@ func (a *App) layout() {
 // Update routes a message: dialogs see it first, then the overlays, the
 // global keys, and the screen on top.
 func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if a.held > 0 {
+		switch m := msg.(type) {
+		case tea.KeyPressMsg:
+			if m.String() == "ctrl+c" {
+				return a, tea.Quit
+			}
+			a.waiting = append(a.waiting, msg)
+			return a, nil
+		case tea.PasteMsg:
+			a.waiting = append(a.waiting, msg)
+			return a, nil
+		}
+	}
+	// Operations and pushes pass the push watch on their way.
+	switch m := msg.(type) {
+	case forms.ResultMsg:
+		if m.Err == nil {
+			a.pushWatch.expect(m.Result, a.cfg.Now())
+		}
+	case views.PushRowsMsg:
+		for _, r := range m.Rows {
+			if r.Push != nil {
+				a.pushWatch.arrived(r.Push.Key)
+			}
+		}
+	}
 	switch msg := msg.(type) {
+	case heldMsg:
+		return a, a.unhold(msg)
+	case ageTickMsg:
+		// The frame drawn after this message shows the ages (AGE, LEFT,
+		// the attention view's deadlines) at the new time.
+		if n := a.pushWatch.late(a.cfg.Now()); n > 0 && !a.pushWatch.warned {
+			a.pushWatch.warned = true
+			a.status = views.StatusMsg{Level: views.LevelWarn, Text: fmt.Sprintf(
+				"No push has arrived for %d operation(s) after %s: does the gateway push to this console's listener (%s/push)? "+
+					"A standalone sandbox: start it with --push-url, or give the console --push-url.", n, pushWait, a.cfg.ListenAddr)}
+		}
+		return a, ageTick()
 	case tea.WindowSizeMsg:
 		a.width, a.height = msg.Width, msg.Height
 		a.layout()
@@ -258,7 +319,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
-		return a, a.key(msg)
+		return a, a.hold(a.key(msg))
 	case tea.MouseWheelMsg:
 		if a.help || a.palette != nil || len(a.dialogs) > 0 {
 			return a, nil
@@ -274,7 +335,101 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return a, nil
 	}
-	return a, a.broadcast(msg)
+	cmd := a.broadcast(msg)
+	a.maybeOpenAttention()
+	return a, cmd
+}
+
+// attention is the attention tab.
+func (a *App) attention() *views.Attention { return a.tabs[TabAttention].(*views.Attention) }
+
+// maybeOpenAttention opens the console on the attention tab the first time
+// it has something, unless the operator has moved already.
+func (a *App) maybeOpenAttention() {
+	if a.attnDone || a.cfg.NoAttentionStart {
+		return
+	}
+	if a.active != TabReservations || len(a.stacks[a.active]) > 0 || len(a.dialogs) > 0 || a.help || a.palette != nil {
+		a.attnDone = true
+		return
+	}
+	if a.attention().Count() > 0 {
+		a.active = TabAttention
+		a.attnDone = true
+	}
+}
+
+// tabOrder is the order of the tab bar and of tab/shift+tab: the attention
+// tab first when it has anything (or is open), left out otherwise.
+func (a *App) tabOrder() []int {
+	order := []int{TabReservations, TabTransactions, TabPushes, TabAudit, TabGateway}
+	if a.active == TabAttention || a.attention().Count() > 0 {
+		order = append([]int{TabAttention}, order...)
+	}
+	return order
+}
+
+func (a *App) stepTab(d int) tea.Cmd {
+	order := a.tabOrder()
+	i := slices.Index(order, a.active)
+	return a.switchTab(order[(i+d+len(order))%len(order)])
+}
+
+// ageTickMsg redraws the console once a second so the ages tick while
+// nobody types.
+type ageTickMsg struct{}
+
+func ageTick() tea.Cmd {
+	return tea.Tick(time.Second, func(time.Time) tea.Msg { return ageTickMsg{} })
+}
+
+// heldMsg carries back what a held command returned.
+type heldMsg struct{ msg tea.Msg }
+
+// hold runs what a key started while the keys typed after it wait. A key's
+// effect comes back as a message (c asks for the capture form, the form is
+// loaded, then opened); keys typed faster than that (a scanner after c, a
+// paste, a fast typist) would otherwise reach the list under the form and
+// fire its commands. They are kept and handed out, in order, once the
+// effect has landed.
+func (a *App) hold(cmd tea.Cmd) tea.Cmd {
+	if cmd == nil {
+		return nil
+	}
+	a.held++
+	return func() tea.Msg { return heldMsg{cmd()} }
+}
+
+// unhold takes a held command's message: a batch is held part by part, an
+// intent is handled and the load it starts is held too; then, when nothing
+// is held any more, the waiting keys go on, in order.
+func (a *App) unhold(m heldMsg) tea.Cmd {
+	a.held--
+	var cmds []tea.Cmd
+	switch inner := m.msg.(type) {
+	case nil:
+	case tea.BatchMsg:
+		for _, c := range inner {
+			cmds = append(cmds, a.hold(c))
+		}
+	case views.Intent:
+		_, c := a.Update(inner)
+		cmds = append(cmds, a.hold(c)) // the load that opens its form is held too
+	case openDialogMsg, pageMsg, views.StatusMsg, tea.KeyPressMsg:
+		_, c := a.Update(inner)
+		cmds = append(cmds, c)
+	default:
+		// The program's own messages (quit, clipboard, window title) and
+		// anything else go back to the runtime as they were.
+		cmds = append(cmds, func() tea.Msg { return inner })
+	}
+	for a.held == 0 && len(a.waiting) > 0 {
+		next := a.waiting[0]
+		a.waiting = a.waiting[1:]
+		_, c := a.Update(next)
+		cmds = append(cmds, c)
+	}
+	return tea.Batch(cmds...)
 }
 
 // broadcast sends a data message to every screen.
@@ -306,6 +461,7 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 		return top.Update(msg)
 	}
 	a.status = views.StatusMsg{}
+	a.attnDone = true // the operator moves: no jump to the attention tab any more
 	switch {
 	case key.Matches(msg, k.Quit):
 		return tea.Quit
@@ -316,9 +472,11 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 		a.palette = newPalette(a)
 		return nil
 	case key.Matches(msg, k.NextTab):
-		return a.switchTab((a.active + 1) % len(a.tabs))
+		return a.stepTab(1)
 	case key.Matches(msg, k.PrevTab):
-		return a.switchTab((a.active + len(a.tabs) - 1) % len(a.tabs))
+		return a.stepTab(-1)
+	case key.Matches(msg, k.Tab0):
+		return a.switchTab(TabAttention)
 	case key.Matches(msg, k.Tab1):
 		return a.switchTab(0)
 	case key.Matches(msg, k.Tab2):

@@ -47,31 +47,56 @@ func (a *App) modeBadge() string {
 
 func (a *App) tabBar() string {
 	t := a.vctx.Theme
-	parts := make([]string, len(a.tabs))
-	for i, s := range a.tabs {
-		label := fmt.Sprintf("%d %s", i+1, s.Title())
-		if i == a.active {
-			parts[i] = t.TabActive.Render(label)
-		} else {
-			parts[i] = t.TabInactive.Render(label)
-		}
-	}
-	tabs := strings.Join(parts, "  ")
 	badge := a.modeBadge()
 	if a.cfg.ReadOnly {
 		badge = t.Warning.Render("READ-ONLY") + " " + badge
 	}
+	tabs := a.tabLabels(false)
 	left := t.Accent.Render("paydesk") + "  " + tabs
 	if ansi.StringWidth(left)+ansi.StringWidth(badge)+1 > a.width {
 		left = tabs
 	}
+	if ansi.StringWidth(left)+ansi.StringWidth(badge)+1 > a.width {
+		left = a.tabLabels(true)
+	}
 	return spread(left, badge, a.width)
 }
 
+// tabLabels are the tabs in their order; compact shortens the long names
+// so every tab keeps its number on a narrow terminal.
+func (a *App) tabLabels(compact bool) string {
+	t := a.vctx.Theme
+	var parts []string
+	for _, i := range a.tabOrder() {
+		title := a.tabs[i].Title()
+		if compact && i == TabGateway {
+			title = "Gateway"
+		}
+		label := fmt.Sprintf("%d %s", i+1, title)
+		if i == TabAttention {
+			label = fmt.Sprintf("0 Attention (%d)", a.attention().Count())
+			if compact {
+				label = fmt.Sprintf("0 Attn %d", a.attention().Count())
+			}
+		}
+		if i == a.active {
+			parts = append(parts, t.TabActive.Render(label))
+		} else {
+			parts = append(parts, t.TabInactive.Render(label))
+		}
+	}
+	return strings.Join(parts, "  ")
+}
+
 func (a *App) statusBar() string {
-	line := a.statusLine(false)
+	line := a.statusLine(false, false)
 	if ansi.StringWidth(line) > a.width {
-		line = a.statusLine(true)
+		line = a.statusLine(true, false)
+	}
+	if ansi.StringWidth(line) > a.width {
+		// Still too wide: the listener's address goes before the counts
+		// that need a person (attention, unknown outcomes).
+		line = a.statusLine(true, true)
 	}
 	t := a.vctx.Theme
 	if w := ansi.StringWidth(line); w < a.width {
@@ -85,7 +110,7 @@ func (a *App) statusBar() string {
 // statusLine is the status bar's text: gateway, listener, push counter
 // (with the pushes that arrived while the console runs), rejected pushes and
 // operations whose outcome is unknown. compact shortens the labels.
-func (a *App) statusLine(compact bool) string {
+func (a *App) statusLine(compact, noListener bool) string {
 	t := a.vctx.Theme
 	label := func(full, short string) string {
 		if compact {
@@ -102,7 +127,7 @@ func (a *App) statusLine(compact bool) string {
 		gw = strings.TrimPrefix(strings.TrimPrefix(gw, "http://"), "https://")
 	}
 	segs = append(segs, label("gateway ", "gw ")+t.Bar.Render(textsafe.Clean(gw)))
-	if a.cfg.ListenAddr != "" {
+	if a.cfg.ListenAddr != "" && !noListener {
 		segs = append(segs, label("listener ", "in ")+t.Bar.Render(textsafe.Clean(a.cfg.ListenAddr)))
 	}
 	pushes := fmt.Sprintf("%d", a.counts.Pushes)
@@ -116,6 +141,12 @@ func (a *App) statusLine(compact bool) string {
 	segs = append(segs, label("pushes ", "pushes ")+t.Bar.Render(pushes))
 	if a.counts.Rejected > 0 {
 		segs = append(segs, label("rejected ", "rej ")+t.Bar.Inherit(t.Failed).Render(fmt.Sprint(a.counts.Rejected)))
+	}
+	if n := a.pushWatch.late(a.cfg.Now()); n > 0 {
+		segs = append(segs, label("no push ", "no push ")+t.Bar.Inherit(t.Warning).Render(fmt.Sprintf("⚠ %d", n)))
+	}
+	if n := a.attention().Count(); n > 0 {
+		segs = append(segs, label("attention ", "attn ")+t.Bar.Inherit(t.Warning).Render(fmt.Sprintf("⚑ %d", n)))
 	}
 	unknown := t.Bar.Render("0")
 	if a.counts.OutcomeUnknown > 0 {
@@ -192,8 +223,8 @@ func (a *App) helpGroups() ([]string, [][]key.Binding) {
 	titles := []string{a.top().Title(), "Moving", "Console"}
 	groups := [][]key.Binding{
 		screen,
-		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Back},
-		{k.Tabs, k.NextTab, k.PrevTab, k.Palette, k.Refresh, k.Help, k.Quit},
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Wheel, k.Back},
+		{k.Tabs, k.Tab0, k.NextTab, k.PrevTab, k.Palette, k.Refresh, k.Help, k.Quit},
 	}
 	return titles, groups
 }

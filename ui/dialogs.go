@@ -3,10 +3,13 @@ package ui
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
+	"paydesk/api"
+	"paydesk/api/sandbox"
 	"paydesk/store"
 	"paydesk/views"
 	"paydesk/views/forms"
@@ -154,7 +157,16 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 	case views.NewReservationIntent:
 		return func() tea.Msg { return open(forms.NewTestReservation(mode, now(), cur)) }
 	case views.GiftCardPayIntent:
-		return func() tea.Msg { return open(forms.NewGiftCardPay(codes, cur, "", mode)) }
+		cards := a.testCards()
+		return func() tea.Msg { return open(forms.NewGiftCardPay(codes, cur, "", mode, cards...)) }
+	case views.PayRemainderIntent:
+		cards, c := a.testCards(), cur
+		if i.Currency != "" {
+			c = i.Currency
+		}
+		return func() tea.Msg {
+			return open(forms.NewGiftCardRemainder(codes, c, i.Group, i.ServiceCode, i.Remainder, i.Invoice, mode, cards...))
+		}
 	case views.CaptureIntent, views.CancelIntent, views.UpdateIntent:
 		ref := reservationRef(i)
 		return func() tea.Msg {
@@ -177,6 +189,11 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 				}
 				return open(forms.NewCancel(r, mode))
 			}
+			// An update changes what is still reserved: nothing to do on a
+			// reservation that is fully captured, closed or cancelled.
+			if st := r.State(); st != store.StateReserved && st != store.StatePartlyCaptured {
+				return fail(fmt.Errorf("reservation %s is %s: nothing left to update", r.ReservationNumber, strings.ReplaceAll(string(st), "_", " ")))
+			}
 			return open(forms.NewUpdate(r, mode))
 		}
 	case views.RefundIntent:
@@ -192,6 +209,21 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 				return open(forms.NewRefund([]*store.Transaction{t}, mode))
 			}
 			return fail(fmt.Errorf("a %s cannot be refunded; pick a capture or a gift card payment", t.Kind))
+		}
+	case views.ReturnIntent:
+		return func() tea.Msg {
+			r, err := st.Reservation(i.ReservationKey)
+			if err != nil {
+				return fail(fmt.Errorf("reservation %s: %w", i.ReservationKey, err))
+			}
+			txs, err := st.TransactionsFor(r.Key)
+			if err != nil {
+				return fail(err)
+			}
+			if r.CapturedAmount.IsZero() {
+				return fail(fmt.Errorf("reservation %s: nothing was captured, so nothing can be refunded (cancel instead)", r.ReservationNumber))
+			}
+			return open(forms.NewReturn(r, txs, mode))
 		}
 	case views.ResolveIntent:
 		return func() tea.Msg {
@@ -209,6 +241,20 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 		}
 	}
 	return nil
+}
+
+// testCards are the embedded sandbox's gift cards for the payment form;
+// none against another gateway.
+func (a *App) testCards() []forms.TestCard {
+	sb, ok := a.cfg.Sandbox.(interface{ Cards() []sandbox.CardInfo })
+	if !ok || a.cfg.Mode.IsLive() {
+		return nil
+	}
+	out := []forms.TestCard{{Number: api.TestCardNumber, PIN: "= the amount in cents"}}
+	for _, c := range sb.Cards() {
+		out = append(out, forms.TestCard{Service: c.ServiceCode, Number: c.Number, PIN: c.PIN, Balance: c.Balance.StringFixed(2) + " " + c.Currency})
+	}
+	return out
 }
 
 func reservationRef(i views.Intent) string {

@@ -38,7 +38,7 @@ func pump(t testing.TB, a *App, cmd tea.Cmd) {
 		var msg tea.Msg
 		select {
 		case msg = <-done:
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(pumpWait):
 			continue // a waiter: the next cache change
 		}
 		if msg == nil {
@@ -84,7 +84,8 @@ func ascii(a *App) string {
 func newTestApp(t testing.TB, st Store, width, height int, mutate ...func(*Config)) *App {
 	t.Helper()
 	cfg := Config{Store: st, Mode: ops.ModeSandbox, GatewayURL: "http://127.0.0.1:8800", ListenAddr: "127.0.0.1:8801",
-		Now: func() time.Time { return testNow }, Location: time.UTC, ExportDir: t.TempDir(), FixtureDir: t.TempDir()}
+		Now: func() time.Time { return testNow }, Location: time.UTC, ExportDir: t.TempDir(), FixtureDir: t.TempDir(),
+		NoAttentionStart: true}
 	for _, m := range mutate {
 		m(&cfg)
 	}

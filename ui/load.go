@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"paydesk/api"
 	"paydesk/store"
 	"paydesk/views"
 )
@@ -189,8 +190,83 @@ func (a *App) reload(c store.Change) tea.Cmd {
 			return exchangesMsg{xs, err}
 		})
 	}
+	if full || c.Ops || len(c.Reservations) > 0 {
+		cmds = append(cmds, a.loadAttention())
+	}
 	cmds = append(cmds, a.reloadPages()...)
 	return tea.Batch(cmds...)
+}
+
+// AttentionSource is the hook for what else needs a person: the order
+// intake's orders that arrived without a push and pushes without an
+// order. A Store that has it feeds the attention tab.
+type AttentionSource interface {
+	AttentionRows(now time.Time) ([]views.AttentionRow, error)
+}
+
+// failedChangeDays is how long a failed cancel or update stays on the
+// attention tab when nothing was done since.
+const failedChangeDays = 7
+
+// loadAttention reads the journal for the attention tab: the operations
+// whose outcome is unknown, and the cancels and updates that failed in the
+// last days and were not done since.
+func (a *App) loadAttention() tea.Cmd {
+	st, now := a.cfg.Store, a.cfg.Now
+	cmd := func() tea.Msg {
+		ops, err := st.Ops(store.OpOutcomeUnknown, store.OpFailed)
+		if err != nil {
+			return views.AttentionOpsMsg{Err: err}
+		}
+		var out []*store.PendingOp
+		for _, op := range ops {
+			if op.State == store.OpOutcomeUnknown {
+				out = append(out, op)
+				continue
+			}
+			if op.Action != api.ActionCancelReservation && op.Action != api.ActionUpdateReservation {
+				continue
+			}
+			if now().Sub(op.Updated) > failedChangeDays*24*time.Hour {
+				continue
+			}
+			ref := op.ReservationKey
+			if ref == "" {
+				ref = op.Target
+			}
+			r, err := st.Reservation(ref)
+			if err != nil {
+				continue // gone from the cache: nothing to fix here
+			}
+			if doneSince(r, op) {
+				continue
+			}
+			out = append(out, op)
+		}
+		return views.AttentionOpsMsg{Ops: out}
+	}
+	src, ok := st.(AttentionSource)
+	if !ok {
+		return cmd
+	}
+	return tea.Batch(cmd, func() tea.Msg {
+		rows, err := src.AttentionRows(now())
+		return views.AttentionExtraMsg{Rows: rows, Err: err}
+	})
+}
+
+// doneSince reports whether the reservation shows the failed change done
+// after all: cancelled, or a later update of the same kind that succeeded.
+func doneSince(r *store.Reservation, op *store.PendingOp) bool {
+	if op.Action == api.ActionCancelReservation && (r.Cancelled || r.State() == store.StateCancelled || r.State() == store.StateClosed) {
+		return true
+	}
+	for _, rq := range r.Requests {
+		if rq.Action == op.Action && rq.Status.IsSuccess() && rq.Status.Time.After(op.Updated) {
+			return true
+		}
+	}
+	return false
 }
 
 type auditMsg struct {

@@ -48,7 +48,7 @@ func newPalette(a *App) *palette {
 	if len(a.stacks[a.active]) > 0 {
 		add("Moving", k.Back, false)
 	}
-	for _, b := range []key.Binding{k.Tab1, k.Tab2, k.Tab3, k.Tab4, k.Tab5, k.NextTab, k.PrevTab} {
+	for _, b := range []key.Binding{k.Tab0, k.Tab1, k.Tab2, k.Tab3, k.Tab4, k.Tab5, k.NextTab, k.PrevTab} {
 		add("Tabs", b, false)
 	}
 	for _, b := range []key.Binding{k.Refresh, k.Help, k.Quit} {

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
+
+	"github.com/shopspring/decimal"
 )
 
 const timeFormatExport = "2006-01-02T15:04:05Z07:00"
@@ -27,7 +30,7 @@ func (t ExportTable) WriteCSV(w io.Writer) error {
 		return fmt.Errorf("write csv header: %w", err)
 	}
 	for i := 0; i < t.Len; i++ {
-		if err := cw.Write(cleanAll(t.Row(i))); err != nil {
+		if err := cw.Write(csvCells(cleanAll(t.Row(i)))); err != nil {
 			return fmt.Errorf("write csv row %d: %w", i+1, err)
 		}
 	}
@@ -75,6 +78,30 @@ func cleanAll(vs []string) []string {
 		vs[i] = clean(v)
 	}
 	return vs
+}
+
+// csvCells makes each cell inert in a spreadsheet (OWASP "CSV injection"):
+// a cell that starts with = + - @, a tab or a CR (or with spaces before one
+// of them, which some spreadsheets skip) is read as a formula, so it gets a
+// leading single quote. An unsigned push's invoice "=HYPERLINK(…)" once
+// reached operators' spreadsheets that way. Plain numbers (negative amounts)
+// are left as they are: a spreadsheet reads "-12.50" as a number, not a formula.
+func csvCells(vs []string) []string {
+	for i, v := range vs {
+		vs[i] = csvCell(v)
+	}
+	return vs
+}
+
+func csvCell(v string) string {
+	t := strings.TrimLeft(v, " ")
+	if t == "" || !strings.ContainsRune("=+-@\t\r", rune(t[0])) && !strings.HasPrefix(v, "\t") && !strings.HasPrefix(v, "\r") {
+		return v
+	}
+	if _, err := decimal.NewFromString(v); err == nil && t == v && (t[0] == '-' || t[0] == '+') && !strings.ContainsAny(v, "eE") {
+		return v
+	}
+	return "'" + v
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -25,8 +25,16 @@ type (
 	CancelIntent         struct{ ReservationKey string }
 	UpdateIntent         struct{ ReservationKey string }
 	RefundIntent         struct{ TransactionKey string }
-	GiftCardPayIntent    struct{ Invoice string }
-	ResolveIntent        struct{ OpID uint64 }
+	// ReturnIntent refunds a return of a reservation by article line.
+	ReturnIntent      struct{ ReservationKey string }
+	GiftCardPayIntent struct{ Invoice string }
+	// PayRemainderIntent pays the unpaid rest of a partial gift card
+	// payment group.
+	PayRemainderIntent struct {
+		Group, ServiceCode, Currency, Invoice string
+		Remainder                             string
+	}
+	ResolveIntent struct{ OpID uint64 }
 )
 
 // Push log intents.
@@ -53,7 +61,9 @@ func (CaptureIntent) intent()        {}
 func (CancelIntent) intent()         {}
 func (UpdateIntent) intent()         {}
 func (RefundIntent) intent()         {}
+func (ReturnIntent) intent()         {}
 func (GiftCardPayIntent) intent()    {}
+func (PayRemainderIntent) intent()   {}
 func (ResolveIntent) intent()        {}
 func (ResendIntent) intent()         {}
 func (SaveFixtureIntent) intent()    {}
@@ -63,8 +73,8 @@ func (ExportIntent) intent()         {}
 // is therefore refused in read-only mode).
 func Changes(i Intent) bool {
 	switch i.(type) {
-	case NewReservationIntent, CaptureIntent, CancelIntent, UpdateIntent, RefundIntent,
-		GiftCardPayIntent, ResolveIntent, ResendIntent:
+	case NewReservationIntent, CaptureIntent, CancelIntent, UpdateIntent, RefundIntent, ReturnIntent,
+		GiftCardPayIntent, PayRemainderIntent, ResolveIntent, ResendIntent:
 		return true
 	}
 	return false

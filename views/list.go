@@ -537,7 +537,9 @@ func (l *list[R]) promptKey(msg tea.KeyPressMsg) tea.Cmd {
 		return l.recompute()
 	case "backspace", "ctrl+h":
 		if l.query == "" {
-			l.prompt = false
+			// Stays in the filter: leaving here would hand the next letters
+			// to the list, where they are commands (a search that opened a
+			// form and wrote exports).
 			return nil
 		}
 		r := []rune(l.query)

@@ -297,3 +297,35 @@ func TestMouseWheelScrollsTheList(t *testing.T) {
 		t.Fatalf("wheel up did not scroll back to the top:\n%s", back)
 	}
 }
+
+// TestCSVCellsInert: a cell a spreadsheet would read as a formula gets a
+// leading quote (F5); numbers, negative ones included, stay numbers.
+func TestCSVCellsInert(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`=HYPERLINK("http://evil","x")`, `'=HYPERLINK("http://evil","x")`},
+		{"+1+cmd", "'+1+cmd"},
+		{"-2+3", "'-2+3"},
+		{"@SUM(A1)", "'@SUM(A1)"},
+		{"\t=1", "'\t=1"},
+		{"\r=1", "'\r=1"},
+		{"  =1", "'  =1"},
+		{"-12.50", "-12.50"},
+		{"+7", "+7"},
+		{"-1e5", "'-1e5"},
+		{"INV-1", "INV-1"},
+		{"", ""},
+		{"a=b", "a=b"},
+	} {
+		if got := csvCell(tc.in); got != tc.want {
+			t.Errorf("csvCell(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	tbl := ExportTable{Columns: []string{"invoice", "amount"}, Len: 1, Row: func(int) []string { return []string{"=HYPERLINK(\"x\")", "-3.00"} }}
+	var b strings.Builder
+	if err := tbl.WriteCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := "invoice,amount\n\"'=HYPERLINK(\"\"x\"\")\",-3.00\n"; b.String() != want {
+		t.Errorf("csv = %q, want %q", b.String(), want)
+	}
+}

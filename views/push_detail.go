@@ -99,6 +99,16 @@ func (d *PushDetail) build() {
 	if p.Rejected {
 		add(label("Result") + t.Failed.Render("REJECTED — "+clean(p.Reason)))
 		add(label("") + t.Muted.Render("answered with an error; the gateway retries it; nothing in the cache changed"))
+		if p.Count > 1 {
+			add(label("Repeats") + fmt.Sprintf("%d requests from this source for this reason, the last %s", p.Count, d.ctx.stamp(p.LastSeen)) +
+				t.Muted.Render("  (the first one's evidence is kept)"))
+		}
+		switch {
+		case p.BodySize > len(p.Body) && p.Hash == [32]byte{}:
+			add(label("Evidence") + fmt.Sprintf("a body of %d bytes, refused unread", p.BodySize))
+		case p.BodySize > len(p.Body):
+			add(label("Evidence") + fmt.Sprintf("first %d of %d bytes kept, SHA-256 %x", len(p.Body), p.BodySize, p.Hash))
+		}
 	} else {
 		add(label("Result") + t.Paint(row.resultPaint).Apply(row.result))
 	}

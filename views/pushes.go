@@ -36,17 +36,22 @@ func NewPushRow(p *store.PushRecord) *PushRow {
 	if r.envelope == "" {
 		r.envelope = "?"
 	}
-	switch {
-	case p.Rejected:
-		r.result, r.resultPaint = "REJECTED: "+clean(p.Reason), theme.PaintFailed
-	case p.Applied:
-		r.result, r.resultPaint = "applied", theme.PaintOK
-	case p.Ignored == store.Confirms:
-		r.result, r.resultPaint = "confirmed", theme.PaintOK
-	case p.Ignored != "":
-		r.result, r.resultPaint = "ignored: "+clean(p.Ignored), theme.PaintMuted
+	word, detail := p.Outcome()
+	r.result = word
+	if detail != "" {
+		r.result += " (" + clean(detail) + ")"
+	}
+	switch word {
+	case store.OutcomeRejected:
+		r.result, r.resultPaint = strings.ToUpper(word)+": "+clean(detail), theme.PaintFailed
+		if p.Count > 1 {
+			// One entry stands for every request of its source and kind.
+			r.result = fmt.Sprintf("%s ×%d: %s", strings.ToUpper(word), p.Count, clean(detail))
+		}
+	case store.OutcomeApplied, store.OutcomeConfirmed:
+		r.resultPaint = theme.PaintOK
 	default:
-		r.result, r.resultPaint = "stored", theme.PaintMuted
+		r.resultPaint = theme.PaintMuted
 	}
 	r.hay = strings.ToLower(strings.Join([]string{r.key, r.invoice, r.kind, r.envelope, r.status, r.signature, r.result, clean(p.Service)}, "\x00"))
 	return r
@@ -119,7 +124,8 @@ func pushStatusMatches(p *store.PushRecord, f string) bool {
 	case "rejected":
 		return p.Rejected
 	case "ignored":
-		return !p.Rejected && !p.Applied
+		w, _ := p.Outcome()
+		return w == store.OutcomeIgnored
 	}
 	return true
 }
@@ -287,7 +293,7 @@ func (s *Pushes) View() string {
 func (s *Pushes) export(format string) ExportIntent {
 	rows := s.list.visible()
 	return ExportIntent{Name: "pushes", Format: format, Table: ExportTable{
-		Columns: []string{"id", "received", "rejected", "reason", "envelope", "kind", "key", "invoice", "service", "status", "currency", "amount", "signature", "applied", "ignored"},
+		Columns: []string{"id", "received", "rejected", "reason", "envelope", "kind", "key", "invoice", "service", "status", "currency", "amount", "signature", "result", "applied", "ignored"},
 		Len:     len(rows),
 		Row: func(i int) []string {
 			p := rows[i].Push
@@ -295,7 +301,8 @@ func (s *Pushes) export(format string) ExportIntent {
 			if p.HasAmount {
 				amount = money(p.Amount)
 			}
+			word, _ := p.Outcome()
 			return []string{fmt.Sprint(p.ID), p.ReceivedAt.UTC().Format(timeFormatExport), fmt.Sprint(p.Rejected), p.Reason, p.Envelope, p.Kind, p.Key,
-				p.Invoice, p.Service, itoa(p.Status.Code), p.Currency, amount, p.Signature, fmt.Sprint(p.Applied), p.Ignored}
+				p.Invoice, p.Service, itoa(p.Status.Code), p.Currency, amount, p.Signature, word, fmt.Sprint(p.Applied), p.Ignored}
 		}}}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/shopspring/decimal"
 
@@ -63,11 +64,18 @@ func (d *ReservationDetail) Capturing() bool { return false }
 // Actions are the page's keys.
 func (d *ReservationDetail) Actions() []Action {
 	k := d.ctx.Keys
-	acts := []Action{{Key: k.Back}, {Key: k.Capture, Changes: true}, {Key: k.Cancel, Changes: true}, {Key: k.Update, Changes: true}}
+	acts := []Action{{Key: k.Back}, {Key: k.Capture, Changes: true}, {Key: k.Cancel, Changes: true}, {Key: k.Update, Changes: true},
+		{Key: ReturnKey(k.Refund), Changes: true}}
 	if d.unknownOp() != nil {
 		acts = append(acts, Action{Key: k.Resolve, Changes: true})
 	}
 	return acts
+}
+
+// ReturnKey is the refund key on a reservation, named for what it does
+// there: refund returned article lines.
+func ReturnKey(b key.Binding) key.Binding {
+	return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, "refund a return (by article line)"))
 }
 
 func (d *ReservationDetail) unknownOp() *store.PendingOp {
@@ -104,6 +112,8 @@ func (d *ReservationDetail) Update(msg tea.Msg) tea.Cmd {
 			return send(CancelIntent{ReservationKey: r.Key})
 		case keyIs(msg, k.Update):
 			return send(UpdateIntent{ReservationKey: r.Key})
+		case keyIs(msg, k.Refund):
+			return send(ReturnIntent{ReservationKey: r.Key})
 		case keyIs(msg, k.Resolve):
 			if op := d.unknownOp(); op != nil {
 				return send(ResolveIntent{OpID: op.ID})

@@ -113,6 +113,20 @@ func reservationKey(r *ReservationRow, col int) (int64, bool) {
 // Reservations is the reservations tab.
 type Reservations struct {
 	listTab[*ReservationRow]
+	stateIdx int // index into reservationStates: the state filter (v)
+	wide     int // the widest invoice seen
+}
+
+// reservationStates are the state filter's steps, cycled with v; "unknown"
+// is an operation whose outcome is unknown.
+var reservationStates = []store.State{"", store.StateAwaitingCustomer, store.StateReserved, store.StatePartlyCaptured,
+	store.StateCaptured, store.StateClosed, store.StateCancelled, store.StateDeclined, "unknown"}
+
+func stateFilterText(s store.State) string {
+	if s == "unknown" {
+		return "outcome unknown"
+	}
+	return listStateText(s)
 }
 
 // NewReservations makes the reservations tab, newest first.
@@ -131,7 +145,36 @@ func NewReservations(ctx *Context) *Reservations {
 		intKey:   reservationKey,
 		sortable: []int{rcAge, rcInvoice, rcCustomer, rcAmount, rcState, rcLeft},
 	}
-	return &Reservations{listTab[*ReservationRow]{ctx: ctx, list: newList(ctx, reservationColumns, spec, rcAge, true)}}
+	s := &Reservations{listTab: listTab[*ReservationRow]{ctx: ctx}}
+	spec.keep = func() func(*ReservationRow) bool {
+		st := reservationStates[s.stateIdx]
+		switch st {
+		case "":
+			return nil
+		case "unknown":
+			return func(r *ReservationRow) bool { return r.Summary.OutcomeUnknown }
+		}
+		return func(r *ReservationRow) bool { return r.Summary.State == st }
+	}
+	s.list = newList(ctx, reservationColumns, spec, rcAge, true)
+	return s
+}
+
+// fitIdentifiers widens the invoice column to the widest invoice seen:
+// the operator reads invoices (two cut to the same prefix look alike), so
+// they are shown whole and the customer's name gives way. The reservation
+// number (a UUID at some providers) stays a flexible column, whole on the
+// detail page and found by the filter.
+func (s *Reservations) fitIdentifiers(rows []*ReservationRow) {
+	grew := false
+	for _, r := range rows {
+		if w := width(r.Summary.Invoice); w > s.wide {
+			s.wide, grew = min(w, 40), true
+		}
+	}
+	if grew {
+		s.list.table.FitColumn(rcInvoice, s.wide)
+	}
 }
 
 // Title names the tab.
@@ -140,9 +183,9 @@ func (s *Reservations) Title() string { return "Reservations" }
 // Actions are the tab's keys.
 func (s *Reservations) Actions() []Action {
 	k := s.ctx.Keys
-	return []Action{{Key: k.Open}, {Key: k.Filter}, {Key: k.Sort}, {Key: k.Reverse},
+	return []Action{{Key: k.Open}, {Key: k.Filter}, {Key: k.FilterState}, {Key: k.Sort}, {Key: k.Reverse},
 		{Key: k.NewReservation, Changes: true}, {Key: k.Capture, Changes: true}, {Key: k.Cancel, Changes: true},
-		{Key: k.Update, Changes: true}, {Key: k.GiftCardPay, Changes: true},
+		{Key: k.Update, Changes: true}, {Key: ReturnKey(k.Refund), Changes: true}, {Key: k.GiftCardPay, Changes: true},
 		{Key: k.ExportCSV}, {Key: k.ExportJSON}}
 }
 
@@ -155,6 +198,7 @@ func (s *Reservations) Update(msg tea.Msg) tea.Cmd {
 				return s.list.recompute()
 			}
 		}
+		s.fitIdentifiers(m.Rows)
 		return s.list.takeRows(m.Full, m.Rows, m.Err, &s.err)
 	}
 	key, cmd, ok := s.keyLeft(msg)
@@ -168,6 +212,10 @@ func (s *Reservations) Update(msg tea.Msg) tea.Cmd {
 		return send(NewReservationIntent{})
 	case keyIs(key, k.GiftCardPay):
 		return send(GiftCardPayIntent{})
+	case keyIs(key, k.FilterState):
+		s.stateIdx = (s.stateIdx + 1) % len(reservationStates)
+		s.list.keepGen++
+		return s.list.recompute()
 	case keyIs(key, k.ExportCSV), keyIs(key, k.ExportJSON):
 		return send(s.export(exportFormat(key, k)))
 	}
@@ -183,13 +231,19 @@ func (s *Reservations) Update(msg tea.Msg) tea.Cmd {
 		return send(CancelIntent{ReservationKey: sel.Summary.Key})
 	case keyIs(key, k.Update):
 		return send(UpdateIntent{ReservationKey: sel.Summary.Key})
+	case keyIs(key, k.Refund):
+		return send(ReturnIntent{ReservationKey: sel.Summary.Key})
 	}
 	return nil
 }
 
 // View draws the tab.
 func (s *Reservations) View() string {
-	info := s.list.infoLine(s.width, "reservations", reservationColumns[s.list.sortCol].Title, "")
+	extra := ""
+	if st := reservationStates[s.stateIdx]; st != "" {
+		extra = "state: " + stateFilterText(st) + " (v)"
+	}
+	info := s.list.infoLine(s.width, "reservations", reservationColumns[s.list.sortCol].Title, extra)
 	if s.err != nil {
 		return s.page(info, s.readError())
 	}

@@ -47,6 +47,8 @@ type Table struct {
 
 	static bool // no cursor: a fixed table inside a page
 
+	fitW []int // per column: the width its content needs (FitColumn), 0 when unset
+
 	sortCol  int // index into cols, -1 for none
 	sortDesc bool
 
@@ -67,6 +69,25 @@ func staticTable(th *theme.Theme, cols []Column, width, n int, cells func(i int,
 	t.SetSize(width, n+1)
 	t.SetLen(n)
 	return strings.Split(t.View(cells), "\n")
+}
+
+// FitColumn widens column col to w cells when its content needs it: an
+// identifier shown whole. Flex columns give way first; a column that can be
+// dropped goes before an identifier is cut.
+func (t *Table) FitColumn(col, w int) {
+	if t.fitW == nil {
+		t.fitW = make([]int, len(t.cols))
+	}
+	t.fitW[col] = w
+	t.layout()
+	t.clamp()
+}
+
+func (t *Table) colWidth(i int) int {
+	if t.fitW != nil && t.fitW[i] > t.cols[i].Width {
+		return t.fitW[i]
+	}
+	return t.cols[i].Width
 }
 
 // SetTheme swaps the theme (light/dark change).
@@ -181,7 +202,7 @@ func (t *Table) layout() {
 	need := func() int {
 		w := 0
 		for _, i := range shown {
-			w += t.cols[i].Width
+			w += t.colWidth(i)
 		}
 		return w + max(len(shown)-1, 0)
 	}
@@ -200,9 +221,21 @@ func (t *Table) layout() {
 	widths := make([]int, len(shown))
 	flex := 0
 	for j, i := range shown {
-		widths[j] = t.cols[i].Width
+		widths[j] = t.colWidth(i)
 		if t.cols[i].Flex {
 			flex++
+		}
+	}
+	if over := need() - t.width; over > 0 {
+		// Still too wide with every droppable column gone (identifiers
+		// grown to their content): the flex columns (names, titles) give
+		// up their minimum, down to a few cells.
+		for j, i := range shown {
+			if t.cols[i].Flex && over > 0 {
+				take := min(over, max(widths[j]-4, 0))
+				widths[j] -= take
+				over -= take
+			}
 		}
 	}
 	if spare := t.width - need(); spare > 0 && flex > 0 {

@@ -2,9 +2,13 @@ package views
 
 import (
 	"fmt"
+	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/shopspring/decimal"
 
+	"paydesk/api"
 	"paydesk/store"
 )
 
@@ -53,7 +57,42 @@ func (d *TransactionDetail) Actions() []Action {
 	if tx := d.data.Transaction; tx != nil && tx.ReservationKey != "" {
 		acts = append(acts, Action{Key: k.Open})
 	}
-	return append(acts, Action{Key: k.Refund, Changes: true})
+	acts = append(acts, Action{Key: k.Refund, Changes: true})
+	if tx := d.data.Transaction; tx != nil && UnpaidRemainder(tx, d.data.Group).IsPositive() {
+		acts = append(acts, Action{Key: payRemainderKey(k.GiftCardPay), Changes: true})
+	}
+	return acts
+}
+
+// payRemainderKey is the gift card key, named for what it does on a
+// partial payment.
+func payRemainderKey(b key.Binding) key.Binding {
+	return key.NewBinding(key.WithKeys(b.Keys()...), key.WithHelp(b.Help().Key, "pay the remainder"))
+}
+
+// UnpaidRemainder is what is still to pay of a partial gift card payment
+// group: the remainder the newest successful payment of the group left
+// (a payment that paid the rest in full carries none).
+func UnpaidRemainder(tx *store.Transaction, group []*store.Transaction) decimal.Decimal {
+	var last *store.Transaction
+	for _, t := range append([]*store.Transaction{tx}, group...) {
+		if t == nil || t.Kind.IsRefund() || !t.Status.IsSuccess() {
+			continue
+		}
+		if t.Kind != store.KindGiftCardPay && t.Kind != store.KindGiftCardRemainder {
+			continue
+		}
+		// The newest payment tells; at the same instant the one with the
+		// smaller remainder is the later (a remainder only goes down).
+		if last == nil || t.Created.After(last.Created) ||
+			(t.Created.Equal(last.Created) && t.RemainderAmount.LessThan(last.RemainderAmount)) {
+			last = t
+		}
+	}
+	if last == nil {
+		return decimal.Zero
+	}
+	return last.RemainderAmount
 }
 
 // Update takes fresh data and keys.
@@ -76,6 +115,14 @@ func (d *TransactionDetail) Update(msg tea.Msg) tea.Cmd {
 		switch {
 		case keyIs(msg, k.Refund):
 			return send(RefundIntent{TransactionKey: tx.Key})
+		case keyIs(msg, k.GiftCardPay):
+			if rest := UnpaidRemainder(tx, d.data.Group); rest.IsPositive() {
+				group := tx.Group
+				if group == "" {
+					group = tx.Key
+				}
+				return send(PayRemainderIntent{Group: group, ServiceCode: tx.ServiceCode, Currency: tx.Currency, Invoice: tx.Invoice, Remainder: rest.StringFixed(2)})
+			}
 		case keyIs(msg, k.Open) && tx.ReservationKey != "":
 			return send(OpenReservation{Key: tx.ReservationKey})
 		}
@@ -134,11 +181,24 @@ func (d *TransactionDetail) build() {
 	if tx.CustomerName != "" {
 		add(label("Customer") + clean(tx.CustomerName))
 	}
+	if tx.Order != "" {
+		add(label("Order") + clean(tx.Order))
+	}
+	if s := pairsText(tx.Additional); s != "" {
+		add(label("Additional") + s)
+	}
+	if s := pairsText(tx.Custom); s != "" {
+		add(label("Custom") + s)
+	}
 	if tx.Provider != "" {
 		add(label("Card provider") + clean(string(tx.Provider)))
 	}
 	if tx.RemainderAmount.IsPositive() {
-		add(label("Remainder") + t.Warning.Render(money(tx.RemainderAmount)+" still to pay (partial payment)"))
+		if rest := UnpaidRemainder(tx, d.data.Group); rest.IsPositive() {
+			add(label("Remainder") + t.Warning.Render(money(rest)+" still to pay (partial payment)") + t.Muted.Render("  p pays it"))
+		} else {
+			add(label("Remainder") + money(tx.RemainderAmount) + t.Muted.Render("  paid since"))
+		}
 	}
 	if len(tx.Lines) > 0 {
 		var parts string
@@ -175,4 +235,16 @@ func (d *TransactionDetail) build() {
 		add(indent(pushTable(d.ctx, d.width-2, d.data.Pushes))...)
 	}
 	d.pane.setLines(out)
+}
+
+// pairsText shows the merchant's name/value pairs on one line.
+func pairsText(nv []api.NameValue) string {
+	var b strings.Builder
+	for i, x := range nv {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(clean(x.Name) + "=" + clean(string(x.Value)))
+	}
+	return b.String()
 }

@@ -109,6 +109,7 @@ func compareTransactions(a, b *TransactionRow, col int) int {
 // payments, linked to what they belong to.
 type Transactions struct {
 	listTab[*TransactionRow]
+	wide int // the widest invoice seen
 }
 
 // NewTransactions makes the transactions tab, newest first.
@@ -119,7 +120,7 @@ func NewTransactions(ctx *Context) *Transactions {
 		compare:  compareTransactions,
 		sortable: []int{tcTime, tcKind, tcInvoice, tcCustomer, tcAmount, tcStatus},
 	}
-	return &Transactions{listTab[*TransactionRow]{ctx: ctx, list: newList(ctx, transactionColumns, spec, tcTime, true)}}
+	return &Transactions{listTab: listTab[*TransactionRow]{ctx: ctx, list: newList(ctx, transactionColumns, spec, tcTime, true)}}
 }
 
 // Title names the tab.
@@ -135,6 +136,13 @@ func (s *Transactions) Actions() []Action {
 // Update handles rows, keys and the wheel.
 func (s *Transactions) Update(msg tea.Msg) tea.Cmd {
 	if m, ok := msg.(TransactionRowsMsg); ok {
+		// Invoices are shown whole (see Reservations.fitIdentifiers).
+		for _, r := range m.Rows {
+			if w := width(r.invoice); w > s.wide {
+				s.wide = min(w, 40)
+				s.list.table.FitColumn(tcInvoice, s.wide)
+			}
+		}
 		return s.list.takeRows(m.Full, m.Rows, m.Err, &s.err)
 	}
 	key, cmd, ok := s.keyLeft(msg)

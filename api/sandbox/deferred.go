@@ -28,14 +28,15 @@ func (s *Sandbox) reserve(c call, o api.Reserve) *api.Response {
 		Number: s.ids.reservationNumber(), Key: key, WebsiteKey: c.websiteKey, State: resPending, Created: c.now,
 		Currency: o.Currency, Invoice: o.Invoice, Billing: o.Billing, Shipping: o.Shipping,
 		ShippingSameAsBilling: o.ShippingSameAsBilling, PushURL: o.PushURL, ReturnURL: o.ReturnURL,
+		Return: returnURLsOf(c.req), Echo: echoOf(c.req),
 	}
 	for _, a := range o.Articles {
 		res.Lines = append(res.Lines, line{Number: a.Number, Title: a.Title, Type: a.Type, Price: a.Price, Vat: a.Vat, Quantity: a.Quantity})
 	}
 	tx := &txRecord{Key: key, Kind: kindReserve, WebsiteKey: c.websiteKey, Service: api.ServiceDeferred, Invoice: o.Invoice,
 		Currency: o.Currency, Amount: res.total(), Status: api.StatusPendingProcessing, SubCode: api.SubCodeRedirect,
-		Created: c.now, PushURL: o.PushURL, ReservationNumber: res.Number}
-	s.txs[key] = tx
+		Created: c.now, PushURL: o.PushURL, ReservationNumber: res.Number, BaseURL: c.base}
+	s.addTx(tx, res.Echo)
 	s.resByKey[key] = res
 	s.resByNumber[res.Number] = res
 	s.saveTx(tx)
@@ -43,19 +44,48 @@ func (s *Sandbox) reserve(c call, o api.Reserve) *api.Response {
 
 	resp := s.baseResponse(key, api.ServiceDeferred, api.MutationDataRequest, api.StatusPendingProcessing, api.SubCodeRedirect, c.now)
 	resp.RequiredAction = &api.RequiredAction{Name: "Redirect", RedirectURL: c.base + "/sandbox/checkout/" + key}
+	s.echo(tx, resp)
 	return resp
 }
 
-// checkoutResult is what the checkout's approve or decline did.
+// checkoutResult is what the checkout's approve, decline, cancel or fail
+// did, and where the customer goes back to with which fields.
 type checkoutResult struct {
 	Key               string
 	Status            int
-	ReservationNumber string `json:",omitempty"`
-	CaptureKey        string `json:",omitempty"` // with autocapture
-	returnURL         string
+	ReservationNumber string            `json:",omitempty"`
+	CaptureKey        string            `json:",omitempty"` // with autocapture
+	ReturnURL         string            `json:",omitempty"`
+	ReturnFields      map[string]string `json:",omitempty"`
 }
 
-func (s *Sandbox) finishCheckout(_ context.Context, key string, approve bool) (checkoutResult, error) {
+// The customer's choices on the checkout page and the status each gives.
+const (
+	checkoutApprove = "approve" // 190, or 690 when the risk check declines
+	checkoutDecline = "decline" // 690: the provider refuses the customer
+	checkoutCancel  = "cancel"  // 890: the customer gives up
+	checkoutFail    = "fail"    // 490: the checkout fails
+)
+
+func checkoutStatus(verb string) (int, bool) {
+	switch verb {
+	case checkoutApprove:
+		return api.StatusSuccess, true
+	case checkoutDecline:
+		return api.StatusRejected, true
+	case checkoutCancel:
+		return api.StatusCancelledByConsumer, true
+	case checkoutFail:
+		return api.StatusFailed, true
+	}
+	return 0, false
+}
+
+func (s *Sandbox) finishCheckout(_ context.Context, key, verb string) (checkoutResult, error) {
+	code, ok := checkoutStatus(verb)
+	if !ok {
+		return checkoutResult{}, fmt.Errorf("checkout %s: unknown choice %q", key, verb)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -70,24 +100,29 @@ func (s *Sandbox) finishCheckout(_ context.Context, key string, approve bool) (c
 	}
 	tx := s.txs[key]
 	now := s.now()
-	out := checkoutResult{Key: key, returnURL: res.ReturnURL}
-	if !approve || isDeclined(res.Billing) {
-		res.State, tx.Status, tx.SubCode = resDeclined, api.StatusRejected, ""
+	tx.StatusAt = now
+	out := checkoutResult{Key: key}
+	if code == api.StatusSuccess && isDeclined(res.Billing) {
+		code = api.StatusRejected
+	}
+	if code != api.StatusSuccess {
+		res.State, tx.Status, tx.SubCode = resDeclined, code, ""
 		s.emitData(tx, api.ActionReserve, nil, now)
-		out.Status = api.StatusRejected
+		out.Status = code
 	} else {
 		res.State, tx.Status, tx.SubCode = resReserved, api.StatusSuccess, ""
 		s.emitData(tx, api.ActionReserve, []api.ResponseParameter{{Name: api.PReservationNumber, Value: api.FlexString(res.Number)}}, now)
 		out.Status, out.ReservationNumber = api.StatusSuccess, res.Number
-		if s.cfg.Autocapture {
+		if s.cfg.Merchant.Autocapture {
 			all := make(map[int]int, len(res.Lines))
 			for i, l := range res.Lines {
 				all[i] = l.left()
 			}
-			captured := s.recordCapture(res, all, res.remaining(), res.Invoice, res.PushURL, res.WebsiteKey, now)
+			captured := s.recordCapture(res, all, res.remaining(), res.Invoice, res.PushURL, res.WebsiteKey, now, res.Echo)
 			out.CaptureKey = captured.Key
 		}
 	}
+	out.ReturnURL, out.ReturnFields = s.customerReturn(res, tx, now)
 	s.saveRes(res)
 	s.saveTx(tx)
 	err := s.flushLocked()
@@ -156,7 +191,7 @@ func (s *Sandbox) capture(c call, o api.Capture) (*api.Response, error) {
 	if err := rf.orNil(); err != nil {
 		return nil, err
 	}
-	tx := s.recordCapture(res, qty, amount, o.Invoice, c.req.PushURL, c.websiteKey, c.now)
+	tx := s.recordCapture(res, qty, amount, o.Invoice, c.req.PushURL, c.websiteKey, c.now, echoOf(c.req))
 	return s.txResponse(tx, c.now), nil
 }
 
@@ -171,7 +206,7 @@ func findLine(ls []line, number string) int {
 
 // recordCapture books a capture of qty (line index → quantity) as a C700
 // with its push.
-func (s *Sandbox) recordCapture(res *reservation, qty map[int]int, amount decimal.Decimal, invoice, pushURL, websiteKey string, now time.Time) *txRecord {
+func (s *Sandbox) recordCapture(res *reservation, qty map[int]int, amount decimal.Decimal, invoice, pushURL, websiteKey string, now time.Time, e echoFields) *txRecord {
 	if age := now.Sub(res.Created); age > reservationWindow {
 		s.logf("%s capture of reservation %s %d days after the reservation: accepted, but the provider may revoke the payout",
 			now.Format(time.RFC3339), res.Number, int(age/(24*time.Hour)))
@@ -182,7 +217,7 @@ func (s *Sandbox) recordCapture(res *reservation, qty map[int]int, amount decima
 	tx := &txRecord{Key: s.ids.key(), Kind: api.TypeDeferredPay, WebsiteKey: websiteKey, Service: api.ServiceDeferred,
 		Invoice: invoice, Currency: res.Currency, Amount: amount, Status: api.StatusSuccess, SubCode: api.SubCodeProcessed,
 		Created: now, PushURL: pushURL, ReservationNumber: res.Number, InvoiceNumber: s.ids.invoiceNumber(), PaymentKey: s.ids.key()}
-	s.txs[tx.Key] = tx
+	s.addTx(tx, e)
 	s.saveRes(res)
 	s.emitTx(tx, now)
 	return tx
@@ -204,10 +239,10 @@ func (s *Sandbox) cancel(c call, o api.CancelReservation) (*api.Response, error)
 	tx := &txRecord{Key: s.ids.key(), Kind: kindCancel, WebsiteKey: c.websiteKey, Service: api.ServiceDeferred, Invoice: o.Invoice,
 		Currency: res.Currency, Amount: amount, Status: api.StatusSuccess, SubCode: api.SubCodeProcessed, Created: c.now,
 		PushURL: c.req.PushURL, ReservationNumber: res.Number}
-	s.txs[tx.Key] = tx
+	s.addTx(tx, echoOf(c.req))
 	s.saveRes(res)
 	s.emitData(tx, api.ActionCancelReservation, nil, c.now)
-	return s.baseResponse(tx.Key, api.ServiceDeferred, api.MutationDataRequest, api.StatusSuccess, api.SubCodeProcessed, c.now), nil
+	return s.dataResponse(tx, c.now), nil
 }
 
 func (s *Sandbox) update(c call, o api.UpdateReservation) (*api.Response, error) {
@@ -265,13 +300,13 @@ func (s *Sandbox) update(c call, o api.UpdateReservation) (*api.Response, error)
 	tx := &txRecord{Key: s.ids.key(), Kind: kindUpdate, WebsiteKey: c.websiteKey, Service: api.ServiceDeferred, Invoice: o.Invoice,
 		Currency: res.Currency, Status: api.StatusSuccess, SubCode: api.SubCodeProcessed, Created: c.now,
 		PushURL: c.req.PushURL, ReservationNumber: res.Number}
-	s.txs[tx.Key] = tx
+	s.addTx(tx, echoOf(c.req))
 	if addressChanged && isDeclined(billing) {
 		// The provider's risk check runs again on new address data and
 		// declines; the reservation stays as it was.
 		tx.Status, tx.SubCode = api.StatusRejected, ""
 		s.emitData(tx, api.ActionUpdateReservation, nil, c.now)
-		return s.baseResponse(tx.Key, api.ServiceDeferred, api.MutationDataRequest, api.StatusRejected, "", c.now), nil
+		return s.dataResponse(tx, c.now), nil
 	}
 	if lines != nil {
 		res.Lines = lines
@@ -280,7 +315,7 @@ func (s *Sandbox) update(c call, o api.UpdateReservation) (*api.Response, error)
 	tx.Amount = res.total()
 	s.saveRes(res)
 	s.emitData(tx, api.ActionUpdateReservation, nil, c.now)
-	return s.baseResponse(tx.Key, api.ServiceDeferred, api.MutationDataRequest, api.StatusSuccess, api.SubCodeProcessed, c.now), nil
+	return s.dataResponse(tx, c.now), nil
 }
 
 // mergeAddress applies the fields an update sends over the stored ones.
@@ -327,7 +362,15 @@ func (s *Sandbox) refund(c call, o api.Refund) (*api.Response, error) {
 		Invoice: o.Invoice, Currency: orig.Currency, Amount: o.Amount, Status: api.StatusSuccess, SubCode: api.SubCodeProcessed,
 		Created: c.now, PushURL: c.req.PushURL, ReservationNumber: orig.ReservationNumber, PaymentKey: orig.PaymentKey,
 		Original: orig.Key}
-	s.txs[tx.Key] = tx
+	s.addTx(tx, echoOf(c.req))
 	s.emitTx(tx, c.now)
 	return s.txResponse(tx, c.now), nil
+}
+
+// dataResponse is the response of a CancelReservation or
+// UpdateReservation: status only, with the echoed fields.
+func (s *Sandbox) dataResponse(tx *txRecord, now time.Time) *api.Response {
+	resp := s.baseResponse(tx.Key, api.ServiceDeferred, api.MutationDataRequest, tx.Status, tx.SubCode, now)
+	s.echo(tx, resp)
+	return resp
 }

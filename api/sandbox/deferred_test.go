@@ -331,7 +331,7 @@ func TestRefundOfCapture(t *testing.T) {
 }
 
 func TestAutocaptureCapturesOnApproval(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.Autocapture = true })
+	e := newEnv(t, func(c *Config) { c.Merchant.Autocapture = true })
 	resp, err := e.client.Send(context.Background(), reserveOp("INV-AC", "Jansen"))
 	if err != nil {
 		t.Fatal(err)
@@ -348,25 +348,6 @@ func TestAutocaptureCapturesOnApproval(t *testing.T) {
 	}
 	r, err := e.capture(res.ReservationNumber, "1")
 	wantRefused(t, r, err, api.PReservationNumber)
-}
-
-func TestCheckoutFormRedirectsToReturnURL(t *testing.T) {
-	e := newEnv(t, nil)
-	op := reserveOp("INV-F", "Jansen")
-	op.ReturnURL = "https://shop.example/return?order=1"
-	resp, err := e.client.Send(context.Background(), op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	r, err := noFollow.Post(resp.RequiredAction.RedirectURL+"/approve", "application/x-www-form-urlencoded", strings.NewReader(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Body.Close()
-	if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != op.ReturnURL {
-		t.Fatalf("form approve: %d to %q", r.StatusCode, r.Header.Get("Location"))
-	}
 }
 
 func get(t *testing.T, url string) string {

@@ -59,6 +59,8 @@ func (s *Sandbox) routes() {
 	m.HandleFunc("POST /sandbox/checkout/{key}/{verb}", s.serveCheckoutAction)
 	m.HandleFunc("GET /sandbox/giftcard/{key}", s.serveGiftCardPage)
 	m.HandleFunc("POST /sandbox/giftcard/{key}/{verb}", s.serveGiftCardAction)
+	m.HandleFunc(PathAdminResend+"{key}", s.serveAdmin)
+	m.HandleFunc(PathAdminPushes+"{key}", s.serveAdmin)
 	s.mux = m
 }
 
@@ -66,6 +68,10 @@ func (s *Sandbox) routes() {
 // slash) and the sandbox's own pages under /sandbox/.
 func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := strings.TrimSuffix(r.URL.Path, "/")
+	if kind, name, ok := lookupPath(p); ok {
+		s.serveLookup(w, r, kind, name)
+		return
+	}
 	switch {
 	case strings.EqualFold(p, api.PathTransaction):
 		s.serveGateway(w, r, api.PathTransaction)
@@ -111,6 +117,10 @@ func (s *Sandbox) serveGateway(w http.ResponseWriter, r *http.Request, endpoint 
 		plain(w, ex.http, "Method not allowed", ex.reason)
 		return
 	}
+	fail492, answered := s.chaosRequest(w, &ex)
+	if answered {
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
 		ex.http, ex.reason = http.StatusInternalServerError, "reading the body: "+err.Error()
@@ -141,7 +151,13 @@ func (s *Sandbox) serveGateway(w http.ResponseWriter, r *http.Request, endpoint 
 	}
 	svc := req.Service()
 	ex.action = svc.Action
-	resp := s.handle(r, auth.WebsiteKey, req, endpoint, &ex)
+	var resp *api.Response
+	if fail492 { // chaos: a technical failure, nothing created
+		ex.reason = "chaos: 492"
+		resp = s.baseResponse(s.ids.keyLocked(&s.mu), svc.Name, mutationFor(endpoint, svc.Name), api.StatusTechnicalFailure, "", s.now())
+	} else {
+		resp = s.handle(r, auth.WebsiteKey, req, endpoint, &ex)
+	}
 	out, err := api.MarshalCanonical(resp)
 	if err != nil { // cannot happen with these types; answer as a technical failure
 		ex.http, ex.reason = http.StatusInternalServerError, "encode response: "+err.Error()
@@ -164,7 +180,15 @@ func (s *Sandbox) serveGateway(w http.ResponseWriter, r *http.Request, endpoint 
 // did.
 func (s *Sandbox) handle(r *http.Request, websiteKey string, req *api.Request, endpoint string, ex *exchange) *api.Response {
 	svc := req.Service()
-	op, err := api.ParseOperation(req, r.URL.Path, s.cfg.Rules)
+	op, err := api.ParseOperation(req, r.URL.Path, s.rules)
+	if fe := api.ChannelRule(svc.Name, r.Header.Get("Channel")); len(fe) > 0 {
+		var ve *api.ValidationError
+		if !errors.As(err, &ve) {
+			ve = &api.ValidationError{Action: svc.Action}
+		}
+		ve.Fields = append(fe, ve.Fields...)
+		err = ve
+	}
 	if err != nil {
 		var ve *api.ValidationError
 		if !errors.As(err, &ve) {

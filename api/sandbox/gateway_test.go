@@ -78,6 +78,8 @@ func TestAccessDenied(t *testing.T) {
 		{"wrong secret", signFor(e.srv.URL, api.PathTransaction, body, api.Credentials{WebsiteKey: testCreds.WebsiteKey, SecretKey: "wrong"}, now), "does not match", body},
 		{"unknown website key", signFor(e.srv.URL, api.PathTransaction, body, api.Credentials{WebsiteKey: "OTHER", SecretKey: testCreds.SecretKey}, now), "unknown website key", body},
 		{"stale timestamp", signFor(e.srv.URL, api.PathTransaction, body, testCreds, now-301), "outside the allowed window", body},
+		{"timestamp that overflowed the skew check", signFor(e.srv.URL, api.PathTransaction, body, testCreds, now+9223372037), "outside the allowed window", body},
+		{"timestamp 301 s ahead", signFor(e.srv.URL, api.PathTransaction, body, testCreds, now+301), "outside the allowed window", body},
 		{"altered body", signFor(e.srv.URL, api.PathTransaction, body, testCreds, now), "does not match", bytes.Replace(body, []byte(`"AmountDebit":10`), []byte(`"AmountDebit":11`), 1)},
 		{"signed for another path", signFor(e.srv.URL, api.PathDataRequest, body, testCreds, now), "does not match", body},
 	} {

@@ -74,7 +74,7 @@ func (s *Sandbox) giftCardPay(c call, o api.GiftCardPay) (*api.Response, error) 
 	paid := decimal.Min(o.Amount, balance)
 	if g == nil && paid.LessThan(o.Amount) {
 		g = &group{Key: s.ids.key(), WebsiteKey: c.websiteKey, Service: o.ServiceCode, Currency: o.Currency, Invoice: o.Invoice,
-			Total: o.Amount, PushURL: c.req.PushURL, ReturnURL: c.req.ReturnURL, Created: c.now}
+			Total: o.Amount, PushURL: c.req.PushURL, ReturnURL: c.req.ReturnURL, Created: c.now, Echo: echoOf(c.req)}
 		s.groups[g.Key] = g
 	}
 	tx := &txRecord{Key: s.ids.key(), Kind: api.TypeGiftCardPay, WebsiteKey: c.websiteKey, Service: o.ServiceCode,
@@ -101,7 +101,7 @@ func (s *Sandbox) bookPart(c call, g *group, tx *txRecord) *api.Response {
 		}
 		s.saveGroup(g)
 	}
-	s.txs[tx.Key] = tx
+	s.addTx(tx, echoOf(c.req))
 	s.emitTx(tx, c.now)
 	resp := s.txResponse(tx, c.now)
 	if g != nil && g.remainder().IsPositive() {
@@ -129,7 +129,7 @@ func (s *Sandbox) giftCardRefund(c call, o api.GiftCardRefund) (*api.Response, e
 	}
 	rule := api.GiftCardOriginal{
 		Amount: orig.Amount, Refunded: orig.Refunded, Provider: orig.Provider,
-		HasContact: orig.LastName != "" && orig.Email != "", PartialRefunds: s.cfg.PartialRefunds,
+		HasContact: orig.LastName != "" && orig.Email != "", PartialRefunds: s.cfg.Merchant.PartialRefundsFor(orig.Provider),
 	}
 	if fe := api.PartialRefundRule(rule, o.Amount, o.LastName, o.Email); len(fe) > 0 {
 		return nil, &refusal{fields: fe}
@@ -144,7 +144,7 @@ func (s *Sandbox) giftCardRefund(c call, o api.GiftCardRefund) (*api.Response, e
 		Invoice: o.Invoice, Currency: orig.Currency, Amount: o.Amount, Status: api.StatusSuccess, SubCode: api.SubCodeProcessed,
 		Created: c.now, PushURL: c.req.PushURL, PaymentKey: orig.PaymentKey, Original: orig.Key,
 		Provider: orig.Provider, Card: orig.Card}
-	s.txs[tx.Key] = tx
+	s.addTx(tx, echoOf(c.req))
 	s.emitTx(tx, c.now)
 	return s.txResponse(tx, c.now), nil
 }
@@ -164,10 +164,10 @@ func (s *Sandbox) payRemainderByCard(groupKey, base string, card api.Card, servi
 	if service == "" {
 		service = g.Service
 	}
-	c := call{websiteKey: g.WebsiteKey, req: &api.Request{PushURL: g.PushURL}, base: base, now: s.now()}
+	c := call{websiteKey: g.WebsiteKey, req: g.request(), base: base, now: s.now()}
 	op := api.GiftCardPay{ServiceCode: service, Currency: g.Currency, Invoice: g.Invoice, Amount: g.remainder(),
 		Card: card, GroupTransaction: g.Key}
-	if err := op.Validate(s.cfg.Rules); err != nil {
+	if err := op.Validate(s.rules); err != nil {
 		return nil, err
 	}
 	resp, err := s.giftCardPay(c, op)
@@ -194,7 +194,7 @@ func (s *Sandbox) payRemainderByTransfer(groupKey, base string) (*api.Response, 
 		return nil, refuse(api.FieldOriginalKey, "the payment is complete: nothing remains to pay")
 	}
 	now := s.now()
-	c := call{websiteKey: g.WebsiteKey, req: &api.Request{PushURL: g.PushURL}, base: base, now: now}
+	c := call{websiteKey: g.WebsiteKey, req: g.request(), base: base, now: now}
 	tx := &txRecord{Key: s.ids.key(), Kind: kindTransfer, WebsiteKey: g.WebsiteKey, Service: serviceTransfer,
 		Invoice: g.Invoice, Currency: g.Currency, Amount: rem, Status: api.StatusSuccess, SubCode: api.SubCodeProcessed,
 		Created: now, PushURL: g.PushURL, PaymentKey: s.ids.key()}
@@ -241,4 +241,11 @@ func maskCard(n string) string {
 		return n
 	}
 	return strings.Repeat("•", 4) + n[len(n)-4:]
+}
+
+// request stands in for the request of a part the remainder page pays: it
+// carries the group's push URL and echoed fields.
+func (g *group) request() *api.Request {
+	return &api.Request{PushURL: g.PushURL, Order: g.Echo.Order,
+		AdditionalParameters: &api.ParamList{List: g.Echo.Additional}, CustomParameters: &api.ParamList{List: g.Echo.Custom}}
 }

@@ -248,7 +248,11 @@ func TestGiftCardRefund(t *testing.T) {
 			{"provider B, contact on the payment", true, cardB50, true, "", "", ""},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				e := newEnv(t, func(c *Config) { c.PartialRefunds = tc.partialRefunds })
+				e := newEnv(t, func(c *Config) {
+					if tc.partialRefunds {
+						c.Merchant.PartialRefunds = []api.Provider{api.ProviderB}
+					}
+				})
 				op := api.GiftCardPay{ServiceCode: "voucherb", Currency: "EUR", Invoice: "INV", Amount: dec("30"), Card: tc.card}
 				if tc.payContact {
 					op.LastName, op.Email = "Jansen", "jan@example.com"

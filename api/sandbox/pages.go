@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
@@ -36,9 +37,13 @@ button{font-size:1rem;padding:.4rem 1.2rem}.ok{color:#17682d}.bad{color:#a1261b}
 {{range .Lines}}<tr><td>{{.Number}}</td><td>{{.Title}}</td><td class="n">{{.Quantity}}</td><td class="n">{{money .Price}}</td><td class="n">{{mul .Price .Quantity}}</td></tr>
 {{end}}<tr><th colspan="4">Total {{.Currency}}</th><th class="n">{{money .Total}}</th></tr></table>
 {{if eq .State "pending"}}
-<form method="post" action="{{.Key}}/approve"><button>Approve</button></form>
-<form method="post" action="{{.Key}}/decline"><button>Decline</button></form>
-<p class="note">Approve runs the sandbox's risk check: a billing last name of “Decline” is declined.</p>
+<form method="post" action="{{.Key}}/approve"><button id="approve">Approve</button></form>
+<form method="post" action="{{.Key}}/decline"><button id="decline">Decline</button></form>
+<form method="post" action="{{.Key}}/cancel"><button id="cancel">Cancel and go back</button></form>
+<form method="post" action="{{.Key}}/fail"><button id="fail">Fail</button></form>
+<p class="note">Approve runs the sandbox's risk check: a billing last name of “Decline” is declined (690).
+Decline is the provider refusing the customer (690), Cancel the customer giving up (890), Fail a failed checkout (490).
+Afterwards the browser goes back to the shop with the result.</p>
 {{else if eq .State "declined"}}<p class="bad">Declined (690).</p>
 {{else}}<p class="ok">Approved (190), reservation {{.Number}}.</p>{{end}}
 </body></html>{{end}}
@@ -59,6 +64,15 @@ button{font-size:1rem;padding:.4rem 1.2rem}.ok{color:#17682d}.bad{color:#a1261b}
 <button>Pay with this card</button></form>
 <form method="post" action="{{.Key}}/transfer"><button>Pay by bank transfer</button></form>
 {{else}}<p class="ok">Paid in full.</p>{{end}}
+</body></html>{{end}}
+
+{{define "return"}}{{template "head" "Back to the shop"}}
+<h1>Back to the shop</h1>
+<p>Reservation {{.Key}}: status {{.Status}}. Your browser now posts the result to the shop.</p>
+<form id="return" method="post" action="{{.URL}}">
+{{range .Fields}}<input type="hidden" name="{{.Name}}" value="{{.Value}}">
+{{end}}<button id="continue">Continue to the shop</button></form>
+<script nonce="{{.Nonce}}">document.getElementById("return").submit();</script>
 </body></html>{{end}}
 
 {{define "index"}}{{template "head" "Sandbox"}}
@@ -114,11 +128,11 @@ func (s *Sandbox) serveCheckout(w http.ResponseWriter, r *http.Request) {
 
 func (s *Sandbox) serveCheckoutAction(w http.ResponseWriter, r *http.Request) {
 	key, verb := r.PathValue("key"), r.PathValue("verb")
-	if verb != "approve" && verb != "decline" {
-		s.pageError(w, r, http.StatusNotFound, "unknown action (approve or decline)")
+	if _, ok := checkoutStatus(verb); !ok {
+		s.pageError(w, r, http.StatusNotFound, "unknown action (approve, decline, cancel or fail)")
 		return
 	}
-	out, err := s.finishCheckout(r.Context(), key, verb == "approve")
+	out, err := s.finishCheckout(r.Context(), key, verb)
 	switch {
 	case errors.Is(err, ErrUnknownKey):
 		s.pageError(w, r, http.StatusNotFound, "no reservation with this key")
@@ -130,13 +144,13 @@ func (s *Sandbox) serveCheckoutAction(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, http.StatusInternalServerError, err.Error())
 		return
 	}
-	if isForm(r) { // a browser: back to the shop, or to the page
-		target := key
-		if isWebURL(out.returnURL) {
-			target = out.returnURL
+	if isForm(r) { // a browser: back to the shop with the result, or to the page
+		if out.ReturnURL != "" {
+			s.renderReturn(w, r, out)
+			return
 		}
 		s.logPage(r, http.StatusSeeOther, verb, out.Status, key)
-		http.Redirect(w, r, target, http.StatusSeeOther)
+		http.Redirect(w, r, "/sandbox/checkout/"+url.PathEscape(key), http.StatusSeeOther)
 		return
 	}
 	s.writeJSON(w, r, http.StatusOK, out, out.Status)
@@ -212,7 +226,7 @@ func (s *Sandbox) serveGiftCardAction(w http.ResponseWriter, r *http.Request) {
 	}
 	if isForm(r) {
 		s.logPage(r, http.StatusSeeOther, verb, resp.Status.Code.Code, resp.Key)
-		http.Redirect(w, r, key, http.StatusSeeOther)
+		http.Redirect(w, r, "/sandbox/giftcard/"+url.PathEscape(key), http.StatusSeeOther)
 		return
 	}
 	s.writeJSON(w, r, http.StatusOK, resp, resp.Status.Code.Code)
@@ -275,4 +289,32 @@ func (s *Sandbox) logPage(r *http.Request, httpCode int, action string, statusCo
 	}
 	s.logf("%s %s %s %s http=%d status=%d key=%s reason=\"-\"", s.now().Format(time.RFC3339), r.Method,
 		sanitize(r.URL.Path, 120), sanitize(action, 40), httpCode, statusCode, sanitize(key, 40))
+}
+
+// returnView is the page that takes the customer back to the shop: a form
+// of the reply fields that posts itself (the family returns the customer
+// with a POST), with a button for browsers without scripts.
+type returnView struct {
+	Key, URL, Nonce string
+	Status          int
+	Fields          []returnField
+}
+
+type returnField struct{ Name, Value string }
+
+func (s *Sandbox) renderReturn(w http.ResponseWriter, r *http.Request, out checkoutResult) {
+	v := returnView{Key: out.Key, URL: out.ReturnURL, Nonce: api.NewNonce(), Status: out.Status}
+	for k, x := range out.ReturnFields {
+		v.Fields = append(v.Fields, returnField{k, x})
+	}
+	sort.Slice(v.Fields, func(i, j int) bool { return v.Fields[i].Name < v.Fields[j].Name })
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-"+v.Nonce+"'; form-action http: https:")
+	if err := pages.ExecuteTemplate(w, "return", v); err != nil {
+		s.logf("%s render return: %v", s.now().Format(time.RFC3339), err)
+	}
+	s.logPage(r, http.StatusOK, r.PathValue("verb"), out.Status, out.Key)
 }

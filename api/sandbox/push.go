@@ -77,6 +77,7 @@ func (s *Sandbox) txResponse(t *txRecord, now time.Time) *api.Response {
 	if t.PaymentKey != "" {
 		resp.PaymentKey = api.Ptr(t.PaymentKey)
 	}
+	s.echo(t, resp)
 	return resp
 }
 
@@ -90,6 +91,8 @@ func (s *Sandbox) emitTx(t *txRecord, now time.Time) {
 		Key: t.Key, Invoice: t.Invoice, ServiceCode: t.Service, Status: status(t.Status, sub, now, true), IsTest: true,
 		Currency: t.Currency, TransactionType: t.Kind, Services: t.services(true), MutationType: mutationOf(t.Kind),
 		RelatedTransactions: t.related(),
+		Order:               t.Echo.order(), AdditionalParameters: listOf(t.Echo.Additional, false),
+		CustomParameters: listOf(t.Echo.Custom, false),
 	}
 	if isRefund(t.Kind) {
 		p.AmountCredit = api.NewAmount(t.Amount)
@@ -110,6 +113,8 @@ func (s *Sandbox) emitData(t *txRecord, action string, params []api.ResponsePara
 		Key: t.Key, Invoice: t.Invoice, ServiceCode: t.Service, ActionCode: action,
 		Status: status(t.Status, "", now, true), IsTest: true, Currency: t.Currency,
 		AmountDebit: api.MustAmount("0"), MutationType: api.MutationDataRequest,
+		Order: t.Echo.order(), AdditionalParameters: listOf(t.Echo.Additional, false),
+		CustomParameters: listOf(t.Echo.Custom, false),
 	}
 	if params != nil {
 		p.Services = []api.ResponseService{{Name: t.Service, Parameters: params, VersionAsProperty: &versionAsProperty}}
@@ -134,6 +139,9 @@ func (s *Sandbox) enqueue(t *txRecord, body []byte) {
 	e := &outboxEntry{Seq: s.outboxSeq, TxKey: t.Key, URL: t.PushURL, WebsiteKey: t.WebsiteKey, Body: body}
 	s.outboxAdd(e)
 	s.saveOutbox(e)
+	if s.chaos != nil {
+		s.chaos.plan(e, time.Now())
+	}
 }
 
 func (s *Sandbox) outboxAdd(e *outboxEntry) {
@@ -196,6 +204,9 @@ func (s *Sandbox) takeDue(now time.Time, n int) (due []*outboxEntry, wait time.D
 // get up to pushTimeout to finish; whatever is not acknowledged stays in the
 // outbox for the next run.
 func (s *Sandbox) Run(ctx context.Context) error {
+	if s.chaos != nil {
+		return s.runChaos(ctx)
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	sendCtx := context.WithoutCancel(ctx)
@@ -322,6 +333,9 @@ func (s *Sandbox) Resend(key string) error {
 			delete(s.dead, seq)
 			s.deleteOutbox(seq)
 		}
+	}
+	if s.chaos != nil {
+		s.chaos.forget(key)
 	}
 	for _, body := range t.Pushes {
 		s.enqueue(t, body)

@@ -28,11 +28,10 @@ type Config struct {
 	// PublicBaseURL is the base for RedirectURL links; "" derives it from the
 	// request's Host.
 	PublicBaseURL string
-	// Autocapture captures every approved reservation in full at once.
-	Autocapture bool
-	// PartialRefunds is provider B's merchant setting for partial gift card
-	// refunds (off by default, as with the real provider).
-	PartialRefunds bool
+	// Merchant is the merchant account's configuration: autocapture,
+	// partial gift card refunds per provider, the gift card codes offered.
+	// The client side reads the same value (api.Merchant).
+	Merchant api.Merchant
 	// StatePath is "" for memory only, else a bbolt file holding the state
 	// and the push outbox.
 	StatePath string
@@ -42,8 +41,6 @@ type Config struct {
 	// Seed makes keys, reservation and invoice numbers deterministic; 0
 	// means random.
 	Seed uint64
-	// Rules are the merchant rules requests are validated with.
-	Rules api.Rules
 	// HTTP sends pushes; nil means a client with timeouts.
 	HTTP api.Doer
 	// RetryBase is the push retry backoff base (doubling, 10 tries); zero
@@ -52,6 +49,9 @@ type Config struct {
 	// Logf gets one line per request and per push attempt; nil means
 	// silent. It is called from several goroutines.
 	Logf func(format string, args ...any)
+	// Chaos, when set, makes the sandbox misbehave deterministically (see
+	// Chaos); pushes then go out one at a time.
+	Chaos *Chaos
 }
 
 // CardInfo is a seeded gift card and its balance.
@@ -74,6 +74,7 @@ var (
 // Sandbox is the gateway. It is safe for concurrent use.
 type Sandbox struct {
 	cfg      Config
+	rules    api.Rules // from cfg.Merchant
 	creds    map[string]api.Credentials
 	verifier api.Verifier
 	client   api.Doer
@@ -98,6 +99,7 @@ type Sandbox struct {
 	dead      map[uint64]*outboxEntry
 	queued    int
 	inFlight  int
+	chaos     *chaosState // nil without chaos
 }
 
 // New checks cfg, opens the state file if any and seeds the gift cards.
@@ -105,8 +107,12 @@ func New(cfg Config) (*Sandbox, error) {
 	if len(cfg.Credentials) == 0 {
 		return nil, errors.New("sandbox: at least one website key is required")
 	}
+	if err := cfg.Merchant.Validate(); err != nil {
+		return nil, fmt.Errorf("sandbox: merchant settings: %w", err)
+	}
 	s := &Sandbox{
 		cfg:         cfg,
+		rules:       cfg.Merchant.Rules(),
 		creds:       make(map[string]api.Credentials, len(cfg.Credentials)),
 		wake:        make(chan struct{}, 1),
 		ids:         newIDSource(cfg.Seed),
@@ -158,6 +164,12 @@ func New(cfg Config) (*Sandbox, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if cfg.Chaos != nil {
+		s.chaos = newChaosState(*cfg.Chaos)
+		for _, e := range s.pendingInOrder() { // left from an earlier run
+			s.chaos.plan(e, time.Now())
+		}
+	}
 	if len(s.cards) == 0 {
 		for _, c := range seededCards() {
 			c := c
@@ -279,12 +291,30 @@ func (s *Sandbox) wakeUp() {
 // checkout page's approve button does: 190 and the Reserve push, or 690
 // when the risk rule declines the customer.
 func (s *Sandbox) Approve(ctx context.Context, key string) error {
-	_, err := s.finishCheckout(ctx, key, true)
+	_, err := s.finishCheckout(ctx, key, checkoutApprove)
 	return err
 }
 
 // Decline ends the customer flow of a pending reservation with 690.
 func (s *Sandbox) Decline(ctx context.Context, key string) error {
-	_, err := s.finishCheckout(ctx, key, false)
+	_, err := s.finishCheckout(ctx, key, checkoutDecline)
 	return err
+}
+
+// Cancel ends the customer flow of a pending reservation with 890, as the
+// customer giving up on the checkout page does.
+func (s *Sandbox) Cancel(ctx context.Context, key string) error {
+	_, err := s.finishCheckout(ctx, key, checkoutCancel)
+	return err
+}
+
+// pendingInOrder lists the outbox's waiting pushes in the order they were
+// made.
+func (s *Sandbox) pendingInOrder() []*outboxEntry {
+	var out []*outboxEntry
+	for _, q := range s.queues {
+		out = append(out, q...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out
 }

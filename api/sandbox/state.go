@@ -64,6 +64,9 @@ type reservation struct {
 	ShippingSameAsBilling bool
 	PushURL               string
 	ReturnURL             string
+	// Return holds where the customer goes back to after the checkout.
+	Return returnURLs
+	Echo   echoFields
 }
 
 // total is what is reserved: every line at its full quantity.
@@ -117,6 +120,15 @@ type txRecord struct {
 	Email             string          `json:",omitempty"`
 	Refunded          decimal.Decimal // payments: refunded so far
 	Pushes            [][]byte        // every push body sent for this key, for Resend
+	// Seq orders transactions made in the same second (InvoiceInfo).
+	Seq uint64 `json:",omitempty"`
+	// StatusAt is when Status was last set after creation (a checkout).
+	StatusAt time.Time
+	// BaseURL is the gateway address the request came to, for the checkout
+	// link of a status lookup.
+	BaseURL string `json:",omitempty"`
+	// Echo holds the request's fields the gateway gives back.
+	Echo echoFields
 }
 
 // card is a seeded gift card.
@@ -144,6 +156,7 @@ type group struct {
 	PushURL    string
 	ReturnURL  string
 	Created    time.Time
+	Echo       echoFields
 }
 
 func (g *group) remainder() decimal.Decimal { return g.Total.Sub(g.Paid) }

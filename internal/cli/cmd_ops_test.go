@@ -15,10 +15,16 @@ import (
 // for a terminal someone types into; without one there is no terminal.
 func runCLI(t *testing.T, dir string, stdin string, args ...string) (int, string, string) {
 	t.Helper()
+	return runCLIWith(t, dir, stdin, stdin != "", args...)
+}
+
+// runCLIWith runs paydesk with stdin, a terminal or not.
+func runCLIWith(t *testing.T, dir string, stdin string, interactive bool, args ...string) (int, string, string) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	env := map[string]string{"XDG_DATA_HOME": dir, "XDG_CONFIG_HOME": dir, "USER": "clitest", "HOME": dir}
 	code := Main(context.Background(), IO{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
-		Getenv: func(k string) string { return env[k] }, Interactive: stdin != ""}, args)
+		Getenv: func(k string) string { return env[k] }, Interactive: interactive}, args)
 	return code, out.String(), errb.String()
 }
 

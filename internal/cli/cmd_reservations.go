@@ -54,7 +54,7 @@ func runReservations(_ context.Context, c *cmdContext, state string) int {
 		if state != "" && string(s.State) != state {
 			continue
 		}
-		out = append(out, reservationJSON{ReservationNumber: s.ReservationNumber, Key: s.Key, Invoice: clean(s.Invoice), State: string(s.State),
+		out = append(out, reservationJSON{ReservationNumber: s.ReservationNumber, Key: s.Key, Invoice: clean(s.Invoice), State: string(s.State), LinesKnown: !s.LinesUnknown,
 			Amount: money(s.Amount), Captured: money(s.Captured), Remaining: money(s.Remaining), Currency: s.Currency,
 			Customer: clean(s.Customer), Country: s.Country, Created: timeText(s.Created), DaysLeft: s.DaysLeft(now),
 			OutcomeUnknown: s.OutcomeUnknown, IsTest: s.IsTest})
@@ -95,7 +95,12 @@ func runReservations(_ context.Context, c *cmdContext, state string) int {
 		if r.State == string(store.StateDeclined) || r.State == string(store.StateAwaitingCustomer) {
 			remaining = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%s\t%s\t%s\t%s\n", num, r.Invoice, st, r.Amount, r.Currency, r.Captured, remaining, days, r.Customer)
+		amount := r.Amount
+		if !r.LinesKnown {
+			// Only its Reserve push was seen: what it reserved is unknown.
+			amount, remaining = "?", unknownUnlessDone(remaining, r.State)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%s\t%s\t%s\t%s\n", num, r.Invoice, st, amount, r.Currency, r.Captured, remaining, days, r.Customer)
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(sio.Stdout, count(len(out), "reservation", "reservations"))
@@ -173,24 +178,39 @@ func runShow(_ context.Context, c *cmdContext) int {
 		window = "nothing left to ship"
 	}
 	fmt.Fprintf(w, "Customer %s (%s) · created %s · %s\n", out.Customer, out.Country, out.Created, window)
-	fmt.Fprintf(w, "Amount %s %s · captured %s · remaining %s", out.Amount, out.Currency, out.Captured, out.Remaining)
-	if out.Refunded != "" {
-		fmt.Fprintf(w, " · refunded %s", out.Refunded)
+	if !out.LinesKnown {
+		fmt.Fprintf(w, "Amount unknown · captured %s %s\n", out.Captured, out.Currency)
+		fmt.Fprintln(w, "Its order never reached paydesk: the shop posts its Reserve envelope to the listener's …/orders, or run paydesk import FILE;")
+		fmt.Fprintln(w, "meanwhile it can be cancelled, or captured in full by amount: paydesk capture "+cmp.Or(out.ReservationNumber, out.Key)+" --amount AMOUNT")
+	} else {
+		fmt.Fprintf(w, "Amount %s %s · captured %s · remaining %s", out.Amount, out.Currency, out.Captured, out.Remaining)
+		if out.Refunded != "" {
+			fmt.Fprintf(w, " · refunded %s", out.Refunded)
+		}
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ARTICLE\tTITLE\tPRICE\tRESERVED\tCAPTURED\tCANCELLED\tREMAINING")
+		for _, l := range out.Lines {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\n", l.ArticleNumber, l.Title, l.Price, l.Reserved, l.Captured, l.Cancelled, l.Remaining)
+		}
+		_ = tw.Flush()
 	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ARTICLE\tTITLE\tPRICE\tRESERVED\tCAPTURED\tCANCELLED\tREMAINING")
-	for _, l := range out.Lines {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\n", l.ArticleNumber, l.Title, l.Price, l.Reserved, l.Captured, l.Cancelled, l.Remaining)
-	}
-	_ = tw.Flush()
 	if len(out.Transactions) > 0 {
 		fmt.Fprintln(w, "Transactions:")
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, t := range out.Transactions {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\trefundable %s\n", t.Key, t.Kind, store.Status{Code: t.Status, SubCode: t.SubCode}.Text(), t.Amount, t.InvoiceNumber, t.Refundable)
 		}
 		_ = tw.Flush()
 	}
 	return exitOK
+}
+
+// unknownUnlessDone is "?" for what remains of a reservation whose lines
+// are not known while something can still be captured.
+func unknownUnlessDone(remaining, state string) string {
+	if state == string(store.StateReserved) || state == string(store.StatePartlyCaptured) {
+		return "?"
+	}
+	return remaining
 }

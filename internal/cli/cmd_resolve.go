@@ -13,16 +13,20 @@ import (
 func resolveCmd(sio IO) *cobra.Command {
 	c := &cmdContext{name: "resolve", sio: sio}
 	var note string
-	cmd := c.command("resolve OPERATION", "Close an operation whose outcome is unknown, by hand", cobra.ExactArgs(1),
-		func(ctx context.Context, c *cmdContext) int { return runResolve(ctx, c, note) })
-	cmd.Example = `paydesk resolve 4 --note "back office shows the capture as paid"`
+	var ask bool
+	cmd := c.command("resolve OPERATION", "Settle an operation whose outcome is unknown: ask the gateway, or close it by hand", cobra.ExactArgs(1),
+		func(ctx context.Context, c *cmdContext) int { return runResolve(ctx, c, note, ask) })
+	cmd.Example = "paydesk resolve 4 --ask                                        # ask the gateway what became of it\n" +
+		`paydesk resolve 4 --note "back office shows the capture as paid"`
 	c.gatewayFlags()
-	cmd.Flags().StringVar(&note, "note", "", "what the gateway's back office showed (required)")
-	_ = cmd.MarkFlagRequired("note")
+	cmd.Flags().StringVar(&note, "note", "", "what the gateway's back office showed (closing by hand)")
+	cmd.Flags().BoolVar(&ask, "ask", false, "ask the gateway for the transaction's status and settle by its answer (never re-sends)")
+	cmd.MarkFlagsOneRequired("note", "ask")
+	cmd.MarkFlagsMutuallyExclusive("note", "ask")
 	return cmd
 }
 
-func runResolve(ctx context.Context, c *cmdContext, note string) int {
+func runResolve(ctx context.Context, c *cmdContext, note string, ask bool) int {
 	sio := c.sio
 	id, err := strconv.ParseUint(c.args[0], 10, 64)
 	if err != nil {
@@ -34,6 +38,13 @@ func runResolve(ctx context.Context, c *cmdContext, note string) int {
 		return code
 	}
 	defer env.Close()
+	if ask {
+		res, err := env.svc.Ask(ctx, id)
+		if err != nil {
+			return c.fail(err)
+		}
+		return c.report(res, nil, true)
+	}
 	res, err := ops.ResolveRequest{OpID: id, Note: note}.Run(ctx, env.svc)
 	if err != nil {
 		return c.fail(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/pflag"
 
+	"paydesk/api"
 	"paydesk/internal/ops"
 )
 
@@ -35,6 +36,9 @@ type settings struct {
 	ExportDir  string
 	FixtureDir string
 	Currency   string
+	// Merchant is the merchant account's configuration: the embedded
+	// sandbox runs with it and the forms allow what it allows.
+	Merchant api.Merchant
 	// ConfigFile is the file that was read, "" when none.
 	ConfigFile string
 }
@@ -60,11 +64,42 @@ type fileConfig struct {
 	ExportDir  string `toml:"export-dir"`
 	FixtureDir string `toml:"fixture-dir"`
 	Currency   string `toml:"currency"`
+	// The merchant account's settings (api.Merchant): what the sandbox
+	// does and what the forms allow.
+	Autocapture    bool       `toml:"autocapture"`
+	PartialRefunds textOrList `toml:"partial-refunds"`
+	GiftCardCodes  textOrList `toml:"gift-card-codes"`
+}
+
+// textOrList is a setting that the config file may give as "B, C" or as
+// ["B", "C"]; it is kept as the comma-separated text the flags use.
+type textOrList string
+
+// UnmarshalTOML implements toml.Unmarshaler.
+func (t *textOrList) UnmarshalTOML(v any) error {
+	switch v := v.(type) {
+	case string:
+		*t = textOrList(v)
+	case []any:
+		parts := make([]string, 0, len(v))
+		for _, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				return fmt.Errorf("want text, got %v", e)
+			}
+			parts = append(parts, s)
+		}
+		*t = textOrList(strings.Join(parts, ","))
+	default:
+		return fmt.Errorf("want text or a list of text, got %v", v)
+	}
+	return nil
 }
 
 // fileKeys are the keys the config file knows, in the order the help
 // lists them.
 var fileKeys = []string{"gateway", "mode", "website-key", "secret-file", "listen", "push-url", "db", "read-only",
+	"autocapture", "partial-refunds", "gift-card-codes",
 	"export-dir", "fixture-dir", "currency"}
 
 // settingEnv maps setting names to their environment variables.
@@ -155,6 +190,11 @@ func (l layers) settings() (settings, error) {
 	if s.Gateway == "" {
 		s.Gateway = "sandbox"
 	}
+	m, merr := api.ParseMerchant(l.value)
+	if merr != nil {
+		return settings{}, merr
+	}
+	s.Merchant = m
 	for name, dst := range map[string]*bool{"read-only": &s.ReadOnly, "demo": &s.Demo} {
 		v := l.value(name)
 		if v == "" {
@@ -280,7 +320,8 @@ func readConfigFile(path string) (map[string]string, error) {
 	}
 	values := map[string]string{"gateway": fc.Gateway, "mode": fc.Mode, "website-key": fc.WebsiteKey, "secret-file": fc.SecretFile,
 		"listen": fc.Listen, "push-url": fc.PushURL, "db": fc.DB, "read-only": strconv.FormatBool(fc.ReadOnly),
-		"export-dir": fc.ExportDir, "fixture-dir": fc.FixtureDir, "currency": fc.Currency}
+		"export-dir": fc.ExportDir, "fixture-dir": fc.FixtureDir, "currency": fc.Currency,
+		"autocapture": strconv.FormatBool(fc.Autocapture), "partial-refunds": string(fc.PartialRefunds), "gift-card-codes": string(fc.GiftCardCodes)}
 	out := map[string]string{}
 	for k, v := range values {
 		if md.IsDefined(k) {

@@ -24,6 +24,7 @@ func consoleCmd(root *cobra.Command, sio IO) {
 	fs := root.Flags()
 	addFlags(fs, gatewayFlags...)
 	addFlags(fs, "currency")
+	addFlags(fs, merchantFlags...)
 	fs.Bool("read-only", false, "look, never change: every operation is off")
 	fs.Bool("demo", false, "fill the embedded sandbox with about 20 demo orders after start")
 	fs.String("export-dir", "", "folder for exports (default: the current folder)")
@@ -94,6 +95,7 @@ func startConsole(ctx context.Context, set settings, getenv func(string) string)
 		return nil, err
 	}
 	cfg := ui.Config{Store: rt.db, Ops: rt.svc, Mode: set.Mode, GatewayURL: rt.gatewayURL, ListenAddr: rt.listenAddr, IntakeURL: rt.intakeURL,
+		PartialRefunds: set.Merchant.PartialRefundsFor(api.ProviderB), GiftCardCodes: set.Merchant.Codes(),
 		ReadOnly: set.ReadOnly, Currency: set.Currency, ExportDir: set.ExportDir, FixtureDir: set.FixtureDir, Context: ctx}
 	if rt.sandbox != nil {
 		cfg.Sandbox = rt.sandbox

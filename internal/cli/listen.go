@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,13 +9,14 @@ import (
 	goruntime "runtime"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"paydesk/api"
+	"paydesk/internal/lineout"
+	"paydesk/internal/pushrelay"
 	"paydesk/internal/textsafe"
 	"paydesk/pushlistener"
 	"paydesk/store"
@@ -24,8 +24,10 @@ import (
 
 // listenFlags are the listen command's own flags.
 type listenFlags struct {
-	addr, dbPath string
-	asJSON       bool
+	addr, dbPath, forwardTo string
+	tlsCert, tlsKey         string
+	maxConns                int
+	asJSON                  bool
 }
 
 func listenCmd(sio IO) *cobra.Command {
@@ -46,6 +48,10 @@ stderr. The secret key is read from $PAYDESK_SECRET_KEY or --secret-file.`,
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8801", "address to listen on")
 	fs.StringVar(&f.dbPath, "db", "", "cache file for the pushes (default $XDG_DATA_HOME/paydesk/listen.db, beside the console's)")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per line")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this certificate chain (PEM file; needs --tls-key)")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "the private key of --tls-cert (PEM file)")
+	fs.IntVar(&f.maxConns, "max-conns", 1024, "connections held at once; at the cap a new one replaces a silent or idle one")
+	fs.StringVar(&f.forwardTo, "forward-to", "", "relay every verified push, re-signed for this URL, to your shop, and print its answer beside the push")
 	return cmd
 }
 
@@ -82,23 +88,39 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 	}
 	defer db.Close()
 
-	var outMu sync.Mutex
+	// Both outputs go through bounded buffers (internal/lineout): a
+	// reader that stalls loses lines, counted, never an acknowledgement.
+	errOut := lineout.New(sio.Stderr, lineout.Options{})
+	defer func() { _ = errOut.Close(time.Second) }()
 	format := printLine
 	if *asJSON {
 		format = printJSON
 	}
-	lines := newLinePrinter(sio.Stdout, format)
+	lines := newLinePrinter(sio.Stdout, format, errOut, *asJSON)
 	defer lines.close()
+	observe := lines.print
+	if f.forwardTo != "" {
+		fw, err := pushrelay.NewForwarder(pushrelay.Sender{Credentials: api.Credentials{WebsiteKey: websiteKey, SecretKey: secret}},
+			f.forwardTo, func(a pushrelay.Answer) { lines.out.Line("forward " + a.String() + "\n") })
+		if err != nil {
+			fmt.Fprintf(sio.Stderr, "paydesk listen: --forward-to: %v\n", err)
+			return 2
+		}
+		defer fw.Close()
+		observe = func(e pushlistener.Event) {
+			lines.print(e)
+			fw.Observe(e)
+		}
+	}
 	srv, err := pushlistener.New(pushlistener.Config{
 		DB:       db,
 		Verifier: api.VerifierFor(api.Credentials{WebsiteKey: websiteKey, SecretKey: secret}),
 		PushURL:  *pushURL,
 		Logf: func(format string, args ...any) {
-			outMu.Lock()
-			defer outMu.Unlock()
-			fmt.Fprintf(sio.Stderr, "paydesk listen: "+format+"\n", args...)
+			errOut.Printf("paydesk listen: "+format, args...)
 		},
-		Observe: lines.print,
+		Observe: observe,
+		HTTP:    pushlistener.HTTPOptions{TLSCertFile: f.tlsCert, TLSKeyFile: f.tlsKey, MaxConns: f.maxConns},
 	})
 	if err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
@@ -126,74 +148,69 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
 		return 1
 	}
+	scheme := "http"
+	if srv.TLS() {
+		scheme = "https"
+	}
 	signedOver := *pushURL
 	if signedOver == "" {
-		signedOver = "http://" + bound.String() + "/<path> (as each push arrives)"
+		signedOver = scheme + "://" + bound.String() + "/<path> (as each push arrives)"
 	}
-	intakeURL := "http://" + bound.String() + pushlistener.OrdersPath
+	intakeURL := scheme + "://" + bound.String() + pushlistener.OrdersPath
 	if *pushURL != "" {
 		intakeURL = pushlistener.OrdersURL(*pushURL)
 	}
-	outMu.Lock()
-	fmt.Fprintf(sio.Stderr, "paydesk listen: listening on http://%s\n  signature over: %s\n  order intake:   %s (the shop's Reserve envelope, signed over this URL)\n  website key:    %s\n  cache:          %s\n",
-		bound, signedOver, intakeURL, websiteKey, db.Path())
-	outMu.Unlock()
+	errOut.Printf("paydesk listen: listening on %s://%s\n  signature over: %s\n  order intake:   %s (the shop's Reserve envelope, signed over this URL)\n  website key:    %s\n  cache:          %s",
+		scheme, bound, signedOver, intakeURL, websiteKey, db.Path())
 	if err := srv.Serve(ctx); err != nil {
-		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
+		errOut.Printf("paydesk listen: %v", err)
 		return 1
 	}
-	outMu.Lock()
-	fmt.Fprintln(sio.Stderr, "paydesk listen: stopped")
-	outMu.Unlock()
+	errOut.Printf("paydesk listen: stopped")
 	return 0
 }
 
-// linePrinter writes the listener's lines from a goroutine of its own, in
-// the order the pushes were handled: a handler hands its event over and
-// goes on to answer, and the lines that pile up while the output is busy
-// leave in one write instead of one write each. A line is flushed as soon
-// as no other waits, so a developer watching sees each push at once. When
-// the output cannot keep up the handlers wait (a line is never dropped).
+// linePrinter formats each event on the handler's goroutine and hands the
+// line to a bounded buffer (lineout) that a goroutine of its own writes:
+// when the output cannot keep up, lines are dropped and counted (on stderr
+// at once, on stdout before the next line that gets through), and the
+// handler goes on to answer.
 type linePrinter struct {
-	events chan pushlistener.Event
-	done   chan struct{}
-
-	mu     sync.RWMutex
-	closed bool // a handler that outlived a forced shutdown prints nothing
+	out    *lineout.Writer
+	format func(io.Writer, pushlistener.Event)
+	asJSON bool
 }
 
-func newLinePrinter(w io.Writer, format func(io.Writer, pushlistener.Event)) *linePrinter {
-	p := &linePrinter{events: make(chan pushlistener.Event, 4096), done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		bw := bufio.NewWriterSize(w, 64<<10)
-		for e := range p.events {
-			format(bw, e)
-			if len(p.events) == 0 {
-				_ = bw.Flush()
-			}
-		}
-		_ = bw.Flush()
-	}()
-	return p
+func newLinePrinter(w io.Writer, format func(io.Writer, pushlistener.Event), notice *lineout.Writer, asJSON bool) *linePrinter {
+	opts := lineout.Options{Notice: notice, NoticeText: func(n uint64) string {
+		return fmt.Sprintf("paydesk listen: stdout is not being read: %d lines dropped so far (pushes are still stored and answered)", n)
+	}}
+	if asJSON {
+		opts.DroppedLine = func(n uint64) string { return fmt.Sprintf(`{"droppedLines":%d}`, n) }
+	}
+	return &linePrinter{out: lineout.New(w, opts), format: format, asJSON: asJSON}
 }
 
 func (p *linePrinter) print(e pushlistener.Event) {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	if !p.closed {
-		p.events <- e
+	var b strings.Builder
+	if n := e.Suppressed; n > 0 {
+		if p.asJSON {
+			fmt.Fprintf(&b, "{\"moreRejected\":%d}\n", n)
+		} else {
+			fmt.Fprintf(&b, "… %d more rejected requests not shown one by one (the rejected log counts them)\n", n)
+		}
+	}
+	if !e.Record.ReceivedAt.IsZero() {
+		p.format(&b, e)
+	}
+	if b.Len() > 0 {
+		p.out.Line(b.String())
 	}
 }
 
-// close prints what is still queued and returns once it is written.
-func (p *linePrinter) close() {
-	p.mu.Lock()
-	p.closed = true
-	close(p.events)
-	p.mu.Unlock()
-	<-p.done
-}
+// close writes what is queued, waiting at most a second for a reader that
+// stalled.
+func (p *linePrinter) close() { _ = p.out.Close(time.Second) }
 
 // defaultListenDBPath keeps the listener's pushes beside the console's cache
 // but in a file of their own, so both can run at once.
@@ -261,13 +278,15 @@ func printLine(w io.Writer, e pushlistener.Event) {
 	}
 	field("amount", strings.TrimSpace(amount))
 	field("signature", r.Signature)
-	switch {
-	case r.Rejected:
+	if r.Rejected {
 		field("reason", r.Reason)
-	case e.Result.Duplicate:
-		b.WriteString("  duplicate (stored before)")
-	case r.Ignored != "":
-		field("ignored", r.Ignored)
+	} else {
+		// The push log's words: applied, confirmed, duplicate, ignored (why).
+		word, detail := e.Result.Outcome()
+		field("", word)
+		if detail != "" {
+			b.WriteString(" (" + c(detail) + ")")
+		}
 	}
 	b.WriteByte('\n')
 	_, _ = io.WriteString(w, b.String())

@@ -185,23 +185,26 @@ type txJSON struct {
 }
 
 type reservationJSON struct {
-	ReservationNumber string     `json:"reservationNumber"`
-	Key               string     `json:"key"`
-	Invoice           string     `json:"invoice"`
-	State             string     `json:"state"`
-	Amount            string     `json:"amount"`
-	Captured          string     `json:"captured"`
-	Refunded          string     `json:"refunded,omitempty"`
-	Remaining         string     `json:"remaining"`
-	Currency          string     `json:"currency"`
-	Customer          string     `json:"customer,omitempty"`
-	Country           string     `json:"country,omitempty"`
-	Created           string     `json:"created,omitempty"`
-	DaysLeft          int        `json:"daysLeft"`
-	OutcomeUnknown    bool       `json:"outcomeUnknown"`
-	IsTest            bool       `json:"isTest"`
-	Lines             []lineJSON `json:"lines,omitempty"`
-	Transactions      []txJSON   `json:"transactions,omitempty"`
+	ReservationNumber string `json:"reservationNumber"`
+	Key               string `json:"key"`
+	Invoice           string `json:"invoice"`
+	State             string `json:"state"`
+	// LinesKnown is false for a reservation seen only in its Reserve push
+	// (its order never arrived): amount and remaining are then unknown.
+	LinesKnown     bool       `json:"linesKnown"`
+	Amount         string     `json:"amount"`
+	Captured       string     `json:"captured"`
+	Refunded       string     `json:"refunded,omitempty"`
+	Remaining      string     `json:"remaining"`
+	Currency       string     `json:"currency"`
+	Customer       string     `json:"customer,omitempty"`
+	Country        string     `json:"country,omitempty"`
+	Created        string     `json:"created,omitempty"`
+	DaysLeft       int        `json:"daysLeft"`
+	OutcomeUnknown bool       `json:"outcomeUnknown"`
+	IsTest         bool       `json:"isTest"`
+	Lines          []lineJSON `json:"lines,omitempty"`
+	Transactions   []txJSON   `json:"transactions,omitempty"`
 }
 
 func timeText(t time.Time) string {
@@ -212,7 +215,7 @@ func timeText(t time.Time) string {
 }
 
 func reservationOut(r *store.Reservation, txs []*store.Transaction, now time.Time) reservationJSON {
-	out := reservationJSON{ReservationNumber: r.ReservationNumber, Key: r.Key, Invoice: clean(r.Invoice), State: string(r.State()),
+	out := reservationJSON{ReservationNumber: r.ReservationNumber, Key: r.Key, Invoice: clean(r.Invoice), State: string(r.State()), LinesKnown: r.LinesKnown,
 		Amount: money(r.Amount()), Captured: money(r.CapturedAmount), Remaining: money(r.RemainingAmount()), Currency: r.Currency,
 		Customer: clean(r.CustomerName), Country: r.Country, Created: timeText(r.Created), DaysLeft: r.DaysLeft(now),
 		OutcomeUnknown: r.OutcomeUnknown, IsTest: r.IsTest, Lines: []lineJSON{}}
@@ -324,6 +327,9 @@ func humanResult(res ops.Result, err error, pushed bool) string {
 	switch {
 	case res.OutcomeUnknown():
 		fmt.Fprintf(&b, "OUTCOME UNKNOWN: %s %s (operation %d) was sent but no trustworthy answer came back; it is NOT retried.\n", res.Action, res.Target, res.OpID)
+		if res.Message != "" {
+			fmt.Fprintf(&b, "  Why: %s\n", clean(res.Message))
+		}
 		fmt.Fprintf(&b, "  The gateway's push settles it; or check the gateway and run: paydesk resolve %d --note \"…\"", res.OpID)
 		if pushed {
 			b.WriteString("\n  Settled by its push meanwhile.")

@@ -119,7 +119,15 @@ var flagDefs = map[string]struct{ kind, usage string }{
 	"listen":      {"string", "address of the push listener (default 127.0.0.1 on a free port)"},
 	"currency":    {"string", "currency of new test reservations and gift card payments (default EUR)"},
 	"json":        {"bool", "print JSON (a stable scripting interface)"},
+	// The merchant settings (api.Merchant), for the sandbox and the forms.
+	"autocapture":     {"bool", "the merchant has autocapture: every approved reservation is captured in full at once"},
+	"partial-refunds": {"providers", "voucher providers with partial gift card refunds configured (B; the flag alone means B)"},
+	"gift-card-codes": {"string", "gift card service codes the merchant offers, comma-separated (default: the sandbox's)"},
 }
+
+// merchantFlags are the merchant settings: on the console (its embedded
+// sandbox and its forms) and on paydesk sandbox.
+var merchantFlags = []string{"autocapture", "partial-refunds", "gift-card-codes"}
 
 // addFlags registers the named shared flags on fs. Their values are read
 // back by name through layers, so only the flags the user set count.
@@ -132,6 +140,9 @@ func addFlags(fs *pflag.FlagSet, names ...string) {
 		switch d.kind {
 		case "bool":
 			fs.Bool(n, false, d.usage)
+		case "providers":
+			fs.String(n, "", d.usage)
+			fs.Lookup(n).NoOptDefVal = "B"
 		default:
 			fs.String(n, "", d.usage)
 		}
@@ -190,7 +201,7 @@ PAYDESK_SECRET_KEY=… paydesk --gateway https://testcheckout.example.nl --websi
 		c.GroupID = groupMoney
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{sandboxCmd(sio), listenCmd(sio)} {
+	for _, c := range []*cobra.Command{sandboxCmd(sio), listenCmd(sio), replayCmd(sio)} {
 		c.GroupID = groupServers
 		root.AddCommand(c)
 	}

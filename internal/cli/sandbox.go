@@ -7,8 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -18,13 +16,13 @@ import (
 
 	"paydesk/api"
 	"paydesk/api/sandbox"
+	"paydesk/internal/private"
 )
 
 // sandboxFlags are the sandbox command's own flags.
 type sandboxFlags struct {
-	addr, publicURL, statePath  string
-	autocapture, partialRefunds bool
-	seed                        uint64
+	addr, publicURL, statePath, chaos string
+	seed                              uint64
 }
 
 func sandboxCmd(sio IO) *cobra.Command {
@@ -45,8 +43,8 @@ The secret key is read from $PAYDESK_SECRET_KEY or --secret-file, never from a f
 	fs := cmd.Flags()
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8800", "address to listen on")
 	fs.StringVar(&f.publicURL, "public-url", "", "base URL for redirect links when clients reach the sandbox through another address")
-	fs.BoolVar(&f.autocapture, "autocapture", false, "capture every approved reservation in full at once")
-	fs.BoolVar(&f.partialRefunds, "partial-refunds", false, "provider B has the merchant's cards configured for partial refunds")
+	addFlags(fs, merchantFlags...)
+	fs.StringVar(&f.chaos, "chaos", "", "a bad day at the gateway, seeded and repeatable: e.g. seed=7,duplicate=0.2,reorder=0.3,drop=0.1,delay=2s,slow=0.1,5xx=0.05,492=0.05 (see docs/sandbox.md)")
 	fs.StringVar(&f.statePath, "state", "", "bbolt file for the state and the push outbox (default: memory only)")
 	fs.Uint64Var(&f.seed, "seed", 0, "make keys and numbers deterministic (0 = random)")
 	return cmd
@@ -63,7 +61,19 @@ func runSandbox(ctx context.Context, sio IO, flags *pflag.FlagSet, f sandboxFlag
 		fmt.Fprintf(sio.Stderr, "paydesk sandbox: %v\n", err)
 		return 2
 	}
-	addr, publicURL, autocapture, partialRefunds, statePath, seed := &f.addr, &f.publicURL, &f.autocapture, &f.partialRefunds, &f.statePath, &f.seed
+	addr, publicURL, statePath, seed := &f.addr, &f.publicURL, &f.statePath, &f.seed
+	merchant, err := api.ParseMerchant(l.value)
+	if err != nil {
+		fmt.Fprintf(sio.Stderr, "paydesk sandbox: %v\n", err)
+		return 2
+	}
+	var chaos *sandbox.Chaos
+	if f.chaos != "" {
+		if chaos, err = sandbox.ParseChaos(f.chaos); err != nil {
+			fmt.Fprintf(sio.Stderr, "paydesk sandbox: --chaos: %v\n", err)
+			return 2
+		}
+	}
 	websiteKey, secretFile, pushURL := l.value("website-key"), l.value("secret-file"), l.value("push-url")
 	if websiteKey == "" {
 		fmt.Fprintln(sio.Stderr, "paydesk sandbox: --website-key (or $PAYDESK_WEBSITE_KEY, or website-key in the config file) is required")
@@ -82,14 +92,14 @@ func runSandbox(ctx context.Context, sio IO, flags *pflag.FlagSet, f sandboxFlag
 		fmt.Fprintf(sio.Stderr, format+"\n", args...)
 	}
 	sb, err := sandbox.New(sandbox.Config{
-		Credentials:    []api.Credentials{{WebsiteKey: websiteKey, SecretKey: secret}},
-		PushURL:        pushURL,
-		PublicBaseURL:  *publicURL,
-		Autocapture:    *autocapture,
-		PartialRefunds: *partialRefunds,
-		StatePath:      *statePath,
-		Seed:           *seed,
-		Logf:           logf,
+		Credentials:   []api.Credentials{{WebsiteKey: websiteKey, SecretKey: secret}},
+		PushURL:       pushURL,
+		PublicBaseURL: *publicURL,
+		Merchant:      merchant,
+		Chaos:         chaos,
+		StatePath:     *statePath,
+		Seed:          *seed,
+		Logf:          logf,
 	})
 	if err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk sandbox: %v\n", err)
@@ -103,6 +113,9 @@ func runSandbox(ctx context.Context, sio IO, flags *pflag.FlagSet, f sandboxFlag
 	}
 	base := "http://" + ln.Addr().String()
 	printBanner(sio.Stdout, base, *publicURL, pushURL, websiteKey, sb.Cards())
+	if f.chaos != "" {
+		fmt.Fprintf(sio.Stdout, "chaos: %s — pushes are duplicated, reordered, delayed or dropped and answers fail as asked, the same way for the same seed\n\n", f.chaos)
+	}
 
 	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
@@ -146,15 +159,7 @@ func runSandbox(ctx context.Context, sio IO, flags *pflag.FlagSet, f sandboxFlag
 // readSecret reads the secret from --secret-file or $PAYDESK_SECRET_KEY.
 func readSecret(path string, getenv func(string) string) (string, error) {
 	if path != "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return "", fmt.Errorf("read the secret file: %w", err)
-		}
-		s := strings.TrimSpace(string(b))
-		if s == "" {
-			return "", fmt.Errorf("the secret file %s is empty", path)
-		}
-		return s, nil
+		return private.ReadSecretFile(path, "--secret-file (or secret-file in the config)")
 	}
 	if s := getenv("PAYDESK_SECRET_KEY"); s != "" {
 		return s, nil
@@ -168,6 +173,8 @@ func printBanner(w io.Writer, base, publicURL, pushURL, websiteKey string, cards
 		fmt.Fprintf(w, "  public base URL  %s\n", publicURL)
 	}
 	fmt.Fprintf(w, "  endpoints        POST %s%s, POST %s%s\n", base, api.PathTransaction, base, api.PathDataRequest)
+	fmt.Fprintf(w, "  lookups          GET  %s%s/Status/{key}, …/Specification/{service} (both paths; signed)\n", base, api.PathTransaction)
+	fmt.Fprintf(w, "  admin            POST %s/sandbox/admin/resend/{key}, GET %s/sandbox/admin/pushes/{key} (signed)\n", base, base)
 	fmt.Fprintf(w, "  website key      %s\n", websiteKey)
 	if pushURL == "" {
 		pushURL = "(none: only a request's PushURL)"

@@ -20,6 +20,7 @@ import (
 	"paydesk/api"
 	"paydesk/api/sandbox"
 	"paydesk/internal/ops"
+	"paydesk/internal/private"
 	"paydesk/pushlistener"
 	"paydesk/store"
 )
@@ -125,7 +126,7 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 		}
 	}
 	var exMu sync.Mutex
-	client, err := api.NewClient(api.Config{BaseURL: r.gatewayURL, Credentials: creds, Observe: func(x api.Exchange) {
+	client, err := api.NewClient(api.Config{BaseURL: r.gatewayURL, Credentials: creds, Rules: set.Merchant.Rules(), Observe: func(x api.Exchange) {
 		exMu.Lock()
 		defer exMu.Unlock()
 		if _, err := db.AppendExchange(store.ExchangeFrom(x)); err != nil {
@@ -136,7 +137,7 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 		return nil, err
 	}
 	operator := operatorName(getenv)
-	oc := ops.Config{Gateway: client, Store: db, Mode: set.Mode, Operator: operator, Currency: set.Currency}
+	oc := ops.Config{Gateway: client, Store: db, Mode: set.Mode, Operator: operator, Currency: set.Currency, Merchant: set.Merchant}
 	if sb := r.sandbox; sb != nil {
 		oc.CustomerStep = func(ctx context.Context, key, _ string, approve bool) error {
 			if approve {
@@ -146,6 +147,12 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 		}
 	} else if set.PushURL != "" {
 		oc.PushURL = set.PushURL // tell the gateway per request where to push
+	} else if set.Mode == ops.ModeSandbox {
+		// A standalone sandbox on this machine: its pushes reach this
+		// console only if each request says where to push (a real gateway
+		// keeps the push URL configured in its account, which a loopback
+		// address would override).
+		oc.PushURL = pushURL
 	}
 	if r.svc, err = ops.New(oc); err != nil {
 		return nil, err
@@ -177,6 +184,9 @@ func credentials(set settings, getenv func(string) string) (api.Credentials, err
 // that share a cache also share the sandbox's state.
 func embeddedCredentials(dir string) (api.Credentials, error) {
 	path := filepath.Join(dir, "sandbox.secret")
+	if err := private.CheckPath(path); err != nil {
+		return api.Credentials{}, fmt.Errorf("the embedded sandbox's secret: %w", err)
+	}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		raw := make([]byte, 24)
@@ -209,8 +219,9 @@ func (r *runtime) serve(h http.Handler, ln net.Listener) {
 	})
 }
 
-// servePushes runs the push listener on its own HTTP loop, the one
-// `paydesk listen` and the benchmarks use.
+// servePushes runs the push listener behind the net/http server that
+// `paydesk listen` and the benchmarks use (pushlistener.ServeListener:
+// timeouts, connection cap, first-byte deadline).
 func (r *runtime) servePushes(listener *pushlistener.Server, ln net.Listener) {
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -231,7 +242,7 @@ func (r *runtime) servePushes(listener *pushlistener.Server, ln net.Listener) {
 // was running go out now.
 func (r *runtime) startSandbox(creds api.Credentials, pushURL string) (string, error) {
 	sb, err := sandbox.New(sandbox.Config{Credentials: []api.Credentials{creds}, StatePath: filepath.Join(r.set.DataDir(), "sandbox.db"),
-		PushURL: pushURL, Logf: r.logf})
+		PushURL: pushURL, Logf: r.logf, Merchant: r.set.Merchant})
 	if err != nil {
 		return "", fmt.Errorf("embedded sandbox: %w", err)
 	}

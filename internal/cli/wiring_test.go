@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -77,7 +78,7 @@ func TestCommandsResolveSettingsLikeTheConsole(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
-				if command != console {
+				if !reflect.DeepEqual(command, console) {
 					t.Fatalf("%s resolves\n  %+v\nthe console\n  %+v", name, command, console)
 				}
 			}

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -327,7 +328,7 @@ func TestOutcomeUnknownIsNeverResent(t *testing.T) {
 	audit, _ := e.db.Audit(0)
 	found := false
 	for _, a := range audit {
-		if a.Action == "capture" && a.OpID == res.OpID && len(a.Result) >= 15 && a.Result[:15] == "outcome unknown" {
+		if a.Action == "capture" && a.OpID == res.OpID && strings.HasPrefix(a.Result, "outcome unknown") && strings.Contains(a.Result, "; then settled by push: 190") {
 			found = true
 		}
 	}

@@ -79,7 +79,7 @@ func newEnv(t *testing.T, o envOpt) *env {
 	t.Cleanup(listener.Close)
 
 	sb, err := sandbox.New(sandbox.Config{Credentials: []api.Credentials{testCreds}, PushURL: listener.URL + "/push",
-		RetryBase: 20 * time.Millisecond, Seed: 11, PartialRefunds: o.partialRefunds})
+		RetryBase: 20 * time.Millisecond, Seed: 11, Merchant: merchant(o.partialRefunds)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func newEnv(t *testing.T, o envOpt) *env {
 	if mode == "" {
 		mode = ModeSandbox
 	}
-	svc, err := New(Config{Gateway: client, Store: db, Mode: mode, Operator: "tester", PartialRefunds: o.partialRefunds,
+	svc, err := New(Config{Gateway: client, Store: db, Mode: mode, Operator: "tester", Merchant: merchant(o.partialRefunds),
 		CustomerStep: func(ctx context.Context, key, _ string, approve bool) error {
 			if approve {
 				return sb.Approve(ctx, key)
@@ -134,6 +134,15 @@ func newEnv(t *testing.T, o envOpt) *env {
 	}
 	e.svc = svc
 	return e
+}
+
+// merchant is the merchant setting with or without provider B's partial
+// refunds.
+func merchant(partialRefunds bool) api.Merchant {
+	if partialRefunds {
+		return api.Merchant{PartialRefunds: []api.Provider{api.ProviderB}}
+	}
+	return api.Merchant{}
 }
 
 func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }

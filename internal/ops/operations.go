@@ -153,6 +153,9 @@ type RefundRequest struct {
 	Amount      *decimal.Decimal // nil: all that is left
 	Reason      Reason
 	Confirm     string // the invoice number, against a live gateway
+	// Lines are the returned units this refund pays back (a refund by
+	// line); kept in the journal and on the refund, never sent.
+	Lines []api.CaptureLine
 }
 
 // Refund refunds a capture in full or in part, never above what is left.
@@ -169,7 +172,7 @@ func (s *Service) Refund(ctx context.Context, rr RefundRequest) (Result, error) 
 		return Result{Action: api.ActionRefund, Target: t.Key}, err
 	}
 	return s.submit(ctx, submission{op: op, audit: "refund", target: t.Key, reservationKey: t.ReservationKey,
-		amount: op.Amount, currency: t.Currency, reason: rr.Reason.String()})
+		amount: op.Amount, currency: t.Currency, reason: rr.Reason.String(), lines: rr.Lines})
 }
 
 // GiftCardPayRequest asks to pay with a gift card.
@@ -221,7 +224,7 @@ func (s *Service) GiftCardRefund(ctx context.Context, gr GiftCardRefundRequest) 
 	if err != nil {
 		return Result{Action: api.ActionRefund, Target: gr.Transaction}, err
 	}
-	op, err := PlanGiftCardRefund(t, gr.Change, s.cfg.PartialRefunds)
+	op, err := PlanGiftCardRefund(t, gr.Change, s.cfg.Merchant.PartialRefundsFor(t.Provider))
 	if err != nil {
 		return Result{Action: api.ActionRefund, Target: t.Key}, err
 	}

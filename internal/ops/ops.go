@@ -55,6 +55,7 @@ type Store interface {
 	MarkOutcomeUnknown(id uint64, reason string) error
 	ResolveOp(id uint64, note string) error
 	AppendAudit(e store.AuditEntry) (uint64, error)
+	CompleteAudit(opID uint64, result string) error
 	Subscribe() (<-chan store.Change, func())
 }
 
@@ -73,9 +74,10 @@ type Config struct {
 	Operator string
 	// Currency of new payments and test reservations; "" means EUR.
 	Currency string
-	// PartialRefunds is provider B's merchant setting for partial gift card
-	// refunds (the document's second condition).
-	PartialRefunds bool
+	// Merchant is the merchant account's configuration at the gateway, the
+	// same value the gateway (or the embedded sandbox) acts on: partial
+	// gift card refunds per provider, autocapture, the gift card codes.
+	Merchant api.Merchant
 	// PushURL, when set, is sent with every request so the gateway pushes
 	// there (the embedded listener's address).
 	PushURL string
@@ -128,6 +130,10 @@ func New(cfg Config) (*Service, error) {
 
 // Mode is the gateway mode the service guards for.
 func (s *Service) Mode() Mode { return s.cfg.Mode }
+
+// Merchant is the merchant configuration the service validates with; forms
+// read it so they allow what the gateway accepts.
+func (s *Service) Merchant() api.Merchant { return s.cfg.Merchant }
 
 // Operator is who the service acts as.
 func (s *Service) Operator() string { return s.cfg.Operator }

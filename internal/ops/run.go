@@ -22,6 +22,7 @@ type submission struct {
 	amount         decimal.Decimal
 	currency       string
 	reason         string
+	lines          []api.CaptureLine // a refund by line: the units it pays back
 }
 
 // submit is the one path every operation takes: validate → refuse a twin →
@@ -48,9 +49,14 @@ func (s *Service) submit(ctx context.Context, sub submission) (Result, error) {
 	defer s.release(twin)
 
 	now := s.cfg.Now()
+	// The audit entry is written with the journal entry, before sending:
+	// an operation cut short after it left (the process killed, the disk
+	// full) is in the audit log all the same. Settling completes it.
 	id, err := s.cfg.Store.BeginOp(store.PendingOp{Created: now, Updated: now, Operator: s.cfg.Operator,
 		Action: svc.Action, Service: svc.Name, Target: sub.target, ReservationKey: sub.reservationKey,
-		Invoice: req.Invoice, Currency: res.Currency, Amount: sub.amount, Request: req, State: store.OpPending})
+		Invoice: req.Invoice, Currency: res.Currency, Amount: sub.amount, Request: req, Lines: sub.lines, State: store.OpPending,
+		Audit: &store.AuditEntry{Time: now, Operator: s.cfg.Operator, Action: sub.audit, Target: sub.target, Amount: sub.amount,
+			Currency: res.Currency, Reason: sub.reason}})
 	if err != nil {
 		// Nothing was sent: without a journal entry paydesk does not send.
 		return res, fmt.Errorf("%s %s: journal the operation before sending: %w", svc.Action, sub.target, err)
@@ -108,11 +114,21 @@ func (s *Service) settle(res Result, resp *api.Response, sendErr error) (Result,
 		fillFromResponse(&res, resp)
 		op, err := st.ApplyResponse(res.OpID, resp)
 		if err != nil {
-			// The gateway answered but the cache did not take it: the push
-			// will settle the journal entry.
-			res.State = store.OpSent
-			res.Message = "answered, but the cache could not record it: " + err.Error()
-			return res, fmt.Errorf("%s %s: record the answer (operation %d stays open until its push): %w", res.Action, res.Target, res.OpID, err)
+			// The gateway acted on it (or refused it) but the cache does
+			// not know: for paydesk the outcome is unknown until the push
+			// settles the journal entry or the operator resolves it, and
+			// the reason says what really happened (a full disk, not a
+			// failure at the gateway).
+			res.State = store.OpOutcomeUnknown
+			answer := res.StatusText() + keyText(res.Key)
+			if answer == "" {
+				answer = "an answer"
+			}
+			res.Message = fmt.Sprintf("the gateway answered %s, but the cache could not record it: %v", answer, err)
+			if merr := st.MarkOutcomeUnknown(res.OpID, res.Message); merr != nil {
+				res.Message += fmt.Sprintf(" (nor mark the journal entry: %v)", merr)
+			}
+			return res, &OperationError{Result: res, Err: errors.New(res.Message)}
 		}
 		if op != nil {
 			res.State = op.State
@@ -220,9 +236,13 @@ func oneLine(s string) string {
 	return s
 }
 
-func (s *Service) auditResult(sub submission, res Result, sendErr error) error {
-	return s.audit(store.AuditEntry{Action: sub.audit, Target: sub.target, Amount: sub.amount, Currency: res.Currency,
-		Result: auditText(res, sendErr), Reason: sub.reason, OpID: res.OpID})
+// auditResult completes the operation's audit entry, written when it was
+// journaled, with what came back.
+func (s *Service) auditResult(_ submission, res Result, sendErr error) error {
+	if err := s.cfg.Store.CompleteAudit(res.OpID, auditText(res, sendErr)); err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	return nil
 }
 
 // audit appends to the audit log. A failing audit write must not hide the

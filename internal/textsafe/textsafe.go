@@ -1,15 +1,18 @@
 package textsafe
 
 import (
+	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
 // Clean returns s for one line of a terminal: escape sequences (CSI, OSC,
 // DCS, SOS, PM, APC and two-character ESC sequences, in their 7-bit and
 // 8-bit forms) are removed whole, other C0 and C1 controls and DEL are
-// dropped, tab, CR and LF become a space, bidirectional overrides are
-// dropped, and invalid UTF-8 becomes U+FFFD. Other Unicode is kept.
+// dropped, tab, CR and LF become a space, invisible format characters
+// (zero-width space, BOM, bidi overrides, …) are shown as ⟨U+200B⟩, and
+// invalid UTF-8 becomes U+FFFD. Other Unicode is kept.
 func Clean(s string) string { return clean(s, false) }
 
 // CleanLines is Clean that keeps line feeds, for multi-line text such as a
@@ -50,8 +53,11 @@ func clean(s string, keepNewlines bool) string {
 			b.WriteByte(' ')
 		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
 			// other controls: dropped
-		case isBidiControl(r):
-			// dropped: they reorder what the terminal shows
+		case isInvisible(r):
+			// Shown, not kept or dropped: a zero-width space or a bidi
+			// override inside an invoice makes a look-alike of another
+			// invoice, and dropping it would hide that the two differ.
+			fmt.Fprintf(&b, "⟨U+%04X⟩", r)
 		default:
 			b.WriteString(s[i : i+size])
 		}
@@ -70,8 +76,20 @@ func isPlain(s string) bool {
 	return true
 }
 
-func isBidiControl(r rune) bool {
-	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
+// isInvisible reports whether r draws nothing (or reorders what is around
+// it) although it is not a control: Unicode's format characters (zero-width
+// space, joiners, BOM, bidi marks and overrides, soft hyphen, tags), the
+// Hangul fillers, the combining grapheme joiner and variation selectors.
+func isInvisible(r rune) bool {
+	switch {
+	case unicode.Is(unicode.Cf, r):
+		return true
+	case r == 0x034f || r == 0x115f || r == 0x1160 || r == 0x3164 || r == 0xffa0:
+		return true
+	case r >= 0xfe00 && r <= 0xfe0f, r >= 0xe0100 && r <= 0xe01ef:
+		return true
+	}
+	return false
 }
 
 // skipEscape skips what follows an ESC at i and returns the index after the

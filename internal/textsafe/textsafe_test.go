@@ -19,7 +19,14 @@ func TestClean(t *testing.T) {
 		{"8-bit OSC to ST", "a\u009d52;c;xx\u009cb", "ab"},
 		{"other C1 dropped", "a\u0085b\u0084c", "abc"},
 		{"C0 dropped, whitespace to space", "a\x00b\x08c\td\ne\rf\x7fg", "abc d e fg"},
-		{"bidi override dropped", "abc\u202edcba", "abcdcba"},
+		{"bidi override shown", "abc\u202edcba", "abc⟨U+202E⟩dcba"},
+		// F10: look-alike invoices must not look alike.
+		{"zero-width space shown", "INV\u200b-1", "INV⟨U+200B⟩-1"},
+		{"BOM shown", "\ufeffINV-1", "⟨U+FEFF⟩INV-1"},
+		{"word joiner and soft hyphen shown", "a\u2060b\u00adc", "a⟨U+2060⟩b⟨U+00AD⟩c"},
+		{"Hangul filler shown", "a\u3164b", "a⟨U+3164⟩b"},
+		{"variation selector shown", "a\ufe0fb", "a⟨U+FE0F⟩b"},
+		{"tag character shown", "a\U000e0041b", "a⟨U+E0041⟩b"},
 		{"invalid UTF-8", "a\xffb", "a\ufffdb"},
 		{"unterminated OSC", "a\x1b]0;title", "a"},
 		{"lone ESC at end", "a\x1b", "a"},
@@ -45,6 +52,11 @@ func FuzzClean(f *testing.F) {
 		for _, r := range out {
 			if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
 				t.Fatalf("Clean(%q) = %q keeps control %U", s, out, r)
+			}
+		}
+		for _, r := range out {
+			if isInvisible(r) {
+				t.Fatalf("Clean(%q) = %q keeps invisible %U", s, out, r)
 			}
 		}
 		if Clean(out) != out {

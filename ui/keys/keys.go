@@ -16,6 +16,8 @@ type KeyMap struct {
 	Tab3    key.Binding
 	Tab4    key.Binding
 	Tab5    key.Binding
+	// Tab0 is the attention tab (shown first when it has anything).
+	Tab0 key.Binding
 	// Tabs stands for Tab1…Tab5 in the help.
 	Tabs    key.Binding
 	Back    key.Binding
@@ -32,6 +34,14 @@ type KeyMap struct {
 	Filter   key.Binding
 	Sort     key.Binding
 	Reverse  key.Binding
+	// Wheel is the mouse wheel, for the help only (it scrolls lists and
+	// pages); DetailDown/DetailUp scroll the detail under a log's list.
+	Wheel      key.Binding
+	DetailDown key.Binding
+	DetailUp   key.Binding
+	// FilterState cycles the reservation state shown (v, like the push
+	// log's status filter).
+	FilterState key.Binding
 
 	// Lists
 	ExportCSV  key.Binding
@@ -72,6 +82,7 @@ func Default() *KeyMap {
 		Tab3:    b("3", "pushes", "3"),
 		Tab4:    b("4", "audit log", "4"),
 		Tab5:    b("5", "gateway log", "5"),
+		Tab0:    b("0", "attention", "0"),
 		Tabs:    b("1…5", "go to a tab", "1", "2", "3", "4", "5"),
 		Back:    b("esc", "back", "esc"),
 		Refresh: b("ctrl+r", "reload", "ctrl+r"),
@@ -86,6 +97,11 @@ func Default() *KeyMap {
 		Filter:   b("/", "filter", "/"),
 		Sort:     b("s", "sort by next column", "s"),
 		Reverse:  b("S", "reverse sort", "S"),
+
+		Wheel:       b("wheel", "scroll", "wheel"),
+		DetailDown:  b("J", "scroll the detail down", "J"),
+		DetailUp:    b("K", "scroll the detail up", "K"),
+		FilterState: b("v", "filter state", "v"),
 
 		ExportCSV:  b("e", "export CSV", "e"),
 		ExportJSON: b("E", "export JSON", "E"),
@@ -110,7 +126,7 @@ func Default() *KeyMap {
 
 // Global are the bindings that work everywhere.
 func (k *KeyMap) Global() []key.Binding {
-	return []key.Binding{k.NextTab, k.PrevTab, k.Tab1, k.Tab2, k.Tab3, k.Tab4, k.Tab5, k.Back, k.Refresh, k.Palette, k.Help, k.Quit}
+	return []key.Binding{k.NextTab, k.PrevTab, k.Tab0, k.Tab1, k.Tab2, k.Tab3, k.Tab4, k.Tab5, k.Back, k.Refresh, k.Palette, k.Help, k.Quit}
 }
 
 // Navigation are the bindings that move through a list.

@@ -8,7 +8,8 @@ import (
 )
 
 // cancelSpec has no fields: what is cancelled follows from the ledger
-// (the whole reservation, or the remainder after partial shipments).
+// (the whole reservation, or the remainder after partial shipments), so the
+// form opens on its confirm step.
 type cancelSpec struct{ res *store.Reservation }
 
 // NewCancel is the cancel form: whole reservation or remainder.
@@ -29,13 +30,28 @@ func (s *cancelSpec) check() check {
 		c.general = append(c.general, err.Error())
 		return c
 	}
-	what := "the WHOLE reservation"
-	if s.res.CapturedAmount.IsPositive() {
-		what = "the REMAINDER (what was not shipped)"
+	r := s.res
+	left := r.Capturable()
+	if r.CapturedAmount.IsPositive() {
+		c.summary = []string{fmt.Sprintf("Cancels what was not shipped: %s %s released", amount.StringFixed(2), r.Currency)}
+		c.plain = []string{
+			fmt.Sprintf("Cancel what was not shipped of reservation %s for %s (invoice %s): %s %s is released, the customer is not charged for it.",
+				Clean(r.ReservationNumber), who(r.CustomerName), Clean(r.Invoice), amount.StringFixed(2), r.Currency),
+			"Not shipped, so cancelled: " + units(r.Lines, func(i int) int { return left[i] }) + ".",
+			fmt.Sprintf("What was shipped stays captured (%s %s); refund it separately if it comes back.", r.CapturedAmount.StringFixed(2), r.Currency),
+			"Nothing stays open: the reservation is closed after this.",
+		}
+	} else {
+		c.summary = []string{fmt.Sprintf("Cancels the whole reservation: %s %s released", amount.StringFixed(2), r.Currency)}
+		c.plain = []string{
+			fmt.Sprintf("Cancel the whole reservation %s for %s (invoice %s): %s %s is released, nothing is charged.",
+				Clean(r.ReservationNumber), who(r.CustomerName), Clean(r.Invoice), amount.StringFixed(2), r.Currency),
+			"Cancelled: " + units(r.Lines, func(i int) int { return left[i] }) + ".",
+			"Nothing stays open: the reservation is closed after this.",
+		}
 	}
-	c.summary = []string{fmt.Sprintf("Cancels %s: %s %s released", what, amount.StringFixed(2), s.res.Currency)}
-	c.sending = fmt.Sprintf("POST /json/DataRequest  deferredkp CancelReservation\nInvoice %s · Currency %s\nReservationNumber = %s\nReleases %s %s (%s)",
-		Clean(s.res.Invoice), s.res.Currency, Clean(s.res.ReservationNumber), amount.StringFixed(2), s.res.Currency, what)
+	c.sending = fmt.Sprintf("POST /json/DataRequest  deferredkp CancelReservation\nInvoice %s · Currency %s\nReservationNumber = %s\nReleases %s %s",
+		Clean(r.Invoice), r.Currency, Clean(r.ReservationNumber), amount.StringFixed(2), r.Currency)
 	c.intent = ops.CancelRequest{Reservation: s.res.ReservationNumber}
 	return c
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"paydesk/api"
 	"paydesk/internal/ops"
 	"paydesk/store"
@@ -28,6 +30,9 @@ func NewCapture(r *store.Reservation, mode ops.Mode, now func() time.Time) Form 
 	left := r.Capturable()
 	for i, l := range r.Lines {
 		s.qty[i] = strconv.Itoa(left[i])
+		if left[i] == 0 {
+			continue // fully captured or cancelled: nothing to type (the table above shows it)
+		}
 		s.fs = append(s.fs, &field{
 			key:   api.PArticleQuantity + "/" + l.ArticleNumber,
 			title: fmt.Sprintf("%s · %s", Clean(l.ArticleNumber), trunc(Clean(l.Title), 40)),
@@ -84,6 +89,19 @@ func (s *captureSpec) check() check {
 		kind = "FULL capture of everything remaining (no article groups)"
 	}
 	c.summary = []string{titleStyle.Render(fmt.Sprintf("Amount to capture: %s %s", plan.Amount.StringFixed(2), s.res.Currency)) + " · " + kind}
+	r := s.res
+	left := r.Capturable()
+	c.plain = []string{
+		fmt.Sprintf("Capture %s %s from %s for invoice %s (reservation %s).", plan.Amount.StringFixed(2), r.Currency, who(r.CustomerName), Clean(r.Invoice), Clean(r.ReservationNumber)),
+		"Ships: " + units(r.Lines, func(i int) int { return qty[r.Lines[i].ArticleNumber] }) + ".",
+	}
+	open := units(r.Lines, func(i int) int { return left[i] - qty[r.Lines[i].ArticleNumber] })
+	if open == "" {
+		c.plain = append(c.plain, "Nothing stays open: everything reserved is then captured.")
+	} else {
+		rest := plan.Amount.Neg().Add(r.RemainingAmount())
+		c.plain = append(c.plain, fmt.Sprintf("Stays open (%s %s, can still be captured or cancelled): %s.", rest.StringFixed(2), r.Currency, open))
+	}
 	op := plan.Op(s.res.Currency)
 	c.sending = sendingText(op.Request(), plan.Full)
 	req := ops.CaptureRequest{Reservation: s.res.ReservationNumber, Quantities: qty, LateConfirmed: plan.PastWindow}
@@ -162,4 +180,85 @@ func sendingText(req *api.Request, fullCapture bool) string {
 func isSecretParam(name string) bool {
 	l := strings.ToLower(name)
 	return strings.HasSuffix(l, "pin") || strings.HasSuffix(l, "validationcode")
+}
+
+// scanStart counts from zero: every scanned unit adds one.
+func (s *captureSpec) scanStart() {
+	for i := range s.qty {
+		s.qty[i] = "0"
+	}
+}
+
+// lineFor finds the line a scanned code names: its article number (case
+// and surrounding blanks ignored), or a numeric code equal to it but for
+// leading zeros (an EAN-13 read as a 14-digit GTIN).
+func (s *captureSpec) lineFor(code string) int {
+	for i, l := range s.res.Lines {
+		if strings.EqualFold(strings.TrimSpace(l.ArticleNumber), code) {
+			return i
+		}
+	}
+	if isDigits(code) {
+		for i, l := range s.res.Lines {
+			if a := strings.TrimSpace(l.ArticleNumber); isDigits(a) && strings.TrimLeft(a, "0") == strings.TrimLeft(code, "0") {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *captureSpec) scan(code string) (string, bool) {
+	code = Clean(code)
+	i := s.lineFor(code)
+	if i < 0 {
+		return fmt.Sprintf("%s is not an article of this reservation: nothing counted", code), false
+	}
+	l := s.res.Lines[i]
+	left := s.res.Capturable()[i]
+	n, err := strconv.Atoi(strings.TrimSpace(s.qty[i]))
+	if err != nil || n < 0 {
+		n = 0
+	}
+	name := Clean(l.ArticleNumber) + " · " + trunc(Clean(l.Title), 32)
+	if n >= left {
+		return fmt.Sprintf("%s: all %d left to ship are already counted: nothing counted (over quantity)", name, left), false
+	}
+	n++
+	s.qty[i] = strconv.Itoa(n)
+	return fmt.Sprintf("%s: %d of %d", name, n, left), true
+}
+
+func (s *captureSpec) scanLines() []string {
+	left := s.res.Capturable()
+	var out []string
+	units := 0
+	total := decimal.Zero
+	for i, l := range s.res.Lines {
+		n, _ := strconv.Atoi(strings.TrimSpace(s.qty[i]))
+		mark := " "
+		switch {
+		case left[i] == 0:
+			mark = "-"
+		case n == left[i]:
+			mark = "✓"
+		}
+		out = append(out, fmt.Sprintf("%s %-10s %-32s %3d of %d", mark, trunc(Clean(l.ArticleNumber), 10), trunc(Clean(l.Title), 32), n, left[i]))
+		units += n
+		total = total.Add(l.Price.Mul(decimal.NewFromInt(int64(n))))
+	}
+	out = append(out, titleStyle.Render(fmt.Sprintf("Counted %d unit(s) · %s %s", units, total.StringFixed(2), s.res.Currency)))
+	return out
 }

@@ -53,22 +53,41 @@ type giftPaySpec struct {
 	lastName string
 	email    string
 	group    string
+	cards    []TestCard
 	fs       []*field
+}
+
+// TestCard is a gift card of the sandbox, listed on the payment form so an
+// operator trying the console has numbers to type.
+type TestCard struct {
+	Service, Number, PIN, Balance string
 }
 
 // NewGiftCardPay is the gift card payment form. codes are the configured
 // service codes (nil: the defaults); group, when set, pays the remainder
-// of an earlier partial payment.
-func NewGiftCardPay(codes []string, currency, group string, mode ops.Mode) Form {
+// of an earlier partial payment; cards are the sandbox's test cards (none
+// against another gateway).
+func NewGiftCardPay(codes []string, currency, group string, mode ops.Mode, cards ...TestCard) Form {
+	return newGiftCardPay(codes, currency, group, "", "", "", mode, cards)
+}
+
+// NewGiftCardRemainder pays the rest of a partial gift card payment: the
+// group's key, the remainder, the invoice and the first card's service
+// are filled in.
+func NewGiftCardRemainder(codes []string, currency, group, service, remainder, invoice string, mode ops.Mode, cards ...TestCard) Form {
+	return newGiftCardPay(codes, currency, group, service, remainder, invoice, mode, cards)
+}
+
+func newGiftCardPay(codes []string, currency, group, service, amount, invoice string, mode ops.Mode, cards []TestCard) Form {
 	if codes == nil {
 		codes = api.DefaultGiftCardCodes
 	}
 	if currency == "" {
 		currency = "EUR"
 	}
-	s := &giftPaySpec{codes: codes, currency: currency, code: codes[0], group: group}
+	s := &giftPaySpec{codes: codes, currency: currency, code: codes[0], group: group, amount: amount, invoice: invoice, cards: cards}
 	for _, c := range codes {
-		if c == "voucherb" {
+		if c == "voucherb" || (service != "" && c == service) {
 			s.code = c
 		}
 	}
@@ -97,7 +116,29 @@ func (s *giftPaySpec) title() string {
 
 func (s *giftPaySpec) header() string {
 	n, p := cardFieldNames(providerOf(s.code))
-	return mutedStyle.Render(fmt.Sprintf("Card fields of %s: %s + %s", s.code, n, p))
+	h := mutedStyle.Render(fmt.Sprintf("Card fields of %s: %s + %s", s.code, n, p))
+	if len(s.cards) == 0 {
+		return h
+	}
+	// The sandbox's cards for the chosen service, and the one card that
+	// works with any: what an operator trying the console can type.
+	var mine []string
+	anyCard := ""
+	for _, c := range s.cards {
+		switch {
+		case c.Service == "":
+			anyCard = fmt.Sprintf("%s, PIN %s", c.Number, c.PIN)
+		case strings.EqualFold(c.Service, s.code):
+			mine = append(mine, fmt.Sprintf("%s PIN %s (%s)", c.Number, c.PIN, c.Balance))
+		}
+	}
+	if len(mine) > 0 {
+		h += "\n" + mutedStyle.Render("Sandbox test cards for "+s.code+": "+strings.Join(mine, " · "))
+	}
+	if anyCard != "" {
+		h += "\n" + mutedStyle.Render("Any service: "+anyCard)
+	}
+	return h
 }
 
 func (s *giftPaySpec) fields() []*field { return s.fs }
@@ -143,6 +184,14 @@ func (s *giftPaySpec) check() check {
 		return c
 	}
 	c.summary = []string{titleStyle.Render(fmt.Sprintf("Pay %s %s with %s card %s", amount.StringFixed(2), s.currency, s.code, ops.MaskCard(req.Card.Number)))}
+	c.plain = []string{fmt.Sprintf("Take %s %s from %s gift card %s for invoice %s.", amount.StringFixed(2), s.currency, s.code, ops.MaskCard(req.Card.Number), Clean(inv))}
+	if s.group != "" {
+		c.plain[0] = fmt.Sprintf("Pay the remainder of partial payment %s: %s %s from %s gift card %s.", s.group, amount.StringFixed(2), s.currency, s.code, ops.MaskCard(req.Card.Number))
+	}
+	c.plain = append(c.plain, "If the card holds less, the card's balance is taken and the rest stays to be paid (a partial payment).")
+	if req.LastName != "" {
+		c.plain = append(c.plain, "Customer: "+Clean(req.LastName)+" "+Clean(req.Email))
+	}
 	c.sending = sendingText(op.Request(), false)
 	c.intent = req
 	return c
@@ -165,14 +214,24 @@ type giftRefundSpec struct {
 // partialRefunds is the provider B merchant setting.
 func NewGiftCardRefund(t *store.Transaction, partialRefunds bool, mode ops.Mode) Form {
 	s := &giftRefundSpec{tx: t, partialRefunds: partialRefunds, reason: ops.ReasonReturn}
-	s.fs = []*field{
-		{key: api.FieldAmountCredit, title: "Amount", hint: "empty: everything left (" + t.Refundable().StringFixed(2) + "); less is a partial refund", value: &s.amount},
-		{key: api.PLastName, title: "Last name", hint: "needed for a partial refund when the payment did not carry it", value: &s.lastName},
-		{key: api.PEmail, title: "E-mail", hint: "needed for a partial refund when the payment did not carry it", value: &s.email},
+	partial := t.Provider == api.ProviderB && partialRefunds
+	amountHint := "empty: everything left (" + t.Refundable().StringFixed(2) + "); less is a partial refund"
+	if !partial {
+		amountHint = "empty: everything left (" + t.Refundable().StringFixed(2) + "); this card takes only a full refund"
+	}
+	s.fs = []*field{{key: api.FieldAmountCredit, title: "Amount", hint: amountHint, value: &s.amount}}
+	if partial && !t.HasContact {
+		// Asked only where it matters: a partial refund of a provider B card
+		// whose payment did not carry them.
+		s.fs = append(s.fs,
+			&field{key: api.PLastName, title: "Last name", hint: "needed for a partial refund (the payment did not carry it)", value: &s.lastName},
+			&field{key: api.PEmail, title: "E-mail", hint: "needed for a partial refund (the payment did not carry it)", value: &s.email})
+	}
+	s.fs = append(s.fs, []*field{
 		{key: "Reason", title: "Reason", value: &s.reason, options: []option{{"return", ops.ReasonReturn}, {"defect", ops.ReasonDefect},
 			{"goodwill", ops.ReasonGoodwill}, {"duplicate", ops.ReasonDuplicate}, {"other", ops.ReasonOther}}},
 		{key: "ReasonText", title: "Reason text", hint: "required for \"other\"", value: &s.text},
-	}
+	}...)
 	return newKit("giftcard-refund", s, mode)
 }
 
@@ -228,6 +287,11 @@ func (s *giftRefundSpec) check() check {
 		kind = "full refund"
 	}
 	c.summary = []string{titleStyle.Render(fmt.Sprintf("Refund %s %s", op.Amount.StringFixed(2), s.tx.Currency)) + " · " + kind}
+	c.plain = []string{
+		fmt.Sprintf("Refund %s %s to the %s gift card of payment %s (invoice %s), reason: %s.", op.Amount.StringFixed(2), s.tx.Currency,
+			Clean(s.tx.ServiceCode), Clean(s.tx.Key[:min(12, len(s.tx.Key))])+"…", Clean(s.tx.Invoice), Clean(ch.Reason.String())),
+		fmt.Sprintf("Stays refundable on that payment afterwards: %s %s.", s.tx.Refundable().Sub(op.Amount).StringFixed(2), s.tx.Currency),
+	}
 	c.sending = sendingText(op.Request(), false) + "\nReason (audit log only): " + Clean(ch.Reason.String())
 	c.intent = ops.GiftCardRefundRequest{Transaction: s.tx.Key, Change: ch}
 	return c

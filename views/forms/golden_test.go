@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/golden"
@@ -43,6 +44,11 @@ func TestFormGoldens(t *testing.T) {
 		{"capture", func() Form { return NewCapture(reservation(), ops.ModeSandbox, fixedNow) }, nil},
 		{"capture-field-errors", func() Form { return NewCapture(reservation(), ops.ModeSandbox, fixedNow) },
 			append(append(clearField(2), typeText("5")...), press("tab"), press("backspace"), press("x"))},
+		{"capture-line-done", func() Form {
+			r := reservation()
+			r.Lines[1].Captured = 2 // the socks are shipped: no input for them
+			return NewCapture(r, ops.ModeSandbox, fixedNow)
+		}, nil},
 		{"cancel", func() Form { return NewCancel(reservation(), ops.ModeSandbox) }, nil},
 		{"update", func() Form { return NewUpdate(reservation(), ops.ModeSandbox) }, nil},
 		{"update-field-errors", func() Form { return NewUpdate(reservation(), ops.ModeSandbox) },
@@ -81,12 +87,19 @@ func TestCaptureConfirmAndResultGoldens(t *testing.T) {
 	f := sized(NewCapture(reservation(), ops.ModeSandbox, fixedNow))
 	f, _ = drive(f, append(clearField(2), typeText("1")...)...)
 	f, _ = drive(f, press("enter"), press("enter"), press("enter"))
-	if !strings.Contains(f.View(), "This will be sent") {
+	if !strings.Contains(f.View(), "[ Send ]") {
 		t.Fatalf("not at the confirm step:\n%s", f.View())
 	}
 	t.Run("confirm", func(t *testing.T) { golden.RequireEqual(t, render(t, f)) })
+	f, _ = drive(f, press("d"))
+	t.Run("confirm-wire", func(t *testing.T) { golden.RequireEqual(t, render(t, f)) })
 
-	f, out := drive(f, press("y"))
+	// A stray word never sends: the y of "okay", enter on Back.
+	f, out := drive(f, typeText("okay")...)
+	if len(out) != 0 || !strings.Contains(f.View(), "Nothing was sent") {
+		t.Fatalf("okay sent %v:\n%s", out, f.View())
+	}
+	f, out = drive(f, sendKeys()...)
 	if len(out) != 1 {
 		t.Fatalf("want one SubmitMsg, got %v", out)
 	}
@@ -96,7 +109,7 @@ func TestCaptureConfirmAndResultGoldens(t *testing.T) {
 		t.Fatalf("intent %+v", req)
 	}
 	// Pressing again while it is on its way sends nothing.
-	f, out = drive(f, press("enter"), press("y"), press("enter"))
+	f, out = drive(f, press("enter"), press("tab"), press("enter"))
 	if len(out) != 0 || !f.Busy() {
 		t.Fatalf("a second press sent %v (busy %v)", out, f.Busy())
 	}
@@ -136,11 +149,15 @@ func TestCapturePastWindowAsksTwice(t *testing.T) {
 		t.Fatalf("no second confirmation:\n%s", f.View())
 	}
 	t.Run("confirm-late", func(t *testing.T) { golden.RequireEqual(t, render(t, f)) })
-	f, out := drive(f, press("y"), press("y"))
-	if len(out) != 1 || !out[0].(SubmitMsg).Intent.(ops.CaptureRequest).LateConfirmed {
-		t.Fatalf("late capture intent %v", out)
+	// Send without the tick: refused, and the focus goes to the tick.
+	f, out := drive(f, press("tab"), press("tab"), press("enter"))
+	if len(out) != 0 || !strings.Contains(f.View(), "Nothing was sent: tick") {
+		t.Fatalf("sent without the late confirmation: %v\n%s", out, f.View())
 	}
-	_ = f
+	f, out = drive(f, press("space"), press("tab"), press("tab"), press("enter"))
+	if len(out) != 1 || !out[0].(SubmitMsg).Intent.(ops.CaptureRequest).LateConfirmed {
+		t.Fatalf("late capture intent %v\n%s", out, f.View())
+	}
 }
 
 // TestLiveCancelNeedsTheInvoiceNumber: against a live gateway a y does
@@ -148,7 +165,6 @@ func TestCapturePastWindowAsksTwice(t *testing.T) {
 // intent.
 func TestLiveCancelNeedsTheInvoiceNumber(t *testing.T) {
 	f := sized(NewCancel(reservation(), ops.ModeLive))
-	f, _ = drive(f, press("enter"))
 	f, out := drive(f, press("y"), press("enter"))
 	if len(out) != 0 {
 		t.Fatalf("sent without the invoice number: %v", out)
@@ -164,7 +180,7 @@ func TestLiveCancelNeedsTheInvoiceNumber(t *testing.T) {
 func sendingCapture(t *testing.T) (Form, SubmitMsg) {
 	t.Helper()
 	f := sized(NewCapture(reservation(), ops.ModeSandbox, fixedNow))
-	f, out := drive(f, press("enter"), press("enter"), press("enter"), press("y"))
+	f, out := drive(f, append([]tea.Msg{press("enter"), press("enter"), press("enter")}, sendKeys()...)...)
 	if len(out) != 1 {
 		t.Fatalf("no SubmitMsg: %v", out)
 	}
@@ -177,8 +193,78 @@ func TestResolveFormGolden(t *testing.T) {
 	f := sized(NewResolve(op, ops.ModeSandbox))
 	t.Run("field-errors", func(t *testing.T) { golden.RequireEqual(t, render(t, f)) })
 	f, _ = drive(f, append(typeText("captured per back office"), press("enter"))...)
-	f, out := drive(f, press("y"))
+	f, out := drive(f, sendKeys()...)
 	if len(out) != 1 || out[0].(SubmitMsg).Intent.(ops.ResolveRequest).Note != "captured per back office" {
 		t.Fatalf("resolve intent %v\n%s", out, f.View())
 	}
+}
+
+// sendKeys choose the Send button of a confirm step (the focus starts on
+// Back) and press it.
+func sendKeys() []tea.Msg { return []tea.Msg{press("tab"), press("enter")} }
+
+// twoCaptures is the fixture reservation after two captures: the first
+// shipped a shoe and a pack of socks, the second two shoes and the socks.
+func twoCaptures() (*store.Reservation, []*store.Transaction) {
+	r := reservation()
+	r.Lines[0].Captured, r.Lines[1].Captured = 3, 2
+	t0 := testNow.Add(-48 * time.Hour)
+	c1 := &store.Transaction{Key: "C1C1C1C1C1C1C1C1C1C1C1C1C1C1C1C1", Kind: store.KindCapture, Invoice: r.Invoice, Currency: "EUR",
+		Amount: dec("74.45"), Status: store.Status{Code: api.StatusSuccess, Time: t0}, InvoiceNumber: "40001234",
+		Lines: []api.CaptureLine{{ArticleNumber: "SHOE-42", Quantity: 1}, {ArticleNumber: "SOCK-3P", Quantity: 1}}}
+	c2 := &store.Transaction{Key: "C2C2C2C2C2C2C2C2C2C2C2C2C2C2C2C2", Kind: store.KindCapture, Invoice: r.Invoice, Currency: "EUR",
+		Amount: dec("134.40"), Status: store.Status{Code: api.StatusSuccess, Time: t0.Add(time.Hour)}, InvoiceNumber: "40001299",
+		Lines: []api.CaptureLine{{ArticleNumber: "SHOE-42", Quantity: 2}, {ArticleNumber: "SOCK-3P", Quantity: 1}}}
+	r.CapturedAmount = dec("208.85")
+	return r, []*store.Transaction{c1, c2}
+}
+
+// TestReturnFormGoldens: the return form lists only lines that can come
+// back; two shoes and the socks split over both captures, shown before
+// sending, and the intent carries the units.
+func TestReturnFormGoldens(t *testing.T) {
+	r, txs := twoCaptures()
+	f := sized(NewReturn(r, txs, ops.ModeSandbox))
+	t.Run("open", func(t *testing.T) { golden.RequireEqual(t, render(t, f)) })
+	f, _ = drive(f, append(append(append(clearField(1), typeText("2")...), press("enter")), append(clearField(1), typeText("1")...)...)...)
+	f, _ = drive(f, press("enter"), press("backspace"))
+	f, _ = drive(f, typeText("4.95")...)
+	if !strings.Contains(f.View(), "Refund 139.35 EUR") {
+		t.Fatalf("no live total:\n%s", f.View())
+	}
+	t.Run("filled", func(t *testing.T) { golden.RequireEqual(t, render(t, f)) })
+	f, _ = drive(f, press("enter"), press("enter"), press("enter"))
+	if !strings.Contains(f.View(), "This sends 2 refunds") {
+		t.Fatalf("not at the confirm step:\n%s", f.View())
+	}
+	t.Run("confirm", func(t *testing.T) { golden.RequireEqual(t, render(t, f)) })
+	_, out := drive(f, sendKeys()...)
+	if len(out) != 1 {
+		t.Fatalf("want one SubmitMsg, got %v", out)
+	}
+	req := out[0].(SubmitMsg).Intent.(ops.ReturnRequest)
+	if req.Units["SHOE-42"] != 2 || req.Units["SOCK-3P"] != 1 || !req.Extra.Equal(dec("4.95")) {
+		t.Fatalf("intent %+v", req)
+	}
+}
+
+// TestUpdateConfirmShowsOldAndNewTotal: the update's confirmation says the
+// total before and after, and which line changes how.
+func TestUpdateConfirmShowsOldAndNewTotal(t *testing.T) {
+	f := sized(NewUpdate(reservation(), ops.ModeSandbox))
+	if strings.Contains(stripANSI(f.View()), "✗") {
+		t.Fatalf("the update form opens with an error:\n%s", f.View())
+	}
+	// SHOE-42 keeps 2 of 3.
+	f, _ = drive(f, append(clearField(1), typeText("2")...)...)
+	for i := 0; i < 11; i++ {
+		f, _ = drive(f, press("enter"))
+	}
+	out := stripANSI(string(render(t, f)))
+	for _, want := range []string{"total 213.80", "→ 153.85 EUR", "SHOE-42 3 → 2 units", "What was shipped stays captured (59.95 EUR)"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("confirm lacks %q:\n%s", want, out)
+		}
+	}
+	golden.RequireEqual(t, render(t, f))
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/huh/v2"
 	"charm.land/lipgloss/v2"
@@ -48,7 +49,8 @@ type check struct {
 	general []string          // errors not tied to a field
 	summary []string          // live lines under the fields (amount, full/partial)
 	intent  ops.Intent        // what to send; nil while something is wrong
-	sending string            // exactly what will be sent, for the confirm step
+	plain   []string          // the confirm step's summary in plain words: action, amount, customer, invoice, lines, what stays open
+	sending string            // exactly what will be sent (the wire detail, folded on the confirm step)
 	extra   []string          // further explicit confirmations (late capture)
 	invoice string            // against a live gateway: the invoice to type
 }
@@ -83,17 +85,22 @@ type kit struct {
 	width  int
 	height int
 
-	stage   stage
-	form    *huh.Form
-	fields  []*field
+	stage  stage
+	form   *huh.Form
+	fields []*field
+	focus  int // the field with the focus in the edit stage (kept here, not asked of huh)
+	// touched are the fields the operator typed in or left; tried is set
+	// by an enter that could not go on. A field's error shows only then:
+	// a form opens with its hints, not a column of red.
+	touched map[string]bool
+	tried   bool
 	last    check
 	serverE map[string]string // field errors from the answer, until edited
 
-	confirmYes bool
-	extraYes   []bool
-	typed      string
-	choice     string
-	choices    []choice
+	confirm *confirmation
+	scan    *scanState // scan mode of a form whose spec counts scanned codes
+	choice  string
+	choices []choice
 
 	result *ops.Result
 	err    error
@@ -101,6 +108,9 @@ type kit struct {
 
 func newKit(prefix string, s spec, mode ops.Mode) *kit {
 	k := &kit{spec: s, mode: mode, theme: huh.ThemeFunc(formTheme), width: 80, height: 24}
+	if sc, ok := s.(scanner); ok {
+		k.scan = &scanState{spec: sc}
+	}
 	k.id = fmt.Sprintf("%s-%p", prefix, k) // unique while the form lives
 	k.fields = s.fields()
 	k.buildEdit()
@@ -150,11 +160,28 @@ func formTheme(isDark bool) *huh.Styles {
 // Init implements Form.
 func (k *kit) Init() tea.Cmd {
 	k.recheck()
+	if len(k.fields) == 0 && k.last.ok() {
+		// Nothing to fill in (cancel): straight to what will happen.
+		k.buildConfirm()
+		return nil
+	}
+	return k.form.Init()
+}
+
+// back leaves the confirm step: to the fields, or (a form without any)
+// closes the form.
+func (k *kit) back() tea.Cmd {
+	if len(k.fields) == 0 {
+		return k.closeCmd()
+	}
+	k.buildEdit()
+	k.recheck()
 	return k.form.Init()
 }
 
 func (k *kit) buildEdit() {
 	k.stage = stageEdit
+	k.focus = 0
 	var hs []huh.Field
 	for _, f := range k.fields {
 		f := f
@@ -213,7 +240,7 @@ func (k *kit) recheck() {
 	k.last = k.spec.check()
 	for _, f := range k.fields {
 		d := f.hint
-		if e := k.errFor(f.key); e != "" {
+		if e := k.errFor(f.key); e != "" && (k.tried || k.touched[f.key] || k.serverE[f.key] != "") {
 			d = "✗ " + e
 		}
 		if f.input != nil {
@@ -223,7 +250,10 @@ func (k *kit) recheck() {
 			f.sel.Description(d)
 		}
 	}
-	if k.form != nil && k.stage == stageEdit {
+	if k.form != nil && k.stage == stageEdit && (k.scan == nil || !k.scan.on) {
+		// (Not in scan mode: an update makes huh's inputs write their own
+		// text back into the values the scan counts; the fields are built
+		// afresh from the counts when scan mode ends.)
 		// huh draws a group into a viewport when it updates; a message of
 		// our own makes it redraw with the new descriptions.
 		m, _ := k.form.Update(redrawMsg{})
@@ -236,29 +266,204 @@ func (k *kit) recheck() {
 // redrawMsg makes the huh form redraw after the field errors changed.
 type redrawMsg struct{}
 
+// confirmation is the confirm step, drawn and driven here rather than by
+// huh: a person reads a plain summary, the wire detail is folded away, and
+// only an explicit choice sends — the Send button chosen with tab or the
+// arrows and pressed with enter, or (against a live gateway) the typed
+// invoice number. A letter never sends: "okay" typed here does nothing.
+type confirmation struct {
+	ticks    []bool // the extra confirmations, each ticked by hand
+	live     bool   // a typed invoice number is needed
+	input    textinput.Model
+	focus    int // 0…len(ticks)-1 the extras, then the input (live), then Back, Send
+	showWire bool
+	note     string // why the last enter did not send
+}
+
+func (c *confirmation) inputAt() int {
+	if !c.live {
+		return -1
+	}
+	return len(c.ticks)
+}
+func (c *confirmation) backAt() int { return len(c.ticks) + b2i(c.live) }
+func (c *confirmation) sendAt() int { return c.backAt() + 1 }
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func (k *kit) buildConfirm() {
 	k.stage = stageConfirm
-	k.confirmYes = false
-	k.extraYes = make([]bool, len(k.last.extra))
-	k.typed = ""
-	fs := []huh.Field{huh.NewNote().Title("This will be sent").Description(k.last.sending)}
+	k.form = nil
+	c := &confirmation{ticks: make([]bool, len(k.last.extra)), live: k.mode.IsLive() && k.last.invoice != ""}
+	if c.live {
+		c.input = textinput.New()
+		c.input.Prompt = "> "
+		c.input.CharLimit = 64
+		c.input.SetWidth(max(k.width-6, 10))
+		c.input.Focus()
+	}
+	c.focus = c.backAt()
+	switch {
+	case len(c.ticks) > 0:
+		c.focus = 0
+	case c.live:
+		c.focus = c.inputAt()
+	}
+	k.confirm = c
+}
+
+// confirmKey handles a key of the confirm step.
+func (k *kit) confirmKey(msg tea.Msg) tea.Cmd {
+	c := k.confirm
+	if p, ok := msg.(tea.PasteMsg); ok {
+		if c.focus == c.inputAt() {
+			var cmd tea.Cmd
+			c.input, cmd = c.input.Update(p)
+			return cmd
+		}
+		return nil
+	}
+	km, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	inInput := c.focus == c.inputAt()
+	c.note = ""
+	switch km.String() {
+	case "tab", "down":
+		c.focus = min(c.focus+1, c.sendAt())
+		return nil
+	case "shift+tab", "up":
+		c.focus = max(c.focus-1, 0)
+		return nil
+	case "right":
+		if !inInput {
+			c.focus = min(c.focus+1, c.sendAt())
+			return nil
+		}
+	case "left":
+		if !inInput {
+			c.focus = max(c.focus-1, 0)
+			return nil
+		}
+	case "space":
+		if c.focus < len(c.ticks) {
+			c.ticks[c.focus] = !c.ticks[c.focus]
+			return nil
+		}
+	case "enter":
+		switch {
+		case c.focus < len(c.ticks):
+			c.ticks[c.focus] = !c.ticks[c.focus]
+			return nil
+		case c.focus == c.backAt():
+			return k.back()
+		}
+		return k.trySend() // Send, or enter in the invoice input
+	}
+	if inInput {
+		var cmd tea.Cmd
+		c.input, cmd = c.input.Update(msg)
+		return cmd
+	}
+	if km.String() == "d" {
+		c.showWire = !c.showWire
+		return nil
+	}
+	if km.Text != "" {
+		c.note = "Nothing was sent: choose Send with tab or → and press enter (esc goes back to the fields)."
+	}
+	return nil
+}
+
+// trySend sends when every confirmation is in place, or says what is
+// missing.
+func (k *kit) trySend() tea.Cmd {
+	c := k.confirm
+	for i, t := range c.ticks {
+		if !t {
+			c.focus = i
+			c.note = "Nothing was sent: tick \"" + k.last.extra[i] + "\" first (space)."
+			return nil
+		}
+	}
+	typed := ""
+	if c.live {
+		typed = strings.TrimSpace(c.input.Value())
+		if typed != k.last.invoice {
+			c.focus = c.inputAt()
+			c.note = "Nothing was sent: type the invoice number " + k.last.invoice + " exactly."
+			return nil
+		}
+	}
+	k.stage = stageSending
+	intent, id := withConfirm(k.last.intent, typed), k.id
+	return func() tea.Msg { return SubmitMsg{ID: id, Intent: intent} }
+}
+
+// confirmView draws the confirm step: the plain summary, the choices, the
+// wire detail folded below.
+func (k *kit) confirmView() string {
+	c := k.confirm
+	var b strings.Builder
+	plain := k.last.plain
+	if len(plain) == 0 {
+		plain = k.last.summary
+	}
+	for i, p := range plain {
+		if i == 0 {
+			b.WriteString(titleStyle.Render(wrapWords(p, k.width)) + "\n")
+			continue
+		}
+		b.WriteString(wrapWords(p, k.width) + "\n")
+	}
+	b.WriteString("\n")
+	mark := func(i int) string {
+		if c.focus == i {
+			return "» "
+		}
+		return "  "
+	}
 	for i, e := range k.last.extra {
-		fs = append(fs, huh.NewConfirm().Title(e).Affirmative("Yes, I confirm").Negative("No").Value(&k.extraYes[i]))
+		box := "[ ]"
+		if c.ticks[i] {
+			box = "[x]"
+		}
+		b.WriteString(mark(i) + box + " " + wrapWords(e, max(k.width-6, 10)) + "\n")
 	}
-	if k.mode.IsLive() && k.last.invoice != "" {
-		inv := k.last.invoice
-		fs = append(fs, huh.NewInput().Title("LIVE gateway: type the invoice number "+inv+" to confirm").Value(&k.typed).
-			Validate(func(s string) error {
-				if strings.TrimSpace(s) != inv {
-					return fmt.Errorf("must be exactly %s", inv)
-				}
-				return nil
-			}))
-		k.confirmYes = true
+	if c.live {
+		b.WriteString(mark(c.inputAt()) + errStyle.Render("LIVE gateway") + ": type the invoice number " + Clean(k.last.invoice) + " to send\n")
+		b.WriteString("  " + c.input.View() + "\n")
+	}
+	button := func(i int, label string) string {
+		if c.focus == i {
+			return titleStyle.Reverse(true).Render("» [ " + label + " ] «")
+		}
+		return "  [ " + label + " ]  "
+	}
+	b.WriteString(button(c.backAt(), "Back") + "   " + button(c.sendAt(), "Send") + "\n")
+	if c.note != "" {
+		b.WriteString(errStyle.Render(wrapWords(c.note, k.width)) + "\n")
+	}
+	if c.showWire {
+		b.WriteString("\n" + mutedStyle.Render("▾ What is sent (d hides it)") + "\n" + k.last.sending + "\n")
 	} else {
-		fs = append(fs, huh.NewConfirm().Title("Send it?").Affirmative("Send").Negative("Back").Value(&k.confirmYes))
+		b.WriteString("\n" + mutedStyle.Render("▸ What is sent on the wire: press d to show it") + "\n")
 	}
-	k.form = k.newForm(huh.NewGroup(fs...))
+	help := "tab/→ next · shift+tab/← back · enter choose · d wire detail · esc back to the fields"
+	if c.live {
+		help = "type the invoice number, enter sends · tab moves · esc back to the fields"
+	}
+	if len(k.fields) == 0 {
+		help = strings.Replace(help, "esc back to the fields", "esc closes, nothing sent", 1)
+	}
+	b.WriteString(mutedStyle.Render(help))
+	return b.String()
 }
 
 func (k *kit) buildResult() {
@@ -289,12 +494,25 @@ func (k *kit) Update(msg tea.Msg) (Form, tea.Cmd) {
 		return k, k.settle(msg)
 	case tea.WindowSizeMsg:
 		return k, nil // the host sizes forms with SetSize
+	case tea.PasteMsg:
+		if k.stage == stageConfirm {
+			return k, k.confirmKey(msg)
+		}
+		if k.stage == stageEdit && k.scan != nil && k.scan.on {
+			return k, k.scanKey(msg)
+		}
 	case tea.KeyPressMsg:
+		if k.stage == stageEdit && k.scan != nil && (k.scan.on || msg.String() == scanToggle) {
+			return k, k.scanKey(msg)
+		}
 		if msg.String() == "esc" {
 			return k, k.escape()
 		}
 		if k.stage == stageSending {
 			return k, nil // one press sends once: keys wait for the answer
+		}
+		if k.stage == stageConfirm {
+			return k, k.confirmKey(msg)
 		}
 		if k.stage == stageResult && k.form == nil {
 			if msg.String() == "enter" || msg.String() == "q" {
@@ -306,14 +524,37 @@ func (k *kit) Update(msg tea.Msg) (Form, tea.Cmd) {
 	if k.form == nil {
 		return k, nil
 	}
+	if k.stage == stageEdit && k.scan != nil && k.scan.on {
+		// huh's fields must not see anything while scanning (each update
+		// writes their stale text over the counts); the scan input takes
+		// its cursor's messages.
+		var cmd tea.Cmd
+		k.scan.input, cmd = k.scan.input.Update(msg)
+		return k, cmd
+	}
+	if km, ok := msg.(tea.KeyPressMsg); ok && k.stage == stageEdit {
+		switch km.String() {
+		case "enter", "tab", "down":
+			return k, k.move(+1)
+		case "shift+tab", "up":
+			return k, k.move(-1)
+		}
+	}
+	if km, ok := msg.(tea.KeyPressMsg); ok && k.stage == stageResult && km.String() == "enter" {
+		return k, k.choose() // at once, for the same reason as move
+	}
 	m, cmd := k.form.Update(msg)
 	if f, ok := m.(*huh.Form); ok {
 		k.form = f
 	}
 	switch k.stage {
 	case stageEdit:
-		if _, isKey := msg.(tea.KeyPressMsg); isKey {
+		switch msg.(type) {
+		case tea.KeyPressMsg:
 			k.serverE = nil
+			k.touch()
+		case tea.PasteMsg:
+			k.touch()
 		}
 		k.recheck()
 		if k.form.State == huh.StateCompleted {
@@ -323,35 +564,11 @@ func (k *kit) Update(msg tea.Msg) (Form, tea.Cmd) {
 				return k, k.form.Init()
 			}
 			k.buildConfirm()
-			return k, k.form.Init()
-		}
-	case stageConfirm:
-		if k.form.State == huh.StateCompleted {
-			yes := k.confirmYes
-			for _, e := range k.extraYes {
-				yes = yes && e
-			}
-			if !yes {
-				k.buildEdit()
-				k.recheck()
-				return k, k.form.Init()
-			}
-			k.stage = stageSending
-			k.form = nil
-			intent, id := withConfirm(k.last.intent, k.typed), k.id
-			return k, func() tea.Msg { return SubmitMsg{ID: id, Intent: intent} }
+			return k, nil
 		}
 	case stageResult:
 		if k.form.State == huh.StateCompleted {
-			var i int
-			fmt.Sscan(k.choice, &i)
-			if i < 0 || i >= len(k.choices) || k.choices[i].intent == nil {
-				return k, k.closeCmd()
-			}
-			k.stage = stageSending
-			k.form = nil
-			intent, id := k.choices[i].intent, k.id
-			return k, func() tea.Msg { return SubmitMsg{ID: id, Intent: intent} }
+			return k, k.choose()
 		}
 	}
 	if k.form.State == huh.StateAborted {
@@ -360,14 +577,90 @@ func (k *kit) Update(msg tea.Msg) (Form, tea.Cmd) {
 	return k, cmd
 }
 
+// touch marks the focused field as seen by the operator.
+func (k *kit) touch() {
+	if k.focus < 0 || k.focus >= len(k.fields) {
+		return
+	}
+	if k.touched == nil {
+		k.touched = map[string]bool{}
+	}
+	k.touched[k.fields[k.focus].key] = true
+}
+
+// choose takes the follow-up chosen on the result.
+func (k *kit) choose() tea.Cmd {
+	var i int
+	fmt.Sscan(k.choice, &i)
+	if i < 0 || i >= len(k.choices) || k.choices[i].intent == nil {
+		return k.closeCmd()
+	}
+	k.stage = stageSending
+	k.form = nil
+	intent, id := k.choices[i].intent, k.id
+	return func() tea.Msg { return SubmitMsg{ID: id, Intent: intent} }
+}
+
+// move changes the focus of the edit stage by one field, at once. huh moves
+// the focus when a command it returns comes back as a message; keys typed
+// faster than that (a paste, a scanner, a fast typist) would land in the
+// field being left. Moving here, inside the key's own Update, keeps every
+// key in the field the operator sees focused when it is typed. Enter on
+// the last field goes on to the confirm step when the values are right,
+// or to the first field with an error.
+func (k *kit) move(dir int) tea.Cmd {
+	k.serverE = nil
+	k.touch()
+	k.recheck()
+	var cmds []tea.Cmd
+	if dir > 0 && k.focus >= len(k.fields)-1 {
+		if k.last.ok() {
+			k.buildConfirm()
+			return nil
+		}
+		k.tried = true
+		k.recheck()
+		for i, f := range k.fields {
+			if k.errFor(f.key) != "" {
+				cmds = append(cmds, k.focusField(i))
+				break
+			}
+		}
+		return tea.Batch(cmds...)
+	}
+	if dir < 0 && k.focus == 0 {
+		return nil
+	}
+	return k.focusField(k.focus + dir)
+}
+
+// focusField moves huh's focus to field i with huh's own field messages,
+// handled synchronously.
+func (k *kit) focusField(i int) tea.Cmd {
+	var cmds []tea.Cmd
+	for k.focus != i {
+		msg := huh.NextField()
+		step := 1
+		if i < k.focus {
+			msg, step = huh.PrevField(), -1
+		}
+		m, cmd := k.form.Update(msg)
+		if f, ok := m.(*huh.Form); ok {
+			k.form = f
+		}
+		cmds = append(cmds, cmd)
+		k.focus += step
+	}
+	k.recheck()
+	return tea.Batch(cmds...)
+}
+
 func (k *kit) escape() tea.Cmd {
 	switch k.stage {
 	case stageSending:
 		return nil
 	case stageConfirm:
-		k.buildEdit()
-		k.recheck()
-		return k.form.Init()
+		return k.back()
 	}
 	return k.closeCmd()
 }
@@ -447,9 +740,15 @@ func (k *kit) View() string {
 	var b strings.Builder
 	b.WriteString(k.chrome())
 	switch k.stage {
-	case stageEdit, stageConfirm:
+	case stageConfirm:
+		b.WriteString(k.confirmView())
+	case stageEdit:
+		if k.scan != nil && k.scan.on {
+			b.WriteString(k.scanView())
+			break
+		}
 		b.WriteString(trimBlankTail(k.form.View()))
-		if k.stage == stageEdit {
+		{
 			for _, s := range k.last.summary {
 				b.WriteString("\n" + s)
 			}
@@ -462,14 +761,18 @@ func (k *kit) View() string {
 				// a 32-character key) is read whole, never cut off.
 				b.WriteString("\n" + errStyle.Render(ansi.Wrap("✗ "+g, k.width, " ")))
 			}
-			b.WriteString("\n" + mutedStyle.Render("enter next · shift+tab back · esc cancel"))
-		} else if k.mode.IsLive() && k.last.invoice != "" {
-			b.WriteString("\n" + mutedStyle.Render("type the invoice number, then enter · esc back to the fields"))
-		} else {
-			b.WriteString("\n" + mutedStyle.Render("y send · n back to the fields · ←/→ then enter · esc back"))
+			help := "enter next · shift+tab back · esc cancel"
+			if k.scan != nil {
+				help = "enter next · shift+tab back · " + scanToggle + " scan mode · esc cancel"
+			}
+			b.WriteString("\n" + mutedStyle.Render(help))
 		}
 	case stageSending:
-		b.WriteString("\n" + k.last.sending + "\n\nSending… (waiting for the gateway; this form sends once)")
+		plain := k.last.plain
+		if len(plain) == 0 {
+			plain = k.last.summary
+		}
+		b.WriteString("\n" + strings.Join(plain, "\n") + "\n\nSending… (waiting for the gateway; this form sends once)")
 	case stageResult:
 		b.WriteString(resultView(k.result, k.err))
 		if k.form != nil {
@@ -542,7 +845,8 @@ func resultView(r *ops.Result, err error) string {
 		line("Operation", fmt.Sprintf("%d (%s)", r.OpID, r.State))
 	}
 	if r.Message != "" && err == nil {
-		line("Note", r.Message)
+		// One line per part: a return refunded over two captures says both.
+		line("Note", strings.ReplaceAll(r.Message, "; ", "\n"+strings.Repeat(" ", 17)))
 	}
 	line("Warning", r.Warning)
 	return b.String()
@@ -591,6 +895,9 @@ func withConfirm(in ops.Intent, typed string) ops.Intent {
 		r.Confirm = typed
 		return r
 	case ops.RefundRequest:
+		r.Confirm = typed
+		return r
+	case ops.ReturnRequest:
 		r.Confirm = typed
 		return r
 	case ops.GiftCardRefundRequest:

@@ -126,6 +126,13 @@ func (s *refundSpec) check() check {
 		kind = "refund of everything left"
 	}
 	c.summary = []string{titleStyle.Render(fmt.Sprintf("Refund %s %s", op.Amount.StringFixed(2), t.Currency)) + " · " + kind + " · reason " + Clean(reason.String())}
+	after := t.Refundable().Sub(op.Amount)
+	c.plain = []string{
+		fmt.Sprintf("Refund %s %s to %s for invoice %s, reason: %s.", op.Amount.StringFixed(2), t.Currency, who(t.CustomerName), Clean(t.Invoice), Clean(reason.String())),
+		fmt.Sprintf("Against the capture with the provider's invoice %s (captured %s %s, refunded so far %s).", Clean(t.InvoiceNumber),
+			t.Amount.StringFixed(2), t.Currency, t.Refunded.StringFixed(2)),
+		fmt.Sprintf("Stays refundable on that capture afterwards: %s %s.", after.StringFixed(2), t.Currency),
+	}
 	c.sending = sendingText(op.Request(), false) + "\nReason (audit log only): " + Clean(reason.String())
 	c.intent = ops.RefundRequest{Transaction: t.Key, Amount: &op.Amount, Reason: reason}
 	return c

@@ -54,6 +54,7 @@ func (s *resolveSpec) check() check {
 		return c
 	}
 	c.sending = fmt.Sprintf("Nothing goes to the gateway.\nOperation %d (%s %s) is marked resolved with the note:\n%s", s.op.ID, s.op.Action, Clean(s.op.Target), Clean(note))
+	c.plain = []string{fmt.Sprintf("Mark operation %d (%s on %s) as resolved by hand, with your note. Nothing is sent to the gateway.", s.op.ID, s.op.Action, Clean(s.op.Target))}
 	c.intent = ops.ResolveRequest{OpID: s.op.ID, Note: note}
 	return c
 }

@@ -52,7 +52,11 @@ func (f addrFields) changed(old api.Address) api.Address {
 	return a
 }
 
-// NewUpdate is the update-reservation form.
+// NewUpdate is the update-reservation form, in plain words and with few
+// fields: how many of each line the customer still wants (and, for a line
+// nothing of which is shipped yet, its price), the shipping address and the
+// customer's e-mail and phone. Lines that are fully shipped or cancelled
+// cannot change and are not asked; titles are sent as they are.
 func NewUpdate(r *store.Reservation, mode ops.Mode) Form {
 	s := &updateSpec{res: r, billing: addrFrom(r.Billing), shipping: addrFrom(r.Shipping)}
 	for _, l := range r.Lines {
@@ -61,28 +65,29 @@ func NewUpdate(r *store.Reservation, mode ops.Mode) Form {
 		s.price = append(s.price, l.Price.StringFixed(2))
 	}
 	for i, l := range r.Lines {
-		n := Clean(l.ArticleNumber)
-		s.fs = append(s.fs,
-			&field{key: api.PArticleTitle + "/" + l.ArticleNumber, title: n + " title", value: &s.titles[i]},
-			&field{key: api.PArticleQuantity + "/" + l.ArticleNumber, title: n + " quantity",
-				hint: fmt.Sprintf("may go down (captured %d)", l.Captured), value: &s.qty[i]},
-			&field{key: api.PArticlePrice + "/" + l.ArticleNumber, title: n + " price", hint: "per unit incl. VAT; may go down", value: &s.price[i]},
-		)
-	}
-	addr := func(prefix string, a *addrFields) {
-		for _, f := range []struct {
-			name string
-			v    *string
-		}{{"FirstName", &a.FirstName}, {"LastName", &a.LastName}, {"Street", &a.Street}, {"HouseNumber", &a.HouseNumber},
-			{"PostalCode", &a.PostalCode}, {"City", &a.City}, {"Email", &a.Email}, {"PhoneNumber", &a.Phone}} {
-			if prefix == "Shipping" && (f.name == "Email" || f.name == "PhoneNumber") {
-				continue
-			}
-			s.fs = append(s.fs, &field{key: prefix + f.name, title: prefix + " " + f.name, value: f.v})
+		if l.Remaining() == 0 {
+			continue
+		}
+		name := Clean(l.ArticleNumber) + " · " + trunc(Clean(l.Title), 36)
+		hint := fmt.Sprintf("now %d; may only go down", l.Reserved)
+		if l.Captured > 0 {
+			hint += fmt.Sprintf(", not below the %d already shipped", l.Captured)
+		}
+		s.fs = append(s.fs, &field{key: api.PArticleQuantity + "/" + l.ArticleNumber, title: name + ": how many does the customer keep?",
+			hint: hint, value: &s.qty[i]})
+		if l.Captured == 0 {
+			s.fs = append(s.fs, &field{key: api.PArticlePrice + "/" + l.ArticleNumber, title: name + ": price per unit (" + r.Currency + ")",
+				hint: "now " + l.Price.StringFixed(2) + " incl. VAT; may only go down", value: &s.price[i]})
 		}
 	}
-	addr("Billing", &s.billing)
-	addr("Shipping", &s.shipping)
+	for _, f := range []struct {
+		key, title string
+		v          *string
+	}{{"ShippingStreet", "Shipping address: street", &s.shipping.Street}, {"ShippingHouseNumber", "Shipping address: house number", &s.shipping.HouseNumber},
+		{"ShippingPostalCode", "Shipping address: postal code", &s.shipping.PostalCode}, {"ShippingCity", "Shipping address: city", &s.shipping.City},
+		{"BillingEmail", "Customer's e-mail", &s.billing.Email}, {"BillingPhoneNumber", "Customer's phone", &s.billing.Phone}} {
+		s.fs = append(s.fs, &field{key: f.key, title: f.title, value: f.v})
+	}
 	return newKit("update", s, mode)
 }
 
@@ -129,6 +134,12 @@ func (s *updateSpec) check() check {
 	if len(c.errs) > 0 {
 		return c
 	}
+	if !linesChanged && ch.Billing.IsZero() && ch.Shipping.IsZero() {
+		// Not an error: the form has only just opened.
+		c.summary = []string{mutedStyle.Render(fmt.Sprintf("Reserved now: %s %s. Nothing changed yet: lower a quantity or a price, or change the address.",
+			s.res.Amount().StringFixed(2), s.res.Currency))}
+		return c
+	}
 	op, err := ops.PlanUpdate(s.res, ch)
 	if err == nil {
 		err = op.Validate(api.Rules{})
@@ -167,6 +178,34 @@ func (s *updateSpec) check() check {
 	if !ch.Billing.IsZero() || !ch.Shipping.IsZero() {
 		c.summary = append(c.summary, mutedStyle.Render("A changed address runs the provider's risk check again; a decline (690) leaves the reservation as it was."))
 	}
+	r := s.res
+	c.plain = []string{fmt.Sprintf("Update reservation %s for %s (invoice %s): total %s → %s %s.", Clean(r.ReservationNumber), who(r.CustomerName),
+		Clean(r.Invoice), r.Amount().StringFixed(2), newTotal.StringFixed(2), r.Currency)}
+	if linesChanged {
+		var p []string
+		for i, l := range r.Lines {
+			a := arts[i]
+			if a.Quantity != l.Reserved {
+				p = append(p, fmt.Sprintf("%s %d → %d units", Clean(l.ArticleNumber), l.Reserved, a.Quantity))
+			}
+			if !a.Price.Equal(l.Price) {
+				p = append(p, fmt.Sprintf("%s price %s → %s", Clean(l.ArticleNumber), l.Price.StringFixed(2), a.Price.StringFixed(2)))
+			}
+			if a.Title != l.Title {
+				p = append(p, Clean(l.ArticleNumber)+" title changed")
+			}
+		}
+		c.plain = append(c.plain, "Lines: "+strings.Join(p, "; ")+".")
+	}
+	if !ch.Shipping.IsZero() {
+		c.plain = append(c.plain, "New shipping address: "+Clean(addrText(s.shipping))+". The provider runs its risk check again; a decline leaves the reservation as it was.")
+	}
+	if !ch.Billing.IsZero() {
+		c.plain = append(c.plain, "New contact: "+Clean(strings.TrimSpace(s.billing.Email+" "+s.billing.Phone))+".")
+	}
+	if r.CapturedAmount.IsPositive() {
+		c.plain = append(c.plain, fmt.Sprintf("What was shipped stays captured (%s %s).", r.CapturedAmount.StringFixed(2), r.Currency))
+	}
 	c.sending = sendingText(op.Request(), false)
 	c.intent = ops.UpdateRequest{Reservation: s.res.ReservationNumber, Change: ch}
 	return c
@@ -187,4 +226,8 @@ func changeText(ch ops.UpdateChange) string {
 		return "nothing changed yet"
 	}
 	return strings.Join(p, ", ")
+}
+
+func addrText(a addrFields) string {
+	return strings.TrimSpace(strings.Join([]string{strings.TrimSpace(a.Street + " " + a.HouseNumber), strings.TrimSpace(a.PostalCode + " " + a.City)}, ", "))
 }

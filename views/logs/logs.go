@@ -9,6 +9,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"paydesk/internal/textsafe"
 	"paydesk/store"
@@ -18,15 +19,23 @@ import (
 
 // pane is what both logs share: a table over rows kept elsewhere and a
 // detail pane for the selected row, as lazygit's command log shows a
-// command and its output.
+// command and its output; a filter (/) over the rows' text, and the detail
+// alone on the page (enter) for reading a long reason or body whole.
 type pane struct {
 	ctx    *views.Context
 	table  *views.Table
 	width  int
 	height int
-	detail func(i int) string
-	cells  func(i int, out []views.Cell)
-	scroll int // detail scroll offset
+	detail func(raw int) string
+	cells  func(raw int, out []views.Cell)
+	hay    func(raw int) string // the row's text the filter searches
+	scroll int                  // detail scroll offset
+
+	total  int   // rows held
+	idx    []int // the rows that pass the filter, in order
+	query  string
+	prompt bool // the filter prompt has the keyboard
+	zoom   bool // the detail fills the page
 }
 
 func (p *pane) setSize(w, h int) {
@@ -34,16 +43,79 @@ func (p *pane) setSize(w, h int) {
 	p.table.SetSize(w, p.tableHeight())
 }
 
-// tableHeight gives the list two fifths of the height, the detail the rest.
-func (p *pane) tableHeight() int { return max(3, p.height*2/5) }
+// tableHeight gives the list two fifths of the height (the line above it
+// excluded), the detail the rest.
+func (p *pane) tableHeight() int { return max(3, (p.height-1)*2/5) }
+
+// setTotal takes a new row count and filters again.
+func (p *pane) setTotal(n int) {
+	p.total = n
+	p.refilter()
+}
+
+func (p *pane) refilter() {
+	p.idx = p.idx[:0]
+	words := strings.Fields(strings.ToLower(p.query))
+	for i := 0; i < p.total; i++ {
+		if len(words) > 0 {
+			h := strings.ToLower(p.hay(i))
+			ok := true
+			for _, w := range words {
+				if !strings.Contains(h, w) {
+					ok = false
+					break
+				}
+			}
+			if !ok {
+				continue
+			}
+		}
+		p.idx = append(p.idx, i)
+	}
+	p.table.SetLen(len(p.idx))
+}
+
+// rawCells and rawDetail map a visible row to the row held.
+func (p *pane) rawCells(i int, out []views.Cell) { p.cells(p.idx[i], out) }
 
 func (p *pane) update(msg tea.Msg) tea.Cmd {
+	if w, ok := msg.(tea.MouseWheelMsg); ok {
+		if p.zoom {
+			if w.Button == tea.MouseWheelDown {
+				p.scroll += 3
+			} else if w.Button == tea.MouseWheelUp {
+				p.scroll = max(0, p.scroll-3)
+			}
+			return nil
+		}
+		p.table.HandleMouse(w)
+		p.scroll = 0
+		return nil
+	}
+	if ps, ok := msg.(tea.PasteMsg); ok && p.prompt {
+		p.query += clean(ps.Content, false)
+		p.refilter()
+		return nil
+	}
 	k, ok := msg.(tea.KeyPressMsg)
 	if !ok {
 		return nil
 	}
+	if p.prompt {
+		p.promptKey(k)
+		return nil
+	}
 	km := p.ctx.Keys
 	switch {
+	case key.Matches(k, km.Filter):
+		p.prompt, p.zoom = true, false
+	case key.Matches(k, km.Open) && p.table.Len() > 0:
+		p.zoom, p.scroll = !p.zoom, 0
+	case key.Matches(k, km.Back) && p.zoom:
+		p.zoom = false
+	case key.Matches(k, km.Back) && p.query != "":
+		p.query = ""
+		p.refilter()
 	case key.Matches(k, km.Up):
 		p.table.Move(-1)
 		p.scroll = 0
@@ -62,22 +134,94 @@ func (p *pane) update(msg tea.Msg) tea.Cmd {
 	case key.Matches(k, km.End):
 		p.table.SetCursor(p.table.Len() - 1)
 		p.scroll = 0
-	case k.String() == "J" || k.String() == "ctrl+d":
+	case key.Matches(k, km.DetailDown):
 		p.scroll += 5
-	case k.String() == "K" || k.String() == "ctrl+u":
+	case key.Matches(k, km.DetailUp):
 		p.scroll = max(0, p.scroll-5)
 	}
 	return nil
 }
 
-func (p *pane) view(empty string) string {
-	if p.table.Len() == 0 {
-		return p.ctx.Theme.Paint(theme.PaintMuted).Apply(empty)
+func (p *pane) promptKey(k tea.KeyPressMsg) {
+	switch k.String() {
+	case "enter", "down", "up", "tab":
+		p.prompt = false
+	case "esc":
+		p.prompt = false
+		p.query = ""
+		p.refilter()
+	case "backspace", "ctrl+h":
+		if r := []rune(p.query); len(r) > 0 { // empty: stays in the filter
+			p.query = string(r[:len(r)-1])
+			p.refilter()
+		}
+	case "ctrl+u":
+		p.query = ""
+		p.refilter()
+	default:
+		if k.Text != "" && k.Mod&^tea.ModShift == 0 {
+			p.query += clean(k.Text, false)
+			p.refilter()
+		}
 	}
-	top := p.table.View(p.cells)
+}
+
+// actions are the keys both logs take.
+func (p *pane) actions() []views.Action {
+	k := p.ctx.Keys
+	return []views.Action{{Key: k.Filter}, {Key: key.NewBinding(key.WithKeys(k.Open.Keys()...), key.WithHelp(k.Open.Help().Key, "detail on the whole page"))},
+		{Key: k.DetailDown}, {Key: k.DetailUp}}
+}
+
+// infoLine is the line above the table: the filter and the count.
+func (p *pane) infoLine(noun string) string {
+	t := p.ctx.Theme
+	var left string
+	switch {
+	case p.prompt:
+		left = t.Accent.Render("/") + " " + p.query + t.Accent.Render("▏")
+	case p.query != "":
+		left = t.Muted.Render("filter: ") + p.query + t.Muted.Render("  (esc clears)")
+	default:
+		left = t.Muted.Render("/ to filter · enter shows the detail on the whole page · J/K scroll it")
+	}
+	right := fmt.Sprintf("%d %s", p.total, noun)
+	if len(p.idx) != p.total {
+		right = fmt.Sprintf("%d of %d %s", len(p.idx), p.total, noun)
+	}
+	lw, rw := ansi.StringWidth(left), ansi.StringWidth(right)
+	if lw+rw+1 > p.width {
+		left = ansi.Truncate(left, max(p.width-rw-1, 0), "…")
+		lw = ansi.StringWidth(left)
+	}
+	return left + strings.Repeat(" ", max(p.width-lw-rw, 1)) + t.Muted.Render(right)
+}
+
+func (p *pane) view(noun, empty string) string {
+	info := p.infoLine(noun)
+	if p.table.Len() == 0 {
+		if p.query != "" {
+			empty = "Nothing matches the filter — press esc to clear it."
+		}
+		return info + "\n" + p.ctx.Theme.Paint(theme.PaintMuted).Apply(empty)
+	}
+	raw := p.idx[p.table.Cursor()]
+	// The detail is wrapped, never cut: a long reason or body is read
+	// whole by scrolling.
+	lines := wrapLines(p.detail(raw), p.width)
+	if p.zoom {
+		room := max(p.height-2, 1)
+		p.scroll = min(p.scroll, max(0, len(lines)-room))
+		lines = lines[p.scroll:]
+		if len(lines) > room {
+			lines = lines[:room]
+		}
+		hint := p.ctx.Theme.Paint(theme.PaintMuted).Apply("enter or esc back to the list · J/K or the wheel scroll")
+		return info + "\n" + hint + "\n" + strings.Join(lines, "\n")
+	}
+	top := p.table.View(p.rawCells)
 	rule := p.ctx.Theme.Paint(theme.PaintMuted).Apply(strings.Repeat("─", max(p.width, 1)))
-	lines := strings.Split(p.detail(p.table.Cursor()), "\n")
-	room := max(p.height-lipgloss(top)-1, 1)
+	room := max(p.height-1-lipgloss(top)-1, 1)
 	if p.scroll > len(lines)-room {
 		p.scroll = max(0, len(lines)-room)
 	}
@@ -85,21 +229,23 @@ func (p *pane) view(empty string) string {
 	if len(lines) > room {
 		lines = lines[:room]
 	}
-	for i, l := range lines {
-		lines[i] = truncate(l, p.width)
+	return info + "\n" + top + "\n" + rule + "\n" + strings.Join(lines, "\n")
+}
+
+// wrapLines splits text into lines no wider than w.
+func wrapLines(s string, w int) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		if w <= 0 || ansi.StringWidth(l) <= w {
+			out = append(out, l)
+			continue
+		}
+		out = append(out, strings.Split(ansi.Hardwrap(l, w, true), "\n")...)
 	}
-	return top + "\n" + rule + "\n" + strings.Join(lines, "\n")
+	return out
 }
 
 func lipgloss(s string) int { return strings.Count(s, "\n") + 1 }
-
-func truncate(s string, w int) string {
-	r := []rune(s)
-	if w <= 0 || len(r) <= w {
-		return s
-	}
-	return string(r[:w-1]) + "…"
-}
 
 // clean makes text from outside inert; keepLines keeps line feeds
 // (pretty-printed bodies).
@@ -136,20 +282,26 @@ type Audit struct {
 // NewAudit makes the audit view; the console feeds it with SetEntries.
 func NewAudit(ctx *views.Context) *Audit {
 	a := &Audit{}
+	// The operator is never dropped (who did it is the point of an audit
+	// log); the reason goes first on a narrow screen, the detail shows it.
 	a.pane = pane{ctx: ctx, table: views.NewTable(ctx.Theme, []views.Column{
-		{Title: "Time", Width: 19}, {Title: "Operator", Width: 10, Drop: 2}, {Title: "Action", Width: 16},
-		{Title: "Target", Width: 20, Flex: true}, {Title: "Amount", Width: 12, Right: true},
-		{Title: "Result", Width: 24, Flex: true}, {Title: "Reason", Width: 14, Drop: 1},
+		{Title: "Time", Width: 19}, {Title: "Operator", Width: 10}, {Title: "Action", Width: 14},
+		{Title: "Target", Width: 16, Flex: true}, {Title: "Amount", Width: 12, Right: true, Drop: 1},
+		{Title: "Result", Width: 12, Flex: true}, {Title: "Reason", Width: 14, Flex: true, Drop: 2},
 	})}
 	a.cells = a.rowCells
 	a.detail = a.detailText
+	a.hay = func(i int) string {
+		e := a.rows[i]
+		return strings.Join([]string{e.Operator, e.Action, e.Target, e.Result, e.Reason, e.Currency, e.Amount.StringFixed(2)}, "\x00")
+	}
 	return a
 }
 
 // SetEntries replaces the rows (newest first, as store.Audit returns them).
 func (a *Audit) SetEntries(es []store.AuditEntry) {
 	a.rows = es
-	a.table.SetLen(len(es))
+	a.setTotal(len(es))
 }
 
 // Title implements views.Screen.
@@ -163,14 +315,14 @@ func (a *Audit) Update(msg tea.Msg) tea.Cmd { return a.update(msg) }
 
 // View implements views.Screen.
 func (a *Audit) View() string {
-	return a.view("No operator actions yet. Every capture, cancel, update, refund and gift card operation lands here.")
+	return a.view("entries", "No operator actions yet. Every capture, cancel, update, refund and gift card operation lands here.")
 }
 
 // Actions implements views.Screen.
-func (a *Audit) Actions() []views.Action { return nil }
+func (a *Audit) Actions() []views.Action { return a.actions() }
 
-// Capturing implements views.Screen.
-func (a *Audit) Capturing() bool { return false }
+// Capturing implements views.Screen: true while the filter prompt is open.
+func (a *Audit) Capturing() bool { return a.prompt }
 
 func resultPaint(result string) string {
 	switch {
@@ -245,13 +397,17 @@ func NewGatewayLog(ctx *views.Context) *GatewayLog {
 	})}
 	g.cells = g.rowCells
 	g.detail = g.detailText
+	g.hay = func(i int) string {
+		x := g.rows[i]
+		return strings.Join([]string{x.Action, x.Service, x.URL, x.Error, fmt.Sprint(x.HTTPStatus)}, "\x00")
+	}
 	return g
 }
 
 // SetExchanges replaces the rows (newest first).
 func (g *GatewayLog) SetExchanges(xs []store.Exchange) {
 	g.rows = xs
-	g.table.SetLen(len(xs))
+	g.setTotal(len(xs))
 }
 
 // Title implements views.Screen.
@@ -264,13 +420,13 @@ func (g *GatewayLog) SetSize(w, h int) { g.setSize(w, h) }
 func (g *GatewayLog) Update(msg tea.Msg) tea.Cmd { return g.update(msg) }
 
 // View implements views.Screen.
-func (g *GatewayLog) View() string { return g.view("No requests sent yet.") }
+func (g *GatewayLog) View() string { return g.view("requests", "No requests sent yet.") }
 
 // Actions implements views.Screen.
-func (g *GatewayLog) Actions() []views.Action { return nil }
+func (g *GatewayLog) Actions() []views.Action { return g.actions() }
 
-// Capturing implements views.Screen.
-func (g *GatewayLog) Capturing() bool { return false }
+// Capturing implements views.Screen: true while the filter prompt is open.
+func (g *GatewayLog) Capturing() bool { return g.prompt }
 
 // answerStatus reads Status.Code.Code out of a response body for the list.
 func answerStatus(x store.Exchange) (string, string) {

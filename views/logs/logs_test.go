@@ -69,3 +69,46 @@ func TestGatewayLogGoldenMasksPINs(t *testing.T) {
 	}
 	golden.RequireEqual(t, out)
 }
+
+// TestAuditFilterDetailOperator: the Operator column stays at 80 columns,
+// / filters (backspace on an empty filter stays in it), enter shows one
+// entry whole with its long reason wrapped, not cut.
+func TestAuditFilterDetailOperator(t *testing.T) {
+	a := NewAudit(ctx())
+	a.SetSize(80, 22)
+	long := "goodwill: the parcel arrived two weeks late and the customer asked for the shipping costs back, agreed by phone"
+	a.SetEntries([]store.AuditEntry{
+		{ID: 2, Time: t0.Add(time.Minute), Operator: "bram", Action: "refund", Target: "C0FFEE00C0FFEE00C0FFEE00C0FFEE00",
+			Amount: decimal.RequireFromString("4.95"), Currency: "EUR", Result: "190 S001 Success", Reason: long, OpID: 5},
+		{ID: 1, Time: t0, Operator: "anna", Action: "capture", Target: "R-1", Amount: decimal.RequireFromString("148.9"),
+			Currency: "EUR", Result: "190 S001 Success", Reason: "partial SHOE-42=2", OpID: 3},
+	})
+	if out := string(ascii(t, a.View())); !strings.Contains(out, "Operator") || !strings.Contains(out, "bram") {
+		t.Fatalf("no Operator column at 80 columns:\n%s", out)
+	}
+	key := func(s string) tea.KeyPressMsg {
+		switch s {
+		case "enter":
+			return tea.KeyPressMsg{Code: tea.KeyEnter}
+		case "backspace":
+			return tea.KeyPressMsg{Code: tea.KeyBackspace}
+		}
+		return tea.KeyPressMsg{Code: []rune(s)[0], Text: s}
+	}
+	for _, s := range []string{"/", "backspace", "b", "r", "a", "m"} {
+		a.Update(key(s))
+	}
+	if !a.Capturing() {
+		t.Fatal("backspace on the empty filter left the filter")
+	}
+	a.Update(key("enter"))
+	if out := string(ascii(t, a.View())); !strings.Contains(out, "1 of 2 entries") || strings.Contains(out, "anna") {
+		t.Fatalf("filter bram:\n%s", out)
+	}
+	a.Update(key("enter"))
+	out := ascii(t, a.View())
+	if !strings.Contains(string(out), "agreed by phone") {
+		t.Fatalf("the long reason is cut in the detail:\n%s", out)
+	}
+	golden.RequireEqual(t, out)
+}

@@ -3,49 +3,90 @@
 // prints the rate and latencies it answered with:
 //
 //	PAYDESK_SECRET_KEY=s3cret go run ./internal/pushload/cmd/pushload -addr 127.0.0.1:8801 -website-key KEY
+//
+// It also runs the two baselines the listener is measured against, each
+// in a process of its own: a net/http server that answers 200 and does
+// nothing else (-serve noop), and a plain net/http + bbolt.Batch receiver
+// (-serve plain -db FILE). -compare runs all three side by side, in
+// alternating rounds, against the real binary:
+//
+//	go build -o /tmp/paydesk . && go run ./internal/pushload/cmd/pushload -compare -paydesk /tmp/paydesk
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
+	"syscall"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
 	"paydesk/internal/pushload"
 )
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:8801", "the listener's host:port")
+	addr := flag.String("addr", "127.0.0.1:8801", "the listener's host:port (with -serve: the address to listen on)")
 	pushURL := flag.String("push-url", "", "URL the pushes are signed over and posted to (default http://ADDR/push)")
 	websiteKey := flag.String("website-key", "", "website key to sign with (the secret comes from $PAYDESK_SECRET_KEY)")
-	pushes := flag.Int("n", 100000, "pushes to send")
+	pushes := flag.Int("n", 100000, "pushes to send (with -compare: per target and round)")
 	senders := flag.Int("c", 128, "parallel senders, one connection each")
 	randomKeys := flag.Bool("random-keys", false, "random transaction keys instead of rising ones")
+	serve := flag.String("serve", "", "run a baseline instead of sending: noop or plain")
+	dbPath := flag.String("db", "", "with -serve plain: the bbolt file")
+	compare := flag.Bool("compare", false, "run paydesk listen and both baselines and measure them side by side")
+	paydesk := flag.String("paydesk", "", "with -compare: the paydesk binary")
+	rounds := flag.Int("rounds", 3, "with -compare: rounds (each target once per round, in rotating order)")
 	flag.Parse()
-	secret := os.Getenv("PAYDESK_SECRET_KEY")
-	if *websiteKey == "" || secret == "" {
-		fmt.Fprintln(os.Stderr, "pushload: needs -website-key and $PAYDESK_SECRET_KEY (the listener's credentials)")
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	fmt.Fprintf(os.Stderr, "pushload: signing %d pushes...\n", *pushes)
-	reqs, err := pushload.Prepare(pushload.Plan{Addr: *addr, PushURL: *pushURL, Pushes: *pushes, RandomKeys: *randomKeys,
-		// Numbered from the clock, so a second run stores new pushes
-		// rather than duplicates of the first run's.
-		First:       int(time.Now().UnixMicro() % 1e15),
-		Credentials: api.Credentials{WebsiteKey: *websiteKey, SecretKey: secret}})
+	var err error
+	switch {
+	case *serve != "":
+		err = runBaseline(ctx, *serve, *addr, *dbPath)
+	case *compare:
+		err = runCompare(ctx, *paydesk, *pushes, *senders, *rounds, *randomKeys)
+	default:
+		err = runSend(ctx, *addr, *pushURL, *websiteKey, *pushes, *senders, *randomKeys)
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "pushload: %v\n", err)
 		os.Exit(1)
 	}
-	fmt.Fprintf(os.Stderr, "pushload: sending from %d connections to %s...\n", *senders, *addr)
-	res, runErr := pushload.Run(ctx, *addr, reqs, *senders)
+}
+
+func runSend(ctx context.Context, addr, pushURL, websiteKey string, pushes, senders int, randomKeys bool) error {
+	secret := os.Getenv("PAYDESK_SECRET_KEY")
+	if websiteKey == "" || secret == "" {
+		fmt.Fprintln(os.Stderr, "pushload: needs -website-key and $PAYDESK_SECRET_KEY (the listener's credentials)")
+		os.Exit(2)
+	}
+	fmt.Fprintf(os.Stderr, "pushload: signing %d pushes...\n", pushes)
+	reqs, err := pushload.Prepare(pushload.Plan{Addr: addr, PushURL: pushURL, Pushes: pushes, RandomKeys: randomKeys,
+		// Numbered from the clock, so a second run stores new pushes
+		// rather than duplicates of the first run's.
+		First:       int(time.Now().UnixMicro() % 1e15),
+		Credentials: api.Credentials{WebsiteKey: websiteKey, SecretKey: secret}})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "pushload: sending from %d connections to %s...\n", senders, addr)
+	res, runErr := pushload.Run(ctx, addr, reqs, senders)
 	fmt.Printf("%d pushes answered of %d sent in %.2f s: %.0f pushes/s\n", len(res.Latencies), res.Sent, res.Elapsed.Seconds(), res.PerSecond())
 	fmt.Printf("latency p50 %.2f ms  p90 %.2f ms  p99 %.2f ms  max %.2f ms\n",
 		ms(res.Percentile(50)), ms(res.Percentile(90)), ms(res.Percentile(99)), ms(res.Percentile(100)))
@@ -59,10 +100,190 @@ func main() {
 		fmt.Printf("  %d × %d", res.Statuses[c], c)
 	}
 	fmt.Println()
-	if runErr != nil {
-		fmt.Fprintf(os.Stderr, "pushload: %v\n", runErr)
-		os.Exit(1)
+	return runErr
+}
+
+// runBaseline serves one baseline until ctx ends, with the listener's
+// timeouts; it prints "listening on http://ADDR" on stderr once bound.
+func runBaseline(ctx context.Context, kind, addr, dbPath string) error {
+	var h http.Handler
+	switch kind {
+	case "noop":
+		h = pushload.NoopHandler()
+	case "plain":
+		if dbPath == "" {
+			return errors.New("-serve plain needs -db FILE")
+		}
+		db, err := bolt.Open(dbPath, 0o600, nil)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		secret := os.Getenv("PAYDESK_SECRET_KEY")
+		key := os.Getenv("PAYDESK_WEBSITE_KEY")
+		if secret == "" || key == "" {
+			return errors.New("-serve plain needs $PAYDESK_WEBSITE_KEY and $PAYDESK_SECRET_KEY")
+		}
+		if h, err = pushload.PlainReceiver(db, api.VerifierFor(api.Credentials{WebsiteKey: key, SecretKey: secret})); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("-serve %q: noop or plain", kind)
 	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second, WriteTimeout: 15 * time.Second,
+		IdleTimeout: 60 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	fmt.Fprintf(os.Stderr, "pushload %s: listening on http://%s\n", kind, ln.Addr())
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// target is one server under comparison, running in a child process.
+type target struct {
+	name string
+	addr string
+	cmd  *exec.Cmd
+	runs []pushload.Result
+}
+
+// runCompare starts paydesk listen and both baselines as child processes
+// on fresh files, then sends the same load to each in turn, rounds times,
+// rotating the order so that no target always gets the machine's fast or
+// slow minutes, and prints the figures and the ratios.
+func runCompare(ctx context.Context, paydesk string, pushes, senders, rounds int, randomKeys bool) error {
+	if paydesk == "" {
+		return errors.New("-compare needs -paydesk BINARY (go build -o /tmp/paydesk .)")
+	}
+	dir, err := os.MkdirTemp("", "pushload-compare-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	creds := api.Credentials{WebsiteKey: "PUSHLOADCOMPARE", SecretKey: api.NewNonce()}
+	env := append(os.Environ(), "PAYDESK_SECRET_KEY="+creds.SecretKey, "PAYDESK_WEBSITE_KEY="+creds.WebsiteKey)
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	specs := []struct {
+		name string
+		cmd  *exec.Cmd
+	}{
+		{"paydesk listen", exec.Command(paydesk, "listen", "--addr", "127.0.0.1:0", "--website-key", creds.WebsiteKey, "--db", filepath.Join(dir, "listen.db"))},
+		{"plain net/http + bbolt.Batch", exec.Command(self, "-serve", "plain", "-addr", "127.0.0.1:0", "-db", filepath.Join(dir, "plain.db"))},
+		{"no-op net/http", exec.Command(self, "-serve", "noop", "-addr", "127.0.0.1:0")},
+	}
+	var targets []*target
+	defer func() {
+		for _, t := range targets {
+			_ = t.cmd.Process.Signal(syscall.SIGTERM)
+			_ = t.cmd.Wait()
+		}
+	}()
+	for _, s := range specs {
+		s.cmd.Env = env
+		out, err := os.Create(filepath.Join(dir, strings.Fields(s.name)[0]+".out"))
+		if err != nil {
+			return err
+		}
+		defer out.Close()
+		s.cmd.Stdout = out // paydesk listen prints a line per push, as a user would keep it
+		stderr, err := s.cmd.StderrPipe()
+		if err != nil {
+			return err
+		}
+		if err := s.cmd.Start(); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		t := &target{name: s.name, cmd: s.cmd}
+		targets = append(targets, t)
+		if t.addr, err = awaitAddress(stderr); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "pushload: %d rounds of %d pushes from %d senders to each of %d targets\n", rounds, pushes, senders, len(targets))
+	next := 1
+	for round := range rounds {
+		for i := range targets {
+			t := targets[(round+i)%len(targets)]
+			reqs, err := pushload.Prepare(pushload.Plan{Addr: t.addr, Credentials: creds, Pushes: pushes, First: next, RandomKeys: randomKeys})
+			if err != nil {
+				return err
+			}
+			next += pushes
+			res, err := pushload.Run(ctx, t.addr, reqs, senders)
+			if err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+			if res.Statuses[http.StatusOK] != pushes {
+				return fmt.Errorf("%s answered %v", t.name, res.Statuses)
+			}
+			t.runs = append(t.runs, res)
+			fmt.Fprintf(os.Stderr, "  round %d  %-30s %8.0f pushes/s  p99 %6.2f ms\n", round+1, t.name, res.PerSecond(), ms(res.Percentile(99)))
+		}
+	}
+	fmt.Printf("| target | pushes/s (each round) | median | p50 | p99 |\n|---|---|---|---|---|\n")
+	medians := map[string]float64{}
+	for _, t := range targets {
+		var rates []float64
+		var p50, p99 []float64
+		for _, r := range t.runs {
+			rates = append(rates, r.PerSecond())
+			p50 = append(p50, ms(r.Percentile(50)))
+			p99 = append(p99, ms(r.Percentile(99)))
+		}
+		each := make([]string, len(rates))
+		for i, r := range rates {
+			each[i] = fmt.Sprintf("%.0f", r)
+		}
+		medians[t.name] = median(rates)
+		fmt.Printf("| %s | %s | %.0f | %.1f–%.1f ms | %.1f–%.1f ms |\n", t.name, strings.Join(each, " · "), medians[t.name],
+			slices.Min(p50), slices.Max(p50), slices.Min(p99), slices.Max(p99))
+	}
+	l, p, n := medians[targets[0].name], medians[targets[1].name], medians[targets[2].name]
+	fmt.Printf("\npaydesk listen: %.2f× the plain receiver (target ≥ 2), %.2f× the no-op server (target ≥ 0.5)\n", l/p, l/n)
+	return nil
+}
+
+func awaitAddress(r io.Reader) (string, error) {
+	re := regexp.MustCompile(`listening on https?://(\S+)`)
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		sent := false
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil && !sent {
+				found <- m[1]
+				sent = true
+			}
+		}
+	}()
+	select {
+	case a := <-found:
+		return a, nil
+	case <-time.After(20 * time.Second):
+		return "", errors.New("no address printed within 20 s")
+	}
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// paydesk import: one line per order, idempotent, a refused order named
+// with its row and rule and exit 1; the orders show in reservations as
+// awaiting their Reserve push.
+func TestImportCommand(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join("..", "..", "testdata", "webshop", "orders.csv")
+	code, out, errs := runCLI(t, dir, "", "import", csv)
+	if code != 0 || !strings.Contains(out, "SHOP-88001  imported") || !strings.Contains(out, "2 orders imported, 0 already known") {
+		t.Fatalf("import: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = runCLI(t, dir, "", "import", csv, "--json")
+	rows := decodeJSON[[]importJSON](t, out)
+	if code != 0 || len(rows) != 2 || rows[0].Result != "already known" || rows[0].Where != "rows 2-4" {
+		t.Fatalf("import again: exit %d %+v", code, rows)
+	}
+	var in strings.Builder
+	in.WriteString("invoice,article_number,title,quantity,price,vat\nX-1,A,Mug,1,1e2,21\nX-2,B,Cup,2,3.50,9\n")
+	code, out, _ = runCLIStdin(t, dir, in.String(), "import", "-")
+	if code != 1 || !strings.Contains(out, `row 2: column price: "1e2" is not a plain decimal`) || !strings.Contains(out, "X-2") {
+		t.Fatalf("bad row: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, dir, "", "reservations", "--json")
+	res := decodeJSON[[]reservationJSON](t, out)
+	if code != 0 || len(res) != 3 {
+		t.Fatalf("reservations after import: %d %+v", code, res)
+	}
+	for _, r := range res {
+		if r.State != "awaiting_customer" || !r.LinesKnown {
+			t.Errorf("%s: %s, lines known %v", r.Invoice, r.State, r.LinesKnown)
+		}
+	}
+}
+
+// runCLIStdin is runCLI with data on standard input but no terminal.
+func runCLIStdin(t *testing.T, dir, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	return runCLIWith(t, dir, stdin, false, args...)
+}

@@ -1,0 +1,5 @@
+// Package private checks that files holding secrets or private data (the
+// secret key file, the cache) are readable by their owner only, as ssh
+// checks a private key, and reads secret files without ever putting the
+// secret, or a value that might be it, into an error.
+package private

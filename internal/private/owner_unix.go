@@ -1,0 +1,17 @@
+//go:build unix
+
+package private
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+const unixPerms = true
+
+func owner(fi fs.FileInfo) (int, bool) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int(st.Uid), true
+	}
+	return 0, false
+}

@@ -1,0 +1,255 @@
+package pushrelay
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"paydesk/api"
+	"paydesk/api/sandbox"
+	"paydesk/pushlistener"
+	"paydesk/store"
+)
+
+var creds = api.Credentials{WebsiteKey: "RELAYKEY", SecretKey: "relay-secret-not-real"}
+
+// shop is a developer's shop: it verifies each push over its own URL, as
+// the family's SDKs do, and answers with the next status of its script.
+type shop struct {
+	srv     *httptest.Server
+	mu      sync.Mutex
+	answers []int
+	got     []string // key of each verified push
+	bad     []string
+}
+
+func newShop(t *testing.T, answers ...int) *shop {
+	sh := &shop{answers: answers}
+	v := api.VerifierFor(creds)
+	sh.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		if _, err := v.Verify(r.Header.Get("Authorization"), r.Method, r.Host+r.URL.Path, body); err != nil {
+			sh.bad = append(sh.bad, err.Error())
+			http.Error(w, "bad signature", http.StatusUnauthorized)
+			return
+		}
+		p, err := api.DecodePush(body)
+		if err != nil {
+			http.Error(w, "bad push", http.StatusBadRequest)
+			return
+		}
+		sh.got = append(sh.got, p.Key())
+		code := http.StatusOK
+		if len(sh.answers) > 0 {
+			code, sh.answers = sh.answers[0], sh.answers[1:]
+		}
+		w.WriteHeader(code)
+		if code == http.StatusInternalServerError {
+			io.WriteString(w, "order 42: database is\nlocked \x1b[31m")
+		} else {
+			io.WriteString(w, "ok")
+		}
+	}))
+	t.Cleanup(sh.srv.Close)
+	return sh
+}
+
+func (sh *shop) url() string { return sh.srv.URL + "/buckaroo/push" }
+
+// Every push the listener verified goes on to the shop, re-signed for the
+// shop's URL; the shop's 500 and, for the gateway's next delivery, its 200
+// are both shown beside the push.
+func TestForwardShowsEveryAnswer(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "paydesk.db"), store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	sh := newShop(t, http.StatusInternalServerError, http.StatusOK)
+	var mu sync.Mutex
+	var answers []Answer
+	fwd, err := NewForwarder(Sender{Credentials: creds}, sh.url(), func(a Answer) {
+		mu.Lock()
+		answers = append(answers, a)
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := pushlistener.New(pushlistener.Config{DB: db, Verifier: api.VerifierFor(creds), Observe: fwd.Observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lsrv := httptest.NewServer(ln)
+	t.Cleanup(lsrv.Close)
+
+	sb, err := sandbox.New(sandbox.Config{Credentials: []api.Credentials{creds}, PushURL: lsrv.URL + "/push", Seed: 3, RetryBase: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(sb)
+	t.Cleanup(gw.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sb.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done; sb.Close() })
+	client, err := api.NewClient(api.Config{BaseURL: gw.URL, Credentials: creds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := client.Send(context.Background(), api.GiftCardPay{ServiceCode: "voucherb", Currency: "EUR", Invoice: "INV-FWD",
+		Amount: decimal.NewFromInt(5), Card: api.Card{Provider: api.ProviderB, Number: api.TestCardNumber, PIN: "1000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(answers) == 1 })
+	// The developer has the gateway send it again (the shop failed it).
+	if err := sb.Resend(resp.Key); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(answers) == 2 })
+	fwd.Close()
+
+	mu.Lock()
+	defer mu.Unlock()
+	first, second := answers[0], answers[1]
+	if first.Key != resp.Key || first.Status != 500 || first.OK() || second.Key != resp.Key || !second.OK() {
+		t.Fatalf("answers %+v, want 500 then 200 for %s", answers, resp.Key)
+	}
+	line := first.String()
+	if !strings.Contains(line, resp.Key+" V238 -> 500 Internal Server Error in ") || !strings.Contains(line, "order 42: database is locked") ||
+		strings.ContainsAny(line, "\x1b\n") {
+		t.Fatalf("report line %q", line)
+	}
+	if !strings.Contains(second.String(), "-> 200 OK") {
+		t.Fatalf("report line %q", second.String())
+	}
+	if len(sh.bad) > 0 || len(sh.got) != 2 {
+		t.Fatalf("shop saw %v, refused %v", sh.got, sh.bad)
+	}
+}
+
+// A saved push, stale for the family's five-minute window, is replayed
+// with a fresh signature; a key is fetched from a standalone sandbox first.
+func TestReplay(t *testing.T) {
+	sh := newShop(t)
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(rc.Close)
+	sb, err := sandbox.New(sandbox.Config{Credentials: []api.Credentials{creds}, PushURL: rc.URL, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	gw := httptest.NewServer(sb)
+	t.Cleanup(gw.Close)
+	client, err := api.NewClient(api.Config{BaseURL: gw.URL, Credentials: creds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := client.Send(context.Background(), api.GiftCardPay{ServiceCode: "voucherb", Currency: "EUR", Invoice: "INV-RPL",
+		Amount: decimal.NewFromInt(5), Card: api.Card{Provider: api.ProviderB, Number: api.TestCardNumber, PIN: "1000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	bodies, err := FetchFromSandbox(context.Background(), gw.URL, creds, resp.Key, nil)
+	if err != nil || len(bodies) != 1 {
+		t.Fatalf("FetchFromSandbox: %d %v", len(bodies), err)
+	}
+	if _, err := FetchFromSandbox(context.Background(), gw.URL, api.Credentials{WebsiteKey: creds.WebsiteKey, SecretKey: "wrong"}, resp.Key, nil); err == nil {
+		t.Fatal("fetched with a wrong secret")
+	}
+	path := filepath.Join(t.TempDir(), "push-1-V238.json")
+	if err := os.WriteFile(path, bodies[0], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	body, err := LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if code := Replay(context.Background(), &out, Sender{Credentials: creds}, sh.url(), [][]byte{body}); code != 0 {
+		t.Fatalf("Replay: exit %d: %s (shop refused %v)", code, out.String(), sh.bad)
+	}
+	if !strings.Contains(out.String(), resp.Key+" V238 -> 200 OK") {
+		t.Fatalf("Replay printed %q", out.String())
+	}
+	// Replayed as saved, the stale signature is refused: the point of
+	// re-signing.
+	req, _ := http.NewRequest(http.MethodPost, sh.url(), bytes.NewReader(body))
+	req.Header.Set("Authorization", api.Sign(creds, http.MethodPost, api.HostPath(sh.url()), body, "n", time.Now().Add(-2*time.Hour).Unix()).String())
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("stale push: %d", r.StatusCode)
+	}
+	if _, err := LoadFile(filepath.Join(t.TempDir(), "none.json")); err == nil {
+		t.Fatal("LoadFile of a missing file")
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	for in, want := range map[string]string{
+		"ok":                        "ok",
+		"  a\n\n b\x1b[2J\u2028c  ": "a b [2J c",
+		strings.Repeat("x", 200):    strings.Repeat("x", maxExcerpt) + "…",
+		"\xff\xfe bad utf8":         "bad utf8",
+	} {
+		if got := excerpt([]byte(in)); got != want {
+			t.Errorf("excerpt(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 500; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("timed out")
+}
+
+func TestReplayArg(t *testing.T) {
+	sh := newShop(t, http.StatusServiceUnavailable)
+	var out, errs bytes.Buffer
+	if code := ReplayArg(context.Background(), &out, &errs, Sender{Credentials: creds}, "ftp://x", "f", ""); code != 2 {
+		t.Fatalf("bad --to: exit %d", code)
+	}
+	if code := ReplayArg(context.Background(), &out, &errs, Sender{Credentials: creds}, sh.url(), "NOKEY", ""); code != 2 ||
+		!strings.Contains(errs.String(), "--from") {
+		t.Fatalf("key without a gateway: exit %d %s", code, errs.String())
+	}
+	body := []byte(`{"Transaction":{"Key":"K1","TransactionType":"V238","Status":{"Code":{"Code":190}}}}`)
+	path := filepath.Join(t.TempDir(), "push.json")
+	if err := os.WriteFile(path, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := ReplayArg(context.Background(), &out, &errs, Sender{Credentials: creds}, sh.url(), path, ""); code != 1 ||
+		!strings.Contains(out.String(), "K1 V238 -> 503") {
+		t.Fatalf("file replay to a failing shop: exit %d %q", code, out.String())
+	}
+	var lines bytes.Buffer
+	PrintTo(&lines)(Answer{Key: "K", Status: 200})
+	if !strings.HasPrefix(lines.String(), "forward K -> 200 OK") {
+		t.Fatalf("PrintTo: %q", lines.String())
+	}
+}

@@ -1,0 +1,10 @@
+//go:build race
+
+package ui
+
+import "time"
+
+// pumpWait is how long pump waits for a command before it takes it for a
+// waiter (a command that blocks until the next cache change). The race
+// detector slows commands several times over.
+const pumpWait = 400 * time.Millisecond

@@ -1,0 +1,437 @@
+package views
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"paydesk/api"
+	"paydesk/store"
+	"paydesk/ui/theme"
+)
+
+// AttentionKind says what needs a person; the order is the urgency.
+type AttentionKind int
+
+// Attention kinds, most urgent first.
+const (
+	// AttnOutcomeUnknown: money may have moved and nobody knows.
+	AttnOutcomeUnknown AttentionKind = iota
+	// AttnWindowPast: shipped goods may no longer be paid out.
+	AttnWindowPast
+	// AttnFailedChange: a cancel or update the gateway refused.
+	AttnFailedChange
+	// AttnWindowClosing: the 14-day window closes within 3 days.
+	AttnWindowClosing
+	// AttnRejectedPush: a push failed its checks in the last 24 hours.
+	AttnRejectedPush
+	// AttnRemainder: a gift card payment with a rest still unpaid.
+	AttnRemainder
+	// AttnOrder: orders without their Reserve push, reservations without
+	// their order (from the reservation rows; AttentionExtraMsg may add
+	// more).
+	AttnOrder
+)
+
+func (k AttentionKind) label() (string, string) {
+	switch k {
+	case AttnOutcomeUnknown:
+		return "outcome unknown", theme.PaintWarning
+	case AttnWindowPast:
+		return "window passed", theme.PaintFailed
+	case AttnFailedChange:
+		return "change failed", theme.PaintFailed
+	case AttnWindowClosing:
+		return "window closing", theme.PaintWarning
+	case AttnRejectedPush:
+		return "push rejected", theme.PaintFailed
+	case AttnRemainder:
+		return "unpaid remainder", theme.PaintPending
+	}
+	return "order", theme.PaintPending
+}
+
+// AttentionRow is one thing that needs a person today.
+type AttentionRow struct {
+	Kind    AttentionKind
+	When    time.Time // the deadline, or when it happened
+	Subject string    // reservation number, invoice or key
+	What    string    // in plain words, with what to do
+	Open    Intent    // where it is fixed
+}
+
+// Attention data messages: the console loads the journal (and, later, the
+// order intake's mismatches); the rest comes from the rows the other tabs
+// get.
+type (
+	// AttentionOpsMsg carries the operations that need a person: outcome
+	// unknown, and cancels/updates that failed and were not done since.
+	AttentionOpsMsg struct {
+		Ops []*store.PendingOp
+		Err error
+	}
+	// AttentionExtraMsg carries rows from elsewhere: the hook for orders
+	// that arrived without a push and pushes without an order.
+	AttentionExtraMsg struct {
+		Rows []AttentionRow
+		Err  error
+	}
+)
+
+// windowWarnDays is how close the 14-day window's end must be to show.
+const windowWarnDays = 3
+
+// Attention is the attention tab: what needs a person today, most urgent
+// first; enter opens the place where each is fixed.
+type Attention struct {
+	ctx    *Context
+	table  *Table
+	width  int
+	height int
+
+	resv     map[string]store.Summary      // capturable reservations near or past the window's end
+	orders   map[string]store.Summary      // orders without their push, reservations without their order
+	gift     map[string]*store.Transaction // gift card payments (grouped on View)
+	rejected map[uint64]*store.PushRecord  // rejected pushes of the last day
+	ops      []*store.PendingOp
+	extra    []AttentionRow
+	err      error
+
+	rows []AttentionRow // as last built
+}
+
+// NewAttention makes the attention tab.
+func NewAttention(ctx *Context) *Attention {
+	return &Attention{ctx: ctx, table: NewTable(ctx.Theme, attentionColumns),
+		resv: map[string]store.Summary{}, orders: map[string]store.Summary{}, gift: map[string]*store.Transaction{}, rejected: map[uint64]*store.PushRecord{}}
+}
+
+var attentionColumns = []Column{
+	{Title: "WHAT", Width: 16},
+	{Title: "ABOUT", Width: 15},
+	{Title: "WHEN", Width: 12, Drop: 1},
+	{Title: "WHAT TO DO", Width: 20, Flex: true},
+}
+
+// Title names the tab.
+func (a *Attention) Title() string { return "Attention" }
+
+// SetSize sets the screen size.
+func (a *Attention) SetSize(w, h int) {
+	a.width, a.height = w, h
+	a.table.SetSize(w, max(h-1-attentionDetail, 3))
+}
+
+// attentionDetail is the room under the table for the selected row in
+// full: what happened and what to do, never cut.
+const attentionDetail = 5
+
+// Capturing is always false.
+func (a *Attention) Capturing() bool { return false }
+
+// Actions are the tab's keys.
+func (a *Attention) Actions() []Action {
+	k := a.ctx.Keys
+	return []Action{{Key: k.Open}}
+}
+
+// Count is how many things need a person now.
+func (a *Attention) Count() int { return len(a.build()) }
+
+// Update takes the rows the console loads and keys.
+func (a *Attention) Update(msg tea.Msg) tea.Cmd {
+	now := a.ctx.Now()
+	switch msg := msg.(type) {
+	case ReservationRowsMsg:
+		if msg.Err != nil {
+			return nil
+		}
+		if msg.Full {
+			clear(a.resv)
+			clear(a.orders)
+		}
+		for _, k := range msg.Removed {
+			delete(a.orders, k) // an order's placeholder, replaced by its reservation
+		}
+		for _, r := range msg.Rows {
+			s := r.Summary
+			delete(a.resv, s.Key)
+			delete(a.orders, s.Key)
+			if orderMismatch(s) {
+				a.orders[s.Key] = s
+			}
+			if (s.State == store.StateReserved || s.State == store.StatePartlyCaptured) && s.DaysLeft(now) <= windowWarnDays+1 {
+				a.resv[s.Key] = s // a day's margin: the tab ticks, the rows do not reload
+			}
+		}
+	case TransactionRowsMsg:
+		if msg.Err != nil {
+			return nil
+		}
+		if msg.Full {
+			clear(a.gift)
+		}
+		for _, r := range msg.Rows {
+			if t := r.Tx; t.Kind == store.KindGiftCardPay || t.Kind == store.KindGiftCardRemainder {
+				a.gift[t.Key] = t
+			}
+		}
+	case PushRowsMsg:
+		if msg.Err != nil {
+			return nil
+		}
+		if msg.Full {
+			clear(a.rejected)
+		}
+		for _, r := range msg.Rows {
+			if p := r.Push; p.Rejected && now.Sub(p.ReceivedAt) < 24*time.Hour {
+				a.rejected[p.ID] = p
+			}
+		}
+	case AttentionOpsMsg:
+		a.ops, a.err = msg.Ops, msg.Err
+	case AttentionExtraMsg:
+		if msg.Err == nil {
+			a.extra = msg.Rows
+		}
+	case tea.MouseWheelMsg:
+		a.table.HandleMouse(msg)
+	case tea.KeyPressMsg:
+		k := a.ctx.Keys
+		if a.table.HandleKey(msg, keyMapNav{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End}) {
+			return nil
+		}
+		if keyIs(msg, k.Open) {
+			rows := a.build()
+			if i := a.table.Cursor(); i < len(rows) && rows[i].Open != nil {
+				return send(rows[i].Open)
+			}
+		}
+	}
+	return nil
+}
+
+// build makes the rows at the console's time, most urgent first.
+func (a *Attention) build() []AttentionRow {
+	now := a.ctx.Now()
+	var rows []AttentionRow
+	for _, op := range a.ops {
+		rows = append(rows, opRow(op))
+	}
+	for _, s := range a.resv {
+		d := s.DaysLeft(now)
+		if d > windowWarnDays {
+			continue
+		}
+		end := s.Created.AddDate(0, 0, 14)
+		row := AttentionRow{Kind: AttnWindowClosing, When: end, Subject: reservationRef(s), Open: OpenReservation{Key: s.Key}}
+		left := money(s.Remaining) + " " + clean(s.Currency)
+		switch {
+		case d < 0:
+			row.Kind = AttnWindowPast
+			row.What = fmt.Sprintf("14-day window passed %d day(s) ago; %s not shipped: capture (the payout may be revoked) or cancel", -d, left)
+		case d == 0:
+			row.What = fmt.Sprintf("14-day window ends today; %s not shipped: capture or cancel", left)
+		default:
+			row.What = fmt.Sprintf("14-day window ends in %d day(s); %s not shipped: capture or cancel", d, left)
+		}
+		if n := clean(s.Customer); n != "" {
+			row.What += " · " + n
+		}
+		rows = append(rows, row)
+	}
+	for _, s := range a.orders {
+		if row, ok := orderRow(s, now); ok {
+			rows = append(rows, row)
+		}
+	}
+	for _, p := range a.rejected {
+		if now.Sub(p.ReceivedAt) >= 24*time.Hour {
+			continue
+		}
+		subj := clean(p.Key)
+		if subj == "" {
+			subj = clean(p.RemoteAddr)
+		}
+		rows = append(rows, AttentionRow{Kind: AttnRejectedPush, When: p.ReceivedAt, Subject: shortKey(subj),
+			What: "rejected: " + clean(p.Reason) + " · check the sender and the credentials", Open: OpenPush{Push: p}})
+	}
+	rows = append(rows, a.remainderRows()...)
+	rows = append(rows, a.extra...)
+	slices.SortStableFunc(rows, func(x, y AttentionRow) int {
+		if x.Kind != y.Kind {
+			return int(x.Kind) - int(y.Kind)
+		}
+		if c := x.When.Compare(y.When); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Subject, y.Subject)
+	})
+	a.rows = rows
+	return rows
+}
+
+func reservationRef(s store.Summary) string {
+	if s.ReservationNumber != "" {
+		return clean(s.ReservationNumber)
+	}
+	return clean(s.Invoice)
+}
+
+// opRow is an operation that needs a person.
+func opRow(op *store.PendingOp) AttentionRow {
+	amount := ""
+	if !op.Amount.IsZero() {
+		amount = " " + money(op.Amount) + " " + clean(op.Currency)
+	}
+	row := AttentionRow{Kind: AttnOutcomeUnknown, When: op.Updated, Subject: clean(op.Target), Open: ResolveIntent{OpID: op.ID}}
+	if op.ReservationKey != "" {
+		row.Open = OpenReservation{Key: op.ReservationKey}
+	}
+	if row.When.IsZero() {
+		row.When = op.Created
+	}
+	if op.State == store.OpOutcomeUnknown {
+		row.What = fmt.Sprintf("%s%s: outcome unknown (operation %d); check the gateway, then resolve it (o)", op.Action, amount, op.ID)
+		return row
+	}
+	row.Kind = AttnFailedChange
+	what := "cancel"
+	if op.Action == api.ActionUpdateReservation {
+		what = "update"
+	}
+	row.What = fmt.Sprintf("the %s failed: %s; try again or call the provider", what, clean(op.Error))
+	if op.ReservationKey == "" {
+		row.Open = OpenReservation{Key: op.Target}
+	}
+	return row
+}
+
+// remainderRows are the partial gift card payments whose rest is unpaid.
+func (a *Attention) remainderRows() []AttentionRow {
+	groups := map[string][]*store.Transaction{}
+	for _, t := range a.gift {
+		g := t.Group
+		if g == "" {
+			g = t.Key
+		}
+		groups[g] = append(groups[g], t)
+	}
+	var rows []AttentionRow
+	for _, ts := range groups {
+		rest := UnpaidRemainder(ts[0], ts[1:])
+		if !rest.IsPositive() {
+			continue
+		}
+		first := ts[0]
+		for _, t := range ts {
+			if t.Created.Before(first.Created) {
+				first = t
+			}
+		}
+		rows = append(rows, AttentionRow{Kind: AttnRemainder, When: first.Created, Subject: clean(first.Invoice),
+			What: fmt.Sprintf("%s %s of a gift card payment still to pay (%s): pay the remainder (p) or refund what was paid", money(rest),
+				clean(first.Currency), clean(first.ServiceCode)),
+			Open: OpenTransaction{Key: first.Key}})
+	}
+	return rows
+}
+
+// View draws the tab.
+func (a *Attention) View() string {
+	t := a.ctx.Theme
+	rows := a.build()
+	a.table.SetLen(len(rows))
+	info := spread(t.Muted.Render("What needs a person today, most urgent first · enter opens where it is fixed"),
+		t.Muted.Render(fmt.Sprintf("%d open", len(rows))), a.width)
+	if a.err != nil {
+		info = spread(t.Failed.Render("Could not read the journal: "+clean(a.err.Error())), "", a.width)
+	}
+	if len(rows) == 0 {
+		return info + "\n" + padLines("\n  "+t.OK.Render("Nothing needs attention.")+"\n  "+t.Muted.Render(
+			"Reservations near the end of their 14-day window, unknown outcomes, rejected pushes, unpaid gift card"+
+				"\n  remainders and failed cancels or updates show up here."), a.height-1)
+	}
+	now := a.ctx.Now()
+	body := a.table.View(func(i int, out []Cell) {
+		r := rows[i]
+		label, paint := r.Kind.label()
+		out[0] = Cell{Text: label, Paint: paint}
+		out[1] = Cell{Text: r.Subject}
+		out[2] = Cell{Text: whenText(r, now), Paint: theme.PaintMuted}
+		out[3] = Cell{Text: r.What}
+	})
+	sel := rows[min(a.table.Cursor(), len(rows)-1)]
+	label, _ := sel.Kind.label()
+	detail := t.Muted.Render(strings.Repeat("─", max(a.width, 1))) + "\n" +
+		t.Accent.Render(label+" · "+sel.Subject) + "\n" + wrapText(sel.What, a.width) + "\n" + t.Muted.Render("enter opens where it is fixed")
+	used := strings.Count(body, "\n") + 1
+	return info + "\n" + body + "\n" + padLines(detail, a.height-1-used)
+}
+
+// wrapText wraps at spaces to w cells.
+func wrapText(s string, w int) string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case width(line)+1+width(word) <= w:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	return strings.Join(append(lines, line), "\n")
+}
+
+// whenText is a deadline as "in 2d" / "2d ago", an event as its age.
+func whenText(r AttentionRow, now time.Time) string {
+	if r.When.IsZero() {
+		return ""
+	}
+	if r.When.After(now) {
+		return "in " + age(now, r.When)
+	}
+	return age(r.When, now) + " ago"
+}
+
+// orderWait is how long an order may wait for its Reserve push before it
+// asks for a look: a customer who left the checkout, or a push that went
+// elsewhere.
+const orderWait = 30 * time.Minute
+
+// orderMismatch reports a reservation whose order and push have not met:
+// an order still waiting for its Reserve push (a placeholder), or a
+// reservation that can still be captured but whose order never arrived.
+func orderMismatch(s store.Summary) bool {
+	if strings.HasPrefix(s.Key, store.PlaceholderPrefix) {
+		return true
+	}
+	return s.LinesUnknown && (s.State == store.StateReserved || s.State == store.StatePartlyCaptured)
+}
+
+// orderRow is the attention row of an order mismatch; ok is false while a
+// new order is still within its wait.
+func orderRow(s store.Summary, now time.Time) (AttentionRow, bool) {
+	row := AttentionRow{Kind: AttnOrder, When: s.Created, Subject: clean(s.Invoice), Open: OpenReservation{Key: s.Key}}
+	if strings.HasPrefix(s.Key, store.PlaceholderPrefix) {
+		if now.Sub(s.Created) < orderWait {
+			return row, false
+		}
+		row.What = fmt.Sprintf("order of %s %s arrived %s ago, its Reserve push has not: the customer may have left the checkout, or pushes go elsewhere",
+			money(s.Amount), clean(s.Currency), age(s.Created, now))
+	} else {
+		row.Subject = reservationRef(s)
+		row.What = "reserved, but its order never reached paydesk: have the shop post it to the intake or run paydesk import; or capture it in full by amount"
+	}
+	if n := clean(s.Customer); n != "" {
+		row.What += " · " + n
+	}
+	return row, true
+}
