@@ -31,10 +31,16 @@ var (
 	// content hash → Order (JSON).
 	bOrder         = []byte("orders")
 	bOrderConflict = []byte("orderconflicts")
+	// Batches of work from a shipment manifest (batches.go): id → Batch
+	// (JSON); id 0x00 index → BatchItem (JSON); kind 0x00 manifest hash → id.
+	bBatch     = []byte("batches")
+	bBatchItem = []byte("batchitems")
+	bBatchHash = []byte("batchhashes")
 )
 
 var allBuckets = [][]byte{bMeta, bReservation, bSummary, bResNumber, bKeyOwner, bInvoice, bTransaction, bRelated,
-	bOrphan, bPush, bPushKey, bRejected, bOp, bOpOpen, bAudit, bExchange, bOrder, bOrderConflict}
+	bOrphan, bPush, bPushKey, bRejected, bOp, bOpOpen, bAudit, bExchange, bOrder, bOrderConflict,
+	bBatch, bBatchItem, bBatchHash}
 
 var (
 	kSchema        = []byte("schema")
@@ -65,6 +71,15 @@ var migrations = []func(tx *bolt.Tx) error{
 	// Version 3 keeps the webshop's orders (the order intake).
 	2: func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bOrder, bOrderConflict} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	},
+	// Version 4 keeps batches run from shipment manifests.
+	3: func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bBatch, bBatchItem, bBatchHash} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}

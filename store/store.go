@@ -31,7 +31,7 @@ var (
 
 // SchemaVersion is the layout this code writes. Open migrates older files
 // step by step and refuses newer ones.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // initialMmapSize is address space, not memory: mapping it up front spares
 // the remaps (which stall every reader and the writer) while the file grows.

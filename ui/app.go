@@ -178,7 +178,7 @@ func New(cfg Config) *App {
 // changingBindings are the keys of actions that change something.
 func (a *App) changingBindings() []*key.Binding {
 	k := a.keys
-	return []*key.Binding{&k.NewReservation, &k.Capture, &k.Cancel, &k.Update, &k.Refund, &k.GiftCardPay, &k.Resolve, &k.Resend}
+	return []*key.Binding{&k.NewReservation, &k.Capture, &k.Cancel, &k.Update, &k.Refund, &k.GiftCardPay, &k.Resolve, &k.Resend, &k.Batch}
 }
 
 func (a *App) styleHelp() {
@@ -487,6 +487,8 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 		return a.switchTab(3)
 	case key.Matches(msg, k.Tab5):
 		return a.switchTab(4)
+	case key.Matches(msg, k.Batch):
+		return a.openBatch()
 	case key.Matches(msg, k.Refresh):
 		a.status = views.StatusMsg{Text: "reloaded from the cache"}
 		return a.reload(store.Change{Overflow: true})

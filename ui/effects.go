@@ -32,6 +32,9 @@ func (a *App) intent(i views.Intent) tea.Cmd {
 	case views.ResendIntent:
 		return a.resend(i)
 	}
+	if cmd, ok := a.batchIntent(i); ok {
+		return cmd
+	}
 	return a.operation(i)
 }
 

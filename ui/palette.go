@@ -51,6 +51,7 @@ func newPalette(a *App) *palette {
 	for _, b := range []key.Binding{k.Tab0, k.Tab1, k.Tab2, k.Tab3, k.Tab4, k.Tab5, k.NextTab, k.PrevTab} {
 		add("Tabs", b, false)
 	}
+	add("Console", k.Batch, true)
 	for _, b := range []key.Binding{k.Refresh, k.Help, k.Quit} {
 		add("Console", b, false)
 	}

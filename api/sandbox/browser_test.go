@@ -92,6 +92,18 @@ func startBrowser(t *testing.T) *browser {
 // answer, skipping events.
 func (b *browser) call(session, method string, params any) json.RawMessage {
 	b.t.Helper()
+	res, msg := b.send(session, method, params)
+	if msg != "" {
+		b.t.Fatalf("%s: %s", method, msg)
+	}
+	return res
+}
+
+// send is call that hands back the browser's error message instead of
+// failing the test: a page being replaced answers Runtime.evaluate with
+// "Inspected target navigated or closed", which a poll simply retries.
+func (b *browser) send(session, method string, params any) (json.RawMessage, string) {
+	b.t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.next++
@@ -119,12 +131,12 @@ func (b *browser) call(session, method string, params any) json.RawMessage {
 			continue // an event, or another answer
 		}
 		if ans.Error != nil {
-			b.t.Fatalf("%s: %s", method, ans.Error.Message)
+			return nil, ans.Error.Message
 		}
-		return ans.Result
+		return ans.Result, ""
 	}
 	b.t.Fatalf("%s: no answer", method)
-	return nil
+	return nil, ""
 }
 
 // open makes a tab at url and returns its session.
@@ -142,7 +154,8 @@ func (b *browser) eval(session, expr string) string {
 	var r struct {
 		Result struct{ Value any }
 	}
-	_ = json.Unmarshal(b.call(session, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}), &r)
+	res, _ := b.send(session, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true})
+	_ = json.Unmarshal(res, &r)
 	s, _ := r.Result.Value.(string)
 	return s
 }

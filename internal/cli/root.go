@@ -196,7 +196,7 @@ PAYDESK_SECRET_KEY=… paydesk --gateway https://testcheckout.example.nl --websi
 	}
 	for _, c := range []*cobra.Command{
 		captureCmd(sio), cancelCmd(sio), updateCmd(sio), refundCmd(sio), giftCardCmd(sio),
-		testReservationCmd(sio), resolveCmd(sio), formCmd(sio), importCmd(sio),
+		testReservationCmd(sio), resolveCmd(sio), formCmd(sio), importCmd(sio), batchCmd(sio),
 	} {
 		c.GroupID = groupMoney
 		root.AddCommand(c)

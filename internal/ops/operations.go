@@ -24,6 +24,9 @@ type CaptureRequest struct {
 	// its order never arrived). The gateway checks it against what it
 	// reserved. Refused when the lines are known.
 	Amount *decimal.Decimal
+	// Note is kept with the operation in the audit log beside the lines
+	// (a batch's id, rows, parcels and tracking numbers).
+	Note string
 }
 
 // Capture announces a shipment (deferred Pay): full when it takes all that
@@ -47,8 +50,12 @@ func (s *Service) Capture(ctx context.Context, cr CaptureRequest) (Result, error
 			"capture %s: %w: the reservation is %d days past the 14-day shipment window; the provider may revoke the payout",
 			r.ReservationNumber, ErrConfirmRequired, -plan.DaysLeft)
 	}
+	reason := captureNote(plan)
+	if note := strings.TrimSpace(cr.Note); note != "" {
+		reason += "; " + note
+	}
 	return s.submit(ctx, submission{op: plan.Op(r.Currency), audit: "capture", target: r.ReservationNumber,
-		reservationKey: r.Key, amount: plan.Amount, currency: r.Currency, reason: captureNote(plan)})
+		reservationKey: r.Key, amount: plan.Amount, currency: r.Currency, reason: reason})
 }
 
 func captureNote(p CapturePlan) string {

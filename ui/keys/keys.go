@@ -55,6 +55,7 @@ type KeyMap struct {
 	Refund         key.Binding
 	GiftCardPay    key.Binding
 	Resolve        key.Binding
+	Batch          key.Binding // the batch page: capture from a shipment manifest
 
 	// Push log
 	CopyKey      key.Binding
@@ -112,6 +113,7 @@ func Default() *KeyMap {
 		Refund:         b("f", "refund", "f"),
 		GiftCardPay:    b("p", "gift card payment", "p"),
 		Resolve:        b("o", "resolve unknown outcome", "o"),
+		Batch:          b("B", "batch capture from a manifest", "B"),
 
 		CopyKey:      b("y", "copy key", "y"),
 		CopyJSON:     b("Y", "copy JSON", "Y"),

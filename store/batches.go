@@ -1,0 +1,338 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/shopspring/decimal"
+	bolt "go.etcd.io/bbolt"
+
+	"paydesk/api"
+)
+
+// This file keeps batches: a run of work from a shipment manifest (many
+// captures, or many cancels of the rest), journaled as one unit with an id
+// so that a second run of the same manifest, or a resume after a kill, knows
+// what was already done. (batch.go is something else: the group-commit
+// writer of the pushes.)
+//
+// Every capture inside a batch still goes through the operation journal
+// (BeginOp → send → settle); a batch item only remembers which operation
+// carried it, so the batch never sends a row set twice.
+
+// Batch kinds.
+const (
+	BatchCapture    = "capture"
+	BatchCancelRest = "cancel-rest"
+)
+
+// BatchItemState is where one item (a reservation's row set) of a batch is.
+type BatchItemState string
+
+// Item states. Planned items have not been handed to the operations yet,
+// or were handed over by a process that ended before it wrote the outcome
+// (the journal then tells).
+const (
+	ItemPlanned        BatchItemState = "planned"
+	ItemSettled        BatchItemState = "settled"
+	ItemSent           BatchItemState = "sent" // accepted, waiting for the push
+	ItemFailed         BatchItemState = "failed"
+	ItemOutcomeUnknown BatchItemState = "outcome_unknown"
+	ItemRefused        BatchItemState = "refused" // by the pre-flight or the operation's own checks; nothing sent
+	// ItemResolved: its outcome was unknown and the operator resolved the
+	// operation by hand (the note says what the gateway showed).
+	ItemResolved BatchItemState = "resolved"
+)
+
+// Done reports whether the item needs nothing more from a batch run: it was
+// sent (whatever came of it) or refused.
+func (s BatchItemState) Done() bool { return s != ItemPlanned }
+
+// Batch is one run of a manifest.
+type Batch struct {
+	ID       string // B1, B2, …
+	Kind     string // BatchCapture or BatchCancelRest
+	Hash     string // SHA-256 of the manifest's bytes, hex
+	Source   string // the file name as given ("-" for stdin)
+	Operator string
+	Created  time.Time
+	Late     bool // captures past the 14-day window were confirmed
+	Rows     int  // rows of the manifest
+	Items    int  // items (reservations)
+	Total    decimal.Decimal
+	Currency string
+}
+
+// BatchItem is one reservation's part of a batch: one capture (or one
+// cancel of the rest).
+type BatchItem struct {
+	Index       int
+	Reservation string // reservation number
+	Invoice     string
+	Rows        []int // manifest line numbers
+	Lines       []api.CaptureLine
+	Amount      decimal.Decimal
+	Currency    string
+	Note        string // parcels and tracking numbers of its rows
+	State       BatchItemState
+	// Rule names the pre-flight rule that refused it, Message says why or
+	// what happened.
+	Rule    string `json:",omitempty"`
+	Message string `json:",omitempty"`
+	OpID    uint64 `json:",omitempty"`
+	Key     string `json:",omitempty"`
+	Updated time.Time
+}
+
+// ErrBatchExists: a batch of the same kind for the same manifest exists.
+var ErrBatchExists = errors.New("this manifest was already run as a batch")
+
+func batchItemKey(id string, idx int) []byte {
+	k := make([]byte, 0, len(id)+5)
+	k = append(k, id...)
+	k = append(k, 0)
+	return binary.BigEndian.AppendUint32(k, uint32(idx))
+}
+
+func batchHashKey(kind, hash string) []byte { return []byte(kind + "\x00" + hash) }
+
+// CreateBatch journals a new batch with its items in one transaction and
+// returns it with its ID. A batch of the same kind and manifest hash
+// refuses with ErrBatchExists (the caller resumes that one instead).
+func (db *DB) CreateBatch(b Batch, items []BatchItem) (Batch, error) {
+	b.Created = nowOr(b.Created, db.now)
+	b.Items = len(items)
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		hb := tx.Bucket(bBatchHash)
+		if b.Hash != "" {
+			if id := hb.Get(batchHashKey(b.Kind, b.Hash)); id != nil {
+				return fmt.Errorf("%w: %s", ErrBatchExists, id)
+			}
+		}
+		bb := tx.Bucket(bBatch)
+		n, err := bb.NextSequence()
+		if err != nil {
+			return err
+		}
+		b.ID = fmt.Sprintf("B%d", n)
+		v, err := json.Marshal(b)
+		if err != nil {
+			return err
+		}
+		if err := bb.Put([]byte(b.ID), v); err != nil {
+			return err
+		}
+		if b.Hash != "" {
+			if err := hb.Put(batchHashKey(b.Kind, b.Hash), []byte(b.ID)); err != nil {
+				return err
+			}
+		}
+		ib := tx.Bucket(bBatchItem)
+		for i := range items {
+			it := items[i]
+			it.Index = i
+			it.Updated = b.Created
+			v, err := json.Marshal(it)
+			if err != nil {
+				return err
+			}
+			if err := ib.Put(batchItemKey(b.ID, i), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return b, fmt.Errorf("journal batch: %w", err)
+	}
+	return b, nil
+}
+
+// BatchByHash finds the batch of kind run from the manifest with this hash;
+// nil when there is none.
+func (db *DB) BatchByHash(kind, hash string) (*Batch, error) {
+	var id string
+	err := db.view(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bBatchHash).Get(batchHashKey(kind, hash)); v != nil {
+			id = string(v)
+		}
+		return nil
+	})
+	if err != nil || id == "" {
+		return nil, err
+	}
+	b, _, err := db.Batch(id)
+	return b, err
+}
+
+// Batch returns a batch and its items in order.
+func (db *DB) Batch(id string) (*Batch, []BatchItem, error) {
+	var b Batch
+	var items []BatchItem
+	err := db.view(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bBatch).Get([]byte(id))
+		if v == nil {
+			return fmt.Errorf("batch %s: %w", id, ErrNotFound)
+		}
+		if err := json.Unmarshal(v, &b); err != nil {
+			return fmt.Errorf("batch %s: %w", id, err)
+		}
+		prefix := append([]byte(id), 0)
+		c := tx.Bucket(bBatchItem).Cursor()
+		for k, v := c.Seek(prefix); k != nil && len(k) == len(prefix)+4 && string(k[:len(prefix)]) == string(prefix); k, v = c.Next() {
+			var it BatchItem
+			if err := json.Unmarshal(v, &it); err != nil {
+				return fmt.Errorf("batch %s item: %w", id, err)
+			}
+			items = append(items, it)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return &b, items, nil
+}
+
+// Batches lists the batches, newest first (limit 0: all).
+func (db *DB) Batches(limit int) ([]Batch, error) {
+	var out []Batch
+	err := db.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bBatch).ForEach(func(_, v []byte) error {
+			var b Batch
+			if err := json.Unmarshal(v, &b); err != nil {
+				return err
+			}
+			out = append(out, b)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load batches: %w", err)
+	}
+	// Keys sort as text (B10 before B2): order by creation.
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].Created.After(out[j-1].Created); j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// UpdateBatchItem writes an item's new state. The batch must exist.
+func (db *DB) UpdateBatchItem(id string, it BatchItem) error {
+	it.Updated = nowOr(time.Time{}, db.now)
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		if tx.Bucket(bBatch).Get([]byte(id)) == nil {
+			return fmt.Errorf("batch %s: %w", id, ErrNotFound)
+		}
+		v, err := json.Marshal(it)
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(bBatchItem).Put(batchItemKey(id, it.Index), v)
+	})
+	if err != nil {
+		return fmt.Errorf("batch %s item %d: %w", id, it.Index, err)
+	}
+	return nil
+}
+
+// ledgerView is the part of a reservation a batch's pre-flight reads: the
+// ledger and what decides whether it can be captured. Decoding only these
+// fields (the record also holds addresses, the original order and the
+// request history) makes a 100,000-row pre-flight fit in a second.
+type ledgerView struct {
+	Key               string
+	ReservationNumber string
+	Invoice           string
+	Currency          string
+	CustomerName      string
+	Lines             []Line
+	LinesKnown        bool
+	CapturedInFull    bool
+	Status            Status
+	Created           time.Time
+	Cancelled         bool
+	CapturedAmount    decimal.Decimal
+	OutcomeUnknown    bool
+	UnknownOps        []uint64
+}
+
+func (v *ledgerView) reservation() *Reservation {
+	return &Reservation{Key: v.Key, ReservationNumber: v.ReservationNumber, Invoice: v.Invoice, Currency: v.Currency,
+		CustomerName: v.CustomerName, Lines: v.Lines, LinesKnown: v.LinesKnown, CapturedInFull: v.CapturedInFull, Status: v.Status,
+		Created: v.Created, Cancelled: v.Cancelled, CapturedAmount: v.CapturedAmount, OutcomeUnknown: v.OutcomeUnknown, UnknownOps: v.UnknownOps}
+}
+
+func decodeLedgerView(b []byte) (*ledgerView, error) {
+	var v ledgerView
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// ReservationLedgers finds each reference as Reservation does (key,
+// reservation number, else the newest reservation with that invoice) in one
+// read transaction and returns what was found with its ledger only: the
+// addresses, original order and history are left empty. References not
+// found are missing from the map.
+func (db *DB) ReservationLedgers(refs []string) (map[string]*Reservation, error) {
+	out := make(map[string]*Reservation, len(refs))
+	err := db.view(func(tx *bolt.Tx) error {
+		rb, nb, ib := tx.Bucket(bReservation), tx.Bucket(bResNumber), tx.Bucket(bInvoice)
+		for _, ref := range refs {
+			if ref == "" {
+				continue
+			}
+			raw := rb.Get([]byte(ref))
+			if raw == nil {
+				if k := nb.Get([]byte(ref)); k != nil {
+					raw = rb.Get(k)
+				}
+			}
+			if raw != nil {
+				v, err := decodeLedgerView(raw)
+				if err != nil {
+					return fmt.Errorf("reservation %s: %w", ref, err)
+				}
+				out[ref] = v.reservation()
+				continue
+			}
+			var best *ledgerView
+			prefix := append([]byte(ref), 0)
+			c := ib.Cursor()
+			for k, kind := c.Seek(prefix); k != nil && len(k) > len(prefix) && string(k[:len(prefix)]) == string(prefix); k, kind = c.Next() {
+				if len(kind) != 1 || kind[0] != invReservation {
+					continue
+				}
+				raw := rb.Get(k[len(prefix):])
+				if raw == nil {
+					continue
+				}
+				v, err := decodeLedgerView(raw)
+				if err != nil {
+					return fmt.Errorf("reservation %s: %w", k[len(prefix):], err)
+				}
+				if best == nil || v.Created.After(best.Created) || (v.Created.Equal(best.Created) && v.Key > best.Key) {
+					best = v
+				}
+			}
+			if best != nil {
+				out[ref] = best.reservation()
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("look up reservations: %w", err)
+	}
+	return out, nil
+}
