@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"paydesk/api"
 )
 
@@ -86,7 +84,7 @@ func (db *DB) ApplyPush(ctx context.Context, rec PushRecord, p *api.Push) (Apply
 		return res, nil
 	}
 	var res ApplyResult
-	err := db.batch.do(ctx, func(tx *bolt.Tx, c *Change) error {
+	err := db.batch.do(ctx, func(tx Tx, c *Change) error {
 		res = ApplyResult{} // the job may run twice
 		return db.applyPush(tx, pp, p, &res, c)
 	})
@@ -100,7 +98,7 @@ func (db *DB) ApplyPush(ctx context.Context, rec PushRecord, p *api.Push) (Apply
 // the naive way, kept for the benchmark that compares the two.
 func (db *DB) applyPushDirect(pp *preparedPush, p *api.Push) (ApplyResult, error) {
 	var res ApplyResult
-	err := db.update(func(tx *bolt.Tx, c *Change) error {
+	err := db.update(func(tx Tx, c *Change) error {
 		res = ApplyResult{}
 		return db.applyPush(tx, pp, p, &res, c)
 	})
@@ -126,7 +124,7 @@ func (db *DB) preparePush(rec PushRecord, p *api.Push) *preparedPush {
 	return &preparedPush{rec: rec, tail: encodePushTail(&rec)}
 }
 
-func (db *DB) applyPush(tx *bolt.Tx, pp *preparedPush, p *api.Push, res *ApplyResult, c *Change) error {
+func (db *DB) applyPush(tx Tx, pp *preparedPush, p *api.Push, res *ApplyResult, c *Change) error {
 	rec := pp.rec // a copy: the job may run twice
 	if id := findDuplicate(tx, rec.Key, rec.Hash); id != 0 {
 		res.ID = id
@@ -184,7 +182,7 @@ var pushIndexBuckets = [][]byte{bTransaction, bPushKey}
 // findDuplicate returns the ID of a stored push with the same key and
 // content hash, 0 if there is none. The per-key index holds the hashes, so
 // de-duplication costs no index of its own.
-func findDuplicate(tx *bolt.Tx, key string, hash [32]byte) uint64 {
+func findDuplicate(tx Tx, key string, hash [32]byte) uint64 {
 	var dup uint64
 	eachPushOf(tx, key, func(id uint64, h []byte) bool {
 		if bytes.Equal(h, hash[:]) {
@@ -198,7 +196,7 @@ func findDuplicate(tx *bolt.Tx, key string, hash [32]byte) uint64 {
 
 // eachPushOf calls fn with the ID and content hash of every push indexed
 // under key, in both index buckets, until fn returns false.
-func eachPushOf(tx *bolt.Tx, key string, fn func(id uint64, hash []byte) bool) {
+func eachPushOf(tx Tx, key string, fn func(id uint64, hash []byte) bool) {
 	prefix := pairKey(key, "")
 	for _, name := range pushIndexBuckets {
 		c := tx.Bucket(name).Cursor()
@@ -246,7 +244,7 @@ func whyNot(incoming, stored Status) string {
 	return ignoredOlder
 }
 
-func (db *DB) applyDataRequestPush(tx *bolt.Tx, p *api.Push, op *PendingOp, c *Change) (effect, error) {
+func (db *DB) applyDataRequestPush(tx Tx, p *api.Push, op *PendingOp, c *Change) (effect, error) {
 	d := p.DataRequest
 	st := statusOf(d.Status)
 	var eff effect
@@ -347,7 +345,7 @@ type orphanRequest struct {
 	ReservationNumber string
 }
 
-func (db *DB) applyOrphanPush(tx *bolt.Tx, d *api.DataRequestPush, rq Request, st Status) (effect, error) {
+func (db *DB) applyOrphanPush(tx Tx, d *api.DataRequestPush, rq Request, st Status) (effect, error) {
 	var eff effect
 	var o orphanRequest
 	if v := tx.Bucket(bOrphan).Get([]byte(d.Key)); v != nil {
@@ -379,7 +377,7 @@ func (db *DB) applyOrphanPush(tx *bolt.Tx, d *api.DataRequestPush, rq Request, s
 
 // adoptOrphans links data requests and captures that arrived before the
 // reservation they belong to (same invoice, not linked elsewhere).
-func (db *DB) adoptOrphans(tx *bolt.Tx, r *Reservation) error {
+func (db *DB) adoptOrphans(tx Tx, r *Reservation) error {
 	if r.Invoice == "" {
 		return nil
 	}
@@ -439,7 +437,7 @@ func (db *DB) adoptOrphans(tx *bolt.Tx, r *Reservation) error {
 	return nil
 }
 
-func ownerOf(tx *bolt.Tx, key string) (*Reservation, error) {
+func ownerOf(tx Tx, key string) (*Reservation, error) {
 	if k := tx.Bucket(bKeyOwner).Get([]byte(key)); k != nil {
 		return getReservation(tx, string(k))
 	}
@@ -481,7 +479,7 @@ func mergeRequest(stored, extra Request) Request {
 	return stored
 }
 
-func (db *DB) applyTransactionPush(tx *bolt.Tx, p *api.Push, op *PendingOp, c *Change) (effect, error) {
+func (db *DB) applyTransactionPush(tx Tx, p *api.Push, op *PendingOp, c *Change) (effect, error) {
 	tp := p.Transaction
 	st := statusOf(tp.Status)
 	var eff effect

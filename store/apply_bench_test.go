@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/shopspring/decimal"
-	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
 )
@@ -30,7 +29,7 @@ func BenchmarkApplyPushInTx(b *testing.B) {
 	b.ResetTimer()
 	i := 0
 	for i < b.N {
-		err := db.bolt.Update(func(tx *bolt.Tx) error {
+		err := db.eng.Update(func(tx Tx) error {
 			var c Change
 			for j := 0; j < 100 && i < b.N; j, i = j+1, i+1 {
 				var res ApplyResult

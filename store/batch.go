@@ -3,14 +3,12 @@ package store
 import (
 	"context"
 	"sync"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // A writeFn changes the cache inside tx and notes what it changed in c. It
 // may run more than once (a batch that fails is re-run one job at a time),
 // so it must derive everything from tx and its own arguments.
-type writeFn func(tx *bolt.Tx, c *Change) error
+type writeFn func(tx Tx, c *Change) error
 
 type job struct {
 	fn   writeFn
@@ -98,7 +96,7 @@ func (b *batcher) run() {
 
 func (b *batcher) commit(jobs []*job) {
 	var c Change
-	err := b.db.guardedUpdate(func(tx *bolt.Tx) error {
+	err := b.db.guardedUpdate(func(tx Tx) error {
 		for _, j := range jobs {
 			if err := j.fn(tx, &c); err != nil {
 				return err
@@ -128,7 +126,7 @@ func (b *batcher) commit(jobs []*job) {
 // subscribers after the commit.
 func (db *DB) update(fn writeFn) error {
 	var c Change
-	err := db.guardedUpdate(func(tx *bolt.Tx) error {
+	err := db.guardedUpdate(func(tx Tx) error {
 		c = Change{}
 		if err := fn(tx, &c); err != nil {
 			return err
@@ -144,7 +142,7 @@ func (db *DB) update(fn writeFn) error {
 
 // guardedUpdate is bolt's Update with a damaged page reported as an error
 // (recoverDamage); bolt rolls the transaction back as the panic passes.
-func (db *DB) guardedUpdate(fn func(tx *bolt.Tx) error) (err error) {
+func (db *DB) guardedUpdate(fn func(tx Tx) error) (err error) {
 	defer recoverDamage(db.path, &err)
-	return db.bolt.Update(fn)
+	return db.eng.Update(fn)
 }

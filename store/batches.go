@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
-	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
 )
@@ -105,7 +104,7 @@ func batchHashKey(kind, hash string) []byte { return []byte(kind + "\x00" + hash
 func (db *DB) CreateBatch(b Batch, items []BatchItem) (Batch, error) {
 	b.Created = nowOr(b.Created, db.now)
 	b.Items = len(items)
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.eng.Update(func(tx Tx) error {
 		hb := tx.Bucket(bBatchHash)
 		if b.Hash != "" {
 			if id := hb.Get(batchHashKey(b.Kind, b.Hash)); id != nil {
@@ -155,7 +154,7 @@ func (db *DB) CreateBatch(b Batch, items []BatchItem) (Batch, error) {
 // nil when there is none.
 func (db *DB) BatchByHash(kind, hash string) (*Batch, error) {
 	var id string
-	err := db.view(func(tx *bolt.Tx) error {
+	err := db.view(func(tx Tx) error {
 		if v := tx.Bucket(bBatchHash).Get(batchHashKey(kind, hash)); v != nil {
 			id = string(v)
 		}
@@ -172,7 +171,7 @@ func (db *DB) BatchByHash(kind, hash string) (*Batch, error) {
 func (db *DB) Batch(id string) (*Batch, []BatchItem, error) {
 	var b Batch
 	var items []BatchItem
-	err := db.view(func(tx *bolt.Tx) error {
+	err := db.view(func(tx Tx) error {
 		v := tx.Bucket(bBatch).Get([]byte(id))
 		if v == nil {
 			return fmt.Errorf("batch %s: %w", id, ErrNotFound)
@@ -200,7 +199,7 @@ func (db *DB) Batch(id string) (*Batch, []BatchItem, error) {
 // Batches lists the batches, newest first (limit 0: all).
 func (db *DB) Batches(limit int) ([]Batch, error) {
 	var out []Batch
-	err := db.view(func(tx *bolt.Tx) error {
+	err := db.view(func(tx Tx) error {
 		return tx.Bucket(bBatch).ForEach(func(_, v []byte) error {
 			var b Batch
 			if err := json.Unmarshal(v, &b); err != nil {
@@ -228,7 +227,7 @@ func (db *DB) Batches(limit int) ([]Batch, error) {
 // UpdateBatchItem writes an item's new state. The batch must exist.
 func (db *DB) UpdateBatchItem(id string, it BatchItem) error {
 	it.Updated = nowOr(time.Time{}, db.now)
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.eng.Update(func(tx Tx) error {
 		if tx.Bucket(bBatch).Get([]byte(id)) == nil {
 			return fmt.Errorf("batch %s: %w", id, ErrNotFound)
 		}
@@ -286,7 +285,7 @@ func decodeLedgerView(b []byte) (*ledgerView, error) {
 // found are missing from the map.
 func (db *DB) ReservationLedgers(refs []string) (map[string]*Reservation, error) {
 	out := make(map[string]*Reservation, len(refs))
-	err := db.view(func(tx *bolt.Tx) error {
+	err := db.view(func(tx Tx) error {
 		rb, nb, ib := tx.Bucket(bReservation), tx.Bucket(bResNumber), tx.Bucket(bInvoice)
 		for _, ref := range refs {
 			if ref == "" {

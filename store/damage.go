@@ -3,9 +3,8 @@ package store
 import (
 	"errors"
 	"fmt"
-	"os"
-
 	bolt "go.etcd.io/bbolt"
+	"os"
 )
 
 // ErrDamaged: the cache file is damaged (bbolt found a page it cannot read)
@@ -62,6 +61,9 @@ func (db *DB) checkPages() (err error) {
 		return nil
 	}
 	defer recoverDamage(db.path, &err)
+	if db.bolt == nil {
+		return nil // not a file: the database checks its own pages
+	}
 	return db.bolt.View(func(tx *bolt.Tx) error {
 		var first error
 		n := 0

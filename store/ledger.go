@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/shopspring/decimal"
-	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
 )
@@ -30,7 +29,7 @@ func invoiceKey(invoice, key string) []byte {
 
 func pairKey(a, b string) []byte { return invoiceKey(a, b) }
 
-func getReservation(tx *bolt.Tx, key string) (*Reservation, error) {
+func getReservation(tx Tx, key string) (*Reservation, error) {
 	v := tx.Bucket(bReservation).Get([]byte(key))
 	if v == nil {
 		return nil, nil
@@ -43,7 +42,7 @@ func getReservation(tx *bolt.Tx, key string) (*Reservation, error) {
 }
 
 // findReservation resolves a key or reservation number.
-func findReservation(tx *bolt.Tx, ref string) (*Reservation, error) {
+func findReservation(tx Tx, ref string) (*Reservation, error) {
 	if ref == "" {
 		return nil, nil
 	}
@@ -57,7 +56,7 @@ func findReservation(tx *bolt.Tx, ref string) (*Reservation, error) {
 }
 
 // reservationByInvoice returns the newest reservation with the invoice.
-func reservationByInvoice(tx *bolt.Tx, invoice string) (*Reservation, error) {
+func reservationByInvoice(tx Tx, invoice string) (*Reservation, error) {
 	if invoice == "" {
 		return nil, nil
 	}
@@ -81,7 +80,7 @@ func reservationByInvoice(tx *bolt.Tx, invoice string) (*Reservation, error) {
 
 // putReservation recomputes the ledger and writes the record, its summary
 // and its indexes.
-func (db *DB) putReservation(tx *bolt.Tx, r *Reservation, c *Change) error {
+func (db *DB) putReservation(tx Tx, r *Reservation, c *Change) error {
 	if err := recompute(tx, r, c); err != nil {
 		return err
 	}
@@ -127,7 +126,7 @@ func (db *DB) putReservation(tx *bolt.Tx, r *Reservation, c *Change) error {
 	return nil
 }
 
-func getTx(tx *bolt.Tx, key string) (*Transaction, error) {
+func getTx(tx Tx, key string) (*Transaction, error) {
 	v := tx.Bucket(bTransaction).Get([]byte(key))
 	if v == nil {
 		return nil, nil
@@ -141,7 +140,7 @@ func getTx(tx *bolt.Tx, key string) (*Transaction, error) {
 
 // putTx recomputes what refunds took from t, writes it, and links it to its
 // original (for a refund) and to its reservation, recomputing those.
-func (db *DB) putTx(tx *bolt.Tx, t *Transaction, c *Change) error {
+func (db *DB) putTx(tx Tx, t *Transaction, c *Change) error {
 	if err := refreshRefunds(tx, t); err != nil {
 		return err
 	}
@@ -219,12 +218,12 @@ func (db *DB) putTx(tx *bolt.Tx, t *Transaction, c *Change) error {
 	return nil
 }
 
-func (db *DB) putTxRecord(tx *bolt.Tx, t *Transaction) error {
+func (db *DB) putTxRecord(tx Tx, t *Transaction) error {
 	return tx.Bucket(bTransaction).Put([]byte(t.Key), encodeTx(t))
 }
 
 // refreshRefunds sums the successful refunds against t.
-func refreshRefunds(tx *bolt.Tx, t *Transaction) error {
+func refreshRefunds(tx Tx, t *Transaction) error {
 	if t.Kind.IsRefund() {
 		return nil
 	}
@@ -256,7 +255,7 @@ func refreshRefunds(tx *bolt.Tx, t *Transaction) error {
 // successful updates (in status-time order), its successful captures and
 // refunds and whether a cancel succeeded. Every input is a set keyed by
 // gateway key, so the result does not depend on the order facts arrived in.
-func recompute(tx *bolt.Tx, r *Reservation, c *Change) error {
+func recompute(tx Tx, r *Reservation, c *Change) error {
 	billing, shipping := r.Original.Billing, r.Original.Shipping
 	var lines []Line
 	if r.LinesKnown {
@@ -595,7 +594,7 @@ func remainingAmount(lines []Line) decimal.Decimal {
 // shareReservationNumber gives the reservation's number to its transactions
 // that do not carry it (captured by another tool, linked before the Reserve
 // push brought the number).
-func shareReservationNumber(tx *bolt.Tx, r *Reservation) error {
+func shareReservationNumber(tx Tx, r *Reservation) error {
 	if r.ReservationNumber == "" {
 		return nil
 	}

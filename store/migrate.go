@@ -3,8 +3,6 @@ package store
 import (
 	"encoding/binary"
 	"fmt"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // Buckets. Keys of sequence-numbered buckets are 8-byte big-endian IDs so a
@@ -53,8 +51,8 @@ var (
 
 // migrations[v] brings a file from version v to v+1. Version 0 is a new,
 // empty file.
-var migrations = []func(tx *bolt.Tx) error{
-	0: func(tx *bolt.Tx) error {
+var migrations = []func(tx Tx) error{
+	0: func(tx Tx) error {
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
@@ -67,9 +65,9 @@ var migrations = []func(tx *bolt.Tx) error{
 	// file has stay in pushkey, which is still read, so nothing moves; the
 	// number is there so that a paydesk knowing only version 1, which would
 	// take the new entries for transactions, refuses the file instead.
-	1: func(tx *bolt.Tx) error { return nil },
+	1: func(tx Tx) error { return nil },
 	// Version 3 keeps the webshop's orders (the order intake).
-	2: func(tx *bolt.Tx) error {
+	2: func(tx Tx) error {
 		for _, b := range [][]byte{bOrder, bOrderConflict} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
@@ -78,7 +76,7 @@ var migrations = []func(tx *bolt.Tx) error{
 		return nil
 	},
 	// Version 4 keeps batches run from shipment manifests.
-	3: func(tx *bolt.Tx) error {
+	3: func(tx Tx) error {
 		for _, b := range [][]byte{bBatch, bBatchItem, bBatchHash} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
@@ -93,7 +91,7 @@ func (db *DB) migrate() (err error) {
 	// Most opens find nothing to do; a read transaction says so without
 	// the fsyncs of a write.
 	current := false
-	err = db.bolt.View(func(tx *bolt.Tx) error {
+	err = db.eng.View(func(tx Tx) error {
 		m, open := tx.Bucket(bMeta), tx.Bucket(bOpOpen)
 		if m == nil || open == nil {
 			return nil
@@ -113,7 +111,7 @@ func (db *DB) migrate() (err error) {
 	if err != nil || current {
 		return err
 	}
-	return db.bolt.Update(func(tx *bolt.Tx) error {
+	return db.eng.Update(func(tx Tx) error {
 		v := uint64(0)
 		if m := tx.Bucket(bMeta); m != nil {
 			if b := m.Get(kSchema); len(b) == 8 {
@@ -138,7 +136,7 @@ func (db *DB) migrate() (err error) {
 // recoverInFlight turns operations left "pending" by a process that ended
 // (the file lock says no one else has it open) into "outcome unknown": their
 // request may or may not have reached the gateway.
-func (db *DB) recoverInFlight(tx *bolt.Tx) error {
+func (db *DB) recoverInFlight(tx Tx) error {
 	c := tx.Bucket(bOpOpen).Cursor()
 	var ids []uint64
 	for k, _ := c.First(); k != nil; k, _ = c.Next() {

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
-
 	"paydesk/api"
 )
 
@@ -67,7 +65,7 @@ func bytesContainsFold(b []byte, names []string) bool {
 	return false
 }
 
-func getOp(tx *bolt.Tx, id uint64) (*PendingOp, error) {
+func getOp(tx Tx, id uint64) (*PendingOp, error) {
 	v := tx.Bucket(bOp).Get(u64(id))
 	if v == nil {
 		return nil, fmt.Errorf("operation %d: %w", id, ErrNotFound)
@@ -81,7 +79,7 @@ func getOp(tx *bolt.Tx, id uint64) (*PendingOp, error) {
 
 // putOp writes op, keeps the open-ops index, and marks its reservation while
 // its outcome is unknown.
-func (db *DB) putOp(tx *bolt.Tx, op *PendingOp, c *Change) error {
+func (db *DB) putOp(tx Tx, op *PendingOp, c *Change) error {
 	v, err := json.Marshal(op)
 	if err != nil {
 		return fmt.Errorf("operation %d: %w", op.ID, err)
@@ -152,7 +150,7 @@ func (db *DB) BeginOp(op PendingOp) (uint64, error) {
 	op.Created = nowOr(op.Created, db.now)
 	op.Updated = op.Created
 	var id uint64
-	err := db.update(func(tx *bolt.Tx, c *Change) error {
+	err := db.update(func(tx Tx, c *Change) error {
 		if op.ReservationKey == "" && op.Target != "" {
 			r, err := findReservation(tx, op.Target)
 			if err != nil {
@@ -202,7 +200,7 @@ func opStateFor(st Status) OpState {
 }
 
 // settleOp records the key and status a push brought for op.
-func (db *DB) settleOp(tx *bolt.Tx, op *PendingOp, key string, st Status, resKey string, c *Change) error {
+func (db *DB) settleOp(tx Tx, op *PendingOp, key string, st Status, resKey string, c *Change) error {
 	if op.ResultKey == "" {
 		op.ResultKey = key
 	}
@@ -230,7 +228,7 @@ const AuditPending = "sent, outcome not yet known"
 // by BeginOp) once the operation settled: the one change an audit entry
 // ever sees. An operation journaled without one gets a new entry.
 func (db *DB) CompleteAudit(opID uint64, result string) error {
-	err := db.update(func(tx *bolt.Tx, c *Change) error {
+	err := db.update(func(tx Tx, c *Change) error {
 		op, err := getOp(tx, opID)
 		if err != nil {
 			return err
@@ -251,7 +249,7 @@ func (db *DB) CompleteAudit(opID uint64, result string) error {
 // completeAudit sets an audit entry's result; with then set, a result
 // already there (an unknown outcome, a pending answer) stays in front, so
 // the entry tells the whole story.
-func completeAudit(tx *bolt.Tx, id uint64, result string, then bool, c *Change) error {
+func completeAudit(tx Tx, id uint64, result string, then bool, c *Change) error {
 	b := tx.Bucket(bAudit)
 	v := b.Get(u64(id))
 	if v == nil {
@@ -284,7 +282,7 @@ func (db *DB) ApplyResponse(id uint64, resp *api.Response) (*PendingOp, error) {
 		return nil, fmt.Errorf("operation %d: no response", id)
 	}
 	var out *PendingOp
-	err := db.update(func(tx *bolt.Tx, c *Change) error {
+	err := db.update(func(tx Tx, c *Change) error {
 		op, err := getOp(tx, id)
 		if err != nil {
 			return err
@@ -321,7 +319,7 @@ func (db *DB) ApplyResponse(id uint64, resp *api.Response) (*PendingOp, error) {
 	return out, nil
 }
 
-func (db *DB) responseEffects(tx *bolt.Tx, op *PendingOp, resp *api.Response, st Status, c *Change) error {
+func (db *DB) responseEffects(tx Tx, op *PendingOp, resp *api.Response, st Status, c *Change) error {
 	switch {
 	case strings.EqualFold(op.Action, api.ActionReserve):
 		r, err := getReservation(tx, resp.Key)
@@ -540,7 +538,7 @@ func fillFromOp(t *Transaction, op *PendingOp) {
 // matchOp finds the open operation a push answers: the one whose result key
 // is the push's key, else the oldest one without a key yet that sent the
 // same action for the same invoice (and amount, for payments).
-func matchOp(tx *bolt.Tx, p *api.Push) (*PendingOp, error) {
+func matchOp(tx Tx, p *api.Push) (*PendingOp, error) {
 	cur := tx.Bucket(bOpOpen).Cursor()
 	var candidate *PendingOp
 	key, invoice := p.Key(), p.Invoice()
@@ -610,7 +608,7 @@ func (db *DB) ResolveOp(id uint64, note string) error {
 }
 
 func (db *DB) setOpState(id uint64, state OpState, reason, note string) error {
-	err := db.update(func(tx *bolt.Tx, c *Change) error {
+	err := db.update(func(tx Tx, c *Change) error {
 		op, err := getOp(tx, id)
 		if err != nil {
 			return err

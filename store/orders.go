@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
-	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
 )
@@ -145,7 +144,7 @@ func diffLines(stored, incoming []api.Article) string {
 
 func conflictKey(invoice, hash string) []byte { return invoiceKey(invoice, hash) }
 
-func getOrder(tx *bolt.Tx, invoice string) (*Order, error) {
+func getOrder(tx Tx, invoice string) (*Order, error) {
 	v := tx.Bucket(bOrder).Get([]byte(invoice))
 	if v == nil {
 		return nil, nil
@@ -157,7 +156,7 @@ func getOrder(tx *bolt.Tx, invoice string) (*Order, error) {
 	return &o, nil
 }
 
-func putOrderRecord(tx *bolt.Tx, o *Order) error {
+func putOrderRecord(tx Tx, o *Order) error {
 	v, err := json.Marshal(o)
 	if err != nil {
 		return fmt.Errorf("order %s: %w", o.Invoice, err)
@@ -181,7 +180,7 @@ func (db *DB) PutOrder(o Order) (OrderResult, error) {
 	o.Hash = orderHash(&o)
 	o.ReservationKey = ""
 	var res OrderResult
-	err := db.update(func(tx *bolt.Tx, c *Change) error {
+	err := db.update(func(tx Tx, c *Change) error {
 		res = OrderResult{}
 		stored, err := getOrder(tx, o.Invoice)
 		if err != nil {
@@ -234,7 +233,7 @@ func (db *DB) PutOrder(o Order) (OrderResult, error) {
 	return res, nil
 }
 
-func (db *DB) keepConflict(tx *bolt.Tx, o *Order, c *Change) error {
+func (db *DB) keepConflict(tx Tx, o *Order, c *Change) error {
 	v, err := json.Marshal(o)
 	if err != nil {
 		return err
@@ -245,7 +244,7 @@ func (db *DB) keepConflict(tx *bolt.Tx, o *Order, c *Change) error {
 
 // reservationForOrder finds the reservation an order belongs to: by the
 // reservation number it carries, else the newest with its invoice.
-func reservationForOrder(tx *bolt.Tx, o *Order) (*Reservation, error) {
+func reservationForOrder(tx Tx, o *Order) (*Reservation, error) {
 	if o.ReservationNumber != "" {
 		r, err := findReservation(tx, o.ReservationNumber)
 		if r != nil || err != nil {
@@ -285,7 +284,7 @@ const PlaceholderPrefix = "order:"
 // Reserve push has not arrived yet.
 func (r *Reservation) IsPlaceholder() bool { return strings.HasPrefix(r.Key, PlaceholderPrefix) }
 
-func (db *DB) putPlaceholder(tx *bolt.Tx, o *Order, c *Change) error {
+func (db *DB) putPlaceholder(tx Tx, o *Order, c *Change) error {
 	r := &Reservation{Key: PlaceholderPrefix + o.Invoice, Invoice: o.Invoice, Currency: o.Currency, Created: o.Received}
 	fillFromOrder(r, o)
 	if err := db.putReservation(tx, r, c); err != nil {
@@ -297,7 +296,7 @@ func (db *DB) putPlaceholder(tx *bolt.Tx, o *Order, c *Change) error {
 // absorbPlaceholder moves what was linked to the order's placeholder (pushes
 // that joined it by invoice) to the reservation its Reserve push created,
 // and deletes the placeholder.
-func absorbPlaceholder(tx *bolt.Tx, r *Reservation, c *Change) error {
+func absorbPlaceholder(tx Tx, r *Reservation, c *Change) error {
 	if r.Invoice == "" || r.IsPlaceholder() {
 		return nil
 	}
@@ -339,7 +338,7 @@ func absorbPlaceholder(tx *bolt.Tx, r *Reservation, c *Change) error {
 
 // joinOrder completes a reservation that a push just created with the order
 // that arrived before it, and marks the order joined.
-func joinOrder(tx *bolt.Tx, r *Reservation, c *Change) error {
+func joinOrder(tx Tx, r *Reservation, c *Change) error {
 	if err := absorbPlaceholder(tx, r, c); err != nil {
 		return err
 	}
@@ -363,14 +362,14 @@ func joinOrder(tx *bolt.Tx, r *Reservation, c *Change) error {
 
 // Order returns the order stored for an invoice.
 func (db *DB) Order(invoice string) (*Order, error) {
-	return getOne(db, "order "+invoice, func(tx *bolt.Tx) (*Order, error) { return getOrder(tx, invoice) })
+	return getOne(db, "order "+invoice, func(tx Tx) (*Order, error) { return getOrder(tx, invoice) })
 }
 
 // Orders returns the stored orders in invoice order; waiting keeps only
 // those no reservation has joined yet (no Reserve push with their invoice).
 func (db *DB) Orders(waiting bool) ([]*Order, error) {
 	var out []*Order
-	err := db.view(func(tx *bolt.Tx) error {
+	err := db.view(func(tx Tx) error {
 		return tx.Bucket(bOrder).ForEach(func(k, v []byte) error {
 			var o Order
 			if err := json.Unmarshal(v, &o); err != nil {
@@ -392,7 +391,7 @@ func (db *DB) Orders(waiting bool) ([]*Order, error) {
 // with other lines, optionally for one invoice.
 func (db *DB) OrderConflicts(invoice string) ([]*Order, error) {
 	var out []*Order
-	err := db.view(func(tx *bolt.Tx) error {
+	err := db.view(func(tx Tx) error {
 		c := tx.Bucket(bOrderConflict).Cursor()
 		var prefix []byte
 		if invoice != "" {

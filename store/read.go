@@ -9,13 +9,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	bolt "go.etcd.io/bbolt"
 )
 
-func (db *DB) view(fn func(tx *bolt.Tx) error) (err error) {
+func (db *DB) view(fn func(tx Tx) error) (err error) {
 	defer recoverDamage(db.path, &err)
-	return db.bolt.View(fn)
+	return db.eng.View(fn)
 }
 
 // LoadReservationSummaries returns the list row of every reservation, in key
@@ -23,7 +21,7 @@ func (db *DB) view(fn func(tx *bolt.Tx) error) (err error) {
 // 300 ms).
 func (db *DB) LoadReservationSummaries() ([]Summary, error) {
 	var out []Summary
-	err := db.view(func(tx *bolt.Tx) error {
+	err := db.view(func(tx Tx) error {
 		b := tx.Bucket(bSummary)
 		out = make([]Summary, 0, be64(tx.Bucket(bMeta).Get(kReservationCount)))
 		return b.ForEach(func(k, v []byte) error {
@@ -44,7 +42,7 @@ func (db *DB) LoadReservationSummaries() ([]Summary, error) {
 // Reservation finds a reservation by key, reservation number or invoice
 // (the newest reservation with that invoice). Not found names the three.
 func (db *DB) Reservation(ref string) (*Reservation, error) {
-	r, err := getOne(db, "reservation "+ref, func(tx *bolt.Tx) (*Reservation, error) { return resolveReservation(tx, ref) })
+	r, err := getOne(db, "reservation "+ref, func(tx Tx) (*Reservation, error) { return resolveReservation(tx, ref) })
 	if errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("reservation %s: %w (no reservation has it as key, reservation number or invoice)", ref, ErrNotFound)
 	}
@@ -57,7 +55,7 @@ func (db *DB) Reservation(ref string) (*Reservation, error) {
 // reservations made within one second): then the one that can still be
 // captured or cancelled is meant; with none or several of those the
 // reference is refused, naming them, rather than guessed.
-func resolveReservation(tx *bolt.Tx, ref string) (*Reservation, error) {
+func resolveReservation(tx Tx, ref string) (*Reservation, error) {
 	r, err := findReservation(tx, ref)
 	if r != nil || err != nil || ref == "" {
 		return r, err
@@ -104,7 +102,7 @@ func resolveReservation(tx *bolt.Tx, ref string) (*Reservation, error) {
 func (db *DB) ResolveTransaction(ref string) (*Transaction, error) {
 	var found *Transaction
 	var candidates []string
-	err := db.view(func(tx *bolt.Tx) error {
+	err := db.view(func(tx Tx) error {
 		t, err := getTx(tx, ref)
 		if t != nil || err != nil {
 			found = t
@@ -145,14 +143,14 @@ func (db *DB) ResolveTransaction(ref string) (*Transaction, error) {
 
 // Transaction finds a transaction by key.
 func (db *DB) Transaction(key string) (*Transaction, error) {
-	return getOne(db, "transaction "+key, func(tx *bolt.Tx) (*Transaction, error) { return getTx(tx, key) })
+	return getOne(db, "transaction "+key, func(tx Tx) (*Transaction, error) { return getTx(tx, key) })
 }
 
 // getOne reads one record in a read transaction: nothing found is
 // ErrNotFound, and every error names what was looked up.
-func getOne[T any](db *DB, what string, get func(*bolt.Tx) (*T, error)) (*T, error) {
+func getOne[T any](db *DB, what string, get func(Tx) (*T, error)) (*T, error) {
 	var v *T
-	err := db.view(func(tx *bolt.Tx) (err error) {
+	err := db.view(func(tx Tx) (err error) {
 		v, err = get(tx)
 		return err
 	})
@@ -169,7 +167,7 @@ func getOne[T any](db *DB, what string, get func(*bolt.Tx) (*T, error)) (*T, err
 // reservation number), oldest first.
 func (db *DB) TransactionsFor(ref string) ([]*Transaction, error) {
 	var out []*Transaction
-	err := db.view(func(tx *bolt.Tx) error {
+	err := db.view(func(tx Tx) error {
 		r, err := resolveReservation(tx, ref)
 		if err != nil {
 			return err
@@ -207,7 +205,7 @@ func sortTxOldestFirst(ts []*Transaction) {
 // Transactions returns every transaction, newest first.
 func (db *DB) Transactions() ([]*Transaction, error) {
 	var out []*Transaction
-	err := db.view(func(tx *bolt.Tx) error {
+	err := db.view(func(tx Tx) error {
 		return tx.Bucket(bTransaction).ForEach(func(k, v []byte) error {
 			if isPushIndexKey(k) {
 				return nil
@@ -230,7 +228,7 @@ func (db *DB) Transactions() ([]*Transaction, error) {
 
 // Push returns one stored push by ID.
 func (db *DB) Push(id uint64) (*PushRecord, error) {
-	return getOne(db, "push "+strconv.FormatUint(id, 10), func(tx *bolt.Tx) (*PushRecord, error) {
+	return getOne(db, "push "+strconv.FormatUint(id, 10), func(tx Tx) (*PushRecord, error) {
 		v := tx.Bucket(bPush).Get(u64(id))
 		if v == nil {
 			return nil, ErrNotFound
@@ -261,7 +259,7 @@ func (db *DB) RejectedPushes(limit int) ([]*PushRecord, error) {
 
 func (db *DB) newest(bucket []byte, limit int, beforeID uint64) ([]*PushRecord, error) {
 	var out []*PushRecord
-	err := db.view(func(tx *bolt.Tx) error {
+	err := db.view(func(tx Tx) error {
 		c := tx.Bucket(bucket).Cursor()
 		var k, v []byte
 		if beforeID == 0 {
@@ -285,7 +283,7 @@ func (db *DB) newest(bucket []byte, limit int, beforeID uint64) ([]*PushRecord, 
 // PushesFor returns the pushes about any of the given keys, oldest first.
 func (db *DB) PushesFor(keys ...string) ([]*PushRecord, error) {
 	var out []*PushRecord
-	err := db.view(func(tx *bolt.Tx) (err error) {
+	err := db.view(func(tx Tx) (err error) {
 		out, err = pushesFor(tx, keys)
 		return err
 	})
@@ -295,7 +293,7 @@ func (db *DB) PushesFor(keys ...string) ([]*PushRecord, error) {
 	return out, nil
 }
 
-func pushesFor(tx *bolt.Tx, keys []string) ([]*PushRecord, error) {
+func pushesFor(tx Tx, keys []string) ([]*PushRecord, error) {
 	var ids []uint64
 	for _, key := range keys {
 		if key == "" {
@@ -328,7 +326,7 @@ func pushesFor(tx *bolt.Tx, keys []string) ([]*PushRecord, error) {
 // data requests and transactions, oldest first.
 func (db *DB) PushesForReservation(ref string) ([]*PushRecord, error) {
 	var out []*PushRecord
-	err := db.view(func(tx *bolt.Tx) error {
+	err := db.view(func(tx Tx) error {
 		r, err := findReservation(tx, ref)
 		if err != nil {
 			return err
@@ -353,7 +351,7 @@ func (db *DB) PushesForReservation(ref string) ([]*PushRecord, error) {
 // Op returns one operation.
 func (db *DB) Op(id uint64) (*PendingOp, error) {
 	var op *PendingOp
-	err := db.view(func(tx *bolt.Tx) (err error) {
+	err := db.view(func(tx Tx) (err error) {
 		op, err = getOp(tx, id)
 		return err
 	})
@@ -368,7 +366,7 @@ func (db *DB) Ops(states ...OpState) ([]*PendingOp, error) {
 		onlyOpen = onlyOpen && s.IsOpen()
 	}
 	var out []*PendingOp
-	err := db.view(func(tx *bolt.Tx) error {
+	err := db.view(func(tx Tx) error {
 		b := bOp
 		if onlyOpen {
 			b = bOpOpen
@@ -405,7 +403,7 @@ func (db *DB) Exchanges(limit int) ([]Exchange, error) {
 // keyed by sequence, newest first (0: all).
 func newestJSON[T any](db *DB, bucket []byte, limit int, what string) ([]T, error) {
 	var out []T
-	err := db.view(func(tx *bolt.Tx) error {
+	err := db.view(func(tx Tx) error {
 		c := tx.Bucket(bucket).Cursor()
 		for k, v := c.Last(); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Prev() {
 			var e T
@@ -425,7 +423,7 @@ func newestJSON[T any](db *DB, bucket []byte, limit int, what string) ([]T, erro
 // Counts returns the status bar figures.
 func (db *DB) Counts() (Counts, error) {
 	var n Counts
-	err := db.view(func(tx *bolt.Tx) error {
+	err := db.view(func(tx Tx) error {
 		m := tx.Bucket(bMeta)
 		n.Pushes = be64(m.Get(kPushCount))
 		n.Rejected = be64(m.Get(kRejectedCount))
@@ -452,7 +450,7 @@ func (db *DB) Counts() (Counts, error) {
 // giftCardByInvoice scans the transactions for successful gift card
 // payments with the invoice.
 func (db *DB) giftCardByInvoice(invoice string) (found *Transaction, candidates []string, err error) {
-	err = db.view(func(tx *bolt.Tx) error {
+	err = db.view(func(tx Tx) error {
 		return tx.Bucket(bTransaction).ForEach(func(k, v []byte) error {
 			if isPushIndexKey(k) {
 				return nil

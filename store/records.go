@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
-	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
 )
@@ -227,7 +226,7 @@ type Change struct {
 
 // writeCounts adds what the commit stored to the counts kept in meta. The
 // writers call it once, after every change of the transaction.
-func (c *Change) writeCounts(tx *bolt.Tx) error {
+func (c *Change) writeCounts(tx Tx) error {
 	m := tx.Bucket(bMeta)
 	for _, k := range []struct {
 		key []byte

@@ -9,8 +9,6 @@ import (
 	"net/netip"
 	"strings"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // Bounds of the evidence kept of one rejected request: the rejected log is
@@ -141,7 +139,7 @@ func (db *DB) RecordRejectedPushes(ctx context.Context, recs []PushRecord) ([]ui
 		prepared[i] = rec
 	}
 	ids := make([]uint64, len(recs))
-	err := db.batch.do(ctx, func(tx *bolt.Tx, c *Change) error {
+	err := db.batch.do(ctx, func(tx Tx, c *Change) error {
 		for i := range prepared {
 			source, class := RejectedSource(prepared[i].RemoteAddr), rejectedClass(&prepared[i])
 			id, err := recordRejected(tx, prepared[i], source, class, db.opts.MaxRejected)
@@ -168,7 +166,7 @@ func RejectedGroup(rec *PushRecord) string {
 
 // recordRejected runs inside a batch, which may run it more than once: it
 // only reads and writes through tx.
-func recordRejected(tx *bolt.Tx, rec PushRecord, source, class string, maxGroups int) (uint64, error) {
+func recordRejected(tx Tx, rec PushRecord, source, class string, maxGroups int) (uint64, error) {
 	b, m := appendOnly(tx, bRejected), tx.Bucket(bMeta)
 	entries, err := rejectedEntries(b, m)
 	if err != nil {
@@ -247,15 +245,15 @@ var kRejectedEntries = []byte("rejectedentries")
 // rejectedEntries is the count; a file from before it is counted once,
 // before this transaction changes the bucket (Stats reads the pages as
 // they were committed).
-func rejectedEntries(b *bolt.Bucket, m *bolt.Bucket) (int, error) {
+func rejectedEntries(b Bucket, m Bucket) (int, error) {
 	if v := m.Get(kRejectedEntries); v != nil {
 		return int(be64(v)), nil
 	}
-	n := b.Stats().KeyN
+	n := keyCount(b)
 	return n, m.Put(kRejectedEntries, u64(uint64(n)))
 }
 
-func addRejectedEntries(b *bolt.Bucket, m *bolt.Bucket, d int) error {
+func addRejectedEntries(b Bucket, m Bucket, d int) error {
 	n, err := rejectedEntries(b, m)
 	if err != nil {
 		return err

@@ -59,7 +59,8 @@ type Options struct {
 
 // DB is an open cache. It is safe for concurrent use.
 type DB struct {
-	bolt *bolt.DB
+	bolt *bolt.DB // the file, for its own checks; nil on PostgreSQL
+	eng  Engine
 	path string
 	opts Options
 	now  func() time.Time
@@ -110,7 +111,7 @@ func Open(path string, opts Options) (*DB, error) {
 		}
 		return nil, fmt.Errorf("cache %s: %w", path, err)
 	}
-	db := &DB{bolt: bdb, path: path, opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}}
+	db := &DB{bolt: bdb, eng: boltEngine{bdb}, path: path, opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}}
 	if err := db.checkPages(); err != nil {
 		_ = bdb.Close()
 		return nil, err
@@ -142,7 +143,7 @@ func (db *DB) Path() string { return db.path }
 func (db *DB) Close() error {
 	db.batch.close()
 	db.closeSubscribers()
-	if err := db.bolt.Close(); err != nil {
+	if err := db.eng.Close(); err != nil {
 		return fmt.Errorf("close cache %s: %w", db.path, err)
 	}
 	return nil

@@ -283,7 +283,7 @@ func TestPushIndexOfOlderCaches(t *testing.T) {
 	g := &gw{clock: t0}
 	p := txPush(g.key(), "GC-1", "customgiftcard", api.TypeGiftCardPay, dec("10.00"), g.status(api.StatusSuccess, ""), nil)
 	first := push(t, db, p)
-	if err := db.bolt.Update(func(tx *bolt.Tx) error { return moveToVersion1Index(tx, p.Key(), first.ID) }); err != nil {
+	if err := db.eng.Update(func(tx Tx) error { return moveToVersion1Index(tx, p.Key(), first.ID) }); err != nil {
 		t.Fatal(err)
 	}
 	if again := push(t, db, p); !again.Duplicate || again.ID != first.ID {
@@ -317,7 +317,7 @@ func TestOpenMigratesVersion1(t *testing.T) {
 	p := txPush(g.key(), "GC-1", "customgiftcard", api.TypeGiftCardPay, dec("10.00"), g.status(api.StatusSuccess, ""), nil)
 	first := push(t, db, p)
 	// Make it a version 1 file: the index entry in pushkey, schema 1.
-	err = db.bolt.Update(func(tx *bolt.Tx) error {
+	err = db.eng.Update(func(tx Tx) error {
 		if err := moveToVersion1Index(tx, p.Key(), first.ID); err != nil {
 			return err
 		}
@@ -333,7 +333,7 @@ func TestOpenMigratesVersion1(t *testing.T) {
 	}
 	defer db.Close()
 	var v uint64
-	if err := db.bolt.View(func(tx *bolt.Tx) error { v = be64(tx.Bucket(bMeta).Get(kSchema)); return nil }); err != nil {
+	if err := db.eng.View(func(tx Tx) error { v = be64(tx.Bucket(bMeta).Get(kSchema)); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if v != SchemaVersion {
@@ -346,7 +346,7 @@ func TestOpenMigratesVersion1(t *testing.T) {
 
 // moveToVersion1Index moves the index entry of push id under key where a
 // version 1 cache keeps it: from beside the transaction records to pushkey.
-func moveToVersion1Index(tx *bolt.Tx, key string, id uint64) error {
+func moveToVersion1Index(tx Tx, key string, id uint64) error {
 	k := append(pairKey(key, ""), u64(id)...)
 	v := tx.Bucket(bTransaction).Get(k)
 	if v == nil {

@@ -3,13 +3,11 @@ package store
 import (
 	"encoding/json"
 	"fmt"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // trim deletes the oldest entries of a sequence-numbered bucket beyond max.
 // The newest ID is the bucket's sequence, so the oldest kept is seq−max+1.
-func trim(b *bolt.Bucket, max int) error {
+func trim(b Bucket, max int) error {
 	seq := b.Sequence()
 	if seq <= uint64(max) {
 		return nil
@@ -29,7 +27,7 @@ func trim(b *bolt.Bucket, max int) error {
 func (db *DB) AppendAudit(e AuditEntry) (uint64, error) {
 	e.Time = nowOr(e.Time, db.now)
 	var id uint64
-	err := db.update(func(tx *bolt.Tx, c *Change) (err error) {
+	err := db.update(func(tx Tx, c *Change) (err error) {
 		id, err = appendAudit(tx, e, c)
 		return err
 	})
@@ -45,7 +43,7 @@ func (db *DB) AppendExchange(x Exchange) (uint64, error) {
 	x.Time = nowOr(x.Time, db.now)
 	x.RequestBody = maskBody(x.RequestBody)
 	var id uint64
-	err := db.update(func(tx *bolt.Tx, c *Change) error {
+	err := db.update(func(tx Tx, c *Change) error {
 		b := appendOnly(tx, bExchange)
 		n, err := b.NextSequence()
 		if err != nil {
@@ -73,7 +71,7 @@ func (db *DB) AppendExchange(x Exchange) (uint64, error) {
 // with the same key. It is for imports, fixtures and generated benchmark
 // data (storetest.Generate), not for gateway answers.
 func (db *DB) PutReservations(rs []*Reservation) error {
-	return db.update(func(tx *bolt.Tx, c *Change) error {
+	return db.update(func(tx Tx, c *Change) error {
 		for _, r := range rs {
 			if r.Key == "" {
 				return fmt.Errorf("put reservation: empty key")
@@ -89,7 +87,7 @@ func (db *DB) PutReservations(rs []*Reservation) error {
 // PutTransactions writes transactions as given (for imports and generated
 // data), linking them to their reservations and originals.
 func (db *DB) PutTransactions(ts []*Transaction) error {
-	return db.update(func(tx *bolt.Tx, c *Change) error {
+	return db.update(func(tx Tx, c *Change) error {
 		for _, t := range ts {
 			if t.Key == "" {
 				return fmt.Errorf("put transaction: empty key")
@@ -102,7 +100,7 @@ func (db *DB) PutTransactions(ts []*Transaction) error {
 	})
 }
 
-func appendAudit(tx *bolt.Tx, e AuditEntry, c *Change) (uint64, error) {
+func appendAudit(tx Tx, e AuditEntry, c *Change) (uint64, error) {
 	b := appendOnly(tx, bAudit)
 	n, err := b.NextSequence()
 	if err != nil {

@@ -1,0 +1,116 @@
+package store
+
+import (
+	bolt "go.etcd.io/bbolt"
+)
+
+// The store keeps its records in named buckets of sorted keys, read and
+// written in transactions. Engine is what it needs of the storage under it:
+// bbolt for one person (a file, this package's default) or PostgreSQL for a
+// team (pgengine.go). The domain rules — the ledger, the journal, applying
+// pushes — are written once against Tx and hold on either engine: a write
+// transaction sees a consistent snapshot and commits all or nothing, and
+// on PostgreSQL concurrent writers from other processes are serialized
+// (a transaction that lost a race runs again).
+type Engine interface {
+	// Update runs fn in a write transaction and commits it (durably)
+	// when fn returns nil. fn may run more than once.
+	Update(fn func(tx Tx) error) error
+	// View runs fn in a read transaction.
+	View(fn func(tx Tx) error) error
+	Close() error
+}
+
+// Tx is a transaction: its buckets by name.
+type Tx interface {
+	// Bucket returns the bucket, nil when it does not exist.
+	Bucket(name []byte) Bucket
+	// CreateBucketIfNotExists makes the bucket (migrations).
+	CreateBucketIfNotExists(name []byte) (Bucket, error)
+}
+
+// Bucket is a sorted map of byte keys to byte values, with a sequence
+// counter. Values returned by Get and the cursor are valid until the
+// transaction ends.
+type Bucket interface {
+	Get(key []byte) []byte
+	Put(key, value []byte) error
+	Delete(key []byte) error
+	Cursor() Cursor
+	ForEach(fn func(k, v []byte) error) error
+	NextSequence() (uint64, error)
+	Sequence() uint64
+	SetSequence(v uint64) error
+}
+
+// Cursor walks a bucket in key order; a nil key means past the end.
+type Cursor interface {
+	First() (key, value []byte)
+	Last() (key, value []byte)
+	Seek(key []byte) (key2, value []byte)
+	Next() (key, value []byte)
+	Prev() (key, value []byte)
+}
+
+// boltEngine is bbolt under the Engine interface.
+type boltEngine struct{ db *bolt.DB }
+
+func (e boltEngine) Update(fn func(Tx) error) error {
+	return e.db.Update(func(tx *bolt.Tx) error { return fn(boltTx{tx}) })
+}
+
+func (e boltEngine) View(fn func(Tx) error) error {
+	return e.db.View(func(tx *bolt.Tx) error { return fn(boltTx{tx}) })
+}
+
+func (e boltEngine) Close() error { return e.db.Close() }
+
+// boltTx and boltBucket hold one pointer each, so wrapping them in an
+// interface allocates nothing on the push path.
+type boltTx struct{ tx *bolt.Tx }
+
+func (t boltTx) Bucket(name []byte) Bucket {
+	b := t.tx.Bucket(name)
+	if b == nil {
+		return nil
+	}
+	return boltBucket{b}
+}
+
+func (t boltTx) CreateBucketIfNotExists(name []byte) (Bucket, error) {
+	b, err := t.tx.CreateBucketIfNotExists(name)
+	if err != nil {
+		return nil, err
+	}
+	return boltBucket{b}, nil
+}
+
+type boltBucket struct{ b *bolt.Bucket }
+
+func (b boltBucket) Get(k []byte) []byte                      { return b.b.Get(k) }
+func (b boltBucket) Put(k, v []byte) error                    { return b.b.Put(k, v) }
+func (b boltBucket) Delete(k []byte) error                    { return b.b.Delete(k) }
+func (b boltBucket) Cursor() Cursor                           { return b.b.Cursor() }
+func (b boltBucket) ForEach(fn func(k, v []byte) error) error { return b.b.ForEach(fn) }
+func (b boltBucket) NextSequence() (uint64, error)            { return b.b.NextSequence() }
+func (b boltBucket) Sequence() uint64                         { return b.b.Sequence() }
+func (b boltBucket) SetSequence(v uint64) error               { return b.b.SetSequence(v) }
+
+// fillPages tells bbolt that keys only grow (a log): pages are filled
+// before they split. Other engines ignore it.
+func fillPages(b Bucket) {
+	if bb, ok := b.(boltBucket); ok {
+		bb.b.FillPercent = 1.0
+	}
+}
+
+// keyCount counts a bucket's keys (once, for a file from before a counter
+// was kept).
+func keyCount(b Bucket) int {
+	if bb, ok := b.(boltBucket); ok {
+		return bb.b.Stats().KeyN
+	}
+	n := 0
+	_ = b.ForEach(func(_, _ []byte) error { n++; return nil })
+	return n
+}
