@@ -1,0 +1,101 @@
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Env names the variable holding the URL of the test server's database.
+const Env = "PAYDESK_TEST_PG"
+
+// KeepEnv, when set, keeps the databases Fresh creates (for a post-mortem).
+const KeepEnv = "PAYDESK_TEST_PG_KEEP"
+
+// URL returns $PAYDESK_TEST_PG, or skips the test, saying how to run it.
+func URL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv(Env)
+	if u == "" {
+		t.Skip("needs PostgreSQL: " + Env + " is not set; from the repository root run " +
+			"`. .ci/pg && go test ./...` (starts a throwaway server, stopped on exit), " +
+			"or set " + Env + "=postgres://USER@HOST:PORT/DB?sslmode=disable " +
+			"(a role that may CREATE DATABASE)")
+	}
+	return u
+}
+
+// Fresh returns the URL of a brand-new, empty database on the test server
+// (skipping like URL without one), dropped when the test and its subtests
+// end, so tests never see each other's data. Close what uses it in an
+// earlier-registered Cleanup or before returning; the drop forces out
+// whatever is still connected.
+func Fresh(t testing.TB) string {
+	t.Helper()
+	base := URL(t)
+
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatalf("pgtest: random name: %v", err)
+	}
+	name := "paydesk_t_" + hex.EncodeToString(b[:])
+	fresh, err := withDatabase(base, name)
+	if err != nil {
+		t.Fatalf("pgtest: %s: %v", Env, err)
+	}
+
+	// template0: never connected to, so concurrent creates cannot trip over
+	// "source database is being accessed by other users".
+	if err := exec(base, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+" TEMPLATE template0"); err != nil {
+		t.Fatalf("pgtest: create database %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if os.Getenv(KeepEnv) != "" {
+			t.Logf("pgtest: kept database %s (%s set)", name, KeepEnv)
+			return
+		}
+		if err := exec(base, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+			t.Errorf("pgtest: drop database %s: %v", name, err)
+		}
+	})
+	return fresh
+}
+
+// exec runs one statement on its own connection to the database at u.
+func exec(u, sql string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// withDatabase returns the connection string u pointing at database name
+// instead: a postgres:// URL gets a new path, a keyword/value string a
+// trailing dbname (the last one wins).
+func withDatabase(u, name string) (string, error) {
+	if strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://") {
+		pu, err := url.Parse(u)
+		if err != nil {
+			return "", err
+		}
+		pu.Path = "/" + name
+		pu.RawPath = ""
+		return pu.String(), nil
+	}
+	if _, err := pgx.ParseConfig(u); err != nil {
+		return "", err
+	}
+	return u + " dbname=" + name, nil
+}
