@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -16,10 +17,17 @@ var t0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 
 func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 
+// openTest opens an empty store for a test: a bbolt file, or with
+// PAYDESK_STORE_BACKEND=postgres a fresh database on the server at
+// $PAYDESK_TEST_PG — the same tests are the contract both engines keep.
 func openTest(t testing.TB) *DB {
 	t.Helper()
 	now := t0
-	db, err := Open(filepath.Join(t.TempDir(), "sub", "paydesk.db"), Options{NoSync: true, Now: func() time.Time { return now }})
+	where := filepath.Join(t.TempDir(), "sub", "paydesk.db")
+	if os.Getenv("PAYDESK_STORE_BACKEND") == "postgres" {
+		where = freshPostgres(t)
+	}
+	db, err := Open(where, Options{NoSync: true, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -129,6 +129,11 @@ func (db *DB) migrate() (err error) {
 		if err := tx.Bucket(bMeta).Put(kSchema, u64(SchemaVersion)); err != nil {
 			return err
 		}
+		if db.shared {
+			// Other processes may have requests on their way right now:
+			// only a file's lock says that no one else has it open.
+			return nil
+		}
 		return db.recoverInFlight(tx)
 	})
 }

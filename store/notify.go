@@ -39,6 +39,14 @@ func (db *DB) notify(c Change) {
 		return
 	}
 	c.seenReservations, c.seenTransactions = nil, nil
+	if db.bus != nil {
+		db.bus.publish(c) // other processes on the same database hear it too
+	}
+	db.deliver(c)
+}
+
+// deliver hands c to this process's subscribers.
+func (db *DB) deliver(c Change) {
 	db.subMu.Lock()
 	defer db.subMu.Unlock()
 	for s := range db.subs {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -55,6 +56,10 @@ type Options struct {
 	// LockTimeout is how long Open waits for a file another process holds;
 	// 0 means one second.
 	LockTimeout time.Duration
+	// NoMigrate refuses a PostgreSQL database whose schema is older than
+	// this paydesk instead of migrating it (a role that may not change the
+	// schema; `paydesk db migrate` does it).
+	NoMigrate bool
 }
 
 // DB is an open cache. It is safe for concurrent use.
@@ -69,7 +74,15 @@ type DB struct {
 
 	subMu sync.Mutex
 	subs  map[*subscriber]struct{}
+
+	// shared is true on PostgreSQL: other processes write too.
+	shared bool
+	bus    *changeBus // LISTEN/NOTIFY on PostgreSQL, nil on a file
 }
+
+// Shared reports whether the store is a team's database that other
+// processes write to as well (PostgreSQL), not a file of this process.
+func (db *DB) Shared() bool { return db.shared }
 
 // Open opens or creates the cache at path (folder 0700, file 0600). A file
 // another process holds fails within LockTimeout with an error wrapping
@@ -86,6 +99,9 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = time.Second
+	}
+	if IsPostgresURL(path) {
+		return openShared(path, opts)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("cache %s: create folder: %w", path, err)
@@ -127,6 +143,29 @@ func Open(path string, opts Options) (*DB, error) {
 	return db, nil
 }
 
+// openShared opens a team's store on PostgreSQL: the schema migrated (or
+// refused, see Options.NoMigrate), the store's own layout made or migrated
+// in a transaction like a file's, and changes from other processes heard
+// through LISTEN/NOTIFY.
+func openShared(dsn string, opts Options) (*DB, error) {
+	ctx := context.Background()
+	eng, err := openPostgres(ctx, dsn, !opts.NoMigrate)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{eng: eng, path: RedactURL(dsn), opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}, shared: true}
+	if err := db.migrate(); err != nil {
+		_ = eng.Close()
+		return nil, fmt.Errorf("database %s: %w", db.path, err)
+	}
+	if err := db.startBus(dsn); err != nil {
+		_ = eng.Close()
+		return nil, err
+	}
+	db.batch = newBatcher(db)
+	return db, nil
+}
+
 func openBolt(path string, opts Options) (bdb *bolt.DB, err error) {
 	defer recoverDamage(path, &err)
 	return bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync,
@@ -142,6 +181,9 @@ func (db *DB) Path() string { return db.path }
 // Close waits for pending group commits, then closes the file.
 func (db *DB) Close() error {
 	db.batch.close()
+	if db.bus != nil {
+		db.bus.close()
+	}
 	db.closeSubscribers()
 	if err := db.eng.Close(); err != nil {
 		return fmt.Errorf("close cache %s: %w", db.path, err)

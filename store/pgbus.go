@@ -1,0 +1,138 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// busChannel is the NOTIFY channel paydesk processes on one database share.
+const busChannel = "paydesk_changes"
+
+// maxPayload keeps a notification under PostgreSQL's 8000-byte limit; a
+// larger change is announced as an overflow (reload everything).
+const maxPayload = 7000
+
+// busMessage is a Change on the wire between processes.
+type busMessage struct {
+	Origin       string   `json:"o"`
+	Pushes       int      `json:"p,omitempty"`
+	Rejected     int      `json:"x,omitempty"`
+	Reservations []string `json:"r,omitempty"`
+	Transactions []string `json:"t,omitempty"`
+	Ops          bool     `json:"op,omitempty"`
+	Audit        bool     `json:"a,omitempty"`
+	Exchanges    bool     `json:"e,omitempty"`
+	Orders       bool     `json:"or,omitempty"`
+	Overflow     bool     `json:"of,omitempty"`
+}
+
+// changeBus tells the other processes on a database what this one
+// committed, and this one what they did: NOTIFY is a hint, so a listener
+// that lost its connection reconnects, LISTENs again and tells its
+// subscribers to reload everything (what it missed meanwhile).
+type changeBus struct {
+	db     *DB
+	dsn    string
+	origin string
+	ctx    context.Context
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+	ready  chan struct{} // closed once the first LISTEN is in place
+}
+
+func (db *DB) startBus(dsn string) error {
+	var id [8]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return err
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	b := &changeBus{db: db, dsn: dsn, origin: hex.EncodeToString(id[:]), ctx: ctx, stop: stop, ready: make(chan struct{})}
+	db.bus = b
+	b.wg.Add(1)
+	go b.listen()
+	select {
+	case <-b.ready:
+	case <-time.After(5 * time.Second):
+		// Live updates come late; the store works without them.
+	}
+	return nil
+}
+
+func (b *changeBus) close() {
+	b.stop()
+	b.wg.Wait()
+}
+
+// publish sends c to the other processes (best effort: a lost NOTIFY
+// costs a live update, not data).
+func (b *changeBus) publish(c Change) {
+	m := busMessage{Origin: b.origin, Pushes: c.Pushes, Rejected: c.Rejected, Reservations: c.Reservations,
+		Transactions: c.Transactions, Ops: c.Ops, Audit: c.Audit, Exchanges: c.Exchanges, Orders: c.Orders, Overflow: c.Overflow}
+	payload, err := json.Marshal(m)
+	if err != nil || len(payload) > maxPayload {
+		payload, _ = json.Marshal(busMessage{Origin: b.origin, Pushes: c.Pushes, Rejected: c.Rejected, Overflow: true})
+	}
+	eng, ok := b.db.eng.(*pgEngine)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
+	defer cancel()
+	_, _ = eng.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, busChannel, string(payload))
+}
+
+// listen holds a connection of its own LISTENing, and delivers what other
+// processes committed to this process's subscribers.
+func (b *changeBus) listen() {
+	defer b.wg.Done()
+	first := true
+	for b.ctx.Err() == nil {
+		conn, err := pgx.Connect(b.ctx, b.dsn)
+		if err == nil {
+			_, err = conn.Exec(b.ctx, "LISTEN "+busChannel)
+		}
+		if err != nil {
+			if conn != nil {
+				_ = conn.Close(context.Background())
+			}
+			select {
+			case <-b.ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		if first {
+			close(b.ready)
+			first = false
+		} else {
+			b.db.deliver(Change{Overflow: true}) // what came while the connection was down
+		}
+		for {
+			n, err := conn.WaitForNotification(b.ctx)
+			if err != nil {
+				break
+			}
+			var m busMessage
+			if json.Unmarshal([]byte(n.Payload), &m) != nil || m.Origin == b.origin {
+				continue
+			}
+			b.db.deliver(Change{Pushes: m.Pushes, Rejected: m.Rejected, Reservations: m.Reservations, Transactions: m.Transactions,
+				Ops: m.Ops, Audit: m.Audit, Exchanges: m.Exchanges, Orders: m.Orders, Overflow: m.Overflow})
+		}
+		_ = conn.Close(context.Background())
+	}
+	if first {
+		close(b.ready)
+	}
+}
+
+// String names the bus for logs.
+func (b *changeBus) String() string { return fmt.Sprintf("LISTEN %s (%s)", busChannel, b.origin) }

@@ -1,0 +1,435 @@
+package store
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// IsPostgresURL reports whether a --db value names a PostgreSQL database
+// rather than a bbolt file.
+func IsPostgresURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// RedactURL hides the password of a database URL for messages and logs.
+func RedactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "postgres://…"
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+//go:embed pgmigrations/*.sql
+var pgMigrationFiles embed.FS
+
+// pgMigration is one embedded schema step, applied in order on open.
+type pgMigration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func pgMigrations() ([]pgMigration, error) {
+	entries, err := fs.ReadDir(pgMigrationFiles, "pgmigrations")
+	if err != nil {
+		return nil, err
+	}
+	var out []pgMigration
+	for _, e := range entries {
+		n, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(n)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("migration %s: the name must start with its version", e.Name())
+		}
+		b, err := fs.ReadFile(pgMigrationFiles, "pgmigrations/"+e.Name())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pgMigration{version: v, name: e.Name(), sql: string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	return out, nil
+}
+
+// ErrNeedsMigration: the database's schema is older than this paydesk and
+// the role may not change it; `paydesk db migrate` (by an owner) does.
+var ErrNeedsMigration = errors.New("the database needs `paydesk db migrate` (by a role that may change the schema)")
+
+// pgEngine keeps the store's buckets in PostgreSQL: one row per key in
+// paydesk_kv, the buckets and their sequences in paydesk_bucket. Write
+// transactions are SERIALIZABLE: several paydesk processes (listeners,
+// consoles, commands on other machines) run the same rules on one database,
+// and a transaction that lost a race is run again, so a check made inside
+// a transaction (one open operation per target, what remains to capture)
+// holds across all of them.
+type pgEngine struct {
+	pool *pgxpool.Pool
+	url  string
+}
+
+// pgMaxTries bounds the re-runs of a transaction that lost a race.
+const pgMaxTries = 20
+
+func openPostgres(ctx context.Context, dsn string, migrate bool) (*pgEngine, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", RedactURL(dsn), err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", RedactURL(dsn), err)
+	}
+	e := &pgEngine{pool: pool, url: RedactURL(dsn)}
+	if err := e.migrateSchema(ctx, migrate); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// migrateSchema applies the embedded migrations not yet recorded, in one
+// transaction under an advisory lock (two processes starting at once do it
+// once). A database newer than this paydesk is refused.
+func (e *pgEngine) migrateSchema(ctx context.Context, apply bool) error {
+	ms, err := pgMigrations()
+	if err != nil {
+		return err
+	}
+	latest := ms[len(ms)-1].version
+	tx, err := e.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("database %s: %w", e.url, err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7305482190)`); err != nil {
+		return fmt.Errorf("database %s: %w", e.url, err)
+	}
+	var have int
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT to_regclass('paydesk_migrations') IS NOT NULL`).Scan(&exists); err != nil {
+		return fmt.Errorf("database %s: %w", e.url, err)
+	}
+	if exists {
+		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM paydesk_migrations`).Scan(&have); err != nil {
+			return fmt.Errorf("database %s: %w", e.url, err)
+		}
+	}
+	switch {
+	case have > latest:
+		return fmt.Errorf("database %s: schema version %d is %w (this one knows up to %d)", e.url, have, ErrNewerSchema, latest)
+	case have == latest:
+		return nil
+	case !apply:
+		return fmt.Errorf("database %s: schema version %d, this paydesk needs %d: %w", e.url, have, latest, ErrNeedsMigration)
+	}
+	for _, m := range ms {
+		if m.version <= have {
+			continue
+		}
+		if _, err := tx.Exec(ctx, m.sql); err != nil {
+			return fmt.Errorf("database %s: migration %s: %w", e.url, m.name, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO paydesk_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
+			return fmt.Errorf("database %s: migration %s: %w", e.url, m.name, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("database %s: migrate: %w", e.url, err)
+	}
+	return nil
+}
+
+func (e *pgEngine) Close() error { e.pool.Close(); return nil }
+
+// retryable: the transaction lost a race with another one and can run
+// again (serialization failure, deadlock).
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
+
+func (e *pgEngine) Update(fn func(Tx) error) error {
+	ctx := context.Background()
+	var err error
+	for try := 0; try < pgMaxTries; try++ {
+		if err = e.run(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable}, fn); !retryable(err) {
+			return err
+		}
+		time.Sleep(time.Duration(try+1) * 2 * time.Millisecond)
+	}
+	return fmt.Errorf("database %s: gave up after %d conflicting tries: %w", e.url, pgMaxTries, err)
+}
+
+func (e *pgEngine) View(fn func(Tx) error) error {
+	return e.run(context.Background(), pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+}
+
+func (e *pgEngine) run(ctx context.Context, opts pgx.TxOptions, fn func(Tx) error) error {
+	ptx, err := e.pool.BeginTx(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("database %s: %w", e.url, err)
+	}
+	t := &pgTx{ctx: ctx, tx: ptx, buckets: map[string]*pgBucket{}}
+	if err := fn(t); err != nil {
+		_ = ptx.Rollback(ctx)
+		if t.err != nil && !retryable(err) {
+			return t.err // what the database said is more than what the rules made of it
+		}
+		return err
+	}
+	if t.err != nil {
+		_ = ptx.Rollback(ctx)
+		return t.err
+	}
+	return ptx.Commit(ctx)
+}
+
+// pgTx is one transaction. Bucket methods that cannot return an error
+// (Get, the cursor) keep the first database error in err; the transaction
+// then fails with it.
+type pgTx struct {
+	ctx     context.Context
+	tx      pgx.Tx
+	buckets map[string]*pgBucket
+	err     error
+}
+
+func (t *pgTx) fail(err error) {
+	if t.err == nil && err != nil {
+		t.err = err
+	}
+}
+
+func (t *pgTx) Bucket(name []byte) Bucket {
+	if b, ok := t.buckets[string(name)]; ok {
+		if b == nil {
+			return nil
+		}
+		return b
+	}
+	var one int
+	err := t.tx.QueryRow(t.ctx, `SELECT 1 FROM paydesk_bucket WHERE name = $1`, name).Scan(&one)
+	if errors.Is(err, pgx.ErrNoRows) {
+		t.buckets[string(name)] = nil
+		return nil
+	}
+	if err != nil {
+		t.fail(err)
+		return nil
+	}
+	b := &pgBucket{t: t, name: append([]byte(nil), name...), cache: map[string][]byte{}}
+	t.buckets[string(name)] = b
+	return b
+}
+
+func (t *pgTx) CreateBucketIfNotExists(name []byte) (Bucket, error) {
+	if _, err := t.tx.Exec(t.ctx, `INSERT INTO paydesk_bucket (name) VALUES ($1) ON CONFLICT DO NOTHING`, name); err != nil {
+		return nil, err
+	}
+	delete(t.buckets, string(name))
+	b := t.Bucket(name)
+	if b == nil {
+		return nil, fmt.Errorf("bucket %s: %w", name, t.err)
+	}
+	return b, nil
+}
+
+// pgBucket remembers what this transaction read and wrote, so the rules'
+// repeated reads of one record (a reservation, the counters in meta) go to
+// the database once.
+type pgBucket struct {
+	t     *pgTx
+	name  []byte
+	cache map[string][]byte // nil value: known absent
+}
+
+func (b *pgBucket) Get(k []byte) []byte {
+	if v, ok := b.cache[string(k)]; ok {
+		return v
+	}
+	var v []byte
+	err := b.t.tx.QueryRow(b.t.ctx, `SELECT v FROM paydesk_kv WHERE bucket = $1 AND k = $2`, b.name, k).Scan(&v)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		v = nil
+	case err != nil:
+		b.t.fail(err)
+		return nil
+	case v == nil:
+		v = []byte{} // an empty value, not an absent one
+	}
+	b.cache[string(k)] = v
+	return v
+}
+
+func (b *pgBucket) Put(k, v []byte) error {
+	if len(k) == 0 {
+		return errors.New("put: empty key")
+	}
+	if v == nil {
+		v = []byte{}
+	}
+	_, err := b.t.tx.Exec(b.t.ctx, `INSERT INTO paydesk_kv (bucket, k, v) VALUES ($1, $2, $3)
+		ON CONFLICT (bucket, k) DO UPDATE SET v = excluded.v`, b.name, k, v)
+	if err != nil {
+		b.t.fail(err)
+		return err
+	}
+	b.cache[string(k)] = append([]byte(nil), v...)
+	return nil
+}
+
+func (b *pgBucket) Delete(k []byte) error {
+	if _, err := b.t.tx.Exec(b.t.ctx, `DELETE FROM paydesk_kv WHERE bucket = $1 AND k = $2`, b.name, k); err != nil {
+		b.t.fail(err)
+		return err
+	}
+	b.cache[string(k)] = nil
+	return nil
+}
+
+func (b *pgBucket) ForEach(fn func(k, v []byte) error) error {
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if err := fn(k, v); err != nil {
+			return err
+		}
+	}
+	return b.t.err
+}
+
+func (b *pgBucket) NextSequence() (uint64, error) {
+	var n int64
+	if err := b.t.tx.QueryRow(b.t.ctx, `UPDATE paydesk_bucket SET seq = seq + 1 WHERE name = $1 RETURNING seq`, b.name).Scan(&n); err != nil {
+		b.t.fail(err)
+		return 0, err
+	}
+	return uint64(n), nil
+}
+
+func (b *pgBucket) Sequence() uint64 {
+	var n int64
+	if err := b.t.tx.QueryRow(b.t.ctx, `SELECT seq FROM paydesk_bucket WHERE name = $1`, b.name).Scan(&n); err != nil {
+		b.t.fail(err)
+		return 0
+	}
+	return uint64(n)
+}
+
+func (b *pgBucket) SetSequence(v uint64) error {
+	if _, err := b.t.tx.Exec(b.t.ctx, `UPDATE paydesk_bucket SET seq = $2 WHERE name = $1`, b.name, int64(v)); err != nil {
+		b.t.fail(err)
+		return err
+	}
+	return nil
+}
+
+func (b *pgBucket) Cursor() Cursor { return &pgCursor{b: b} }
+
+// pgCursor reads a page of rows at a time in the direction it moves. Each
+// move from the current key asks for the next page past it, so writes the
+// transaction made meanwhile are seen.
+type pgCursor struct {
+	b       *pgBucket
+	page    []kvRow
+	i       int
+	forward bool
+	cur     []byte // the key the cursor is on; nil before the start or past the end
+}
+
+type kvRow struct{ k, v []byte }
+
+func (c *pgCursor) load(query string, arg []byte, forward bool) ([]byte, []byte) {
+	args := []any{c.b.name}
+	if arg != nil {
+		args = append(args, arg)
+	}
+	rows, err := c.b.t.tx.Query(c.b.t.ctx, query, args...)
+	if err != nil {
+		c.b.t.fail(err)
+		c.page, c.cur = nil, nil
+		return nil, nil
+	}
+	page := c.page[:0]
+	for rows.Next() {
+		var r kvRow
+		if err := rows.Scan(&r.k, &r.v); err != nil {
+			c.b.t.fail(err)
+			break
+		}
+		if r.v == nil {
+			r.v = []byte{}
+		}
+		page = append(page, r)
+	}
+	rows.Close()
+	c.b.t.fail(rows.Err())
+	c.page, c.i, c.forward = page, 0, forward
+	return c.at()
+}
+
+func (c *pgCursor) at() ([]byte, []byte) {
+	if c.i >= len(c.page) {
+		c.cur = nil
+		return nil, nil
+	}
+	r := c.page[c.i]
+	c.cur = r.k
+	return r.k, r.v
+}
+
+const (
+	qFirst  = `SELECT k, v FROM paydesk_kv WHERE bucket = $1 ORDER BY k LIMIT 128`
+	qLast   = `SELECT k, v FROM paydesk_kv WHERE bucket = $1 ORDER BY k DESC LIMIT 128`
+	qSeek   = `SELECT k, v FROM paydesk_kv WHERE bucket = $1 AND k >= $2 ORDER BY k LIMIT 128`
+	qAfter  = `SELECT k, v FROM paydesk_kv WHERE bucket = $1 AND k > $2 ORDER BY k LIMIT 128`
+	qBefore = `SELECT k, v FROM paydesk_kv WHERE bucket = $1 AND k < $2 ORDER BY k DESC LIMIT 128`
+)
+
+func (c *pgCursor) First() ([]byte, []byte) { return c.load(qFirst, nil, true) }
+func (c *pgCursor) Last() ([]byte, []byte)  { return c.load(qLast, nil, false) }
+
+func (c *pgCursor) Seek(k []byte) ([]byte, []byte) {
+	if k == nil {
+		k = []byte{}
+	}
+	return c.load(qSeek, k, true)
+}
+
+func (c *pgCursor) Next() ([]byte, []byte) {
+	if c.cur == nil {
+		return nil, nil
+	}
+	if c.forward && c.i+1 < len(c.page) {
+		c.i++
+		return c.at()
+	}
+	return c.load(qAfter, c.cur, true)
+}
+
+func (c *pgCursor) Prev() ([]byte, []byte) {
+	if c.cur == nil {
+		return nil, nil
+	}
+	if !c.forward && c.i+1 < len(c.page) {
+		c.i++
+		return c.at()
+	}
+	return c.load(qBefore, c.cur, false)
+}
