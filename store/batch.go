@@ -97,6 +97,7 @@ func (b *batcher) run() {
 func (b *batcher) commit(jobs []*job) {
 	var c Change
 	err := b.db.guardedUpdate(func(tx Tx) error {
+		c = Change{} // a transaction that lost a race runs again from the start
 		for _, j := range jobs {
 			if err := j.fn(tx, &c); err != nil {
 				return err

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"paydesk/api"
 )
@@ -163,6 +166,15 @@ func (db *DB) BeginOp(op PendingOp) (uint64, error) {
 			} else {
 				op.ReservationKey = r.Key
 			}
+		}
+		// Inside the transaction, so it holds across processes (on
+		// PostgreSQL the transaction is serializable): one open operation
+		// per action and target, and what the ledger still allows.
+		if err := checkOpenTwin(tx, &op); err != nil {
+			return err
+		}
+		if err := checkLedger(tx, &op); err != nil {
+			return err
 		}
 		n, err := tx.Bucket(bOp).NextSequence()
 		if err != nil {
@@ -636,4 +648,104 @@ func (db *DB) setOpState(id uint64, state OpState, reason, note string) error {
 		return fmt.Errorf("operation %d: mark %s: %w", id, state, err)
 	}
 	return nil
+}
+
+// ErrTargetBusy: the same operation on the same target is already open
+// (in flight, waiting for a push, or its outcome unknown), possibly started
+// by another operator on another machine.
+var ErrTargetBusy = errors.New("the same operation is already open for this target")
+
+// ErrLedgerChanged: the reservation or payment changed since the operation
+// was planned (another operator captured or refunded meanwhile).
+var ErrLedgerChanged = errors.New("changed since it was planned")
+
+// checkOpenTwin refuses an operation whose twin (same action and target) is
+// open in the journal, naming who started it.
+func checkOpenTwin(tx Tx, op *PendingOp) error {
+	if op.Target == "" {
+		return nil
+	}
+	c := tx.Bucket(bOpOpen).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		o, err := getOp(tx, be64(k))
+		if err != nil {
+			return err
+		}
+		if o == nil || !o.State.IsOpen() || o.Action != op.Action || o.Target != op.Target {
+			continue
+		}
+		who := o.Operator
+		if who == "" {
+			who = "an operator"
+		}
+		return fmt.Errorf("%w: operation %d by %s is %s since %s; resolve it first", ErrTargetBusy, o.ID, who, o.State,
+			o.Created.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// checkLedger checks a capture or a refund against the ledger as it is in
+// this transaction: a capture's lines must still be there to take, a full
+// capture must take what still remains, a refund must not exceed what is
+// left to refund.
+func checkLedger(tx Tx, op *PendingOp) error {
+	req := op.Request
+	if req == nil || !strings.EqualFold(req.Service().Name, api.ServiceDeferred) {
+		return nil
+	}
+	switch {
+	case strings.EqualFold(op.Action, api.ActionPay) && op.ReservationKey != "":
+		r, err := getReservation(tx, op.ReservationKey)
+		if err != nil || r == nil || !r.LinesKnown {
+			return err
+		}
+		lines := captureLinesOf(req)
+		if len(lines) == 0 {
+			if left := r.RemainingAmount(); !left.Equal(op.Amount) {
+				return fmt.Errorf("capture %s: %w: %s remains now, not %s", r.ref(), ErrLedgerChanged, left.StringFixed(2), op.Amount.StringFixed(2))
+			}
+			return nil
+		}
+		if _, err := r.CaptureAmount(lines); err != nil {
+			return fmt.Errorf("capture %s: %w: %v", r.ref(), ErrLedgerChanged, err)
+		}
+	case strings.EqualFold(op.Action, api.ActionRefund) && req.OriginalTransactionKey != "":
+		t, err := getTx(tx, req.OriginalTransactionKey)
+		if err != nil || t == nil {
+			return err
+		}
+		if left := t.Refundable(); op.Amount.GreaterThan(left) {
+			return fmt.Errorf("refund of %s: %w: %s left to refund, not %s", t.Key, ErrLedgerChanged, left.StringFixed(2), op.Amount.StringFixed(2))
+		}
+	}
+	return nil
+}
+
+// captureLinesOf reads the article groups of a capture request.
+func captureLinesOf(req *api.Request) []api.CaptureLine {
+	var out []api.CaptureLine
+	groups := map[string]*api.CaptureLine{}
+	var order []string
+	for _, p := range req.Service().Parameters {
+		if !strings.EqualFold(p.GroupType, "Article") {
+			continue
+		}
+		g := string(p.GroupID)
+		cl := groups[g]
+		if cl == nil {
+			cl = &api.CaptureLine{}
+			groups[g] = cl
+			order = append(order, g)
+		}
+		switch {
+		case strings.EqualFold(p.Name, api.PArticleNumber):
+			cl.ArticleNumber = string(p.Value)
+		case strings.EqualFold(p.Name, api.PArticleQuantity):
+			cl.Quantity, _ = strconv.Atoi(string(p.Value))
+		}
+	}
+	for _, g := range order {
+		out = append(out, *groups[g])
+	}
+	return out
 }

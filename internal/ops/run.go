@@ -57,6 +57,10 @@ func (s *Service) submit(ctx context.Context, sub submission) (Result, error) {
 		Invoice: req.Invoice, Currency: res.Currency, Amount: sub.amount, Request: req, Lines: sub.lines, State: store.OpPending,
 		Audit: &store.AuditEntry{Time: now, Operator: s.cfg.Operator, Action: sub.audit, Target: sub.target, Amount: sub.amount,
 			Currency: res.Currency, Reason: sub.reason}})
+	if errors.Is(err, store.ErrTargetBusy) {
+		// Another process (another operator's console, a batch) holds it.
+		return res, fmt.Errorf("%s %s: %w: %w", svc.Action, sub.target, ErrAlreadyOpen, err)
+	}
 	if err != nil {
 		// Nothing was sent: without a journal entry paydesk does not send.
 		return res, fmt.Errorf("%s %s: journal the operation before sending: %w", svc.Action, sub.target, err)

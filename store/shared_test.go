@@ -1,0 +1,120 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"paydesk/api"
+)
+
+// openShared2 opens one PostgreSQL database twice, as two processes would
+// (two listeners, two consoles); skipped without a server.
+func openShared2(t *testing.T) (*DB, *DB) {
+	t.Helper()
+	url := freshPostgres(t)
+	open := func() *DB {
+		db, err := Open(url, Options{Now: func() time.Time { return t0 }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		return db
+	}
+	return open(), open()
+}
+
+// Two listeners on one database, the gateway sending every push to both at
+// once: each push is stored once.
+func TestSharedEachPushStoredOnce(t *testing.T) {
+	a, b := openShared2(t)
+	g := &gw{clock: t0}
+	var ps []*api.Push
+	for i := 0; i < 40; i++ {
+		ps = append(ps, txPush(g.key(), fmt.Sprintf("GC-%d", i), "customgiftcard", api.TypeGiftCardPay, dec("10"), g.status(api.StatusSuccess, api.SubCodeProcessed), nil))
+	}
+	var wg sync.WaitGroup
+	for _, db := range []*DB{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, p := range ps {
+				body, _ := p.Encode()
+				if _, err := db.ApplyPush(context.Background(), PushRecord{Body: body, Method: "POST", URL: "/push"}, p); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, db := range []*DB{a, b} {
+		c, err := db.Counts()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Pushes != 40 || c.Transactions != 40 {
+			t.Fatalf("%d pushes, %d transactions stored, want 40 and 40", c.Pushes, c.Transactions)
+		}
+	}
+}
+
+// Two operators capturing the same reservation at once, from two
+// processes: one journal entry goes through, the other is refused naming
+// who holds it.
+func TestSharedOneOpenOperationPerTarget(t *testing.T) {
+	a, b := openShared2(t)
+	g := &gw{clock: t0}
+	s := newScenario(t, a, g, "INV-SHARED")
+	s.reserve([]api.Article{{Number: "A", Title: "A", Price: dec("10"), Quantity: 2, Vat: dec("21")}}, true)
+	capture := api.Capture{Currency: "EUR", Invoice: "INV-SHARED", ReservationNumber: s.resNum, Amount: dec("10"),
+		Lines: []api.CaptureLine{{ArticleNumber: "A", Quantity: 1}}}
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, db := range []*DB{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = db.BeginOp(PendingOp{Operator: []string{"alice@desk1", "bob@desk2"}[i], Request: capture.Request()})
+		}()
+	}
+	wg.Wait()
+	ok, busy := 0, 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, ErrTargetBusy):
+			busy++
+		default:
+			t.Fatalf("unexpected: %v", err)
+		}
+	}
+	if ok != 1 || busy != 1 {
+		t.Fatalf("%d went through, %d refused: %v", ok, busy, errs)
+	}
+}
+
+// A change committed by one process reaches the subscribers of another
+// within a second (LISTEN/NOTIFY).
+func TestSharedChangesReachOtherProcesses(t *testing.T) {
+	a, b := openShared2(t)
+	changes, stop := b.Subscribe()
+	defer stop()
+	g := &gw{clock: t0}
+	p := txPush(g.key(), "GC-LIVE", "customgiftcard", api.TypeGiftCardPay, dec("10"), g.status(api.StatusSuccess, api.SubCodeProcessed), nil)
+	start := time.Now()
+	push(t, a, p)
+	select {
+	case c := <-changes:
+		if c.Pushes != 1 || len(c.Transactions) != 1 {
+			t.Fatalf("change %+v", c)
+		}
+		t.Logf("seen by the other process after %s", time.Since(start))
+	case <-time.After(time.Second):
+		t.Fatal("the other process heard nothing within a second")
+	}
+}
