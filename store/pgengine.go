@@ -433,3 +433,18 @@ func (c *pgCursor) Prev() ([]byte, []byte) {
 	}
 	return c.load(qBefore, c.cur, false)
 }
+
+// Identity is who this process is on a team's database: the role it logged
+// in as (session_user, which the database vouches for, unlike $USER) and
+// whether that role may write. On a file it is ("", true).
+func (db *DB) Identity(ctx context.Context) (role string, canWrite bool, err error) {
+	e, ok := db.eng.(*pgEngine)
+	if !ok {
+		return "", true, nil
+	}
+	err = e.pool.QueryRow(ctx, `SELECT session_user::text, has_table_privilege(current_user, 'paydesk_kv', 'INSERT')`).Scan(&role, &canWrite)
+	if err != nil {
+		return "", false, fmt.Errorf("database %s: who am I: %w", e.url, err)
+	}
+	return role, canWrite, nil
+}

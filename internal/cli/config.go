@@ -16,6 +16,7 @@ import (
 
 	"paydesk/api"
 	"paydesk/internal/ops"
+	"paydesk/store"
 )
 
 // settings is what the console and the commands run with. Each value comes
@@ -39,6 +40,12 @@ type settings struct {
 	// Merchant is the merchant account's configuration: the embedded
 	// sandbox runs with it and the forms allow what it allows.
 	Merchant api.Merchant
+	// console is true for the console (not a command): it lives long
+	// enough to take the pushes of its own requests.
+	console bool
+	// localData is $XDG_DATA_HOME/paydesk: where the log and the embedded
+	// sandbox live when the cache is a team's database.
+	localData string
 	// ConfigFile is the file that was read, "" when none.
 	ConfigFile string
 }
@@ -48,7 +55,12 @@ func (s settings) Embedded() bool { return s.Gateway == "" || s.Gateway == "sand
 
 // DataDir is the folder of the cache: the embedded sandbox's state, its
 // credentials and the log live next to it.
-func (s settings) DataDir() string { return filepath.Dir(s.DB) }
+func (s settings) DataDir() string {
+	if store.IsPostgresURL(s.DB) {
+		return s.localData // a team's database: the log and the sandbox stay on this machine
+	}
+	return filepath.Dir(s.DB)
+}
 
 // fileConfig is the config file, $XDG_CONFIG_HOME/paydesk/config.toml. Its
 // keys are the flags' names, so one name works in both places.
@@ -206,6 +218,7 @@ func (l layers) settings() (settings, error) {
 		}
 		*dst = b
 	}
+	s.localData = filepath.Join(dataHome(l.getenv), "paydesk")
 	if s.DB == "" {
 		s.DB = filepath.Join(dataHome(l.getenv), "paydesk", "paydesk.db")
 	}

@@ -91,6 +91,7 @@ func TestSettingsPrecedence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			got.localData = "" // derived from the data home, not a setting
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got  %+v\nwant %+v", got, tc.want)
 			}

@@ -50,6 +50,7 @@ func runConsole(ctx context.Context, sio IO, fs *pflag.FlagSet) int {
 		fmt.Fprintln(sio.Stderr, "paydesk: the console needs a terminal; in scripts use the commands (paydesk --help lists them)")
 		return 2
 	}
+	set.console = true
 	con, err := startConsole(ctx, set, getenv)
 	if err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk: %v\n", err)
@@ -96,7 +97,7 @@ func startConsole(ctx context.Context, set settings, getenv func(string) string)
 	}
 	cfg := ui.Config{Store: rt.db, Ops: rt.svc, Mode: set.Mode, GatewayURL: rt.gatewayURL, ListenAddr: rt.listenAddr, IntakeURL: rt.intakeURL,
 		PartialRefunds: set.Merchant.PartialRefundsFor(api.ProviderB), GiftCardCodes: set.Merchant.Codes(),
-		ReadOnly: set.ReadOnly, Currency: set.Currency, ExportDir: set.ExportDir, FixtureDir: set.FixtureDir, Context: ctx}
+		ReadOnly: rt.set.ReadOnly, Currency: set.Currency, ExportDir: set.ExportDir, FixtureDir: set.FixtureDir, Context: ctx}
 	if rt.sandbox != nil {
 		cfg.Sandbox = rt.sandbox
 	}

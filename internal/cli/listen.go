@@ -79,7 +79,14 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 		return 2
 	}
 	if *dbPath == "" {
-		*dbPath = defaultListenDBPath(getenv)
+		// A team's database from the environment or the config file is
+		// shared with the consoles; a file stays the listener's own, so a
+		// console and a listener on one machine do not lock each other out.
+		if v := l.value("db"); store.IsPostgresURL(v) {
+			*dbPath = v
+		} else {
+			*dbPath = defaultListenDBPath(getenv)
+		}
 	}
 	db, err := store.Open(*dbPath, store.Options{})
 	if err != nil {

@@ -129,7 +129,7 @@ func (c *cmdContext) openCache() (*store.DB, int) {
 		return nil, exitUsage // the configuration is wrong, as the console says too
 	}
 	c.set = set
-	if _, err := os.Stat(set.DB); errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(set.DB); errors.Is(err, os.ErrNotExist) && !store.IsPostgresURL(set.DB) {
 		return nil, -1
 	}
 	db, err := store.Open(set.DB, store.Options{LockTimeout: 500 * time.Millisecond})

@@ -201,7 +201,7 @@ PAYDESK_SECRET_KEY=… paydesk --gateway https://testcheckout.example.nl --websi
 		c.GroupID = groupMoney
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{sandboxCmd(sio), listenCmd(sio), replayCmd(sio)} {
+	for _, c := range []*cobra.Command{sandboxCmd(sio), listenCmd(sio), replayCmd(sio), dbCmd(sio)} {
 		c.GroupID = groupServers
 		root.AddCommand(c)
 	}

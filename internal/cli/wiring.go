@@ -84,6 +84,9 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 	r.db = db
 	r.closers = append(r.closers, func() { _ = db.Close() })
 
+	if err := os.MkdirAll(set.DataDir(), 0o700); err != nil {
+		return nil, fmt.Errorf("data folder: %w", err)
+	}
 	logFile, err := os.OpenFile(filepath.Join(set.DataDir(), "paydesk.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open the log: %w", err)
@@ -137,6 +140,19 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 		return nil, err
 	}
 	operator := operatorName(getenv)
+	if db.Shared() {
+		// On a team's database the operator is the role the database
+		// vouches for, and the machine it works from; a role that may only
+		// read makes a read-only console.
+		role, canWrite, err := db.Identity(context.Background())
+		if err != nil {
+			return nil, err
+		}
+		operator = role + "@" + hostName()
+		if !canWrite {
+			r.set.ReadOnly = true
+		}
+	}
 	oc := ops.Config{Gateway: client, Store: db, Mode: set.Mode, Operator: operator, Currency: set.Currency, Merchant: set.Merchant}
 	if sb := r.sandbox; sb != nil {
 		oc.CustomerStep = func(ctx context.Context, key, _ string, approve bool) error {
@@ -147,11 +163,13 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 		}
 	} else if set.PushURL != "" {
 		oc.PushURL = set.PushURL // tell the gateway per request where to push
-	} else if set.Mode == ops.ModeSandbox {
-		// A standalone sandbox on this machine: its pushes reach this
-		// console only if each request says where to push (a real gateway
-		// keeps the push URL configured in its account, which a loopback
-		// address would override).
+	} else if set.Mode == ops.ModeSandbox && set.console && !db.Shared() {
+		// A standalone sandbox on this machine and a console of one's
+		// own: its pushes reach the console only if each request says
+		// where to push (a real gateway keeps the push URL configured in
+		// its account, which a loopback address would override). Not for
+		// a command, whose listener ends with it, nor for a team, whose
+		// always-on listener is where the sandbox pushes.
 		oc.PushURL = pushURL
 	}
 	if r.svc, err = ops.New(oc); err != nil {
@@ -277,6 +295,15 @@ func operatorName(getenv func(string) string) string {
 	}
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		return u.Username
+	}
+	return "unknown"
+}
+
+// hostName is this machine's name for the audit log, "unknown" when the
+// system will not say.
+func hostName() string {
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
 	}
 	return "unknown"
 }

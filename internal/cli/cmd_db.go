@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"paydesk/store"
+)
+
+// dbCmd groups the commands for a team's database: migrate its schema,
+// copy a one-person cache into it.
+func dbCmd(sio IO) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "db",
+		Short: "A team's PostgreSQL database: migrate its schema, copy a cache file into it",
+		Long: `A team shares one PostgreSQL database (--db postgres://…) instead of a cache file per person.
+paydesk migrates the schema when it opens the database; a role that may not change the schema opens it
+only once an owner has run 'paydesk db migrate'. 'paydesk db copy' moves a one-person cache file in.`,
+	}
+	cmd.AddCommand(dbMigrateCmd(sio), dbCopyCmd(sio))
+	return cmd
+}
+
+func dbMigrateCmd(sio IO) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "migrate",
+		Short:   "Bring the database's schema up to this paydesk (as a role that may change it)",
+		Example: "paydesk db migrate --db postgres://paydesk_owner@db.example.com/paydesk",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := loadLayers(cmd.Flags(), getenvOf(sio))
+			if err != nil {
+				fmt.Fprintf(sio.Stderr, "paydesk db migrate: %v\n", err)
+				return exit(exitUsage)
+			}
+			dsn := l.value("db")
+			if !store.IsPostgresURL(dsn) {
+				fmt.Fprintln(sio.Stderr, "paydesk db migrate: --db must be a postgres:// URL (a cache file migrates itself when opened)")
+				return exit(exitUsage)
+			}
+			db, err := store.Open(dsn, store.Options{})
+			if err != nil {
+				fmt.Fprintf(sio.Stderr, "paydesk db migrate: %v\n", err)
+				return exit(exitFailed)
+			}
+			defer db.Close()
+			fmt.Fprintf(sio.Stdout, "%s: schema is current (store layout %d)\n", store.RedactURL(dsn), store.SchemaVersion)
+			return nil
+		},
+	}
+	addFlags(cmd.Flags(), "db")
+	return cmd
+}
+
+func dbCopyCmd(sio IO) *cobra.Command {
+	var from, to string
+	cmd := &cobra.Command{
+		Use:   "copy --from FILE --to postgres://…",
+		Short: "Copy a cache file into a team's database (idempotent: run it again to finish an interrupted copy)",
+		Long: `Copy every record of a one-person cache file (reservations, transactions, pushes, the journal, the
+audit log, orders, batches) into a PostgreSQL database. The same keys get the same values, so running
+it again is harmless and finishes a copy that was cut short. Close the console that holds the file first.`,
+		Example: "paydesk db copy --from ~/.local/share/paydesk/paydesk.db --to postgres://paydesk_owner@db.example.com/paydesk",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if store.IsPostgresURL(from) || !store.IsPostgresURL(to) {
+				fmt.Fprintln(sio.Stderr, "paydesk db copy: --from is a cache file, --to a postgres:// URL")
+				return exit(exitUsage)
+			}
+			src, err := store.Open(from, store.Options{LockTimeout: 500 * time.Millisecond})
+			if err != nil {
+				fmt.Fprintf(sio.Stderr, "paydesk db copy: %v\n", err)
+				return exit(exitFailed)
+			}
+			defer src.Close()
+			dst, err := store.Open(to, store.Options{})
+			if err != nil {
+				fmt.Fprintf(sio.Stderr, "paydesk db copy: %v\n", err)
+				return exit(exitFailed)
+			}
+			defer dst.Close()
+			start := time.Now()
+			total := 0
+			err = src.CopyTo(dst, func(bucket string, n int) {
+				total += n
+				if n > 0 {
+					fmt.Fprintf(sio.Stdout, "  %-16s %d\n", bucket, n)
+				}
+			})
+			if err != nil {
+				fmt.Fprintf(sio.Stderr, "paydesk db copy: %v (run it again to finish)\n", err)
+				return exit(exitFailed)
+			}
+			fmt.Fprintf(sio.Stdout, "copied %d records from %s to %s in %s\n", total, from, store.RedactURL(to), time.Since(start).Round(time.Millisecond))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&from, "from", "", "the cache file to copy")
+	cmd.Flags().StringVar(&to, "to", "", "the team's database, postgres://…")
+	_ = cmd.MarkFlagRequired("from")
+	_ = cmd.MarkFlagRequired("to")
+	return cmd
+}
