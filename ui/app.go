@@ -510,7 +510,7 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 	}
 	if a.cfg.ReadOnly && a.refusedInReadOnly(msg, top) {
-		a.status = views.StatusMsg{Level: views.LevelWarn, Text: "read-only console: " + a.bindingDesc(msg) + " is off (started with --read-only)"}
+		a.status = views.StatusMsg{Level: views.LevelWarn, Text: "read-only console: " + a.bindingDesc(msg) + " is off (--read-only, or a database role that may only read)"}
 		return nil
 	}
 	return top.Update(msg)
