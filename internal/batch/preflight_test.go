@@ -141,7 +141,7 @@ func TestPreflightMixed(t *testing.T) {
 	}
 	var b strings.Builder
 	WritePreflight(&b, pf)
-	for _, want := range []string{"to capture            2 reservations, 3 rows, 54.90 EUR", "refused               1 reservations, 2 rows",
+	for _, want := range []string{"to capture            2 reservations, 3 rows, 54.90 EUR", "refused               1 reservation, 2 rows",
 		"line 5  SHOP-3 TEE  unknown-invoice", "columns not used: Warehouse"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("pre-flight lacks %q:\n%s", want, b.String())

@@ -54,8 +54,8 @@ func WritePreflight(w io.Writer, pf *Preflight) {
 	for _, it := range pf.Items {
 		rows += len(it.Rows)
 	}
-	fmt.Fprintf(w, "  to %-18s %d reservations, %d rows, %s\n", Verb(pf.Kind), len(pf.Items), rows, money(pf.Totals))
-	fmt.Fprintf(w, "  %-21s %d reservations, %d rows (nothing is sent for them)\n", "refused", pf.RefusedReservations, pf.RefusedRows)
+	fmt.Fprintf(w, "  to %-18s %s, %s, %s\n", Verb(pf.Kind), Count(len(pf.Items), "reservation"), Count(rows, "row"), money(pf.Totals))
+	fmt.Fprintf(w, "  %-21s %s, %s (nothing is sent for them)\n", "refused", Count(pf.RefusedReservations, "reservation"), Count(pf.RefusedRows, "row"))
 	if pf.Late {
 		fmt.Fprintln(w, "  --late: captures past the 14-day shipment window are confirmed")
 	}
@@ -237,4 +237,12 @@ func WriteJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// Count is "1 reservation", "2 reservations": a count with its noun.
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

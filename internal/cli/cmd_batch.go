@@ -171,9 +171,9 @@ func runBatch(ctx context.Context, c *cmdContext, kind string, f batchFlags) int
 		}
 		return exitOK
 	}
-	s := batchSummary(env.svc.Mode(), kind, fmt.Sprintf("%d reservations of %s", len(pf.Items), source), pf.Totals, pf.Hash)
+	s := batchSummary(env.svc.Mode(), kind, batch.Count(len(pf.Items), "reservation")+" of "+source, pf.Totals, pf.Hash)
 	if pf.RefusedReservations > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%d reservations refused by the pre-flight are left out (see above)", pf.RefusedReservations))
+		s.Notes = append(s.Notes, batch.Count(pf.RefusedReservations, "reservation")+" refused by the pre-flight left out (see above)")
 	}
 	if !c.confirm(env.svc.Mode(), s) {
 		return exitFailed
@@ -183,7 +183,7 @@ func runBatch(ctx context.Context, c *cmdContext, kind string, f batchFlags) int
 		return c.fail(err)
 	}
 	if !c.flags.json {
-		fmt.Fprintf(sio.Stdout, "\nBatch %s: %s %d reservations, %d at a time\n", b.ID, batch.Verb(kind), len(items), f.concurrency)
+		fmt.Fprintf(sio.Stdout, "\nBatch %s: %s %s, %d at a time\n", b.ID, batch.Verb(kind), batch.Count(len(items), "reservation"), f.concurrency)
 	}
 	return runAndReport(ctx, c, rn, b, items, pf)
 }
