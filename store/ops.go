@@ -258,9 +258,10 @@ func (db *DB) CompleteAudit(opID uint64, result string) error {
 	return nil
 }
 
-// completeAudit sets an audit entry's result; with then set, a result
-// already there (an unknown outcome, a pending answer) stays in front, so
-// the entry tells the whole story.
+// completeAudit records how the operation of audit entry id ended: a new
+// entry that completes it (the log takes entries, it never edits one).
+// With then set, the result known so far (an unknown outcome, a pending
+// answer) stays in front, so the entry tells the whole story.
 func completeAudit(tx Tx, id uint64, result string, then bool, c *Change) error {
 	b := tx.Bucket(bAudit)
 	v := b.Get(u64(id))
@@ -271,16 +272,28 @@ func completeAudit(tx Tx, id uint64, result string, then bool, c *Change) error 
 	if err := json.Unmarshal(v, &e); err != nil {
 		return fmt.Errorf("audit entry %d: %w", id, err)
 	}
-	if then && e.Result != "" && e.Result != AuditPending {
-		result = e.Result + "; then " + result
+	if prev := latestAuditResult(b, id, e.Result); then && prev != "" && prev != AuditPending {
+		result = prev + "; then " + result
 	}
-	e.Result = result
-	nv, err := json.Marshal(e)
-	if err != nil {
-		return err
+	_, err := appendAudit(tx, AuditEntry{Time: e.Time, Operator: e.Operator, Action: e.Action, Target: e.Target, Amount: e.Amount,
+		Currency: e.Currency, Result: result, Reason: e.Reason, OpID: e.OpID, Completes: id}, c)
+	return err
+}
+
+// latestAuditResult is entry id's result as its newest completion left it
+// (fallback when none): the log is read backwards from its end, where the
+// completion of an operation usually is, for a bounded number of entries.
+func latestAuditResult(b Bucket, id uint64, fallback string) string {
+	c := b.Cursor()
+	n := 0
+	for k, v := c.Last(); k != nil && be64(k) > id && n < 10_000; k, v = c.Prev() {
+		n++
+		var e AuditEntry
+		if json.Unmarshal(v, &e) == nil && e.Completes == id {
+			return e.Result
+		}
 	}
-	c.Audit = true
-	return b.Put(u64(id), nv)
+	return fallback
 }
 
 // ApplyResponse records the gateway's answer to operation id: the domain

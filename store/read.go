@@ -390,9 +390,6 @@ func (db *DB) Ops(states ...OpState) ([]*PendingOp, error) {
 }
 
 // Audit returns up to limit audit entries, newest first (0: all).
-func (db *DB) Audit(limit int) ([]AuditEntry, error) {
-	return newestJSON[AuditEntry](db, bAudit, limit, "audit log")
-}
 
 // Exchanges returns up to limit gateway log entries, newest first (0: all).
 func (db *DB) Exchanges(limit int) ([]Exchange, error) {

@@ -164,6 +164,13 @@ type AuditEntry struct {
 	Result   string
 	Reason   string
 	OpID     uint64
+	// Completes is set on an entry that records how an operation ended:
+	// the entry it completes. The log only grows — nothing is edited — and
+	// Audit shows the completed entry with its latest result.
+	Completes uint64 `json:",omitempty"`
+	// Prev is the SHA-256 (hex) of the previous entry as stored, so the log
+	// is a chain: an entry removed or edited later shows (VerifyAudit).
+	Prev string `json:",omitempty"`
 }
 
 // Exchange is one entry of the gateway log: a request paydesk sent and what

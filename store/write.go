@@ -107,6 +107,10 @@ func appendAudit(tx Tx, e AuditEntry, c *Change) (uint64, error) {
 		return 0, err
 	}
 	e.ID = n
+	e.Prev = ""
+	if k, v := b.Cursor().Last(); k != nil {
+		e.Prev = chainHash(v)
+	}
 	v, err := json.Marshal(e)
 	if err != nil {
 		return 0, err

@@ -6,6 +6,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"paydesk/store"
 )
 
 type auditJSON struct {
@@ -24,14 +26,17 @@ type auditJSON struct {
 func auditCmd(sio IO) *cobra.Command {
 	c := &cmdContext{name: "audit", sio: sio}
 	var limit int
+	var verify bool
 	cmd := c.command("audit", "The audit log: who did what, when, for how much", cobra.NoArgs,
-		func(ctx context.Context, c *cmdContext) int { return runAudit(ctx, c, limit) })
+		func(ctx context.Context, c *cmdContext) int { return runAudit(ctx, c, limit, verify) })
+	cmd.Example = "paydesk audit --limit 20\npaydesk audit --verify        # check the log's hash chain: nothing removed or edited"
 	c.lookFlags()
 	cmd.Flags().IntVar(&limit, "limit", 50, "newest N entries (0: all)")
+	cmd.Flags().BoolVar(&verify, "verify", false, "check the hash chain of the whole log: exit 1 when an entry was removed or edited")
 	return cmd
 }
 
-func runAudit(_ context.Context, c *cmdContext, limit int) int {
+func runAudit(_ context.Context, c *cmdContext, limit int, verify bool) int {
 	sio := c.sio
 	if limit < 0 {
 		return c.usage("--limit %d: give 0 (all) or a positive number", limit)
@@ -39,6 +44,9 @@ func runAudit(_ context.Context, c *cmdContext, limit int) int {
 	db, code := c.openCache()
 	if code >= 0 {
 		return code
+	}
+	if verify {
+		return verifyAudit(c, db)
 	}
 	out := []auditJSON{}
 	if db != nil {
@@ -71,5 +79,37 @@ func runAudit(_ context.Context, c *cmdContext, limit int) int {
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(sio.Stdout, count(len(out), "entry", "entries"))
+	return exitOK
+}
+
+// verifyAudit checks the audit log's chain and says what it found.
+func verifyAudit(c *cmdContext, db *store.DB) int {
+	var chk store.AuditCheck
+	if db != nil {
+		defer db.Close()
+		var err error
+		if chk, err = db.VerifyAudit(); err != nil {
+			return c.fail(err)
+		}
+	}
+	if c.flags.json {
+		_ = writeJSON(c.sio.Stdout, map[string]any{"ok": chk.OK(), "entries": chk.Entries, "chainFrom": chk.ChainFrom,
+			"last": chk.Last, "problems": chk.Problems})
+	} else {
+		for _, p := range chk.Problems {
+			fmt.Fprintln(c.sio.Stdout, "  ! "+p)
+		}
+		switch {
+		case chk.Entries == 0:
+			fmt.Fprintln(c.sio.Stdout, "the audit log is empty")
+		case chk.OK():
+			fmt.Fprintf(c.sio.Stdout, "audit log intact: %s, chained from entry %d to %d\n", count(chk.Entries, "entry", "entries"), chk.ChainFrom, chk.Last)
+		default:
+			fmt.Fprintf(c.sio.Stdout, "audit log NOT intact: %s\n", count(len(chk.Problems), "problem", "problems"))
+		}
+	}
+	if !chk.OK() {
+		return exitFailed
+	}
 	return exitOK
 }

@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"encoding/binary"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // paydesk import: one line per order, idempotent, a refused order named
@@ -43,4 +46,33 @@ func TestImportCommand(t *testing.T) {
 func runCLIStdin(t *testing.T, dir, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	return runCLIWith(t, dir, stdin, false, args...)
+}
+
+// paydesk audit --verify: intact after operations; exit 1 naming the entry
+// once one is removed.
+func TestAuditVerifyCommand(t *testing.T) {
+	dir := t.TempDir()
+	if code, out, errs := runCLI(t, dir, "", "test-reservation", "--approve", "--json"); code != 0 {
+		t.Fatalf("test-reservation: %d\n%s%s", code, out, errs)
+	}
+	code, out, _ := runCLI(t, dir, "", "audit", "--verify")
+	if code != 0 || !strings.Contains(out, "audit log intact") {
+		t.Fatalf("verify: exit %d\n%s", code, out)
+	}
+	// Someone removes the first entry from the cache file behind paydesk's back.
+	b, err := bolt.Open(filepath.Join(dir, "paydesk", "paydesk.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("audit")).Delete(binary.BigEndian.AppendUint64(nil, 1))
+	})
+	_ = b.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runCLI(t, dir, "", "audit", "--verify")
+	if code != 1 || !strings.Contains(out, "NOT intact") || !strings.Contains(out, "entries before 2 are missing") {
+		t.Fatalf("verify after removing entry 1: exit %d\n%s", code, out)
+	}
 }

@@ -1,0 +1,116 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+)
+
+// chainHash is the link an audit entry keeps to the one before it: the
+// SHA-256 of that entry exactly as stored.
+func chainHash(stored []byte) string {
+	h := sha256.Sum256(stored)
+	return hex.EncodeToString(h[:])
+}
+
+// Audit returns up to limit audit entries, newest first (0: all), each with
+// the latest result its completions recorded; the completions themselves
+// are folded in, not listed.
+func (db *DB) Audit(limit int) ([]AuditEntry, error) {
+	var out []AuditEntry
+	err := db.view(func(tx Tx) error {
+		b := tx.Bucket(bAudit)
+		latest := map[uint64]string{} // entry → its newest completion's result
+		c := b.Cursor()
+		for k, v := c.Last(); k != nil; k, v = c.Prev() {
+			var e AuditEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("audit entry %d: %w", be64(k), err)
+			}
+			if e.Completes != 0 {
+				if _, seen := latest[e.Completes]; !seen {
+					latest[e.Completes] = e.Result // read newest first: the first seen is the latest
+				}
+				continue
+			}
+			if r, ok := latest[e.ID]; ok {
+				e.Result = r
+				delete(latest, e.ID)
+			}
+			out = append(out, e)
+			if limit > 0 && len(out) == limit {
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	return out, nil
+}
+
+// AuditCheck is what VerifyAudit found.
+type AuditCheck struct {
+	Entries   int    // entries read
+	ChainFrom uint64 // the first entry of the chain (entries before it predate it)
+	Last      uint64 // the newest entry
+	Problems  []string
+}
+
+// OK reports a log with no gap and no broken link.
+func (a AuditCheck) OK() bool { return len(a.Problems) == 0 }
+
+// VerifyAudit walks the audit log from its first entry: every ID follows
+// the one before (a gap is a removed entry), every entry carries the hash
+// of the one before as stored (a mismatch is an entry edited or removed
+// before it), and the log's sequence ends at its last entry (else entries
+// at the end were removed). Entries written before the chain existed (no
+// link) are accepted at the start only.
+func (db *DB) VerifyAudit() (AuditCheck, error) {
+	var a AuditCheck
+	err := db.view(func(tx Tx) error {
+		b := tx.Bucket(bAudit)
+		var prevID uint64
+		var prev []byte
+		c := b.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			id := be64(k)
+			a.Entries++
+			var e AuditEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				a.Problems = append(a.Problems, fmt.Sprintf("entry %d cannot be read: %v", id, err))
+			}
+			if prevID != 0 && id != prevID+1 {
+				a.Problems = append(a.Problems, fmt.Sprintf("entries %d–%d are missing (removed)", prevID+1, id-1))
+			}
+			switch {
+			case e.Prev == "" && a.ChainFrom != 0:
+				a.Problems = append(a.Problems, fmt.Sprintf("entry %d has no link to the entry before it (written outside paydesk)", id))
+			case e.Prev == "":
+				// the log's first entry, or one from before the chain began
+			case prevID == 0:
+				a.ChainFrom = id
+				a.Problems = append(a.Problems, fmt.Sprintf("entries before %d are missing (removed)", id))
+			default:
+				if a.ChainFrom == 0 {
+					a.ChainFrom = prevID
+				}
+				if e.Prev != chainHash(prev) && id == prevID+1 {
+					a.Problems = append(a.Problems, fmt.Sprintf("entry %d is not as it was written (edited)", prevID))
+				}
+			}
+			prevID, prev = id, append(prev[:0], v...)
+		}
+		a.Last = prevID
+		if seq := b.Sequence(); seq > prevID {
+			a.Problems = append(a.Problems, fmt.Sprintf("entries %d–%d at the end are missing (removed)", prevID+1, seq))
+		}
+		return nil
+	})
+	if err != nil {
+		return a, fmt.Errorf("verify the audit log: %w", err)
+	}
+	return a, nil
+}
