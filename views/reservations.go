@@ -313,8 +313,8 @@ func (s *Reservations) intakeHint() string {
 		return ""
 	}
 	t := s.ctx.Theme
-	return "\n  " + t.Muted.Render("Orders from a webshop: it posts the Reserve envelope it sent the gateway to ") + clean(s.ctx.IntakeURL) +
-		"\n  " + t.Muted.Render("(signed like a request), or run paydesk import FILE.")
+	return "\n  " + t.Muted.Render("Orders from a webshop: the shop posts the Reserve envelope it sent the gateway (signed) to") +
+		"\n    " + clean(s.ctx.IntakeURL) + "\n  " + t.Muted.Render("or run paydesk import FILE.")
 }
 
 func (s *Reservations) export(format string) ExportIntent {
