@@ -186,7 +186,11 @@ func (e *pgEngine) run(ctx context.Context, opts pgx.TxOptions, fn func(Tx) erro
 		return fmt.Errorf("database %s: %w", e.url, err)
 	}
 	t := &pgTx{ctx: ctx, tx: ptx, buckets: map[string]*pgBucket{}}
-	if err := fn(t); err != nil {
+	err = fn(t)
+	if err == nil {
+		err = t.flush()
+	}
+	if err != nil {
 		_ = ptx.Rollback(ctx)
 		if t.err != nil && !retryable(err) {
 			return t.err // what the database said is more than what the rules made of it
@@ -208,6 +212,36 @@ type pgTx struct {
 	tx      pgx.Tx
 	buckets map[string]*pgBucket
 	err     error
+	// pending are the writes not yet sent: they go in one round trip
+	// (a pgx.Batch) before a cursor reads and at commit, instead of one
+	// round trip each. Reads of a written key come from the bucket's cache.
+	pending []pendingWrite
+}
+
+type pendingWrite struct {
+	bucket, k, v []byte
+	del          bool
+}
+
+// flush sends the pending writes in one batch.
+func (t *pgTx) flush() error {
+	if t.err != nil || len(t.pending) == 0 {
+		return t.err
+	}
+	var b pgx.Batch
+	for _, w := range t.pending {
+		if w.del {
+			b.Queue(`DELETE FROM paydesk_kv WHERE bucket = $1 AND k = $2`, w.bucket, w.k)
+		} else {
+			b.Queue(`INSERT INTO paydesk_kv (bucket, k, v) VALUES ($1, $2, $3) ON CONFLICT (bucket, k) DO UPDATE SET v = excluded.v`, w.bucket, w.k, w.v)
+		}
+	}
+	t.pending = t.pending[:0]
+	if err := t.tx.SendBatch(t.ctx, &b).Close(); err != nil {
+		t.fail(err)
+		return err
+	}
+	return nil
 }
 
 func (t *pgTx) fail(err error) {
@@ -282,24 +316,16 @@ func (b *pgBucket) Put(k, v []byte) error {
 	if len(k) == 0 {
 		return errors.New("put: empty key")
 	}
-	if v == nil {
-		v = []byte{}
-	}
-	_, err := b.t.tx.Exec(b.t.ctx, `INSERT INTO paydesk_kv (bucket, k, v) VALUES ($1, $2, $3)
-		ON CONFLICT (bucket, k) DO UPDATE SET v = excluded.v`, b.name, k, v)
-	if err != nil {
-		b.t.fail(err)
-		return err
-	}
-	b.cache[string(k)] = append([]byte(nil), v...)
+	v = append([]byte{}, v...) // the caller may reuse its buffer
+	k = append([]byte(nil), k...)
+	b.t.pending = append(b.t.pending, pendingWrite{bucket: b.name, k: k, v: v})
+	b.cache[string(k)] = v
 	return nil
 }
 
 func (b *pgBucket) Delete(k []byte) error {
-	if _, err := b.t.tx.Exec(b.t.ctx, `DELETE FROM paydesk_kv WHERE bucket = $1 AND k = $2`, b.name, k); err != nil {
-		b.t.fail(err)
-		return err
-	}
+	k = append([]byte(nil), k...)
+	b.t.pending = append(b.t.pending, pendingWrite{bucket: b.name, k: k, del: true})
 	b.cache[string(k)] = nil
 	return nil
 }
@@ -356,6 +382,10 @@ type pgCursor struct {
 type kvRow struct{ k, v []byte }
 
 func (c *pgCursor) load(query string, arg []byte, forward bool) ([]byte, []byte) {
+	if c.b.t.flush() != nil { // the rows the transaction wrote are part of what it walks
+		c.page, c.cur = nil, nil
+		return nil, nil
+	}
 	args := []any{c.b.name}
 	if arg != nil {
 		args = append(args, arg)
