@@ -50,14 +50,18 @@ func checkEmpty(path string) error {
 
 // checkPagesUpTo bounds the files Open checks page by page (bbolt's
 // Tx.Check): a few tens of milliseconds at this size; a larger cache is
-// checked as it is read.
-var checkPagesUpTo int64 = 64 << 20
+// checked as it is read. Options.CheckPagesUpTo overrides it.
+const checkPagesUpTo int64 = 64 << 20
 
 // checkPages runs bbolt's consistency check on a file of at most
 // checkPagesUpTo bytes and reports its first finding.
 func (db *DB) checkPages() (err error) {
 	fi, statErr := os.Stat(db.path)
-	if statErr != nil || fi.Size() > checkPagesUpTo {
+	limit := checkPagesUpTo
+	if db.opts.CheckPagesUpTo != 0 {
+		limit = db.opts.CheckPagesUpTo
+	}
+	if statErr != nil || fi.Size() > limit {
 		return nil
 	}
 	defer recoverDamage(db.path, &err)

@@ -79,10 +79,7 @@ func TestDamagedCache(t *testing.T) {
 	})
 	t.Run("damaged pages, found while reading", func(t *testing.T) {
 		path := damagedCopy(t)
-		old := checkPagesUpTo
-		checkPagesUpTo = 0
-		defer func() { checkPagesUpTo = old }()
-		db, err := Open(path, Options{NoSync: true})
+		db, err := Open(path, Options{NoSync: true, CheckPagesUpTo: -1})
 		if err != nil {
 			assertDamaged(t, err, path)
 			return

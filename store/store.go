@@ -56,6 +56,9 @@ type Options struct {
 	// LockTimeout is how long Open waits for a file another process holds;
 	// 0 means one second.
 	LockTimeout time.Duration
+	// CheckPagesUpTo is the largest file Open checks page by page; 0 means
+	// 64 MiB, negative checks none (a damaged page is then found when read).
+	CheckPagesUpTo int64
 	// NoMigrate refuses a PostgreSQL database whose schema is older than
 	// this paydesk instead of migrating it (a role that may not change the
 	// schema; `paydesk db migrate` does it).
