@@ -77,11 +77,11 @@ func (s *refundSpec) fields() []*field { return s.fs }
 
 // parseAmount reads an amount field: "" is nil (everything left).
 func parseAmount(v string) (*decimal.Decimal, string) {
-	v = strings.TrimSpace(strings.ReplaceAll(v, ",", "."))
-	if v == "" {
+	if strings.TrimSpace(v) == "" {
 		return nil, ""
 	}
-	d, err := decimal.NewFromString(v)
+	// Plain decimals only, as on the command line: "1e2" is a typo, not 100.
+	d, err := api.ParsePlainDecimal(v)
 	if err != nil {
 		return nil, "must be an amount such as 12.50"
 	}

@@ -82,3 +82,19 @@ func TestGeneralErrorsWrapToTheFormWidth(t *testing.T) {
 		}
 	}
 }
+
+// Amount fields take plain decimals only, as the command line does: an
+// exponent is a typo, never a hundredfold amount.
+func TestAmountFieldsRefuseExponents(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string // "" for ok
+	}{
+		{"12.50", ""}, {"12,50", ""}, {"", ""}, {"1e2", "must be an amount"}, {"1E2", "must be an amount"}, {"NaN", "must be an amount"},
+	} {
+		_, msg := parseAmount(tc.in)
+		if (tc.want == "") != (msg == "") || (tc.want != "" && !strings.Contains(msg, tc.want)) {
+			t.Errorf("parseAmount(%q) = %q, want %q", tc.in, msg, tc.want)
+		}
+	}
+}

@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/shopspring/decimal"
-
 	"paydesk/api"
 	"paydesk/internal/ops"
 	"paydesk/store"
@@ -108,7 +106,7 @@ func (s *updateSpec) check() check {
 			c.errs[api.PArticleQuantity+"/"+l.ArticleNumber] = "must be a positive whole number"
 		}
 		a.Quantity = q
-		p, perr := decimal.NewFromString(strings.TrimSpace(strings.ReplaceAll(s.price[i], ",", ".")))
+		p, perr := api.ParsePlainDecimal(s.price[i])
 		if perr != nil {
 			c.errs[api.PArticlePrice+"/"+l.ArticleNumber] = "must be an amount such as 19.95"
 		}
