@@ -32,6 +32,9 @@ type batcher struct {
 // short and the latency of the first job in a batch stays bounded.
 const maxBatch = 512
 
+// maxSharedBatch is maxBatch on PostgreSQL.
+const maxSharedBatch = 32
+
 func newBatcher(db *DB) *batcher {
 	b := &batcher{db: db, queue: make(chan *job, 4*maxBatch)}
 	b.wg.Add(1)
@@ -75,11 +78,18 @@ func (b *batcher) close() {
 
 func (b *batcher) run() {
 	defer b.wg.Done()
-	jobs := make([]*job, 0, maxBatch)
+	// On a shared database a batch's transaction races the other
+	// listeners' and PostgreSQL's conflict tracking coarsens as a
+	// transaction reads more: smaller batches lose fewer races.
+	limit := maxBatch
+	if b.db.shared {
+		limit = maxSharedBatch
+	}
+	jobs := make([]*job, 0, limit)
 	for j := range b.queue {
 		jobs = append(jobs[:0], j)
 	drain:
-		for len(jobs) < maxBatch {
+		for len(jobs) < limit {
 			select {
 			case j, ok := <-b.queue:
 				if !ok {
@@ -103,7 +113,7 @@ func (b *batcher) commit(jobs []*job) {
 				return err
 			}
 		}
-		return c.writeCounts(tx)
+		return c.writeCounts(tx, b.db.shard)
 	})
 	if err == nil {
 		b.db.notify(c)
@@ -132,7 +142,7 @@ func (db *DB) update(fn writeFn) error {
 		if err := fn(tx, &c); err != nil {
 			return err
 		}
-		return c.writeCounts(tx)
+		return c.writeCounts(tx, db.shard)
 	})
 	if err != nil {
 		return err

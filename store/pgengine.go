@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	mathrand "math/rand/v2"
 	"net/url"
 	"sort"
 	"strconv"
@@ -84,7 +85,7 @@ type pgEngine struct {
 }
 
 // pgMaxTries bounds the re-runs of a transaction that lost a race.
-const pgMaxTries = 20
+const pgMaxTries = 50
 
 func openPostgres(ctx context.Context, dsn string, migrate bool) (*pgEngine, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
@@ -171,7 +172,10 @@ func (e *pgEngine) Update(fn func(Tx) error) error {
 		if err = e.run(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable}, fn); !retryable(err) {
 			return err
 		}
-		time.Sleep(time.Duration(try+1) * 2 * time.Millisecond)
+		// Back off by a random share of a growing step, so two writers that
+		// collided do not collide again in lockstep.
+		step := time.Duration(min(try+1, 10)) * 2 * time.Millisecond
+		time.Sleep(step/2 + time.Duration(mathrand.Int64N(int64(step))))
 	}
 	return fmt.Errorf("database %s: gave up after %d conflicting tries: %w", e.url, pgMaxTries, err)
 }
@@ -185,6 +189,9 @@ func (e *pgEngine) run(ctx context.Context, opts pgx.TxOptions, fn func(Tx) erro
 	if err != nil {
 		return fmt.Errorf("database %s: %w", e.url, err)
 	}
+	// Whatever happens in fn — an error, a panic — the connection goes back
+	// to the pool (a rollback after a commit does nothing).
+	defer func() { _ = ptx.Rollback(context.WithoutCancel(ctx)) }()
 	t := &pgTx{ctx: ctx, tx: ptx, buckets: map[string]*pgBucket{}}
 	err = fn(t)
 	if err == nil {
@@ -257,6 +264,9 @@ func (t *pgTx) Bucket(name []byte) Bucket {
 		}
 		return b
 	}
+	if t.err != nil {
+		return failedBucket{t} // the transaction failed already: it ends with that error
+	}
 	var one int
 	err := t.tx.QueryRow(t.ctx, `SELECT 1 FROM paydesk_bucket WHERE name = $1`, name).Scan(&one)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -264,10 +274,13 @@ func (t *pgTx) Bucket(name []byte) Bucket {
 		return nil
 	}
 	if err != nil {
+		// Not "no such bucket": the rules would take that for an empty
+		// store. The transaction ends with err (run again when it lost a
+		// race); meanwhile the bucket reads as empty and refuses writes.
 		t.fail(err)
-		return nil
+		return failedBucket{t}
 	}
-	b := &pgBucket{t: t, name: append([]byte(nil), name...), cache: map[string][]byte{}}
+	b := &pgBucket{t: t, name: append([]byte(nil), name...), cache: map[string][]byte{}, seqName: pgLogSequences[string(name)]}
 	t.buckets[string(name)] = b
 	return b
 }
@@ -291,6 +304,14 @@ type pgBucket struct {
 	t     *pgTx
 	name  []byte
 	cache map[string][]byte // nil value: known absent
+	// seqName is the sequence that numbers a log bucket (see
+	// pgmigrations/0003); "" keeps the counter in paydesk_bucket.
+	seqName string
+}
+
+// pgLogSequences are the log buckets numbered by a sequence of their own.
+var pgLogSequences = map[string]string{
+	string(bPush): "paydesk_seq_pushes", string(bRejected): "paydesk_seq_rejected", string(bExchange): "paydesk_seq_exchanges",
 }
 
 func (b *pgBucket) Get(k []byte) []byte {
@@ -342,6 +363,13 @@ func (b *pgBucket) ForEach(fn func(k, v []byte) error) error {
 
 func (b *pgBucket) NextSequence() (uint64, error) {
 	var n int64
+	if b.seqName != "" {
+		if err := b.t.tx.QueryRow(b.t.ctx, `SELECT nextval($1)`, b.seqName).Scan(&n); err != nil {
+			b.t.fail(err)
+			return 0, err
+		}
+		return uint64(n), nil
+	}
 	if err := b.t.tx.QueryRow(b.t.ctx, `UPDATE paydesk_bucket SET seq = seq + 1 WHERE name = $1 RETURNING seq`, b.name).Scan(&n); err != nil {
 		b.t.fail(err)
 		return 0, err
@@ -351,6 +379,13 @@ func (b *pgBucket) NextSequence() (uint64, error) {
 
 func (b *pgBucket) Sequence() uint64 {
 	var n int64
+	if b.seqName != "" {
+		if err := b.t.tx.QueryRow(b.t.ctx, `SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM `+b.seqName).Scan(&n); err != nil {
+			b.t.fail(err)
+			return 0
+		}
+		return uint64(n)
+	}
 	if err := b.t.tx.QueryRow(b.t.ctx, `SELECT seq FROM paydesk_bucket WHERE name = $1`, b.name).Scan(&n); err != nil {
 		b.t.fail(err)
 		return 0
@@ -359,6 +394,13 @@ func (b *pgBucket) Sequence() uint64 {
 }
 
 func (b *pgBucket) SetSequence(v uint64) error {
+	if b.seqName != "" {
+		if _, err := b.t.tx.Exec(b.t.ctx, `SELECT setval($1, $2, $3)`, b.seqName, int64(max(v, 1)), v > 0); err != nil {
+			b.t.fail(err)
+			return err
+		}
+		return nil
+	}
 	if _, err := b.t.tx.Exec(b.t.ctx, `UPDATE paydesk_bucket SET seq = $2 WHERE name = $1`, b.name, int64(v)); err != nil {
 		b.t.fail(err)
 		return err
@@ -478,3 +520,24 @@ func (db *DB) Identity(ctx context.Context) (role string, canWrite bool, err err
 	}
 	return role, canWrite, nil
 }
+
+// failedBucket stands in for a bucket after the transaction failed: reads
+// find nothing, writes return the failure, and run returns it in the end.
+type failedBucket struct{ t *pgTx }
+
+func (b failedBucket) Get([]byte) []byte                     { return nil }
+func (b failedBucket) Put(_, _ []byte) error                 { return b.t.err }
+func (b failedBucket) Delete([]byte) error                   { return b.t.err }
+func (b failedBucket) Cursor() Cursor                        { return failedCursor{} }
+func (b failedBucket) ForEach(func(k, v []byte) error) error { return b.t.err }
+func (b failedBucket) NextSequence() (uint64, error)         { return 0, b.t.err }
+func (b failedBucket) Sequence() uint64                      { return 0 }
+func (b failedBucket) SetSequence(uint64) error              { return b.t.err }
+
+type failedCursor struct{}
+
+func (failedCursor) First() ([]byte, []byte)      { return nil, nil }
+func (failedCursor) Last() ([]byte, []byte)       { return nil, nil }
+func (failedCursor) Seek([]byte) ([]byte, []byte) { return nil, nil }
+func (failedCursor) Next() ([]byte, []byte)       { return nil, nil }
+func (failedCursor) Prev() ([]byte, []byte)       { return nil, nil }

@@ -23,7 +23,7 @@ func (db *DB) LoadReservationSummaries() ([]Summary, error) {
 	var out []Summary
 	err := db.view(func(tx Tx) error {
 		b := tx.Bucket(bSummary)
-		out = make([]Summary, 0, be64(tx.Bucket(bMeta).Get(kReservationCount)))
+		out = make([]Summary, 0, metaCount(tx.Bucket(bMeta), kReservationCount))
 		return b.ForEach(func(k, v []byte) error {
 			s, err := decodeSummary(v)
 			if err != nil {
@@ -422,10 +422,10 @@ func (db *DB) Counts() (Counts, error) {
 	var n Counts
 	err := db.view(func(tx Tx) error {
 		m := tx.Bucket(bMeta)
-		n.Pushes = be64(m.Get(kPushCount))
-		n.Rejected = be64(m.Get(kRejectedCount))
-		n.Reservations = int(be64(m.Get(kReservationCount)))
-		n.Transactions = int(be64(m.Get(kTransactionCount)))
+		n.Pushes = metaCount(m, kPushCount)
+		n.Rejected = metaCount(m, kRejectedCount)
+		n.Reservations = int(metaCount(m, kReservationCount))
+		n.Transactions = int(metaCount(m, kTransactionCount))
 		c := tx.Bucket(bOpOpen).Cursor()
 		for k, _ := c.First(); k != nil; k, _ = c.Next() {
 			op, err := getOp(tx, be64(k))

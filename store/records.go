@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"net/http"
 	"time"
@@ -232,8 +233,11 @@ type Change struct {
 }
 
 // writeCounts adds what the commit stored to the counts kept in meta. The
-// writers call it once, after every change of the transaction.
-func (c *Change) writeCounts(tx Tx) error {
+// writers call it once, after every change of the transaction. shard is
+// appended to each counter's key: on a shared database every process keeps
+// counters of its own (several listeners would otherwise all update one row
+// and wait on each other); the counts are their sums (metaCount).
+func (c *Change) writeCounts(tx Tx, shard []byte) error {
 	m := tx.Bucket(bMeta)
 	for _, k := range []struct {
 		key []byte
@@ -242,11 +246,24 @@ func (c *Change) writeCounts(tx Tx) error {
 		if k.n == 0 {
 			continue
 		}
-		if err := m.Put(k.key, u64(be64(m.Get(k.key))+uint64(k.n))); err != nil {
+		key := append(append([]byte(nil), k.key...), shard...)
+		if err := m.Put(key, u64(be64(m.Get(key))+uint64(k.n))); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// metaCount is a counter of meta: its own key plus every process's shard
+// of it (key/…).
+func metaCount(m Bucket, key []byte) uint64 {
+	n := be64(m.Get(key))
+	prefix := append(append([]byte(nil), key...), '/')
+	c := m.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		n += be64(v)
+	}
+	return n
 }
 
 func (c *Change) addReservation(key string) {

@@ -80,7 +80,10 @@ type DB struct {
 
 	// shared is true on PostgreSQL: other processes write too.
 	shared bool
-	bus    *changeBus // LISTEN/NOTIFY on PostgreSQL, nil on a file
+	// shard is appended to the counters' keys in meta: "/" and this
+	// process's id on a shared database, nothing on a file.
+	shard []byte
+	bus   *changeBus // LISTEN/NOTIFY on PostgreSQL, nil on a file
 }
 
 // Shared reports whether the store is a team's database that other
@@ -165,6 +168,7 @@ func openShared(dsn string, opts Options) (*DB, error) {
 		_ = eng.Close()
 		return nil, err
 	}
+	db.shard = []byte("/" + db.bus.origin)
 	db.batch = newBatcher(db)
 	return db, nil
 }
