@@ -114,6 +114,13 @@ func TestPGIngestFigures(t *testing.T) {
 	stuck := func(err error) {
 		t.Helper()
 		t.Logf("a run did not finish within %v (%v): diagnosis follows", runLimit, err)
+		for _, l := range []*ingestListener{a, b} {
+			l.whyMu.Lock()
+			for k, c := range l.why {
+				t.Logf("  %s answered 500 × %d: %s", l.name, c, k)
+			}
+			l.whyMu.Unlock()
+		}
 		diagnose(t, pgURL, a, b)
 		t.FailNow()
 	}
@@ -417,14 +424,24 @@ func diagnose(t *testing.T, pgURL string, ls ...*ingestListener) {
 		}
 		b, _ := os.ReadFile(l.errPath)
 		t.Logf("  %s: goroutines by the paydesk/pgx frame they wait in (full dump in %s):", l.name, l.errPath)
+		// The innermost frame of ours or pgx's/puddle's, and the innermost
+		// of paydesk's, per goroutine.
 		frames := map[string]int{}
 		for _, g := range strings.Split(string(b), "\n\ngoroutine ") {
-			lines := strings.Split(g, "\n")
-			for _, line := range lines {
-				if strings.HasPrefix(line, "paydesk/") || strings.HasPrefix(line, "github.com/jackc/") {
-					frames[strings.SplitN(line, "(", 2)[0]]++
-					break
+			var lib, own string
+			for _, line := range strings.Split(g, "\n") {
+				if i := strings.LastIndex(line, "("); i > 0 && !strings.HasPrefix(line, "\t") {
+					fn := line[:i]
+					if lib == "" && (strings.HasPrefix(fn, "github.com/jackc/") || strings.HasPrefix(fn, "paydesk/")) {
+						lib = fn
+					}
+					if own == "" && strings.HasPrefix(fn, "paydesk/") {
+						own = fn
+					}
 				}
+			}
+			if own != "" {
+				frames[lib+" ← "+own]++
 			}
 		}
 		for f, n := range frames {
