@@ -38,14 +38,14 @@ import (
 // in total from two listeners with p99 < 50 ms, is reported against, not
 // asserted: the test fails only when a push is not answered 200 or not
 // stored. PAYDESK_INGEST_N sets the pushes per listener and run (default
-// 8000), PAYDESK_INGEST_C the senders per listener (default 64),
+// 5000), PAYDESK_INGEST_C the senders per listener (default 64),
 // PAYDESK_INGEST_ROUNDS the rounds (default 1).
 func TestPGIngestFigures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("ingest figures skipped with -short")
 	}
 	pgURL := pgtest.Fresh(t)
-	pushes, senders, rounds := envInt("PAYDESK_INGEST_N", 8000), envInt("PAYDESK_INGEST_C", 64), envInt("PAYDESK_INGEST_ROUNDS", 1)
+	pushes, senders, rounds := envInt("PAYDESK_INGEST_N", 5000), envInt("PAYDESK_INGEST_C", 64), envInt("PAYDESK_INGEST_ROUNDS", 1)
 
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "paydesk")
