@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand"
 	"net/http"
@@ -23,19 +24,22 @@ import (
 
 const crashChildEnv = "PAYDESK_CRASH_CHILD" // "dbpath|addrfile"
 
-// TestCrashChild is the listener process of TestCrashDurability; it does
-// nothing unless started by it.
+// TestCrashChild is the listener process of TestCrashDurability and of
+// TestPGCrashTwoListeners (the spec's store is a file or a postgres:// URL);
+// it does nothing unless started by one of them.
 func TestCrashChild(t *testing.T) {
 	spec := os.Getenv(crashChildEnv)
 	if spec == "" {
-		t.Skip("runs only as the child of TestCrashDurability")
+		t.Skip("runs only as a child of TestCrashDurability or TestPGCrashTwoListeners")
 	}
+	// A URL holds no "|", the file names may not either.
 	dbPath, addrFile, _ := strings.Cut(spec, "|")
 	db, err := store.Open(dbPath, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{DB: db, Verifier: api.VerifierFor(creds)})
+	srv, err := New(Config{DB: db, Verifier: api.VerifierFor(creds),
+		Logf: func(format string, args ...any) { fmt.Fprintf(os.Stderr, "listener: "+format+"\n", args...) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package pushlistener
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -21,7 +20,6 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"paydesk/api"
 	"paydesk/internal/pgtest"
 	"paydesk/store"
 )
@@ -31,40 +29,6 @@ import (
 // (pg_ctl stop -m immediate) under load. Both skip without PAYDESK_TEST_PG
 // (run them with `. .ci/pg; go test ./pushlistener/ -run 'TestPG' -v`) and
 // with -short.
-
-const pgCrashChildEnv = "PAYDESK_PG_CRASH_CHILD" // "pgurl|addrfile"
-
-// TestPGCrashChild is a listener process of TestPGCrashTwoListeners; it
-// does nothing unless started by it.
-func TestPGCrashChild(t *testing.T) {
-	spec := os.Getenv(pgCrashChildEnv)
-	if spec == "" {
-		t.Skip("runs only as a child of TestPGCrashTwoListeners")
-	}
-	// The URL holds no "|", the file name may not either.
-	pgURL, addrFile, _ := strings.Cut(spec, "|")
-	db, err := store.Open(pgURL, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := New(Config{DB: db, Verifier: api.VerifierFor(creds),
-		Logf: func(format string, args ...any) { fmt.Fprintf(os.Stderr, "listener: "+format+"\n", args...) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr, err := srv.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := addrFile + ".tmp"
-	if err := os.WriteFile(tmp, []byte(addr.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, addrFile); err != nil {
-		t.Fatal(err)
-	}
-	_ = srv.Serve(context.Background()) // until SIGKILL
-}
 
 // pgAckBook is what a sender knows: which pushes were answered 200.
 type pgAckBook struct {
@@ -213,8 +177,8 @@ func startPGChild(t *testing.T, c *pgChild, pgURL, dir string) time.Duration {
 	start := time.Now()
 	addrFile := filepath.Join(dir, c.name+".addr")
 	_ = os.Remove(addrFile)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestPGCrashChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), pgCrashChildEnv+"="+pgURL+"|"+addrFile)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), crashChildEnv+"="+pgURL+"|"+addrFile) // store.Open takes the URL as it takes a file
 	c.out = &bytes.Buffer{}
 	cmd.Stdout, cmd.Stderr = c.out, c.out
 	if err := cmd.Start(); err != nil {

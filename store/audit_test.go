@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"paydesk/internal/pgtest"
 )
 
 // auditLog writes n entries, and completes the second one, as operations do.
@@ -81,7 +83,7 @@ func TestAuditChainDetectsTampering(t *testing.T) {
 
 // On PostgreSQL the audit log refuses changes and removals, whoever asks.
 func TestAuditInsertOnlyOnPostgres(t *testing.T) {
-	url := freshPostgres(t)
+	url := pgtest.Fresh(t)
 	db, err := Open(url, Options{Now: func() time.Time { return t0 }})
 	if err != nil {
 		t.Fatal(err)

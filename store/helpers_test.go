@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"paydesk/api"
+	"paydesk/internal/pgtest"
 )
 
 var t0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
@@ -18,14 +19,14 @@ var t0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 
 // openTest opens an empty store for a test: a bbolt file, or with
-// PAYDESK_STORE_BACKEND=postgres a fresh database on the server at
+// PAYDESK_STORE_BACKEND=postgres a fresh database (pgtest.Fresh) on the server at
 // $PAYDESK_TEST_PG — the same tests are the contract both engines keep.
 func openTest(t testing.TB) *DB {
 	t.Helper()
 	now := t0
 	where := filepath.Join(t.TempDir(), "sub", "paydesk.db")
 	if os.Getenv("PAYDESK_STORE_BACKEND") == "postgres" {
-		where = freshPostgres(t)
+		where = pgtest.Fresh(t)
 	}
 	db, err := Open(where, Options{NoSync: true, Now: func() time.Time { return now }})
 	if err != nil {

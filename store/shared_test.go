@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"paydesk/api"
+	"paydesk/internal/pgtest"
 )
 
 // openShared2 opens one PostgreSQL database twice, as two processes would
 // (two listeners, two consoles); skipped without a server.
 func openShared2(t *testing.T) (*DB, *DB) {
 	t.Helper()
-	url := freshPostgres(t)
+	url := pgtest.Fresh(t)
 	open := func() *DB {
 		db, err := Open(url, Options{Now: func() time.Time { return t0 }})
 		if err != nil {

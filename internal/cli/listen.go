@@ -234,9 +234,9 @@ func printLine(w io.Writer, e pushlistener.Event) {
 	var b strings.Builder
 	b.WriteString(r.ReceivedAt.Format("2006-01-02T15:04:05.000Z07:00"))
 	if o := e.Order; o != nil {
-		fmt.Fprintf(&b, "  ORDER %d  invoice %s  %s", e.HTTPStatus, orDash(c(o.Invoice)), o.Outcome)
+		fmt.Fprintf(&b, "  ORDER %d  invoice %s  %s", e.HTTPStatus, dash(c(o.Invoice)), o.Outcome)
 		if o.Lines > 0 {
-			fmt.Fprintf(&b, "  %d lines  amount %s %s  customer %s", o.Lines, o.Amount.StringFixed(2), c(o.Currency), orDash(c(o.Customer)))
+			fmt.Fprintf(&b, "  %d lines  amount %s %s  customer %s", o.Lines, o.Amount.StringFixed(2), c(o.Currency), dash(c(o.Customer)))
 		}
 		if o.ReservationKey != "" {
 			fmt.Fprintf(&b, "  reservation %s", c(o.ReservationKey))
@@ -369,11 +369,4 @@ type orderLine struct {
 	Customer    string    `json:"customer,omitempty"`
 	Reservation string    `json:"reservation,omitempty"`
 	Reason      string    `json:"reason,omitempty"`
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
