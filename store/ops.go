@@ -150,6 +150,9 @@ func (db *DB) BeginOp(op PendingOp) (uint64, error) {
 		def(&op.Target, req.Invoice)
 	}
 	op.State = OpPending
+	if db.lease != nil {
+		op.Lease = db.lease.id
+	}
 	op.Created = nowOr(op.Created, db.now)
 	op.Updated = op.Created
 	var id uint64

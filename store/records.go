@@ -147,6 +147,10 @@ type PendingOp struct {
 	// AuditID is the operation's audit entry, written with the journal
 	// entry (BeginOp with Audit set) and completed when it settles.
 	AuditID uint64 `json:",omitempty"`
+	// Lease is the liveness lock of the process that journaled it, on a
+	// team's database (pglease.go): when nobody holds it any more, a
+	// pending operation's outcome is unknown.
+	Lease int64 `json:",omitempty"`
 	// Audit, given to BeginOp, is the audit entry to write in the same
 	// transaction as the journal entry: an operation cut short after
 	// sending (killed, a full disk) is in the audit log all the same.

@@ -119,3 +119,51 @@ func TestSharedChangesReachOtherProcesses(t *testing.T) {
 		t.Fatal("the other process heard nothing within a second")
 	}
 }
+
+// An operation left pending by a process that died is "outcome unknown" to
+// the next process that opens the database, as on a file; one whose
+// process is alive stays pending, whoever opens the database meanwhile.
+func TestSharedPendingOfGoneProcessBecomesUnknown(t *testing.T) {
+	url := pgtest.Fresh(t)
+	open := func() *DB {
+		db, err := Open(url, Options{Now: func() time.Time { return t0 }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		return db
+	}
+	a, watcher := open(), open()
+	g := &gw{clock: t0}
+	s := newScenario(t, a, g, "INV-LEASE")
+	s.reserve([]api.Article{{Number: "A", Title: "A", Price: dec("10"), Quantity: 2, Vat: dec("21")}}, true)
+	capture := api.Capture{Currency: "EUR", Invoice: "INV-LEASE", ReservationNumber: s.resNum, Amount: dec("10"),
+		Lines: []api.CaptureLine{{ArticleNumber: "A", Quantity: 1}}}
+	id, err := a.BeginOp(PendingOp{Operator: "alice@desk1", Request: capture.Request()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := func(db *DB) OpState {
+		t.Helper()
+		op, err := db.Op(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return op.State
+	}
+
+	open() // a. is alive: its operation stays pending for a process opening now
+	if got := state(watcher); got != OpPending {
+		t.Fatalf("with its process alive the operation is %s, want pending", got)
+	}
+	if err := a.Close(); err != nil { // the process ends with the request on its way
+		t.Fatal(err)
+	}
+	later := open()
+	if got := state(later); got != OpOutcomeUnknown {
+		t.Fatalf("after its process ended the operation is %s, want outcome unknown", got)
+	}
+	if _, err := later.BeginOp(PendingOp{Operator: "bob@desk2", Request: capture.Request()}); !errors.Is(err, ErrTargetBusy) {
+		t.Fatalf("a second capture of the same lines: %v, want refused (the first one's outcome is unknown)", err)
+	}
+}

@@ -84,6 +84,7 @@ type DB struct {
 	// process's id on a shared database, nothing on a file.
 	shard []byte
 	bus   *changeBus // LISTEN/NOTIFY on PostgreSQL, nil on a file
+	lease *lease     // this process's liveness lock on PostgreSQL (pglease.go)
 }
 
 // Shared reports whether the store is a team's database that other
@@ -164,7 +165,17 @@ func openShared(dsn string, opts Options) (*DB, error) {
 		_ = eng.Close()
 		return nil, fmt.Errorf("database %s: %w", db.path, err)
 	}
+	if db.lease, err = openLease(ctx, dsn, db.path); err != nil {
+		_ = eng.Close()
+		return nil, err
+	}
+	if err := db.recoverAbandoned(ctx); err != nil {
+		db.lease.close()
+		_ = eng.Close()
+		return nil, fmt.Errorf("database %s: %w", db.path, err)
+	}
 	if err := db.startBus(dsn); err != nil {
+		db.lease.close()
 		_ = eng.Close()
 		return nil, err
 	}
@@ -192,6 +203,9 @@ func (db *DB) Close() error {
 		db.bus.close()
 	}
 	db.closeSubscribers()
+	if db.lease != nil {
+		db.lease.close()
+	}
 	if err := db.eng.Close(); err != nil {
 		return fmt.Errorf("close cache %s: %w", db.path, err)
 	}
