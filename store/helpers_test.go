@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -24,10 +23,7 @@ func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 func openTest(t testing.TB) *DB {
 	t.Helper()
 	now := t0
-	where := filepath.Join(t.TempDir(), "sub", "paydesk.db")
-	if os.Getenv("PAYDESK_STORE_BACKEND") == "postgres" {
-		where = pgtest.Fresh(t)
-	}
+	where := pgtest.StoreAt(t, filepath.Join(t.TempDir(), "sub", "paydesk.db"))
 	db, err := Open(where, Options{NoSync: true, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"paydesk/internal/pgtest"
 	"regexp"
 	"strings"
 	"sync"
@@ -165,7 +166,7 @@ type flowEnv struct {
 func newFlowEnv(t *testing.T) *flowEnv {
 	t.Helper()
 	e := &flowEnv{t: t, ctx: context.Background()}
-	db, err := store.Open(filepath.Join(t.TempDir(), "paydesk.db"), store.Options{NoSync: true})
+	db, err := store.Open(pgtest.StoreAt(t, filepath.Join(t.TempDir(), "paydesk.db")), store.Options{NoSync: true})
 	if err != nil {
 		t.Fatalf("store.Open: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"paydesk/internal/pgtest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -54,7 +55,7 @@ func newEnv(tb testing.TB, o envOpts) *env {
 	e := &env{tb: tb, pays: map[string]int{}, breakFor: map[string]int{}}
 	e.dbPath = o.path
 	if e.dbPath == "" {
-		e.dbPath = filepath.Join(tb.TempDir(), "paydesk.db")
+		e.dbPath = pgtest.StoreAt(tb, filepath.Join(tb.TempDir(), "paydesk.db"))
 	}
 	db, err := store.Open(e.dbPath, store.Options{NoSync: true})
 	if err != nil {

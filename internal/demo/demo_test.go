@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"path/filepath"
+	"paydesk/internal/pgtest"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ import (
 func TestFillReachesEveryState(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	db, err := store.Open(filepath.Join(t.TempDir(), "cache.db"), store.Options{NoSync: true})
+	db, err := store.Open(pgtest.StoreAt(t, filepath.Join(t.TempDir(), "cache.db")), store.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestFillReachesEveryState(t *testing.T) {
 
 func TestFillRefusesLive(t *testing.T) {
 	client, _ := api.NewClient(api.Config{BaseURL: "https://gateway.example.com", Credentials: api.Credentials{WebsiteKey: "k", SecretKey: "s"}})
-	db, err := store.Open(filepath.Join(t.TempDir(), "c.db"), store.Options{NoSync: true})
+	db, err := store.Open(pgtest.StoreAt(t, filepath.Join(t.TempDir(), "c.db")), store.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

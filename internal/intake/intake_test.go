@@ -3,6 +3,7 @@ package intake
 import (
 	"os"
 	"path/filepath"
+	"paydesk/internal/pgtest"
 	"strings"
 	"testing"
 
@@ -28,7 +29,7 @@ func reserveEnvelope(t testing.TB, invoice string) string {
 
 func openDB(t testing.TB) *store.DB {
 	t.Helper()
-	db, err := store.Open(filepath.Join(t.TempDir(), "c.db"), store.Options{NoSync: true})
+	db, err := store.Open(pgtest.StoreAt(t, filepath.Join(t.TempDir(), "c.db")), store.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

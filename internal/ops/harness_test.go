@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"paydesk/internal/pgtest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -46,7 +47,7 @@ type envOpt struct {
 func newEnv(t *testing.T, o envOpt) *env {
 	t.Helper()
 	e := &env{t: t}
-	db, err := store.Open(filepath.Join(t.TempDir(), "paydesk.db"), store.Options{NoSync: true})
+	db, err := store.Open(pgtest.StoreAt(t, filepath.Join(t.TempDir(), "paydesk.db")), store.Options{NoSync: true})
 	if err != nil {
 		t.Fatalf("store.Open: %v", err)
 	}

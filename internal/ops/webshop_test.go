@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"path/filepath"
+	"paydesk/internal/pgtest"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ type shopEnv struct {
 func newShopEnv(t *testing.T) *shopEnv {
 	t.Helper()
 	e := &shopEnv{}
-	db, err := store.Open(filepath.Join(t.TempDir(), "paydesk.db"), store.Options{NoSync: true})
+	db, err := store.Open(pgtest.StoreAt(t, filepath.Join(t.TempDir(), "paydesk.db")), store.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,3 +99,18 @@ func withDatabase(u, name string) (string, error) {
 	}
 	return u + " dbname=" + name, nil
 }
+
+// BackendEnv, set to "postgres", makes StoreAt hand out fresh databases
+// instead of files: the same flow tests then run on the team's engine.
+const BackendEnv = "PAYDESK_STORE_BACKEND"
+
+// StoreAt returns where a test keeps its store: file, or with
+// PAYDESK_STORE_BACKEND=postgres a fresh database on the test server (see
+// Fresh; the test is skipped without one).
+func StoreAt(t testing.TB, file string) string {
+	t.Helper()
+	if os.Getenv(BackendEnv) == "postgres" {
+		return Fresh(t)
+	}
+	return file
+}
