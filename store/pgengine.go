@@ -307,6 +307,10 @@ type pgBucket struct {
 	// seqName is the sequence that numbers a log bucket (see
 	// pgmigrations/0003); "" keeps the counter in paydesk_bucket.
 	seqName string
+	// ranges are the stretches of keys a prefetch read (pgprefetch.go);
+	// reserved are numbers of seqName taken ahead, handed out first.
+	ranges   []*knownRange
+	reserved []uint64
 }
 
 // pgLogSequences are the log buckets numbered by a sequence of their own.
@@ -317,6 +321,10 @@ var pgLogSequences = map[string]string{
 func (b *pgBucket) Get(k []byte) []byte {
 	if v, ok := b.cache[string(k)]; ok {
 		return v
+	}
+	if b.knownAbsent(k) {
+		b.cache[string(k)] = nil
+		return nil
 	}
 	var v []byte
 	err := b.t.tx.QueryRow(b.t.ctx, `SELECT v FROM paydesk_kv WHERE bucket = $1 AND k = $2`, b.name, k).Scan(&v)
@@ -341,6 +349,9 @@ func (b *pgBucket) Put(k, v []byte) error {
 	k = append([]byte(nil), k...)
 	b.t.pending = append(b.t.pending, pendingWrite{bucket: b.name, k: k, v: v})
 	b.cache[string(k)] = v
+	if b.ranges != nil {
+		b.noteKey(k)
+	}
 	return nil
 }
 
@@ -348,6 +359,9 @@ func (b *pgBucket) Delete(k []byte) error {
 	k = append([]byte(nil), k...)
 	b.t.pending = append(b.t.pending, pendingWrite{bucket: b.name, k: k, del: true})
 	b.cache[string(k)] = nil
+	if b.ranges != nil {
+		b.noteKey(k)
+	}
 	return nil
 }
 
@@ -363,6 +377,11 @@ func (b *pgBucket) ForEach(fn func(k, v []byte) error) error {
 
 func (b *pgBucket) NextSequence() (uint64, error) {
 	var n int64
+	if len(b.reserved) > 0 {
+		v := b.reserved[0]
+		b.reserved = b.reserved[1:]
+		return v, nil
+	}
 	if b.seqName != "" {
 		if err := b.t.tx.QueryRow(b.t.ctx, `SELECT nextval($1)`, b.seqName).Scan(&n); err != nil {
 			b.t.fail(err)
@@ -474,12 +493,34 @@ const (
 	qBefore = `SELECT k, v FROM paydesk_kv WHERE bucket = $1 AND k < $2 ORDER BY k DESC LIMIT 128`
 )
 
-func (c *pgCursor) First() ([]byte, []byte) { return c.load(qFirst, nil, true) }
+// known serves a forward move from what a prefetch read, when it can.
+func (c *pgCursor) known(k []byte, after bool) ([]byte, []byte, bool) {
+	if c.b.ranges == nil {
+		return nil, nil, false
+	}
+	page, ok := c.b.knownPage(k, after)
+	if !ok {
+		return nil, nil, false
+	}
+	c.page, c.i, c.forward = page, 0, true
+	k, v := c.at()
+	return k, v, true
+}
+
+func (c *pgCursor) First() ([]byte, []byte) {
+	if k, v, ok := c.known([]byte{}, false); ok {
+		return k, v
+	}
+	return c.load(qFirst, nil, true)
+}
 func (c *pgCursor) Last() ([]byte, []byte)  { return c.load(qLast, nil, false) }
 
 func (c *pgCursor) Seek(k []byte) ([]byte, []byte) {
 	if k == nil {
 		k = []byte{}
+	}
+	if k2, v, ok := c.known(k, false); ok {
+		return k2, v
 	}
 	return c.load(qSeek, k, true)
 }
@@ -491,6 +532,9 @@ func (c *pgCursor) Next() ([]byte, []byte) {
 	if c.forward && c.i+1 < len(c.page) {
 		c.i++
 		return c.at()
+	}
+	if k, v, ok := c.known(c.cur, true); ok {
+		return k, v
 	}
 	return c.load(qAfter, c.cur, true)
 }

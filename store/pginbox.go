@@ -538,11 +538,19 @@ func (ib *inbox) applyRows(limit int, failed bool) ([]appliedRow, error) {
 		if !ok {
 			return errors.New("the push inbox needs PostgreSQL")
 		}
-		ids, recs, err := pt.inboxWaiting(limit)
+		ids, stored, err := pt.inboxWaiting(limit)
 		if err != nil || len(ids) == 0 {
 			return err
 		}
-		if err := pt.prefetchForPushes(recs); err != nil {
+		recs := make([]*PushRecord, len(stored))
+		keys := make([]string, 0, len(stored))
+		for i, b := range stored {
+			if recs[i], err = decodePush(b); err != nil {
+				return &ruleError{id: ids[i], err: fmt.Errorf("stored push: %w", err)}
+			}
+			keys = append(keys, recs[i].Key)
+		}
+		if err := pt.prefetchForPushes(keys, len(recs)); err != nil {
 			return err
 		}
 		for i, id := range ids {
@@ -606,11 +614,7 @@ func (t *pgTx) inboxWaiting(limit int) ([]uint64, [][]byte, error) {
 
 // applyInboxRow runs the push rules on one inbox row (ApplyPush's, in the
 // caller's transaction). With failed it only logs the push, not applied.
-func (db *DB) applyInboxRow(tx Tx, stored []byte, failed bool, c *Change) (ApplyResult, error) {
-	rec, err := decodePush(stored)
-	if err != nil {
-		return ApplyResult{}, fmt.Errorf("stored push: %w", err)
-	}
+func (db *DB) applyInboxRow(tx Tx, rec *PushRecord, failed bool, c *Change) (ApplyResult, error) {
 	var res ApplyResult
 	if !failed {
 		p, err := api.DecodePush(rec.Body)
@@ -760,6 +764,3 @@ func (ib *inbox) report() {
 	ib.resolve(done)
 }
 
-// prefetchForPushes reads in one round trip what the rules will read for
-// these inbox rows (see pgprefetch.go).
-func (t *pgTx) prefetchForPushes(recs [][]byte) error { return nil }

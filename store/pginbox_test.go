@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math/rand"
 	"sync"
 	"testing"
 	"time"
@@ -257,4 +258,48 @@ func TestInboxDuplicates(t *testing.T) {
 		t.Fatalf("drain: %d (%v), want 3", n, err)
 	}
 	checkOnce(t, db, ps)
+}
+
+// The applier runs ApplyPush's rules, with its reads prefetched for a whole
+// batch: a reservation's pushes (settling its operations, in any order,
+// some twice) ingested and applied from the inbox in one transaction end
+// in the state ApplyPush reaches one push at a time, in order.
+func TestInboxAppliesAsApplyPush(t *testing.T) {
+	for _, withOps := range []bool{true, false} {
+		ref := openTest(t)
+		for _, p := range story(t, ref, withOps) {
+			push(t, ref, p)
+		}
+		want := snapshot(t, ref)
+		for seed := int64(1); seed <= 4; seed++ {
+			url := pgtest.Fresh(t)
+			db, err := Open(url, Options{Now: func() time.Time { return t0 }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps := story(t, db, withOps)
+			rng := rand.New(rand.NewSource(seed))
+			for i := range ps {
+				if rng.Intn(3) == 0 {
+					ps = append(ps, ps[i])
+				}
+			}
+			rng.Shuffle(len(ps), func(i, j int) { ps[i], ps[j] = ps[j], ps[i] })
+			for _, p := range ps {
+				ingest(t, db, p, nil)
+			}
+			if _, err := db.DrainInbox(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if got := snapshot(t, db); got != want {
+				t.Fatalf("with operations %v, seed %d: state differs from ApplyPush in order\n got: %s\nwant: %s", withOps, seed, got, want)
+			}
+			if withOps {
+				if open, err := db.Ops(OpPending, OpSent, OpOutcomeUnknown); err != nil || len(open) != 0 {
+					t.Errorf("seed %d: %d operations still open after the pushes (%v)", seed, len(open), err)
+				}
+			}
+			_ = db.Close()
+		}
+	}
 }
