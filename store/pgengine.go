@@ -513,7 +513,7 @@ func (c *pgCursor) First() ([]byte, []byte) {
 	}
 	return c.load(qFirst, nil, true)
 }
-func (c *pgCursor) Last() ([]byte, []byte)  { return c.load(qLast, nil, false) }
+func (c *pgCursor) Last() ([]byte, []byte) { return c.load(qLast, nil, false) }
 
 func (c *pgCursor) Seek(k []byte) ([]byte, []byte) {
 	if k == nil {

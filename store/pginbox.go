@@ -763,4 +763,3 @@ func (ib *inbox) report() {
 	rows.Close()
 	ib.resolve(done)
 }
-
