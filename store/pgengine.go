@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io/fs"
 	mathrand "math/rand/v2"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -230,20 +232,50 @@ type pendingWrite struct {
 	del          bool
 }
 
-// flush sends the pending writes in one batch.
+// flush sends the pending writes in one round trip: one upsert of all the
+// keys written and one delete of all the keys removed, each over arrays
+// (unnest), instead of a statement per key — an apply transaction of the
+// push inbox writes thousands of keys, and a statement each cost
+// PostgreSQL more CPU than the rows themselves. Only the last write of a
+// key counts; the keys go in sorted order, so two transactions writing
+// the same keys lock them in the same order.
 func (t *pgTx) flush() error {
 	if t.err != nil || len(t.pending) == 0 {
 		return t.err
 	}
-	var b pgx.Batch
-	for _, w := range t.pending {
+	last := make(map[string]int, len(t.pending))
+	for i, w := range t.pending {
+		last[string(w.bucket)+"\x00"+string(w.k)] = i
+	}
+	final := make([]pendingWrite, 0, len(last))
+	for i, w := range t.pending {
+		if last[string(w.bucket)+"\x00"+string(w.k)] == i {
+			final = append(final, w)
+		}
+	}
+	slices.SortFunc(final, func(a, b pendingWrite) int {
+		if c := bytes.Compare(a.bucket, b.bucket); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.k, b.k)
+	})
+	var putB, putK, putV, delB, delK [][]byte
+	for _, w := range final {
 		if w.del {
-			b.Queue(`DELETE FROM paydesk_kv WHERE bucket = $1 AND k = $2`, w.bucket, w.k)
+			delB, delK = append(delB, w.bucket), append(delK, w.k)
 		} else {
-			b.Queue(`INSERT INTO paydesk_kv (bucket, k, v) VALUES ($1, $2, $3) ON CONFLICT (bucket, k) DO UPDATE SET v = excluded.v`, w.bucket, w.k, w.v)
+			putB, putK, putV = append(putB, w.bucket), append(putK, w.k), append(putV, w.v)
 		}
 	}
 	t.pending = t.pending[:0]
+	var b pgx.Batch
+	if len(delK) > 0 {
+		b.Queue(`DELETE FROM paydesk_kv AS kv USING unnest($1::bytea[], $2::bytea[]) AS d(bucket, k) WHERE kv.bucket = d.bucket AND kv.k = d.k`, delB, delK)
+	}
+	if len(putK) > 0 {
+		b.Queue(`INSERT INTO paydesk_kv (bucket, k, v) SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[])
+			ON CONFLICT (bucket, k) DO UPDATE SET v = excluded.v`, putB, putK, putV)
+	}
 	if err := t.tx.SendBatch(t.ctx, &b).Close(); err != nil {
 		t.fail(err)
 		return err
