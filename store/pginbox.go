@@ -544,13 +544,17 @@ func (ib *inbox) applyRows(limit int, failed bool) ([]appliedRow, error) {
 		}
 		recs := make([]*PushRecord, len(stored))
 		keys := make([]string, 0, len(stored))
+		var dataKeys []string
 		for i, b := range stored {
 			if recs[i], err = decodePush(b); err != nil {
 				return &ruleError{id: ids[i], err: fmt.Errorf("stored push: %w", err)}
 			}
 			keys = append(keys, recs[i].Key)
+			if recs[i].Envelope != api.EnvelopeTransaction {
+				dataKeys = append(dataKeys, recs[i].Key)
+			}
 		}
-		if err := pt.prefetchForPushes(keys, len(recs)); err != nil {
+		if err := pt.prefetchForPushes(keys, dataKeys, len(recs)); err != nil {
 			return err
 		}
 		for i, id := range ids {

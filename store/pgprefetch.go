@@ -36,49 +36,77 @@ func (r *knownRange) holds(k []byte) bool {
 	return bytes.Compare(k, r.lo) >= 0 && (r.toEnd || bytes.Compare(k, r.last) <= 0)
 }
 
+// rangeOf returns the known range that holds k, nil if none. The ranges
+// are disjoint and sorted (mergeRanges).
+func (b *pgBucket) rangeOf(k []byte) *knownRange {
+	i, _ := slices.BinarySearchFunc(b.ranges, k, func(r *knownRange, k []byte) int { return bytes.Compare(r.lo, k) })
+	// ranges[i-1] is the last whose lo is at most k (ranges[i] when equal).
+	if i < len(b.ranges) && bytes.Equal(b.ranges[i].lo, k) {
+		return b.ranges[i]
+	}
+	if i > 0 && b.ranges[i-1].holds(k) {
+		return b.ranges[i-1]
+	}
+	return nil
+}
+
 // noteKey adds k (written by the transaction) to the range that holds it.
 func (b *pgBucket) noteKey(k []byte) {
-	for _, r := range b.ranges {
-		if r.holds(k) {
-			if i, found := slices.BinarySearchFunc(r.keys, k, bytes.Compare); !found {
-				r.keys = slices.Insert(r.keys, i, k)
-			}
+	if r := b.rangeOf(k); r != nil {
+		if i, found := slices.BinarySearchFunc(r.keys, k, bytes.Compare); !found {
+			r.keys = slices.Insert(r.keys, i, k)
 		}
 	}
 }
 
 // knownAbsent: k lies in a known range and was not there.
-func (b *pgBucket) knownAbsent(k []byte) bool {
-	for _, r := range b.ranges {
-		if r.holds(k) {
-			return true
-		}
-	}
-	return false
-}
+func (b *pgBucket) knownAbsent(k []byte) bool { return b.rangeOf(k) != nil }
 
 // knownPage serves a forward cursor move from a known range: the keys from
 // k on (after k when after), in order, while they are known. ok is false
 // when no range can answer it.
 func (b *pgBucket) knownPage(k []byte, after bool) (page []kvRow, ok bool) {
-	for _, r := range b.ranges {
-		if !r.holds(k) || (after && !r.toEnd && bytes.Equal(k, r.last)) {
-			continue
-		}
-		i, found := slices.BinarySearchFunc(r.keys, k, bytes.Compare)
-		if found && after {
-			i++
-		}
-		for _, key := range r.keys[i:] {
-			if v := b.cache[string(key)]; v != nil {
-				page = append(page, kvRow{k: key, v: v})
-			}
-		}
-		if len(page) > 0 || r.toEnd {
-			return page, true
+	r := b.rangeOf(k)
+	if r == nil || (after && !r.toEnd && bytes.Equal(k, r.last)) {
+		return nil, false
+	}
+	i, found := slices.BinarySearchFunc(r.keys, k, bytes.Compare)
+	if found && after {
+		i++
+	}
+	for _, key := range r.keys[i:] {
+		if v := b.cache[string(key)]; v != nil {
+			page = append(page, kvRow{k: key, v: v})
 		}
 	}
+	if len(page) > 0 || r.toEnd {
+		return page, true
+	}
 	return nil, false
+}
+
+// mergeRanges makes the bucket's known ranges disjoint and sorts them: two
+// that overlap are one (every key of both is known, so every key of their
+// union is).
+func (b *pgBucket) mergeRanges() {
+	slices.SortFunc(b.ranges, func(x, y *knownRange) int { return bytes.Compare(x.lo, y.lo) })
+	var out []*knownRange
+	for _, r := range b.ranges {
+		if n := len(out); n > 0 && (out[n-1].toEnd || bytes.Compare(r.lo, out[n-1].last) <= 0) {
+			cur := out[n-1]
+			switch {
+			case cur.toEnd:
+			case r.toEnd:
+				cur.toEnd, cur.last = true, nil
+			case bytes.Compare(r.last, cur.last) > 0:
+				cur.last = r.last
+			}
+			cur.keys = slices.CompactFunc(slices.SortedFunc(slices.Values(append(cur.keys, r.keys...)), bytes.Compare), bytes.Equal)
+			continue
+		}
+		out = append(out, r)
+	}
+	b.ranges = out
 }
 
 // prefetchRange is one range to read: keys from lo, before hi (nil: to
@@ -97,37 +125,48 @@ CROSS JOIN LATERAL (
 const prefetchWhole = 1000
 
 // prefetchForPushes reads in one round trip what the push rules will read
-// for pushes with these keys, and reserves n push numbers.
-func (t *pgTx) prefetchForPushes(keys []string, n int) error {
+// for pushes with these keys (dataKeys: those of data request pushes), and
+// reserves n push numbers.
+func (t *pgTx) prefetchForPushes(keys, dataKeys []string, n int) error {
 	if t.err != nil {
 		return t.err
 	}
 	if err := t.flush(); err != nil {
 		return err
 	}
-	keys = slices.Compact(slices.Sorted(slices.Values(keys)))
-	var los, his, subLos [][]byte
-	for _, k := range keys {
-		los = append(los, []byte(k))
-		his = append(his, append([]byte(k), 1))
-		subLos = append(subLos, append([]byte(k), 0))
+	ranges := func(keys []string, sep byte) (los, his [][]byte) {
+		for _, k := range slices.Compact(slices.Sorted(slices.Values(keys))) {
+			lo := []byte(k)
+			if sep == 0 {
+				lo = append(lo, 0)
+			}
+			los, his = append(los, lo), append(his, append([]byte(k), 1))
+		}
+		return los, his
 	}
 	type ranged struct {
-		bucket []byte
-		lo     [][]byte
+		bucket  []byte
+		los, hi [][]byte
 	}
+	los, his := ranges(keys, 1)
+	subLos, _ := ranges(keys, 0)
+	dataLos, dataHis := ranges(dataKeys, 1)
 	plans := []ranged{
-		{bTransaction, los},   // the transaction record and the push index: key, key 0x00 id
-		{bPushKey, subLos},    // the push index of older caches
-		{bRelated, subLos},    // refunds against key
-		{bReservation, los},   // a Reserve push's reservation
-		{bKeyOwner, los},      // the reservation a data request belongs to
-		{bOrphan, los},        // a data request that came before its reservation
-		{bOpOpen, [][]byte{}}, // the open operations, whole
+		{bTransaction, los, his},         // the transaction record and the push index: key, key 0x00 id
+		{bPushKey, subLos, his},          // the push index of older caches
+		{bRelated, subLos, his},          // refunds against key
+		{bReservation, dataLos, dataHis}, // a Reserve push's reservation
+		{bKeyOwner, dataLos, dataHis},    // the reservation a data request belongs to
+		{bOrphan, dataLos, dataHis},      // a data request that came before its reservation
+		{bOpOpen, nil, nil},              // the open operations, whole
 	}
 	var batch pgx.Batch
 	var order []*pgBucket
+	var orderPlans []ranged
 	for _, p := range plans {
+		if p.los != nil && len(p.los) == 0 {
+			continue // no push of that kind in the batch
+		}
 		b, ok := t.Bucket(p.bucket).(*pgBucket)
 		if !ok {
 			if t.err != nil {
@@ -135,12 +174,12 @@ func (t *pgTx) prefetchForPushes(keys []string, n int) error {
 			}
 			continue // no such bucket: the rules find nothing there either
 		}
-		order = append(order, b)
-		if len(p.lo) == 0 {
+		order, orderPlans = append(order, b), append(orderPlans, p)
+		if p.los == nil {
 			batch.Queue(`SELECT 1::bigint, k, v FROM paydesk_kv WHERE bucket = $1 ORDER BY k LIMIT $2`, b.name, prefetchWhole+1)
 			continue
 		}
-		batch.Queue(qPrefetchRanges, b.name, p.lo, his)
+		batch.Queue(qPrefetchRanges, b.name, p.los, p.hi)
 	}
 	var seq *pgBucket
 	if n > 0 {
@@ -153,8 +192,8 @@ func (t *pgTx) prefetchForPushes(keys []string, n int) error {
 		return t.err
 	}
 	br := t.tx.SendBatch(t.ctx, &batch)
-	for _, b := range order {
-		if err := b.readRanges(br, los, his, bytes.Equal(b.name, bOpOpen)); err != nil {
+	for i, b := range order {
+		if err := b.readRanges(br, orderPlans[i].los, orderPlans[i].hi, orderPlans[i].los == nil); err != nil {
 			_ = br.Close()
 			t.fail(err)
 			return err
@@ -244,5 +283,6 @@ func (b *pgBucket) readRanges(br pgx.BatchResults, los, his [][]byte, whole bool
 		}
 		b.ranges = append(b.ranges, kr)
 	}
+	b.mergeRanges()
 	return nil
 }
