@@ -93,6 +93,15 @@ func TestPGIngestFigures(t *testing.T) {
 	pair := &figure{name: "2 × paydesk listen, one PostgreSQL (total)"}
 	file := &figure{name: "1 × paydesk listen, bbolt file"}
 	stats := newPGStats(t, pgURL)
+	// CPU seconds spent by the listeners, PostgreSQL (all its processes)
+	// and this process (the senders) during each run: on a 2-core machine
+	// that all of them share, where a push's cost goes.
+	cpuMark := cpuSample(a, b, bolt)
+	cpuSince := func(what string) {
+		now := cpuSample(a, b, bolt)
+		t.Logf("    CPU during %s: %s", what, now.minus(cpuMark))
+		cpuMark = now
+	}
 	record := func(f *figure, res pushload.Result, want int) {
 		if res.Statuses[http.StatusOK] != want {
 			t.Errorf("%s: answers %v, want %d × 200", f.name, res.Statuses, want)
@@ -177,7 +186,9 @@ func TestPGIngestFigures(t *testing.T) {
 		}
 		record(single, res, pushes)
 		pgStored += res.Statuses[http.StatusOK]
+		cpuSince("the run")
 		drained(singleDrain, started, pushes)
+		cpuSince("the drain")
 
 		// Both at once: one run per listener, started together; the rate
 		// is all answers over the time until the last run ended.
@@ -206,7 +217,9 @@ func TestPGIngestFigures(t *testing.T) {
 			resA.PerSecond(), ms(resA.Percentile(99)), resB.PerSecond(), ms(resB.Percentile(99)))
 		record(pair, both, 2*pushes)
 		pgStored += both.Statuses[http.StatusOK]
+		cpuSince("the run")
 		drained(pairDrain, t0, 2*pushes)
+		cpuSince("the drain")
 
 		res, err = run(bolt, plan(bolt))
 		if err != nil {
@@ -214,6 +227,7 @@ func TestPGIngestFigures(t *testing.T) {
 		}
 		record(file, res, pushes)
 		fileStored += res.Statuses[http.StatusOK]
+		cpuSince("the run")
 	}
 
 	for _, l := range []*ingestListener{a, b, bolt} {
@@ -504,4 +518,65 @@ func diagnose(t *testing.T, pgURL string, ls ...*ingestListener) {
 			}
 		}
 	}
+}
+
+// cpuTimes are CPU seconds (user + system) by process group.
+type cpuTimes map[string]float64
+
+// cpuSample reads /proc: each listener's, PostgreSQL's (every process
+// named postgres) and this process's CPU time; empty where /proc is not.
+func cpuSample(ls ...*ingestListener) cpuTimes {
+	const hz = 100 // USER_HZ on Linux
+	read := func(pid string) (float64, string, bool) {
+		b, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			return 0, "", false
+		}
+		s := string(b)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			return 0, "", false
+		}
+		f := strings.Fields(s[end+1:])
+		if len(f) < 13 {
+			return 0, "", false
+		}
+		u, _ := strconv.ParseFloat(f[11], 64)
+		sy, _ := strconv.ParseFloat(f[12], 64)
+		return (u + sy) / hz, s[open+1 : end], true
+	}
+	out := cpuTimes{}
+	for _, l := range ls {
+		if v, _, ok := read(strconv.Itoa(l.cmd.Process.Pid)); ok {
+			out[l.name] = v
+		}
+	}
+	if v, _, ok := read("self"); ok {
+		out["senders (test process)"] = v
+	}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		if v, comm, ok := read(e.Name()); ok && comm == "postgres" {
+			out["postgres"] += v
+		}
+	}
+	return out
+}
+
+func (c cpuTimes) minus(o cpuTimes) string {
+	names := make([]string, 0, len(c))
+	for k := range c {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	var parts []string
+	for _, k := range names {
+		if d := c[k] - o[k]; d > 0.005 {
+			parts = append(parts, fmt.Sprintf("%s %.2f s", k, d))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
