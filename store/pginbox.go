@@ -371,7 +371,7 @@ func (ib *inbox) applierLoop() {
 		if err == nil || ib.ctx.Err() != nil {
 			continue
 		}
-		ib.log("push inbox applier: %v (trying again in a second)", err)
+		ib.log("inbox applier: %v (trying again in a second)", err)
 		select {
 		case <-ib.ctx.Done():
 		case <-time.After(time.Second):
@@ -513,7 +513,7 @@ func (ib *inbox) applyBatch(limit int) (int, error) {
 		for {
 			d, err := ib.applyRows(1, false)
 			if errors.As(err, &re) {
-				ib.log("push inbox: %v: kept in the push log as not applied", re)
+				ib.log("inbox applier: %v: kept in the push log as not applied", re)
 				d, err = ib.applyRows(1, true)
 			}
 			n += len(d)
