@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -229,7 +231,7 @@ func (ib *inbox) flushLoop() {
 }
 
 const qIngest = `INSERT INTO paydesk_push_inbox (key, hash, rec)
-SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[])
+SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[]) AS u(key, hash, rec) ORDER BY key, hash
 ON CONFLICT (key, hash) DO NOTHING
 RETURNING id, key, hash`
 
@@ -242,13 +244,28 @@ JOIN unnest($1::bytea[], $2::bytea[]) AS u(key, hash) ON i.key = u.key AND i.has
 // same identity (the other listener) to end, so a push answered as a
 // duplicate duplicates a committed row.
 func (ib *inbox) commit(jobs []*ingestJob) {
+	// In identity order: two listeners inserting the same pushes wait for
+	// each other's rows in one order, never in a cycle (a deadlock).
+	sorted := slices.Clone(jobs)
+	slices.SortFunc(sorted, func(a, b *ingestJob) int {
+		if c := bytes.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.hash, b.hash)
+	})
 	keys, hashes, recs := make([][]byte, len(jobs)), make([][]byte, len(jobs)), make([][]byte, len(jobs))
-	for i, j := range jobs {
+	for i, j := range sorted {
 		keys[i], hashes[i], recs[i] = j.key, j.hash, j.rec
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), ingestTimeout)
 	defer cancel()
-	ids, err := ib.identities(ctx, qIngest, keys, hashes, recs)
+	var ids map[string]uint64
+	var err error
+	for try := 0; try < 5; try++ {
+		if ids, err = ib.identities(ctx, qIngest, keys, hashes, recs); !retryable(err) {
+			break
+		}
+	}
 	if err != nil {
 		for _, j := range jobs {
 			j.done <- ingestAnswer{err: fmt.Errorf("database %s: %w", ib.eng.url, err)}
