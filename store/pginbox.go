@@ -55,7 +55,7 @@ const (
 	applyBatchSize = 500
 	// maxWaiters bounds the pushes a listener waits to hear the outcome of
 	// (for its output); past it a push is reported as stored at once.
-	maxWaiters = 200_000
+	maxWaiters = 50_000
 	// ingestTimeout bounds one inbox INSERT (a database that stopped).
 	ingestTimeout = 30 * time.Second
 )
