@@ -109,10 +109,8 @@ func (b *pgBucket) mergeRanges() {
 	b.ranges = out
 }
 
-// prefetchRange is one range to read: keys from lo, before hi (nil: to
-// the end of the bucket), and the first key at or after hi.
-type prefetchRange struct{ lo, hi []byte }
-
+// qPrefetchRanges reads, per range, the keys from lo before hi and the
+// first key at or after hi.
 const qPrefetchRanges = `SELECT r.i, x.k, x.v FROM unnest($2::bytea[], $3::bytea[]) WITH ORDINALITY AS r(lo, hi, i)
 CROSS JOIN LATERAL (
 	(SELECT k, v FROM paydesk_kv WHERE bucket = $1 AND k >= r.lo AND k < r.hi ORDER BY k)
