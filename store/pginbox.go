@@ -405,10 +405,13 @@ func (ib *inbox) holdAndApply() error {
 		return err
 	}
 	defer func() { _ = conn.Close(context.Background()) }()
-	if _, err := conn.Exec(ib.ctx, "LISTEN "+inboxChannel); err != nil {
+	if _, err := conn.Exec(ib.ctx, `SELECT pg_advisory_lock($1)`, int64(applierLockKey)); err != nil {
 		return err
 	}
-	if _, err := conn.Exec(ib.ctx, `SELECT pg_advisory_lock($1)`, int64(applierLockKey)); err != nil {
+	// LISTEN only now: a session that listens but waits for hours on the
+	// lock would hold back PostgreSQL's notification queue for everyone.
+	// What was ingested before the LISTEN, the drain below finds.
+	if _, err := conn.Exec(ib.ctx, "LISTEN "+inboxChannel); err != nil {
 		return err
 	}
 	ib.holding.Store(true)
