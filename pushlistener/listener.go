@@ -92,6 +92,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.HTTP = cfg.HTTP.withDefaults()
 	s := &Server{cfg: cfg}
+	// On a team's database pushes go to the inbox; every listener runs an
+	// applier, one of which at a time applies the inbox (store.StartApplier).
+	cfg.DB.StartApplier(cfg.Logf)
 	s.rejects = rejectLog{db: cfg.DB, logf: cfg.Logf, pending: make(map[string]*store.PushRecord)}
 	s.lines = lineLimit{perSecond: cfg.RejectLines, tokens: float64(cfg.RejectLines), now: cfg.Now}
 	var err error
@@ -156,6 +159,10 @@ func (s *Server) servePush(w http.ResponseWriter, r *http.Request) {
 	}
 	// Once the push is signed it is stored even if the gateway hangs up
 	// meanwhile: the answer is lost, the push is not.
+	if s.cfg.DB.Shared() {
+		s.ingestPush(w, r, rec, p)
+		return
+	}
 	res, err := s.cfg.DB.ApplyPush(context.WithoutCancel(r.Context()), rec, p)
 	if err != nil {
 		s.cfg.Logf("push %s: %v", p.Key(), err)
@@ -168,6 +175,28 @@ func (s *Server) servePush(w http.ResponseWriter, r *http.Request) {
 		rec.ID, rec.Applied, rec.Ignored, rec.ReservationKey = res.ID, res.Applied, res.Ignored, res.ReservationKey
 		s.observe(Event{Record: rec, Result: res, HTTPStatus: http.StatusOK})
 	}
+}
+
+// ingestPush is servePush on a team's database (PostgreSQL): 200 once the
+// push is committed to the push inbox, where it is stored once however many
+// listeners get it; the store's applier applies it afterwards
+// (store.IngestPush), and Observe sees the push when it was applied.
+func (s *Server) ingestPush(w http.ResponseWriter, r *http.Request, rec store.PushRecord, p *api.Push) {
+	var onApplied func(store.ApplyResult)
+	if s.cfg.Observe != nil {
+		onApplied = func(res store.ApplyResult) {
+			rec := rec
+			rec.Describe(p)
+			rec.ID, rec.Applied, rec.Ignored, rec.ReservationKey = res.ID, res.Applied, res.Ignored, res.ReservationKey
+			s.observe(Event{Record: rec, Result: res, HTTPStatus: http.StatusOK})
+		}
+	}
+	if _, err := s.cfg.DB.IngestPush(context.WithoutCancel(r.Context()), rec, p, onApplied); err != nil {
+		s.cfg.Logf("push %s: %v", p.Key(), err)
+		http.Error(w, "push not stored, try again", http.StatusInternalServerError)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
 }
 
 // Admitted is a request that passed Admit: its body and the record to

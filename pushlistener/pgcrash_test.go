@@ -2,6 +2,7 @@ package pushlistener
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
 
 	"paydesk/internal/pgtest"
@@ -93,17 +95,23 @@ func (b *pgAckBook) someAcked(k int) []int {
 type pgVerdict struct {
 	stored, distinct          int // push records; distinct (key, content) pairs
 	missing, twice, wrong     int // acknowledged but absent; stored more than once; content not what was sent
+	notInInbox                int // acknowledged but not in the push inbox (what an acknowledgement promises)
+	waiting                   int // in the inbox, not applied, when the listeners were gone
+	drain                     time.Duration
 	storedUnacked             int // stored but never acknowledged (outcome-unknown pushes that made it)
 	ackedTotal, ackedDistinct int
 }
 
 func (v pgVerdict) String() string {
-	return fmt.Sprintf("%d acknowledged (%d distinct pushes), %d push records stored (%d distinct key+content, %d of them never acknowledged), %d acknowledged but missing, %d stored twice, %d with content not as sent",
-		v.ackedTotal, v.ackedDistinct, v.stored, v.distinct, v.storedUnacked, v.missing, v.twice, v.wrong)
+	return fmt.Sprintf("%d acknowledged (%d distinct pushes), %d acknowledged but not in the inbox; %d waiting in the inbox at the end, applied in %v; %d push records stored (%d distinct key+content, %d of them never acknowledged), %d acknowledged but missing, %d stored twice, %d with content not as sent",
+		v.ackedTotal, v.ackedDistinct, v.notInInbox, v.waiting, v.drain.Round(time.Millisecond), v.stored, v.distinct, v.storedUnacked, v.missing, v.twice, v.wrong)
 }
 
-// checkPGStore opens the database and counts every push record by key and
-// content (the key and a hash of the body as stored), against the book.
+// checkPGStore opens the database and checks it against the book: every
+// acknowledged push is in the push inbox (what a listener's 200 promises);
+// then, the inbox drained (the listeners are gone: what their appliers had
+// not applied yet is applied here), it counts every push record by key and
+// content (the key and a hash of the body as stored).
 func checkPGStore(t *testing.T, pgURL string, b *pgAckBook) pgVerdict {
 	t.Helper()
 	db, err := store.Open(pgURL, store.Options{})
@@ -111,6 +119,43 @@ func checkPGStore(t *testing.T, pgURL string, b *pgAckBook) pgVerdict {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	var v pgVerdict
+	inInbox := map[string]bool{}
+	{
+		conn, err := pgx.Connect(context.Background(), pgURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := conn.Query(context.Background(), `SELECT key FROM paydesk_push_inbox`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var k []byte
+			if err := rows.Scan(&k); err != nil {
+				t.Fatal(err)
+			}
+			inInbox[string(k)] = true
+		}
+		rows.Close()
+		conn.Close(context.Background())
+	}
+	b.mu.Lock()
+	for n := range b.acked {
+		if key := giftCardPush(n, 0).Key(); !inInbox[key] {
+			v.notInInbox++
+			t.Errorf("acknowledged push %s is not in the inbox", key)
+		}
+	}
+	b.mu.Unlock()
+	if v.waiting, err = db.InboxWaiting(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	if _, err := db.DrainInbox(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	v.drain = time.Since(started)
 	pushes, err := db.Pushes(0, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +166,7 @@ func checkPGStore(t *testing.T, pgURL string, b *pgAckBook) pgVerdict {
 	}
 	byKC := map[keyContent]int{}
 	byKey := map[string]int{}
-	v := pgVerdict{stored: len(pushes)}
+	v.stored = len(pushes)
 	for _, p := range pushes {
 		byKC[keyContent{p.Key, sha256.Sum256(p.Body)}]++
 		byKey[p.Key]++
@@ -314,8 +359,8 @@ func TestPGCrashTwoListeners(t *testing.T) {
 	for k, n := range why500 {
 		t.Logf("  500 × %d: %s", n, k)
 	}
-	if v.missing > 0 || v.twice > 0 || v.wrong > 0 {
-		t.Fatalf("%d acknowledged pushes lost, %d stored twice, %d stored wrong", v.missing, v.twice, v.wrong)
+	if v.missing > 0 || v.twice > 0 || v.wrong > 0 || v.notInInbox > 0 {
+		t.Fatalf("%d acknowledged pushes lost (%d not in the inbox), %d stored twice, %d stored wrong", v.missing, v.notInInbox, v.twice, v.wrong)
 	}
 	if v.ackedDistinct < 10*rounds || book.bothAcked.Load() == 0 {
 		t.Fatalf("only %d pushes acknowledged (%d by both listeners): the test did not exercise the listeners", v.ackedDistinct, book.bothAcked.Load())

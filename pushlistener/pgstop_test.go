@@ -195,8 +195,8 @@ func TestPGStopImmediate(t *testing.T) {
 	if downOther.Load() > 0 {
 		t.Errorf("%d pushes sent while the database was down were answered neither 500 nor 200", downOther.Load())
 	}
-	if v.missing > 0 || v.twice > 0 || v.wrong > 0 {
-		t.Fatalf("%d acknowledged pushes lost, %d stored twice, %d stored wrong", v.missing, v.twice, v.wrong)
+	if v.missing > 0 || v.twice > 0 || v.wrong > 0 || v.notInInbox > 0 {
+		t.Fatalf("%d acknowledged pushes lost (%d not in the inbox), %d stored twice, %d stored wrong", v.missing, v.notInInbox, v.twice, v.wrong)
 	}
 	for i, cy := range done {
 		if cy.ackedAfter == 0 {

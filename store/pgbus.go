@@ -31,6 +31,7 @@ type busMessage struct {
 	Exchanges    bool     `json:"e,omitempty"`
 	Orders       bool     `json:"or,omitempty"`
 	Overflow     bool     `json:"of,omitempty"`
+	Inbox        bool     `json:"in,omitempty"`
 }
 
 // changeBus tells the other processes on a database what this one
@@ -74,10 +75,10 @@ func (b *changeBus) close() {
 // costs a live update, not data).
 func (b *changeBus) publish(c Change) {
 	m := busMessage{Origin: b.origin, Pushes: c.Pushes, Rejected: c.Rejected, Reservations: c.Reservations,
-		Transactions: c.Transactions, Ops: c.Ops, Audit: c.Audit, Exchanges: c.Exchanges, Orders: c.Orders, Overflow: c.Overflow}
+		Transactions: c.Transactions, Ops: c.Ops, Audit: c.Audit, Exchanges: c.Exchanges, Orders: c.Orders, Overflow: c.Overflow, Inbox: c.inbox}
 	payload, err := json.Marshal(m)
 	if err != nil || len(payload) > maxPayload {
-		payload, _ = json.Marshal(busMessage{Origin: b.origin, Pushes: c.Pushes, Rejected: c.Rejected, Overflow: true})
+		payload, _ = json.Marshal(busMessage{Origin: b.origin, Pushes: c.Pushes, Rejected: c.Rejected, Overflow: true, Inbox: c.inbox})
 	}
 	eng, ok := b.db.eng.(*pgEngine)
 	if !ok {
@@ -123,6 +124,9 @@ func (b *changeBus) listen() {
 			var m busMessage
 			if json.Unmarshal([]byte(n.Payload), &m) != nil || m.Origin == b.origin {
 				continue
+			}
+			if m.Inbox && b.db.inbox != nil {
+				poke(b.db.inbox.reportWake) // another process applied pushes: perhaps ours
 			}
 			b.db.deliver(Change{Pushes: m.Pushes, Rejected: m.Rejected, Reservations: m.Reservations, Transactions: m.Transactions,
 				Ops: m.Ops, Audit: m.Audit, Exchanges: m.Exchanges, Orders: m.Orders, Overflow: m.Overflow})

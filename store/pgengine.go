@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io/fs"
 	mathrand "math/rand/v2"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -230,20 +232,50 @@ type pendingWrite struct {
 	del          bool
 }
 
-// flush sends the pending writes in one batch.
+// flush sends the pending writes in one round trip: one upsert of all the
+// keys written and one delete of all the keys removed, each over arrays
+// (unnest), instead of a statement per key — an apply transaction of the
+// push inbox writes thousands of keys, and a statement each cost
+// PostgreSQL more CPU than the rows themselves. Only the last write of a
+// key counts; the keys go in sorted order, so two transactions writing
+// the same keys lock them in the same order.
 func (t *pgTx) flush() error {
 	if t.err != nil || len(t.pending) == 0 {
 		return t.err
 	}
-	var b pgx.Batch
-	for _, w := range t.pending {
+	last := make(map[string]int, len(t.pending))
+	for i, w := range t.pending {
+		last[string(w.bucket)+"\x00"+string(w.k)] = i
+	}
+	final := make([]pendingWrite, 0, len(last))
+	for i, w := range t.pending {
+		if last[string(w.bucket)+"\x00"+string(w.k)] == i {
+			final = append(final, w)
+		}
+	}
+	slices.SortFunc(final, func(a, b pendingWrite) int {
+		if c := bytes.Compare(a.bucket, b.bucket); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.k, b.k)
+	})
+	var putB, putK, putV, delB, delK [][]byte
+	for _, w := range final {
 		if w.del {
-			b.Queue(`DELETE FROM paydesk_kv WHERE bucket = $1 AND k = $2`, w.bucket, w.k)
+			delB, delK = append(delB, w.bucket), append(delK, w.k)
 		} else {
-			b.Queue(`INSERT INTO paydesk_kv (bucket, k, v) VALUES ($1, $2, $3) ON CONFLICT (bucket, k) DO UPDATE SET v = excluded.v`, w.bucket, w.k, w.v)
+			putB, putK, putV = append(putB, w.bucket), append(putK, w.k), append(putV, w.v)
 		}
 	}
 	t.pending = t.pending[:0]
+	var b pgx.Batch
+	if len(delK) > 0 {
+		b.Queue(`DELETE FROM paydesk_kv AS kv USING unnest($1::bytea[], $2::bytea[]) AS d(bucket, k) WHERE kv.bucket = d.bucket AND kv.k = d.k`, delB, delK)
+	}
+	if len(putK) > 0 {
+		b.Queue(`INSERT INTO paydesk_kv (bucket, k, v) SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[])
+			ON CONFLICT (bucket, k) DO UPDATE SET v = excluded.v`, putB, putK, putV)
+	}
 	if err := t.tx.SendBatch(t.ctx, &b).Close(); err != nil {
 		t.fail(err)
 		return err
@@ -307,6 +339,10 @@ type pgBucket struct {
 	// seqName is the sequence that numbers a log bucket (see
 	// pgmigrations/0003); "" keeps the counter in paydesk_bucket.
 	seqName string
+	// ranges are the stretches of keys a prefetch read (pgprefetch.go);
+	// reserved are numbers of seqName taken ahead, handed out first.
+	ranges   []*knownRange
+	reserved []uint64
 }
 
 // pgLogSequences are the log buckets numbered by a sequence of their own.
@@ -317,6 +353,10 @@ var pgLogSequences = map[string]string{
 func (b *pgBucket) Get(k []byte) []byte {
 	if v, ok := b.cache[string(k)]; ok {
 		return v
+	}
+	if b.knownAbsent(k) {
+		b.cache[string(k)] = nil
+		return nil
 	}
 	var v []byte
 	err := b.t.tx.QueryRow(b.t.ctx, `SELECT v FROM paydesk_kv WHERE bucket = $1 AND k = $2`, b.name, k).Scan(&v)
@@ -341,6 +381,9 @@ func (b *pgBucket) Put(k, v []byte) error {
 	k = append([]byte(nil), k...)
 	b.t.pending = append(b.t.pending, pendingWrite{bucket: b.name, k: k, v: v})
 	b.cache[string(k)] = v
+	if b.ranges != nil {
+		b.noteKey(k)
+	}
 	return nil
 }
 
@@ -348,6 +391,9 @@ func (b *pgBucket) Delete(k []byte) error {
 	k = append([]byte(nil), k...)
 	b.t.pending = append(b.t.pending, pendingWrite{bucket: b.name, k: k, del: true})
 	b.cache[string(k)] = nil
+	if b.ranges != nil {
+		b.noteKey(k)
+	}
 	return nil
 }
 
@@ -363,6 +409,11 @@ func (b *pgBucket) ForEach(fn func(k, v []byte) error) error {
 
 func (b *pgBucket) NextSequence() (uint64, error) {
 	var n int64
+	if len(b.reserved) > 0 {
+		v := b.reserved[0]
+		b.reserved = b.reserved[1:]
+		return v, nil
+	}
 	if b.seqName != "" {
 		if err := b.t.tx.QueryRow(b.t.ctx, `SELECT nextval($1)`, b.seqName).Scan(&n); err != nil {
 			b.t.fail(err)
@@ -474,12 +525,34 @@ const (
 	qBefore = `SELECT k, v FROM paydesk_kv WHERE bucket = $1 AND k < $2 ORDER BY k DESC LIMIT 128`
 )
 
-func (c *pgCursor) First() ([]byte, []byte) { return c.load(qFirst, nil, true) }
-func (c *pgCursor) Last() ([]byte, []byte)  { return c.load(qLast, nil, false) }
+// known serves a forward move from what a prefetch read, when it can.
+func (c *pgCursor) known(k []byte, after bool) ([]byte, []byte, bool) {
+	if c.b.ranges == nil {
+		return nil, nil, false
+	}
+	page, ok := c.b.knownPage(k, after)
+	if !ok {
+		return nil, nil, false
+	}
+	c.page, c.i, c.forward = page, 0, true
+	k, v := c.at()
+	return k, v, true
+}
+
+func (c *pgCursor) First() ([]byte, []byte) {
+	if k, v, ok := c.known([]byte{}, false); ok {
+		return k, v
+	}
+	return c.load(qFirst, nil, true)
+}
+func (c *pgCursor) Last() ([]byte, []byte) { return c.load(qLast, nil, false) }
 
 func (c *pgCursor) Seek(k []byte) ([]byte, []byte) {
 	if k == nil {
 		k = []byte{}
+	}
+	if k2, v, ok := c.known(k, false); ok {
+		return k2, v
 	}
 	return c.load(qSeek, k, true)
 }
@@ -491,6 +564,9 @@ func (c *pgCursor) Next() ([]byte, []byte) {
 	if c.forward && c.i+1 < len(c.page) {
 		c.i++
 		return c.at()
+	}
+	if k, v, ok := c.known(c.cur, true); ok {
+		return k, v
 	}
 	return c.load(qAfter, c.cur, true)
 }

@@ -228,6 +228,10 @@ type Change struct {
 	// subscriber was slow: reload everything.
 	Overflow bool
 
+	// inbox: the commit applied pushes from the push inbox (PostgreSQL):
+	// listeners waiting to hear what became of theirs look.
+	inbox bool
+
 	// keys already listed, while the commit runs
 	seenReservations, seenTransactions map[string]struct{}
 

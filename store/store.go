@@ -85,6 +85,8 @@ type DB struct {
 	shard []byte
 	bus   *changeBus // LISTEN/NOTIFY on PostgreSQL, nil on a file
 	lease *lease     // this process's liveness lock on PostgreSQL (pglease.go)
+	// inbox is the push inbox on PostgreSQL (pginbox.go), nil on a file.
+	inbox *inbox
 }
 
 // Shared reports whether the store is a team's database that other
@@ -174,7 +176,9 @@ func openShared(dsn string, opts Options) (*DB, error) {
 		_ = eng.Close()
 		return nil, fmt.Errorf("database %s: %w", db.path, err)
 	}
+	db.inbox = newInbox(db, eng, dsn) // before the bus, whose listener looks at it
 	if err := db.startBus(dsn); err != nil {
+		db.inbox.close()
 		db.lease.close()
 		_ = eng.Close()
 		return nil, err
@@ -198,6 +202,9 @@ func (db *DB) Path() string { return db.path }
 
 // Close waits for pending group commits, then closes the file.
 func (db *DB) Close() error {
+	if db.inbox != nil {
+		db.inbox.close() // the pushes queued are committed (and answered) first
+	}
 	db.batch.close()
 	if db.bus != nil {
 		db.bus.close()

@@ -1,0 +1,789 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"paydesk/api"
+)
+
+// The push inbox on PostgreSQL (issue 17). On a team's database a listener
+// does not run the push rules while the gateway waits: the rules read the
+// store key by key, a round trip each, and two listeners' serializable
+// transactions lose races to each other. Instead:
+//
+//   - IngestPush writes the push to paydesk_push_inbox, whose unique
+//     (key, hash) is the push's identity, and returns once that row is
+//     committed: "stored" means durable in the inbox. A listener's pushes
+//     go in group commits — one INSERT … SELECT FROM unnest(…) ON CONFLICT
+//     DO NOTHING RETURNING per batch, one transaction, one WAL flush — and
+//     the next batch collects while the previous one commits. A push whose
+//     identity is there already (a retry, the same push at the other
+//     listener) is a duplicate: answered 200, stored once.
+//   - The applier runs the store's rules (ApplyPush's) on the rows not yet
+//     applied, oldest first, many per transaction, and marks them applied
+//     (push_id, result) in that same transaction: a crash between the
+//     inbox commit and the apply loses nothing, and nothing is applied
+//     twice (the transaction is SERIALIZABLE: two appliers that took the
+//     same row cannot both commit). One applier works at a time per
+//     database — whoever holds a session advisory lock; when its process
+//     dies the session ends and another listener's applier takes over. It
+//     drains the backlog when it gets the lock, then wakes on NOTIFY
+//     paydesk_inbox (sent by the ingesters) or once a second.
+//   - Consoles hear of the applied pushes through the change bus, as of any
+//     commit; a listener hears what became of the pushes it took (for its
+//     output) from its own applier or, when another process applied them,
+//     from the inbox row.
+
+const (
+	// inboxChannel wakes the applier after pushes were ingested.
+	inboxChannel = "paydesk_inbox"
+	// applierLockKey is the session advisory lock the applier holds.
+	applierLockKey = 7305482191
+	// maxIngestBatch bounds the pushes of one inbox INSERT.
+	maxIngestBatch = 1024
+	// applyBatchSize is how many inbox rows one apply transaction takes.
+	applyBatchSize = 500
+	// maxWaiters bounds the pushes a listener waits to hear the outcome of
+	// (for its output); past it a push is reported as stored at once.
+	maxWaiters = 50_000
+	// ingestTimeout bounds one inbox INSERT (a database that stopped).
+	ingestTimeout = 30 * time.Second
+)
+
+// Ingested says what IngestPush did with a push.
+type Ingested struct {
+	// Inbox is the push's row in the inbox; for a duplicate, the row of
+	// the push it repeats.
+	Inbox     uint64
+	Duplicate bool
+}
+
+type ingestJob struct {
+	key, hash, rec []byte
+	done           chan ingestAnswer
+}
+
+type ingestAnswer struct {
+	id  uint64
+	dup bool
+	err error
+}
+
+// inbox is a DB's side of the push inbox: the ingest batcher, and the
+// applier and the outcome reporter once started.
+type inbox struct {
+	db  *DB
+	eng *pgEngine
+	dsn string
+
+	queue   chan *ingestJob
+	closeMu sync.RWMutex
+	closed  bool
+	flushWG sync.WaitGroup
+
+	ctx  context.Context
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+
+	applierOnce  sync.Once
+	holding      atomic.Bool   // this process's applier holds the lock
+	applierWake  chan struct{} // cap 1
+	notifierOnce sync.Once
+	notifyWake   chan struct{} // cap 1: send NOTIFY paydesk_inbox
+
+	reporterOnce sync.Once
+	reportWake   chan struct{} // cap 1
+	wmu          sync.Mutex
+	waiters      map[uint64][]func(ApplyResult)
+
+	// logf reports the applier's trouble (the listener's error output).
+	logMu sync.Mutex
+	logf  func(format string, args ...any)
+}
+
+func newInbox(db *DB, eng *pgEngine, dsn string) *inbox {
+	ctx, stop := context.WithCancel(context.Background())
+	ib := &inbox{db: db, eng: eng, dsn: dsn, queue: make(chan *ingestJob, 4*maxIngestBatch), ctx: ctx, stop: stop,
+		applierWake: make(chan struct{}, 1), notifyWake: make(chan struct{}, 1), reportWake: make(chan struct{}, 1),
+		waiters: map[uint64][]func(ApplyResult){}}
+	ib.flushWG.Add(1)
+	go ib.flushLoop()
+	return ib
+}
+
+func poke(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// close stops taking pushes, commits what is queued, and stops the
+// applier (after its current transaction) and the reporter.
+func (ib *inbox) close() {
+	ib.closeMu.Lock()
+	if !ib.closed {
+		ib.closed = true
+		close(ib.queue)
+	}
+	ib.closeMu.Unlock()
+	ib.flushWG.Wait()
+	ib.stop()
+	ib.wg.Wait()
+}
+
+func (ib *inbox) log(format string, args ...any) {
+	ib.logMu.Lock()
+	f := ib.logf
+	ib.logMu.Unlock()
+	if f != nil {
+		f(format, args...)
+	}
+}
+
+// IngestPush stores a verified, decoded push in the inbox of a team's
+// database and returns once that is committed (durable); the push's
+// effects are applied afterwards by the applier (StartApplier). A push
+// whose identity (key and content hash) is in the inbox already is a
+// duplicate and stored once. onApplied, if not nil, is called once, on
+// another goroutine, with what applying the push did (for a duplicate:
+// Duplicate and the push it repeats) — or with an empty result (stored,
+// outcome not reported) when the listener has too many outcomes pending.
+// On a file there is no inbox: ApplyPush applies at once.
+func (db *DB) IngestPush(ctx context.Context, rec PushRecord, p *api.Push, onApplied func(ApplyResult)) (Ingested, error) {
+	ib := db.inbox
+	if ib == nil {
+		return Ingested{}, errors.New("ingest push: the push inbox is a team database's (PostgreSQL); use ApplyPush")
+	}
+	if p == nil || p.Key() == "" {
+		return Ingested{}, errors.New("ingest push: no decoded push with a key")
+	}
+	pp := db.preparePush(rec, p)
+	j := &ingestJob{key: []byte(pp.rec.Key), hash: pp.rec.Hash[:], rec: encodePushHead(&pp.rec, pp.tail), done: make(chan ingestAnswer, 1)}
+	ib.closeMu.RLock()
+	if ib.closed {
+		ib.closeMu.RUnlock()
+		return Ingested{}, ErrClosed
+	}
+	select {
+	case ib.queue <- j:
+		ib.closeMu.RUnlock()
+	case <-ctx.Done():
+		ib.closeMu.RUnlock()
+		return Ingested{}, ctx.Err()
+	}
+	var a ingestAnswer
+	select {
+	case a = <-j.done:
+	case <-ctx.Done():
+		return Ingested{}, ctx.Err()
+	}
+	if a.err != nil {
+		return Ingested{}, fmt.Errorf("ingest push %s: %w", p.Key(), a.err)
+	}
+	if onApplied != nil {
+		fn := onApplied
+		if a.dup {
+			fn = func(r ApplyResult) {
+				if r.ID == 0 { // the earlier push's outcome is not reported
+					onApplied(ApplyResult{Duplicate: true, Ignored: "duplicate of a push stored before"})
+					return
+				}
+				onApplied(ApplyResult{ID: r.ID, Duplicate: true, Ignored: "duplicate of push " + strconv.FormatUint(r.ID, 10), ReservationKey: r.ReservationKey})
+			}
+		}
+		ib.await(a.id, fn)
+	}
+	return Ingested{Inbox: a.id, Duplicate: a.dup}, nil
+}
+
+// flushLoop is the ingest group commit: it takes every push that queued up
+// while the previous INSERT was committing and inserts them together.
+func (ib *inbox) flushLoop() {
+	defer ib.flushWG.Done()
+	jobs := make([]*ingestJob, 0, maxIngestBatch)
+	for j := range ib.queue {
+		jobs = append(jobs[:0], j)
+	drain:
+		for len(jobs) < maxIngestBatch {
+			select {
+			case j, ok := <-ib.queue:
+				if !ok {
+					break drain
+				}
+				jobs = append(jobs, j)
+			default:
+				break drain
+			}
+		}
+		ib.commit(jobs)
+	}
+}
+
+const qIngest = `INSERT INTO paydesk_push_inbox (key, hash, rec)
+SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[]) AS u(key, hash, rec) ORDER BY key, hash
+ON CONFLICT (key, hash) DO NOTHING
+RETURNING id, key, hash`
+
+const qIngestDuplicates = `SELECT i.id, i.key, i.hash FROM paydesk_push_inbox i
+JOIN unnest($1::bytea[], $2::bytea[]) AS u(key, hash) ON i.key = u.key AND i.hash = u.hash`
+
+// commit inserts a batch in one statement (its own transaction: one
+// commit, one WAL flush) and answers each push: its new row, or the row it
+// duplicates. ON CONFLICT DO NOTHING waits for a concurrent insert of the
+// same identity (the other listener) to end, so a push answered as a
+// duplicate duplicates a committed row.
+func (ib *inbox) commit(jobs []*ingestJob) {
+	// In identity order: two listeners inserting the same pushes wait for
+	// each other's rows in one order, never in a cycle (a deadlock).
+	sorted := slices.Clone(jobs)
+	slices.SortFunc(sorted, func(a, b *ingestJob) int {
+		if c := bytes.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.hash, b.hash)
+	})
+	keys, hashes, recs := make([][]byte, len(jobs)), make([][]byte, len(jobs)), make([][]byte, len(jobs))
+	for i, j := range sorted {
+		keys[i], hashes[i], recs[i] = j.key, j.hash, j.rec
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ingestTimeout)
+	defer cancel()
+	var ids map[string]uint64
+	var err error
+	for try := 0; try < 5; try++ {
+		if ids, err = ib.identities(ctx, qIngest, keys, hashes, recs); !retryable(err) {
+			break
+		}
+	}
+	if err != nil {
+		for _, j := range jobs {
+			j.done <- ingestAnswer{err: fmt.Errorf("database %s: %w", ib.eng.url, err)}
+		}
+		return
+	}
+	ib.wakeApplier()
+	claimed := make(map[string]bool, len(ids))
+	var dupKeys, dupHashes [][]byte
+	var later []*ingestJob
+	for _, j := range jobs {
+		ident := string(j.key) + string(j.hash) // the hash is 32 bytes: unambiguous
+		if id, ok := ids[ident]; ok {
+			if !claimed[ident] {
+				claimed[ident] = true
+				j.done <- ingestAnswer{id: id}
+			} else {
+				j.done <- ingestAnswer{id: id, dup: true} // twice in one batch
+			}
+			continue
+		}
+		dupKeys, dupHashes = append(dupKeys, j.key), append(dupHashes, j.hash)
+		later = append(later, j)
+	}
+	if len(later) == 0 {
+		return
+	}
+	old, err := ib.identities(ctx, qIngestDuplicates, dupKeys, dupHashes)
+	for _, j := range later {
+		id, ok := old[string(j.key)+string(j.hash)]
+		switch {
+		case err != nil:
+			j.done <- ingestAnswer{err: fmt.Errorf("database %s: %w", ib.eng.url, err)}
+		case !ok:
+			j.done <- ingestAnswer{err: errors.New("inbox: neither inserted nor found (a concurrent insert rolled back): try again")}
+		default:
+			j.done <- ingestAnswer{id: id, dup: true}
+		}
+	}
+}
+
+// identities runs a query returning (id, key, hash) rows.
+func (ib *inbox) identities(ctx context.Context, q string, args ...any) (map[string]uint64, error) {
+	rows, err := ib.eng.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]uint64{}
+	var id int64
+	var key, hash []byte
+	for rows.Next() {
+		if err := rows.Scan(&id, &key, &hash); err != nil {
+			return nil, err
+		}
+		out[string(key)+string(hash)] = uint64(id)
+	}
+	return out, rows.Err()
+}
+
+// wakeApplier tells the applier there is work: this process's own
+// directly, any other's through NOTIFY (sent by the notifier, which
+// coalesces the wakes of many batches into one NOTIFY).
+func (ib *inbox) wakeApplier() {
+	if ib.holding.Load() {
+		poke(ib.applierWake)
+		return
+	}
+	ib.notifierOnce.Do(func() {
+		ib.wg.Add(1)
+		go ib.notifier()
+	})
+	poke(ib.notifyWake)
+}
+
+func (ib *inbox) notifier() {
+	defer ib.wg.Done()
+	for {
+		select {
+		case <-ib.ctx.Done():
+			return
+		case <-ib.notifyWake:
+		}
+		if ib.holding.Load() { // the lock came here meanwhile
+			poke(ib.applierWake)
+			continue
+		}
+		ctx, cancel := context.WithTimeout(ib.ctx, 2*time.Second)
+		_, _ = ib.eng.pool.Exec(ctx, `SELECT pg_notify($1, '')`, inboxChannel) // a hint: the applier also looks once a second
+		cancel()
+	}
+}
+
+// StartApplier starts this process's applier (once; a no-op on a file):
+// it waits for the database's applier lock, drains the inbox when it gets
+// it, and applies what is ingested after, until the DB is closed. logf, if
+// not nil, receives its errors.
+func (db *DB) StartApplier(logf func(format string, args ...any)) {
+	ib := db.inbox
+	if ib == nil {
+		return
+	}
+	if logf != nil {
+		ib.logMu.Lock()
+		ib.logf = logf
+		ib.logMu.Unlock()
+	}
+	ib.applierOnce.Do(func() {
+		ib.wg.Add(1)
+		go ib.applierLoop()
+	})
+}
+
+var errLockLost = errors.New("the applier's connection (and with it the lock) was lost")
+
+func (ib *inbox) applierLoop() {
+	defer ib.wg.Done()
+	for ib.ctx.Err() == nil {
+		err := ib.holdAndApply()
+		if err == nil || ib.ctx.Err() != nil {
+			continue
+		}
+		ib.log("inbox applier: %v (trying again in a second)", err)
+		select {
+		case <-ib.ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// holdAndApply takes the applier lock on a connection of its own (waiting
+// while another process holds it), then applies until the DB is closed or
+// the connection is lost.
+func (ib *inbox) holdAndApply() error {
+	conn, err := pgx.Connect(ib.ctx, ib.dsn)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close(context.Background()) }()
+	if _, err := conn.Exec(ib.ctx, `SELECT pg_advisory_lock($1)`, int64(applierLockKey)); err != nil {
+		return err
+	}
+	// LISTEN only now: a session that listens but waits for hours on the
+	// lock would hold back PostgreSQL's notification queue for everyone.
+	// What was ingested before the LISTEN, the drain below finds.
+	if _, err := conn.Exec(ib.ctx, "LISTEN "+inboxChannel); err != nil {
+		return err
+	}
+	ib.holding.Store(true)
+	defer ib.holding.Store(false)
+
+	// The connection now only waits for notifications: each wakes the
+	// applier, and its end (the session, and the lock, are gone) stops it.
+	lctx, lcancel := context.WithCancel(ib.ctx)
+	lost := make(chan struct{})
+	go func() {
+		defer close(lost)
+		for {
+			if _, err := conn.WaitForNotification(lctx); err != nil {
+				return
+			}
+			poke(ib.applierWake)
+		}
+	}()
+	defer func() { lcancel(); <-lost }()
+
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		if err := ib.drain(lost); err != nil {
+			return err
+		}
+		select {
+		case <-ib.ctx.Done():
+			return nil
+		case <-lost:
+			return errLockLost
+		case <-ib.applierWake:
+		case <-tick.C:
+		}
+	}
+}
+
+// drain applies batches until the inbox has no row waiting.
+func (ib *inbox) drain(lost <-chan struct{}) error {
+	for {
+		select {
+		case <-lost:
+			return errLockLost
+		case <-ib.ctx.Done():
+			return nil
+		default:
+		}
+		n, err := ib.applyBatch(applyBatchSize)
+		if err != nil {
+			return err
+		}
+		if n < applyBatchSize {
+			return nil
+		}
+	}
+}
+
+// DrainInbox applies every push waiting in the inbox and returns how many
+// it applied (0 on a file). It does not need the applier lock: an apply
+// transaction marks its rows applied, and two that took the same row
+// cannot both commit. Tests, and the benchmark's drain, use it.
+func (db *DB) DrainInbox(ctx context.Context) (int, error) {
+	ib := db.inbox
+	if ib == nil {
+		return 0, nil
+	}
+	total := 0
+	for ctx.Err() == nil {
+		n, err := ib.applyBatch(applyBatchSize)
+		total += n
+		if err != nil || n == 0 {
+			return total, err
+		}
+	}
+	return total, ctx.Err()
+}
+
+// InboxWaiting counts the pushes in the inbox not applied yet (0 on a file).
+func (db *DB) InboxWaiting(ctx context.Context) (int, error) {
+	if db.inbox == nil {
+		return 0, nil
+	}
+	var n int
+	err := db.inbox.eng.pool.QueryRow(ctx, `SELECT count(*) FROM paydesk_push_inbox WHERE push_id IS NULL`).Scan(&n)
+	return n, err
+}
+
+// appliedRow is an inbox row the applier applied.
+type appliedRow struct {
+	id  uint64
+	res ApplyResult
+}
+
+// ruleError is a push the rules could not apply (not a database failure):
+// the applier then records it alone, as not applied, so one bad row does
+// not hold up the inbox.
+type ruleError struct {
+	id  uint64
+	err error
+}
+
+func (e *ruleError) Error() string { return fmt.Sprintf("inbox row %d: %v", e.id, e.err) }
+func (e *ruleError) Unwrap() error { return e.err }
+
+const qInboxWaiting = `SELECT id, rec FROM paydesk_push_inbox WHERE push_id IS NULL ORDER BY id LIMIT $1`
+
+const qInboxMark = `UPDATE paydesk_push_inbox AS i SET push_id = u.push_id, result = u.result, rec = NULL
+FROM unnest($1::bigint[], $2::bigint[], $3::bytea[]) AS u(id, push_id, result) WHERE i.id = u.id`
+
+// applyBatch applies up to limit waiting rows in one transaction and
+// marks them applied in it; it returns how many it applied.
+func (ib *inbox) applyBatch(limit int) (int, error) {
+	done, err := ib.applyRows(limit, false)
+	var re *ruleError
+	if errors.As(err, &re) {
+		// One push broke the batch: the rows before it one by one, then
+		// it alone, recorded as not applied.
+		n := 0
+		for {
+			d, err := ib.applyRows(1, false)
+			if errors.As(err, &re) {
+				ib.log("inbox applier: %v: kept in the push log as not applied", re)
+				d, err = ib.applyRows(1, true)
+			}
+			n += len(d)
+			if err != nil || len(d) == 0 || n >= limit {
+				return n, err
+			}
+		}
+	}
+	return len(done), err
+}
+
+// applyRows is one apply transaction over up to limit waiting rows. With
+// failed, the rows are stored in the push log without running the rules
+// (the rules refused them).
+func (ib *inbox) applyRows(limit int, failed bool) ([]appliedRow, error) {
+	db := ib.db
+	var c Change
+	var done []appliedRow
+	err := db.guardedUpdate(func(tx Tx) error {
+		c, done = Change{}, done[:0] // a transaction that lost a race runs again
+		pt, ok := tx.(*pgTx)
+		if !ok {
+			return errors.New("the push inbox needs PostgreSQL")
+		}
+		ids, stored, err := pt.inboxWaiting(limit)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		recs := make([]*PushRecord, len(stored))
+		keys := make([]string, 0, len(stored))
+		var dataKeys []string
+		for i, b := range stored {
+			if recs[i], err = decodePush(b); err != nil {
+				return &ruleError{id: ids[i], err: fmt.Errorf("stored push: %w", err)}
+			}
+			keys = append(keys, recs[i].Key)
+			if recs[i].Envelope != api.EnvelopeTransaction {
+				dataKeys = append(dataKeys, recs[i].Key)
+			}
+		}
+		if err := pt.prefetchForPushes(keys, dataKeys, len(recs)); err != nil {
+			return err
+		}
+		for i, id := range ids {
+			res, err := db.applyInboxRow(tx, recs[i], failed, &c)
+			if err != nil {
+				if pt.err != nil {
+					return pt.err
+				}
+				return &ruleError{id: id, err: err}
+			}
+			done = append(done, appliedRow{id: id, res: res})
+		}
+		pushIDs, results := make([]int64, len(done)), make([][]byte, len(done))
+		idArg := make([]int64, len(done))
+		for i, d := range done {
+			idArg[i], pushIDs[i], results[i] = int64(d.id), int64(d.res.ID), encodeApplyResult(d.res)
+		}
+		if err := pt.flush(); err != nil {
+			return err
+		}
+		if _, err := pt.tx.Exec(pt.ctx, qInboxMark, idArg, pushIDs, results); err != nil {
+			pt.fail(err)
+			return err
+		}
+		c.inbox = true
+		return c.writeCounts(tx, db.shard)
+	})
+	if err != nil {
+		return nil, err
+	}
+	db.notify(c)
+	ib.resolve(done)
+	return done, nil
+}
+
+// inboxWaiting reads up to limit rows not applied yet, oldest first.
+func (t *pgTx) inboxWaiting(limit int) ([]uint64, [][]byte, error) {
+	rows, err := t.tx.Query(t.ctx, qInboxWaiting, limit)
+	if err != nil {
+		t.fail(err)
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var ids []uint64
+	var recs [][]byte
+	for rows.Next() {
+		var id int64
+		var rec []byte
+		if err := rows.Scan(&id, &rec); err != nil {
+			t.fail(err)
+			return nil, nil, err
+		}
+		ids, recs = append(ids, uint64(id)), append(recs, rec)
+	}
+	if err := rows.Err(); err != nil {
+		t.fail(err)
+		return nil, nil, err
+	}
+	return ids, recs, nil
+}
+
+// applyInboxRow runs the push rules on one inbox row (ApplyPush's, in the
+// caller's transaction). With failed it only logs the push, not applied.
+func (db *DB) applyInboxRow(tx Tx, rec *PushRecord, failed bool, c *Change) (ApplyResult, error) {
+	var res ApplyResult
+	if !failed {
+		p, err := api.DecodePush(rec.Body)
+		if err != nil {
+			return res, fmt.Errorf("push body: %w", err)
+		}
+		pp := &preparedPush{rec: *rec, tail: encodePushTail(rec)}
+		err = db.applyPush(tx, pp, p, &res, c)
+		return res, err
+	}
+	pb := appendOnly(tx, bPush)
+	id, err := pb.NextSequence()
+	if err != nil {
+		return res, err
+	}
+	rec.ID, rec.Applied, rec.Ignored = id, false, "not applied: the store's rules refused it (see the listener's log)"
+	if err := pb.Put(u64(id), encodePush(rec)); err != nil {
+		return res, err
+	}
+	if err := tx.Bucket(bTransaction).Put(append(pairKey(rec.Key, ""), u64(id)...), rec.Hash[:]); err != nil {
+		return res, err
+	}
+	c.Pushes++
+	res.ID, res.Ignored = id, rec.Ignored
+	return res, nil
+}
+
+func encodeApplyResult(r ApplyResult) []byte {
+	e := enc{}
+	e.byte(codecV1)
+	e.bool(r.Applied)
+	e.bool(r.Duplicate)
+	e.str(r.Ignored)
+	e.str(r.ReservationKey)
+	e.uvarint(uint64(len(r.Settled)))
+	for _, s := range r.Settled {
+		e.uvarint(s)
+	}
+	return e.b
+}
+
+func decodeApplyResult(pushID uint64, b []byte) (ApplyResult, error) {
+	d := decoder{b: b}
+	if d.byte() != codecV1 {
+		return ApplyResult{}, errCorrupt
+	}
+	r := ApplyResult{ID: pushID, Applied: d.bool(), Duplicate: d.bool(), Ignored: d.str(), ReservationKey: d.str()}
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		return ApplyResult{}, errCorrupt
+	}
+	for i := uint64(0); i < n; i++ {
+		r.Settled = append(r.Settled, d.uvarint())
+	}
+	return r, d.err
+}
+
+// await registers fn for the outcome of inbox row id.
+func (ib *inbox) await(id uint64, fn func(ApplyResult)) {
+	ib.wmu.Lock()
+	if len(ib.waiters) >= maxWaiters {
+		ib.wmu.Unlock()
+		fn(ApplyResult{})
+		return
+	}
+	ib.waiters[id] = append(ib.waiters[id], fn)
+	ib.wmu.Unlock()
+	ib.reporterOnce.Do(func() {
+		ib.wg.Add(1)
+		go ib.reporter()
+	})
+}
+
+// resolve hands the outcomes this process applied to their waiters.
+func (ib *inbox) resolve(done []appliedRow) {
+	var calls []func()
+	ib.wmu.Lock()
+	if len(ib.waiters) > 0 {
+		for _, d := range done {
+			for _, fn := range ib.waiters[d.id] {
+				fn, res := fn, d.res
+				calls = append(calls, func() { fn(res) })
+			}
+			delete(ib.waiters, d.id)
+		}
+	}
+	ib.wmu.Unlock()
+	for _, call := range calls {
+		call()
+	}
+}
+
+// reporter finds the outcomes of pushes this process took that another
+// process applied (or that were applied before they were awaited): when
+// the bus says pushes were applied, and once a second while any is
+// awaited, at most ten times a second.
+func (ib *inbox) reporter() {
+	defer ib.wg.Done()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ib.ctx.Done():
+			return
+		case <-ib.reportWake:
+		case <-tick.C:
+		}
+		ib.report()
+		select {
+		case <-ib.ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (ib *inbox) report() {
+	ib.wmu.Lock()
+	ids := make([]int64, 0, len(ib.waiters))
+	for id := range ib.waiters {
+		ids = append(ids, int64(id))
+	}
+	ib.wmu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ib.ctx, 10*time.Second)
+	defer cancel()
+	rows, err := ib.eng.pool.Query(ctx, `SELECT id, push_id, result FROM paydesk_push_inbox WHERE id = ANY($1) AND push_id IS NOT NULL`, ids)
+	if err != nil {
+		return // the next tick tries again
+	}
+	var done []appliedRow
+	for rows.Next() {
+		var id, pushID int64
+		var result []byte
+		if rows.Scan(&id, &pushID, &result) != nil {
+			break
+		}
+		res, err := decodeApplyResult(uint64(pushID), result)
+		if err != nil {
+			res = ApplyResult{ID: uint64(pushID)}
+		}
+		done = append(done, appliedRow{id: uint64(id), res: res})
+	}
+	rows.Close()
+	ib.resolve(done)
+}
