@@ -35,9 +35,11 @@ func listenCmd(sio IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "listen",
 		Short: "Receive, verify and store pushes, one line per push (a headless push receiver)",
-		Long: `Receive pushes, verify their signature, store them (fsync) and only then answer 200;
-print one line (or one JSON object) per push on stdout. The banner and errors go to
-stderr. The secret key is read from $PAYDESK_SECRET_KEY or --secret-file.`,
+		Long: `Receive pushes, verify their signature, store them durably and only then answer 200:
+on a cache file after its fsync; on a team's PostgreSQL (--db postgres://…) once the push is
+committed to the database's push inbox, whose effects one listener at a time applies.
+Print one line (or one JSON object) per push on stdout once it is applied. The banner and
+errors go to stderr. The secret key is read from $PAYDESK_SECRET_KEY or --secret-file.`,
 		Example: `PAYDESK_SECRET_KEY=sandbox-secret paydesk listen --addr 127.0.0.1:8801 --website-key WEBSHOP1`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -46,7 +48,7 @@ stderr. The secret key is read from $PAYDESK_SECRET_KEY or --secret-file.`,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8801", "address to listen on")
-	fs.StringVar(&f.dbPath, "db", "", "cache file for the pushes (default $XDG_DATA_HOME/paydesk/listen.db, beside the console's)")
+	fs.StringVar(&f.dbPath, "db", "", "cache file or postgres:// URL for the pushes (default $XDG_DATA_HOME/paydesk/listen.db, beside the console's)")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per line")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this certificate chain (PEM file; needs --tls-key)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "the private key of --tls-cert (PEM file)")
