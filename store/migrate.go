@@ -84,6 +84,8 @@ var migrations = []func(tx Tx) error{
 		}
 		return nil
 	},
+	// Version 5 keeps the reservation list's indexes (pagebolt.go).
+	4: migrateList,
 }
 
 func (db *DB) migrate() (err error) {

@@ -243,6 +243,7 @@ func (t *pgTx) flush() error {
 			b.Queue(`INSERT INTO paydesk_kv (bucket, k, v) VALUES ($1, $2, $3) ON CONFLICT (bucket, k) DO UPDATE SET v = excluded.v`, w.bucket, w.k, w.v)
 		}
 	}
+	queueSummaryRows(&b, t.pending) // the reservation list's table (pagepg.go)
 	t.pending = t.pending[:0]
 	if err := t.tx.SendBatch(t.ctx, &b).Close(); err != nil {
 		t.fail(err)

@@ -32,7 +32,7 @@ var (
 
 // SchemaVersion is the layout this code writes. Open migrates older files
 // step by step and refuses newer ones.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // initialMmapSize is address space, not memory: mapping it up front spares
 // the remaps (which stall every reader and the writer) while the file grows.
@@ -84,6 +84,8 @@ type DB struct {
 	// process's id on a shared database, nothing on a file.
 	shard []byte
 	bus   *changeBus // LISTEN/NOTIFY on PostgreSQL, nil on a file
+
+	pages pageCache // the last filter of the reservation list (page.go)
 }
 
 // Shared reports whether the store is a team's database that other
@@ -163,6 +165,10 @@ func openShared(dsn string, opts Options) (*DB, error) {
 	if err := db.migrate(); err != nil {
 		_ = eng.Close()
 		return nil, fmt.Errorf("database %s: %w", db.path, err)
+	}
+	if err := db.fillListTable(ctx); err != nil {
+		_ = eng.Close()
+		return nil, fmt.Errorf("database %s: the reservation list: %w", db.path, err)
 	}
 	if err := db.startBus(dsn); err != nil {
 		_ = eng.Close()

@@ -1,0 +1,630 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"strings"
+
+	"paydesk/internal/fold"
+)
+
+// The reservation list on bbolt. Beside the summaries (key → Summary) the
+// file keeps, updated in the same transaction as a summary:
+//
+//   - one index per sort column: position key (posKey) → row ID and key, so a
+//     page is a cursor walk of Limit entries, whatever the list's size;
+//   - an index of the reservations whose outcome is unknown, likewise;
+//   - a row ID per reservation (key → 4 bytes; IDs dense from 0), and the
+//     search text of 64 rows per block (row ID / 64 → block), laid out so a
+//     filter runs bytes.Index over a block's text at memory speed instead of
+//     visiting rows one by one. A filter makes a bit set of the rows it found
+//     (one 64-bit word per block: 125 KB for a million rows); the page then
+//     walks the sort index and keeps the rows in the set, or, when few rows
+//     matched, reads and sorts just those.
+var (
+	bSumIdx = [sortCount][]byte{
+		SortCreated:  []byte("sumidx.created"),
+		SortInvoice:  []byte("sumidx.invoice"),
+		SortCustomer: []byte("sumidx.customer"),
+		SortAmount:   []byte("sumidx.amount"),
+		SortState:    []byte("sumidx.state"),
+	}
+	bSumUnknown = []byte("sumidx.unknown") // position by created → row ID and key
+	bSumRow     = []byte("sumrow")         // key → row ID (4 bytes)
+	bSumText    = []byte("sumtext")        // row ID / 64 → textBlock
+)
+
+var pageBuckets = append(bSumIdx[:], bSumUnknown, bSumRow, bSumText)
+
+// smallSet is the match count up to which a filtered page reads and sorts
+// the matching rows instead of walking a sort index past the others.
+const smallSet = 10_000
+
+// probeSteps bounds the look for a row beyond a page (More, Less): past
+// it the answer is "maybe", and the list finds out with its next page.
+const probeSteps = 4096
+
+// migrateList builds the list's indexes from the summaries (schema 5).
+func migrateList(tx Tx) error {
+	if _, ok := tx.(boltTx); !ok {
+		return nil // PostgreSQL keeps its list table (pagepg.go)
+	}
+	for _, b := range pageBuckets {
+		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+			return err
+		}
+	}
+	sb := tx.Bucket(bSummary)
+	if sb == nil {
+		return nil
+	}
+	var x indexer
+	return sb.ForEach(func(k, v []byte) error {
+		s, err := decodeSummary(v)
+		if err != nil {
+			return fmt.Errorf("summary %s: %w", k, err)
+		}
+		return x.index(tx, nil, &s)
+	})
+}
+
+// putSummary writes a reservation's summary and, on bbolt, brings the
+// list's indexes in line with it. On PostgreSQL the list table follows the
+// summaries bucket by itself (pagepg.go).
+func putSummary(tx Tx, s Summary) error {
+	k := []byte(s.Key)
+	b := tx.Bucket(bSummary)
+	_, bolt := tx.(boltTx)
+	var old *Summary
+	if bolt {
+		if v := b.Get(k); v != nil {
+			o, err := decodeSummary(v)
+			if err != nil {
+				return fmt.Errorf("summary %s: %w", k, err)
+			}
+			old = &o
+		}
+	}
+	if err := b.Put(k, encodeSummary(s)); err != nil {
+		return err
+	}
+	if !bolt {
+		return nil
+	}
+	var x indexer
+	return x.index(tx, old, &s)
+}
+
+// unindexSummary takes a summary about to be deleted out of the list's
+// indexes (bbolt).
+func unindexSummary(tx Tx, key string) error {
+	if _, ok := tx.(boltTx); !ok {
+		return nil
+	}
+	v := tx.Bucket(bSummary).Get([]byte(key))
+	if v == nil {
+		return nil
+	}
+	old, err := decodeSummary(v)
+	if err != nil {
+		return fmt.Errorf("summary %s: %w", key, err)
+	}
+	var x indexer
+	return x.index(tx, &old, nil)
+}
+
+// indexer holds the buffers of index writes.
+type indexer struct {
+	f          fold.Folder
+	pos, opos  []byte
+	text, otxt []byte
+}
+
+func (x *indexer) index(tx Tx, old, s *Summary) error {
+	cur := s
+	if cur == nil {
+		cur = old
+	}
+	if cur == nil {
+		return nil
+	}
+	key := []byte(cur.Key)
+	rows := tx.Bucket(bSumRow)
+	if rows == nil {
+		return nil // a file before schema 5, being migrated
+	}
+	var id uint32
+	if v := rows.Get(key); len(v) == 4 {
+		id = binary.BigEndian.Uint32(v)
+	} else {
+		if s == nil {
+			return nil
+		}
+		n, err := rows.NextSequence()
+		if err != nil {
+			return err
+		}
+		id = uint32(n - 1)
+		if err := rows.Put(key, binary.BigEndian.AppendUint32(nil, id)); err != nil {
+			return err
+		}
+		old = nil // not indexed before
+	}
+	val := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(key)), id)
+	val = append(val, key...)
+	for col := SortBy(0); col < sortCount; col++ {
+		if err := x.move(tx.Bucket(bSumIdx[col]), col, old, s, val, true); err != nil {
+			return err
+		}
+	}
+	if err := x.move(tx.Bucket(bSumUnknown), SortCreated, old, s, val, false); err != nil {
+		return err
+	}
+	// The search text changes seldom (a new reservation, its order joining,
+	// a capture's invoice number): most writes (a state change) skip this.
+	x.text = x.text[:0]
+	if s != nil {
+		x.text = append(AppendSearchText(x.text, s, &x.f), '\n')
+	}
+	if old != nil && s != nil {
+		x.otxt = append(AppendSearchText(x.otxt[:0], old, &x.f), '\n')
+		if bytes.Equal(x.otxt, x.text) {
+			return nil
+		}
+	}
+	if s == nil {
+		if err := rows.Delete(key); err != nil {
+			return err
+		}
+	}
+	return setRowText(tx.Bucket(bSumText), id, key, x.text)
+}
+
+// move replaces old's entry of one index by s's. all: every row is in the
+// index; else only the rows whose outcome is unknown.
+func (x *indexer) move(b Bucket, col SortBy, old, s *Summary, val []byte, all bool) error {
+	in := func(r *Summary) bool { return r != nil && (all || r.OutcomeUnknown) }
+	x.pos = x.pos[:0]
+	if in(s) {
+		x.pos = posKey(x.pos, col, s)
+	}
+	if in(old) {
+		x.opos = posKey(x.opos[:0], col, old)
+		if in(s) && bytes.Equal(x.opos, x.pos) {
+			return nil
+		}
+		if err := b.Delete(x.opos); err != nil {
+			return err
+		}
+	}
+	if in(s) {
+		return b.Put(x.pos, val)
+	}
+	return nil
+}
+
+// A textBlock holds the search text of up to 64 rows (row ID / 64): a
+// count n, the rows' low bits (n bytes), where each row's text ends (n ×
+// uint16), the length of the text (uint16), the text, each row's ended by
+// '\n' (never in a query word), then the rows' keys (uvarint length +
+// bytes). A row's text is at most maxSearchText+1 bytes, so a block stays
+// under 64 KB.
+type textRow struct {
+	lo   byte
+	key  []byte
+	text []byte
+}
+
+func decodeBlock(v []byte) ([]textRow, error) {
+	if len(v) == 0 {
+		return nil, nil
+	}
+	n := int(v[0])
+	if len(v) < 1+3*n+2 {
+		return nil, errCorrupt
+	}
+	los, ends := v[1:1+n], v[1+n:1+3*n]
+	h := int(binary.BigEndian.Uint16(v[1+3*n:]))
+	text := v[3+3*n:]
+	if len(text) < h {
+		return nil, errCorrupt
+	}
+	keys := text[h:]
+	text = text[:h]
+	out := make([]textRow, n)
+	start := 0
+	for i := range n {
+		end := int(binary.BigEndian.Uint16(ends[2*i:]))
+		l, m := binary.Uvarint(keys)
+		if end < start || end > h || m <= 0 || uint64(len(keys)-m) < l {
+			return nil, errCorrupt
+		}
+		out[i] = textRow{lo: los[i], text: text[start:end], key: keys[m : m+int(l)]}
+		keys = keys[m+int(l):]
+		start = end
+	}
+	return out, nil
+}
+
+func encodeBlock(rows []textRow) []byte {
+	n := len(rows)
+	size := 3 + 3*n
+	for _, r := range rows {
+		size += len(r.text) + len(r.key) + binary.MaxVarintLen16
+	}
+	out := make([]byte, 3+3*n, size)
+	out[0] = byte(n)
+	h := 0
+	for i, r := range rows {
+		out[1+i] = r.lo
+		h += len(r.text)
+		binary.BigEndian.PutUint16(out[1+n+2*i:], uint16(h))
+	}
+	binary.BigEndian.PutUint16(out[1+3*n:], uint16(h))
+	for _, r := range rows {
+		out = append(out, r.text...)
+	}
+	for _, r := range rows {
+		out = binary.AppendUvarint(out, uint64(len(r.key)))
+		out = append(out, r.key...)
+	}
+	return out
+}
+
+// setRowText writes (text non-empty) or removes a row's search text.
+func setRowText(b Bucket, id uint32, key, text []byte) error {
+	bk := binary.BigEndian.AppendUint32(nil, id>>6)
+	rows, err := decodeBlock(b.Get(bk))
+	if err != nil {
+		return fmt.Errorf("search text block %d: %w", id>>6, err)
+	}
+	lo := byte(id & 63)
+	i := 0
+	for i < len(rows) && rows[i].lo < lo {
+		i++
+	}
+	switch {
+	case i < len(rows) && rows[i].lo == lo && len(text) == 0:
+		rows = append(rows[:i], rows[i+1:]...)
+	case i < len(rows) && rows[i].lo == lo:
+		rows[i] = textRow{lo: lo, key: key, text: text}
+	case len(text) > 0:
+		rows = append(rows[:i], append([]textRow{{lo: lo, key: key, text: text}}, rows[i:]...)...)
+	}
+	if len(rows) == 0 {
+		return b.Delete(bk)
+	}
+	return b.Put(bk, encodeBlock(rows))
+}
+
+// blockMatches returns the bits (by low bits of the row ID) of the block's
+// rows whose text holds every word; only the rows in mask are looked at.
+func blockMatches(v []byte, words [][]byte, mask uint64) (uint64, error) {
+	if len(v) == 0 {
+		return 0, nil
+	}
+	n := int(v[0])
+	if len(v) < 3+3*n {
+		return 0, errCorrupt
+	}
+	los, ends := v[1:1+n], v[1+n:1+3*n]
+	h := int(binary.BigEndian.Uint16(v[1+3*n:]))
+	if len(v) < 3+3*n+h {
+		return 0, errCorrupt
+	}
+	text := v[3+3*n : 3+3*n+h]
+	all := mask
+	for _, w := range words {
+		var found uint64
+		row, off := 0, 0
+		for off < len(text) {
+			j := bytes.Index(text[off:], w)
+			if j < 0 {
+				break
+			}
+			p := off + j
+			for row < n && int(binary.BigEndian.Uint16(ends[2*row:])) <= p {
+				row++
+			}
+			if row >= n {
+				break
+			}
+			found |= 1 << (los[row] & 63)
+			off = int(binary.BigEndian.Uint16(ends[2*row:])) // the rest of this row adds nothing
+		}
+		all &= found
+		if all == 0 {
+			return 0, nil
+		}
+	}
+	return all, nil
+}
+
+func rowCount(tx Tx) uint64 { return tx.Bucket(bSumRow).Sequence() }
+
+// wordBits finds the rows whose text holds every word: every block is
+// searched, or — when the query narrows the last one (a keystroke added to
+// it) on the same state of the file — only the rows the last one found.
+func (c *pageCache) wordBits(tx boltTx, words []string) ([]uint64, int, error) {
+	key := strings.Join(words, " ")
+	txid := tx.tx.ID()
+	c.mu.Lock()
+	var prev []uint64
+	if c.txid == txid && c.bits != nil && c.words != "" && strings.HasPrefix(key, c.words) {
+		if key == c.words {
+			bits, n := c.bits, c.n
+			c.mu.Unlock()
+			return bits, n, nil
+		}
+		prev = c.bits
+	}
+	c.mu.Unlock()
+	ws := wordBytes(words)
+	out := make([]uint64, (rowCount(tx)+63)/64)
+	n := 0
+	b := tx.Bucket(bSumText)
+	if prev != nil {
+		var bk [4]byte
+		for i, m := range prev {
+			if m == 0 || i >= len(out) {
+				continue
+			}
+			binary.BigEndian.PutUint32(bk[:], uint32(i))
+			got, err := blockMatches(b.Get(bk[:]), ws, m)
+			if err != nil {
+				return nil, 0, fmt.Errorf("search text block %d: %w", i, err)
+			}
+			out[i] = got
+			n += bits.OnesCount64(got)
+		}
+	} else {
+		cur := b.Cursor()
+		for k, v := cur.First(); k != nil; k, v = cur.Next() {
+			i := int(binary.BigEndian.Uint32(k))
+			got, err := blockMatches(v, ws, ^uint64(0))
+			if err != nil {
+				return nil, 0, fmt.Errorf("search text block %d: %w", i, err)
+			}
+			if i < len(out) {
+				out[i] = got
+				n += bits.OnesCount64(got)
+			}
+		}
+	}
+	c.mu.Lock()
+	c.txid, c.words, c.bits, c.n = txid, key, out, n
+	c.mu.Unlock()
+	return out, n, nil
+}
+
+// stateBits finds the rows in a state: a range of the state index (or the
+// outcome-unknown index).
+func (c *pageCache) stateBits(tx boltTx, st State) ([]uint64, error) {
+	txid := tx.tx.ID()
+	c.mu.Lock()
+	if c.stateTx == txid && c.state == st && c.stateSet != nil {
+		b := c.stateSet
+		c.mu.Unlock()
+		return b, nil
+	}
+	c.mu.Unlock()
+	out := make([]uint64, (rowCount(tx)+63)/64)
+	var cur Cursor
+	var prefix []byte
+	if st == StateOutcomeUnknown {
+		cur = tx.Bucket(bSumUnknown).Cursor()
+	} else {
+		cur = tx.Bucket(bSumIdx[SortState]).Cursor()
+		prefix = []byte{stateRank(st)}
+	}
+	for k, v := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = cur.Next() {
+		if len(v) < 4 {
+			return nil, errCorrupt
+		}
+		id := binary.BigEndian.Uint32(v)
+		if int(id>>6) < len(out) {
+			out[id>>6] |= 1 << (id & 63)
+		}
+	}
+	c.mu.Lock()
+	c.stateTx, c.state, c.stateSet = txid, st, out
+	c.mu.Unlock()
+	return out, nil
+}
+
+func hasBit(set []uint64, id uint32) bool {
+	return int(id>>6) < len(set) && set[id>>6]&(1<<(id&63)) != 0
+}
+
+// boltPage answers a page query from the indexes.
+func (c *pageCache) boltPage(tx boltTx, q PageQuery) (Page, error) {
+	if tx.Bucket(bSumRow) == nil {
+		return Page{}, fmt.Errorf("the file has no list indexes (schema before 5)")
+	}
+	words := filterWords(q.Filter)
+	var set []uint64
+	total := -1
+	if len(words) > 0 {
+		b, n, err := c.wordBits(tx, words)
+		if err != nil {
+			return Page{}, err
+		}
+		set, total = b, n
+	}
+	if q.State != "" {
+		sb, err := c.stateBits(tx, q.State)
+		if err != nil {
+			return Page{}, err
+		}
+		if set == nil {
+			set = sb
+		} else {
+			and := make([]uint64, min(len(set), len(sb)))
+			for i := range and {
+				and[i] = set[i] & sb[i]
+			}
+			set = and
+		}
+		total = 0
+		for _, w := range set {
+			total += bits.OnesCount64(w)
+		}
+	}
+	if set == nil {
+		total = int(metaCount(tx.Bucket(bMeta), kReservationCount))
+	} else if total <= smallSet {
+		return sortedSet(tx, set, q)
+	}
+	p, err := walkIndex(tx, q, set)
+	p.Total = total
+	return p, err
+}
+
+// sortedSet reads the few rows of set and sorts them in memory.
+func sortedSet(tx Tx, set []uint64, q PageQuery) (Page, error) {
+	var rows []Summary
+	tb, sb := tx.Bucket(bSumText), tx.Bucket(bSummary)
+	var bk [4]byte
+	for i, m := range set {
+		if m == 0 {
+			continue
+		}
+		binary.BigEndian.PutUint32(bk[:], uint32(i))
+		block, err := decodeBlock(tb.Get(bk[:]))
+		if err != nil {
+			return Page{}, fmt.Errorf("search text block %d: %w", i, err)
+		}
+		for _, r := range block {
+			if m&(1<<(r.lo&63)) == 0 {
+				continue
+			}
+			v := sb.Get(r.key)
+			if v == nil {
+				continue
+			}
+			s, err := decodeSummary(v)
+			if err != nil {
+				return Page{}, fmt.Errorf("summary %s: %w", r.key, err)
+			}
+			rows = append(rows, s)
+		}
+	}
+	q.Filter, q.State = "", ""
+	return PageSummaries(rows, q), nil
+}
+
+// walkIndex walks the sort column's index from the query's cursor and keeps
+// the rows in set (nil: every row).
+func walkIndex(tx Tx, q PageQuery, set []uint64) (Page, error) {
+	cur := tx.Bucket(bSumIdx[q.Sort]).Cursor()
+	asc := !q.Desc
+	// next moves one row on in the list's order (fwd) or back.
+	step := func(fwd bool) ([]byte, []byte) {
+		if fwd == asc {
+			return cur.Next()
+		}
+		return cur.Prev()
+	}
+	// end places the cursor on the list's first row (start) or last.
+	end := func(start bool) ([]byte, []byte) {
+		if start == asc {
+			return cur.First()
+		}
+		return cur.Last()
+	}
+	// from places the cursor on the first row strictly beyond pos, going
+	// fwd in the list's order.
+	from := func(pos []byte, fwd bool) ([]byte, []byte) {
+		k, v := cur.Seek(pos)
+		up := fwd == asc // moving to larger keys
+		switch {
+		case up && k != nil && bytes.Equal(k, pos):
+			return cur.Next()
+		case up:
+			return k, v
+		case k == nil:
+			return cur.Last()
+		}
+		return cur.Prev()
+	}
+	keep := func(v []byte) bool {
+		return len(v) >= 4 && (set == nil || hasBit(set, binary.BigEndian.Uint32(v)))
+	}
+	lim := q.limit()
+	var k, v []byte
+	fwd := true
+	var anchor []byte // where the page starts, for the look the other way
+	switch {
+	case q.After != nil:
+		k, v = from(q.After, true)
+		anchor = q.After
+	case q.Before != nil:
+		fwd = false
+		k, v = from(q.Before, false)
+		anchor = q.Before
+	case q.Last:
+		fwd = false
+		k, v = end(false)
+	default:
+		k, v = end(true)
+	}
+	type hit struct{ pos, key []byte }
+	var hits []hit
+	for ; k != nil && len(hits) < lim; k, v = step(fwd) {
+		if keep(v) {
+			hits = append(hits, hit{append([]byte(nil), k...), append([]byte(nil), v[4:]...)})
+		}
+	}
+	// One more row this way?
+	beyond := false
+	for n := 0; k != nil && n < probeSteps; k, v = step(fwd) {
+		if keep(v) {
+			beyond = true
+			break
+		}
+		n++
+	}
+	if k != nil && !beyond {
+		beyond = true // not found within the probe: maybe
+	}
+	// And one the other way from the anchor?
+	behind := false
+	if anchor != nil {
+		// A row at the anchor itself (from skips it) counts as behind.
+		if kk, vv := cur.Seek(anchor); kk != nil && bytes.Equal(kk, anchor) && keep(vv) {
+			behind = true
+		}
+		k, v = from(anchor, !fwd)
+		for n := 0; !behind && k != nil && n < probeSteps; k, v = step(!fwd) {
+			if keep(v) {
+				behind = true
+			}
+			n++
+		}
+		if k != nil && !behind {
+			behind = true
+		}
+	}
+	if !fwd {
+		for i, j := 0, len(hits)-1; i < j; i, j = i+1, j-1 {
+			hits[i], hits[j] = hits[j], hits[i]
+		}
+		beyond, behind = behind, beyond
+	}
+	p := Page{More: beyond, Less: behind, Rows: make([]PageRow, 0, len(hits))}
+	sb := tx.Bucket(bSummary)
+	for _, h := range hits {
+		sv := sb.Get(h.key)
+		if sv == nil {
+			return Page{}, fmt.Errorf("index entry of %s without a summary: %w", h.key, errCorrupt)
+		}
+		s, err := decodeSummary(sv)
+		if err != nil {
+			return Page{}, fmt.Errorf("summary %s: %w", h.key, err)
+		}
+		p.Rows = append(p.Rows, PageRow{Summary: s, Pos: h.pos})
+	}
+	return p, nil
+}
