@@ -40,6 +40,20 @@ const (
 // operation whose outcome is unknown.
 const StateOutcomeUnknown State = "unknown"
 
+// StateOrderMissing as PageQuery.State keeps what lacks its order or its
+// push: an order's placeholder, and an open reservation seen only in a
+// push (the attention tab's order mismatches).
+const StateOrderMissing State = "order missing"
+
+// OrderMissing reports whether a summary is an order mismatch
+// (StateOrderMissing).
+func OrderMissing(s *Summary) bool {
+	if strings.HasPrefix(s.Key, PlaceholderPrefix) {
+		return true
+	}
+	return s.LinesUnknown && (s.State == StateReserved || s.State == StatePartlyCaptured)
+}
+
 // PageQuery asks for one window of the reservation list.
 type PageQuery struct {
 	Sort SortBy
@@ -54,6 +68,9 @@ type PageQuery struct {
 	// At most one is set; with Before the rows still come in list order,
 	// the ones just before the cursor.
 	After, Before []byte
+	// From is a cursor too: the rows at or after that position (a window
+	// read again in place after a change).
+	From []byte
 	// Last asks for the end of the list (the last Limit rows), for End.
 	Last bool
 	// Limit is the number of rows (default 100, at most 10,000).
@@ -96,8 +113,14 @@ func (q *PageQuery) check() error {
 	if q.Sort >= sortCount {
 		return fmt.Errorf("sort order %d: %w", q.Sort, ErrNotFound)
 	}
-	if q.After != nil && q.Before != nil {
-		return fmt.Errorf("a page is after a row or before one, not both")
+	n := 0
+	for _, c := range [][]byte{q.After, q.Before, q.From} {
+		if c != nil {
+			n++
+		}
+	}
+	if n > 1 {
+		return fmt.Errorf("a page is after a row, before one or from one, not more")
 	}
 	return nil
 }
@@ -137,7 +160,7 @@ func (db *DB) ReservationPage(q PageQuery) (Page, error) {
 // ReservationCount counts the rows that pass the query's filter and state
 // (its cursor and limit do not matter): for a Page whose Total is -1.
 func (db *DB) ReservationCount(q PageQuery) (int, error) {
-	q.After, q.Before, q.Last, q.Limit = nil, nil, false, 1
+	q.After, q.Before, q.From, q.Last, q.Limit = nil, nil, nil, false, 1
 	if pg := db.pg(); pg != nil {
 		n, err := db.pgCount(q)
 		if err != nil {
@@ -306,6 +329,8 @@ func keepState(s *Summary, st State) bool {
 		return true
 	case StateOutcomeUnknown:
 		return s.OutcomeUnknown
+	case StateOrderMissing:
+		return OrderMissing(s)
 	}
 	return s.State == st
 }
@@ -351,6 +376,14 @@ func PageSummaries(all []Summary, q PageQuery) Page {
 	case q.After != nil:
 		from, _ = slices.BinarySearchFunc(rows, q.After, func(r row, c []byte) int {
 			if after(r.pos, c) {
+				return 1
+			}
+			return -1
+		})
+		to = min(from+lim, len(rows))
+	case q.From != nil:
+		from, _ = slices.BinarySearchFunc(rows, q.From, func(r row, c []byte) int {
+			if after(r.pos, c) || bytes.Equal(r.pos, c) {
 				return 1
 			}
 			return -1

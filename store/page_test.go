@@ -41,6 +41,12 @@ func pageData(t *testing.T, db *DB, n int) {
 			r.Requests = append(r.Requests, Request{Key: fmt.Sprintf("C%031X", rng.Uint64()), Action: api.ActionCancelReservation,
 				Status: Status{Code: api.StatusSuccess, Time: created.Add(time.Hour)}})
 		}
+		if i%11 == 0 {
+			r.LinesKnown = false // seen only in a push
+		}
+		if i%97 == 0 {
+			r.Key = PlaceholderPrefix + r.Invoice // an order without its push
+		}
 		rs = append(rs, r)
 	}
 	if err := db.PutReservations(rs); err != nil {
@@ -104,6 +110,7 @@ func TestReservationPage(t *testing.T) {
 		{name: "state", state: StateCancelled},
 		{name: "state and word", state: StateReserved, filter: "boots"},
 		{name: "outcome unknown", state: StateOutcomeUnknown},
+		{name: "order missing", state: StateOrderMissing},
 	}
 	for _, c := range cases {
 		for sort := SortBy(0); sort < sortCount; sort++ {
@@ -133,6 +140,19 @@ func TestReservationPage(t *testing.T) {
 					}
 					if w := posList(want); !slices.Equal(got, w) {
 						t.Fatalf("forwards: %d rows, want %d\n got %.5q\nwant %.5q", len(got), len(w), got, w)
+					}
+					// From a row in the middle: it and the ones after it.
+					if len(want.Rows) > 2 {
+						q = base
+						q.From = want.Rows[len(want.Rows)/2].Pos
+						p, err := db.ReservationPage(q)
+						if err != nil {
+							t.Fatal(err)
+						}
+						w := posList(PageSummaries(all, q))
+						if !slices.Equal(posList(p), w) || p.Less != true {
+							t.Fatalf("from the middle: %.3q (less %v), want %.3q", posList(p), p.Less, w)
+						}
 					}
 					// Backwards from the end.
 					got = nil

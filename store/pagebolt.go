@@ -32,11 +32,12 @@ var (
 		SortState:    []byte("sumidx.state"),
 	}
 	bSumUnknown = []byte("sumidx.unknown") // position by created → row ID and key
+	bSumMissing = []byte("sumidx.missing") // likewise, for OrderMissing
 	bSumRow     = []byte("sumrow")         // key → row ID (4 bytes)
 	bSumText    = []byte("sumtext")        // row ID / 64 → textBlock
 )
 
-var pageBuckets = append(bSumIdx[:], bSumUnknown, bSumRow, bSumText)
+var pageBuckets = append(bSumIdx[:], bSumUnknown, bSumMissing, bSumRow, bSumText)
 
 // smallSet is the match count up to which a filtered page reads and sorts
 // the matching rows instead of walking a sort index past the others.
@@ -155,11 +156,14 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 	val := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(key)), id)
 	val = append(val, key...)
 	for col := SortBy(0); col < sortCount; col++ {
-		if err := x.move(tx.Bucket(bSumIdx[col]), col, old, s, val, true); err != nil {
+		if err := x.move(tx.Bucket(bSumIdx[col]), col, old, s, val, nil); err != nil {
 			return err
 		}
 	}
-	if err := x.move(tx.Bucket(bSumUnknown), SortCreated, old, s, val, false); err != nil {
+	if err := x.move(tx.Bucket(bSumUnknown), SortCreated, old, s, val, func(s *Summary) bool { return s.OutcomeUnknown }); err != nil {
+		return err
+	}
+	if err := x.move(tx.Bucket(bSumMissing), SortCreated, old, s, val, OrderMissing); err != nil {
 		return err
 	}
 	// The search text changes seldom (a new reservation, its order joining,
@@ -182,10 +186,10 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 	return setRowText(tx.Bucket(bSumText), id, key, x.text)
 }
 
-// move replaces old's entry of one index by s's. all: every row is in the
-// index; else only the rows whose outcome is unknown.
-func (x *indexer) move(b Bucket, col SortBy, old, s *Summary, val []byte, all bool) error {
-	in := func(r *Summary) bool { return r != nil && (all || r.OutcomeUnknown) }
+// move replaces old's entry of one index by s's. only, when set, says
+// which rows the index holds (else all).
+func (x *indexer) move(b Bucket, col SortBy, old, s *Summary, val []byte, only func(*Summary) bool) error {
+	in := func(r *Summary) bool { return r != nil && (only == nil || only(r)) }
 	x.pos = x.pos[:0]
 	if in(s) {
 		x.pos = posKey(x.pos, col, s)
@@ -413,9 +417,12 @@ func (c *pageCache) stateBits(tx boltTx, st State) ([]uint64, error) {
 	out := make([]uint64, (rowCount(tx)+63)/64)
 	var cur Cursor
 	var prefix []byte
-	if st == StateOutcomeUnknown {
+	switch st {
+	case StateOutcomeUnknown:
 		cur = tx.Bucket(bSumUnknown).Cursor()
-	} else {
+	case StateOrderMissing:
+		cur = tx.Bucket(bSumMissing).Cursor()
+	default:
 		cur = tx.Bucket(bSumIdx[SortState]).Cursor()
 		prefix = []byte{stateRank(st)}
 	}
@@ -556,10 +563,17 @@ func walkIndex(tx Tx, q PageQuery, set []uint64) (Page, error) {
 	var k, v []byte
 	fwd := true
 	var anchor []byte // where the page starts, for the look the other way
+	atAnchor := false // the anchor's own row is on the page (From)
 	switch {
 	case q.After != nil:
 		k, v = from(q.After, true)
 		anchor = q.After
+	case q.From != nil:
+		k, v = cur.Seek(q.From)
+		if k == nil || !bytes.Equal(k, q.From) {
+			k, v = from(q.From, true)
+		}
+		anchor, atAnchor = q.From, true
 	case q.Before != nil:
 		fwd = false
 		k, v = from(q.Before, false)
@@ -593,7 +607,7 @@ func walkIndex(tx Tx, q PageQuery, set []uint64) (Page, error) {
 	behind := false
 	if anchor != nil {
 		// A row at the anchor itself (from skips it) counts as behind.
-		if kk, vv := cur.Seek(anchor); kk != nil && bytes.Equal(kk, anchor) && keep(vv) {
+		if kk, vv := cur.Seek(anchor); !atAnchor && kk != nil && bytes.Equal(kk, anchor) && keep(vv) {
 			behind = true
 		}
 		k, v = from(anchor, !fwd)

@@ -29,10 +29,11 @@ var pgSortCols = [sortCount]string{
 	SortState:    "state, created, k",
 }
 
-const pgUpsertSummary = `INSERT INTO paydesk_summary (k, created, invoice, customer, amount, state, unknown, search, v)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+const pgUpsertSummary = `INSERT INTO paydesk_summary (k, created, invoice, customer, amount, state, unknown, missing, search, v)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 ON CONFLICT (k) DO UPDATE SET created = excluded.created, invoice = excluded.invoice, customer = excluded.customer,
-amount = excluded.amount, state = excluded.state, unknown = excluded.unknown, search = excluded.search, v = excluded.v`
+amount = excluded.amount, state = excluded.state, unknown = excluded.unknown, missing = excluded.missing,
+search = excluded.search, v = excluded.v`
 
 // queueSummaryRows adds to b the list table's writes for the summaries
 // among ws (the transaction's pending bucket writes).
@@ -63,7 +64,7 @@ func queueSummaryRow(b *pgx.Batch, k, v []byte, f *fold.Folder) {
 
 func pgSummaryArgs(k, v []byte, s *Summary, f *fold.Folder) []any {
 	return []any{k, s.Created.UnixNano(), sortBytes(s.Invoice), sortBytes(strings.ToLower(s.Customer)),
-		amountCents(s), int16(stateRank(s.State)), s.OutcomeUnknown, pgSearchText(s, f), v}
+		amountCents(s), int16(stateRank(s.State)), s.OutcomeUnknown, OrderMissing(s), pgSearchText(s, f), v}
 }
 
 // sortBytes is a string's sort value as posKey writes it, unterminated.
@@ -142,7 +143,7 @@ func (db *DB) fillListTable(ctx context.Context) error {
 	return tx.Commit(ctx)
 }
 
-var pgSummaryColumns = []string{"k", "created", "invoice", "customer", "amount", "state", "unknown", "search", "v"}
+var pgSummaryColumns = []string{"k", "created", "invoice", "customer", "amount", "state", "unknown", "missing", "search", "v"}
 
 // pgWhere builds the filter's conditions and arguments.
 func pgWhere(q PageQuery) (string, []any) {
@@ -159,6 +160,8 @@ func pgWhere(q PageQuery) (string, []any) {
 	case "":
 	case StateOutcomeUnknown:
 		conds = append(conds, "unknown")
+	case StateOrderMissing:
+		conds = append(conds, "missing")
 	default:
 		conds = append(conds, "state = "+arg(int16(stateRank(q.State))))
 	}
@@ -201,6 +204,13 @@ func (db *DB) pgPage(q PageQuery) (Page, error) {
 	if q.Before != nil {
 		anchor = q.Before
 	}
+	if q.From != nil {
+		anchor = q.From
+	}
+	eq := ""
+	if q.From != nil {
+		eq = "=" // the anchor's row is on the page, not behind it
+	}
 	asc := q.Desc != fwd // the SQL order
 	cond := where
 	and := func(c string) {
@@ -220,9 +230,9 @@ func (db *DB) pgPage(q PageQuery) (Page, error) {
 			args = append(args, v)
 			ph[i] = "$" + strconv.Itoa(len(args))
 		}
-		op := "<"
+		op := "<" + eq
 		if asc {
-			op = ">"
+			op = ">" + eq
 		}
 		and("(" + cols + ") " + op + " (" + strings.Join(ph, ", ") + ")")
 	}
@@ -274,6 +284,9 @@ func (db *DB) pgPage(q PageQuery) (Page, error) {
 			op := ">="
 			if asc {
 				op = "<="
+			}
+			if eq != "" {
+				op = op[:1]
 			}
 			ph := make([]string, len(cur))
 			for i := range cur {

@@ -13,6 +13,7 @@ CREATE TABLE paydesk_summary (
 	amount   bigint   NOT NULL, -- cents
 	state    smallint NOT NULL, -- the life cycle's order
 	unknown  boolean  NOT NULL, -- an operation's outcome is unknown
+	missing  boolean  NOT NULL, -- its order or its push is missing (OrderMissing)
 	search   text     NOT NULL, -- folded: "muller" finds "Müller"
 	v        bytea    NOT NULL  -- the summary as in paydesk_kv
 );
@@ -23,6 +24,7 @@ CREATE INDEX paydesk_summary_customer ON paydesk_summary (customer, created, k);
 CREATE INDEX paydesk_summary_amount ON paydesk_summary (amount, created, k);
 CREATE INDEX paydesk_summary_state ON paydesk_summary (state, created, k);
 CREATE INDEX paydesk_summary_unknown ON paydesk_summary (created, k) WHERE unknown;
+CREATE INDEX paydesk_summary_missing ON paydesk_summary (created, k) WHERE missing;
 CREATE INDEX paydesk_summary_search ON paydesk_summary USING gin (search gin_trgm_ops);
 
 -- The summaries stored before this table are copied in by the first
