@@ -21,7 +21,8 @@ import (
 
 // Store is what the console reads of the cache; *store.DB is one.
 type Store interface {
-	LoadReservationSummaries() ([]store.Summary, error)
+	ReservationPage(q store.PageQuery) (store.Page, error)
+	ReservationCount(q store.PageQuery) (int, error)
 	Reservation(ref string) (*store.Reservation, error)
 	Transaction(key string) (*store.Transaction, error)
 	TransactionsFor(ref string) ([]*store.Transaction, error)
@@ -110,6 +111,9 @@ type App struct {
 
 	dialogs []Dialog
 	help    bool
+	// pagesGiven: the reservations list has been given the store to read
+	// its pages from (load.go).
+	pagesGiven bool
 	palette *palette
 	status  views.StatusMsg
 

@@ -95,12 +95,22 @@ func (a *App) reload(c store.Change) tea.Cmd {
 	var cmds []tea.Cmd
 	cmds = append(cmds, a.loadCounts(c))
 	if full || len(c.Reservations) > patchLimit {
+		// The reservations list reads its pages from the store itself (the
+		// first time it is given the store; later it reads its window
+		// again); the attention tab gets the few rows it looks at.
+		if !a.pagesGiven {
+			a.pagesGiven = true
+			cmds = append(cmds, send(views.ReservationSourceMsg{Source: st}))
+		} else {
+			cmds = append(cmds, send(views.ReservationRowsMsg{}))
+		}
+		now := a.cfg.Now
 		cmds = append(cmds, func() tea.Msg {
-			sums, err := st.LoadReservationSummaries()
+			sums, err := attentionSummaries(st, now())
 			if err != nil {
-				return views.ReservationRowsMsg{Err: err}
+				return views.AttentionReservationsMsg{Err: err}
 			}
-			return views.ReservationRowsMsg{Full: true, Rows: views.NewReservationRows(sums)}
+			return views.AttentionReservationsMsg{Rows: views.NewReservationRows(sums)}
 		})
 	} else if len(c.Reservations) > 0 {
 		keys := slices.Clone(c.Reservations)
@@ -196,6 +206,48 @@ func (a *App) reload(c store.Change) tea.Cmd {
 	cmds = append(cmds, a.reloadPages()...)
 	return tea.Batch(cmds...)
 }
+
+// attentionCap bounds the order mismatches the attention tab is given (a
+// shop that never sends its orders makes every reservation one).
+const attentionCap = 5000
+
+// attentionSummaries reads the reservations the attention tab looks at:
+// the open ones near the end of their shipment window (oldest first, until
+// one has more days left) and the order mismatches.
+func attentionSummaries(st Store, now time.Time) ([]store.Summary, error) {
+	var out []store.Summary
+	for _, state := range []store.State{store.StateReserved, store.StatePartlyCaptured} {
+		q := store.PageQuery{State: state, Sort: store.SortCreated, Limit: 500}
+	pages:
+		for {
+			p, err := st.ReservationPage(q)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range p.Rows {
+				if r.Summary.DaysLeft(now) > views.AttentionDaysLeft {
+					break pages
+				}
+				out = append(out, r.Summary)
+			}
+			if !p.More || len(p.Rows) == 0 {
+				break
+			}
+			q.After = p.Rows[len(p.Rows)-1].Pos
+		}
+	}
+	q := store.PageQuery{State: store.StateOrderMissing, Sort: store.SortCreated, Desc: true, Limit: attentionCap}
+	p, err := st.ReservationPage(q)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range p.Rows {
+		out = append(out, r.Summary)
+	}
+	return out, nil
+}
+
+func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 
 // AttentionSource is the hook for what else needs a person: the order
 // intake's orders that arrived without a push and pushes without an

@@ -87,6 +87,7 @@ func BenchmarkRenderReservations(b *testing.B) {
 	rows := benchReservations(b)
 	s := loadedReservations(b, rows)
 	s.list.table.SetCursor(50_000)
+	finish(s.list.ensure(), s)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -103,7 +104,7 @@ func BenchmarkRenderReservations(b *testing.B) {
 // (BenchmarkFilterReservationsNarrowing).
 func BenchmarkFilterReservations(b *testing.B) {
 	rows := benchReservations(b)
-	s := loadedReservations(b, rows)
+	s := newEngine(rows)
 	spec := s.list.spec
 	sorted := s.list.view
 	b.ReportAllocs()
@@ -122,7 +123,7 @@ func BenchmarkFilterReservations(b *testing.B) {
 // what the previous one found.
 func BenchmarkFilterReservationsNarrowing(b *testing.B) {
 	rows := benchReservations(b)
-	s := loadedReservations(b, rows)
+	s := newEngine(rows)
 	prev := computeView(s.list.spec, nil, s.list.view, rows, s.list.sortCol, s.list.sortDesc, "mü", 0)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -137,7 +138,7 @@ func BenchmarkFilterReservationsNarrowing(b *testing.B) {
 // BenchmarkSortReservations re-sorts 100,000 rows by amount (a press of s).
 func BenchmarkSortReservations(b *testing.B) {
 	rows := benchReservations(b)
-	s := loadedReservations(b, rows)
+	s := newEngine(rows)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -153,6 +154,6 @@ func BenchmarkPrepareSearch(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		_ = buildHay(rows, NewReservations(NewContext(nil)).list.spec)
+		_ = buildHay(rows, reservationSpec())
 	}
 }
