@@ -420,7 +420,7 @@ type pageCache struct {
 	bits  []uint64
 	n     int
 	// state caches a state filter's rows likewise.
-	stateTx   int
-	state     State
-	stateSet  []uint64
+	stateTx  int
+	state    State
+	stateSet []uint64
 }

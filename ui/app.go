@@ -114,8 +114,8 @@ type App struct {
 	// pagesGiven: the reservations list has been given the store to read
 	// its pages from (load.go).
 	pagesGiven bool
-	palette *palette
-	status  views.StatusMsg
+	palette    *palette
+	status     views.StatusMsg
 
 	// The log tabs' rows, for their export (their screens have none).
 	auditRows    []store.AuditEntry

@@ -122,8 +122,10 @@ func newEngine(rows []*ReservationRow) struct{ list *list[*ReservationRow] } {
 // commands, as the store is.
 type slowSource struct{ m *memSource }
 
-func (s slowSource) ReservationPage(q store.PageQuery) (store.Page, error) { return s.m.ReservationPage(q) }
-func (s slowSource) ReservationCount(q store.PageQuery) (int, error)      { return s.m.ReservationCount(q) }
+func (s slowSource) ReservationPage(q store.PageQuery) (store.Page, error) {
+	return s.m.ReservationPage(q)
+}
+func (s slowSource) ReservationCount(q store.PageQuery) (int, error) { return s.m.ReservationCount(q) }
 
 func summaries(rows []*ReservationRow) []store.Summary {
 	out := make([]store.Summary, len(rows))

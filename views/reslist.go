@@ -124,8 +124,8 @@ type resList struct {
 	loaded   bool
 	inflight bool
 	reading  uint64 // the read whose answer the list waits for
-	again    bool // another read is wanted once this one is back
-	stale    bool // a change arrived: read the window again
+	again    bool   // another read is wanted once this one is back
+	stale    bool   // a change arrived: read the window again
 	counting bool
 	err      error
 	// onCursor is the key of the row under the cursor, kept across reads.
