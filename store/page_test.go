@@ -1,7 +1,9 @@
 package store
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
 	"math/rand"
 	"slices"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"paydesk/api"
+	"paydesk/internal/pgtest"
 )
 
 // pageData writes n reservations of every state, with names that fold
@@ -261,4 +264,57 @@ func TestTextBlock(t *testing.T) {
 	if _, err := decodeBlock([]byte{3, 1}); err == nil {
 		t.Fatal("a cut block decoded")
 	}
+}
+
+// TestListTableFillAndBulkCopy: a file copied into PostgreSQL with COPY
+// lists like the file; and a list table found empty with its marker set
+// (a database from before migration 5) is filled from the summaries on
+// open.
+func TestListTableFillAndBulkCopy(t *testing.T) {
+	url := pgtest.Fresh(t)
+	file, err := Open(filepath.Join(t.TempDir(), "src.db"), Options{NoSync: true, Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	pageData(t, file, 300)
+	dst, err := Open(url, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := file.CopyBulkTo(dst); err != nil {
+		t.Fatal(err)
+	}
+	if err := file.CopyBulkTo(dst); err == nil {
+		t.Fatal("a second bulk copy into a full database went ahead")
+	}
+	all, err := file.LoadReservationSummaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(db *DB, what string) {
+		t.Helper()
+		q := PageQuery{Sort: SortCustomer, Filter: "muller", Limit: 1000}
+		p, err := db.ReservationPage(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := PageSummaries(all, q); !slices.Equal(posList(p), posList(w)) || len(w.Rows) == 0 {
+			t.Fatalf("%s: %d rows, want %d", what, len(p.Rows), len(w.Rows))
+		}
+	}
+	same(dst, "after the bulk copy")
+	// Empty the table and set the marker, as migration 5 leaves an older
+	// database.
+	pool := dst.pg().pool
+	if _, err := pool.Exec(context.Background(), `DELETE FROM paydesk_summary; INSERT INTO paydesk_summary_fill VALUES (true)`); err != nil {
+		t.Fatal(err)
+	}
+	_ = dst.Close()
+	again, err := Open(url, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	same(again, "after the fill on open")
 }

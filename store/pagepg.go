@@ -105,33 +105,33 @@ func (db *DB) fillListTable(ctx context.Context) error {
 	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM paydesk_summary_fill)`).Scan(&pending); err != nil || !pending {
 		return err
 	}
-	rows, err := tx.Query(ctx, `SELECT k, v FROM paydesk_kv WHERE bucket = $1`, bSummary)
+	// The summaries are read on a connection of their own and streamed
+	// into the table (a million of them are never held at once).
+	rows, err := e.pool.Query(ctx, `SELECT k, v FROM paydesk_kv WHERE bucket = $1`, bSummary)
 	if err != nil {
 		return err
 	}
+	defer rows.Close()
 	var f fold.Folder
-	var src [][]any
-	for rows.Next() {
-		var k, v []byte
-		if err := rows.Scan(&k, &v); err != nil {
-			rows.Close()
-			return err
-		}
-		s, err := decodeSummary(v)
-		if err != nil {
-			continue
-		}
-		src = append(src, pgSummaryArgs(k, v, &s, &f))
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
 	// What a listener wrote meanwhile is newer than what was read here.
 	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE paydesk_summary_in (LIKE paydesk_summary) ON COMMIT DROP`); err != nil {
 		return err
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"paydesk_summary_in"}, pgSummaryColumns, pgx.CopyFromRows(src)); err != nil {
+	_, err = tx.CopyFrom(ctx, pgx.Identifier{"paydesk_summary_in"}, pgSummaryColumns, pgx.CopyFromFunc(func() ([]any, error) {
+		for rows.Next() {
+			var k, v []byte
+			if err := rows.Scan(&k, &v); err != nil {
+				return nil, err
+			}
+			s, err := decodeSummary(v)
+			if err != nil {
+				continue
+			}
+			return pgSummaryArgs(k, v, &s, &f), nil
+		}
+		return nil, rows.Err()
+	}))
+	if err != nil {
 		return err
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO paydesk_summary SELECT * FROM paydesk_summary_in ON CONFLICT (k) DO NOTHING`); err != nil {
