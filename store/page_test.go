@@ -3,8 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"math/rand"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
