@@ -207,8 +207,10 @@ func (a *App) reload(c store.Change) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// attentionCap bounds the order mismatches the attention tab is given (a
-// shop that never sends its orders makes every reservation one).
+// attentionCap bounds the rows of each kind the attention tab is given (a
+// shop that never sends its orders makes every reservation a mismatch; one
+// that ships late, thousands of reservations near their window's end):
+// the oldest first, which need a person soonest.
 const attentionCap = 5000
 
 // attentionSummaries reads the reservations the attention tab looks at:
@@ -219,7 +221,7 @@ func attentionSummaries(st Store, now time.Time) ([]store.Summary, error) {
 	for _, state := range []store.State{store.StateReserved, store.StatePartlyCaptured} {
 		q := store.PageQuery{State: state, Sort: store.SortCreated, Limit: 500}
 	pages:
-		for {
+		for len(out) < attentionCap {
 			p, err := st.ReservationPage(q)
 			if err != nil {
 				return nil, err
@@ -236,7 +238,7 @@ func attentionSummaries(st Store, now time.Time) ([]store.Summary, error) {
 			q.After = p.Rows[len(p.Rows)-1].Pos
 		}
 	}
-	q := store.PageQuery{State: store.StateOrderMissing, Sort: store.SortCreated, Desc: true, Limit: attentionCap}
+	q := store.PageQuery{State: store.StateOrderMissing, Sort: store.SortCreated, Limit: attentionCap}
 	p, err := st.ReservationPage(q)
 	if err != nil {
 		return nil, err

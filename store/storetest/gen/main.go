@@ -7,11 +7,14 @@
 package main
 
 import (
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"paydesk/store"
 	"paydesk/store/storetest"
@@ -22,7 +25,15 @@ func main() {
 	n := flag.Int("n", 1_000_000, "reservations")
 	seed := flag.Int64("seed", 1, "the generator's seed")
 	from := flag.String("from", "", "PostgreSQL only: copy this generated file instead of generating")
+	baseline := flag.String("baseline", "", "write a copy of the -db file as the paydesk before the list indexes (schema 4) reads it, to this path")
 	flag.Parse()
+	if *baseline != "" {
+		if err := stripList(*where, *baseline); err != nil {
+			fmt.Fprintln(os.Stderr, "gen:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*where, *n, *seed, *from); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
@@ -72,6 +83,34 @@ func run(where string, n int, seed int64, from string) error {
 	}
 	fmt.Printf("copied into %s with COPY in %s\n", store.RedactURL(where), time.Since(t).Round(time.Millisecond))
 	return nil
+}
+
+// stripList copies a file and takes out what schema 5 added (the list's
+// indexes), so that the paydesk from before them opens the same data: the
+// baseline of the figures.
+func stripList(from, to string) error {
+	src, err := bolt.Open(from, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	if err := src.View(func(tx *bolt.Tx) error { return tx.CopyFile(to, 0o600) }); err != nil {
+		return err
+	}
+	dst, err := bolt.Open(to, 0o600, nil)
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
+	return dst.Update(func(tx *bolt.Tx) error {
+		for _, name := range []string{"sumidx.created", "sumidx.invoice", "sumidx.customer", "sumidx.amount", "sumidx.state",
+			"sumidx.unknown", "sumidx.missing", "sumrow", "sumtext"} {
+			if err := tx.DeleteBucket([]byte(name)); err != nil {
+				return fmt.Errorf("bucket %s: %w", name, err)
+			}
+		}
+		return tx.Bucket([]byte("meta")).Put([]byte("schema"), binary.BigEndian.AppendUint64(nil, 4))
+	})
 }
 
 func generate(path string, n int, seed int64) error {
