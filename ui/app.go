@@ -114,6 +114,9 @@ type App struct {
 	// pagesGiven: the reservations list has been given the store to read
 	// its pages from (load.go).
 	pagesGiven bool
+	// txDeferred: the transactions are many and not read yet; txOpened:
+	// their tab was opened (load.go).
+	txDeferred, txOpened bool
 	palette    *palette
 	status     views.StatusMsg
 
@@ -306,6 +309,12 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, nil
 	case countsMsg:
 		a.counts = msg.Counts
+		return a, nil
+	case txDeferredMsg:
+		a.txDeferred = true
+		if a.active == TabTransactions {
+			return a, a.openTransactions()
+		}
 		return a, nil
 	case views.StatusMsg:
 		a.status = msg
@@ -547,6 +556,9 @@ func (a *App) bindingDesc(msg tea.KeyPressMsg) string {
 
 func (a *App) switchTab(i int) tea.Cmd {
 	a.active = i
+	if i == TabTransactions {
+		return a.openTransactions()
+	}
 	return nil
 }
 

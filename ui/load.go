@@ -131,15 +131,24 @@ func (a *App) reload(c store.Change) tea.Cmd {
 			return views.ReservationRowsMsg{Rows: rows, Removed: removed}
 		})
 	}
-	if full || len(c.Transactions) > patchLimit {
+	switch {
+	case a.txDeferred && !a.txOpened:
+		// A big cache's transactions are read when their tab is opened.
+	case full || len(c.Transactions) > patchLimit:
+		opened := a.txOpened
 		cmds = append(cmds, func() tea.Msg {
+			if !opened {
+				if n, err := st.Counts(); err == nil && n.Transactions > txEagerMax {
+					return txDeferredMsg{}
+				}
+			}
 			txs, err := st.Transactions()
 			if err != nil {
 				return views.TransactionRowsMsg{Err: err}
 			}
 			return views.TransactionRowsMsg{Full: true, Rows: views.NewTransactionRows(txs)}
 		})
-	} else if len(c.Transactions) > 0 {
+	case len(c.Transactions) > 0:
 		keys := slices.Clone(c.Transactions)
 		cmds = append(cmds, func() tea.Msg {
 			rows := make([]*views.TransactionRow, 0, len(keys))
@@ -250,6 +259,27 @@ func attentionSummaries(st Store, now time.Time) ([]store.Summary, error) {
 }
 
 func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
+
+// txEagerMax is the transaction count up to which the console reads them
+// all at start. The transactions list still holds every row (it is not
+// paged in the store yet, see docs/large.md); past this count it is read
+// when its tab is first opened, so the first frame does not wait for it.
+const txEagerMax = 50_000
+
+// txDeferredMsg: the transactions are many; they are read when their tab
+// opens.
+type txDeferredMsg struct{}
+
+// openTransactions reads the transactions when their tab opens for the
+// first time after they were deferred.
+func (a *App) openTransactions() tea.Cmd {
+	if !a.txDeferred || a.txOpened {
+		return nil
+	}
+	a.txOpened = true
+	a.txDeferred = false
+	return a.reload(store.Change{Transactions: make([]string, patchLimit+1)})
+}
 
 // AttentionSource is the hook for what else needs a person: the order
 // intake's orders that arrived without a push and pushes without an
