@@ -117,8 +117,8 @@ type App struct {
 	// txDeferred: the transactions are many and not read yet; txOpened:
 	// their tab was opened (load.go).
 	txDeferred, txOpened bool
-	palette    *palette
-	status     views.StatusMsg
+	palette              *palette
+	status               views.StatusMsg
 
 	// The log tabs' rows, for their export (their screens have none).
 	auditRows    []store.AuditEntry
