@@ -319,8 +319,8 @@ func (db *DB) pgPage(q PageQuery) (Page, error) {
 // answer (a common word over a million rows).
 const pgCountTimeout = "2s"
 
-// pgCount counts the rows that pass the filter.
-func (db *DB) pgCount(q PageQuery) (int, error) {
+// pgCount counts the rows that pass the filter, up to upTo (> 0).
+func (db *DB) pgCount(q PageQuery, upTo int) (int, error) {
 	ctx := context.Background()
 	where, args := pgWhere(q)
 	if where == "" {
@@ -337,7 +337,11 @@ func (db *DB) pgCount(q PageQuery) (int, error) {
 		if _, err := ptx.tx.Exec(ctx, "SET LOCAL statement_timeout = '"+pgCountTimeout+"'"); err != nil {
 			return err
 		}
-		return ptx.tx.QueryRow(ctx, "SELECT count(*) FROM paydesk_summary WHERE "+where, args...).Scan(&n)
+		sql := "SELECT count(*) FROM paydesk_summary WHERE " + where
+		if upTo > 0 {
+			sql = "SELECT count(*) FROM (SELECT 1 FROM paydesk_summary WHERE " + where + " LIMIT " + strconv.Itoa(upTo) + ") s"
+		}
+		return ptx.tx.QueryRow(ctx, sql, args...).Scan(&n)
 	})
 	if err == nil {
 		return n, nil

@@ -31,8 +31,13 @@ func (m *memSource) ReservationPage(q store.PageQuery) (store.Page, error) {
 }
 
 func (m *memSource) ReservationCount(q store.PageQuery) (int, error) {
+	upTo := q.Limit
 	q.Limit = 1
-	return store.PageSummaries(m.all, q).Total, nil
+	n := store.PageSummaries(m.all, q).Total
+	if upTo > 0 {
+		n = min(n, upTo)
+	}
+	return n, nil
 }
 
 // upsert and remove apply a live change to the summaries.
@@ -87,11 +92,16 @@ type resPageMsg struct {
 }
 
 type resCountMsg struct {
-	l   *resList
-	gen uint64
-	n   int
-	err error
+	l      *resList
+	gen    uint64
+	n      int
+	capped bool // counted up to countFirst only: there may be more
+	err    error
 }
+
+// countFirst is where the first count stops: "10,000+" comes at once on
+// PostgreSQL, the whole count follows.
+const countFirst = 10_000
 
 // resList is the reservation list: it holds the rows of a window near the
 // screen (at most windowMax) and asks its source for more as the cursor
@@ -120,6 +130,8 @@ type resList struct {
 
 	total int // rows that pass the filter; -1 while counted
 	all   int // rows without the filter
+	// atLeast: total is a first count that stopped at countFirst.
+	atLeast bool
 
 	loaded   bool
 	inflight bool
@@ -166,7 +178,7 @@ func (l *resList) setSource(src ReservationSource, mem *memSource) tea.Cmd {
 // restart asks the new question from the top.
 func (l *resList) restart() tea.Cmd {
 	l.gen++
-	l.total = -1
+	l.total, l.atLeast = -1, false
 	l.counting = false
 	l.stale = false
 	l.table.SetSort(l.sortCol, l.sortDesc)
@@ -225,15 +237,20 @@ func (l *resList) fetch(kind fetchKind, limit int) tea.Cmd {
 	return run
 }
 
-func (l *resList) countCmd() tea.Cmd {
+func (l *resList) countCmd(upTo int) tea.Cmd {
 	if l.counting || l.src == nil {
 		return nil
 	}
 	l.counting = true
 	src, gen, q := l.src, l.gen, l.question()
+	q.Limit = upTo
+	if upTo > 0 {
+		upTo++ // one more tells "more than countFirst"
+		q.Limit = upTo
+	}
 	run := func() tea.Msg {
 		n, err := src.ReservationCount(q)
-		return resCountMsg{l: l, gen: gen, n: n, err: err}
+		return resCountMsg{l: l, gen: gen, n: n, err: err, capped: upTo > 0 && n >= upTo}
 	}
 	if l.sync {
 		return l.applyCount(run().(resCountMsg))
@@ -296,7 +313,7 @@ func (l *resList) apply(m resPageMsg) tea.Cmd {
 	case p.Total >= 0:
 		l.total = p.Total
 	case m.kind == fetchRefresh: // a change: count again
-		l.total, l.counting = -1, false
+		l.total, l.counting, l.atLeast = -1, false, false
 	}
 	if !l.more && !l.less {
 		l.total = len(l.rows)
@@ -307,7 +324,7 @@ func (l *resList) apply(m resPageMsg) tea.Cmd {
 	l.syncTable(m.kind)
 	var cmds []tea.Cmd
 	if l.total < 0 {
-		cmds = append(cmds, l.countCmd())
+		cmds = append(cmds, l.countCmd(countFirst))
 	}
 	l.again = false
 	cmds = append(cmds, l.ensure())
@@ -322,11 +339,18 @@ func (l *resList) applyCount(m resCountMsg) tea.Cmd {
 	if m.err != nil {
 		return nil
 	}
+	l.atLeast = m.capped
+	if m.capped {
+		m.n = countFirst
+	}
 	l.total = max(m.n, l.base+len(l.rows))
 	if !l.more && l.base+len(l.rows) != l.total {
 		l.base = max(l.total-len(l.rows), 0) // the window is the end
 	}
 	l.syncTable(fetchRefresh)
+	if m.capped {
+		return tea.Batch(l.ensure(), l.countCmd(0)) // and now all of them
+	}
 	return l.ensure()
 }
 
@@ -603,6 +627,8 @@ func (l *resList) infoLine(width int, noun string, sortName string, extra string
 	}
 	var right string
 	switch {
+	case l.total >= 0 && l.atLeast:
+		right = thousands(l.total) + "+ of " + thousands(l.all) + " " + noun
 	case l.total >= 0 || l.query == "" && l.state == "":
 		right = countText(max(l.total, 0), max(l.all, l.total), noun)
 	default:
