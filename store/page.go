@@ -173,11 +173,19 @@ func (db *DB) ReservationCount(q PageQuery) (int, error) {
 		}
 		return n, nil
 	}
-	p, err := db.ReservationPage(q)
-	if upTo > 0 {
-		return min(p.Total, upTo), err
+	if db.bolt == nil {
+		p, err := db.ReservationPage(q)
+		return p.Total, err
 	}
-	return p.Total, err
+	n := 0
+	err := db.view(func(tx Tx) (err error) {
+		n, err = db.pages.boltCount(tx.(boltTx), q)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("reservation count: %w", err)
+	}
+	return n, nil
 }
 
 func (db *DB) pg() *pgEngine {
@@ -431,4 +439,8 @@ type pageCache struct {
 	stateTx  int
 	state    State
 	stateSet []uint64
+
+	// scanBlocks and small, when set, replace maxScanBlocks and smallSet
+	// (the tests take every path on a small file).
+	scanBlocks, small int
 }

@@ -89,7 +89,19 @@ func posList(p Page) []string {
 // from cursors in the middle, and compares each page with the in-memory
 // reference over all summaries.
 func TestReservationPage(t *testing.T) {
+	for _, small := range []bool{false, true} {
+		t.Run(fmt.Sprintf("small=%v", small), func(t *testing.T) { testReservationPage(t, small) })
+	}
+}
+
+// testReservationPage; small makes bbolt take the paths of a big file: a
+// common word walks the sort index checking rows, a set of more than 10
+// rows is walked, not sorted.
+func testReservationPage(t *testing.T, small bool) {
 	db := openTest(t)
+	if small {
+		db.pages.scanBlocks, db.pages.small = 1, 10
+	}
 	pageData(t, db, 600)
 	all, err := db.LoadReservationSummaries()
 	if err != nil {

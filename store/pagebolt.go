@@ -35,13 +35,99 @@ var (
 	bSumMissing = []byte("sumidx.missing") // likewise, for OrderMissing
 	bSumRow     = []byte("sumrow")         // key → row ID (4 bytes)
 	bSumText    = []byte("sumtext")        // row ID / 64 → textBlock
+	bSumGram    = []byte("sumgram")        // row ID / 64 → the block's trigrams (gramBytes, a bit per hash)
 )
 
-var pageBuckets = append(bSumIdx[:], bSumUnknown, bSumMissing, bSumRow, bSumText)
+var pageBuckets = append(bSumIdx[:], bSumUnknown, bSumMissing, bSumRow, bSumText, bSumGram)
 
 // smallSet is the match count up to which a filtered page reads and sorts
 // the matching rows instead of walking a sort index past the others.
-const smallSet = 10_000
+const smallSet = 1500
+
+// maxScanBlocks is how many text blocks (of 64 rows) a page's filter
+// searches before it answers; a query that the trigram sketches cannot
+// narrow to that many (a common word, a word of one or two letters) walks
+// the sort index instead, checking rows until the page is full, and the
+// whole search runs for the count (ReservationCount).
+const maxScanBlocks = 1500
+
+// Each text block has a sketch of its trigrams: a bit per hash of every
+// three bytes of its rows' text (within a field). A word of three bytes or
+// more can be in a block only if all its trigrams' bits are set, so a rare
+// word (an invoice, an e-mail) is searched for in the one or two blocks
+// that may hold it, not in all 16,000 of a million rows. Bits are only
+// ever set (a changed row leaves its old trigrams): a stale bit costs a
+// block searched for nothing, never a row missed.
+const (
+	gramBits  = 14
+	gramBytes = 1 << gramBits / 8
+)
+
+func gramHash(a, b, c byte) uint32 {
+	return (uint32(a) | uint32(b)<<8 | uint32(c)<<16) * 0x9E3779B1 >> (32 - gramBits)
+}
+
+// addGrams sets the bits of text's trigrams in sketch.
+func addGrams(sketch, text []byte) {
+	for i := 0; i+2 < len(text); i++ {
+		a, b, c := text[i], text[i+1], text[i+2]
+		if a == 0 || b == 0 || c == 0 || a == '\n' || b == '\n' || c == '\n' {
+			continue
+		}
+		h := gramHash(a, b, c)
+		sketch[h>>3] |= 1 << (h & 7)
+	}
+}
+
+// wordGrams are the bit positions of the words' trigrams (none for words
+// of fewer than three bytes).
+func wordGrams(words [][]byte) []uint32 {
+	var out []uint32
+	for _, w := range words {
+		for i := 0; i+2 < len(w); i++ {
+			out = append(out, gramHash(w[i], w[i+1], w[i+2]))
+		}
+	}
+	return out
+}
+
+func hasGrams(sketch []byte, grams []uint32) bool {
+	if len(sketch) != gramBytes {
+		return true // no sketch: the block may hold anything
+	}
+	for _, h := range grams {
+		if sketch[h>>3]&(1<<(h&7)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// migrateGrams builds the blocks' trigram sketches (schema 6).
+func migrateGrams(tx Tx) error {
+	if _, ok := tx.(boltTx); !ok {
+		return nil
+	}
+	gb, err := tx.CreateBucketIfNotExists(bSumGram)
+	if err != nil {
+		return err
+	}
+	tb := tx.Bucket(bSumText)
+	if tb == nil {
+		return nil
+	}
+	return tb.ForEach(func(k, v []byte) error {
+		rows, err := decodeBlock(v)
+		if err != nil {
+			return fmt.Errorf("search text block %x: %w", k, err)
+		}
+		sketch := make([]byte, gramBytes)
+		for _, r := range rows {
+			addGrams(sketch, r.text)
+		}
+		return gb.Put(k, sketch)
+	})
+}
 
 // probeSteps bounds the look for a row beyond a page (More, Less): past
 // it the answer is "maybe", and the list finds out with its next page.
@@ -300,7 +386,41 @@ func setRowText(b Bucket, id uint32, key, text []byte) error {
 	if len(rows) == 0 {
 		return b.Delete(bk)
 	}
+	if gb := b.(boltBucket).b.Tx().Bucket(bSumGram); gb != nil && len(text) > 0 {
+		sketch := make([]byte, gramBytes)
+		copy(sketch, gb.Get(bk))
+		addGrams(sketch, text)
+		if err := gb.Put(bk, sketch); err != nil {
+			return err
+		}
+	}
 	return b.Put(bk, encodeBlock(rows))
+}
+
+// blockRowText finds one row's text in a block without decoding the block
+// (nil: not there).
+func blockRowText(v []byte, lo byte) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	n := int(v[0])
+	if len(v) < 3+3*n {
+		return nil
+	}
+	los, ends := v[1:1+n], v[1+n:1+3*n]
+	start := 0
+	for i := range n {
+		end := int(binary.BigEndian.Uint16(ends[2*i:]))
+		if los[i] == lo {
+			text := v[3+3*n:]
+			if end > len(text) || start > end {
+				return nil
+			}
+			return text[start:end]
+		}
+		start = end
+	}
+	return nil
 }
 
 // blockMatches returns the bits (by low bits of the row ID) of the block's
@@ -348,10 +468,12 @@ func blockMatches(v []byte, words [][]byte, mask uint64) (uint64, error) {
 
 func rowCount(tx Tx) uint64 { return tx.Bucket(bSumRow).Sequence() }
 
-// wordBits finds the rows whose text holds every word: every block is
-// searched, or — when the query narrows the last one (a keystroke added to
-// it) on the same state of the file — only the rows the last one found.
-func (c *pageCache) wordBits(tx boltTx, words []string) ([]uint64, int, error) {
+// wordBits finds the rows whose text holds every word. It searches only
+// the blocks whose trigram sketch allows the words and, when the query
+// narrows the last one (a keystroke added to it) on the same state of the
+// file, only the rows the last one found. Unless all is set it gives up
+// (nil) when more than maxScanBlocks blocks would have to be searched.
+func (c *pageCache) wordBits(tx boltTx, words []string, all bool) ([]uint64, int, error) {
 	key := strings.Join(words, " ")
 	txid := tx.tx.ID()
 	c.mu.Lock()
@@ -366,34 +488,66 @@ func (c *pageCache) wordBits(tx boltTx, words []string) ([]uint64, int, error) {
 	}
 	c.mu.Unlock()
 	ws := wordBytes(words)
-	out := make([]uint64, (rowCount(tx)+63)/64)
-	n := 0
-	b := tx.Bucket(bSumText)
-	if prev != nil {
-		var bk [4]byte
+	grams := wordGrams(ws)
+	nblocks := int((rowCount(tx) + 63) / 64)
+	// The blocks to search.
+	var blocks []uint32
+	switch {
+	case len(grams) > 0:
+		cur := tx.Bucket(bSumGram).Cursor()
+		for k, v := cur.First(); k != nil; k, v = cur.Next() {
+			i := binary.BigEndian.Uint32(k)
+			if (prev == nil || (int(i) < len(prev) && prev[i] != 0)) && hasGrams(v, grams) {
+				blocks = append(blocks, i)
+			}
+		}
+	case prev != nil:
 		for i, m := range prev {
-			if m == 0 || i >= len(out) {
-				continue
+			if m != 0 {
+				blocks = append(blocks, uint32(i))
 			}
-			binary.BigEndian.PutUint32(bk[:], uint32(i))
-			got, err := blockMatches(b.Get(bk[:]), ws, m)
-			if err != nil {
-				return nil, 0, fmt.Errorf("search text block %d: %w", i, err)
-			}
+		}
+	default:
+		blocks = nil // every block
+	}
+	scan := maxScanBlocks
+	if c.scanBlocks > 0 {
+		scan = c.scanBlocks
+	}
+	if !all && (blocks == nil && len(grams) == 0 && prev == nil || len(blocks) > scan) {
+		return nil, -1, nil
+	}
+	out := make([]uint64, nblocks)
+	n := 0
+	tb := tx.Bucket(bSumText)
+	search := func(i uint32, v []byte) error {
+		mask := ^uint64(0)
+		if prev != nil {
+			mask = prev[i]
+		}
+		got, err := blockMatches(v, ws, mask)
+		if err != nil {
+			return fmt.Errorf("search text block %d: %w", i, err)
+		}
+		if int(i) < len(out) {
 			out[i] = got
 			n += bits.OnesCount64(got)
 		}
-	} else {
-		cur := b.Cursor()
+		return nil
+	}
+	if blocks == nil && len(grams) == 0 && prev == nil {
+		cur := tb.Cursor()
 		for k, v := cur.First(); k != nil; k, v = cur.Next() {
-			i := int(binary.BigEndian.Uint32(k))
-			got, err := blockMatches(v, ws, ^uint64(0))
-			if err != nil {
-				return nil, 0, fmt.Errorf("search text block %d: %w", i, err)
+			if err := search(binary.BigEndian.Uint32(k), v); err != nil {
+				return nil, 0, err
 			}
-			if i < len(out) {
-				out[i] = got
-				n += bits.OnesCount64(got)
+		}
+	} else {
+		var bk [4]byte
+		for _, i := range blocks {
+			binary.BigEndian.PutUint32(bk[:], i)
+			if err := search(i, tb.Get(bk[:])); err != nil {
+				return nil, 0, err
 			}
 		}
 	}
@@ -404,7 +558,7 @@ func (c *pageCache) wordBits(tx boltTx, words []string) ([]uint64, int, error) {
 }
 
 // stateBits finds the rows in a state: a range of the state index (or the
-// outcome-unknown index).
+// outcome-unknown or order-missing index).
 func (c *pageCache) stateBits(tx boltTx, st State) ([]uint64, error) {
 	txid := tx.tx.ID()
 	c.mu.Lock()
@@ -415,17 +569,7 @@ func (c *pageCache) stateBits(tx boltTx, st State) ([]uint64, error) {
 	}
 	c.mu.Unlock()
 	out := make([]uint64, (rowCount(tx)+63)/64)
-	var cur Cursor
-	var prefix []byte
-	switch st {
-	case StateOutcomeUnknown:
-		cur = tx.Bucket(bSumUnknown).Cursor()
-	case StateOrderMissing:
-		cur = tx.Bucket(bSumMissing).Cursor()
-	default:
-		cur = tx.Bucket(bSumIdx[SortState]).Cursor()
-		prefix = []byte{stateRank(st)}
-	}
+	cur, prefix := stateRange(tx, st)
 	for k, v := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = cur.Next() {
 		if len(v) < 4 {
 			return nil, errCorrupt
@@ -441,8 +585,45 @@ func (c *pageCache) stateBits(tx boltTx, st State) ([]uint64, error) {
 	return out, nil
 }
 
+// stateRange is the index and key prefix that hold a state's rows in
+// creation order.
+func stateRange(tx Tx, st State) (Cursor, []byte) {
+	switch st {
+	case StateOutcomeUnknown:
+		return tx.Bucket(bSumUnknown).Cursor(), nil
+	case StateOrderMissing:
+		return tx.Bucket(bSumMissing).Cursor(), nil
+	}
+	return tx.Bucket(bSumIdx[SortState]).Cursor(), []byte{stateRank(st)}
+}
+
+func (c *pageCache) cachedState(tx boltTx, st State) []uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stateTx == tx.tx.ID() && c.state == st {
+		return c.stateSet
+	}
+	return nil
+}
+
 func hasBit(set []uint64, id uint32) bool {
 	return int(id>>6) < len(set) && set[id>>6]&(1<<(id&63)) != 0
+}
+
+func popCount(set []uint64) int {
+	n := 0
+	for _, w := range set {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+func and(a, b []uint64) []uint64 {
+	out := make([]uint64, min(len(a), len(b)))
+	for i := range out {
+		out[i] = a[i] & b[i]
+	}
+	return out
 }
 
 // boltPage answers a page query from the indexes.
@@ -451,42 +632,113 @@ func (c *pageCache) boltPage(tx boltTx, q PageQuery) (Page, error) {
 		return Page{}, fmt.Errorf("the file has no list indexes (schema before 5)")
 	}
 	words := filterWords(q.Filter)
+	if len(words) == 0 && q.State == "" {
+		p, err := walkIndex(tx, q, nil, nil)
+		p.Total = int(metaCount(tx.Bucket(bMeta), kReservationCount))
+		return p, err
+	}
 	var set []uint64
 	total := -1
 	if len(words) > 0 {
-		b, n, err := c.wordBits(tx, words)
+		b, n, err := c.wordBits(tx, words, false)
 		if err != nil {
 			return Page{}, err
+		}
+		if b == nil {
+			// A common word: rows are checked as the sort index is walked,
+			// until the page is full; the count comes by itself.
+			p, err := walkIndex(tx, q, nil, textKeep(tx, wordBytes(words), q.State))
+			p.Total = -1
+			return p, err
 		}
 		set, total = b, n
 	}
 	if q.State != "" {
-		sb, err := c.stateBits(tx, q.State)
-		if err != nil {
-			return Page{}, err
+		sb := c.cachedState(tx, q.State)
+		if sb == nil && set == nil && q.Sort == SortCreated {
+			// A state in creation order is a range of its index.
+			cur, prefix := stateRange(tx, q.State)
+			p, err := walkRange(cur, prefix, q, nil)
+			if err != nil {
+				return Page{}, err
+			}
+			p, err = withSummaries(tx, p)
+			p.Total = -1
+			return p, err
+		}
+		if sb == nil {
+			var err error
+			if sb, err = c.stateBits(tx, q.State); err != nil {
+				return Page{}, err
+			}
 		}
 		if set == nil {
 			set = sb
 		} else {
-			and := make([]uint64, min(len(set), len(sb)))
-			for i := range and {
-				and[i] = set[i] & sb[i]
-			}
-			set = and
+			set = and(set, sb)
 		}
-		total = 0
-		for _, w := range set {
-			total += bits.OnesCount64(w)
-		}
+		total = popCount(set)
 	}
-	if set == nil {
-		total = int(metaCount(tx.Bucket(bMeta), kReservationCount))
-	} else if total <= smallSet {
+	small := smallSet
+	if c.small > 0 {
+		small = c.small
+	}
+	if total <= small {
 		return sortedSet(tx, set, q)
 	}
-	p, err := walkIndex(tx, q, set)
+	p, err := walkIndex(tx, q, set, nil)
 	p.Total = total
 	return p, err
+}
+
+// boltCount counts the rows that pass the filter: the whole search.
+func (c *pageCache) boltCount(tx boltTx, q PageQuery) (int, error) {
+	words := filterWords(q.Filter)
+	if len(words) == 0 && q.State == "" {
+		return int(metaCount(tx.Bucket(bMeta), kReservationCount)), nil
+	}
+	var set []uint64
+	if len(words) > 0 {
+		b, _, err := c.wordBits(tx, words, true)
+		if err != nil {
+			return 0, err
+		}
+		set = b
+	}
+	if q.State != "" {
+		sb, err := c.stateBits(tx, q.State)
+		if err != nil {
+			return 0, err
+		}
+		if set == nil {
+			set = sb
+		} else {
+			set = and(set, sb)
+		}
+	}
+	return popCount(set), nil
+}
+
+// textKeep checks a row's search text (and state) as an index is walked.
+func textKeep(tx Tx, words [][]byte, st State) func(v []byte) bool {
+	tb, sb := tx.Bucket(bSumText), tx.Bucket(bSummary)
+	var bk [4]byte
+	return func(v []byte) bool {
+		if len(v) < 4 {
+			return false
+		}
+		id := binary.BigEndian.Uint32(v)
+		binary.BigEndian.PutUint32(bk[:], id>>6)
+		text := blockRowText(tb.Get(bk[:]), byte(id&63))
+		if text == nil || !containsAll(text, words) {
+			return false
+		}
+		if st == "" {
+			return true
+		}
+		s, err := decodeSummary(sb.Get(v[4:]))
+		return err == nil && keepState(&s, st)
+	}
 }
 
 // sortedSet reads the few rows of set and sorts them in memory.
@@ -523,42 +775,106 @@ func sortedSet(tx Tx, set []uint64, q PageQuery) (Page, error) {
 }
 
 // walkIndex walks the sort column's index from the query's cursor and keeps
-// the rows in set (nil: every row).
-func walkIndex(tx Tx, q PageQuery, set []uint64) (Page, error) {
-	cur := tx.Bucket(bSumIdx[q.Sort]).Cursor()
-	asc := !q.Desc
-	// next moves one row on in the list's order (fwd) or back.
-	step := func(fwd bool) ([]byte, []byte) {
-		if fwd == asc {
-			return cur.Next()
+// the rows in set (nil: every row) that keep accepts (nil: all).
+func walkIndex(tx Tx, q PageQuery, set []uint64, keep func(v []byte) bool) (Page, error) {
+	if set != nil {
+		inner := keep
+		keep = func(v []byte) bool {
+			return len(v) >= 4 && hasBit(set, binary.BigEndian.Uint32(v)) && (inner == nil || inner(v))
 		}
-		return cur.Prev()
+	}
+	p, err := walkRange(tx.Bucket(bSumIdx[q.Sort]).Cursor(), nil, q, keep)
+	if err != nil {
+		return Page{}, err
+	}
+	return withSummaries(tx, p)
+}
+
+// withSummaries fills a walk's rows (their keys in Summary.Key) with the
+// summaries.
+func withSummaries(tx Tx, p Page) (Page, error) {
+	sb := tx.Bucket(bSummary)
+	for i := range p.Rows {
+		k := p.Rows[i].Summary.Key
+		sv := sb.Get([]byte(k))
+		if sv == nil {
+			return Page{}, fmt.Errorf("index entry of %s without a summary: %w", k, errCorrupt)
+		}
+		s, err := decodeSummary(sv)
+		if err != nil {
+			return Page{}, fmt.Errorf("summary %s: %w", k, err)
+		}
+		p.Rows[i].Summary = s
+	}
+	return p, nil
+}
+
+// walkRange walks the index entries under prefix (keys prefix + position,
+// values row ID + key) from the query's cursor, in the query's order, and
+// returns the positions and keys of up to Limit entries keep accepts.
+func walkRange(cur Cursor, prefix []byte, q PageQuery, keep func(v []byte) bool) (Page, error) {
+	asc := !q.Desc
+	in := func(k []byte) []byte {
+		if k == nil || !bytes.HasPrefix(k, prefix) {
+			return nil
+		}
+		return k
+	}
+	// step moves one row on in the list's order (fwd) or back.
+	step := func(fwd bool) ([]byte, []byte) {
+		var k, v []byte
+		if fwd == asc {
+			k, v = cur.Next()
+		} else {
+			k, v = cur.Prev()
+		}
+		return in(k), v
 	}
 	// end places the cursor on the list's first row (start) or last.
 	end := func(start bool) ([]byte, []byte) {
 		if start == asc {
-			return cur.First()
+			k, v := cur.Seek(prefix)
+			return in(k), v
 		}
-		return cur.Last()
+		if len(prefix) == 0 {
+			k, v := cur.Last()
+			return in(k), v
+		}
+		after := append(bytes.Clone(prefix[:len(prefix)-1]), prefix[len(prefix)-1]+1)
+		if k, _ := cur.Seek(after); k == nil {
+			k, v := cur.Last()
+			return in(k), v
+		}
+		k, v := cur.Prev()
+		return in(k), v
 	}
 	// from places the cursor on the first row strictly beyond pos, going
 	// fwd in the list's order.
 	from := func(pos []byte, fwd bool) ([]byte, []byte) {
-		k, v := cur.Seek(pos)
+		full := append(bytes.Clone(prefix), pos...)
+		k, v := cur.Seek(full)
 		up := fwd == asc // moving to larger keys
 		switch {
-		case up && k != nil && bytes.Equal(k, pos):
-			return cur.Next()
+		case up && k != nil && bytes.Equal(k, full):
+			return step(fwd)
 		case up:
-			return k, v
+			return in(k), v
 		case k == nil:
-			return cur.Last()
+			k, v = cur.Last()
+			return in(k), v
 		}
-		return cur.Prev()
+		k, v = cur.Prev()
+		return in(k), v
 	}
-	keep := func(v []byte) bool {
-		return len(v) >= 4 && (set == nil || hasBit(set, binary.BigEndian.Uint32(v)))
+	at := func(pos []byte) ([]byte, []byte) {
+		full := append(bytes.Clone(prefix), pos...)
+		k, v := cur.Seek(full)
+		if k != nil && bytes.Equal(k, full) {
+			return k, v
+		}
+		return nil, nil
 	}
+	ok := func(v []byte) bool { return len(v) >= 4 && (keep == nil || keep(v)) }
 	lim := q.limit()
 	var k, v []byte
 	fwd := true
@@ -569,8 +885,7 @@ func walkIndex(tx Tx, q PageQuery, set []uint64) (Page, error) {
 		k, v = from(q.After, true)
 		anchor = q.After
 	case q.From != nil:
-		k, v = cur.Seek(q.From)
-		if k == nil || !bytes.Equal(k, q.From) {
+		if k, v = at(q.From); k == nil {
 			k, v = from(q.From, true)
 		}
 		anchor, atAnchor = q.From, true
@@ -584,17 +899,16 @@ func walkIndex(tx Tx, q PageQuery, set []uint64) (Page, error) {
 	default:
 		k, v = end(true)
 	}
-	type hit struct{ pos, key []byte }
-	var hits []hit
-	for ; k != nil && len(hits) < lim; k, v = step(fwd) {
-		if keep(v) {
-			hits = append(hits, hit{append([]byte(nil), k...), append([]byte(nil), v[4:]...)})
+	var rows []PageRow
+	for ; k != nil && len(rows) < lim; k, v = step(fwd) {
+		if ok(v) {
+			rows = append(rows, PageRow{Pos: bytes.Clone(k[len(prefix):]), Summary: Summary{Key: string(v[4:])}})
 		}
 	}
 	// One more row this way?
 	beyond := false
 	for n := 0; k != nil && n < probeSteps; k, v = step(fwd) {
-		if keep(v) {
+		if ok(v) {
 			beyond = true
 			break
 		}
@@ -607,12 +921,12 @@ func walkIndex(tx Tx, q PageQuery, set []uint64) (Page, error) {
 	behind := false
 	if anchor != nil {
 		// A row at the anchor itself (from skips it) counts as behind.
-		if kk, vv := cur.Seek(anchor); !atAnchor && kk != nil && bytes.Equal(kk, anchor) && keep(vv) {
+		if kk, vv := at(anchor); !atAnchor && kk != nil && ok(vv) {
 			behind = true
 		}
 		k, v = from(anchor, !fwd)
 		for n := 0; !behind && k != nil && n < probeSteps; k, v = step(!fwd) {
-			if keep(v) {
+			if ok(v) {
 				behind = true
 			}
 			n++
@@ -622,23 +936,10 @@ func walkIndex(tx Tx, q PageQuery, set []uint64) (Page, error) {
 		}
 	}
 	if !fwd {
-		for i, j := 0, len(hits)-1; i < j; i, j = i+1, j-1 {
-			hits[i], hits[j] = hits[j], hits[i]
+		for i, j := 0, len(rows)-1; i < j; i, j = i+1, j-1 {
+			rows[i], rows[j] = rows[j], rows[i]
 		}
 		beyond, behind = behind, beyond
 	}
-	p := Page{More: beyond, Less: behind, Rows: make([]PageRow, 0, len(hits))}
-	sb := tx.Bucket(bSummary)
-	for _, h := range hits {
-		sv := sb.Get(h.key)
-		if sv == nil {
-			return Page{}, fmt.Errorf("index entry of %s without a summary: %w", h.key, errCorrupt)
-		}
-		s, err := decodeSummary(sv)
-		if err != nil {
-			return Page{}, fmt.Errorf("summary %s: %w", h.key, err)
-		}
-		p.Rows = append(p.Rows, PageRow{Summary: s, Pos: h.pos})
-	}
-	return p, nil
+	return Page{More: beyond, Less: behind, Rows: rows}, nil
 }

@@ -250,7 +250,7 @@ func (l *resList) countCmd(upTo int) tea.Cmd {
 	}
 	run := func() tea.Msg {
 		n, err := src.ReservationCount(q)
-		return resCountMsg{l: l, gen: gen, n: n, err: err, capped: upTo > 0 && n >= upTo}
+		return resCountMsg{l: l, gen: gen, n: n, err: err, capped: upTo > 0 && n == upTo}
 	}
 	if l.sync {
 		return l.applyCount(run().(resCountMsg))
