@@ -187,7 +187,7 @@ func testReservationPage(t *testing.T, small bool) {
 					if w := posList(want); !slices.Equal(got, w) {
 						t.Fatalf("backwards: %d rows, want %d", len(got), len(w))
 					}
-					n, err := db.ReservationCount(base)
+					n, err := db.ReservationCount(PageQuery{Filter: c.filter, State: c.state})
 					if err != nil || n != want.Total {
 						t.Fatalf("count %d (%v), want %d", n, err, want.Total)
 					}

@@ -104,7 +104,10 @@ func stripList(from, to string) error {
 	defer dst.Close()
 	return dst.Update(func(tx *bolt.Tx) error {
 		for _, name := range []string{"sumidx.created", "sumidx.invoice", "sumidx.customer", "sumidx.amount", "sumidx.state",
-			"sumidx.unknown", "sumidx.missing", "sumrow", "sumtext"} {
+			"sumidx.unknown", "sumidx.missing", "sumrow", "sumtext", "sumgram"} {
+			if tx.Bucket([]byte(name)) == nil {
+				continue
+			}
 			if err := tx.DeleteBucket([]byte(name)); err != nil {
 				return fmt.Errorf("bucket %s: %w", name, err)
 			}
