@@ -309,11 +309,14 @@ func (l *resList) apply(m resPageMsg) tea.Cmd {
 			l.shift(-l.base)
 		}
 	}
+	recount := false
 	switch {
 	case p.Total >= 0:
 		l.total = p.Total
-	case m.kind == fetchRefresh: // a change: count again
-		l.total, l.counting, l.atLeast = -1, false, false
+	case m.kind == fetchRefresh:
+		// A change: count again, one count at a time, showing the last
+		// count meanwhile (a burst of pushes does not start a count each).
+		recount = true
 	}
 	if !l.more && !l.less {
 		l.total = len(l.rows)
@@ -323,8 +326,11 @@ func (l *resList) apply(m resPageMsg) tea.Cmd {
 	l.trim()
 	l.syncTable(m.kind)
 	var cmds []tea.Cmd
-	if l.total < 0 {
+	switch {
+	case l.total < 0:
 		cmds = append(cmds, l.countCmd(countFirst))
+	case recount:
+		cmds = append(cmds, l.countCmd(0))
 	}
 	l.again = false
 	cmds = append(cmds, l.ensure())
