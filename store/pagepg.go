@@ -363,6 +363,13 @@ func (db *DB) pgCount(q PageQuery, upTo int) (int, error) {
 	return 0, errors.New("count: no estimate")
 }
 
+// isReadOnlyRole: the role may not write (an agent who only looks); the
+// list table is filled by the next paydesk that may.
+func isReadOnlyRole(err error) bool {
+	var pe interface{ SQLState() string }
+	return errors.As(err, &pe) && (pe.SQLState() == "42501" || pe.SQLState() == "25006")
+}
+
 func isTimeout(err error) bool {
 	var pe interface{ SQLState() string }
 	return errors.As(err, &pe) && pe.SQLState() == "57014"

@@ -166,7 +166,7 @@ func openShared(dsn string, opts Options) (*DB, error) {
 		_ = eng.Close()
 		return nil, fmt.Errorf("database %s: %w", db.path, err)
 	}
-	if err := db.fillListTable(ctx); err != nil {
+	if err := db.fillListTable(ctx); err != nil && !isReadOnlyRole(err) {
 		_ = eng.Close()
 		return nil, fmt.Errorf("database %s: the reservation list: %w", db.path, err)
 	}
