@@ -179,7 +179,7 @@ func (db *DB) ReservationCount(q PageQuery) (int, error) {
 	}
 	n := 0
 	err := db.view(func(tx Tx) (err error) {
-		n, err = db.pages.boltCount(tx.(boltTx), q)
+		n, err = db.pages.boltCount(tx.(boltTx), q, upTo)
 		return err
 	})
 	if err != nil {
@@ -440,7 +440,8 @@ type pageCache struct {
 	state    State
 	stateSet []uint64
 
-	// scanBlocks and small, when set, replace maxScanBlocks and smallSet
+	// scanBlocks, small and walk, when set, replace maxScanBlocks, smallSet
+	// and walkBudget
 	// (the tests take every path on a small file).
-	scanBlocks, small int
+	scanBlocks, small, walk int
 }

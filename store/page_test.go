@@ -89,18 +89,22 @@ func posList(p Page) []string {
 // from cursors in the middle, and compares each page with the in-memory
 // reference over all summaries.
 func TestReservationPage(t *testing.T) {
-	for _, small := range []bool{false, true} {
+	for _, small := range []int{0, 1, 2} {
 		t.Run(fmt.Sprintf("small=%v", small), func(t *testing.T) { testReservationPage(t, small) })
 	}
 }
 
 // testReservationPage; small makes bbolt take the paths of a big file: a
-// common word walks the sort index checking rows, a set of more than 10
+// common word walks the sort index checking rows (1) or, when the walk
+// runs long, searches every block after all (2); a set of more than 10
 // rows is walked, not sorted.
-func testReservationPage(t *testing.T, small bool) {
+func testReservationPage(t *testing.T, small int) {
 	db := openTest(t)
-	if small {
+	switch small {
+	case 1:
 		db.pages.scanBlocks, db.pages.small = 1, 10
+	case 2:
+		db.pages.scanBlocks, db.pages.small, db.pages.walk = 1, 10, 5
 	}
 	pageData(t, db, 600)
 	all, err := db.LoadReservationSummaries()
