@@ -523,6 +523,10 @@ func (c *pageCache) wordBits(tx boltTx, words []string, all bool) ([]uint64, int
 	ws := wordBytes(words)
 	grams := wordGrams(ws)
 	nblocks := int((rowCount(tx) + 63) / 64)
+	scan := maxScanBlocks
+	if c.scanBlocks > 0 {
+		scan = c.scanBlocks
+	}
 	// The blocks to search.
 	var blocks []uint32
 	switch {
@@ -532,6 +536,9 @@ func (c *pageCache) wordBits(tx boltTx, words []string, all bool) ([]uint64, int
 			i := binary.BigEndian.Uint32(k)
 			if (prev == nil || (int(i) < len(prev) && prev[i] != 0)) && hasGrams(v, grams) {
 				blocks = append(blocks, i)
+				if !all && len(blocks) > scan {
+					return nil, -1, nil // a common word: no need to look further
+				}
 			}
 		}
 	case prev != nil:
@@ -542,10 +549,6 @@ func (c *pageCache) wordBits(tx boltTx, words []string, all bool) ([]uint64, int
 		}
 	default:
 		blocks = nil // every block
-	}
-	scan := maxScanBlocks
-	if c.scanBlocks > 0 {
-		scan = c.scanBlocks
 	}
 	if !all && (blocks == nil && len(grams) == 0 && prev == nil || len(blocks) > scan) {
 		return nil, -1, nil

@@ -26,7 +26,15 @@ func main() {
 	seed := flag.Int64("seed", 1, "the generator's seed")
 	from := flag.String("from", "", "PostgreSQL only: copy this generated file instead of generating")
 	baseline := flag.String("baseline", "", "write a copy of the -db file as the paydesk before the list indexes (schema 4) reads it, to this path")
+	resketch := flag.Bool("resketch", false, "drop the -db file's trigram sketches so that the next open builds them again")
 	flag.Parse()
+	if *resketch {
+		if err := dropSketches(*where); err != nil {
+			fmt.Fprintln(os.Stderr, "gen:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *baseline != "" {
 		if err := stripList(*where, *baseline); err != nil {
 			fmt.Fprintln(os.Stderr, "gen:", err)
@@ -113,6 +121,23 @@ func stripList(from, to string) error {
 			}
 		}
 		return tx.Bucket([]byte("meta")).Put([]byte("schema"), binary.BigEndian.AppendUint64(nil, 4))
+	})
+}
+
+// dropSketches takes schema 6's sketches out of a file (schema 5 again).
+func dropSketches(path string) error {
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.Update(func(tx *bolt.Tx) error {
+		if tx.Bucket([]byte("sumgram")) != nil {
+			if err := tx.DeleteBucket([]byte("sumgram")); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket([]byte("meta")).Put([]byte("schema"), binary.BigEndian.AppendUint64(nil, 5))
 	})
 }
 
