@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
 	"paydesk/internal/pgtest"
@@ -333,4 +334,45 @@ func TestListTableFillAndBulkCopy(t *testing.T) {
 	}
 	defer again.Close()
 	same(again, "after the fill on open")
+}
+
+// TestListMigration: a file from before the list's indexes (schema 4)
+// gets them on open, and they answer like the reference.
+func TestListMigration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := Open(path, Options{NoSync: true, Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pageData(t, db, 400)
+	all, _ := db.LoadReservationSummaries()
+	// Back to schema 4: the indexes go.
+	err = db.bolt.Update(func(tx *bolt.Tx) error {
+		for _, b := range pageBuckets {
+			if err := tx.DeleteBucket(b); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bMeta).Put(kSchema, u64(4))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+	db, err = Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []PageQuery{{Sort: SortCustomer, Limit: 1000}, {Sort: SortAmount, Desc: true, Limit: 1000},
+		{Filter: "muller", Limit: 1000}, {State: StateCancelled, Limit: 1000}, {State: StateOrderMissing, Limit: 1000},
+		{Filter: all[7].Invoice, Limit: 1000}} {
+		p, err := db.ReservationPage(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := PageSummaries(all, q); !slices.Equal(posList(p), posList(w)) || len(w.Rows) == 0 {
+			t.Fatalf("%+v: %d rows, want %d", q, len(p.Rows), len(w.Rows))
+		}
+	}
 }
