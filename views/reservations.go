@@ -374,8 +374,9 @@ func (s *Reservations) exportCmd(format string) tea.Cmd {
 	if s.list.src == nil {
 		return send(s.export(format, nil))
 	}
+	src, q := s.list.src, s.list.question()
 	run := func() tea.Msg {
-		rows, err := s.list.everything()
+		rows, err := everything(src, q)
 		return exportRowsMsg{tab: s, format: format, rows: rows, err: err}
 	}
 	if s.list.sync {

@@ -543,16 +543,15 @@ func (l *resList) update(msg tea.Msg) (tea.Cmd, bool) {
 		if l.prompt {
 			return l.promptKey(msg), true
 		}
+		// Home and End on a list not read that far read the top or the end
+		// at once; a read still running is dropped when it comes (its seq).
 		if key.Matches(msg, k.End) && l.more {
-			// The end of a list not read that far: read it.
 			l.rows, l.more, l.less = nil, false, true
 			l.inflight = false
-			l.gen++
 			return l.fetch(fetchEnd, pageRows), true
 		}
 		if key.Matches(msg, k.Home) && l.base > 0 {
 			l.table.SetCursor(0)
-			l.gen++
 			l.inflight = false
 			return l.fetch(fetchTop, 0), true
 		}
@@ -656,14 +655,13 @@ func (l *resList) infoLine(width int, noun string, sortName string, extra string
 	return spread(left, t.Muted.Render(right), width)
 }
 
-// everything reads every row that passes the filter, in order (an
-// export).
-func (l *resList) everything() ([]store.Summary, error) {
+// everything reads every row that passes q, in order (an export); it
+// runs in a command, so it is given what it reads.
+func everything(src ReservationSource, q store.PageQuery) ([]store.Summary, error) {
 	var out []store.Summary
-	q := l.question()
 	q.Limit = 10_000
 	for {
-		p, err := l.src.ReservationPage(q)
+		p, err := src.ReservationPage(q)
 		if err != nil {
 			return nil, err
 		}
