@@ -92,3 +92,49 @@ func TestPagedListLive(t *testing.T) {
 		t.Fatalf("filter:\n%s", s.View())
 	}
 }
+
+// countLater is a source that, like PostgreSQL, leaves a filter's count
+// to ReservationCount.
+type countLater struct{ slowSource }
+
+func (c countLater) ReservationPage(q store.PageQuery) (store.Page, error) {
+	p, err := c.slowSource.ReservationPage(q)
+	if q.Filter != "" {
+		p.Total = -1
+	}
+	return p, err
+}
+
+// A count of many rows comes in two steps: "10,000+" at once, then the
+// whole count.
+func TestCountInTwoSteps(t *testing.T) {
+	rows := genRows(12_000)
+	s := NewReservations(NewContext(func() time.Time { return listNow }))
+	s.SetSize(120, 20)
+	src := countLater{slowSource{&memSource{all: summaries(rows)}}}
+	finish(s.Update(ReservationSourceMsg{Source: src}), s)
+	press(s, "/")
+	var seen []string
+	var step func(cmd tea.Cmd)
+	step = func(cmd tea.Cmd) {
+		if cmd == nil {
+			return
+		}
+		msg := cmd()
+		if b, ok := msg.(tea.BatchMsg); ok {
+			for _, c := range b {
+				step(c)
+			}
+			return
+		}
+		next := s.Update(msg)
+		seen = append(seen, strings.SplitN(s.View(), "\n", 2)[0])
+		step(next)
+	}
+	step(s.Update(tea.KeyPressMsg{Code: 'r', Text: "r"}))
+	all := strings.Join(seen, "\n")
+	want := store.PageSummaries(summaries(rows), store.PageQuery{Filter: "r"}).Total
+	if !strings.Contains(all, "10,000+ of 12,000") || !strings.Contains(seen[len(seen)-1], countText(want, 12_000, "reservations")) {
+		t.Fatalf("the count's steps (want %d at the end):\n%s", want, all)
+	}
+}
