@@ -154,6 +154,9 @@ func (db *DB) ReservationPage(q PageQuery) (Page, error) {
 	if err != nil {
 		return Page{}, fmt.Errorf("reservation list: %w", err)
 	}
+	if p.Total < 0 && !p.More && !p.Less {
+		p.Total = len(p.Rows) // the page is the whole list: nothing to count
+	}
 	return p, nil
 }
 
