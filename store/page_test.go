@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand"
@@ -374,5 +375,18 @@ func TestListMigration(t *testing.T) {
 		if w := PageSummaries(all, q); !slices.Equal(posList(p), posList(w)) || len(w.Rows) == 0 {
 			t.Fatalf("%+v: %d rows, want %d", q, len(p.Rows), len(w.Rows))
 		}
+	}
+}
+
+// appendRow writes what encodeBlock would.
+func TestAppendRow(t *testing.T) {
+	rows := []textRow{{lo: 1, key: []byte("A"), text: []byte("abc\n")}, {lo: 5, key: []byte("BB"), text: []byte("de\n")}}
+	add := textRow{lo: 9, key: []byte("CCC"), text: []byte("fghi\n")}
+	got, ok := appendRow(encodeBlock(rows), add.lo, add.key, add.text)
+	if want := encodeBlock(append(rows, add)); !ok || !bytes.Equal(got, want) {
+		t.Fatalf("appendRow = %q (%v), want %q", got, ok, want)
+	}
+	if _, ok := appendRow(encodeBlock(rows), 3, add.key, add.text); ok {
+		t.Fatal("a row between two went last")
 	}
 }

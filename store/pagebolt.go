@@ -458,7 +458,15 @@ func encodeBlock(rows []textRow) []byte {
 // setRowText writes (text non-empty) or removes a row's search text.
 func setRowText(b Bucket, id uint32, key, text []byte) error {
 	bk := binary.BigEndian.AppendUint32(nil, id>>6)
-	rows, err := decodeBlock(b.Get(bk))
+	old := b.Get(bk)
+	if nv, ok := appendRow(old, byte(id&63), key, text); ok {
+		// A new reservation: its row ID is the newest, its row goes last.
+		if err := b.Put(bk, nv); err != nil {
+			return err
+		}
+		return addRowGrams(b, bk, text)
+	}
+	rows, err := decodeBlock(old)
 	if err != nil {
 		return fmt.Errorf("search text block %d: %w", id>>6, err)
 	}
@@ -478,15 +486,50 @@ func setRowText(b Bucket, id uint32, key, text []byte) error {
 	if len(rows) == 0 {
 		return b.Delete(bk)
 	}
-	if gb := b.(boltBucket).b.Tx().Bucket(bSumGram); gb != nil && len(text) > 0 {
-		sketch := make([]byte, gramBytes)
-		copy(sketch, gb.Get(bk))
-		addGrams(sketch, text)
-		if err := gb.Put(bk, sketch); err != nil {
-			return err
-		}
+	if err := addRowGrams(b, bk, text); err != nil {
+		return err
 	}
 	return b.Put(bk, encodeBlock(rows))
+}
+
+// addRowGrams sets a row's grams in its block's sketch.
+func addRowGrams(b Bucket, bk, text []byte) error {
+	gb := b.(boltBucket).b.Tx().Bucket(bSumGram)
+	if gb == nil || len(text) == 0 {
+		return nil
+	}
+	sketch := make([]byte, gramBytes)
+	copy(sketch, gb.Get(bk))
+	addGrams(sketch, text)
+	return gb.Put(bk, sketch)
+}
+
+// appendRow is setRowText's way for a row after every row of the block
+// (ok false: another case), written without decoding the block.
+func appendRow(v []byte, lo byte, key, text []byte) ([]byte, bool) {
+	if len(v) == 0 || len(text) == 0 {
+		return nil, false
+	}
+	n := int(v[0])
+	if n == 0 || n >= 64 || len(v) < 3+3*n || v[n] >= lo {
+		return nil, false
+	}
+	h := int(binary.BigEndian.Uint16(v[1+3*n:]))
+	if len(v) < 3+3*n+h || h+len(text) > 0xffff {
+		return nil, false
+	}
+	out := make([]byte, 0, len(v)+3+len(text)+len(key)+binary.MaxVarintLen16)
+	out = append(out, byte(n+1))
+	out = append(out, v[1:1+n]...)
+	out = append(out, lo)
+	out = append(out, v[1+n:1+3*n]...)
+	out = binary.BigEndian.AppendUint16(out, uint16(h+len(text)))
+	out = binary.BigEndian.AppendUint16(out, uint16(h+len(text)))
+	out = append(out, v[3+3*n:3+3*n+h]...)
+	out = append(out, text...)
+	out = append(out, v[3+3*n+h:]...)
+	out = binary.AppendUvarint(out, uint64(len(key)))
+	return append(out, key...), true
 }
 
 // blockRowText finds one row's text in a block without decoding the block
