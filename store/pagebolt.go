@@ -423,9 +423,15 @@ func decodeBlock(v []byte) ([]textRow, error) {
 		if end < start || end > h || m <= 0 || uint64(len(keys)-m) < l {
 			return nil, errCorrupt
 		}
+		if los[i] > 63 || (i > 0 && los[i] <= los[i-1]) {
+			return nil, errCorrupt
+		}
 		out[i] = textRow{lo: los[i], text: text[start:end], key: keys[m : m+int(l)]}
 		keys = keys[m+int(l):]
 		start = end
+	}
+	if len(keys) > 0 || start != h {
+		return nil, errCorrupt
 	}
 	return out, nil
 }
