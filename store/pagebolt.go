@@ -16,14 +16,20 @@ import (
 //
 //   - one index per sort column: position key (posKey) → row ID and key, so a
 //     page is a cursor walk of Limit entries, whatever the list's size;
-//   - an index of the reservations whose outcome is unknown, likewise;
+//   - an index of the reservations whose outcome is unknown, and one of the
+//     order mismatches, likewise;
 //   - a row ID per reservation (key → 4 bytes; IDs dense from 0), and the
 //     search text of 64 rows per block (row ID / 64 → block), laid out so a
 //     filter runs bytes.Index over a block's text at memory speed instead of
-//     visiting rows one by one. A filter makes a bit set of the rows it found
-//     (one 64-bit word per block: 125 KB for a million rows); the page then
-//     walks the sort index and keeps the rows in the set, or, when few rows
-//     matched, reads and sorts just those.
+//     visiting rows one by one, with a sketch of each block's trigrams and
+//     digits (below) that tells the blocks a rare word may be in.
+//
+// A filter whose blocks are few makes a bit set of the rows it found (one
+// 64-bit word per block: 125 KB for a million rows); the page then walks
+// the sort index and keeps the rows in the set, or, when few rows matched,
+// reads and sorts just those. A common word walks the sort index checking
+// each row's text until the page is full, and is counted apart
+// (boltCount). docs/large.md has the figures.
 var (
 	bSumIdx = [sortCount][]byte{
 		SortCreated:  []byte("sumidx.created"),
