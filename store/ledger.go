@@ -99,7 +99,7 @@ func (db *DB) putReservation(tx Tx, r *Reservation, c *Change) error {
 	if err := tx.Bucket(bReservation).Put(k, v); err != nil {
 		return err
 	}
-	if err := tx.Bucket(bSummary).Put(k, encodeSummary(r.Summary())); err != nil {
+	if err := putSummary(tx, r.Summary()); err != nil {
 		return err
 	}
 	if r.ReservationNumber != "" {

@@ -84,6 +84,10 @@ var migrations = []func(tx Tx) error{
 		}
 		return nil
 	},
+	// Version 5 keeps the reservation list's indexes (pagebolt.go).
+	4: migrateList,
+	// Version 6 adds the search text blocks' trigram sketches.
+	5: migrateGrams,
 }
 
 func (db *DB) migrate() (err error) {

@@ -323,6 +323,9 @@ func absorbPlaceholder(tx Tx, r *Reservation, c *Change) error {
 			}
 		}
 	}
+	if err := unindexSummary(tx, key); err != nil {
+		return err
+	}
 	for _, b := range [][]byte{bReservation, bSummary} {
 		if err := tx.Bucket(b).Delete([]byte(key)); err != nil {
 			return err

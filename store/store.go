@@ -32,7 +32,7 @@ var (
 
 // SchemaVersion is the layout this code writes. Open migrates older files
 // step by step and refuses newer ones.
-const SchemaVersion = 4
+const SchemaVersion = 6
 
 // initialMmapSize is address space, not memory: mapping it up front spares
 // the remaps (which stall every reader and the writer) while the file grows.
@@ -87,6 +87,8 @@ type DB struct {
 	lease *lease     // this process's liveness lock on PostgreSQL (pglease.go)
 	// inbox is the push inbox on PostgreSQL (pginbox.go), nil on a file.
 	inbox *inbox
+
+	pages pageCache // the last filter of the reservation list (page.go)
 }
 
 // Shared reports whether the store is a team's database that other
@@ -175,6 +177,11 @@ func openShared(dsn string, opts Options) (*DB, error) {
 		db.lease.close()
 		_ = eng.Close()
 		return nil, fmt.Errorf("database %s: %w", db.path, err)
+	}
+	if err := db.fillListTable(ctx); err != nil && !isReadOnlyRole(err) {
+		db.lease.close()
+		_ = eng.Close()
+		return nil, fmt.Errorf("database %s: the reservation list: %w", db.path, err)
 	}
 	db.inbox = newInbox(db, eng, dsn) // before the bus, whose listener looks at it
 	if err := db.startBus(dsn); err != nil {

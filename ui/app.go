@@ -21,7 +21,8 @@ import (
 
 // Store is what the console reads of the cache; *store.DB is one.
 type Store interface {
-	LoadReservationSummaries() ([]store.Summary, error)
+	ReservationPage(q store.PageQuery) (store.Page, error)
+	ReservationCount(q store.PageQuery) (int, error)
 	Reservation(ref string) (*store.Reservation, error)
 	Transaction(key string) (*store.Transaction, error)
 	TransactionsFor(ref string) ([]*store.Transaction, error)
@@ -110,8 +111,14 @@ type App struct {
 
 	dialogs []Dialog
 	help    bool
-	palette *palette
-	status  views.StatusMsg
+	// pagesGiven: the reservations list has been given the store to read
+	// its pages from (load.go).
+	pagesGiven bool
+	// txDeferred: the transactions are many and not read yet; txOpened:
+	// their tab was opened (load.go).
+	txDeferred, txOpened bool
+	palette              *palette
+	status               views.StatusMsg
 
 	// The log tabs' rows, for their export (their screens have none).
 	auditRows    []store.AuditEntry
@@ -302,6 +309,12 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, nil
 	case countsMsg:
 		a.counts = msg.Counts
+		return a, nil
+	case txDeferredMsg:
+		a.txDeferred = true
+		if a.active == TabTransactions {
+			return a, a.openTransactions()
+		}
 		return a, nil
 	case views.StatusMsg:
 		a.status = msg
@@ -543,6 +556,9 @@ func (a *App) bindingDesc(msg tea.KeyPressMsg) string {
 
 func (a *App) switchTab(i int) tea.Cmd {
 	a.active = i
+	if i == TabTransactions {
+		return a.openTransactions()
+	}
 	return nil
 }
 

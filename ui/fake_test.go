@@ -34,6 +34,19 @@ func (f *fakeStore) LoadReservationSummaries() ([]store.Summary, error) {
 	return out, nil
 }
 
+// ReservationPage and ReservationCount answer from memory, sorted and
+// filtered the way the stores do (store.PageSummaries is their reference).
+func (f *fakeStore) ReservationPage(q store.PageQuery) (store.Page, error) {
+	all, _ := f.LoadReservationSummaries()
+	return store.PageSummaries(all, q), nil
+}
+
+func (f *fakeStore) ReservationCount(q store.PageQuery) (int, error) {
+	all, _ := f.LoadReservationSummaries()
+	q.Limit = 1
+	return store.PageSummaries(all, q).Total, nil
+}
+
 func (f *fakeStore) Reservation(ref string) (*store.Reservation, error) {
 	for _, r := range f.res {
 		if r.Key == ref || (ref != "" && r.ReservationNumber == ref) {

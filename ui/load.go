@@ -95,12 +95,22 @@ func (a *App) reload(c store.Change) tea.Cmd {
 	var cmds []tea.Cmd
 	cmds = append(cmds, a.loadCounts(c))
 	if full || len(c.Reservations) > patchLimit {
+		// The reservations list reads its pages from the store itself (the
+		// first time it is given the store; later it reads its window
+		// again); the attention tab gets the few rows it looks at.
+		if !a.pagesGiven {
+			a.pagesGiven = true
+			cmds = append(cmds, send(views.ReservationSourceMsg{Source: st}))
+		} else {
+			cmds = append(cmds, send(views.ReservationRowsMsg{}))
+		}
+		now := a.cfg.Now
 		cmds = append(cmds, func() tea.Msg {
-			sums, err := st.LoadReservationSummaries()
+			sums, err := attentionSummaries(st, now())
 			if err != nil {
-				return views.ReservationRowsMsg{Err: err}
+				return views.AttentionReservationsMsg{Err: err}
 			}
-			return views.ReservationRowsMsg{Full: true, Rows: views.NewReservationRows(sums)}
+			return views.AttentionReservationsMsg{Rows: views.NewReservationRows(sums)}
 		})
 	} else if len(c.Reservations) > 0 {
 		keys := slices.Clone(c.Reservations)
@@ -121,15 +131,24 @@ func (a *App) reload(c store.Change) tea.Cmd {
 			return views.ReservationRowsMsg{Rows: rows, Removed: removed}
 		})
 	}
-	if full || len(c.Transactions) > patchLimit {
+	switch {
+	case a.txDeferred && !a.txOpened:
+		// A big cache's transactions are read when their tab is opened.
+	case full || len(c.Transactions) > patchLimit:
+		opened := a.txOpened
 		cmds = append(cmds, func() tea.Msg {
+			if !opened {
+				if n, err := st.Counts(); err == nil && n.Transactions > txEagerMax {
+					return txDeferredMsg{}
+				}
+			}
 			txs, err := st.Transactions()
 			if err != nil {
 				return views.TransactionRowsMsg{Err: err}
 			}
 			return views.TransactionRowsMsg{Full: true, Rows: views.NewTransactionRows(txs)}
 		})
-	} else if len(c.Transactions) > 0 {
+	case len(c.Transactions) > 0:
 		keys := slices.Clone(c.Transactions)
 		cmds = append(cmds, func() tea.Msg {
 			rows := make([]*views.TransactionRow, 0, len(keys))
@@ -195,6 +214,71 @@ func (a *App) reload(c store.Change) tea.Cmd {
 	}
 	cmds = append(cmds, a.reloadPages()...)
 	return tea.Batch(cmds...)
+}
+
+// attentionCap bounds the rows of each kind the attention tab is given (a
+// shop that never sends its orders makes every reservation a mismatch; one
+// that ships late, thousands of reservations near their window's end):
+// the oldest first, which need a person soonest.
+const attentionCap = 5000
+
+// attentionSummaries reads the reservations the attention tab looks at:
+// the open ones near the end of their shipment window (oldest first, until
+// one has more days left) and the order mismatches.
+func attentionSummaries(st Store, now time.Time) ([]store.Summary, error) {
+	var out []store.Summary
+	for _, state := range []store.State{store.StateReserved, store.StatePartlyCaptured} {
+		q := store.PageQuery{State: state, Sort: store.SortCreated, Limit: 500}
+	pages:
+		for len(out) < attentionCap {
+			p, err := st.ReservationPage(q)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range p.Rows {
+				if r.Summary.DaysLeft(now) > views.AttentionDaysLeft {
+					break pages
+				}
+				out = append(out, r.Summary)
+			}
+			if !p.More || len(p.Rows) == 0 {
+				break
+			}
+			q.After = p.Rows[len(p.Rows)-1].Pos
+		}
+	}
+	q := store.PageQuery{State: store.StateOrderMissing, Sort: store.SortCreated, Limit: attentionCap}
+	p, err := st.ReservationPage(q)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range p.Rows {
+		out = append(out, r.Summary)
+	}
+	return out, nil
+}
+
+func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
+
+// txEagerMax is the transaction count up to which the console reads them
+// all at start. The transactions list still holds every row (it is not
+// paged in the store yet, see docs/large.md); past this count it is read
+// when its tab is first opened, so the first frame does not wait for it.
+const txEagerMax = 50_000
+
+// txDeferredMsg: the transactions are many; they are read when their tab
+// opens.
+type txDeferredMsg struct{}
+
+// openTransactions reads the transactions when their tab opens for the
+// first time after they were deferred.
+func (a *App) openTransactions() tea.Cmd {
+	if !a.txDeferred || a.txOpened {
+		return nil
+	}
+	a.txOpened = true
+	a.txDeferred = false
+	return a.reload(store.Change{Transactions: make([]string, patchLimit+1)})
 }
 
 // AttentionSource is the hook for what else needs a person: the order

@@ -84,6 +84,10 @@ type (
 // windowWarnDays is how close the 14-day window's end must be to show.
 const windowWarnDays = 3
 
+// AttentionDaysLeft: a reservation still open with this many days left in
+// its window, or fewer, is one the attention tab looks at.
+const AttentionDaysLeft = windowWarnDays + 1
+
 // Attention is the attention tab: what needs a person today, most urgent
 // first; enter opens the place where each is fixed.
 type Attention struct {
@@ -144,6 +148,9 @@ func (a *Attention) Count() int { return len(a.build()) }
 // Update takes the rows the console loads and keys.
 func (a *Attention) Update(msg tea.Msg) tea.Cmd {
 	now := a.ctx.Now()
+	if m, ok := msg.(AttentionReservationsMsg); ok {
+		msg = ReservationRowsMsg{Full: true, Rows: m.Rows, Err: m.Err}
+	}
 	switch msg := msg.(type) {
 	case ReservationRowsMsg:
 		if msg.Err != nil {

@@ -87,6 +87,7 @@ func BenchmarkRenderReservations(b *testing.B) {
 	rows := benchReservations(b)
 	s := loadedReservations(b, rows)
 	s.list.table.SetCursor(50_000)
+	finish(s.list.ensure(), s)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -103,7 +104,7 @@ func BenchmarkRenderReservations(b *testing.B) {
 // (BenchmarkFilterReservationsNarrowing).
 func BenchmarkFilterReservations(b *testing.B) {
 	rows := benchReservations(b)
-	s := loadedReservations(b, rows)
+	s := newEngine(rows)
 	spec := s.list.spec
 	sorted := s.list.view
 	b.ReportAllocs()
@@ -122,7 +123,7 @@ func BenchmarkFilterReservations(b *testing.B) {
 // what the previous one found.
 func BenchmarkFilterReservationsNarrowing(b *testing.B) {
 	rows := benchReservations(b)
-	s := loadedReservations(b, rows)
+	s := newEngine(rows)
 	prev := computeView(s.list.spec, nil, s.list.view, rows, s.list.sortCol, s.list.sortDesc, "mü", 0)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -137,7 +138,7 @@ func BenchmarkFilterReservationsNarrowing(b *testing.B) {
 // BenchmarkSortReservations re-sorts 100,000 rows by amount (a press of s).
 func BenchmarkSortReservations(b *testing.B) {
 	rows := benchReservations(b)
-	s := loadedReservations(b, rows)
+	s := newEngine(rows)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -153,6 +154,39 @@ func BenchmarkPrepareSearch(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		_ = buildHay(rows, NewReservations(NewContext(nil)).list.spec)
+		_ = buildHay(rows, reservationSpec())
 	}
+}
+
+// BenchmarkRenderReservationsLarge draws one frame of the reservations list
+// reading from a store of a million reservations (PAYDESK_LARGE: a file or
+// URL made by store/storetest/gen; see docs/large.md), after paging a
+// thousand screens down.
+func BenchmarkRenderReservationsLarge(b *testing.B) {
+	where := os.Getenv("PAYDESK_LARGE")
+	if where == "" || testing.Short() {
+		b.Skip("set PAYDESK_LARGE to a cache made by store/storetest/gen")
+	}
+	db, err := store.Open(where, store.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ctx := NewContext(func() time.Time { return benchNow })
+	ctx.Location = time.UTC
+	s := NewReservations(ctx)
+	s.SetSize(120, 33)
+	finish(s.Update(ReservationSourceMsg{Source: db}), s)
+	for range 1000 {
+		finish(s.Update(tea.KeyPressMsg{Code: tea.KeyPgDown}), s)
+	}
+	if _, ok := s.list.selected(); !ok || s.list.table.Cursor() < 30_000 {
+		b.Fatalf("the cursor is on row %d, not on a row read", s.list.table.Cursor())
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		_ = s.View()
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/frame")
 }

@@ -14,6 +14,13 @@ type (
 		Removed []string
 		Err     error
 	}
+	// AttentionReservationsMsg gives the attention tab the reservations it
+	// looks at (near the end of their window, order mismatches), replacing
+	// the ones it had.
+	AttentionReservationsMsg struct {
+		Rows []*ReservationRow
+		Err  error
+	}
 	// TransactionRowsMsg replaces (Full) or upserts transactions.
 	TransactionRowsMsg struct {
 		Full bool

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -145,25 +144,6 @@ func (l *list[R]) setRows(rows []R) tea.Cmd {
 	l.rows = rows
 	l.loaded = true
 	return l.recompute()
-}
-
-// remove drops the rows with the given keys (a record that is gone: an
-// order's placeholder replaced by its reservation).
-func (l *list[R]) remove(keys []string) {
-	if len(keys) == 0 {
-		return
-	}
-	gone := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		gone[k] = true
-	}
-	next := make([]R, 0, len(l.rows))
-	for _, r := range l.rows {
-		if !gone[l.spec.key(r)] {
-			next = append(next, r)
-		}
-	}
-	l.rows = next
 }
 
 // upsert replaces rows with the same key and adds new ones.
@@ -593,26 +573,4 @@ func (l *list[R]) infoLine(width int, noun string, sortName string, extra string
 		right = extra + " · " + right
 	}
 	return spread(left, t.Muted.Render(right), width)
-}
-
-// appendSearch appends s cleaned and folded (case and accents: "muller"
-// finds "Müller"), with a separator. ASCII text without control characters
-// (nearly all of it) is lower-cased in place; anything else goes through
-// textsafe and the Unicode fold.
-func appendSearch(dst []byte, s string, f *fold.Folder) []byte {
-	mark := len(dst)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= utf8.RuneSelf || (c < 0x20 && c != '\n') || c == 0x7f {
-			return append(f.Append(dst[:mark], strings.ReplaceAll(clean(s), "\n", " ")), 0)
-		}
-		if c == '\n' { // the article lines of a summary
-			c = ' '
-		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
-	}
-	return append(dst, 0)
 }

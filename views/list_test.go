@@ -64,7 +64,7 @@ func newTab(rows []*ReservationRow) *Reservations {
 // narrowing) find the same rows in the same order.
 func TestFilterPathsAgree(t *testing.T) {
 	rows := genRows(20000)
-	s := newTab(rows)
+	s := newEngine(rows)
 	for _, q := range []string{"mü", "müller", "cup", "inv-0001", "r000123", "vries scarf", "nothing-like-this", "e"} {
 		t.Run(q, func(t *testing.T) {
 			fast := computeView(s.list.spec, nil, s.list.view, rows, rcAge, true, q, 0)
@@ -90,7 +90,7 @@ func TestFilterPathsAgree(t *testing.T) {
 // the same rows, and find some.
 func TestFilterFoldsAccents(t *testing.T) {
 	rows := genRows(20000)
-	s := newTab(rows)
+	s := newEngine(rows)
 	var found [][]int32
 	for _, q := range []string{"müller", "muller", "MÜLLER", "Muller"} {
 		v := computeView(s.list.spec, nil, s.list.view, rows, rcAge, true, q, 0)
@@ -109,26 +109,57 @@ func TestFilterFoldsAccents(t *testing.T) {
 	}
 }
 
-// Typing into the filter of a big list never waits for the filter: each
-// keystroke starts a job, and only the newest job's answer is applied.
+// newEngine is the in-memory list engine (the transactions' and pushes'
+// lists) over reservation rows, loaded and sorted newest first.
+func newEngine(rows []*ReservationRow) struct{ list *list[*ReservationRow] } {
+	l := newList(NewContext(func() time.Time { return listNow }), reservationColumns, reservationSpec(), rcAge, true)
+	l.apply(computeView(l.spec, nil, nil, rows, rcAge, true, "", 0))
+	l.rows = rows
+	return struct{ list *list[*ReservationRow] }{l}
+}
+
+// slowSource answers like memory but, not being memory, is asked in
+// commands, as the store is.
+type slowSource struct{ m *memSource }
+
+func (s slowSource) ReservationPage(q store.PageQuery) (store.Page, error) {
+	return s.m.ReservationPage(q)
+}
+func (s slowSource) ReservationCount(q store.PageQuery) (int, error) { return s.m.ReservationCount(q) }
+
+func summaries(rows []*ReservationRow) []store.Summary {
+	out := make([]store.Summary, len(rows))
+	for i, r := range rows {
+		out[i] = r.Summary
+	}
+	return out
+}
+
+// Typing into the filter never waits for the store: each keystroke asks
+// in a command, one read at a time; what is typed meanwhile is asked next,
+// and an answer to an older question is never shown.
 func TestFilterRunsAsyncAndDropsStaleAnswers(t *testing.T) {
-	rows := genRows(asyncRows * 2)
-	s := newTab(rows)
+	rows := genRows(3000)
+	s := NewReservations(NewContext(func() time.Time { return listNow }))
+	s.SetSize(120, 20)
+	src := slowSource{&memSource{all: summaries(rows)}}
+	finish(s.Update(ReservationSourceMsg{Source: src}), s)
 	press(s, "/")
 	c1 := s.Update(tea.KeyPressMsg{Code: 'm', Text: "m"})
 	c2 := s.Update(tea.KeyPressMsg{Code: 'ü', Text: "ü"})
-	if c1 == nil || c2 == nil {
-		t.Fatal("a big list filtered inside Update")
+	if c1 == nil {
+		t.Fatal("the filter read the store inside Update")
 	}
-	if !s.list.busy {
-		t.Error("the list does not say it is filtering")
+	if c2 != nil {
+		t.Fatal("a second read started while the first ran")
 	}
-	newer, older := c2(), c1()
-	s.Update(newer)
-	s.Update(older) // arrives late: must not replace the newer result
-	want := filterRows(s.list.spec.haystack, nil, rows, s.list.view.sorted, "mü")
-	if got := s.list.view.idx; !slices.Equal(got, want) || s.list.view.query != "mü" {
-		t.Fatalf("applied the stale answer for %q (%d rows), want %q (%d rows)", s.list.view.query, len(got), "mü", len(want))
+	if !s.list.inflight {
+		t.Error("the list does not say it is reading")
+	}
+	finish(c1, s) // the answer for "m" arrives late: "mü" is asked instead
+	want := store.PageSummaries(summaries(rows), store.PageQuery{Filter: "mü", Desc: true, Limit: 20000})
+	if s.list.query != "mü" || s.list.total != want.Total || s.list.rows[0].Summary.Key != want.Rows[0].Summary.Key {
+		t.Fatalf("shows %q: %d rows, want %q: %d rows", s.list.query, s.list.total, "mü", want.Total)
 	}
 }
 
@@ -140,7 +171,7 @@ func TestFilterNarrowsWidensAndClears(t *testing.T) {
 		t.Fatalf("cup: %d rows, want 17", n)
 	}
 	press(s, "backspace", "backspace", "backspace", "g")
-	if n, want := s.list.len(), len(filterRows(s.list.spec.haystack, nil, rows, s.list.view.sorted, "g")); n != want {
+	if n, want := s.list.len(), store.PageSummaries(summaries(rows), store.PageQuery{Filter: "g"}).Total; n != want {
 		t.Fatalf("g: %d rows, want %d", n, want)
 	}
 	press(s, "esc")
@@ -157,7 +188,7 @@ func TestSortKeepsTheCursorRow(t *testing.T) {
 	before, _ := s.list.selected()
 	press(s, "s") // by invoice
 	after, _ := s.list.selected()
-	if before != after {
+	if before.Summary.Key != after.Summary.Key {
 		t.Fatalf("cursor moved from %s to %s", before.Summary.Key, after.Summary.Key)
 	}
 	if s.list.sortCol != rcInvoice {
@@ -273,7 +304,7 @@ func TestCursorAcrossNewRows(t *testing.T) {
 	on, _ := s.list.selected()
 	newest := NewReservationRow(store.Summary{Key: "NEWER", Invoice: "INV-NEWER", Created: listNow.Add(2 * time.Minute), State: store.StateReserved})
 	finish(s.Update(ReservationRowsMsg{Rows: []*ReservationRow{newest}}), s)
-	if got, _ := s.list.selected(); got != on {
+	if got, _ := s.list.selected(); got.Summary.Key != on.Summary.Key {
 		t.Fatalf("the cursor left its row: was on %s, now on %s", on.Summary.Key, got.Summary.Key)
 	}
 }

@@ -110,54 +110,66 @@ func reservationKey(r *ReservationRow, col int) (int64, bool) {
 	return 0, false
 }
 
-// Reservations is the reservations tab.
+// Reservations is the reservations tab. Its list reads the rows near the
+// screen from the store (ReservationSourceMsg), sorted and filtered there;
+// rows handed over whole (ReservationRowsMsg with Full) are paged the same
+// way from memory.
 type Reservations struct {
-	listTab[*ReservationRow]
+	ctx      *Context
+	list     *resList
+	width    int
+	height   int
+	err      error
 	stateIdx int // index into reservationStates: the state filter (v)
 	wide     int // the widest invoice seen
 }
 
+// reservationSortable are the columns s cycles through.
+var reservationSortable = []int{rcAge, rcInvoice, rcCustomer, rcAmount, rcState, rcLeft}
+
 // reservationStates are the state filter's steps, cycled with v; "unknown"
 // is an operation whose outcome is unknown.
 var reservationStates = []store.State{"", store.StateAwaitingCustomer, store.StateReserved, store.StatePartlyCaptured,
-	store.StateCaptured, store.StateClosed, store.StateCancelled, store.StateDeclined, "unknown"}
+	store.StateCaptured, store.StateClosed, store.StateCancelled, store.StateDeclined, store.StateOutcomeUnknown}
 
 func stateFilterText(s store.State) string {
-	if s == "unknown" {
+	if s == store.StateOutcomeUnknown {
 		return "outcome unknown"
 	}
 	return listStateText(s)
 }
 
-// NewReservations makes the reservations tab, newest first.
-func NewReservations(ctx *Context) *Reservations {
-	spec := rowSpec[*ReservationRow]{
+// reservationSpec is the reservation rows' spec for the in-memory list
+// engine (list.go), which the other lists use.
+func reservationSpec() rowSpec[*ReservationRow] {
+	return rowSpec[*ReservationRow]{
 		key:      func(r *ReservationRow) string { return r.Summary.Key },
 		haystack: (*ReservationRow).searchText,
 		appendHay: func(dst []byte, r *ReservationRow, f *fold.Folder) []byte {
-			s := &r.Summary
-			for _, field := range [...]string{s.Invoice, s.Customer, s.ReservationNumber, s.Key, s.Articles, s.Email, s.InvoiceNumbers} {
-				dst = appendSearch(dst, field, f)
-			}
-			return dst
+			return store.AppendSearchText(dst, &r.Summary, f)
 		},
 		compare:  compareReservations,
 		intKey:   reservationKey,
-		sortable: []int{rcAge, rcInvoice, rcCustomer, rcAmount, rcState, rcLeft},
+		sortable: reservationSortable,
 	}
-	s := &Reservations{listTab: listTab[*ReservationRow]{ctx: ctx}}
-	spec.keep = func() func(*ReservationRow) bool {
-		st := reservationStates[s.stateIdx]
-		switch st {
-		case "":
-			return nil
-		case "unknown":
-			return func(r *ReservationRow) bool { return r.Summary.OutcomeUnknown }
-		}
-		return func(r *ReservationRow) bool { return r.Summary.State == st }
-	}
-	s.list = newList(ctx, reservationColumns, spec, rcAge, true)
-	return s
+}
+
+// NewReservations makes the reservations tab, newest first.
+func NewReservations(ctx *Context) *Reservations {
+	return &Reservations{ctx: ctx, list: newResList(ctx)}
+}
+
+// SetSize sets the screen size.
+func (s *Reservations) SetSize(w, h int) {
+	s.width, s.height = w, h
+	s.list.table.SetSize(w, h-1)
+}
+
+// Capturing is true while the filter prompt is open.
+func (s *Reservations) Capturing() bool { return s.list.prompt }
+
+func (s *Reservations) page(info, body string) string {
+	return info + "\n" + padLines(body, s.height-1)
 }
 
 // fitIdentifiers widens the invoice column to the widest invoice seen:
@@ -165,14 +177,9 @@ func NewReservations(ctx *Context) *Reservations {
 // they are shown whole and the customer's name gives way. The reservation
 // number (a UUID at some providers) stays a flexible column, whole on the
 // detail page and found by the filter.
-func (s *Reservations) fitIdentifiers(rows []*ReservationRow) {
-	grew := false
-	for _, r := range rows {
-		if w := width(r.Summary.Invoice); w > s.wide {
-			s.wide, grew = min(w, 40), true
-		}
-	}
-	if grew {
+func (s *Reservations) fitIdentifiers(invoice string) {
+	if w := width(invoice); w > s.wide && s.wide < 40 {
+		s.wide = min(w, 40)
 		s.list.table.FitColumn(rcInvoice, s.wide)
 	}
 }
@@ -191,19 +198,46 @@ func (s *Reservations) Actions() []Action {
 
 // Update handles rows, keys and the wheel.
 func (s *Reservations) Update(msg tea.Msg) tea.Cmd {
-	if m, ok := msg.(ReservationRowsMsg); ok {
-		if !m.Full && m.Err == nil && len(m.Removed) > 0 {
-			s.list.remove(m.Removed)
-			if len(m.Rows) == 0 {
-				return s.list.recompute()
+	switch m := msg.(type) {
+	case ReservationSourceMsg:
+		s.err = nil
+		return s.list.setSource(m.Source, nil)
+	case ReservationRowsMsg:
+		s.err = m.Err
+		switch {
+		case m.Err != nil:
+			return nil
+		case m.Full:
+			// Rows handed over whole: paged from memory.
+			mem := &memSource{all: make([]store.Summary, len(m.Rows))}
+			for i, r := range m.Rows {
+				mem.all[i] = r.Summary
 			}
+			return s.list.setSource(mem, mem)
 		}
-		s.fitIdentifiers(m.Rows)
-		return s.list.takeRows(m.Full, m.Rows, m.Err, &s.err)
+		return s.list.changed(m.Rows, m.Removed)
+	case exportRowsMsg:
+		if m.tab != s {
+			return nil
+		}
+		if m.err != nil {
+			s.err = m.err
+			return nil
+		}
+		return send(s.export(m.format, m.rows))
 	}
-	key, cmd, ok := s.keyLeft(msg)
-	if !ok {
+	cmd, done := s.list.update(msg)
+	if p, ok := msg.(resPageMsg); ok && p.l == s.list {
+		for _, r := range s.list.rows {
+			s.fitIdentifiers(r.Summary.Invoice)
+		}
+	}
+	if done {
 		return cmd
+	}
+	key, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
 	}
 	k := s.ctx.Keys
 	sel, has := s.list.selected()
@@ -214,10 +248,10 @@ func (s *Reservations) Update(msg tea.Msg) tea.Cmd {
 		return send(GiftCardPayIntent{})
 	case keyIs(key, k.FilterState):
 		s.stateIdx = (s.stateIdx + 1) % len(reservationStates)
-		s.list.keepGen++
-		return s.list.recompute()
+		s.list.state = reservationStates[s.stateIdx]
+		return s.list.restart()
 	case keyIs(key, k.ExportCSV), keyIs(key, k.ExportJSON):
-		return send(s.export(exportFormat(key, k)))
+		return s.exportCmd(exportFormat(key, k))
 	}
 	if !has {
 		return nil
@@ -244,15 +278,23 @@ func (s *Reservations) View() string {
 		extra = "state: " + stateFilterText(st) + " (v)"
 	}
 	info := s.list.infoLine(s.width, "reservations", reservationColumns[s.list.sortCol].Title, extra)
+	if s.err == nil {
+		s.err = s.list.err
+	}
 	if s.err != nil {
-		return s.page(info, s.readError())
+		return s.page(info, s.ctx.Theme.Failed.Render("Could not read the cache: "+clean(s.err.Error())))
 	}
 	if s.list.len() == 0 {
 		return s.page(info, s.empty())
 	}
 	now := s.ctx.Now()
 	body := s.list.table.View(func(i int, out []Cell) {
-		r := s.list.at(i)
+		r, ok := s.list.at(i)
+		if !ok {
+			// Not read yet (the window follows the screen).
+			out[rcInvoice] = Cell{Text: "…", Paint: theme.PaintMuted}
+			return
+		}
 		sum := &r.Summary
 		st := sum.State
 		out[rcInvoice] = Cell{Text: clean(sum.Invoice)}
@@ -292,7 +334,7 @@ func (s *Reservations) empty() string {
 	if !s.list.loaded {
 		return "\n  " + t.Muted.Render("Loading the cache…")
 	}
-	if s.list.query != "" || len(s.list.rows) > 0 {
+	if s.list.query != "" || s.list.state != "" || s.list.all > 0 {
 		return "\n  " + t.Muted.Render("No reservation matches the filter — press esc to clear it.")
 	}
 	// Not "run paydesk --demo": under `go run .` there is no paydesk to
@@ -317,14 +359,39 @@ func (s *Reservations) intakeHint() string {
 		"\n    " + clean(s.ctx.IntakeURL) + "\n  " + t.Muted.Render("or run paydesk import FILE.")
 }
 
-func (s *Reservations) export(format string) ExportIntent {
-	rows := s.list.visible()
+// exportRowsMsg carries every row that passes the filter, read for an
+// export.
+type exportRowsMsg struct {
+	tab    *Reservations
+	format string
+	rows   []store.Summary
+	err    error
+}
+
+// exportCmd reads every row that passes the filter (in a command: a big
+// list takes a while), then asks for the export.
+func (s *Reservations) exportCmd(format string) tea.Cmd {
+	if s.list.src == nil {
+		return send(s.export(format, nil))
+	}
+	src, q := s.list.src, s.list.question()
+	run := func() tea.Msg {
+		rows, err := everything(src, q)
+		return exportRowsMsg{tab: s, format: format, rows: rows, err: err}
+	}
+	if s.list.sync {
+		return s.Update(run())
+	}
+	return run
+}
+
+func (s *Reservations) export(format string, rows []store.Summary) ExportIntent {
 	now := s.ctx.Now()
 	return ExportIntent{Name: "reservations", Format: format, Table: ExportTable{
 		Columns: []string{"key", "reservation_number", "invoice", "customer", "country", "currency", "amount", "captured", "remaining", "state", "created", "days_left"},
 		Len:     len(rows),
 		Row: func(i int) []string {
-			s := rows[i].Summary
+			s := rows[i]
 			return []string{s.Key, s.ReservationNumber, s.Invoice, s.Customer, s.Country, s.Currency,
 				money(s.Amount), money(s.Captured), money(s.Remaining), string(s.State), s.Created.UTC().Format(timeFormatExport), itoa(s.DaysLeft(now))}
 		}}}

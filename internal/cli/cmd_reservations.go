@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -39,42 +41,86 @@ func runReservations(_ context.Context, c *cmdContext, state string) int {
 	if code >= 0 {
 		return code
 	}
-	var rows []store.Summary
 	if db != nil {
 		defer db.Close()
-		var err error
-		if rows, err = db.LoadReservationSummaries(); err != nil {
+	}
+	now := c.now(db)
+	// The rows are read a page at a time, newest first, and written as they
+	// come: a cache of a million reservations is never held whole.
+	each := func(fn func(r reservationJSON) error) error {
+		if db == nil {
+			return nil
+		}
+		q := store.PageQuery{Sort: store.SortCreated, Desc: true, State: store.State(state), Limit: 5000}
+		for {
+			p, err := db.ReservationPage(q)
+			if err != nil {
+				return err
+			}
+			for _, pr := range p.Rows {
+				s := pr.Summary
+				if err := fn(reservationJSON{ReservationNumber: s.ReservationNumber, Key: s.Key, Invoice: clean(s.Invoice), State: string(s.State), LinesKnown: !s.LinesUnknown,
+					Amount: money(s.Amount), Captured: money(s.Captured), Remaining: money(s.Remaining), Currency: s.Currency,
+					Customer: clean(s.Customer), Country: s.Country, Created: timeText(s.Created), DaysLeft: s.DaysLeft(now),
+					OutcomeUnknown: s.OutcomeUnknown, IsTest: s.IsTest}); err != nil {
+					return err
+				}
+			}
+			if !p.More || len(p.Rows) == 0 {
+				return nil
+			}
+			q.After = p.Rows[len(p.Rows)-1].Pos
+		}
+	}
+	w := bufio.NewWriter(sio.Stdout)
+	defer w.Flush()
+	if c.flags.json {
+		// A JSON array written item by item, laid out as writeJSON would.
+		n := 0
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("  ", "  ")
+		err := each(func(r reservationJSON) error {
+			buf.Reset()
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+			sep := ",\n  "
+			if n == 0 {
+				sep = "[\n  "
+			}
+			n++
+			_, _ = w.WriteString(sep)
+			_, err := w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+			return err
+		})
+		if err != nil {
 			return c.fail(err)
 		}
-	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].Created.After(rows[j].Created) })
-	now := c.now(db)
-	var out []reservationJSON
-	for _, s := range rows {
-		if state != "" && string(s.State) != state {
-			continue
+		if n == 0 {
+			_, _ = w.WriteString("[]\n")
+		} else {
+			_, _ = w.WriteString("\n]\n")
 		}
-		out = append(out, reservationJSON{ReservationNumber: s.ReservationNumber, Key: s.Key, Invoice: clean(s.Invoice), State: string(s.State), LinesKnown: !s.LinesUnknown,
-			Amount: money(s.Amount), Captured: money(s.Captured), Remaining: money(s.Remaining), Currency: s.Currency,
-			Customer: clean(s.Customer), Country: s.Country, Created: timeText(s.Created), DaysLeft: s.DaysLeft(now),
-			OutcomeUnknown: s.OutcomeUnknown, IsTest: s.IsTest})
-	}
-	if c.flags.json {
-		if out == nil {
-			out = []reservationJSON{}
-		}
-		_ = writeJSON(sio.Stdout, out)
 		return exitOK
 	}
 	if c.flags.quiet {
-		for _, r := range out {
-			fmt.Fprintln(sio.Stdout, cmp.Or(r.ReservationNumber, r.Key))
+		if err := each(func(r reservationJSON) error {
+			_, err := fmt.Fprintln(w, cmp.Or(r.ReservationNumber, r.Key))
+			return err
+		}); err != nil {
+			return c.fail(err)
 		}
 		return exitOK
 	}
-	tw := tabwriter.NewWriter(sio.Stdout, 0, 0, 2, ' ', 0)
+	// The columns line up within each block of rows the writer holds (a
+	// page), not across a million rows held at once.
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RESERVATION\tINVOICE\tSTATE\tAMOUNT\tCAPTURED\tREMAINING\tDAYS\tCUSTOMER")
-	for _, r := range out {
+	n := 0
+	err := each(func(r reservationJSON) error {
+		n++
 		st := r.State
 		if r.OutcomeUnknown {
 			st += " (OUTCOME UNKNOWN)"
@@ -101,9 +147,16 @@ func runReservations(_ context.Context, c *cmdContext, state string) int {
 			amount, remaining = "?", unknownUnlessDone(remaining, r.State)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s %s\t%s\t%s\t%s\t%s\n", num, r.Invoice, st, amount, r.Currency, r.Captured, remaining, days, r.Customer)
-	}
+		if n%5000 == 0 {
+			return tw.Flush()
+		}
+		return nil
+	})
 	_ = tw.Flush()
-	fmt.Fprintln(sio.Stdout, count(len(out), "reservation", "reservations"))
+	if err != nil {
+		return c.fail(err)
+	}
+	fmt.Fprintln(w, count(n, "reservation", "reservations"))
 	return exitOK
 }
 

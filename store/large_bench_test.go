@@ -1,0 +1,231 @@
+package store_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"paydesk/store"
+)
+
+// The large-list benchmarks (docs/large.md) run on a cache of a million
+// generated reservations that is made once, beforehand, with the generator:
+//
+//	go run ./store/storetest/gen -db /tmp/1m.db -n 1000000
+//	go run ./store/storetest/gen -db postgres://… -from /tmp/1m.db
+//	PAYDESK_LARGE=/tmp/1m.db go test -run X -bench Large ./store/
+//	PAYDESK_LARGE=postgres://… go test -run X -bench Large ./store/
+//
+// Without PAYDESK_LARGE they skip: they never run in the normal test run.
+
+func largeDB(b *testing.B) (string, *store.DB) {
+	b.Helper()
+	where := os.Getenv("PAYDESK_LARGE")
+	if where == "" || testing.Short() {
+		b.Skip("set PAYDESK_LARGE to a cache made by store/storetest/gen (see large_bench_test.go)")
+	}
+	db, err := store.Open(where, store.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = db.Close() })
+	return where, db
+}
+
+// screen is the rows of one screen and a margin: what the console reads
+// first.
+const screen = 200
+
+// BenchmarkLargeOpenFirstPage opens the cache and reads the first page of
+// the list, newest first: what the console waits for before its first
+// frame.
+func BenchmarkLargeOpenFirstPage(b *testing.B) {
+	where, db := largeDB(b)
+	_ = db.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		db, err := store.Open(where, store.Options{NoSync: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := db.ReservationPage(store.PageQuery{Sort: store.SortCreated, Desc: true, Limit: screen})
+		if err != nil || len(p.Rows) != screen {
+			b.Fatalf("%d rows: %v", len(p.Rows), err)
+		}
+		_ = db.Close()
+	}
+}
+
+// BenchmarkLargePageTurn reads the page after a cursor deep in the list,
+// in each sort order.
+func BenchmarkLargePageTurn(b *testing.B) {
+	_, db := largeDB(b)
+	for _, sort := range []store.SortBy{store.SortCreated, store.SortCustomer, store.SortAmount} {
+		b.Run(fmt.Sprintf("sort%d", sort), func(b *testing.B) {
+			// A cursor half-way: walk there once.
+			q := store.PageQuery{Sort: sort, Desc: true, Limit: 10_000}
+			for walked, total := 0, 1; walked < total/2; {
+				p, err := db.ReservationPage(q)
+				if err != nil || len(p.Rows) == 0 {
+					b.Fatalf("%d rows: %v", len(p.Rows), err)
+				}
+				if p.Total > 0 {
+					total = p.Total
+				}
+				walked += len(p.Rows)
+				q.After = p.Rows[len(p.Rows)-1].Pos
+			}
+			q.Limit = screen
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				p, err := db.ReservationPage(q)
+				if err != nil || len(p.Rows) != screen {
+					b.Fatalf("%d rows: %v", len(p.Rows), err)
+				}
+			}
+		})
+	}
+}
+
+// largeTerms are the filter's kinds of query, each a series of different
+// words of the same kind.
+var largeTerms = []struct {
+	name  string
+	terms func(i int) string
+}{
+	// The first letter typed: nearly every row matches.
+	{"letter", func(i int) string { return string("aeimnorst"[i%9]) }},
+	// A surname: one customer in fourteen.
+	{"surname", func(i int) string {
+		return []string{"jansen", "bakker", "visser", "müller", "schmidt", "gruber", "wagner"}[i%7]
+	}},
+	// An invoice: one row.
+	{"invoice", func(i int) string { return fmt.Sprintf("ord-%07d", 1+(i*7919)%1_000_000) }},
+	// An e-mail address: one row.
+	{"email", func(i int) string { return fmt.Sprintf("customer%d@", (i*104729)%1_000_000) }},
+}
+
+// BenchmarkLargeFilter is one keystroke of the filter: the first page of a
+// new query and its count as the console first asks it (up to 10,001: it
+// shows "10,000+" until the whole count comes, BenchmarkLargeCount). Each
+// iteration asks a different query of the same kind, so no answer is
+// reused.
+func BenchmarkLargeFilter(b *testing.B) {
+	_, db := largeDB(b)
+	for _, k := range largeTerms {
+		b.Run(k.name, func(b *testing.B) {
+			b.ReportAllocs()
+			i, found := 0, 0
+			for b.Loop() {
+				q := store.PageQuery{Sort: store.SortCreated, Desc: true, Filter: k.terms(i), Limit: screen}
+				p, err := db.ReservationPage(q)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n := p.Total
+				if n < 0 {
+					q.Limit = 10_001
+					if n, err = db.ReservationCount(q); err != nil {
+						b.Fatal(err)
+					}
+				}
+				found += n
+				i++
+			}
+			b.ReportMetric(float64(found)/float64(i), "matches/op")
+		})
+	}
+}
+
+// BenchmarkLargeFilterPageOnly is the keystroke's first page alone, the
+// count left to its own read (the console shows the rows first, the count
+// when it comes).
+func BenchmarkLargeFilterPageOnly(b *testing.B) {
+	_, db := largeDB(b)
+	for _, k := range largeTerms {
+		b.Run(k.name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if _, err := db.ReservationPage(store.PageQuery{Sort: store.SortCreated, Desc: true, Filter: k.terms(i), Limit: screen}); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkLargeTyping types "müller" one letter at a time: each keystroke
+// narrows the last (on bbolt only the rows the last one found are searched
+// again).
+func BenchmarkLargeTyping(b *testing.B) {
+	_, db := largeDB(b)
+	word := []rune("müller")
+	b.ReportAllocs()
+	var last time.Duration
+	for b.Loop() {
+		for n := 1; n <= len(word); n++ {
+			t := time.Now()
+			q := store.PageQuery{Sort: store.SortCreated, Desc: true, Filter: string(word[:n]), Limit: screen}
+			p, err := db.ReservationPage(q)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if p.Total < 0 {
+				q.Limit = 10_001
+				if _, err := db.ReservationCount(q); err != nil {
+					b.Fatal(err)
+				}
+			}
+			last = max(last, time.Since(t))
+		}
+		// Another query in between, so the next round starts afresh.
+		if _, err := db.ReservationPage(store.PageQuery{Filter: "zz-none"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(word))/1000, "ms/keystroke")
+	b.ReportMetric(float64(last.Microseconds())/1000, "ms-slowest")
+}
+
+// BenchmarkLargeStateFilter is the state filter (v) on a common and a rare
+// state.
+func BenchmarkLargeStateFilter(b *testing.B) {
+	_, db := largeDB(b)
+	for _, st := range []store.State{store.StateReserved, store.StateDeclined} {
+		b.Run(string(st), func(b *testing.B) {
+			for b.Loop() {
+				q := store.PageQuery{Sort: store.SortCreated, Desc: true, State: st, Limit: screen}
+				p, err := db.ReservationPage(q)
+				if err != nil || len(p.Rows) == 0 {
+					b.Fatalf("%d rows: %v", len(p.Rows), err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLargeCount is the whole count of a filter, which the console
+// asks after the first one stopped at 10,000 (a different word each time:
+// nothing cached).
+func BenchmarkLargeCount(b *testing.B) {
+	_, db := largeDB(b)
+	for _, c := range []struct {
+		name  string
+		terms []string
+	}{{"letter", []string{"a", "e", "i", "m", "n", "o", "r", "s", "t"}}, {"surname", []string{"jansen", "bakker", "visser", "müller", "schmidt", "gruber", "wagner"}}} {
+		b.Run(c.name, func(b *testing.B) {
+			n, i := 0, 0
+			for b.Loop() {
+				var err error
+				if n, err = db.ReservationCount(store.PageQuery{Filter: c.terms[i%len(c.terms)]}); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(n), "count")
+		})
+	}
+}

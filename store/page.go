@@ -1,0 +1,450 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"paydesk/internal/fold"
+	"paydesk/internal/textsafe"
+)
+
+// A list of a million reservations is never loaded whole: the console asks
+// the store for the window on screen (ReservationPage), in a sort order,
+// past a keyset cursor, with the filter applied in the store. The order
+// and the filter are defined once here — a row's position key (posKey) and
+// its search text (AppendSearchText) — and the three implementations (the
+// bbolt indexes in pagebolt.go, the PostgreSQL table in pagepg.go, and the
+// in-memory one below, for small lists and as the tests' reference) all
+// follow them.
+
+// SortBy is a sortable column of the reservation list.
+type SortBy uint8
+
+// The reservation list's sort orders. Ties are broken by the creation time
+// and then the key, so every order is total and a cursor is exact.
+const (
+	SortCreated SortBy = iota
+	SortInvoice
+	SortCustomer // case-insensitive
+	SortAmount   // in cents
+	SortState    // the life cycle's order: customer step … declined
+	sortCount
+)
+
+// StateOutcomeUnknown as PageQuery.State keeps the reservations with an
+// operation whose outcome is unknown.
+const StateOutcomeUnknown State = "unknown"
+
+// StateOrderMissing as PageQuery.State keeps what lacks its order or its
+// push: an order's placeholder, and an open reservation seen only in a
+// push (the attention tab's order mismatches).
+const StateOrderMissing State = "order missing"
+
+// OrderMissing reports whether a summary is an order mismatch
+// (StateOrderMissing).
+func OrderMissing(s *Summary) bool {
+	if strings.HasPrefix(s.Key, PlaceholderPrefix) {
+		return true
+	}
+	return s.LinesUnknown && (s.State == StateReserved || s.State == StatePartlyCaptured)
+}
+
+// PageQuery asks for one window of the reservation list.
+type PageQuery struct {
+	Sort SortBy
+	Desc bool
+	// Filter is what the operator typed: every word must occur in a row's
+	// search text (case and accents folded: "muller" finds "Müller").
+	Filter string
+	// State keeps only rows in this state ("" all; StateOutcomeUnknown).
+	State State
+	// After and Before are keyset cursors (a PageRow's Pos): the rows that
+	// come strictly after (or before) that position in the list's order.
+	// At most one is set; with Before the rows still come in list order,
+	// the ones just before the cursor.
+	After, Before []byte
+	// From is a cursor too: the rows at or after that position (a window
+	// read again in place after a change).
+	From []byte
+	// Last asks for the end of the list (the last Limit rows), for End.
+	Last bool
+	// Limit is the number of rows (default 100, at most 10,000).
+	Limit int
+}
+
+// PageRow is one row and its position in the query's order, a cursor for
+// the next query.
+type PageRow struct {
+	Summary Summary
+	Pos     []byte
+}
+
+// Page is one window of the list.
+type Page struct {
+	Rows []PageRow
+	// Total is the number of rows that pass the filter, -1 when counting
+	// them would keep the page waiting (ReservationCount says).
+	Total int
+	// More: rows follow the last one; Less: rows precede the first one.
+	More, Less bool
+}
+
+const (
+	defaultPageLimit = 100
+	maxPageLimit     = 10_000
+)
+
+func (q *PageQuery) limit() int {
+	switch {
+	case q.Limit <= 0:
+		return defaultPageLimit
+	case q.Limit > maxPageLimit:
+		return maxPageLimit
+	}
+	return q.Limit
+}
+
+func (q *PageQuery) check() error {
+	if q.Sort >= sortCount {
+		return fmt.Errorf("sort order %d: %w", q.Sort, ErrNotFound)
+	}
+	n := 0
+	for _, c := range [][]byte{q.After, q.Before, q.From} {
+		if c != nil {
+			n++
+		}
+	}
+	if n > 1 {
+		return fmt.Errorf("a page is after a row, before one or from one, not more")
+	}
+	return nil
+}
+
+// filterWords are the query's words, folded like the search text.
+func filterWords(q string) []string { return strings.Fields(fold.String(textsafe.Clean(q))) }
+
+// ReservationPage returns one window of the reservation list: sorted and
+// filtered in the store, from its indexes (bbolt) or its list table
+// (PostgreSQL).
+func (db *DB) ReservationPage(q PageQuery) (Page, error) {
+	if err := q.check(); err != nil {
+		return Page{}, err
+	}
+	var p Page
+	var err error
+	switch {
+	case db.bolt != nil:
+		err = db.view(func(tx Tx) (err error) {
+			p, err = db.pages.boltPage(tx.(boltTx), q)
+			return err
+		})
+	case db.pg() != nil:
+		p, err = db.pgPage(q)
+	default:
+		var all []Summary
+		if all, err = db.LoadReservationSummaries(); err == nil {
+			p = PageSummaries(all, q)
+		}
+	}
+	if err != nil {
+		return Page{}, fmt.Errorf("reservation list: %w", err)
+	}
+	if p.Total < 0 && !p.More && !p.Less {
+		p.Total = len(p.Rows) // the page is the whole list: nothing to count
+	}
+	return p, nil
+}
+
+// ReservationCount counts the rows that pass the query's filter and state
+// (its cursor does not matter), for a Page whose Total is -1. A Limit > 0
+// lets it stop counting there: the answer is then at most Limit (on
+// PostgreSQL a filter that most rows pass is counted in a blink up to
+// ten thousand, in seconds up to a million). Without a limit a count that
+// takes too long is the planner's estimate.
+func (db *DB) ReservationCount(q PageQuery) (int, error) {
+	upTo := q.Limit
+	q.After, q.Before, q.From, q.Last, q.Limit = nil, nil, nil, false, 1
+	if pg := db.pg(); pg != nil {
+		n, err := db.pgCount(q, upTo)
+		if err != nil {
+			return 0, fmt.Errorf("reservation count: %w", err)
+		}
+		return n, nil
+	}
+	if db.bolt == nil {
+		p, err := db.ReservationPage(q)
+		return p.Total, err
+	}
+	n := 0
+	err := db.view(func(tx Tx) (err error) {
+		n, err = db.pages.boltCount(tx.(boltTx), q, upTo)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("reservation count: %w", err)
+	}
+	return n, nil
+}
+
+func (db *DB) pg() *pgEngine {
+	e, _ := db.eng.(*pgEngine)
+	return e
+}
+
+// posKey is a row's position in the order of column col, as bytes that
+// sort like the rows: the column's value, the creation time and the key.
+// The bbolt indexes are keyed by it and the cursors are made of it.
+func posKey(dst []byte, col SortBy, s *Summary) []byte {
+	switch col {
+	case SortInvoice:
+		dst = appendSortString(dst, s.Invoice)
+	case SortCustomer:
+		dst = appendSortString(dst, strings.ToLower(s.Customer))
+	case SortAmount:
+		dst = appendInt64(dst, amountCents(s))
+	case SortState:
+		dst = append(dst, stateRank(s.State))
+	}
+	dst = appendInt64(dst, s.Created.UnixNano())
+	return append(dst, s.Key...)
+}
+
+// appendSortString writes s ended by 0x00, which sorts before every other
+// byte: "A" comes before "AB". A 0x00 inside s (never in real data) is
+// written as 0x01 so it cannot end the value early.
+func appendSortString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == 0 {
+			c = 1
+		}
+		dst = append(dst, c)
+	}
+	return append(dst, 0)
+}
+
+// appendInt64 writes v so that the bytes sort like the numbers.
+func appendInt64(dst []byte, v int64) []byte {
+	return binary.BigEndian.AppendUint64(dst, uint64(v)^(1<<63))
+}
+
+func readInt64(b []byte) int64 { return int64(binary.BigEndian.Uint64(b) ^ (1 << 63)) }
+
+// amountCents is the reserved amount in cents, the amount column's order.
+func amountCents(s *Summary) int64 { return s.Amount.Shift(2).IntPart() }
+
+// stateRanks is the state column's order: the life cycle.
+var stateRanks = map[State]byte{
+	StateAwaitingCustomer: 0, StateReserved: 1, StatePartlyCaptured: 2,
+	StateCaptured: 3, StateClosed: 4, StateCancelled: 5, StateDeclined: 6,
+}
+
+func stateRank(s State) byte {
+	if r, ok := stateRanks[s]; ok {
+		return r
+	}
+	return 7
+}
+
+// posParts splits a position key into the column's value (without its
+// terminator), the creation time and the key: what a PostgreSQL cursor
+// compares with.
+func posParts(col SortBy, pos []byte) (val []byte, created int64, key string, err error) {
+	switch col {
+	case SortInvoice, SortCustomer:
+		i := bytes.IndexByte(pos, 0)
+		if i < 0 {
+			return nil, 0, "", errBadCursor
+		}
+		val, pos = pos[:i], pos[i+1:]
+	case SortAmount:
+		if len(pos) < 8 {
+			return nil, 0, "", errBadCursor
+		}
+		val, pos = pos[:8], pos[8:]
+	case SortState:
+		if len(pos) < 1 {
+			return nil, 0, "", errBadCursor
+		}
+		val, pos = pos[:1], pos[1:]
+	}
+	if len(pos) < 8 {
+		return nil, 0, "", errBadCursor
+	}
+	return val, readInt64(pos), string(pos[8:]), nil
+}
+
+var errBadCursor = fmt.Errorf("a list cursor that no list made")
+
+// maxSearchText bounds one row's search text (a reservation of a thousand
+// article lines is still found by its first ones).
+const maxSearchText = 1000
+
+// AppendSearchText appends the row's search text: invoice, customer,
+// reservation number, key, articles, e-mail and the provider's invoice
+// numbers, cleaned and folded (case and accents: "muller" finds "Müller"),
+// each field ended by 0x00 so that a word cannot span two fields.
+func AppendSearchText(dst []byte, s *Summary, f *fold.Folder) []byte {
+	start := len(dst)
+	for _, field := range [...]string{s.Invoice, s.Customer, s.ReservationNumber, s.Key, s.Articles, s.Email, s.InvoiceNumbers} {
+		dst = appendSearch(dst, field, f)
+	}
+	if len(dst)-start > maxSearchText {
+		cut := start + maxSearchText
+		for cut > start && !utf8.RuneStart(dst[cut]) {
+			cut--
+		}
+		dst = dst[:cut]
+	}
+	return dst
+}
+
+// appendSearch appends s cleaned and folded, with a separator. ASCII text
+// without control characters (nearly all of it) is lower-cased in place;
+// anything else goes through textsafe and the Unicode fold.
+func appendSearch(dst []byte, s string, f *fold.Folder) []byte {
+	mark := len(dst)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf || (c < 0x20 && c != '\n') || c == 0x7f {
+			return append(f.Append(dst[:mark], strings.ReplaceAll(textsafe.Clean(s), "\n", " ")), 0)
+		}
+		if c == '\n' { // the article lines of a summary
+			c = ' '
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return append(dst, 0)
+}
+
+func containsAll(text []byte, words [][]byte) bool {
+	for _, w := range words {
+		if !bytes.Contains(text, w) {
+			return false
+		}
+	}
+	return true
+}
+
+func wordBytes(words []string) [][]byte {
+	out := make([][]byte, len(words))
+	for i, w := range words {
+		out[i] = []byte(w)
+	}
+	return out
+}
+
+func keepState(s *Summary, st State) bool {
+	switch st {
+	case "":
+		return true
+	case StateOutcomeUnknown:
+		return s.OutcomeUnknown
+	case StateOrderMissing:
+		return OrderMissing(s)
+	}
+	return s.State == st
+}
+
+// PageSummaries answers q over summaries held in memory: a store without
+// indexes, a test's fake, and the reference the stores' tests compare with.
+func PageSummaries(all []Summary, q PageQuery) Page {
+	words := wordBytes(filterWords(q.Filter))
+	type row struct {
+		pos []byte
+		i   int
+	}
+	var f fold.Folder
+	var text []byte
+	rows := make([]row, 0, len(all))
+	for i := range all {
+		s := &all[i]
+		if !keepState(s, q.State) {
+			continue
+		}
+		if len(words) > 0 {
+			text = AppendSearchText(text[:0], s, &f)
+			if !containsAll(text, words) {
+				continue
+			}
+		}
+		rows = append(rows, row{posKey(nil, q.Sort, s), i})
+	}
+	slices.SortFunc(rows, func(a, b row) int { return bytes.Compare(a.pos, b.pos) })
+	if q.Desc {
+		slices.Reverse(rows)
+	}
+	// after reports whether position p comes after c in the list's order.
+	after := func(p, c []byte) bool {
+		if q.Desc {
+			return bytes.Compare(p, c) < 0
+		}
+		return bytes.Compare(p, c) > 0
+	}
+	lim := q.limit()
+	var from, to int
+	switch {
+	case q.After != nil:
+		from, _ = slices.BinarySearchFunc(rows, q.After, func(r row, c []byte) int {
+			if after(r.pos, c) {
+				return 1
+			}
+			return -1
+		})
+		to = min(from+lim, len(rows))
+	case q.From != nil:
+		from, _ = slices.BinarySearchFunc(rows, q.From, func(r row, c []byte) int {
+			if after(r.pos, c) || bytes.Equal(r.pos, c) {
+				return 1
+			}
+			return -1
+		})
+		to = min(from+lim, len(rows))
+	case q.Before != nil:
+		to, _ = slices.BinarySearchFunc(rows, q.Before, func(r row, c []byte) int {
+			if after(r.pos, c) || bytes.Equal(r.pos, c) {
+				return 1
+			}
+			return -1
+		})
+		from = max(to-lim, 0)
+	case q.Last:
+		to = len(rows)
+		from = max(to-lim, 0)
+	default:
+		to = min(lim, len(rows))
+	}
+	p := Page{Total: len(rows), Less: from > 0, More: to < len(rows)}
+	for _, r := range rows[from:to] {
+		p.Rows = append(p.Rows, PageRow{Summary: all[r.i], Pos: r.pos})
+	}
+	return p
+}
+
+// pageCache keeps what the last filter found, so that a page turn and the
+// next keystroke (which narrows the last query) do not search again. It is
+// valid for one committed state of the file (bbolt's transaction ID).
+type pageCache struct {
+	mu    sync.Mutex
+	txid  int
+	words string // the query's folded words, joined by a space
+	bits  []uint64
+	n     int
+	// state caches a state filter's rows likewise.
+	stateTx  int
+	state    State
+	stateSet []uint64
+
+	// scanBlocks, small and walk, when set, replace maxScanBlocks, smallSet
+	// and walkBudget
+	// (the tests take every path on a small file).
+	scanBlocks, small, walk int
+}

@@ -1,0 +1,392 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	bolt "go.etcd.io/bbolt"
+
+	"paydesk/api"
+	"paydesk/internal/pgtest"
+)
+
+// pageData writes n reservations of every state, with names that fold
+// (Müller), shared invoices' prefixes and equal amounts and times (ties),
+// then changes some (a cancel, an address): the indexes must follow.
+func pageData(t *testing.T, db *DB, n int) {
+	t.Helper()
+	rng := rand.New(rand.NewSource(7))
+	names := []string{"Anna Müller", "Jan de Vries", "Lukas Gruber", "Eva Bakker", "Émile Zola", "anna muller"}
+	titles := []string{"Espresso cups", "Hiking boots", "Wool scarf", "Café crème"}
+	var rs []*Reservation
+	for i := range n {
+		name := names[rng.Intn(len(names))]
+		first, last, _ := strings.Cut(name, " ")
+		created := t0.Add(-time.Duration(rng.Intn(n/2+1)) * time.Minute) // ties on purpose
+		r := &Reservation{Key: fmt.Sprintf("%032X", rng.Uint64()), ReservationNumber: fmt.Sprintf("R%07d", i),
+			Invoice: fmt.Sprintf("INV-%05d", rng.Intn(n*2)), Currency: "EUR", LinesKnown: true, Created: created,
+			Original: Update{Billing: api.Address{FirstName: first, LastName: last, Country: "NL", Email: fmt.Sprintf("c%d@example.com", i)},
+				Articles: []api.Article{{Number: fmt.Sprintf("SKU-%d", rng.Intn(20)), Title: titles[rng.Intn(len(titles))],
+					Type: api.ArticleTypeGeneral, Price: decimal.New(int64(100*(1+rng.Intn(5))), -2), Quantity: 1, Vat: decimal.NewFromInt(21)}}},
+			Status: Status{Code: api.StatusSuccess, Time: created}}
+		switch rng.Intn(6) {
+		case 0:
+			r.Status = Status{Code: api.StatusPendingProcessing, Time: created}
+		case 1:
+			r.Status = Status{Code: api.StatusRejected, Time: created}
+		case 2:
+			r.Requests = append(r.Requests, Request{Key: fmt.Sprintf("C%031X", rng.Uint64()), Action: api.ActionCancelReservation,
+				Status: Status{Code: api.StatusSuccess, Time: created.Add(time.Hour)}})
+		}
+		if i%11 == 0 {
+			r.LinesKnown = false // seen only in a push
+		}
+		if i%97 == 0 {
+			r.Key = PlaceholderPrefix + r.Invoice // an order without its push
+		}
+		rs = append(rs, r)
+	}
+	if err := db.PutReservations(rs); err != nil {
+		t.Fatal(err)
+	}
+	// Changes: states, customers (the customer index and the search text
+	// move) and untouched rows written again.
+	var again []*Reservation
+	for i, r := range rs {
+		switch i % 7 {
+		case 0:
+			r.Requests = append(r.Requests, Request{Key: fmt.Sprintf("D%031X", i), Action: api.ActionCancelReservation,
+				Status: Status{Code: api.StatusSuccess, Time: r.Created.Add(2 * time.Hour)}})
+			again = append(again, r)
+		case 3:
+			r.Original.Billing.LastName = "Østergaard"
+			again = append(again, r)
+		case 5:
+			again = append(again, r)
+		}
+	}
+	if err := db.PutReservations(again); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func posList(p Page) []string {
+	out := make([]string, len(p.Rows))
+	for i, r := range p.Rows {
+		out[i] = r.Summary.Key
+	}
+	return out
+}
+
+// TestReservationPage pages through the list in every order, with filters
+// and state filters, forwards from the top, backwards from the end and
+// from cursors in the middle, and compares each page with the in-memory
+// reference over all summaries.
+func TestReservationPage(t *testing.T) {
+	for _, small := range []int{0, 1, 2} {
+		t.Run(fmt.Sprintf("small=%v", small), func(t *testing.T) { testReservationPage(t, small) })
+	}
+}
+
+// testReservationPage; small makes bbolt take the paths of a big file: a
+// common word walks the sort index checking rows (1) or, when the walk
+// runs long, searches every block after all (2); a set of more than 10
+// rows is walked, not sorted.
+func testReservationPage(t *testing.T, small int) {
+	db := openTest(t)
+	switch small {
+	case 1:
+		db.pages.scanBlocks, db.pages.small = 1, 10
+	case 2:
+		db.pages.scanBlocks, db.pages.small, db.pages.walk = 1, 10, 5
+	}
+	pageData(t, db, 600)
+	all, err := db.LoadReservationSummaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type tc struct {
+		name   string
+		filter string
+		state  State
+	}
+	cases := []tc{
+		{name: "all"},
+		{name: "common word", filter: "a"},
+		{name: "folded", filter: "MULLER"},
+		{name: "accent in the query", filter: "müll"},
+		{name: "two words", filter: "anna cups"},
+		{name: "rare", filter: all[17].ReservationNumber},
+		{name: "e-mail", filter: "c42@example"},
+		{name: "none", filter: "no such thing"},
+		{name: "like characters", filter: "%_"},
+		{name: "state", state: StateCancelled},
+		{name: "state and word", state: StateReserved, filter: "boots"},
+		{name: "outcome unknown", state: StateOutcomeUnknown},
+		{name: "order missing", state: StateOrderMissing},
+	}
+	for _, c := range cases {
+		for sort := SortBy(0); sort < sortCount; sort++ {
+			for _, desc := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/sort%d/desc=%v", c.name, sort, desc), func(t *testing.T) {
+					base := PageQuery{Sort: sort, Desc: desc, Filter: c.filter, State: c.state, Limit: 37}
+					want := PageSummaries(all, PageQuery{Sort: sort, Desc: desc, Filter: c.filter, State: c.state, Limit: maxPageLimit})
+					// Forwards.
+					var got []string
+					q := base
+					for range 100 {
+						p, err := db.ReservationPage(q)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if p.Total >= 0 && p.Total != want.Total {
+							t.Fatalf("total %d, want %d", p.Total, want.Total)
+						}
+						if (q.After != nil) != p.Less && len(got) > 0 {
+							t.Fatalf("page after %d rows: Less = %v", len(got), p.Less)
+						}
+						got = append(got, posList(p)...)
+						if !p.More {
+							break
+						}
+						q.After = p.Rows[len(p.Rows)-1].Pos
+					}
+					if w := posList(want); !slices.Equal(got, w) {
+						t.Fatalf("forwards: %d rows, want %d\n got %.5q\nwant %.5q", len(got), len(w), got, w)
+					}
+					// From a row in the middle: it and the ones after it.
+					if len(want.Rows) > 2 {
+						q = base
+						q.From = want.Rows[len(want.Rows)/2].Pos
+						p, err := db.ReservationPage(q)
+						if err != nil {
+							t.Fatal(err)
+						}
+						w := posList(PageSummaries(all, q))
+						if !slices.Equal(posList(p), w) || p.Less != true {
+							t.Fatalf("from the middle: %.3q (less %v), want %.3q", posList(p), p.Less, w)
+						}
+					}
+					// Backwards from the end.
+					got = nil
+					q = base
+					q.Last = true
+					for range 100 {
+						p, err := db.ReservationPage(q)
+						if err != nil {
+							t.Fatal(err)
+						}
+						got = append(posList(p), got...)
+						if !p.Less {
+							break
+						}
+						q.Last, q.Before = false, p.Rows[0].Pos
+					}
+					if w := posList(want); !slices.Equal(got, w) {
+						t.Fatalf("backwards: %d rows, want %d", len(got), len(w))
+					}
+					n, err := db.ReservationCount(PageQuery{Filter: c.filter, State: c.state})
+					if err != nil || n != want.Total {
+						t.Fatalf("count %d (%v), want %d", n, err, want.Total)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestReservationPageLive: rows written after a cursor was taken show in
+// the next page, a deleted row does not, and a cursor whose row is gone
+// still places the next page.
+func TestReservationPageLive(t *testing.T) {
+	db := openTest(t)
+	pageData(t, db, 50)
+	q := PageQuery{Sort: SortCreated, Desc: true, Limit: 10}
+	p, err := db.ReservationPage(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cursor's own row leaves the list (its placeholder joined).
+	cursor := p.Rows[9]
+	newer := &Reservation{Key: "NEWEST", Invoice: "INV-NEW", Currency: "EUR", Created: t0.Add(time.Hour),
+		Status: Status{Code: api.StatusSuccess, Time: t0.Add(time.Hour)}}
+	if err := db.PutReservations([]*Reservation{newer}); err != nil {
+		t.Fatal(err)
+	}
+	top, err := db.ReservationPage(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if top.Rows[0].Summary.Key != "NEWEST" || top.Total != p.Total+1 {
+		t.Fatalf("the new row is not on top: %s, total %d (was %d)", top.Rows[0].Summary.Key, top.Total, p.Total)
+	}
+	if err := db.guardedUpdate(func(tx Tx) error { return unindexThenDelete(tx, cursor.Summary.Key) }); err != nil {
+		t.Fatal(err)
+	}
+	q.After = cursor.Pos
+	next, err := db.ReservationPage(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := db.LoadReservationSummaries()
+	want := PageSummaries(all, q)
+	if !slices.Equal(posList(next), posList(want)) {
+		t.Fatalf("after a gone cursor: %q, want %q", posList(next), posList(want))
+	}
+	// The search finds the new row, and no longer the gone one.
+	for _, c := range []struct {
+		filter string
+		n      int
+	}{{"inv-new", 1}, {cursor.Summary.Key, 0}} {
+		got, err := db.ReservationPage(PageQuery{Filter: c.filter})
+		if err != nil || len(got.Rows) != c.n {
+			t.Fatalf("filter %q: %d rows (%v), want %d", c.filter, len(got.Rows), err, c.n)
+		}
+	}
+}
+
+// unindexThenDelete removes a summary the way an order's placeholder goes.
+func unindexThenDelete(tx Tx, key string) error {
+	if err := unindexSummary(tx, key); err != nil {
+		return err
+	}
+	return tx.Bucket(bSummary).Delete([]byte(key))
+}
+
+// TestTextBlock: a block's rows round-trip, and the search finds a word
+// in the right row only, never across two rows.
+func TestTextBlock(t *testing.T) {
+	rows := []textRow{{lo: 1, key: []byte("A"), text: []byte("abc\x00def\n")}, {lo: 5, key: []byte("B"), text: []byte("ghi\n")}, {lo: 63, key: []byte("C"), text: []byte("xyz\n")}}
+	v := encodeBlock(rows)
+	back, err := decodeBlock(v)
+	if err != nil || len(back) != 3 || string(back[1].key) != "B" || string(back[2].text) != "xyz\n" {
+		t.Fatalf("round trip: %v %+v", err, back)
+	}
+	for _, c := range []struct {
+		word string
+		want uint64
+	}{{"def", 1 << 1}, {"gh", 1 << 5}, {"z", 1 << 63}, {"q", 0}} {
+		got, err := blockMatches(v, [][]byte{[]byte(c.word)}, ^uint64(0))
+		if err != nil || got != c.want {
+			t.Errorf("%q: %b, want %b", c.word, got, c.want)
+		}
+	}
+	if _, err := decodeBlock([]byte{3, 1}); err == nil {
+		t.Fatal("a cut block decoded")
+	}
+}
+
+// TestListTableFillAndBulkCopy: a file copied into PostgreSQL with COPY
+// lists like the file; and a list table found empty with its marker set
+// (a database from before migration 5) is filled from the summaries on
+// open.
+func TestListTableFillAndBulkCopy(t *testing.T) {
+	url := pgtest.Fresh(t)
+	file, err := Open(filepath.Join(t.TempDir(), "src.db"), Options{NoSync: true, Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	pageData(t, file, 300)
+	dst, err := Open(url, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := file.CopyBulkTo(dst); err != nil {
+		t.Fatal(err)
+	}
+	if err := file.CopyBulkTo(dst); err == nil {
+		t.Fatal("a second bulk copy into a full database went ahead")
+	}
+	all, err := file.LoadReservationSummaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(db *DB, what string) {
+		t.Helper()
+		q := PageQuery{Sort: SortCustomer, Filter: "muller", Limit: 1000}
+		p, err := db.ReservationPage(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := PageSummaries(all, q); !slices.Equal(posList(p), posList(w)) || len(w.Rows) == 0 {
+			t.Fatalf("%s: %d rows, want %d", what, len(p.Rows), len(w.Rows))
+		}
+	}
+	same(dst, "after the bulk copy")
+	// Empty the table and set the marker, as migration 5 leaves an older
+	// database.
+	pool := dst.pg().pool
+	if _, err := pool.Exec(context.Background(), `DELETE FROM paydesk_summary; INSERT INTO paydesk_summary_fill VALUES (true)`); err != nil {
+		t.Fatal(err)
+	}
+	_ = dst.Close()
+	again, err := Open(url, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	same(again, "after the fill on open")
+}
+
+// TestListMigration: a file from before the list's indexes (schema 4)
+// gets them on open, and they answer like the reference.
+func TestListMigration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := Open(path, Options{NoSync: true, Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pageData(t, db, 400)
+	all, _ := db.LoadReservationSummaries()
+	// Back to schema 4: the indexes go.
+	err = db.bolt.Update(func(tx *bolt.Tx) error {
+		for _, b := range pageBuckets {
+			if err := tx.DeleteBucket(b); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bMeta).Put(kSchema, u64(4))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+	db, err = Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []PageQuery{{Sort: SortCustomer, Limit: 1000}, {Sort: SortAmount, Desc: true, Limit: 1000},
+		{Filter: "muller", Limit: 1000}, {State: StateCancelled, Limit: 1000}, {State: StateOrderMissing, Limit: 1000},
+		{Filter: all[7].Invoice, Limit: 1000}} {
+		p, err := db.ReservationPage(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := PageSummaries(all, q); !slices.Equal(posList(p), posList(w)) || len(w.Rows) == 0 {
+			t.Fatalf("%+v: %d rows, want %d", q, len(p.Rows), len(w.Rows))
+		}
+	}
+}
+
+// appendRow writes what encodeBlock would.
+func TestAppendRow(t *testing.T) {
+	rows := []textRow{{lo: 1, key: []byte("A"), text: []byte("abc\n")}, {lo: 5, key: []byte("BB"), text: []byte("de\n")}}
+	add := textRow{lo: 9, key: []byte("CCC"), text: []byte("fghi\n")}
+	got, ok := appendRow(encodeBlock(rows), add.lo, add.key, add.text)
+	if want := encodeBlock(append(rows, add)); !ok || !bytes.Equal(got, want) {
+		t.Fatalf("appendRow = %q (%v), want %q", got, ok, want)
+	}
+	if _, ok := appendRow(encodeBlock(rows), 3, add.key, add.text); ok {
+		t.Fatal("a row between two went last")
+	}
+}
