@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -109,8 +110,8 @@ func (q *PageQuery) limit() int {
 	return q.Limit
 }
 
-func (q *PageQuery) check() error {
-	if q.Sort >= sortCount {
+func (q *PageQuery) check(sorts SortBy) error {
+	if q.Sort >= sorts {
 		return fmt.Errorf("sort order %d: %w", q.Sort, ErrNotFound)
 	}
 	n := 0
@@ -132,15 +133,20 @@ func filterWords(q string) []string { return strings.Fields(fold.String(textsafe
 // filtered in the store, from its indexes (bbolt) or its list table
 // (PostgreSQL).
 func (db *DB) ReservationPage(q PageQuery) (Page, error) {
-	if err := q.check(); err != nil {
+	if err := q.check(sortCount); err != nil {
 		return Page{}, err
 	}
 	var p Page
 	var err error
 	switch {
 	case db.bolt != nil:
-		err = db.view(func(tx Tx) (err error) {
-			p, err = db.pages.boltPage(tx.(boltTx), q)
+		err = db.view(func(tx Tx) error {
+			kp, err := db.pages.boltPage(tx.(boltTx), resBolt, q)
+			if err != nil {
+				return err
+			}
+			p.Total, p.More, p.Less = kp.total, kp.more, kp.less
+			p.Rows, err = pageRows(tx, resBolt, kp, decodeSummary, func(s Summary, pos []byte) PageRow { return PageRow{Summary: s, Pos: pos} })
 			return err
 		})
 	case db.pg() != nil:
@@ -182,7 +188,7 @@ func (db *DB) ReservationCount(q PageQuery) (int, error) {
 	}
 	n := 0
 	err := db.view(func(tx Tx) (err error) {
-		n, err = db.pages.boltCount(tx.(boltTx), q, upTo)
+		n, err = db.pages.boltCount(tx.(boltTx), resBolt, q, upTo)
 		return err
 	})
 	if err != nil {
@@ -382,6 +388,19 @@ func PageSummaries(all []Summary, q PageQuery) Page {
 	if q.Desc {
 		slices.Reverse(rows)
 	}
+	from, to := window(len(rows), func(i int) []byte { return rows[i].pos }, &q)
+	p := Page{Total: len(rows), Less: from > 0, More: to < len(rows)}
+	for _, r := range rows[from:to] {
+		p.Rows = append(p.Rows, PageRow{Summary: all[r.i], Pos: r.pos})
+	}
+	return p
+}
+
+// window places the query's window (cursor and limit) in n rows in the
+// list's order, whose positions pos(i) ascend (descend with q.Desc): the
+// rows from..to. The in-memory lists and a few sorted rows of the bbolt
+// lists share it.
+func window(n int, pos func(i int) []byte, q *PageQuery) (from, to int) {
 	// after reports whether position p comes after c in the list's order.
 	after := func(p, c []byte) bool {
 		if q.Desc {
@@ -389,44 +408,31 @@ func PageSummaries(all []Summary, q PageQuery) Page {
 		}
 		return bytes.Compare(p, c) > 0
 	}
+	// first is the first row after c (or at it, with at).
+	first := func(c []byte, at bool) int {
+		return sort.Search(n, func(i int) bool {
+			p := pos(i)
+			return after(p, c) || at && bytes.Equal(p, c)
+		})
+	}
 	lim := q.limit()
-	var from, to int
 	switch {
 	case q.After != nil:
-		from, _ = slices.BinarySearchFunc(rows, q.After, func(r row, c []byte) int {
-			if after(r.pos, c) {
-				return 1
-			}
-			return -1
-		})
-		to = min(from+lim, len(rows))
+		from = first(q.After, false)
+		to = min(from+lim, n)
 	case q.From != nil:
-		from, _ = slices.BinarySearchFunc(rows, q.From, func(r row, c []byte) int {
-			if after(r.pos, c) || bytes.Equal(r.pos, c) {
-				return 1
-			}
-			return -1
-		})
-		to = min(from+lim, len(rows))
+		from = first(q.From, true)
+		to = min(from+lim, n)
 	case q.Before != nil:
-		to, _ = slices.BinarySearchFunc(rows, q.Before, func(r row, c []byte) int {
-			if after(r.pos, c) || bytes.Equal(r.pos, c) {
-				return 1
-			}
-			return -1
-		})
+		to = first(q.Before, true)
 		from = max(to-lim, 0)
 	case q.Last:
-		to = len(rows)
+		to = n
 		from = max(to-lim, 0)
 	default:
-		to = min(lim, len(rows))
+		to = min(lim, n)
 	}
-	p := Page{Total: len(rows), Less: from > 0, More: to < len(rows)}
-	for _, r := range rows[from:to] {
-		p.Rows = append(p.Rows, PageRow{Summary: all[r.i], Pos: r.pos})
-	}
-	return p
+	return from, to
 }
 
 // pageCache keeps what the last filter found, so that a page turn and the
