@@ -876,7 +876,9 @@ func (c *pageCache) boltPage(tx boltTx, l *boltList, q PageQuery) (keyPage, erro
 		// records are checked as the sort index is walked.
 		keep := textKeep(tx, l, nil, q.State)
 		if set != nil {
-			keep = func(v []byte) bool { return hasBit(set, binary.BigEndian.Uint32(v)) && textKeep(tx, l, nil, q.State)(v) }
+			keep = func(v []byte) bool {
+				return hasBit(set, binary.BigEndian.Uint32(v)) && textKeep(tx, l, nil, q.State)(v)
+			}
 		}
 		p, _, err := walkRange(tx.Bucket(l.idx[q.Sort]).Cursor(), nil, q, keep, 0)
 		p.total = -1
