@@ -296,8 +296,14 @@ const maxSearchText = 1000
 // numbers, cleaned and folded (case and accents: "muller" finds "Müller"),
 // each field ended by 0x00 so that a word cannot span two fields.
 func AppendSearchText(dst []byte, s *Summary, f *fold.Folder) []byte {
+	return appendSearchFields(dst, f, s.Invoice, s.Customer, s.ReservationNumber, s.Key, s.Articles, s.Email, s.InvoiceNumbers)
+}
+
+// appendSearchFields appends a row's search text made of fields, cut at
+// maxSearchText.
+func appendSearchFields(dst []byte, f *fold.Folder, fields ...string) []byte {
 	start := len(dst)
-	for _, field := range [...]string{s.Invoice, s.Customer, s.ReservationNumber, s.Key, s.Articles, s.Email, s.InvoiceNumbers} {
+	for _, field := range fields {
 		dst = appendSearch(dst, field, f)
 	}
 	if len(dst)-start > maxSearchText {

@@ -354,21 +354,11 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 	if rows == nil {
 		return nil // a file before schema 5, being migrated
 	}
-	var id uint32
-	if v := rows.Get(key); len(v) == 4 {
-		id = binary.BigEndian.Uint32(v)
-	} else {
-		if s == nil {
-			return nil
-		}
-		n, err := rows.NextSequence()
-		if err != nil {
-			return err
-		}
-		id = uint32(n - 1)
-		if err := rows.Put(key, binary.BigEndian.AppendUint32(nil, id)); err != nil {
-			return err
-		}
+	id, fresh, err := rowID(rows, key, s != nil)
+	if err != nil || id == noRow {
+		return err
+	}
+	if fresh {
 		old = nil // not indexed before
 	}
 	val := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(key)), id)
@@ -404,27 +394,57 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 	return setRowText(tx.Bucket(bSumText), id, key, x.text)
 }
 
+// noRow is rowID's answer for a row that has none and gets none.
+const noRow = ^uint32(0)
+
+// rowID is a list row's ID (rows: key → ID), a new one (fresh) for a key
+// that has none when add is set, else noRow.
+func rowID(rows Bucket, key []byte, add bool) (id uint32, fresh bool, err error) {
+	if v := rows.Get(key); len(v) == 4 {
+		return binary.BigEndian.Uint32(v), false, nil
+	}
+	if !add {
+		return noRow, false, nil
+	}
+	n, err := rows.NextSequence()
+	if err != nil {
+		return 0, false, err
+	}
+	id = uint32(n - 1)
+	return id, true, rows.Put(key, binary.BigEndian.AppendUint32(nil, id))
+}
+
+// moveEntry replaces an index entry at opos (nil: none) by one at pos
+// (nil: none) with value val.
+func moveEntry(b Bucket, opos, pos, val []byte) error {
+	if opos != nil && pos != nil && bytes.Equal(opos, pos) {
+		return nil
+	}
+	if opos != nil {
+		if err := b.Delete(opos); err != nil {
+			return err
+		}
+	}
+	if pos != nil {
+		return b.Put(pos, val)
+	}
+	return nil
+}
+
 // move replaces old's entry of one index by s's. only, when set, says
 // which rows the index holds (else all).
 func (x *indexer) move(b Bucket, col SortBy, old, s *Summary, val []byte, only func(*Summary) bool) error {
 	in := func(r *Summary) bool { return r != nil && (only == nil || only(r)) }
-	x.pos = x.pos[:0]
+	var pos, opos []byte
 	if in(s) {
-		x.pos = posKey(x.pos, col, s)
+		x.pos = posKey(x.pos[:0], col, s)
+		pos = x.pos
 	}
 	if in(old) {
 		x.opos = posKey(x.opos[:0], col, old)
-		if in(s) && bytes.Equal(x.opos, x.pos) {
-			return nil
-		}
-		if err := b.Delete(x.opos); err != nil {
-			return err
-		}
+		opos = x.opos
 	}
-	if in(s) {
-		return b.Put(x.pos, val)
-	}
-	return nil
+	return moveEntry(b, opos, pos, val)
 }
 
 // A textBlock holds the search text of up to 64 rows (row ID / 64): a
@@ -876,9 +896,8 @@ func (c *pageCache) boltPage(tx boltTx, l *boltList, q PageQuery) (keyPage, erro
 		// records are checked as the sort index is walked.
 		keep := textKeep(tx, l, nil, q.State)
 		if set != nil {
-			keep = func(v []byte) bool {
-				return hasBit(set, binary.BigEndian.Uint32(v)) && textKeep(tx, l, nil, q.State)(v)
-			}
+			inState := keep
+			keep = func(v []byte) bool { return hasBit(set, binary.BigEndian.Uint32(v)) && inState(v) }
 		}
 		p, _, err := walkRange(tx.Bucket(l.idx[q.Sort]).Cursor(), nil, q, keep, 0)
 		p.total = -1

@@ -32,7 +32,7 @@ var (
 
 // SchemaVersion is the layout this code writes. Open migrates older files
 // step by step and refuses newer ones.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // initialMmapSize is address space, not memory: mapping it up front spares
 // the remaps (which stall every reader and the writer) while the file grows.
@@ -88,7 +88,8 @@ type DB struct {
 	// inbox is the push inbox on PostgreSQL (pginbox.go), nil on a file.
 	inbox *inbox
 
-	pages pageCache // the last filter of the reservation list (page.go)
+	pages   pageCache // the last filter of the reservation list (page.go)
+	txPages pageCache // and of the transaction list (pagetx.go)
 }
 
 // Shared reports whether the store is a team's database that other
@@ -149,6 +150,10 @@ func Open(path string, opts Options) (*DB, error) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("cache %s: %w", path, err)
+	}
+	if err := db.runFill(txListFillName, txListFill()); err != nil {
+		_ = bdb.Close()
+		return nil, fmt.Errorf("cache %s: the transaction list's indexes: %w", path, err)
 	}
 	db.batch = newBatcher(db)
 	return db, nil
