@@ -59,8 +59,8 @@ type boltList struct {
 	pos func(dst []byte, col SortBy, v []byte) ([]byte, error)
 	// keep reports whether a record passes a state filter.
 	keep func(v []byte, st State) bool
-	// stateRange, when set, is the index and key prefix that hold a
-	// state's rows in creation order.
+	// stateRange is the index and key prefix that hold a state's rows in
+	// creation order.
 	stateRange func(tx Tx, st State) (Cursor, []byte)
 }
 
@@ -891,18 +891,6 @@ func (c *pageCache) boltPage(tx boltTx, l *boltList, q PageQuery) (keyPage, erro
 		}
 		set, total = b, n
 	}
-	if q.State != "" && l.stateRange == nil {
-		// A list without state indexes (transactions, by kind): the
-		// records are checked as the sort index is walked.
-		keep := textKeep(tx, l, nil, q.State)
-		if set != nil {
-			inState := keep
-			keep = func(v []byte) bool { return hasBit(set, binary.BigEndian.Uint32(v)) && inState(v) }
-		}
-		p, _, err := walkRange(tx.Bucket(l.idx[q.Sort]).Cursor(), nil, q, keep, 0)
-		p.total = -1
-		return p, err
-	}
 	if q.State != "" {
 		sb := c.cachedState(tx, q.State)
 		if sb == nil && set == nil && q.Sort == SortCreated {
@@ -954,18 +942,6 @@ func (c *pageCache) boltCount(tx boltTx, l *boltList, q PageQuery, upTo int) (in
 		if n, ok, err := c.countUpTo(tx, l, words, q.State, upTo); ok || err != nil {
 			return n, err
 		}
-	}
-	if q.State != "" && l.stateRange == nil {
-		// Counted by walking: the records of a list without state indexes.
-		n := 0
-		keep := textKeep(tx, l, wordBytes(words), q.State)
-		cur := tx.Bucket(l.idx[0]).Cursor()
-		for k, v := cur.First(); k != nil && (upTo <= 0 || n < upTo); k, v = cur.Next() {
-			if keep(v) {
-				n++
-			}
-		}
-		return n, nil
 	}
 	var set []uint64
 	if len(words) > 0 {
@@ -1040,13 +1016,11 @@ func textKeep(tx Tx, l *boltList, words [][]byte, st State) func(v []byte) bool 
 		if len(v) < 4 {
 			return false
 		}
-		if len(words) > 0 {
-			id := binary.BigEndian.Uint32(v)
-			binary.BigEndian.PutUint32(bk[:], id>>6)
-			text := blockRowText(tb.Get(bk[:]), byte(id&63))
-			if text == nil || !containsAll(text, words) {
-				return false
-			}
+		id := binary.BigEndian.Uint32(v)
+		binary.BigEndian.PutUint32(bk[:], id>>6)
+		text := blockRowText(tb.Get(bk[:]), byte(id&63))
+		if text == nil || !containsAll(text, words) {
+			return false
 		}
 		return st == "" || l.keep(sb.Get(v[4:]), st)
 	}

@@ -107,8 +107,8 @@ func PageTransactions(all []*Transaction, q PageQuery) TxPage {
 }
 
 // The transaction list's buckets on bbolt (schema 7), like the
-// reservations' (pagebolt.go). Gift card kinds are few, so a State (kind)
-// filter walks a sort index checking records, without an index of its own.
+// reservations' (pagebolt.go). A kind (State) is a range of the kind
+// index, in creation order within it.
 var (
 	bTxIdx = [txSortCount][]byte{
 		TxSortCreated:  []byte("txidx.created"),
@@ -141,6 +141,9 @@ var txBolt = &boltList{
 	keep: func(v []byte, st State) bool {
 		t, err := decodeTx(v)
 		return err == nil && keepTx(t, st)
+	},
+	stateRange: func(tx Tx, st State) (Cursor, []byte) {
+		return tx.Bucket(bTxIdx[TxSortKind]).Cursor(), appendSortString(nil, string(st))
 	},
 }
 

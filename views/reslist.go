@@ -55,7 +55,6 @@ func (m *memSource) upsert(rows []*ReservationRow, removed []string) {
 	}
 }
 
-
 // resPages is a ReservationSource as a paged list's source.
 type resPages struct{ src ReservationSource }
 
