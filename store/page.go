@@ -150,7 +150,11 @@ func (db *DB) ReservationPage(q PageQuery) (Page, error) {
 			return err
 		})
 	case db.pg() != nil:
-		p, err = db.pgPage(q)
+		var kp keyPage
+		if kp, err = db.pgPage(pgSummaries, q); err == nil {
+			p.Total, p.More, p.Less = kp.total, kp.more, kp.less
+			p.Rows, err = valueRows(kp, decodeSummary, func(s Summary, pos []byte) PageRow { return PageRow{Summary: s, Pos: pos} })
+		}
 	default:
 		var all []Summary
 		if all, err = db.LoadReservationSummaries(); err == nil {
@@ -176,7 +180,7 @@ func (db *DB) ReservationCount(q PageQuery) (int, error) {
 	upTo := q.Limit
 	q.After, q.Before, q.From, q.Last, q.Limit = nil, nil, nil, false, 1
 	if pg := db.pg(); pg != nil {
-		n, err := db.pgCount(q, upTo)
+		n, err := db.pgCount(pgSummaries, q, upTo)
 		if err != nil {
 			return 0, fmt.Errorf("reservation count: %w", err)
 		}
@@ -257,23 +261,36 @@ func stateRank(s State) byte {
 	return 7
 }
 
+// colKind is how a sort column's value is written in a position key.
+type colKind uint8
+
+const (
+	colNone   colKind = iota // the creation order: no value before the time
+	colString                // appendSortString
+	colInt64                 // appendInt64
+	colByte                  // one byte (the state's rank)
+)
+
+// resCols are the reservation list's sort columns' kinds.
+var resCols = []colKind{SortCreated: colNone, SortInvoice: colString, SortCustomer: colString, SortAmount: colInt64, SortState: colByte}
+
 // posParts splits a position key into the column's value (without its
 // terminator), the creation time and the key: what a PostgreSQL cursor
 // compares with.
-func posParts(col SortBy, pos []byte) (val []byte, created int64, key string, err error) {
-	switch col {
-	case SortInvoice, SortCustomer:
+func posParts(kind colKind, pos []byte) (val []byte, created int64, key string, err error) {
+	switch kind {
+	case colString:
 		i := bytes.IndexByte(pos, 0)
 		if i < 0 {
 			return nil, 0, "", errBadCursor
 		}
 		val, pos = pos[:i], pos[i+1:]
-	case SortAmount:
+	case colInt64:
 		if len(pos) < 8 {
 			return nil, 0, "", errBadCursor
 		}
 		val, pos = pos[:8], pos[8:]
-	case SortState:
+	case colByte:
 		if len(pos) < 1 {
 			return nil, 0, "", errBadCursor
 		}

@@ -327,6 +327,11 @@ func TestListTableFillAndBulkCopy(t *testing.T) {
 	}
 	defer file.Close()
 	pageData(t, file, 300)
+	txPageData(t, file, 300)
+	txs, err := file.Transactions()
+	if err != nil {
+		t.Fatal(err)
+	}
 	dst, err := Open(url, Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -351,12 +356,22 @@ func TestListTableFillAndBulkCopy(t *testing.T) {
 		if w := PageSummaries(all, q); !slices.Equal(posList(p), posList(w)) || len(w.Rows) == 0 {
 			t.Fatalf("%s: %d rows, want %d", what, len(p.Rows), len(w.Rows))
 		}
+		q = PageQuery{Sort: TxSortCustomer, Filter: "muller", Limit: 1000}
+		tp, err := db.TransactionPage(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := txKeyed(PageTransactions(txs, q)); !slices.Equal(txKeyed(tp).keys, w.keys) || len(w.keys) == 0 {
+			t.Fatalf("%s: %d transactions, want %d", what, len(tp.Rows), len(w.keys))
+		}
+		checkGroups(t, db, txs)
 	}
 	same(dst, "after the bulk copy")
 	// Empty the table and set the marker, as migration 5 leaves an older
 	// database.
 	pool := dst.pg().pool
-	if _, err := pool.Exec(context.Background(), `DELETE FROM paydesk_summary; INSERT INTO paydesk_summary_fill VALUES (true)`); err != nil {
+	if _, err := pool.Exec(context.Background(), `DELETE FROM paydesk_summary; INSERT INTO paydesk_summary_fill VALUES (true);
+		DELETE FROM paydesk_txlist; INSERT INTO paydesk_txlist_fill VALUES (true)`); err != nil {
 		t.Fatal(err)
 	}
 	_ = dst.Close()

@@ -842,6 +842,7 @@ func and(a, b []uint64) []uint64 {
 type keyRow struct {
 	pos []byte
 	key string
+	v   []byte // the record, when the page came with it (PostgreSQL)
 }
 
 type keyPage struct {
@@ -1069,6 +1070,23 @@ func walkIndex(tx Tx, l *boltList, q PageQuery, set []uint64) (keyPage, error) {
 	keep := func(v []byte) bool { return len(v) >= 4 && hasBit(set, binary.BigEndian.Uint32(v)) }
 	p, _, err := walkRange(tx.Bucket(l.idx[q.Sort]).Cursor(), nil, q, keep, 0)
 	return p, err
+}
+
+// valueRows decodes a page that came with its records (PostgreSQL) into a
+// list's rows.
+func valueRows[R, T any](p keyPage, dec func([]byte) (T, error), row func(T, []byte) R) ([]R, error) {
+	if len(p.rows) == 0 {
+		return nil, nil
+	}
+	out := make([]R, 0, len(p.rows))
+	for _, r := range p.rows {
+		t, err := dec(r.v)
+		if err != nil {
+			return nil, fmt.Errorf("record: %w", err)
+		}
+		out = append(out, row(t, r.pos))
+	}
+	return out, nil
 }
 
 // pageRows reads a key page's records (decoded by dec) into a list's rows

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -166,7 +167,13 @@ func (db *DB) TransactionPage(q PageQuery) (TxPage, error) {
 			p.Rows, err = pageRows(tx, txBolt, kp, decodeTx, func(t *Transaction, pos []byte) TxPageRow { return TxPageRow{Tx: t, Pos: pos} })
 			return err
 		})
-	default: // TODO(17t): PostgreSQL's list table
+	case db.pg() != nil:
+		var kp keyPage
+		if kp, err = db.pgPage(pgTransactions, q); err == nil {
+			p.Total, p.More, p.Less = kp.total, kp.more, kp.less
+			p.Rows, err = valueRows(kp, decodeTx, func(t *Transaction, pos []byte) TxPageRow { return TxPageRow{Tx: t, Pos: pos} })
+		}
+	default:
 
 		var all []*Transaction
 		if all, err = db.Transactions(); err == nil {
@@ -187,6 +194,13 @@ func (db *DB) TransactionPage(q PageQuery) (TxPage, error) {
 func (db *DB) TransactionCount(q PageQuery) (int, error) {
 	upTo := q.Limit
 	q.After, q.Before, q.From, q.Last, q.Limit = nil, nil, nil, false, 1
+	if db.pg() != nil {
+		n, err := db.pgCount(pgTransactions, q, upTo)
+		if err != nil {
+			return 0, fmt.Errorf("transaction count: %w", err)
+		}
+		return n, nil
+	}
 	if db.bolt == nil {
 		p, err := db.TransactionPage(q)
 		if upTo > 0 {
@@ -367,13 +381,16 @@ func txListFill() []fillStep {
 }
 
 // TransactionGroup returns a gift card group: the payment whose key is
-// group and the payments made as part of it, oldest first. On bbolt the
-// group index answers; elsewhere every transaction is read.
+// group and the payments made as part of it, oldest first, from the group
+// index (bbolt) or the list table's (PostgreSQL).
 func (db *DB) TransactionGroup(group string) ([]*Transaction, error) {
 	if group == "" {
 		return nil, nil
 	}
 	var out []*Transaction
+	if db.pg() != nil {
+		return db.pgTxGroup(group)
+	}
 	if db.bolt == nil {
 		all, err := db.Transactions()
 		if err != nil {
@@ -412,6 +429,65 @@ func (db *DB) TransactionGroup(group string) ([]*Transaction, error) {
 			}
 		}
 		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("transaction group %s: %w", group, err)
+	}
+	sortTxOldestFirst(out)
+	return out, nil
+}
+
+// pgTransactions is the transaction list's table (0006).
+var pgTransactions = (&pgList{
+	table: "paydesk_txlist", fill: "paydesk_txlist_fill", bucket: bTransaction, count: kTransactionCount,
+	columns: []string{"k", "created", "kind", "invoice", "customer", "amount", "status", "grp", "search", "v"},
+	sortCols: []string{
+		TxSortCreated:  "created, k",
+		TxSortKind:     "kind, created, k",
+		TxSortInvoice:  "invoice, created, k",
+		TxSortCustomer: "customer, created, k",
+		TxSortAmount:   "amount, created, k",
+		TxSortStatus:   "status, created, k",
+	},
+	kinds: []colKind{TxSortCreated: colNone, TxSortKind: colString, TxSortInvoice: colString, TxSortCustomer: colString,
+		TxSortAmount: colInt64, TxSortStatus: colInt64},
+	skip: isPushIndexKey,
+	args: func(k, v []byte, f *fold.Folder) []any {
+		t, err := decodeTx(v)
+		if err != nil {
+			return nil
+		}
+		return []any{k, t.Created.UnixNano(), sortBytes(string(t.Kind)), sortBytes(t.Invoice), sortBytes(strings.ToLower(t.CustomerName)),
+			t.Amount.Shift(2).IntPart(), int64(t.Status.Code), []byte(t.Group), pgSearchText(AppendTxSearchText(nil, t, f)), v}
+	},
+	pos: txBolt.pos,
+	state: func(st State, arg func(any) string) string {
+		return "kind = " + arg(sortBytes(string(st)))
+	},
+}).init()
+
+// pgTxGroup reads a gift card group from the list table.
+func (db *DB) pgTxGroup(group string) ([]*Transaction, error) {
+	var out []*Transaction
+	err := db.pg().View(func(t Tx) error {
+		ptx := t.(*pgTx)
+		rows, err := ptx.tx.Query(context.Background(), `SELECT v FROM paydesk_txlist WHERE grp = $1 OR k = $1`, []byte(group))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var v []byte
+			if err := rows.Scan(&v); err != nil {
+				return err
+			}
+			tr, err := decodeTx(v)
+			if err != nil {
+				return fmt.Errorf("transaction: %w", err)
+			}
+			out = append(out, tr)
+		}
+		return rows.Err()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("transaction group %s: %w", group, err)

@@ -134,6 +134,7 @@ func TestTransactionPage(t *testing.T) {
 					}
 				}
 			}
+			checkGroups(t, db, all)
 		})
 	}
 }

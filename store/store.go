@@ -183,10 +183,10 @@ func openShared(dsn string, opts Options) (*DB, error) {
 		_ = eng.Close()
 		return nil, fmt.Errorf("database %s: %w", db.path, err)
 	}
-	if err := db.fillListTable(ctx); err != nil && !isReadOnlyRole(err) {
+	if err := db.fillListTables(ctx); err != nil && !isReadOnlyRole(err) {
 		db.lease.close()
 		_ = eng.Close()
-		return nil, fmt.Errorf("database %s: the reservation list: %w", db.path, err)
+		return nil, fmt.Errorf("database %s: the list tables: %w", db.path, err)
 	}
 	db.inbox = newInbox(db, eng, dsn) // before the bus, whose listener looks at it
 	if err := db.startBus(dsn); err != nil {
