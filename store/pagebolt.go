@@ -207,7 +207,9 @@ func migrateGrams(tx Tx) error {
 // it the answer is "maybe", and the list finds out with its next page.
 const probeSteps = 4096
 
-// migrateList builds the list's indexes from the summaries (schema 5).
+// migrateList makes the list's buckets (schema 5); a file that has
+// reservations already gets its indexes from the fill that runs at open,
+// in chunks (pagefill.go).
 func migrateList(tx Tx) error {
 	if _, ok := tx.(boltTx); !ok {
 		return nil // PostgreSQL keeps its list table (pagepg.go)
@@ -217,76 +219,28 @@ func migrateList(tx Tx) error {
 			return err
 		}
 	}
-	sb := tx.Bucket(bSummary)
-	if sb == nil {
-		return nil
-	}
-	// One transaction builds it all, so every bucket is written in key
-	// order: bbolt splits its pages only at commit, and keys put in random
-	// order into a page that holds a million of them cost a move each
-	// (minutes for 100,000 rows). Row IDs and text blocks follow the
-	// summaries' order; each sort index is collected, sorted, then put.
-	rows, tb := tx.Bucket(bSumRow), tx.Bucket(bSumText)
-	var f fold.Folder
-	var text []byte
-	err := sb.ForEach(func(k, v []byte) error {
-		s, err := decodeSummary(v)
-		if err != nil {
-			return fmt.Errorf("summary %s: %w", k, err)
-		}
-		n, err := rows.NextSequence()
-		if err != nil {
-			return err
-		}
-		id := uint32(n - 1)
-		if err := rows.Put(k, binary.BigEndian.AppendUint32(nil, id)); err != nil {
-			return err
-		}
-		text = append(AppendSearchText(text[:0], &s, &f), '\n')
-		return setRowText(tb, id, k, text)
-	})
-	if err != nil {
-		return err
-	}
-	type entry struct{ pos, val []byte }
-	indexes := []struct {
-		b    []byte
-		col  SortBy
-		only func(*Summary) bool
-	}{
-		{bSumIdx[SortCreated], SortCreated, nil}, {bSumIdx[SortInvoice], SortInvoice, nil},
-		{bSumIdx[SortCustomer], SortCustomer, nil}, {bSumIdx[SortAmount], SortAmount, nil},
-		{bSumIdx[SortState], SortState, nil},
-		{bSumUnknown, SortCreated, func(s *Summary) bool { return s.OutcomeUnknown }},
-		{bSumMissing, SortCreated, OrderMissing},
-	}
-	for _, ix := range indexes {
-		var es []entry
-		err := sb.ForEach(func(k, v []byte) error {
-			s, err := decodeSummary(v)
-			if err != nil {
-				return fmt.Errorf("summary %s: %w", k, err)
-			}
-			if ix.only != nil && !ix.only(&s) {
-				return nil
-			}
-			val := append(bytes.Clone(rows.Get(k)), k...)
-			es = append(es, entry{posKey(nil, ix.col, &s), val})
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		slices.SortFunc(es, func(a, b entry) int { return bytes.Compare(a.pos, b.pos) })
-		b := tx.Bucket(ix.b)
-		fillPages(b)
-		for _, e := range es {
-			if err := b.Put(e.pos, e.val); err != nil {
-				return err
-			}
+	if sb := tx.Bucket(bSummary); sb != nil {
+		if k, _ := sb.Cursor().First(); k != nil {
+			return startFill(tx, listFillName)
 		}
 	}
 	return nil
+}
+
+// listFillName names the fill of the reservation list's indexes.
+const listFillName = "reservation-list"
+
+// listIndexes are the list's sort indexes and the two filtered ones.
+var listIndexes = []struct {
+	b    []byte
+	col  SortBy
+	only func(*Summary) bool
+}{
+	{bSumIdx[SortCreated], SortCreated, nil}, {bSumIdx[SortInvoice], SortInvoice, nil},
+	{bSumIdx[SortCustomer], SortCustomer, nil}, {bSumIdx[SortAmount], SortAmount, nil},
+	{bSumIdx[SortState], SortState, nil},
+	{bSumUnknown, SortCreated, func(s *Summary) bool { return s.OutcomeUnknown }},
+	{bSumMissing, SortCreated, OrderMissing},
 }
 
 // putSummary writes a reservation's summary and, on bbolt, brings the

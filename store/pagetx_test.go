@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"math/rand"
 	"path/filepath"
@@ -140,44 +141,77 @@ func TestTransactionPage(t *testing.T) {
 }
 
 // TestTransactionListFill: a file from before the transaction list's
-// indexes (schema 6) gets them on open, from the chunked fill, and they
-// answer like the reference; the group index too.
+// indexes (schema 6) gets them on open, from the chunked fill — in one
+// chunk, in many, and in many cut short and finished by the next open —
+// and they answer like the reference; the group index too.
 func TestTransactionListFill(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	db, err := Open(path, Options{NoSync: true, Now: func() time.Time { return t0 }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	txPageData(t, db, 400)
-	all, _ := db.Transactions()
-	err = db.bolt.Update(func(tx *bolt.Tx) error {
-		for _, b := range txPageBuckets {
-			if err := tx.DeleteBucket(b); err != nil {
-				return err
+	for _, tc := range []struct {
+		name     string
+		chunk    int
+		cutAfter []int
+	}{
+		{name: "one chunk"},
+		{name: "chunks of 7", chunk: 7},
+		{name: "chunks of 50, cut short", chunk: 50, cutAfter: []int{1, 4, 11, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "old.db")
+			db, err := Open(path, Options{NoSync: true, Now: func() time.Time { return t0 }})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		return tx.Bucket(bMeta).Put(kSchema, u64(6))
-	})
-	if err != nil {
-		t.Fatal(err)
+			txPageData(t, db, 400)
+			all, _ := db.Transactions()
+			err = db.bolt.Update(func(tx *bolt.Tx) error {
+				for _, b := range txPageBuckets {
+					if err := tx.DeleteBucket(b); err != nil {
+						return err
+					}
+				}
+				return tx.Bucket(bMeta).Put(kSchema, u64(6))
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = db.Close()
+			for _, cut := range tc.cutAfter {
+				if _, err := Open(path, Options{NoSync: true, fillChunk: tc.chunk, failFillAfter: cut}); !errors.Is(err, errFillCut) {
+					t.Fatalf("open cut after %d chunks: %v", cut, err)
+				}
+			}
+			db, err = Open(path, Options{NoSync: true, fillChunk: tc.chunk})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			for _, q := range []PageQuery{{Sort: TxSortCustomer, Limit: 1000}, {Sort: TxSortAmount, Desc: true, Limit: 1000},
+				{Sort: TxSortKind, Limit: 1000}, {Sort: TxSortStatus, Limit: 1000}, {Limit: 1000},
+				{Filter: "muller", Limit: 1000}, {State: State(KindGiftCardPay), Limit: 1000}, {Filter: all[7].Invoice, Limit: 1000}} {
+				p, err := db.TransactionPage(q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if w := txKeyed(PageTransactions(all, q)); !slices.Equal(txKeyed(p).keys, w.keys) || len(w.keys) == 0 {
+					t.Fatalf("%+v: %d rows, want %d", q, len(p.Rows), len(w.keys))
+				}
+			}
+			checkGroups(t, db, all)
+			err = db.bolt.View(func(tx *bolt.Tx) error {
+				for _, b := range bTxIdx {
+					if n := tx.Bucket(b).Stats().KeyN; n != len(all) {
+						t.Errorf("index %s holds %d entries, want %d", b, n, len(all))
+					}
+				}
+				if tx.Bucket(bMeta).Get(fillKey(txListFillName)) != nil {
+					t.Error("the fill's state is still there")
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
-	_ = db.Close()
-	db, err = Open(path, Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, q := range []PageQuery{{Sort: TxSortCustomer, Limit: 1000}, {Sort: TxSortAmount, Desc: true, Limit: 1000},
-		{Filter: "muller", Limit: 1000}, {State: State(KindGiftCardPay), Limit: 1000}, {Filter: all[7].Invoice, Limit: 1000}} {
-		p, err := db.TransactionPage(q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if w := txKeyed(PageTransactions(all, q)); !slices.Equal(txKeyed(p).keys, w.keys) || len(w.keys) == 0 {
-			t.Fatalf("%+v: %d rows, want %d", q, len(p.Rows), len(w.keys))
-		}
-	}
-	checkGroups(t, db, all)
 }
 
 // checkGroups: every gift card group's members come from the index.

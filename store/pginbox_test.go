@@ -155,15 +155,7 @@ func TestInboxTwoListenersStoreEachPushOnce(t *testing.T) {
 // listener started after applies each push once, and a third applier, and
 // a drain, apply nothing again.
 func TestInboxAppliedOnceAfterApplierCrash(t *testing.T) {
-	url := pgtest.Fresh(t)
-	open := func() *DB {
-		db, err := Open(url, Options{Now: func() time.Time { return t0 }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = db.Close() })
-		return db
-	}
+	open := sharedOpener(t)
 	ps := inboxPushes(120)
 	dead := open()
 	for _, p := range ps {

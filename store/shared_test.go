@@ -16,8 +16,18 @@ import (
 // (two listeners, two consoles); skipped without a server.
 func openShared2(t *testing.T) (*DB, *DB) {
 	t.Helper()
+	open := sharedOpener(t)
+	return open(), open()
+}
+
+// sharedOpener makes a fresh PostgreSQL database (skipped without a
+// server) and returns what opens it once more, as another process would;
+// each handle is closed when the test ends.
+func sharedOpener(t *testing.T) func() *DB {
+	t.Helper()
 	url := pgtest.Fresh(t)
-	open := func() *DB {
+	return func() *DB {
+		t.Helper()
 		db, err := Open(url, Options{Now: func() time.Time { return t0 }})
 		if err != nil {
 			t.Fatal(err)
@@ -25,7 +35,6 @@ func openShared2(t *testing.T) (*DB, *DB) {
 		t.Cleanup(func() { _ = db.Close() })
 		return db
 	}
-	return open(), open()
 }
 
 // Two listeners on one database, the gateway sending every push to both at
@@ -124,15 +133,7 @@ func TestSharedChangesReachOtherProcesses(t *testing.T) {
 // the next process that opens the database, as on a file; one whose
 // process is alive stays pending, whoever opens the database meanwhile.
 func TestSharedPendingOfGoneProcessBecomesUnknown(t *testing.T) {
-	url := pgtest.Fresh(t)
-	open := func() *DB {
-		db, err := Open(url, Options{Now: func() time.Time { return t0 }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = db.Close() })
-		return db
-	}
+	open := sharedOpener(t)
 	a, watcher := open(), open()
 	g := &gw{clock: t0}
 	s := newScenario(t, a, g, "INV-LEASE")

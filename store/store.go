@@ -63,6 +63,11 @@ type Options struct {
 	// this paydesk instead of migrating it (a role that may not change the
 	// schema; `paydesk db migrate` does it).
 	NoMigrate bool
+
+	// fillChunk overrides the rows per transaction of a fill at open
+	// (pagefill.go), failFillAfter stops a fill after that many chunks:
+	// for the tests of a fill cut short.
+	fillChunk, failFillAfter int
 }
 
 // DB is an open cache. It is safe for concurrent use.
@@ -150,6 +155,10 @@ func Open(path string, opts Options) (*DB, error) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("cache %s: %w", path, err)
+	}
+	if err := db.runFill(listFillName, listFill()); err != nil {
+		_ = bdb.Close()
+		return nil, fmt.Errorf("cache %s: the reservation list's indexes: %w", path, err)
 	}
 	if err := db.runFill(txListFillName, txListFill()); err != nil {
 		_ = bdb.Close()

@@ -355,7 +355,7 @@ func (s *Reservations) empty() string {
 	// run; the flag is what the user needs, however they started it.
 	hint := "press n to create a test reservation, or quit and start again with --demo"
 	if s.ctx.ReadOnly {
-		hint = "this console is read-only; start it without --read-only and with --demo to fill a sandbox"
+		hint = "this console is read-only (--read-only, or a database role that may only read): what others store shows here as it arrives"
 	}
 	return "\n  " + t.Accent.Render("No reservations yet.") +
 		"\n  " + t.Muted.Render(strings.ToUpper(hint[:1])+hint[1:]+".") +

@@ -1,12 +1,13 @@
-// TEMPORARY (issue-17t): the lead's pagefill.go, as it stood before it
-// landed on main; removed at the merge of main, which brings the file.
-
 package store
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
+
+	"paydesk/internal/fold"
 )
 
 // A file written by an older paydesk has its records but not the list's
@@ -29,6 +30,9 @@ import (
 // fillChunk is the number of rows one fill transaction writes.
 const fillChunk = 20_000
 
+// errFillCut is the error of a fill stopped by Options.failFillAfter.
+var errFillCut = errors.New("fill cut short (test)")
+
 // fillStep is one step of a fill: run does the step's next chunk of n
 // rows in tx from the key after `after` (nil: from the start) and returns
 // the key to go on after, nil when the step is done.
@@ -50,10 +54,11 @@ func fillKey(name string) []byte { return []byte("fill/" + name) }
 
 // runFill runs what is left of fill name, chunk by chunk.
 func (db *DB) runFill(name string, steps []fillStep) error {
-	n := 0
+	n := db.opts.fillChunk
 	if n <= 0 {
 		n = fillChunk
 	}
+	chunks := 0
 	for {
 		var state []byte
 		if err := db.eng.View(func(tx Tx) error {
@@ -99,6 +104,9 @@ func (db *DB) runFill(name string, steps []fillStep) error {
 			})
 			if err != nil {
 				return fmt.Errorf("%s: %s: %w", name, s.name, err)
+			}
+			if chunks++; chunks == db.opts.failFillAfter {
+				return fmt.Errorf("%s: %w", name, errFillCut)
 			}
 			if next == nil {
 				break
@@ -202,4 +210,54 @@ func indexStep(name string, idx []byte, collect func(tx Tx, add func(k, v []byte
 			return bytes.Clone(k), nil
 		},
 	}
+}
+
+// listFill is the fill of the reservation list's indexes (schema 5): row
+// IDs and search text (with the blocks' sketches) in the summaries' key
+// order, then each sort index.
+func listFill() []fillStep {
+	steps := []fillStep{{
+		name: "rows and search text",
+		run: func(tx Tx, after []byte, n int, _ any) ([]byte, error) {
+			rows, tb := tx.Bucket(bSumRow), tx.Bucket(bSumText)
+			var f fold.Folder
+			var text []byte
+			return walkFrom(tx.Bucket(bSummary), after, n, func(k, v []byte) error {
+				s, err := decodeSummary(v)
+				if err != nil {
+					return fmt.Errorf("summary %s: %w", k, err)
+				}
+				n, err := rows.NextSequence()
+				if err != nil {
+					return err
+				}
+				id := uint32(n - 1)
+				if err := rows.Put(k, binary.BigEndian.AppendUint32(nil, id)); err != nil {
+					return err
+				}
+				text = append(AppendSearchText(text[:0], &s, &f), '\n')
+				return setRowText(tb, id, k, text)
+			})
+		},
+	}}
+	for _, ix := range listIndexes {
+		steps = append(steps, indexStep("index "+string(ix.b), ix.b, func(tx Tx, add func(k, v []byte)) error {
+			rows := tx.Bucket(bSumRow)
+			var pos, val []byte
+			return tx.Bucket(bSummary).ForEach(func(k, v []byte) error {
+				s, err := decodeSummary(v)
+				if err != nil {
+					return fmt.Errorf("summary %s: %w", k, err)
+				}
+				if ix.only != nil && !ix.only(&s) {
+					return nil
+				}
+				pos = posKey(pos[:0], ix.col, &s)
+				val = append(append(val[:0], rows.Get(k)...), k...)
+				add(pos, val)
+				return nil
+			})
+		}))
+	}
+	return steps
 }
