@@ -27,32 +27,49 @@ func (m *memSource) ReservationPage(q store.PageQuery) (store.Page, error) {
 }
 
 func (m *memSource) ReservationCount(q store.PageQuery) (int, error) {
+	return memCount(q, func(q store.PageQuery) int { return store.PageSummaries(m.all, q).Total }), nil
+}
+
+// memCount counts for a source in memory: the whole list's Total, up to
+// q.Limit when one is given.
+func memCount(q store.PageQuery, total func(store.PageQuery) int) int {
 	upTo := q.Limit
 	q.Limit = 1
-	n := store.PageSummaries(m.all, q).Total
+	n := total(q)
 	if upTo > 0 {
 		n = min(n, upTo)
 	}
-	return n, nil
+	return n
 }
 
 // upsert and remove apply a live change to the summaries.
 func (m *memSource) upsert(rows []*ReservationRow, removed []string) {
-	pos := make(map[string]int, len(m.all))
-	for i, s := range m.all {
-		pos[s.Key] = i
+	fresh := make([]store.Summary, len(rows))
+	for i, r := range rows {
+		fresh[i] = r.Summary
 	}
-	for _, r := range rows {
-		if i, ok := pos[r.Summary.Key]; ok {
-			m.all[i] = r.Summary
-			continue
-		}
-		pos[r.Summary.Key] = len(m.all)
-		m.all = append(m.all, r.Summary)
-	}
+	m.all = upsertBy(m.all, fresh, func(s store.Summary) string { return s.Key })
 	if len(removed) > 0 {
 		m.all = slices.DeleteFunc(m.all, func(s store.Summary) bool { return slices.Contains(removed, s.Key) })
 	}
+}
+
+// upsertBy replaces the rows of all with the key of a fresh one, and adds
+// the fresh ones that are new.
+func upsertBy[T any](all, fresh []T, key func(T) string) []T {
+	pos := make(map[string]int, len(all))
+	for i, r := range all {
+		pos[key(r)] = i
+	}
+	for _, r := range fresh {
+		if i, ok := pos[key(r)]; ok {
+			all[i] = r
+			continue
+		}
+		pos[key(r)] = len(all)
+		all = append(all, r)
+	}
+	return all
 }
 
 // resPages is a ReservationSource as a paged list's source.

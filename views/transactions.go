@@ -127,28 +127,15 @@ func (m *txMem) TransactionPage(q store.PageQuery) (store.TxPage, error) {
 }
 
 func (m *txMem) TransactionCount(q store.PageQuery) (int, error) {
-	upTo := q.Limit
-	q.Limit = 1
-	n := store.PageTransactions(m.all, q).Total
-	if upTo > 0 {
-		n = min(n, upTo)
-	}
-	return n, nil
+	return memCount(q, func(q store.PageQuery) int { return store.PageTransactions(m.all, q).Total }), nil
 }
 
 func (m *txMem) upsert(rows []*TransactionRow) {
-	pos := make(map[string]int, len(m.all))
-	for i, t := range m.all {
-		pos[t.Key] = i
+	fresh := make([]*store.Transaction, len(rows))
+	for i, r := range rows {
+		fresh[i] = r.Tx
 	}
-	for _, r := range rows {
-		if i, ok := pos[r.Tx.Key]; ok {
-			m.all[i] = r.Tx
-			continue
-		}
-		pos[r.Tx.Key] = len(m.all)
-		m.all = append(m.all, r.Tx)
-	}
+	m.all = upsertBy(m.all, fresh, func(t *store.Transaction) string { return t.Key })
 }
 
 var txSpec = pagedSpec[TransactionRow]{
@@ -229,8 +216,9 @@ func (s *Transactions) Update(msg tea.Msg) tea.Cmd {
 		}
 		return s.list.changed(func(r *TransactionRow) {
 			if n, ok := by[r.Tx.Key]; ok {
-				*r = TransactionRow{Tx: n.Tx, pos: r.pos, key: n.key, kind: n.kind, service: n.service, invoice: n.invoice,
-					customer: n.customer, number: n.number, amount: n.amount, status: n.status, link: n.link}
+				pos := r.pos // where the row is in the list read
+				*r = *n
+				r.pos = pos
 			}
 		})
 	case exportTxMsg:
