@@ -133,41 +133,8 @@ func filterWords(q string) []string { return strings.Fields(fold.String(textsafe
 // filtered in the store, from its indexes (bbolt) or its list table
 // (PostgreSQL).
 func (db *DB) ReservationPage(q PageQuery) (Page, error) {
-	if err := q.check(sortCount); err != nil {
-		return Page{}, err
-	}
-	var p Page
-	var err error
-	switch {
-	case db.bolt != nil:
-		err = db.view(func(tx Tx) error {
-			kp, err := db.pages.boltPage(tx.(boltTx), resBolt, q)
-			if err != nil {
-				return err
-			}
-			p.Total, p.More, p.Less = kp.total, kp.more, kp.less
-			p.Rows, err = pageRows(tx, resBolt, kp, decodeSummary, func(s Summary, pos []byte) PageRow { return PageRow{Summary: s, Pos: pos} })
-			return err
-		})
-	case db.pg() != nil:
-		var kp keyPage
-		if kp, err = db.pgPage(pgSummaries, q); err == nil {
-			p.Total, p.More, p.Less = kp.total, kp.more, kp.less
-			p.Rows, err = valueRows(kp, decodeSummary, func(s Summary, pos []byte) PageRow { return PageRow{Summary: s, Pos: pos} })
-		}
-	default:
-		var all []Summary
-		if all, err = db.LoadReservationSummaries(); err == nil {
-			p = PageSummaries(all, q)
-		}
-	}
-	if err != nil {
-		return Page{}, fmt.Errorf("reservation list: %w", err)
-	}
-	if p.Total < 0 && !p.More && !p.Less {
-		p.Total = len(p.Rows) // the page is the whole list: nothing to count
-	}
-	return p, nil
+	p, err := resList.page(db, q)
+	return Page{Rows: p.rows, Total: p.total, More: p.more, Less: p.less}, err
 }
 
 // ReservationCount counts the rows that pass the query's filter and state
@@ -176,29 +143,102 @@ func (db *DB) ReservationPage(q PageQuery) (Page, error) {
 // PostgreSQL a filter that most rows pass is counted in a blink up to
 // ten thousand, in seconds up to a million). Without a limit a count that
 // takes too long is the planner's estimate.
-func (db *DB) ReservationCount(q PageQuery) (int, error) {
+func (db *DB) ReservationCount(q PageQuery) (int, error) { return resList.count(db, q) }
+
+// storeList is one list as the store pages it: its bbolt indexes, its
+// PostgreSQL table, its filter cache, how its rows are made, and the
+// in-memory answer of a store that has neither.
+type storeList[R, T any] struct {
+	name  string
+	sorts SortBy
+	bolt  *boltList
+	pg    *pgList
+	cache func(db *DB) *pageCache
+	dec   func([]byte) (T, error)
+	row   func(T, []byte) R
+	mem   func(db *DB, q PageQuery) (listPage[R], error)
+}
+
+// listPage is a page of a storeList.
+type listPage[R any] struct {
+	rows       []R
+	total      int
+	more, less bool
+}
+
+func (l *storeList[R, T]) page(db *DB, q PageQuery) (listPage[R], error) {
+	if err := q.check(l.sorts); err != nil {
+		return listPage[R]{}, err
+	}
+	var p listPage[R]
+	var err error
+	switch {
+	case db.bolt != nil:
+		err = db.view(func(tx Tx) error {
+			kp, err := l.cache(db).boltPage(tx.(boltTx), l.bolt, q)
+			if err != nil {
+				return err
+			}
+			p.total, p.more, p.less = kp.total, kp.more, kp.less
+			p.rows, err = pageRows(tx, l.bolt, kp, l.dec, l.row)
+			return err
+		})
+	case db.pg() != nil:
+		var kp keyPage
+		if kp, err = db.pgPage(l.pg, q); err == nil {
+			p.total, p.more, p.less = kp.total, kp.more, kp.less
+			p.rows, err = valueRows(kp, l.dec, l.row)
+		}
+	default:
+		p, err = l.mem(db, q)
+	}
+	if err != nil {
+		return listPage[R]{}, fmt.Errorf("%s list: %w", l.name, err)
+	}
+	if p.total < 0 && !p.more && !p.less {
+		p.total = len(p.rows) // the page is the whole list: nothing to count
+	}
+	return p, nil
+}
+
+func (l *storeList[R, T]) count(db *DB, q PageQuery) (int, error) {
 	upTo := q.Limit
 	q.After, q.Before, q.From, q.Last, q.Limit = nil, nil, nil, false, 1
-	if pg := db.pg(); pg != nil {
-		n, err := db.pgCount(pgSummaries, q, upTo)
-		if err != nil {
-			return 0, fmt.Errorf("reservation count: %w", err)
-		}
-		return n, nil
-	}
-	if db.bolt == nil {
-		p, err := db.ReservationPage(q)
-		return p.Total, err
-	}
 	n := 0
-	err := db.view(func(tx Tx) (err error) {
-		n, err = db.pages.boltCount(tx.(boltTx), resBolt, q, upTo)
-		return err
-	})
+	var err error
+	switch {
+	case db.pg() != nil:
+		n, err = db.pgCount(l.pg, q, upTo)
+	case db.bolt != nil:
+		err = db.view(func(tx Tx) (err error) {
+			n, err = l.cache(db).boltCount(tx.(boltTx), l.bolt, q, upTo)
+			return err
+		})
+	default:
+		var p listPage[R]
+		p, err = l.mem(db, q)
+		n = p.total
+		if upTo > 0 {
+			n = min(n, upTo)
+		}
+	}
 	if err != nil {
-		return 0, fmt.Errorf("reservation count: %w", err)
+		return 0, fmt.Errorf("%s count: %w", l.name, err)
 	}
 	return n, nil
+}
+
+// resList is the reservation list.
+var resList = &storeList[PageRow, Summary]{
+	name: "reservation", sorts: sortCount, bolt: resBolt, pg: pgSummaries,
+	cache: func(db *DB) *pageCache { return &db.pages },
+	dec:   decodeSummary,
+	row:   func(s Summary, pos []byte) PageRow { return PageRow{Summary: s, Pos: pos} },
+	mem: func(db *DB, q PageQuery) (listPage[PageRow], error) {
+		all, err := db.LoadReservationSummaries()
+		p := PageSummaries(all, q)
+		return listPage[PageRow]{rows: p.Rows, total: p.Total, more: p.More, less: p.Less}, err
+	},
 }
 
 func (db *DB) pg() *pgEngine {

@@ -151,72 +151,25 @@ var txBolt = &boltList{
 // TransactionPage returns one window of the transaction list, sorted and
 // filtered in the store (q.Sort is a TxSort order, q.State a Kind or "").
 func (db *DB) TransactionPage(q PageQuery) (TxPage, error) {
-	if err := q.check(txSortCount); err != nil {
-		return TxPage{}, err
-	}
-	var p TxPage
-	var err error
-	switch {
-	case db.bolt != nil:
-		err = db.view(func(tx Tx) error {
-			kp, err := db.txPages.boltPage(tx.(boltTx), txBolt, q)
-			if err != nil {
-				return err
-			}
-			p.Total, p.More, p.Less = kp.total, kp.more, kp.less
-			p.Rows, err = pageRows(tx, txBolt, kp, decodeTx, func(t *Transaction, pos []byte) TxPageRow { return TxPageRow{Tx: t, Pos: pos} })
-			return err
-		})
-	case db.pg() != nil:
-		var kp keyPage
-		if kp, err = db.pgPage(pgTransactions, q); err == nil {
-			p.Total, p.More, p.Less = kp.total, kp.more, kp.less
-			p.Rows, err = valueRows(kp, decodeTx, func(t *Transaction, pos []byte) TxPageRow { return TxPageRow{Tx: t, Pos: pos} })
-		}
-	default:
-
-		var all []*Transaction
-		if all, err = db.Transactions(); err == nil {
-			p = PageTransactions(all, q)
-		}
-	}
-	if err != nil {
-		return TxPage{}, fmt.Errorf("transaction list: %w", err)
-	}
-	if p.Total < 0 && !p.More && !p.Less {
-		p.Total = len(p.Rows)
-	}
-	return p, nil
+	p, err := txList.page(db, q)
+	return TxPage{Rows: p.rows, Total: p.total, More: p.more, Less: p.less}, err
 }
 
 // TransactionCount counts the transactions that pass q's filter and
 // state, up to q.Limit when it is > 0 (see ReservationCount).
-func (db *DB) TransactionCount(q PageQuery) (int, error) {
-	upTo := q.Limit
-	q.After, q.Before, q.From, q.Last, q.Limit = nil, nil, nil, false, 1
-	if db.pg() != nil {
-		n, err := db.pgCount(pgTransactions, q, upTo)
-		if err != nil {
-			return 0, fmt.Errorf("transaction count: %w", err)
-		}
-		return n, nil
-	}
-	if db.bolt == nil {
-		p, err := db.TransactionPage(q)
-		if upTo > 0 {
-			p.Total = min(p.Total, upTo)
-		}
-		return p.Total, err
-	}
-	n := 0
-	err := db.view(func(tx Tx) (err error) {
-		n, err = db.txPages.boltCount(tx.(boltTx), txBolt, q, upTo)
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("transaction count: %w", err)
-	}
-	return n, nil
+func (db *DB) TransactionCount(q PageQuery) (int, error) { return txList.count(db, q) }
+
+// txList is the transaction list.
+var txList = &storeList[TxPageRow, *Transaction]{
+	name: "transaction", sorts: txSortCount, bolt: txBolt, pg: pgTransactions,
+	cache: func(db *DB) *pageCache { return &db.txPages },
+	dec:   decodeTx,
+	row:   func(t *Transaction, pos []byte) TxPageRow { return TxPageRow{Tx: t, Pos: pos} },
+	mem: func(db *DB, q PageQuery) (listPage[TxPageRow], error) {
+		all, err := db.Transactions()
+		p := PageTransactions(all, q)
+		return listPage[TxPageRow]{rows: p.Rows, total: p.Total, more: p.More, less: p.Less}, err
+	},
 }
 
 // writeTxRecord writes a transaction's record and, on bbolt, brings the
