@@ -62,30 +62,56 @@ func BenchmarkLargeOpenFirstPage(b *testing.B) {
 func BenchmarkLargePageTurn(b *testing.B) {
 	_, db := largeDB(b)
 	for _, sort := range []store.SortBy{store.SortCreated, store.SortCustomer, store.SortAmount} {
-		b.Run(fmt.Sprintf("sort%d", sort), func(b *testing.B) {
-			// A cursor half-way: walk there once.
-			q := store.PageQuery{Sort: sort, Desc: true, Limit: 10_000}
-			for walked, total := 0, 1; walked < total/2; {
-				p, err := db.ReservationPage(q)
-				if err != nil || len(p.Rows) == 0 {
-					b.Fatalf("%d rows: %v", len(p.Rows), err)
-				}
-				if p.Total > 0 {
-					total = p.Total
-				}
-				walked += len(p.Rows)
-				q.After = p.Rows[len(p.Rows)-1].Pos
-			}
-			q.Limit = screen
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				p, err := db.ReservationPage(q)
-				if err != nil || len(p.Rows) != screen {
-					b.Fatalf("%d rows: %v", len(p.Rows), err)
-				}
-			}
-		})
+		b.Run(fmt.Sprintf("sort%d", sort), func(b *testing.B) { pageTurn(b, sort, resPager(db)) })
+	}
+}
+
+// pager reads one page of a list: its row count, total and last position.
+type pager func(q store.PageQuery) (rows, total int, last []byte, err error)
+
+func resPager(db *store.DB) pager {
+	return func(q store.PageQuery) (int, int, []byte, error) {
+		p, err := db.ReservationPage(q)
+		if err != nil || len(p.Rows) == 0 {
+			return 0, p.Total, nil, err
+		}
+		return len(p.Rows), p.Total, p.Rows[len(p.Rows)-1].Pos, nil
+	}
+}
+
+func txPager(db *store.DB) pager {
+	return func(q store.PageQuery) (int, int, []byte, error) {
+		p, err := db.TransactionPage(q)
+		if err != nil || len(p.Rows) == 0 {
+			return 0, p.Total, nil, err
+		}
+		return len(p.Rows), p.Total, p.Rows[len(p.Rows)-1].Pos, nil
+	}
+}
+
+// pageTurn times the page after a cursor half-way down a list.
+func pageTurn(b *testing.B, sort store.SortBy, page pager) {
+	// A cursor half-way: walk there once.
+	q := store.PageQuery{Sort: sort, Desc: true, Limit: 10_000}
+	for walked, total := 0, 1; walked < total/2; {
+		n, t, last, err := page(q)
+		if err != nil || n == 0 {
+			b.Fatalf("%d rows: %v", n, err)
+		}
+		if t > 0 {
+			total = t
+		}
+		walked += n
+		q.After = last
+	}
+	q.Limit = screen
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		n, _, _, err := page(q)
+		if err != nil || n != screen {
+			b.Fatalf("%d rows: %v", n, err)
+		}
 	}
 }
 
@@ -115,28 +141,31 @@ var largeTerms = []struct {
 func BenchmarkLargeFilter(b *testing.B) {
 	_, db := largeDB(b)
 	for _, k := range largeTerms {
-		b.Run(k.name, func(b *testing.B) {
-			b.ReportAllocs()
-			i, found := 0, 0
-			for b.Loop() {
-				q := store.PageQuery{Sort: store.SortCreated, Desc: true, Filter: k.terms(i), Limit: screen}
-				p, err := db.ReservationPage(q)
-				if err != nil {
-					b.Fatal(err)
-				}
-				n := p.Total
-				if n < 0 {
-					q.Limit = 10_001
-					if n, err = db.ReservationCount(q); err != nil {
-						b.Fatal(err)
-					}
-				}
-				found += n
-				i++
-			}
-			b.ReportMetric(float64(found)/float64(i), "matches/op")
-		})
+		b.Run(k.name, func(b *testing.B) { keystroke(b, k.terms, resPager(db), db.ReservationCount) })
 	}
+}
+
+// keystroke times a filter's first page and first count, a different
+// term each time.
+func keystroke(b *testing.B, terms func(i int) string, page pager, count func(store.PageQuery) (int, error)) {
+	b.ReportAllocs()
+	i, found := 0, 0
+	for b.Loop() {
+		q := store.PageQuery{Sort: store.SortCreated, Desc: true, Filter: terms(i), Limit: screen}
+		_, n, _, err := page(q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n < 0 {
+			q.Limit = 10_001
+			if n, err = count(q); err != nil {
+				b.Fatal(err)
+			}
+		}
+		found += n
+		i++
+	}
+	b.ReportMetric(float64(found)/float64(i), "matches/op")
 }
 
 // BenchmarkLargeFilterPageOnly is the keystroke's first page alone, the
@@ -226,6 +255,78 @@ func BenchmarkLargeCount(b *testing.B) {
 				i++
 			}
 			b.ReportMetric(float64(n), "count")
+		})
+	}
+}
+
+// The transaction list at a million reservations (550,000 captures).
+
+// BenchmarkLargeTxOpen is what opening the transactions tab reads: the
+// first page (now) beside every transaction (Transactions, what the tab
+// read before it was paged).
+func BenchmarkLargeTxOpen(b *testing.B) {
+	_, db := largeDB(b)
+	b.Run("first-page", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			p, err := db.TransactionPage(store.PageQuery{Sort: store.TxSortCreated, Desc: true, Limit: screen})
+			if err != nil || len(p.Rows) != screen {
+				b.Fatalf("%d rows: %v", len(p.Rows), err)
+			}
+		}
+	})
+	b.Run("all", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := db.Transactions(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkLargeTxPageTurn reads the transactions' page after a cursor
+// half-way, by time, customer and amount.
+func BenchmarkLargeTxPageTurn(b *testing.B) {
+	_, db := largeDB(b)
+	for _, sort := range []store.SortBy{store.TxSortCreated, store.TxSortCustomer, store.TxSortAmount} {
+		b.Run(fmt.Sprintf("sort%d", sort), func(b *testing.B) { pageTurn(b, sort, txPager(db)) })
+	}
+}
+
+// largeTxTerms are the transaction filter's kinds of query.
+var largeTxTerms = []struct {
+	name  string
+	terms func(i int) string
+}{
+	{"letter", largeTerms[0].terms},
+	{"surname", largeTerms[1].terms},
+	// An order's invoice: its one capture (or none).
+	{"invoice", largeTerms[2].terms},
+	// A reservation number typed in part: a few.
+	{"number", func(i int) string { return fmt.Sprintf("r1%07d", (i*7919)%1_000_000/10) }},
+}
+
+// BenchmarkLargeTxFilter is one keystroke of the transactions' filter:
+// the first page and the first count.
+func BenchmarkLargeTxFilter(b *testing.B) {
+	_, db := largeDB(b)
+	for _, k := range largeTxTerms {
+		b.Run(k.name, func(b *testing.B) { keystroke(b, k.terms, txPager(db), db.TransactionCount) })
+	}
+}
+
+// BenchmarkLargeTxKind is the attention tab's gift card query: a kind that
+// no generated transaction has, then captures.
+func BenchmarkLargeTxKind(b *testing.B) {
+	_, db := largeDB(b)
+	for _, k := range []store.Kind{store.KindGiftCardPay, store.KindCapture} {
+		b.Run(string(k), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := db.TransactionPage(store.PageQuery{Sort: store.TxSortCreated, Desc: true, State: store.State(k), Limit: 5000}); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

@@ -148,11 +148,10 @@ func (db *DB) putTx(tx Tx, t *Transaction, c *Change) error {
 		t.Created = db.now()
 	}
 	t.Updated = db.now()
-	v := encodeTx(t)
 	if tx.Bucket(bTransaction).Get([]byte(t.Key)) == nil {
 		c.newTransactions++
 	}
-	if err := tx.Bucket(bTransaction).Put([]byte(t.Key), v); err != nil {
+	if err := writeTxRecord(tx, t); err != nil {
 		return err
 	}
 	// Only deferred-invoice transactions can belong to a reservation; gift
@@ -219,7 +218,7 @@ func (db *DB) putTx(tx Tx, t *Transaction, c *Change) error {
 }
 
 func (db *DB) putTxRecord(tx Tx, t *Transaction) error {
-	return tx.Bucket(bTransaction).Put([]byte(t.Key), encodeTx(t))
+	return writeTxRecord(tx, t)
 }
 
 // refreshRefunds sums the successful refunds against t.
@@ -311,7 +310,7 @@ func recompute(tx Tx, r *Reservation, c *Change) error {
 			// The push of a capture or refund names no customer: the
 			// transactions list shows the reservation's.
 			t.CustomerName = r.CustomerName
-			if err := tx.Bucket(bTransaction).Put([]byte(t.Key), encodeTx(t)); err != nil {
+			if err := writeTxRecord(tx, t); err != nil {
 				return err
 			}
 			c.addTransaction(t.Key)
@@ -607,7 +606,7 @@ func shareReservationNumber(tx Tx, r *Reservation) error {
 			continue
 		}
 		t.ReservationNumber = r.ReservationNumber
-		if err := tx.Bucket(bTransaction).Put([]byte(k), encodeTx(t)); err != nil {
+		if err := writeTxRecord(tx, t); err != nil {
 			return err
 		}
 	}

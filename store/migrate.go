@@ -88,6 +88,8 @@ var migrations = []func(tx Tx) error{
 	4: migrateList,
 	// Version 6 adds the search text blocks' trigram sketches.
 	5: migrateGrams,
+	// Version 7 keeps the transaction list's indexes (pagetx.go).
+	6: migrateTxList,
 }
 
 func (db *DB) migrate() (err error) {

@@ -318,7 +318,7 @@ func absorbPlaceholder(tx Tx, r *Reservation, c *Change) error {
 		}
 		if t != nil {
 			t.ReservationKey = r.Key
-			if err := tx.Bucket(bTransaction).Put([]byte(tk), encodeTx(t)); err != nil {
+			if err := writeTxRecord(tx, t); err != nil {
 				return err
 			}
 		}

@@ -284,6 +284,9 @@ func TestResolveTransaction(t *testing.T) {
 	two.capture("10", true)
 	gcKey := g.key()
 	push(t, db, txPush(gcKey, "GC-7", "customgiftcard", api.TypeGiftCardPay, dec("5"), g.status(api.StatusSuccess, api.SubCodeProcessed), nil))
+	// An invoice that holds GC-7 is not GC-7 (the search finds it; the
+	// exact match keeps it out).
+	push(t, db, txPush(g.key(), "GC-77", "customgiftcard", api.TypeGiftCardPay, dec("6"), g.status(api.StatusSuccess, api.SubCodeProcessed), nil))
 	for _, tc := range []struct{ ref, want, err string }{
 		{capKey, capKey, ""},
 		{"INV-ONE", capKey, ""},

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -109,8 +110,8 @@ func (q *PageQuery) limit() int {
 	return q.Limit
 }
 
-func (q *PageQuery) check() error {
-	if q.Sort >= sortCount {
+func (q *PageQuery) check(sorts SortBy) error {
+	if q.Sort >= sorts {
 		return fmt.Errorf("sort order %d: %w", q.Sort, ErrNotFound)
 	}
 	n := 0
@@ -132,32 +133,8 @@ func filterWords(q string) []string { return strings.Fields(fold.String(textsafe
 // filtered in the store, from its indexes (bbolt) or its list table
 // (PostgreSQL).
 func (db *DB) ReservationPage(q PageQuery) (Page, error) {
-	if err := q.check(); err != nil {
-		return Page{}, err
-	}
-	var p Page
-	var err error
-	switch {
-	case db.bolt != nil:
-		err = db.view(func(tx Tx) (err error) {
-			p, err = db.pages.boltPage(tx.(boltTx), q)
-			return err
-		})
-	case db.pg() != nil:
-		p, err = db.pgPage(q)
-	default:
-		var all []Summary
-		if all, err = db.LoadReservationSummaries(); err == nil {
-			p = PageSummaries(all, q)
-		}
-	}
-	if err != nil {
-		return Page{}, fmt.Errorf("reservation list: %w", err)
-	}
-	if p.Total < 0 && !p.More && !p.Less {
-		p.Total = len(p.Rows) // the page is the whole list: nothing to count
-	}
-	return p, nil
+	p, err := resList.page(db, q)
+	return Page{Rows: p.rows, Total: p.total, More: p.more, Less: p.less}, err
 }
 
 // ReservationCount counts the rows that pass the query's filter and state
@@ -166,29 +143,102 @@ func (db *DB) ReservationPage(q PageQuery) (Page, error) {
 // PostgreSQL a filter that most rows pass is counted in a blink up to
 // ten thousand, in seconds up to a million). Without a limit a count that
 // takes too long is the planner's estimate.
-func (db *DB) ReservationCount(q PageQuery) (int, error) {
+func (db *DB) ReservationCount(q PageQuery) (int, error) { return resList.count(db, q) }
+
+// storeList is one list as the store pages it: its bbolt indexes, its
+// PostgreSQL table, its filter cache, how its rows are made, and the
+// in-memory answer of a store that has neither.
+type storeList[R, T any] struct {
+	name  string
+	sorts SortBy
+	bolt  *boltList
+	pg    *pgList
+	cache func(db *DB) *pageCache
+	dec   func([]byte) (T, error)
+	row   func(T, []byte) R
+	mem   func(db *DB, q PageQuery) (listPage[R], error)
+}
+
+// listPage is a page of a storeList.
+type listPage[R any] struct {
+	rows       []R
+	total      int
+	more, less bool
+}
+
+func (l *storeList[R, T]) page(db *DB, q PageQuery) (listPage[R], error) {
+	if err := q.check(l.sorts); err != nil {
+		return listPage[R]{}, err
+	}
+	var p listPage[R]
+	var err error
+	switch {
+	case db.bolt != nil:
+		err = db.view(func(tx Tx) error {
+			kp, err := l.cache(db).boltPage(tx.(boltTx), l.bolt, q)
+			if err != nil {
+				return err
+			}
+			p.total, p.more, p.less = kp.total, kp.more, kp.less
+			p.rows, err = pageRows(tx, l.bolt, kp, l.dec, l.row)
+			return err
+		})
+	case db.pg() != nil:
+		var kp keyPage
+		if kp, err = db.pgPage(l.pg, q); err == nil {
+			p.total, p.more, p.less = kp.total, kp.more, kp.less
+			p.rows, err = valueRows(kp, l.dec, l.row)
+		}
+	default:
+		p, err = l.mem(db, q)
+	}
+	if err != nil {
+		return listPage[R]{}, fmt.Errorf("%s list: %w", l.name, err)
+	}
+	if p.total < 0 && !p.more && !p.less {
+		p.total = len(p.rows) // the page is the whole list: nothing to count
+	}
+	return p, nil
+}
+
+func (l *storeList[R, T]) count(db *DB, q PageQuery) (int, error) {
 	upTo := q.Limit
 	q.After, q.Before, q.From, q.Last, q.Limit = nil, nil, nil, false, 1
-	if pg := db.pg(); pg != nil {
-		n, err := db.pgCount(q, upTo)
-		if err != nil {
-			return 0, fmt.Errorf("reservation count: %w", err)
-		}
-		return n, nil
-	}
-	if db.bolt == nil {
-		p, err := db.ReservationPage(q)
-		return p.Total, err
-	}
 	n := 0
-	err := db.view(func(tx Tx) (err error) {
-		n, err = db.pages.boltCount(tx.(boltTx), q, upTo)
-		return err
-	})
+	var err error
+	switch {
+	case db.pg() != nil:
+		n, err = db.pgCount(l.pg, q, upTo)
+	case db.bolt != nil:
+		err = db.view(func(tx Tx) (err error) {
+			n, err = l.cache(db).boltCount(tx.(boltTx), l.bolt, q, upTo)
+			return err
+		})
+	default:
+		var p listPage[R]
+		p, err = l.mem(db, q)
+		n = p.total
+		if upTo > 0 {
+			n = min(n, upTo)
+		}
+	}
 	if err != nil {
-		return 0, fmt.Errorf("reservation count: %w", err)
+		return 0, fmt.Errorf("%s count: %w", l.name, err)
 	}
 	return n, nil
+}
+
+// resList is the reservation list.
+var resList = &storeList[PageRow, Summary]{
+	name: "reservation", sorts: sortCount, bolt: resBolt, pg: pgSummaries,
+	cache: func(db *DB) *pageCache { return &db.pages },
+	dec:   decodeSummary,
+	row:   func(s Summary, pos []byte) PageRow { return PageRow{Summary: s, Pos: pos} },
+	mem: func(db *DB, q PageQuery) (listPage[PageRow], error) {
+		all, err := db.LoadReservationSummaries()
+		p := PageSummaries(all, q)
+		return listPage[PageRow]{rows: p.Rows, total: p.Total, more: p.More, less: p.Less}, err
+	},
 }
 
 func (db *DB) pg() *pgEngine {
@@ -251,23 +301,36 @@ func stateRank(s State) byte {
 	return 7
 }
 
+// colKind is how a sort column's value is written in a position key.
+type colKind uint8
+
+const (
+	colNone   colKind = iota // the creation order: no value before the time
+	colString                // appendSortString
+	colInt64                 // appendInt64
+	colByte                  // one byte (the state's rank)
+)
+
+// resCols are the reservation list's sort columns' kinds.
+var resCols = []colKind{SortCreated: colNone, SortInvoice: colString, SortCustomer: colString, SortAmount: colInt64, SortState: colByte}
+
 // posParts splits a position key into the column's value (without its
 // terminator), the creation time and the key: what a PostgreSQL cursor
 // compares with.
-func posParts(col SortBy, pos []byte) (val []byte, created int64, key string, err error) {
-	switch col {
-	case SortInvoice, SortCustomer:
+func posParts(kind colKind, pos []byte) (val []byte, created int64, key string, err error) {
+	switch kind {
+	case colString:
 		i := bytes.IndexByte(pos, 0)
 		if i < 0 {
 			return nil, 0, "", errBadCursor
 		}
 		val, pos = pos[:i], pos[i+1:]
-	case SortAmount:
+	case colInt64:
 		if len(pos) < 8 {
 			return nil, 0, "", errBadCursor
 		}
 		val, pos = pos[:8], pos[8:]
-	case SortState:
+	case colByte:
 		if len(pos) < 1 {
 			return nil, 0, "", errBadCursor
 		}
@@ -290,8 +353,14 @@ const maxSearchText = 1000
 // numbers, cleaned and folded (case and accents: "muller" finds "Müller"),
 // each field ended by 0x00 so that a word cannot span two fields.
 func AppendSearchText(dst []byte, s *Summary, f *fold.Folder) []byte {
+	return appendSearchFields(dst, f, s.Invoice, s.Customer, s.ReservationNumber, s.Key, s.Articles, s.Email, s.InvoiceNumbers)
+}
+
+// appendSearchFields appends a row's search text made of fields, cut at
+// maxSearchText.
+func appendSearchFields(dst []byte, f *fold.Folder, fields ...string) []byte {
 	start := len(dst)
-	for _, field := range [...]string{s.Invoice, s.Customer, s.ReservationNumber, s.Key, s.Articles, s.Email, s.InvoiceNumbers} {
+	for _, field := range fields {
 		dst = appendSearch(dst, field, f)
 	}
 	if len(dst)-start > maxSearchText {
@@ -382,6 +451,19 @@ func PageSummaries(all []Summary, q PageQuery) Page {
 	if q.Desc {
 		slices.Reverse(rows)
 	}
+	from, to := window(len(rows), func(i int) []byte { return rows[i].pos }, &q)
+	p := Page{Total: len(rows), Less: from > 0, More: to < len(rows)}
+	for _, r := range rows[from:to] {
+		p.Rows = append(p.Rows, PageRow{Summary: all[r.i], Pos: r.pos})
+	}
+	return p
+}
+
+// window places the query's window (cursor and limit) in n rows in the
+// list's order, whose positions pos(i) ascend (descend with q.Desc): the
+// rows from..to. The in-memory lists and a few sorted rows of the bbolt
+// lists share it.
+func window(n int, pos func(i int) []byte, q *PageQuery) (from, to int) {
 	// after reports whether position p comes after c in the list's order.
 	after := func(p, c []byte) bool {
 		if q.Desc {
@@ -389,44 +471,31 @@ func PageSummaries(all []Summary, q PageQuery) Page {
 		}
 		return bytes.Compare(p, c) > 0
 	}
+	// first is the first row after c (or at it, with at).
+	first := func(c []byte, at bool) int {
+		return sort.Search(n, func(i int) bool {
+			p := pos(i)
+			return after(p, c) || at && bytes.Equal(p, c)
+		})
+	}
 	lim := q.limit()
-	var from, to int
 	switch {
 	case q.After != nil:
-		from, _ = slices.BinarySearchFunc(rows, q.After, func(r row, c []byte) int {
-			if after(r.pos, c) {
-				return 1
-			}
-			return -1
-		})
-		to = min(from+lim, len(rows))
+		from = first(q.After, false)
+		to = min(from+lim, n)
 	case q.From != nil:
-		from, _ = slices.BinarySearchFunc(rows, q.From, func(r row, c []byte) int {
-			if after(r.pos, c) || bytes.Equal(r.pos, c) {
-				return 1
-			}
-			return -1
-		})
-		to = min(from+lim, len(rows))
+		from = first(q.From, true)
+		to = min(from+lim, n)
 	case q.Before != nil:
-		to, _ = slices.BinarySearchFunc(rows, q.Before, func(r row, c []byte) int {
-			if after(r.pos, c) || bytes.Equal(r.pos, c) {
-				return 1
-			}
-			return -1
-		})
+		to = first(q.Before, true)
 		from = max(to-lim, 0)
 	case q.Last:
-		to = len(rows)
+		to = n
 		from = max(to-lim, 0)
 	default:
-		to = min(lim, len(rows))
+		to = min(lim, n)
 	}
-	p := Page{Total: len(rows), Less: from > 0, More: to < len(rows)}
-	for _, r := range rows[from:to] {
-		p.Rows = append(p.Rows, PageRow{Summary: all[r.i], Pos: r.pos})
-	}
-	return p
+	return from, to
 }
 
 // pageCache keeps what the last filter found, so that a page turn and the

@@ -138,69 +138,100 @@ func testReservationPage(t *testing.T, small int) {
 		for sort := SortBy(0); sort < sortCount; sort++ {
 			for _, desc := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/sort%d/desc=%v", c.name, sort, desc), func(t *testing.T) {
-					base := PageQuery{Sort: sort, Desc: desc, Filter: c.filter, State: c.state, Limit: 37}
-					want := PageSummaries(all, PageQuery{Sort: sort, Desc: desc, Filter: c.filter, State: c.state, Limit: maxPageLimit})
-					// Forwards.
-					var got []string
-					q := base
-					for range 100 {
-						p, err := db.ReservationPage(q)
-						if err != nil {
-							t.Fatal(err)
-						}
-						if p.Total >= 0 && p.Total != want.Total {
-							t.Fatalf("total %d, want %d", p.Total, want.Total)
-						}
-						if (q.After != nil) != p.Less && len(got) > 0 {
-							t.Fatalf("page after %d rows: Less = %v", len(got), p.Less)
-						}
-						got = append(got, posList(p)...)
-						if !p.More {
-							break
-						}
-						q.After = p.Rows[len(p.Rows)-1].Pos
-					}
-					if w := posList(want); !slices.Equal(got, w) {
-						t.Fatalf("forwards: %d rows, want %d\n got %.5q\nwant %.5q", len(got), len(w), got, w)
-					}
-					// From a row in the middle: it and the ones after it.
-					if len(want.Rows) > 2 {
-						q = base
-						q.From = want.Rows[len(want.Rows)/2].Pos
-						p, err := db.ReservationPage(q)
-						if err != nil {
-							t.Fatal(err)
-						}
-						w := posList(PageSummaries(all, q))
-						if !slices.Equal(posList(p), w) || p.Less != true {
-							t.Fatalf("from the middle: %.3q (less %v), want %.3q", posList(p), p.Less, w)
-						}
-					}
-					// Backwards from the end.
-					got = nil
-					q = base
-					q.Last = true
-					for range 100 {
-						p, err := db.ReservationPage(q)
-						if err != nil {
-							t.Fatal(err)
-						}
-						got = append(posList(p), got...)
-						if !p.Less {
-							break
-						}
-						q.Last, q.Before = false, p.Rows[0].Pos
-					}
-					if w := posList(want); !slices.Equal(got, w) {
-						t.Fatalf("backwards: %d rows, want %d", len(got), len(w))
-					}
-					n, err := db.ReservationCount(PageQuery{Filter: c.filter, State: c.state})
-					if err != nil || n != want.Total {
-						t.Fatalf("count %d (%v), want %d", n, err, want.Total)
-					}
+					checkPaging(t, PageQuery{Sort: sort, Desc: desc, Filter: c.filter, State: c.state, Limit: 37},
+						func(q PageQuery) (keyedPage, error) {
+							p, err := db.ReservationPage(q)
+							return resKeyed(p), err
+						},
+						func(q PageQuery) keyedPage { return resKeyed(PageSummaries(all, q)) },
+						db.ReservationCount)
 				})
 			}
 		}
+	}
+}
+
+// keyedPage is a page of either list, by keys, for checkPaging.
+type keyedPage struct {
+	keys       []string
+	pos        [][]byte
+	total      int
+	more, less bool
+}
+
+func resKeyed(p Page) keyedPage {
+	k := keyedPage{keys: posList(p), total: p.Total, more: p.More, less: p.Less}
+	for _, r := range p.Rows {
+		k.pos = append(k.pos, r.Pos)
+	}
+	return k
+}
+
+// checkPaging pages through a list (get) forwards from the top, backwards
+// from the end and from a cursor in the middle, and compares each with
+// the in-memory reference (ref) over all rows; and counts.
+func checkPaging(t *testing.T, base PageQuery, get func(PageQuery) (keyedPage, error), ref func(PageQuery) keyedPage, count func(PageQuery) (int, error)) {
+	t.Helper()
+	all := base
+	all.Limit = maxPageLimit
+	want := ref(all)
+	// Forwards.
+	var got []string
+	q := base
+	for range 100 {
+		p, err := get(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.total >= 0 && p.total != want.total {
+			t.Fatalf("total %d, want %d", p.total, want.total)
+		}
+		if (q.After != nil) != p.less && len(got) > 0 {
+			t.Fatalf("page after %d rows: Less = %v", len(got), p.less)
+		}
+		got = append(got, p.keys...)
+		if !p.more {
+			break
+		}
+		q.After = p.pos[len(p.pos)-1]
+	}
+	if !slices.Equal(got, want.keys) {
+		t.Fatalf("forwards: %d rows, want %d\n got %.5q\nwant %.5q", len(got), len(want.keys), got, want.keys)
+	}
+	// From a row in the middle: it and the ones after it.
+	if len(want.keys) > 2 {
+		q = base
+		q.From = want.pos[len(want.pos)/2]
+		p, err := get(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := ref(q).keys
+		if !slices.Equal(p.keys, w) || !p.less {
+			t.Fatalf("from the middle: %.3q (less %v), want %.3q", p.keys, p.less, w)
+		}
+	}
+	// Backwards from the end.
+	got = nil
+	q = base
+	q.Last = true
+	for range 100 {
+		p, err := get(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(slices.Clone(p.keys), got...)
+		if !p.less {
+			break
+		}
+		q.Last, q.Before = false, p.pos[0]
+	}
+	if !slices.Equal(got, want.keys) {
+		t.Fatalf("backwards: %d rows, want %d", len(got), len(want.keys))
+	}
+	n, err := count(PageQuery{Sort: base.Sort, Filter: base.Filter, State: base.State})
+	if err != nil || n != want.total {
+		t.Fatalf("count %d (%v), want %d", n, err, want.total)
 	}
 }
 
@@ -297,6 +328,11 @@ func TestListTableFillAndBulkCopy(t *testing.T) {
 	}
 	defer file.Close()
 	pageData(t, file, 300)
+	txPageData(t, file, 300)
+	txs, err := file.Transactions()
+	if err != nil {
+		t.Fatal(err)
+	}
 	dst, err := Open(url, Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -321,12 +357,22 @@ func TestListTableFillAndBulkCopy(t *testing.T) {
 		if w := PageSummaries(all, q); !slices.Equal(posList(p), posList(w)) || len(w.Rows) == 0 {
 			t.Fatalf("%s: %d rows, want %d", what, len(p.Rows), len(w.Rows))
 		}
+		q = PageQuery{Sort: TxSortCustomer, Filter: "muller", Limit: 1000}
+		tp, err := db.TransactionPage(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := txKeyed(PageTransactions(txs, q)); !slices.Equal(txKeyed(tp).keys, w.keys) || len(w.keys) == 0 {
+			t.Fatalf("%s: %d transactions, want %d", what, len(tp.Rows), len(w.keys))
+		}
+		checkGroups(t, db, txs)
 	}
 	same(dst, "after the bulk copy")
 	// Empty the table and set the marker, as migration 5 leaves an older
 	// database.
 	pool := dst.pg().pool
-	if _, err := pool.Exec(context.Background(), `DELETE FROM paydesk_summary; INSERT INTO paydesk_summary_fill VALUES (true)`); err != nil {
+	if _, err := pool.Exec(context.Background(), `DELETE FROM paydesk_summary; INSERT INTO paydesk_summary_fill VALUES (true);
+		DELETE FROM paydesk_txlist; INSERT INTO paydesk_txlist_fill VALUES (true)`); err != nil {
 		t.Fatal(err)
 	}
 	_ = dst.Close()

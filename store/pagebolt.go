@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strings"
 
 	"paydesk/internal/fold"
@@ -45,6 +46,40 @@ var (
 )
 
 var pageBuckets = append(bSumIdx[:], bSumUnknown, bSumMissing, bSumRow, bSumText, bSumGram)
+
+// boltList is one paged list of the file: its records and its indexes'
+// buckets. The reservation list (summaries) and the transaction list
+// (pagetx.go) are two; the paging and the search below serve both.
+type boltList struct {
+	records         []byte   // key → record
+	idx             [][]byte // one index per sort column: position → row ID and key
+	row, text, gram []byte   // key → row ID; the text blocks; their sketches
+	count           []byte   // meta counter of the records
+	// pos appends a record's position key in column col.
+	pos func(dst []byte, col SortBy, v []byte) ([]byte, error)
+	// keep reports whether a record passes a state filter.
+	keep func(v []byte, st State) bool
+	// stateRange is the index and key prefix that hold a state's rows in
+	// creation order.
+	stateRange func(tx Tx, st State) (Cursor, []byte)
+}
+
+// resBolt is the reservation list.
+var resBolt = &boltList{
+	records: bSummary, idx: bSumIdx[:], row: bSumRow, text: bSumText, gram: bSumGram, count: kReservationCount,
+	pos: func(dst []byte, col SortBy, v []byte) ([]byte, error) {
+		s, err := decodeSummary(v)
+		if err != nil {
+			return nil, err
+		}
+		return posKey(dst, col, &s), nil
+	},
+	keep: func(v []byte, st State) bool {
+		s, err := decodeSummary(v)
+		return err == nil && keepState(&s, st)
+	},
+	stateRange: stateRange,
+}
 
 // smallSet is the match count up to which a filtered page reads and sorts
 // the matching rows instead of walking a sort index past the others.
@@ -273,21 +308,11 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 	if rows == nil {
 		return nil // a file before schema 5, being migrated
 	}
-	var id uint32
-	if v := rows.Get(key); len(v) == 4 {
-		id = binary.BigEndian.Uint32(v)
-	} else {
-		if s == nil {
-			return nil
-		}
-		n, err := rows.NextSequence()
-		if err != nil {
-			return err
-		}
-		id = uint32(n - 1)
-		if err := rows.Put(key, binary.BigEndian.AppendUint32(nil, id)); err != nil {
-			return err
-		}
+	id, fresh, err := rowID(rows, key, s != nil)
+	if err != nil || id == noRow {
+		return err
+	}
+	if fresh {
 		old = nil // not indexed before
 	}
 	val := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(key)), id)
@@ -323,27 +348,57 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 	return setRowText(tx.Bucket(bSumText), id, key, x.text)
 }
 
+// noRow is rowID's answer for a row that has none and gets none.
+const noRow = ^uint32(0)
+
+// rowID is a list row's ID (rows: key → ID), a new one (fresh) for a key
+// that has none when add is set, else noRow.
+func rowID(rows Bucket, key []byte, add bool) (id uint32, fresh bool, err error) {
+	if v := rows.Get(key); len(v) == 4 {
+		return binary.BigEndian.Uint32(v), false, nil
+	}
+	if !add {
+		return noRow, false, nil
+	}
+	n, err := rows.NextSequence()
+	if err != nil {
+		return 0, false, err
+	}
+	id = uint32(n - 1)
+	return id, true, rows.Put(key, binary.BigEndian.AppendUint32(nil, id))
+}
+
+// moveEntry replaces an index entry at opos (nil: none) by one at pos
+// (nil: none) with value val.
+func moveEntry(b Bucket, opos, pos, val []byte) error {
+	if opos != nil && pos != nil && bytes.Equal(opos, pos) {
+		return nil
+	}
+	if opos != nil {
+		if err := b.Delete(opos); err != nil {
+			return err
+		}
+	}
+	if pos != nil {
+		return b.Put(pos, val)
+	}
+	return nil
+}
+
 // move replaces old's entry of one index by s's. only, when set, says
 // which rows the index holds (else all).
 func (x *indexer) move(b Bucket, col SortBy, old, s *Summary, val []byte, only func(*Summary) bool) error {
 	in := func(r *Summary) bool { return r != nil && (only == nil || only(r)) }
-	x.pos = x.pos[:0]
+	var pos, opos []byte
 	if in(s) {
-		x.pos = posKey(x.pos, col, s)
+		x.pos = posKey(x.pos[:0], col, s)
+		pos = x.pos
 	}
 	if in(old) {
 		x.opos = posKey(x.opos[:0], col, old)
-		if in(s) && bytes.Equal(x.opos, x.pos) {
-			return nil
-		}
-		if err := b.Delete(x.opos); err != nil {
-			return err
-		}
+		opos = x.opos
 	}
-	if in(s) {
-		return b.Put(x.pos, val)
-	}
-	return nil
+	return moveEntry(b, opos, pos, val)
 }
 
 // A textBlock holds the search text of up to 64 rows (row ID / 64): a
@@ -420,8 +475,15 @@ func encodeBlock(rows []textRow) []byte {
 	return out
 }
 
-// setRowText writes (text non-empty) or removes a row's search text.
+// setRowText writes (text non-empty) or removes a reservation's search
+// text.
 func setRowText(b Bucket, id uint32, key, text []byte) error {
+	return setListRowText(b, bSumGram, id, key, text)
+}
+
+// setListRowText writes (text non-empty) or removes a row's search text
+// in text block bucket b and its sketch in bucket gram.
+func setListRowText(b Bucket, gram []byte, id uint32, key, text []byte) error {
 	bk := binary.BigEndian.AppendUint32(nil, id>>6)
 	old := b.Get(bk)
 	if nv, ok := appendRow(old, byte(id&63), key, text); ok {
@@ -429,7 +491,7 @@ func setRowText(b Bucket, id uint32, key, text []byte) error {
 		if err := b.Put(bk, nv); err != nil {
 			return err
 		}
-		return addRowGrams(b, bk, text)
+		return addRowGrams(b, gram, bk, text)
 	}
 	rows, err := decodeBlock(old)
 	if err != nil {
@@ -451,15 +513,15 @@ func setRowText(b Bucket, id uint32, key, text []byte) error {
 	if len(rows) == 0 {
 		return b.Delete(bk)
 	}
-	if err := addRowGrams(b, bk, text); err != nil {
+	if err := addRowGrams(b, gram, bk, text); err != nil {
 		return err
 	}
 	return b.Put(bk, encodeBlock(rows))
 }
 
 // addRowGrams sets a row's grams in its block's sketch.
-func addRowGrams(b Bucket, bk, text []byte) error {
-	gb := b.(boltBucket).b.Tx().Bucket(bSumGram)
+func addRowGrams(b Bucket, gram, bk, text []byte) error {
+	gb := b.(boltBucket).b.Tx().Bucket(gram)
 	if gb == nil || len(text) == 0 {
 		return nil
 	}
@@ -566,14 +628,14 @@ func blockMatches(v []byte, words [][]byte, mask uint64) (uint64, error) {
 	return all, nil
 }
 
-func rowCount(tx Tx) uint64 { return tx.Bucket(bSumRow).Sequence() }
+func (l *boltList) rowCount(tx Tx) uint64 { return tx.Bucket(l.row).Sequence() }
 
 // wordBits finds the rows whose text holds every word. It searches only
 // the blocks whose trigram sketch allows the words and, when the query
 // narrows the last one (a keystroke added to it) on the same state of the
 // file, only the rows the last one found. Unless all is set it gives up
 // (nil) when more than maxScanBlocks blocks would have to be searched.
-func (c *pageCache) wordBits(tx boltTx, words []string, all bool) ([]uint64, int, error) {
+func (c *pageCache) wordBits(tx boltTx, l *boltList, words []string, all bool) ([]uint64, int, error) {
 	key := strings.Join(words, " ")
 	txid := tx.tx.ID()
 	c.mu.Lock()
@@ -589,7 +651,7 @@ func (c *pageCache) wordBits(tx boltTx, words []string, all bool) ([]uint64, int
 	c.mu.Unlock()
 	ws := wordBytes(words)
 	grams := wordGrams(ws)
-	nblocks := int((rowCount(tx) + 63) / 64)
+	nblocks := int((l.rowCount(tx) + 63) / 64)
 	scan := maxScanBlocks
 	if c.scanBlocks > 0 {
 		scan = c.scanBlocks
@@ -598,7 +660,7 @@ func (c *pageCache) wordBits(tx boltTx, words []string, all bool) ([]uint64, int
 	var blocks []uint32
 	switch {
 	case len(grams) > 0:
-		cur := tx.Bucket(bSumGram).Cursor()
+		cur := tx.Bucket(l.gram).Cursor()
 		for k, v := cur.First(); k != nil; k, v = cur.Next() {
 			i := binary.BigEndian.Uint32(k)
 			if (prev == nil || (int(i) < len(prev) && prev[i] != 0)) && hasGrams(v, grams) {
@@ -622,7 +684,7 @@ func (c *pageCache) wordBits(tx boltTx, words []string, all bool) ([]uint64, int
 	}
 	out := make([]uint64, nblocks)
 	n := 0
-	tb := tx.Bucket(bSumText)
+	tb := tx.Bucket(l.text)
 	search := func(i uint32, v []byte) error {
 		mask := ^uint64(0)
 		if prev != nil {
@@ -662,7 +724,7 @@ func (c *pageCache) wordBits(tx boltTx, words []string, all bool) ([]uint64, int
 
 // stateBits finds the rows in a state: a range of the state index (or the
 // outcome-unknown or order-missing index).
-func (c *pageCache) stateBits(tx boltTx, st State) ([]uint64, error) {
+func (c *pageCache) stateBits(tx boltTx, l *boltList, st State) ([]uint64, error) {
 	txid := tx.tx.ID()
 	c.mu.Lock()
 	if c.stateTx == txid && c.state == st && c.stateSet != nil {
@@ -671,8 +733,8 @@ func (c *pageCache) stateBits(tx boltTx, st State) ([]uint64, error) {
 		return b, nil
 	}
 	c.mu.Unlock()
-	out := make([]uint64, (rowCount(tx)+63)/64)
-	cur, prefix := stateRange(tx, st)
+	out := make([]uint64, (l.rowCount(tx)+63)/64)
+	cur, prefix := l.stateRange(tx, st)
 	for k, v := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = cur.Next() {
 		if len(v) < 4 {
 			return nil, errCorrupt
@@ -729,23 +791,37 @@ func and(a, b []uint64) []uint64 {
 	return out
 }
 
-// boltPage answers a page query from the indexes.
-func (c *pageCache) boltPage(tx boltTx, q PageQuery) (Page, error) {
-	if tx.Bucket(bSumRow) == nil {
-		return Page{}, fmt.Errorf("the file has no list indexes (schema before 5)")
+// keyRow and keyPage are a page of a bbolt list as its indexes give it:
+// positions and keys; pageRows reads the records.
+type keyRow struct {
+	pos []byte
+	key string
+	v   []byte // the record, when the page came with it (PostgreSQL)
+}
+
+type keyPage struct {
+	rows       []keyRow
+	total      int
+	more, less bool
+}
+
+// boltPage answers a page query from a list's indexes.
+func (c *pageCache) boltPage(tx boltTx, l *boltList, q PageQuery) (keyPage, error) {
+	if tx.Bucket(l.row) == nil {
+		return keyPage{}, fmt.Errorf("the file has no list indexes (an older schema)")
 	}
 	words := filterWords(q.Filter)
 	if len(words) == 0 && q.State == "" {
-		p, err := walkIndex(tx, q, nil, nil)
-		p.Total = int(metaCount(tx.Bucket(bMeta), kReservationCount))
+		p, _, err := walkRange(tx.Bucket(l.idx[q.Sort]).Cursor(), nil, q, nil, 0)
+		p.total = int(metaCount(tx.Bucket(bMeta), l.count))
 		return p, err
 	}
 	var set []uint64
 	total := -1
 	if len(words) > 0 {
-		b, n, err := c.wordBits(tx, words, false)
+		b, n, err := c.wordBits(tx, l, words, false)
 		if err != nil {
-			return Page{}, err
+			return keyPage{}, err
 		}
 		if b == nil {
 			// A common word: rows are checked as the sort index is walked,
@@ -756,17 +832,16 @@ func (c *pageCache) boltPage(tx boltTx, q PageQuery) (Page, error) {
 			if c.walk > 0 {
 				budget = c.walk
 			}
-			p, done, err := walkRange(tx.Bucket(bSumIdx[q.Sort]).Cursor(), nil, q, textKeep(tx, wordBytes(words), q.State), budget)
+			p, done, err := walkRange(tx.Bucket(l.idx[q.Sort]).Cursor(), nil, q, textKeep(tx, l, wordBytes(words), q.State), budget)
 			if err != nil {
-				return Page{}, err
+				return keyPage{}, err
 			}
 			if done {
-				p, err = withSummaries(tx, p)
-				p.Total = -1
-				return p, err
+				p.total = -1
+				return p, nil
 			}
-			if b, n, err = c.wordBits(tx, words, true); err != nil {
-				return Page{}, err
+			if b, n, err = c.wordBits(tx, l, words, true); err != nil {
+				return keyPage{}, err
 			}
 		}
 		set, total = b, n
@@ -775,19 +850,15 @@ func (c *pageCache) boltPage(tx boltTx, q PageQuery) (Page, error) {
 		sb := c.cachedState(tx, q.State)
 		if sb == nil && set == nil && q.Sort == SortCreated {
 			// A state in creation order is a range of its index.
-			cur, prefix := stateRange(tx, q.State)
+			cur, prefix := l.stateRange(tx, q.State)
 			p, _, err := walkRange(cur, prefix, q, nil, 0)
-			if err != nil {
-				return Page{}, err
-			}
-			p, err = withSummaries(tx, p)
-			p.Total = -1
+			p.total = -1
 			return p, err
 		}
 		if sb == nil {
 			var err error
-			if sb, err = c.stateBits(tx, q.State); err != nil {
-				return Page{}, err
+			if sb, err = c.stateBits(tx, l, q.State); err != nil {
+				return keyPage{}, err
 			}
 		}
 		if set == nil {
@@ -802,10 +873,10 @@ func (c *pageCache) boltPage(tx boltTx, q PageQuery) (Page, error) {
 		small = c.small
 	}
 	if total <= small {
-		return sortedSet(tx, set, q)
+		return sortedSet(tx, l, set, q)
 	}
-	p, err := walkIndex(tx, q, set, nil)
-	p.Total = total
+	p, err := walkIndex(tx, l, q, set)
+	p.total = total
 	return p, err
 }
 
@@ -817,26 +888,26 @@ const walkBudget = 30_000
 // boltCount counts the rows that pass the filter: the whole search, or
 // with upTo > 0 the blocks in order until upTo rows are found (the first
 // count of a common word, "10,000+").
-func (c *pageCache) boltCount(tx boltTx, q PageQuery, upTo int) (int, error) {
+func (c *pageCache) boltCount(tx boltTx, l *boltList, q PageQuery, upTo int) (int, error) {
 	words := filterWords(q.Filter)
 	if len(words) == 0 && q.State == "" {
-		return int(metaCount(tx.Bucket(bMeta), kReservationCount)), nil
+		return int(metaCount(tx.Bucket(bMeta), l.count)), nil
 	}
 	if upTo > 0 && len(words) > 0 {
-		if n, ok, err := c.countUpTo(tx, words, q.State, upTo); ok || err != nil {
+		if n, ok, err := c.countUpTo(tx, l, words, q.State, upTo); ok || err != nil {
 			return n, err
 		}
 	}
 	var set []uint64
 	if len(words) > 0 {
-		b, _, err := c.wordBits(tx, words, true)
+		b, _, err := c.wordBits(tx, l, words, true)
 		if err != nil {
 			return 0, err
 		}
 		set = b
 	}
 	if q.State != "" {
-		sb, err := c.stateBits(tx, q.State)
+		sb, err := c.stateBits(tx, l, q.State)
 		if err != nil {
 			return 0, err
 		}
@@ -852,7 +923,7 @@ func (c *pageCache) boltCount(tx boltTx, q PageQuery, upTo int) (int, error) {
 // countUpTo counts matching rows block by block until upTo; ok is false
 // when the search of the words is known already (the whole count is then
 // at hand).
-func (c *pageCache) countUpTo(tx boltTx, words []string, st State, upTo int) (int, bool, error) {
+func (c *pageCache) countUpTo(tx boltTx, l *boltList, words []string, st State, upTo int) (int, bool, error) {
 	c.mu.Lock()
 	known := c.txid == tx.tx.ID() && c.words == strings.Join(words, " ") && c.bits != nil
 	c.mu.Unlock()
@@ -861,9 +932,9 @@ func (c *pageCache) countUpTo(tx boltTx, words []string, st State, upTo int) (in
 	}
 	ws := wordBytes(words)
 	grams := wordGrams(ws)
-	gb, sb := tx.Bucket(bSumGram), tx.Bucket(bSummary)
+	gb, sb := tx.Bucket(l.gram), tx.Bucket(l.records)
 	n := 0
-	cur := tx.Bucket(bSumText).Cursor()
+	cur := tx.Bucket(l.text).Cursor()
 	for k, v := cur.First(); k != nil && n < upTo; k, v = cur.Next() {
 		if len(grams) > 0 && !hasGrams(gb.Get(k), grams) {
 			continue
@@ -884,10 +955,7 @@ func (c *pageCache) countUpTo(tx boltTx, words []string, st State, upTo int) (in
 			return 0, true, fmt.Errorf("search text block %x: %w", k, err)
 		}
 		for _, r := range rows {
-			if m&(1<<(r.lo&63)) == 0 {
-				continue
-			}
-			if s, err := decodeSummary(sb.Get(r.key)); err == nil && keepState(&s, st) {
+			if m&(1<<(r.lo&63)) != 0 && l.keep(sb.Get(r.key), st) {
 				n++
 			}
 		}
@@ -896,8 +964,8 @@ func (c *pageCache) countUpTo(tx boltTx, words []string, st State, upTo int) (in
 }
 
 // textKeep checks a row's search text (and state) as an index is walked.
-func textKeep(tx Tx, words [][]byte, st State) func(v []byte) bool {
-	tb, sb := tx.Bucket(bSumText), tx.Bucket(bSummary)
+func textKeep(tx Tx, l *boltList, words [][]byte, st State) func(v []byte) bool {
+	tb, sb := tx.Bucket(l.text), tx.Bucket(l.records)
 	var bk [4]byte
 	return func(v []byte) bool {
 		if len(v) < 4 {
@@ -909,18 +977,14 @@ func textKeep(tx Tx, words [][]byte, st State) func(v []byte) bool {
 		if text == nil || !containsAll(text, words) {
 			return false
 		}
-		if st == "" {
-			return true
-		}
-		s, err := decodeSummary(sb.Get(v[4:]))
-		return err == nil && keepState(&s, st)
+		return st == "" || l.keep(sb.Get(v[4:]), st)
 	}
 }
 
 // sortedSet reads the few rows of set and sorts them in memory.
-func sortedSet(tx Tx, set []uint64, q PageQuery) (Page, error) {
-	var rows []Summary
-	tb, sb := tx.Bucket(bSumText), tx.Bucket(bSummary)
+func sortedSet(tx Tx, l *boltList, set []uint64, q PageQuery) (keyPage, error) {
+	var rows []keyRow
+	tb, sb := tx.Bucket(l.text), tx.Bucket(l.records)
 	var bk [4]byte
 	for i, m := range set {
 		if m == 0 {
@@ -929,7 +993,7 @@ func sortedSet(tx Tx, set []uint64, q PageQuery) (Page, error) {
 		binary.BigEndian.PutUint32(bk[:], uint32(i))
 		block, err := decodeBlock(tb.Get(bk[:]))
 		if err != nil {
-			return Page{}, fmt.Errorf("search text block %d: %w", i, err)
+			return keyPage{}, fmt.Errorf("search text block %d: %w", i, err)
 		}
 		for _, r := range block {
 			if m&(1<<(r.lo&63)) == 0 {
@@ -939,50 +1003,66 @@ func sortedSet(tx Tx, set []uint64, q PageQuery) (Page, error) {
 			if v == nil {
 				continue
 			}
-			s, err := decodeSummary(v)
+			pos, err := l.pos(nil, q.Sort, v)
 			if err != nil {
-				return Page{}, fmt.Errorf("summary %s: %w", r.key, err)
+				return keyPage{}, fmt.Errorf("record %s: %w", r.key, err)
 			}
-			rows = append(rows, s)
+			rows = append(rows, keyRow{pos: pos, key: string(r.key)})
 		}
 	}
-	q.Filter, q.State = "", ""
-	return PageSummaries(rows, q), nil
+	slices.SortFunc(rows, func(a, b keyRow) int { return bytes.Compare(a.pos, b.pos) })
+	if q.Desc {
+		slices.Reverse(rows)
+	}
+	from, to := window(len(rows), func(i int) []byte { return rows[i].pos }, &q)
+	return keyPage{rows: rows[from:to], total: len(rows), less: from > 0, more: to < len(rows)}, nil
 }
 
 // walkIndex walks the sort column's index from the query's cursor and keeps
-// the rows in set (nil: every row) that keep accepts (nil: all).
-func walkIndex(tx Tx, q PageQuery, set []uint64, keep func(v []byte) bool) (Page, error) {
-	if set != nil {
-		inner := keep
-		keep = func(v []byte) bool {
-			return len(v) >= 4 && hasBit(set, binary.BigEndian.Uint32(v)) && (inner == nil || inner(v))
-		}
-	}
-	p, _, err := walkRange(tx.Bucket(bSumIdx[q.Sort]).Cursor(), nil, q, keep, 0)
-	if err != nil {
-		return Page{}, err
-	}
-	return withSummaries(tx, p)
+// the rows in set.
+func walkIndex(tx Tx, l *boltList, q PageQuery, set []uint64) (keyPage, error) {
+	keep := func(v []byte) bool { return len(v) >= 4 && hasBit(set, binary.BigEndian.Uint32(v)) }
+	p, _, err := walkRange(tx.Bucket(l.idx[q.Sort]).Cursor(), nil, q, keep, 0)
+	return p, err
 }
 
-// withSummaries fills a walk's rows (their keys in Summary.Key) with the
-// summaries.
-func withSummaries(tx Tx, p Page) (Page, error) {
-	sb := tx.Bucket(bSummary)
-	for i := range p.Rows {
-		k := p.Rows[i].Summary.Key
-		sv := sb.Get([]byte(k))
-		if sv == nil {
-			return Page{}, fmt.Errorf("index entry of %s without a summary: %w", k, errCorrupt)
-		}
-		s, err := decodeSummary(sv)
-		if err != nil {
-			return Page{}, fmt.Errorf("summary %s: %w", k, err)
-		}
-		p.Rows[i].Summary = s
+// valueRows decodes a page that came with its records (PostgreSQL) into a
+// list's rows.
+func valueRows[R, T any](p keyPage, dec func([]byte) (T, error), row func(T, []byte) R) ([]R, error) {
+	if len(p.rows) == 0 {
+		return nil, nil
 	}
-	return p, nil
+	out := make([]R, 0, len(p.rows))
+	for _, r := range p.rows {
+		t, err := dec(r.v)
+		if err != nil {
+			return nil, fmt.Errorf("record: %w", err)
+		}
+		out = append(out, row(t, r.pos))
+	}
+	return out, nil
+}
+
+// pageRows reads a key page's records (decoded by dec) into a list's rows
+// (made by row).
+func pageRows[R, T any](tx Tx, l *boltList, p keyPage, dec func([]byte) (T, error), row func(T, []byte) R) ([]R, error) {
+	if len(p.rows) == 0 {
+		return nil, nil
+	}
+	b := tx.Bucket(l.records)
+	out := make([]R, 0, len(p.rows))
+	for _, r := range p.rows {
+		v := b.Get([]byte(r.key))
+		if v == nil {
+			return nil, fmt.Errorf("index entry of %s without a record: %w", r.key, errCorrupt)
+		}
+		t, err := dec(v)
+		if err != nil {
+			return nil, fmt.Errorf("record %s: %w", r.key, err)
+		}
+		out = append(out, row(t, r.pos))
+	}
+	return out, nil
 }
 
 // walkRange walks the index entries under prefix (keys prefix + position,
@@ -990,7 +1070,7 @@ func withSummaries(tx Tx, p Page) (Page, error) {
 // returns the positions and keys of up to Limit entries keep accepts.
 // With a budget > 0 it gives up (done false) after that many entries
 // without filling the page.
-func walkRange(cur Cursor, prefix []byte, q PageQuery, keep func(v []byte) bool, budget int) (Page, bool, error) {
+func walkRange(cur Cursor, prefix []byte, q PageQuery, keep func(v []byte) bool, budget int) (keyPage, bool, error) {
 	asc := !q.Desc
 	in := func(k []byte) []byte {
 		if k == nil || !bytes.HasPrefix(k, prefix) {
@@ -1077,13 +1157,13 @@ func walkRange(cur Cursor, prefix []byte, q PageQuery, keep func(v []byte) bool,
 	default:
 		k, v = end(true)
 	}
-	var rows []PageRow
+	var rows []keyRow
 	for n := 0; k != nil && len(rows) < lim; k, v = step(fwd) {
 		if n++; budget > 0 && n > budget {
-			return Page{}, false, nil
+			return keyPage{}, false, nil
 		}
 		if ok(v) {
-			rows = append(rows, PageRow{Pos: bytes.Clone(k[len(prefix):]), Summary: Summary{Key: string(v[4:])}})
+			rows = append(rows, keyRow{pos: bytes.Clone(k[len(prefix):]), key: string(v[4:])})
 		}
 	}
 	// One more row this way?
@@ -1122,5 +1202,5 @@ func walkRange(cur Cursor, prefix []byte, q PageQuery, keep func(v []byte) bool,
 		}
 		beyond, behind = behind, beyond
 	}
-	return Page{More: beyond, Less: behind, Rows: rows}, true, nil
+	return keyPage{more: beyond, less: behind, rows: rows}, true, nil
 }

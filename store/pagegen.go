@@ -52,18 +52,23 @@ func (db *DB) CopyBulkTo(dst *DB) error {
 				}
 			}
 		}
-		return copySummaryRows(ctx, ptx, tx.Bucket(bSummary))
+		for _, l := range pgLists {
+			if err := copyListRows(ctx, ptx, l, tx.Bucket(l.bucket)); err != nil {
+				return fmt.Errorf("%s: %w", l.table, err)
+			}
+			if _, err := ptx.Exec(ctx, "DELETE FROM "+l.fill); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("bulk copy: %w", err)
-	}
-	if _, err := ptx.Exec(ctx, `DELETE FROM paydesk_summary_fill`); err != nil {
 		return fmt.Errorf("bulk copy: %w", err)
 	}
 	if err := ptx.Commit(ctx); err != nil {
 		return fmt.Errorf("bulk copy: %w", err)
 	}
-	if _, err := pg.pool.Exec(ctx, `ANALYZE paydesk_kv; ANALYZE paydesk_summary`); err != nil {
+	if _, err := pg.pool.Exec(ctx, `ANALYZE paydesk_kv; ANALYZE paydesk_summary; ANALYZE paydesk_txlist`); err != nil {
 		return fmt.Errorf("bulk copy: analyze: %w", err)
 	}
 	return nil
@@ -100,20 +105,21 @@ func copyBucketRows(ctx context.Context, ptx pgx.Tx, name []byte, b Bucket) erro
 	return err
 }
 
-// copySummaryRows streams the list table's rows, from the summaries.
-func copySummaryRows(ctx context.Context, ptx pgx.Tx, b Bucket) error {
+// copyListRows streams a list table's rows, from its records.
+func copyListRows(ctx context.Context, ptx pgx.Tx, l *pgList, b Bucket) error {
 	var f fold.Folder
 	c := b.Cursor()
 	k, v := c.First()
-	_, err := ptx.CopyFrom(ctx, pgx.Identifier{"paydesk_summary"}, pgSummaryColumns, pgx.CopyFromFunc(func() ([]any, error) {
+	_, err := ptx.CopyFrom(ctx, pgx.Identifier{l.table}, l.columns, pgx.CopyFromFunc(func() ([]any, error) {
 		for k != nil {
-			s, err := decodeSummary(v)
 			kk, vv := k, v
 			k, v = c.Next()
-			if err != nil {
+			if l.skip(kk) {
 				continue
 			}
-			return pgSummaryArgs(kk, vv, &s, &f), nil
+			if args := l.args(kk, vv, &f); args != nil {
+				return args, nil
+			}
 		}
 		return nil, nil
 	}))

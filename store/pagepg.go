@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,58 +14,103 @@ import (
 	"paydesk/internal/fold"
 )
 
-// The reservation list on PostgreSQL: the table paydesk_summary
-// (pgmigrations/0005) holds one row per summary with its sort columns and
+// The lists on PostgreSQL: a list table (paydesk_summary, 0005;
+// paydesk_txlist, 0006) holds one row per record with its sort columns and
 // search text, indexed; a page is an index range scan past a keyset cursor
 // and the filter a LIKE per word that the pg_trgm GIN index answers. The
-// table follows the summaries bucket in the transaction that writes it:
-// queueSummaryRows adds its writes to the batch that carries the bucket's.
+// table follows its bucket in the transaction that writes it:
+// queueListRows adds its writes to the batch that carries the bucket's.
 
-// pgSortCols are the columns of each order, the cursor's tuple.
-var pgSortCols = [sortCount]string{
-	SortCreated:  "created, k",
-	SortInvoice:  "invoice, created, k",
-	SortCustomer: "customer, created, k",
-	SortAmount:   "amount, created, k",
-	SortState:    "state, created, k",
+// pgList is one list table: the records of a bucket, one row each, with
+// the sort columns and the search text. The reservation list
+// (paydesk_summary, 0005) and the transaction list (paydesk_txlist, 0006)
+// are two; paging, counting, the writes and the fill below serve both.
+type pgList struct {
+	table, fill string   // the table and its fill marker (a table of one row)
+	bucket      []byte   // the records it follows
+	columns     []string // k first, v last: the upsert's and COPY's
+	sortCols    []string // per sort order, the cursor's tuple
+	kinds       []colKind
+	count       []byte // the meta counter of the records
+	// skip: a key of the bucket that is no record of the list (the push
+	// index beside the transactions).
+	skip func(k []byte) bool
+	// args is a record's row; nil for a record this paydesk cannot read
+	// (out of the list, as it would fail to show anyway).
+	args func(k, v []byte, f *fold.Folder) []any
+	// pos is a record's position in a sort order.
+	pos func(dst []byte, col SortBy, v []byte) ([]byte, error)
+	// state is a state filter's condition (arg adds an argument).
+	state  func(st State, arg func(any) string) string
+	upsert string
 }
 
-const pgUpsertSummary = `INSERT INTO paydesk_summary (k, created, invoice, customer, amount, state, unknown, missing, search, v)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-ON CONFLICT (k) DO UPDATE SET created = excluded.created, invoice = excluded.invoice, customer = excluded.customer,
-amount = excluded.amount, state = excluded.state, unknown = excluded.unknown, missing = excluded.missing,
-search = excluded.search, v = excluded.v`
+func (l *pgList) init() *pgList {
+	set := make([]string, 0, len(l.columns))
+	ph := make([]string, len(l.columns))
+	for i, c := range l.columns {
+		ph[i] = "$" + strconv.Itoa(i+1)
+		if c != "k" {
+			set = append(set, c+" = excluded."+c)
+		}
+	}
+	l.upsert = "INSERT INTO " + l.table + " (" + strings.Join(l.columns, ", ") + ") VALUES (" + strings.Join(ph, ", ") +
+		") ON CONFLICT (k) DO UPDATE SET " + strings.Join(set, ", ")
+	return l
+}
 
-// queueSummaryRows adds to b the list table's writes for the summaries
-// among ws (the transaction's pending bucket writes).
-func queueSummaryRows(b *pgx.Batch, ws []pendingWrite) {
+// pgSummaries is the reservation list's table.
+var pgSummaries = (&pgList{
+	table: "paydesk_summary", fill: "paydesk_summary_fill", bucket: bSummary, count: kReservationCount,
+	columns: []string{"k", "created", "invoice", "customer", "amount", "state", "unknown", "missing", "search", "v"},
+	sortCols: []string{
+		SortCreated:  "created, k",
+		SortInvoice:  "invoice, created, k",
+		SortCustomer: "customer, created, k",
+		SortAmount:   "amount, created, k",
+		SortState:    "state, created, k",
+	},
+	kinds: resCols,
+	skip:  func([]byte) bool { return false },
+	args: func(k, v []byte, f *fold.Folder) []any {
+		s, err := decodeSummary(v)
+		if err != nil {
+			return nil
+		}
+		return []any{k, s.Created.UnixNano(), sortBytes(s.Invoice), sortBytes(strings.ToLower(s.Customer)),
+			amountCents(&s), int16(stateRank(s.State)), s.OutcomeUnknown, OrderMissing(&s), pgSearchText(AppendSearchText(nil, &s, f)), v}
+	},
+	pos: resBolt.pos,
+	state: func(st State, arg func(any) string) string {
+		switch st {
+		case StateOutcomeUnknown:
+			return "unknown"
+		case StateOrderMissing:
+			return "missing"
+		}
+		return "state = " + arg(int16(stateRank(st)))
+	},
+}).init()
+
+// pgLists are the list tables.
+var pgLists = []*pgList{pgSummaries, pgTransactions}
+
+// queueListRows adds to b the list tables' writes for their records among
+// ws (the transaction's pending bucket writes).
+func queueListRows(b *pgx.Batch, ws []pendingWrite) {
 	var f fold.Folder
 	for _, w := range ws {
-		if !bytes.Equal(w.bucket, bSummary) {
-			continue
+		for _, l := range pgLists {
+			if !bytes.Equal(w.bucket, l.bucket) || l.skip(w.k) {
+				continue
+			}
+			if args := l.args(w.k, w.v, &f); !w.del && args != nil {
+				b.Queue(l.upsert, args...)
+			} else {
+				b.Queue("DELETE FROM "+l.table+" WHERE k = $1", w.k)
+			}
 		}
-		if w.del {
-			b.Queue(`DELETE FROM paydesk_summary WHERE k = $1`, w.k)
-			continue
-		}
-		queueSummaryRow(b, w.k, w.v, &f)
 	}
-}
-
-func queueSummaryRow(b *pgx.Batch, k, v []byte, f *fold.Folder) {
-	s, err := decodeSummary(v)
-	if err != nil {
-		// Not a summary this paydesk can read: out of the list, as it would
-		// fail to show anyway; the record itself is stored.
-		b.Queue(`DELETE FROM paydesk_summary WHERE k = $1`, k)
-		return
-	}
-	b.Queue(pgUpsertSummary, pgSummaryArgs(k, v, &s, f)...)
-}
-
-func pgSummaryArgs(k, v []byte, s *Summary, f *fold.Folder) []any {
-	return []any{k, s.Created.UnixNano(), sortBytes(s.Invoice), sortBytes(strings.ToLower(s.Customer)),
-		amountCents(s), int16(stateRank(s.State)), s.OutcomeUnknown, OrderMissing(s), pgSearchText(s, f), v}
 }
 
 // sortBytes is a string's sort value as posKey writes it, unterminated.
@@ -73,10 +119,9 @@ func sortBytes(s string) []byte {
 	return b[:len(b)-1]
 }
 
-// pgSearchText is the search text with its field separators as 0x01 (text
+// pgSearchText is a search text with its field separators as 0x01 (text
 // cannot hold 0x00; a word never holds either).
-func pgSearchText(s *Summary, f *fold.Folder) string {
-	b := AppendSearchText(nil, s, f)
+func pgSearchText(b []byte) string {
 	for i, c := range b {
 		if c == 0 {
 			b[i] = 1
@@ -85,12 +130,21 @@ func pgSearchText(s *Summary, f *fold.Folder) string {
 	return string(b)
 }
 
-// fillListTable copies the summaries stored before the list table existed
-// into it, once (the marker row of 0005), under the migrations' lock.
-func (db *DB) fillListTable(ctx context.Context) error {
+// fillListTables copies the records stored before a list table existed
+// into it, once (its fill marker), under the migrations' lock.
+func (db *DB) fillListTables(ctx context.Context) error {
+	for _, l := range pgLists {
+		if err := db.fillListTable(ctx, l); err != nil {
+			return fmt.Errorf("%s: %w", l.table, err)
+		}
+	}
+	return nil
+}
+
+func (db *DB) fillListTable(ctx context.Context, l *pgList) error {
 	e := db.pg()
 	var pending bool
-	err := e.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM paydesk_summary_fill)`).Scan(&pending)
+	err := e.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+l.fill+")").Scan(&pending)
 	if err != nil || !pending {
 		return err
 	}
@@ -102,51 +156,51 @@ func (db *DB) fillListTable(ctx context.Context) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7305482191)`); err != nil {
 		return err
 	}
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM paydesk_summary_fill)`).Scan(&pending); err != nil || !pending {
+	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+l.fill+")").Scan(&pending); err != nil || !pending {
 		return err
 	}
-	// The summaries are read on a connection of their own and streamed
-	// into the table (a million of them are never held at once).
-	rows, err := e.pool.Query(ctx, `SELECT k, v FROM paydesk_kv WHERE bucket = $1`, bSummary)
+	// The records are read on a connection of their own and streamed into
+	// the table (a million of them are never held at once).
+	rows, err := e.pool.Query(ctx, `SELECT k, v FROM paydesk_kv WHERE bucket = $1`, l.bucket)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	var f fold.Folder
 	// What a listener wrote meanwhile is newer than what was read here.
-	if _, err := tx.Exec(ctx, `CREATE TEMP TABLE paydesk_summary_in (LIKE paydesk_summary) ON COMMIT DROP`); err != nil {
+	in := l.table + "_in"
+	if _, err := tx.Exec(ctx, "CREATE TEMP TABLE "+in+" (LIKE "+l.table+") ON COMMIT DROP"); err != nil {
 		return err
 	}
-	_, err = tx.CopyFrom(ctx, pgx.Identifier{"paydesk_summary_in"}, pgSummaryColumns, pgx.CopyFromFunc(func() ([]any, error) {
+	_, err = tx.CopyFrom(ctx, pgx.Identifier{in}, l.columns, pgx.CopyFromFunc(func() ([]any, error) {
 		for rows.Next() {
 			var k, v []byte
 			if err := rows.Scan(&k, &v); err != nil {
 				return nil, err
 			}
-			s, err := decodeSummary(v)
-			if err != nil {
+			if l.skip(k) {
 				continue
 			}
-			return pgSummaryArgs(k, v, &s, &f), nil
+			if args := l.args(k, v, &f); args != nil {
+				return args, nil
+			}
 		}
 		return nil, rows.Err()
 	}))
 	if err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO paydesk_summary SELECT * FROM paydesk_summary_in ON CONFLICT (k) DO NOTHING`); err != nil {
+	if _, err := tx.Exec(ctx, "INSERT INTO "+l.table+" SELECT * FROM "+in+" ON CONFLICT (k) DO NOTHING"); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM paydesk_summary_fill`); err != nil {
+	if _, err := tx.Exec(ctx, "DELETE FROM "+l.fill); err != nil {
 		return err
 	}
 	return tx.Commit(ctx)
 }
 
-var pgSummaryColumns = []string{"k", "created", "invoice", "customer", "amount", "state", "unknown", "missing", "search", "v"}
-
 // pgWhere builds the filter's conditions and arguments.
-func pgWhere(q PageQuery) (string, []any) {
+func pgWhere(l *pgList, q PageQuery) (string, []any) {
 	var conds []string
 	var args []any
 	arg := func(v any) string {
@@ -156,14 +210,8 @@ func pgWhere(q PageQuery) (string, []any) {
 	for _, w := range filterWords(q.Filter) {
 		conds = append(conds, "search LIKE "+arg("%"+likeEscape(w)+"%"))
 	}
-	switch q.State {
-	case "":
-	case StateOutcomeUnknown:
-		conds = append(conds, "unknown")
-	case StateOrderMissing:
-		conds = append(conds, "missing")
-	default:
-		conds = append(conds, "state = "+arg(int16(stateRank(q.State))))
+	if q.State != "" {
+		conds = append(conds, l.state(q.State, arg))
 	}
 	return strings.Join(conds, " AND "), args
 }
@@ -173,29 +221,29 @@ func likeEscape(s string) string {
 }
 
 // pgCursorArgs turns a position into the order's column values.
-func pgCursorArgs(col SortBy, pos []byte) ([]any, error) {
-	val, created, key, err := posParts(col, pos)
+func pgCursorArgs(kind colKind, pos []byte) ([]any, error) {
+	val, created, key, err := posParts(kind, pos)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]any, 0, 3)
-	switch col {
-	case SortInvoice, SortCustomer:
+	switch kind {
+	case colString:
 		out = append(out, val)
-	case SortAmount:
+	case colInt64:
 		out = append(out, readInt64(val))
-	case SortState:
+	case colByte:
 		out = append(out, int16(val[0]))
 	}
 	return append(out, created, []byte(key)), nil
 }
 
-// pgPage answers a page query from the list table.
-func (db *DB) pgPage(q PageQuery) (Page, error) {
+// pgPage answers a page query from a list table.
+func (db *DB) pgPage(l *pgList, q PageQuery) (keyPage, error) {
 	ctx := context.Background()
 	e := db.pg()
-	where, args := pgWhere(q)
-	cols := pgSortCols[q.Sort]
+	where, args := pgWhere(l, q)
+	cols := l.sortCols[q.Sort]
 	lim := q.limit()
 	// fwd: the rows are read in the list's order; else backwards from the
 	// end or from a Before cursor, and turned round.
@@ -222,8 +270,8 @@ func (db *DB) pgPage(q PageQuery) (Page, error) {
 	var cur []any
 	if anchor != nil {
 		var err error
-		if cur, err = pgCursorArgs(q.Sort, anchor); err != nil {
-			return Page{}, err
+		if cur, err = pgCursorArgs(l.kinds[q.Sort], anchor); err != nil {
+			return keyPage{}, err
 		}
 		ph := make([]string, len(cur))
 		for i, v := range cur {
@@ -241,12 +289,12 @@ func (db *DB) pgPage(q PageQuery) (Page, error) {
 		dir = ""
 	}
 	order := strings.ReplaceAll(cols, ",", dir+",") + dir
-	sql := "SELECT v FROM paydesk_summary"
+	sql := "SELECT v FROM " + l.table
 	if cond != "" {
 		sql += " WHERE " + cond
 	}
 	sql += " ORDER BY " + order + " LIMIT " + strconv.Itoa(lim+1)
-	p := Page{Total: -1}
+	p := keyPage{total: -1}
 	var behind bool
 	err := e.View(func(t Tx) error {
 		ptx := t.(*pgTx)
@@ -260,16 +308,16 @@ func (db *DB) pgPage(q PageQuery) (Page, error) {
 				rows.Close()
 				return err
 			}
-			if len(p.Rows) == lim {
-				p.More = true
+			if len(p.rows) == lim {
+				p.more = true
 				continue
 			}
-			s, err := decodeSummary(v)
+			pos, err := l.pos(nil, q.Sort, v)
 			if err != nil {
 				rows.Close()
-				return fmt.Errorf("summary: %w", err)
+				return fmt.Errorf("record: %w", err)
 			}
-			p.Rows = append(p.Rows, PageRow{Summary: s, Pos: posKey(nil, q.Sort, &s)})
+			p.rows = append(p.rows, keyRow{pos: pos, v: v})
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -293,25 +341,23 @@ func (db *DB) pgPage(q PageQuery) (Page, error) {
 				ph[i] = "$" + strconv.Itoa(len(args)-len(cur)+i+1)
 			}
 			back += "(" + cols + ") " + op + " (" + strings.Join(ph, ", ") + ")"
-			if err := ptx.tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM paydesk_summary WHERE "+back+")", args...).Scan(&behind); err != nil {
+			if err := ptx.tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+l.table+" WHERE "+back+")", args...).Scan(&behind); err != nil {
 				return err
 			}
 		}
 		if where == "" {
-			p.Total = int(metaCount(t.Bucket(bMeta), kReservationCount))
+			p.total = int(metaCount(t.Bucket(bMeta), l.count))
 		}
 		return ptx.err
 	})
 	if err != nil {
-		return Page{}, err
+		return keyPage{}, err
 	}
 	if !fwd {
-		for i, j := 0, len(p.Rows)-1; i < j; i, j = i+1, j-1 {
-			p.Rows[i], p.Rows[j] = p.Rows[j], p.Rows[i]
-		}
-		p.More, behind = behind, p.More
+		slices.Reverse(p.rows)
+		p.more, behind = behind, p.more
 	}
-	p.Less = behind
+	p.less = behind
 	return p, nil
 }
 
@@ -320,13 +366,13 @@ func (db *DB) pgPage(q PageQuery) (Page, error) {
 const pgCountTimeout = "2s"
 
 // pgCount counts the rows that pass the filter, up to upTo (> 0).
-func (db *DB) pgCount(q PageQuery, upTo int) (int, error) {
+func (db *DB) pgCount(l *pgList, q PageQuery, upTo int) (int, error) {
 	ctx := context.Background()
-	where, args := pgWhere(q)
+	where, args := pgWhere(l, q)
 	if where == "" {
 		var n int
 		err := db.view(func(tx Tx) error {
-			n = int(metaCount(tx.Bucket(bMeta), kReservationCount))
+			n = int(metaCount(tx.Bucket(bMeta), l.count))
 			return nil
 		})
 		return n, err
@@ -337,9 +383,9 @@ func (db *DB) pgCount(q PageQuery, upTo int) (int, error) {
 		if _, err := ptx.tx.Exec(ctx, "SET LOCAL statement_timeout = '"+pgCountTimeout+"'"); err != nil {
 			return err
 		}
-		sql := "SELECT count(*) FROM paydesk_summary WHERE " + where
+		sql := "SELECT count(*) FROM " + l.table + " WHERE " + where
 		if upTo > 0 {
-			sql = "SELECT count(*) FROM (SELECT 1 FROM paydesk_summary WHERE " + where + " LIMIT " + strconv.Itoa(upTo) + ") s"
+			sql = "SELECT count(*) FROM (SELECT 1 FROM " + l.table + " WHERE " + where + " LIMIT " + strconv.Itoa(upTo) + ") s"
 		}
 		return ptx.tx.QueryRow(ctx, sql, args...).Scan(&n)
 	})
@@ -351,7 +397,7 @@ func (db *DB) pgCount(q PageQuery, upTo int) (int, error) {
 	}
 	// The planner's estimate.
 	var plan []map[string]any
-	err = db.pg().pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) SELECT 1 FROM paydesk_summary WHERE "+where, args...).Scan(&plan)
+	err = db.pg().pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) SELECT 1 FROM "+l.table+" WHERE "+where, args...).Scan(&plan)
 	if err != nil || len(plan) == 0 {
 		return 0, fmt.Errorf("count: %w", err)
 	}

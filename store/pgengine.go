@@ -276,7 +276,7 @@ func (t *pgTx) flush() error {
 		b.Queue(`INSERT INTO paydesk_kv (bucket, k, v) SELECT * FROM unnest($1::bytea[], $2::bytea[], $3::bytea[])
 			ON CONFLICT (bucket, k) DO UPDATE SET v = excluded.v`, putB, putK, putV)
 	}
-	queueSummaryRows(&b, final) // the reservation list's table (pagepg.go): the last write of each key
+	queueListRows(&b, final) // the list tables (pagepg.go): the last write of each key
 	if err := t.tx.SendBatch(t.ctx, &b).Close(); err != nil {
 		t.fail(err)
 		return err

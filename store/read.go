@@ -444,24 +444,28 @@ func (db *DB) Counts() (Counts, error) {
 	return n, nil
 }
 
-// giftCardByInvoice scans the transactions for successful gift card
-// payments with the invoice.
+// giftCardByInvoice finds the successful gift card payments with the
+// invoice: a search of the transaction list (the invoice among its words),
+// kind by kind, keeping the exact matches.
 func (db *DB) giftCardByInvoice(invoice string) (found *Transaction, candidates []string, err error) {
-	err = db.view(func(tx Tx) error {
-		return tx.Bucket(bTransaction).ForEach(func(k, v []byte) error {
-			if isPushIndexKey(k) {
-				return nil
-			}
-			t, err := decodeTx(v)
+	for _, kind := range []Kind{KindGiftCardPay, KindGiftCardRemainder} {
+		q := PageQuery{Filter: invoice, State: State(kind), Limit: maxPageLimit}
+		for {
+			p, err := db.TransactionPage(q)
 			if err != nil {
-				return fmt.Errorf("transaction %s: %w", k, err)
+				return nil, nil, err
 			}
-			if t.Invoice == invoice && (t.Kind == KindGiftCardPay || t.Kind == KindGiftCardRemainder) && t.Status.IsSuccess() {
-				found = t
-				candidates = append(candidates, t.Key+" ("+t.Amount.StringFixed(2)+" "+t.Currency+")")
+			for _, r := range p.Rows {
+				if t := r.Tx; t.Invoice == invoice && t.Status.IsSuccess() {
+					found = t
+					candidates = append(candidates, t.Key+" ("+t.Amount.StringFixed(2)+" "+t.Currency+")")
+				}
 			}
-			return nil
-		})
-	})
-	return found, candidates, err
+			if !p.More || len(p.Rows) == 0 {
+				break
+			}
+			q.After = p.Rows[len(p.Rows)-1].Pos
+		}
+	}
+	return found, candidates, nil
 }

@@ -32,7 +32,7 @@ var (
 
 // SchemaVersion is the layout this code writes. Open migrates older files
 // step by step and refuses newer ones.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // initialMmapSize is address space, not memory: mapping it up front spares
 // the remaps (which stall every reader and the writer) while the file grows.
@@ -93,7 +93,8 @@ type DB struct {
 	// inbox is the push inbox on PostgreSQL (pginbox.go), nil on a file.
 	inbox *inbox
 
-	pages pageCache // the last filter of the reservation list (page.go)
+	pages   pageCache // the last filter of the reservation list (page.go)
+	txPages pageCache // and of the transaction list (pagetx.go)
 }
 
 // Shared reports whether the store is a team's database that other
@@ -159,6 +160,10 @@ func Open(path string, opts Options) (*DB, error) {
 		_ = bdb.Close()
 		return nil, fmt.Errorf("cache %s: the reservation list's indexes: %w", path, err)
 	}
+	if err := db.runFill(txListFillName, txListFill()); err != nil {
+		_ = bdb.Close()
+		return nil, fmt.Errorf("cache %s: the transaction list's indexes: %w", path, err)
+	}
 	db.batch = newBatcher(db)
 	return db, nil
 }
@@ -187,10 +192,10 @@ func openShared(dsn string, opts Options) (*DB, error) {
 		_ = eng.Close()
 		return nil, fmt.Errorf("database %s: %w", db.path, err)
 	}
-	if err := db.fillListTable(ctx); err != nil && !isReadOnlyRole(err) {
+	if err := db.fillListTables(ctx); err != nil && !isReadOnlyRole(err) {
 		db.lease.close()
 		_ = eng.Close()
-		return nil, fmt.Errorf("database %s: the reservation list: %w", db.path, err)
+		return nil, fmt.Errorf("database %s: the list tables: %w", db.path, err)
 	}
 	db.inbox = newInbox(db, eng, dsn) // before the bus, whose listener looks at it
 	if err := db.startBus(dsn); err != nil {

@@ -26,7 +26,9 @@ type Store interface {
 	Reservation(ref string) (*store.Reservation, error)
 	Transaction(key string) (*store.Transaction, error)
 	TransactionsFor(ref string) ([]*store.Transaction, error)
-	Transactions() ([]*store.Transaction, error)
+	TransactionPage(q store.PageQuery) (store.TxPage, error)
+	TransactionCount(q store.PageQuery) (int, error)
+	TransactionGroup(group string) ([]*store.Transaction, error)
 	Pushes(limit int, beforeID uint64) ([]*store.PushRecord, error)
 	PushesFor(keys ...string) ([]*store.PushRecord, error)
 	PushesForReservation(ref string) ([]*store.PushRecord, error)
@@ -114,11 +116,10 @@ type App struct {
 	// pagesGiven: the reservations list has been given the store to read
 	// its pages from (load.go).
 	pagesGiven bool
-	// txDeferred: the transactions are many and not read yet; txOpened:
-	// their tab was opened (load.go).
-	txDeferred, txOpened bool
-	palette              *palette
-	status               views.StatusMsg
+	// txGiven: the transactions list has been given the store likewise.
+	txGiven bool
+	palette *palette
+	status  views.StatusMsg
 
 	// The log tabs' rows, for their export (their screens have none).
 	auditRows    []store.AuditEntry
@@ -309,12 +310,6 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, nil
 	case countsMsg:
 		a.counts = msg.Counts
-		return a, nil
-	case txDeferredMsg:
-		a.txDeferred = true
-		if a.active == TabTransactions {
-			return a, a.openTransactions()
-		}
 		return a, nil
 	case views.StatusMsg:
 		a.status = msg
@@ -556,9 +551,6 @@ func (a *App) bindingDesc(msg tea.KeyPressMsg) string {
 
 func (a *App) switchTab(i int) tea.Cmd {
 	a.active = i
-	if i == TabTransactions {
-		return a.openTransactions()
-	}
 	return nil
 }
 

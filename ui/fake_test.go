@@ -86,6 +86,28 @@ func (f *fakeStore) Transactions() ([]*store.Transaction, error) {
 	return out, nil
 }
 
+// TransactionPage, TransactionCount and TransactionGroup answer from
+// memory like the stores (store.PageTransactions is their reference).
+func (f *fakeStore) TransactionPage(q store.PageQuery) (store.TxPage, error) {
+	return store.PageTransactions(f.txs, q), nil
+}
+
+func (f *fakeStore) TransactionCount(q store.PageQuery) (int, error) {
+	q.Limit = 1
+	return store.PageTransactions(f.txs, q).Total, nil
+}
+
+func (f *fakeStore) TransactionGroup(group string) ([]*store.Transaction, error) {
+	var out []*store.Transaction
+	for _, t := range f.txs {
+		if t.Group == group || t.Key == group {
+			out = append(out, t)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
+	return out, nil
+}
+
 func (f *fakeStore) Pushes(limit int, before uint64) ([]*store.PushRecord, error) {
 	var out []*store.PushRecord
 	for i := len(f.pushes) - 1; i >= 0 && len(out) < limit; i-- {

@@ -132,21 +132,22 @@ func (a *App) reload(c store.Change) tea.Cmd {
 		})
 	}
 	switch {
-	case a.txDeferred && !a.txOpened:
-		// A big cache's transactions are read when their tab is opened.
 	case full || len(c.Transactions) > patchLimit:
-		opened := a.txOpened
+		// Like the reservations: the list reads its pages from the store
+		// (given once; later it reads its window again), the attention tab
+		// gets the gift card payments it looks at.
+		if !a.txGiven {
+			a.txGiven = true
+			cmds = append(cmds, send(views.TransactionSourceMsg{Source: st}))
+		} else {
+			cmds = append(cmds, send(views.TransactionRowsMsg{}))
+		}
 		cmds = append(cmds, func() tea.Msg {
-			if !opened {
-				if n, err := st.Counts(); err == nil && n.Transactions > txEagerMax {
-					return txDeferredMsg{}
-				}
-			}
-			txs, err := st.Transactions()
+			txs, err := attentionGiftCards(st)
 			if err != nil {
-				return views.TransactionRowsMsg{Err: err}
+				return views.AttentionTransactionsMsg{Err: err}
 			}
-			return views.TransactionRowsMsg{Full: true, Rows: views.NewTransactionRows(txs)}
+			return views.AttentionTransactionsMsg{Rows: views.NewTransactionRows(txs)}
 		})
 	case len(c.Transactions) > 0:
 		keys := slices.Clone(c.Transactions)
@@ -260,25 +261,20 @@ func attentionSummaries(st Store, now time.Time) ([]store.Summary, error) {
 
 func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 
-// txEagerMax is the transaction count up to which the console reads them
-// all at start. The transactions list still holds every row (it is not
-// paged in the store yet, see docs/large.md); past this count it is read
-// when its tab is first opened, so the first frame does not wait for it.
-const txEagerMax = 50_000
-
-// txDeferredMsg: the transactions are many; they are read when their tab
-// opens.
-type txDeferredMsg struct{}
-
-// openTransactions reads the transactions when their tab opens for the
-// first time after they were deferred.
-func (a *App) openTransactions() tea.Cmd {
-	if !a.txDeferred || a.txOpened {
-		return nil
+// attentionGiftCards reads the gift card payments the attention tab
+// looks at (an unpaid remainder), newest first, attentionCap of each kind.
+func attentionGiftCards(st Store) ([]*store.Transaction, error) {
+	var out []*store.Transaction
+	for _, kind := range []store.Kind{store.KindGiftCardPay, store.KindGiftCardRemainder} {
+		p, err := st.TransactionPage(store.PageQuery{State: store.State(kind), Sort: store.TxSortCreated, Desc: true, Limit: attentionCap})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range p.Rows {
+			out = append(out, r.Tx)
+		}
 	}
-	a.txOpened = true
-	a.txDeferred = false
-	return a.reload(store.Change{Transactions: make([]string, patchLimit+1)})
+	return out, nil
 }
 
 // AttentionSource is the hook for what else needs a person: the order
@@ -451,14 +447,13 @@ func (a *App) loadTransaction(key string, open bool) tea.Cmd {
 			}
 		}
 		if t.Group != "" {
-			all, err := st.Transactions()
+			group, err := st.TransactionGroup(t.Group)
 			if err == nil {
-				for _, o := range all {
-					if o.Key != t.Key && (o.Group == t.Group || o.Key == t.Group) {
+				for _, o := range group {
+					if o.Key != t.Key {
 						d.Group = append(d.Group, o)
 					}
 				}
-				slices.SortFunc(d.Group, func(x, y *store.Transaction) int { return x.Created.Compare(y.Created) })
 			}
 		}
 		if d.Pushes, err = st.PushesFor(key); err != nil {

@@ -148,8 +148,11 @@ func (a *Attention) Count() int { return len(a.build()) }
 // Update takes the rows the console loads and keys.
 func (a *Attention) Update(msg tea.Msg) tea.Cmd {
 	now := a.ctx.Now()
-	if m, ok := msg.(AttentionReservationsMsg); ok {
+	switch m := msg.(type) {
+	case AttentionReservationsMsg:
 		msg = ReservationRowsMsg{Full: true, Rows: m.Rows, Err: m.Err}
+	case AttentionTransactionsMsg:
+		msg = TransactionRowsMsg{Full: true, Rows: m.Rows, Err: m.Err}
 	}
 	switch msg := msg.(type) {
 	case ReservationRowsMsg:

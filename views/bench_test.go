@@ -158,11 +158,10 @@ func BenchmarkPrepareSearch(b *testing.B) {
 	}
 }
 
-// BenchmarkRenderReservationsLarge draws one frame of the reservations list
-// reading from a store of a million reservations (PAYDESK_LARGE: a file or
-// URL made by store/storetest/gen; see docs/large.md), after paging a
-// thousand screens down.
-func BenchmarkRenderReservationsLarge(b *testing.B) {
+// largeStore opens the store of a million reservations the large
+// benchmarks read (PAYDESK_LARGE: a file or URL made by
+// store/storetest/gen; see docs/large.md).
+func largeStore(b *testing.B) *store.DB {
 	where := os.Getenv("PAYDESK_LARGE")
 	if where == "" || testing.Short() {
 		b.Skip("set PAYDESK_LARGE to a cache made by store/storetest/gen")
@@ -171,17 +170,18 @@ func BenchmarkRenderReservationsLarge(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
-	ctx := NewContext(func() time.Time { return benchNow })
-	ctx.Location = time.UTC
-	s := NewReservations(ctx)
-	s.SetSize(120, 33)
-	finish(s.Update(ReservationSourceMsg{Source: db}), s)
+	b.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// frames pages a list screen a thousand screens down, then times its
+// frame.
+func frames(b *testing.B, s Screen, cursor func() int) {
 	for range 1000 {
 		finish(s.Update(tea.KeyPressMsg{Code: tea.KeyPgDown}), s)
 	}
-	if _, ok := s.list.selected(); !ok || s.list.table.Cursor() < 30_000 {
-		b.Fatalf("the cursor is on row %d, not on a row read", s.list.table.Cursor())
+	if cursor() < 30_000 {
+		b.Fatalf("the cursor is on row %d", cursor())
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -189,4 +189,39 @@ func BenchmarkRenderReservationsLarge(b *testing.B) {
 		_ = s.View()
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/frame")
+}
+
+// BenchmarkRenderReservationsLarge draws one frame of the reservations list
+// reading from a store of a million reservations, after paging a thousand
+// screens down.
+func BenchmarkRenderReservationsLarge(b *testing.B) {
+	db := largeStore(b)
+	ctx := NewContext(func() time.Time { return benchNow })
+	ctx.Location = time.UTC
+	s := NewReservations(ctx)
+	s.SetSize(120, 33)
+	finish(s.Update(ReservationSourceMsg{Source: db}), s)
+	frames(b, s, func() int {
+		if _, ok := s.list.selected(); !ok {
+			return -1
+		}
+		return s.list.table.Cursor()
+	})
+}
+
+// BenchmarkRenderTransactionsLarge is the same for the transactions list
+// (550,000 captures).
+func BenchmarkRenderTransactionsLarge(b *testing.B) {
+	db := largeStore(b)
+	ctx := NewContext(func() time.Time { return benchNow })
+	ctx.Location = time.UTC
+	s := NewTransactions(ctx)
+	s.SetSize(120, 33)
+	finish(s.Update(TransactionSourceMsg{Source: db}), s)
+	frames(b, s, func() int {
+		if _, ok := s.list.selected(); !ok {
+			return -1
+		}
+		return s.list.table.Cursor()
+	})
 }

@@ -21,6 +21,12 @@ type (
 		Rows []*ReservationRow
 		Err  error
 	}
+	// AttentionTransactionsMsg gives the attention tab the gift card
+	// payments it looks at (the transactions list reads its own pages).
+	AttentionTransactionsMsg struct {
+		Rows []*TransactionRow
+		Err  error
+	}
 	// TransactionRowsMsg replaces (Full) or upserts transactions.
 	TransactionRowsMsg struct {
 		Full bool

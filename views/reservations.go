@@ -117,6 +117,7 @@ func reservationKey(r *ReservationRow, col int) (int64, bool) {
 type Reservations struct {
 	ctx      *Context
 	list     *resList
+	mem      *memSource // the rows when they were handed over whole
 	width    int
 	height   int
 	err      error
@@ -201,7 +202,8 @@ func (s *Reservations) Update(msg tea.Msg) tea.Cmd {
 	switch m := msg.(type) {
 	case ReservationSourceMsg:
 		s.err = nil
-		return s.list.setSource(m.Source, nil)
+		s.mem = nil
+		return s.list.setSource(resPages{m.Source}, false)
 	case ReservationRowsMsg:
 		s.err = m.Err
 		switch {
@@ -213,9 +215,21 @@ func (s *Reservations) Update(msg tea.Msg) tea.Cmd {
 			for i, r := range m.Rows {
 				mem.all[i] = r.Summary
 			}
-			return s.list.setSource(mem, mem)
+			s.mem = mem
+			return s.list.setSource(resPages{mem}, true)
 		}
-		return s.list.changed(m.Rows, m.Removed)
+		if s.mem != nil {
+			s.mem.upsert(m.Rows, m.Removed)
+		}
+		by := make(map[string]*ReservationRow, len(m.Rows))
+		for _, r := range m.Rows {
+			by[r.Summary.Key] = r
+		}
+		return s.list.changed(func(r *store.PageRow) {
+			if n, ok := by[r.Summary.Key]; ok {
+				r.Summary = n.Summary
+			}
+		})
 	case exportRowsMsg:
 		if m.tab != s {
 			return nil
@@ -227,7 +241,7 @@ func (s *Reservations) Update(msg tea.Msg) tea.Cmd {
 		return send(s.export(m.format, m.rows))
 	}
 	cmd, done := s.list.update(msg)
-	if p, ok := msg.(resPageMsg); ok && p.l == s.list {
+	if p, ok := msg.(pagedPageMsg[store.PageRow]); ok && p.l == s.list {
 		for _, r := range s.list.rows {
 			s.fitIdentifiers(r.Summary.Invoice)
 		}
@@ -376,8 +390,12 @@ func (s *Reservations) exportCmd(format string) tea.Cmd {
 	}
 	src, q := s.list.src, s.list.question()
 	run := func() tea.Msg {
-		rows, err := everything(src, q)
-		return exportRowsMsg{tab: s, format: format, rows: rows, err: err}
+		rows, err := everything(src, pageRowPos, q)
+		sums := make([]store.Summary, len(rows))
+		for i := range rows {
+			sums[i] = rows[i].Summary
+		}
+		return exportRowsMsg{tab: s, format: format, rows: sums, err: err}
 	}
 	if s.list.sync {
 		return s.Update(run())

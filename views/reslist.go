@@ -2,10 +2,6 @@ package views
 
 import (
 	"slices"
-	"strings"
-
-	"charm.land/bubbles/v2/key"
-	tea "charm.land/bubbletea/v2"
 
 	"paydesk/store"
 )
@@ -31,124 +27,75 @@ func (m *memSource) ReservationPage(q store.PageQuery) (store.Page, error) {
 }
 
 func (m *memSource) ReservationCount(q store.PageQuery) (int, error) {
+	return memCount(q, func(q store.PageQuery) int { return store.PageSummaries(m.all, q).Total }), nil
+}
+
+// memCount counts for a source in memory: the whole list's Total, up to
+// q.Limit when one is given.
+func memCount(q store.PageQuery, total func(store.PageQuery) int) int {
 	upTo := q.Limit
 	q.Limit = 1
-	n := store.PageSummaries(m.all, q).Total
+	n := total(q)
 	if upTo > 0 {
 		n = min(n, upTo)
 	}
-	return n, nil
+	return n
 }
 
 // upsert and remove apply a live change to the summaries.
 func (m *memSource) upsert(rows []*ReservationRow, removed []string) {
-	pos := make(map[string]int, len(m.all))
-	for i, s := range m.all {
-		pos[s.Key] = i
+	fresh := make([]store.Summary, len(rows))
+	for i, r := range rows {
+		fresh[i] = r.Summary
 	}
-	for _, r := range rows {
-		if i, ok := pos[r.Summary.Key]; ok {
-			m.all[i] = r.Summary
-			continue
-		}
-		pos[r.Summary.Key] = len(m.all)
-		m.all = append(m.all, r.Summary)
-	}
+	m.all = upsertBy(m.all, fresh, func(s store.Summary) string { return s.Key })
 	if len(removed) > 0 {
 		m.all = slices.DeleteFunc(m.all, func(s store.Summary) bool { return slices.Contains(removed, s.Key) })
 	}
 }
 
-const (
-	// pageRows is what one read brings; the window keeps up to windowMax
-	// rows around the screen.
-	pageRows  = 200
-	windowMax = 1000
-	// pageMargin: a read starts when the screen comes this close to the
-	// window's edge, so scrolling rarely shows a row not yet read.
-	pageMargin = 100
-)
-
-type fetchKind uint8
-
-const (
-	fetchTop fetchKind = iota
-	fetchEnd
-	fetchAfter
-	fetchBefore
-	fetchRefresh // the window again, in place (a change)
-)
-
-// resPageMsg is a read's answer; gen tells whether the list still asks
-// the same question.
-type resPageMsg struct {
-	l    *resList
-	gen  uint64
-	seq  uint64
-	kind fetchKind
-	page store.Page
-	all  int // the rows of the list without filter
-	err  error
+// upsertBy replaces the rows of all with the key of a fresh one, and adds
+// the fresh ones that are new.
+func upsertBy[T any](all, fresh []T, key func(T) string) []T {
+	pos := make(map[string]int, len(all))
+	for i, r := range all {
+		pos[key(r)] = i
+	}
+	for _, r := range fresh {
+		if i, ok := pos[key(r)]; ok {
+			all[i] = r
+			continue
+		}
+		pos[key(r)] = len(all)
+		all = append(all, r)
+	}
+	return all
 }
 
-type resCountMsg struct {
-	l      *resList
-	gen    uint64
-	n      int
-	capped bool // counted up to countFirst only: there may be more
-	err    error
+// resPages is a ReservationSource as a paged list's source.
+type resPages struct{ src ReservationSource }
+
+func (r resPages) page(q store.PageQuery) (pageOf[store.PageRow], error) {
+	p, err := r.src.ReservationPage(q)
+	return pageOf[store.PageRow]{rows: p.Rows, total: p.Total, more: p.More, less: p.Less}, err
 }
 
-// countFirst is where the first count stops: "10,000+" comes at once on
-// PostgreSQL, the whole count follows.
-const countFirst = 10_000
+func (r resPages) count(q store.PageQuery) (int, error) { return r.src.ReservationCount(q) }
 
-// resList is the reservation list: it holds the rows of a window near the
-// screen (at most windowMax) and asks its source for more as the cursor
-// moves, and for the first page again when the sort or the filter changes.
-// At most one read runs at a time; what the operator types meanwhile is
-// asked next, the latest only (typing fast costs one read, not one per key).
-type resList struct {
-	ctx   *Context
-	table *Table
+func pageRowPos(r *store.PageRow) []byte { return r.Pos }
 
-	src  ReservationSource
-	mem  *memSource // set when the rows were handed over whole
-	sync bool       // src answers at once: no commands
-
-	sortCol  int
-	sortDesc bool
-	query    string
-	state    store.State
-	prompt   bool
-
-	gen  uint64 // bumped when the question changes (sort, filter, state)
-	base int    // the list index of rows[0]
-	rows []store.PageRow
-	more bool // rows follow the window
-	less bool // rows precede it
-
-	total int // rows that pass the filter; -1 while counted
-	all   int // rows without the filter
-	// atLeast: total is a first count that stopped at countFirst.
-	atLeast bool
-
-	loaded   bool
-	inflight bool
-	reading  uint64 // the read whose answer the list waits for
-	again    bool   // another read is wanted once this one is back
-	stale    bool   // a change arrived: read the window again
-	counting bool
-	err      error
-	// onCursor is the key of the row under the cursor, kept across reads.
-	onCursor string
+// resSpec is the reservation list's rows for a paged list.
+var resSpec = pagedSpec[store.PageRow]{
+	key:      func(r *store.PageRow) string { return r.Summary.Key },
+	pos:      pageRowPos,
+	sortOf:   sortOf,
+	sortable: reservationSortable,
 }
 
-func newResList(ctx *Context) *resList {
-	l := &resList{ctx: ctx, table: NewTable(ctx.Theme, reservationColumns), sortCol: rcAge, sortDesc: true, total: -1}
-	l.table.SetSort(l.sortCol, l.sortDesc)
-	return l
-}
+// resList is the reservation list.
+type resList = pagedList[store.PageRow]
+
+func newResList(ctx *Context) *resList { return newPagedList(ctx, reservationColumns, resSpec, rcAge) }
 
 // sortOf maps a column to the store's order.
 func sortOf(col int) store.SortBy {
@@ -163,514 +110,4 @@ func sortOf(col int) store.SortBy {
 		return store.SortState
 	}
 	return store.SortCreated
-}
-
-func (l *resList) question() store.PageQuery {
-	return store.PageQuery{Sort: sortOf(l.sortCol), Desc: l.sortDesc, Filter: l.query, State: l.state, Limit: pageRows}
-}
-
-// setSource starts reading from src.
-func (l *resList) setSource(src ReservationSource, mem *memSource) tea.Cmd {
-	l.src, l.mem, l.sync = src, mem, mem != nil
-	return l.restart()
-}
-
-// restart asks the new question from the top.
-func (l *resList) restart() tea.Cmd {
-	l.gen++
-	l.total, l.atLeast = -1, false
-	l.counting = false
-	l.stale = false
-	l.table.SetSort(l.sortCol, l.sortDesc)
-	l.onCursor = ""
-	if r, ok := l.selected(); ok && l.table.Cursor() > 0 {
-		// The row under the cursor stays under it when it is among the
-		// first windowMax rows of the new order (past them its place is
-		// not known without counting the rows before it).
-		l.onCursor = r.Summary.Key
-		return l.fetch(fetchTop, windowMax)
-	}
-	return l.fetch(fetchTop, 0)
-}
-
-// fetch starts a read (or queues it behind the one running).
-func (l *resList) fetch(kind fetchKind, limit int) tea.Cmd {
-	if l.src == nil {
-		return nil
-	}
-	if l.inflight {
-		l.again = true
-		return nil
-	}
-	q := l.question()
-	if limit > 0 {
-		q.Limit = min(limit, 10_000)
-	}
-	switch kind {
-	case fetchEnd:
-		q.Last = true
-	case fetchAfter:
-		q.After = l.rows[len(l.rows)-1].Pos
-	case fetchBefore:
-		q.Before = l.rows[0].Pos
-	case fetchRefresh:
-		if l.base > 0 && len(l.rows) > 0 {
-			q.From = l.rows[0].Pos
-		}
-		q.Limit = max(len(l.rows), pageRows)
-	}
-	l.inflight = true
-	l.reading++
-	src, gen, seq := l.src, l.gen, l.reading
-	run := func() tea.Msg {
-		m := resPageMsg{l: l, gen: gen, seq: seq, kind: kind}
-		m.page, m.err = src.ReservationPage(q)
-		m.all = m.page.Total
-		if m.err == nil && (q.Filter != "" || q.State != "") {
-			m.all, m.err = src.ReservationCount(store.PageQuery{})
-		}
-		return m
-	}
-	if l.sync {
-		return l.apply(run().(resPageMsg))
-	}
-	return run
-}
-
-func (l *resList) countCmd(upTo int) tea.Cmd {
-	if l.counting || l.src == nil {
-		return nil
-	}
-	l.counting = true
-	src, gen, q := l.src, l.gen, l.question()
-	q.Limit = upTo
-	if upTo > 0 {
-		upTo++ // one more tells "more than countFirst"
-		q.Limit = upTo
-	}
-	run := func() tea.Msg {
-		n, err := src.ReservationCount(q)
-		return resCountMsg{l: l, gen: gen, n: n, err: err, capped: upTo > 0 && n == upTo}
-	}
-	if l.sync {
-		return l.applyCount(run().(resCountMsg))
-	}
-	return run
-}
-
-// apply takes a read's answer into the window.
-func (l *resList) apply(m resPageMsg) tea.Cmd {
-	if m.seq != l.reading {
-		return nil // a read that a jump (Home, End) replaced
-	}
-	l.inflight = false
-	if m.gen != l.gen {
-		// The question changed while this read ran: ask the new one.
-		l.again = false
-		return l.fetch(fetchTop, 0)
-	}
-	if m.err != nil {
-		l.err = m.err
-		l.again = false
-		return nil
-	}
-	l.err = nil
-	p := m.page
-	if m.all >= 0 {
-		l.all = m.all
-	}
-	switch m.kind {
-	case fetchTop:
-		l.base, l.rows, l.less, l.more = 0, p.Rows, false, p.More
-		l.loaded = true
-	case fetchEnd:
-		l.rows, l.less, l.more = p.Rows, p.Less, false
-		if p.Total >= 0 {
-			l.base = max(p.Total-len(p.Rows), 0)
-		} else {
-			l.base = max(l.table.Cursor()-len(p.Rows)+1, 0)
-		}
-	case fetchAfter:
-		l.rows = append(l.rows, p.Rows...)
-		l.more = p.More && len(p.Rows) > 0
-	case fetchBefore:
-		l.rows = append(slices.Clip(p.Rows), l.rows...)
-		l.base -= len(p.Rows)
-		l.less = p.Less && len(p.Rows) > 0
-		if l.base < 0 || !l.less {
-			// The window is the top after all (rows went away above it):
-			// the indexes move with it.
-			l.shift(-l.base)
-		}
-	case fetchRefresh:
-		l.rows, l.more = p.Rows, p.More
-		l.less = l.base > 0 && p.Less
-		if !l.less && l.base > 0 {
-			l.shift(-l.base)
-		}
-	}
-	recount := false
-	switch {
-	case p.Total >= 0:
-		l.total = p.Total
-	case m.kind == fetchRefresh:
-		// A change: count again, one count at a time, showing the last
-		// count meanwhile (a burst of pushes does not start a count each).
-		recount = true
-	}
-	if !l.more && !l.less {
-		l.total = len(l.rows)
-	} else if !l.more && p.Total < 0 && m.kind != fetchEnd {
-		l.total = l.base + len(l.rows)
-	}
-	l.trim()
-	l.syncTable(m.kind)
-	var cmds []tea.Cmd
-	switch {
-	case l.total < 0:
-		cmds = append(cmds, l.countCmd(countFirst))
-	case recount:
-		cmds = append(cmds, l.countCmd(0))
-	}
-	l.again = false
-	cmds = append(cmds, l.ensure())
-	return tea.Batch(cmds...)
-}
-
-func (l *resList) applyCount(m resCountMsg) tea.Cmd {
-	if m.gen != l.gen {
-		return nil
-	}
-	l.counting = false
-	if m.err != nil {
-		return nil
-	}
-	l.atLeast = m.capped
-	if m.capped {
-		m.n = countFirst
-	}
-	l.total = max(m.n, l.base+len(l.rows))
-	if !l.more && l.base+len(l.rows) != l.total {
-		l.base = max(l.total-len(l.rows), 0) // the window is the end
-	}
-	l.syncTable(fetchRefresh)
-	if m.capped {
-		return tea.Batch(l.ensure(), l.countCmd(0)) // and now all of them
-	}
-	return l.ensure()
-}
-
-// shift moves the window's list indexes (and the cursor with them) by d.
-func (l *resList) shift(d int) {
-	l.base += d
-	l.table.SetLen(max(l.length(), l.table.cursor+d+1))
-	l.table.offset += d
-	l.table.SetCursor(l.table.cursor + d)
-}
-
-// trim keeps the window at most windowMax rows around the cursor.
-func (l *resList) trim() {
-	if len(l.rows) <= windowMax {
-		return
-	}
-	cur := l.table.Cursor() - l.base
-	if d := min(cur-windowMax/2, len(l.rows)-windowMax); d > 0 {
-		l.rows = slices.Clone(l.rows[d:])
-		l.base += d
-		l.less = true
-	}
-	if len(l.rows) > windowMax {
-		l.rows = slices.Clone(l.rows[:windowMax])
-		l.more = true
-	}
-}
-
-// length is the table's row count: the count when known, else what the
-// window reaches (and a row more while rows follow).
-func (l *resList) length() int {
-	n := l.base + len(l.rows)
-	if l.more {
-		n++
-	}
-	if l.total >= 0 {
-		n = max(n, l.total)
-		if !l.more {
-			n = l.base + len(l.rows)
-		}
-	}
-	return n
-}
-
-// syncTable tells the table the length and puts the cursor back on its
-// row: the row it was on (by key), or the top for a cursor on the first
-// row (it follows the newest rows in, like tail -f).
-func (l *resList) syncTable(kind fetchKind) {
-	l.table.SetLen(l.length())
-	switch kind {
-	case fetchEnd:
-		l.table.SetCursor(l.length() - 1)
-		return
-	case fetchTop, fetchRefresh:
-	default:
-		return
-	}
-	if l.onCursor != "" {
-		for i, r := range l.rows {
-			if r.Summary.Key == l.onCursor {
-				l.table.SetCursor(l.base + i)
-				l.onCursor = ""
-				return
-			}
-		}
-	}
-	if kind == fetchTop {
-		l.table.SetCursor(0)
-	}
-	l.onCursor = ""
-}
-
-// ensure reads what the screen is about to show and the window lacks.
-func (l *resList) ensure() tea.Cmd {
-	if l.src == nil || l.inflight {
-		return nil
-	}
-	if l.stale {
-		l.stale = false
-		l.keepCursor()
-		return l.fetch(fetchRefresh, 0)
-	}
-	if len(l.rows) == 0 {
-		return nil
-	}
-	t := l.table
-	lo := max(t.offset-pageMargin, 0)
-	hi := t.offset + t.height + pageMargin
-	wlo, whi := l.base, l.base+len(l.rows)
-	switch {
-	case hi > whi && l.more:
-		gap := hi - whi
-		if l.total >= 0 && t.cursor >= l.total-pageRows && gap > windowMax {
-			return l.fetch(fetchEnd, pageRows)
-		}
-		return l.fetch(fetchAfter, gap+pageRows)
-	case lo < wlo && l.less:
-		gap := wlo - lo
-		if t.cursor < pageRows && gap > windowMax {
-			return l.fetch(fetchTop, 0)
-		}
-		return l.fetch(fetchBefore, gap+pageRows)
-	}
-	return nil
-}
-
-// keepCursor remembers the row under the cursor for the next read.
-func (l *resList) keepCursor() {
-	l.onCursor = ""
-	if r, ok := l.selected(); ok && l.table.Cursor() > 0 {
-		l.onCursor = r.Summary.Key
-	}
-}
-
-// changed takes live changes: rows on screen show them at once, and the
-// window is read again for the order, the filter and the count.
-func (l *resList) changed(rows []*ReservationRow, removed []string) tea.Cmd {
-	if l.mem != nil {
-		l.mem.upsert(rows, removed)
-	}
-	by := make(map[string]*ReservationRow, len(rows))
-	for _, r := range rows {
-		by[r.Summary.Key] = r
-	}
-	for i := range l.rows {
-		if r, ok := by[l.rows[i].Summary.Key]; ok {
-			l.rows[i].Summary = r.Summary
-		}
-	}
-	l.stale = true
-	if l.inflight {
-		return nil // read again when this one is back
-	}
-	return l.ensure()
-}
-
-// at returns row i when it is in the window.
-func (l *resList) at(i int) (*store.PageRow, bool) {
-	j := i - l.base
-	if j < 0 || j >= len(l.rows) {
-		return nil, false
-	}
-	return &l.rows[j], true
-}
-
-// selected returns the row under the cursor.
-func (l *resList) selected() (*ReservationRow, bool) {
-	r, ok := l.at(l.table.Cursor())
-	if !ok {
-		return nil, false
-	}
-	return &ReservationRow{Summary: r.Summary}, true
-}
-
-// len is the number of rows that pass the filter, as far as known.
-func (l *resList) len() int { return l.length() }
-
-// update handles the filter prompt, navigation, sorting, the wheel and the
-// list's own reads.
-func (l *resList) update(msg tea.Msg) (tea.Cmd, bool) {
-	k := l.ctx.Keys
-	switch msg := msg.(type) {
-	case resPageMsg:
-		if msg.l != l {
-			return nil, false
-		}
-		return l.apply(msg), true
-	case resCountMsg:
-		if msg.l != l {
-			return nil, false
-		}
-		return l.applyCount(msg), true
-	case tea.MouseWheelMsg:
-		if !l.table.HandleMouse(msg) {
-			return nil, false
-		}
-		return l.ensure(), true
-	case tea.PasteMsg:
-		if l.prompt {
-			l.query += clean(msg.Content)
-			return l.restart(), true
-		}
-	case tea.KeyPressMsg:
-		if l.prompt {
-			return l.promptKey(msg), true
-		}
-		// Home and End on a list not read that far read the top or the end
-		// at once; a read still running is dropped when it comes (its seq).
-		if key.Matches(msg, k.End) && l.more {
-			l.rows, l.more, l.less = nil, false, true
-			l.inflight = false
-			return l.fetch(fetchEnd, pageRows), true
-		}
-		if key.Matches(msg, k.Home) && l.base > 0 {
-			l.table.SetCursor(0)
-			l.inflight = false
-			return l.fetch(fetchTop, 0), true
-		}
-		if l.table.HandleKey(msg, keyMapNav{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End}) {
-			return l.ensure(), true
-		}
-		switch {
-		case key.Matches(msg, k.Filter):
-			l.prompt = true
-			return nil, true
-		case key.Matches(msg, k.Sort):
-			i := slices.Index(reservationSortable, l.sortCol)
-			l.sortCol = reservationSortable[(i+1)%len(reservationSortable)]
-			return l.restart(), true
-		case key.Matches(msg, k.Reverse):
-			l.sortDesc = !l.sortDesc
-			return l.restart(), true
-		case key.Matches(msg, k.Back) && l.query != "":
-			l.query = ""
-			return l.restart(), true
-		}
-	}
-	return nil, false
-}
-
-func (l *resList) promptKey(msg tea.KeyPressMsg) tea.Cmd {
-	switch msg.String() {
-	case "enter", "down", "up", "tab":
-		l.prompt = false
-		return nil
-	case "esc":
-		l.prompt = false
-		if l.query == "" {
-			return nil
-		}
-		l.query = ""
-		return l.restart()
-	case "backspace", "ctrl+h":
-		if l.query == "" {
-			// Stays in the filter: leaving here would hand the next letters
-			// to the list, where they are commands.
-			return nil
-		}
-		r := []rune(l.query)
-		l.query = string(r[:len(r)-1])
-		return l.restart()
-	case "ctrl+u":
-		l.query = ""
-		return l.restart()
-	case "ctrl+w":
-		q := strings.TrimRight(l.query, " ")
-		if i := strings.LastIndex(q, " "); i >= 0 {
-			l.query = q[:i+1]
-		} else {
-			l.query = ""
-		}
-		return l.restart()
-	}
-	if t := msg.Text; t != "" && msg.Mod&^tea.ModShift == 0 {
-		l.query += clean(t)
-		return l.restart()
-	}
-	return nil
-}
-
-// infoLine is the line above the table: the filter prompt, the count and
-// the sort.
-func (l *resList) infoLine(width int, noun string, sortName string, extra string) string {
-	t := l.ctx.Theme
-	var left string
-	switch {
-	case l.prompt:
-		left = t.Accent.Render("/") + " " + l.query + t.Accent.Render("▏")
-	case l.query != "":
-		left = t.Muted.Render("filter: ") + l.query + t.Muted.Render("  (esc clears)")
-	default:
-		left = t.Muted.Render("/ to filter")
-	}
-	var right string
-	switch {
-	case l.total >= 0 && l.atLeast:
-		right = thousands(l.total) + "+ of " + thousands(l.all) + " " + noun
-	case l.total >= 0 || l.query == "" && l.state == "":
-		right = countText(max(l.total, 0), max(l.all, l.total), noun)
-	default:
-		right = "… of " + thousands(l.all) + " " + noun
-	}
-	if l.inflight {
-		right = "… " + right
-	}
-	if sortName != "" {
-		dir := "▲"
-		if l.sortDesc {
-			dir = "▼"
-		}
-		right += " · by " + sortName + " " + dir
-	}
-	if extra != "" {
-		right = extra + " · " + right
-	}
-	return spread(left, t.Muted.Render(right), width)
-}
-
-// everything reads every row that passes q, in order (an export); it
-// runs in a command, so it is given what it reads.
-func everything(src ReservationSource, q store.PageQuery) ([]store.Summary, error) {
-	var out []store.Summary
-	q.Limit = 10_000
-	for {
-		p, err := src.ReservationPage(q)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range p.Rows {
-			out = append(out, r.Summary)
-		}
-		if !p.More || len(p.Rows) == 0 {
-			return out, nil
-		}
-		q.After = p.Rows[len(p.Rows)-1].Pos
-	}
 }

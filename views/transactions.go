@@ -1,12 +1,8 @@
 package views
 
 import (
-	"cmp"
-	"strings"
-
 	tea "charm.land/bubbletea/v2"
 
-	"paydesk/internal/fold"
 	"paydesk/store"
 	"paydesk/ui/theme"
 )
@@ -16,20 +12,18 @@ type TransactionRow struct {
 	Tx *store.Transaction
 
 	key, kind, service, invoice, customer, number, amount, status, link string
-	hay                                                                 string
-	cents, created                                                      int64
+	pos                                                                 []byte // its position in the store's list
 }
 
 // NewTransactionRow prepares a transaction for the list.
 func NewTransactionRow(t *store.Transaction) *TransactionRow {
 	r := &TransactionRow{Tx: t, key: clean(t.Key), kind: kindText(t.Kind), service: clean(t.ServiceCode),
 		invoice: clean(t.Invoice), customer: clean(t.CustomerName), number: clean(t.ReservationNumber), amount: money(t.Amount),
-		status: clean(t.Status.Text()), cents: t.Amount.Shift(2).IntPart(), created: t.Created.UnixNano()}
+		status: clean(t.Status.Text())}
 	if t.Kind.IsRefund() {
 		r.amount = "-" + r.amount
 	}
 	r.link = linkText(t)
-	r.hay = fold.String(strings.Join([]string{r.key, r.invoice, r.number, r.service, r.kind, clean(t.TransactionType), clean(t.CustomerName), clean(t.InvoiceNumber), clean(t.Original), clean(t.Group)}, "\x00"))
 	return r
 }
 
@@ -81,46 +75,107 @@ var transactionColumns = []Column{
 	tcLink:     {Title: "LINKED", Width: 10, Flex: true},
 }
 
-func compareTransactions(a, b *TransactionRow, col int) int {
-	var c int
+// txSortOf maps a column to the store's order.
+func txSortOf(col int) store.SortBy {
 	switch col {
-	case tcKey:
-		c = strings.Compare(a.key, b.key)
 	case tcKind:
-		c = strings.Compare(a.kind, b.kind)
-	case tcService:
-		c = strings.Compare(a.service, b.service)
+		return store.TxSortKind
 	case tcInvoice:
-		c = strings.Compare(a.invoice, b.invoice)
+		return store.TxSortInvoice
 	case tcCustomer:
-		c = strings.Compare(fold.String(a.customer), fold.String(b.customer))
+		return store.TxSortCustomer
 	case tcAmount:
-		c = cmp.Compare(a.cents, b.cents)
+		return store.TxSortAmount
 	case tcStatus:
-		c = cmp.Compare(a.Tx.Status.Code, b.Tx.Status.Code)
+		return store.TxSortStatus
 	}
-	if c == 0 {
-		c = cmp.Compare(a.created, b.created)
+	return store.TxSortCreated
+}
+
+// TransactionSource answers the transaction list's queries: the store,
+// which sorts and filters in its indexes, or transactions held in memory.
+type TransactionSource interface {
+	TransactionPage(q store.PageQuery) (store.TxPage, error)
+	TransactionCount(q store.PageQuery) (int, error)
+}
+
+// TransactionSourceMsg gives the transactions tab its source: from then
+// on it reads pages from it.
+type TransactionSourceMsg struct{ Source TransactionSource }
+
+// txPages is a TransactionSource as a paged list's source.
+type txPages struct{ src TransactionSource }
+
+func (s txPages) page(q store.PageQuery) (pageOf[TransactionRow], error) {
+	p, err := s.src.TransactionPage(q)
+	rows := make([]TransactionRow, len(p.Rows))
+	for i, r := range p.Rows {
+		rows[i] = *NewTransactionRow(r.Tx)
+		rows[i].pos = r.Pos
 	}
-	return c
+	return pageOf[TransactionRow]{rows: rows, total: p.Total, more: p.More, less: p.Less}, err
+}
+
+func (s txPages) count(q store.PageQuery) (int, error) { return s.src.TransactionCount(q) }
+
+// txMem is a source over transactions held in memory (rows handed over
+// whole).
+type txMem struct{ all []*store.Transaction }
+
+func (m *txMem) TransactionPage(q store.PageQuery) (store.TxPage, error) {
+	return store.PageTransactions(m.all, q), nil
+}
+
+func (m *txMem) TransactionCount(q store.PageQuery) (int, error) {
+	return memCount(q, func(q store.PageQuery) int { return store.PageTransactions(m.all, q).Total }), nil
+}
+
+func (m *txMem) upsert(rows []*TransactionRow) {
+	fresh := make([]*store.Transaction, len(rows))
+	for i, r := range rows {
+		fresh[i] = r.Tx
+	}
+	m.all = upsertBy(m.all, fresh, func(t *store.Transaction) string { return t.Key })
+}
+
+var txSpec = pagedSpec[TransactionRow]{
+	key:      func(r *TransactionRow) string { return r.Tx.Key },
+	pos:      func(r *TransactionRow) []byte { return r.pos },
+	sortOf:   txSortOf,
+	sortable: []int{tcTime, tcKind, tcInvoice, tcCustomer, tcAmount, tcStatus},
 }
 
 // Transactions is the transactions tab: captures, refunds and gift card
-// payments, linked to what they belong to.
+// payments, linked to what they belong to. Like the reservations, its
+// list reads the rows near the screen from the store
+// (TransactionSourceMsg); rows handed over whole (TransactionRowsMsg with
+// Full) are paged the same way from memory.
 type Transactions struct {
-	listTab[*TransactionRow]
-	wide int // the widest invoice seen
+	ctx    *Context
+	list   *pagedList[TransactionRow]
+	mem    *txMem
+	width  int
+	height int
+	err    error
+	wide   int // the widest invoice seen
 }
 
 // NewTransactions makes the transactions tab, newest first.
 func NewTransactions(ctx *Context) *Transactions {
-	spec := rowSpec[*TransactionRow]{
-		key:      func(r *TransactionRow) string { return r.Tx.Key },
-		haystack: func(r *TransactionRow) string { return r.hay },
-		compare:  compareTransactions,
-		sortable: []int{tcTime, tcKind, tcInvoice, tcCustomer, tcAmount, tcStatus},
-	}
-	return &Transactions{listTab: listTab[*TransactionRow]{ctx: ctx, list: newList(ctx, transactionColumns, spec, tcTime, true)}}
+	return &Transactions{ctx: ctx, list: newPagedList(ctx, transactionColumns, txSpec, tcTime)}
+}
+
+// SetSize sets the screen size.
+func (s *Transactions) SetSize(w, h int) {
+	s.width, s.height = w, h
+	s.list.table.SetSize(w, h-1)
+}
+
+// Capturing is true while the filter prompt is open.
+func (s *Transactions) Capturing() bool { return s.list.prompt }
+
+func (s *Transactions) page(info, body string) string {
+	return info + "\n" + padLines(body, s.height-1)
 }
 
 // Title names the tab.
@@ -135,26 +190,70 @@ func (s *Transactions) Actions() []Action {
 
 // Update handles rows, keys and the wheel.
 func (s *Transactions) Update(msg tea.Msg) tea.Cmd {
-	if m, ok := msg.(TransactionRowsMsg); ok {
-		// Invoices are shown whole (see Reservations.fitIdentifiers).
+	switch m := msg.(type) {
+	case TransactionSourceMsg:
+		s.err, s.mem = nil, nil
+		return s.list.setSource(txPages{m.Source}, false)
+	case TransactionRowsMsg:
+		s.err = m.Err
+		switch {
+		case m.Err != nil:
+			return nil
+		case m.Full:
+			mem := &txMem{all: make([]*store.Transaction, len(m.Rows))}
+			for i, r := range m.Rows {
+				mem.all[i] = r.Tx
+			}
+			s.mem = mem
+			return s.list.setSource(txPages{mem}, true)
+		}
+		if s.mem != nil {
+			s.mem.upsert(m.Rows)
+		}
+		by := make(map[string]*TransactionRow, len(m.Rows))
 		for _, r := range m.Rows {
-			if w := width(r.invoice); w > s.wide {
+			by[r.Tx.Key] = r
+		}
+		return s.list.changed(func(r *TransactionRow) {
+			if n, ok := by[r.Tx.Key]; ok {
+				pos := r.pos // where the row is in the list read
+				*r = *n
+				r.pos = pos
+			}
+		})
+	case exportTxMsg:
+		if m.tab != s {
+			return nil
+		}
+		if m.err != nil {
+			s.err = m.err
+			return nil
+		}
+		return send(s.export(m.format, m.rows))
+	}
+	cmd, done := s.list.update(msg)
+	if p, ok := msg.(pagedPageMsg[TransactionRow]); ok && p.l == s.list {
+		// Invoices are shown whole (see Reservations.fitIdentifiers).
+		for _, r := range s.list.rows {
+			if w := width(r.invoice); w > s.wide && s.wide < 40 {
 				s.wide = min(w, 40)
 				s.list.table.FitColumn(tcInvoice, s.wide)
 			}
 		}
-		return s.list.takeRows(m.Full, m.Rows, m.Err, &s.err)
 	}
-	key, cmd, ok := s.keyLeft(msg)
-	if !ok {
+	if done {
 		return cmd
+	}
+	key, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
 	}
 	k := s.ctx.Keys
 	switch {
 	case keyIs(key, k.GiftCardPay):
 		return send(GiftCardPayIntent{})
 	case keyIs(key, k.ExportCSV), keyIs(key, k.ExportJSON):
-		return send(s.export(exportFormat(key, k)))
+		return s.exportCmd(exportFormat(key, k))
 	}
 	sel, has := s.list.selected()
 	if !has {
@@ -173,8 +272,11 @@ func (s *Transactions) Update(msg tea.Msg) tea.Cmd {
 func (s *Transactions) View() string {
 	t := s.ctx.Theme
 	info := s.list.infoLine(s.width, "transactions", transactionColumns[s.list.sortCol].Title, "")
+	if s.err == nil {
+		s.err = s.list.err
+	}
 	if s.err != nil {
-		return s.page(info, s.readError())
+		return s.page(info, t.Failed.Render("Could not read the cache: "+clean(s.err.Error())))
 	}
 	if s.list.len() == 0 {
 		msg := "\n  " + t.Accent.Render("No transactions yet.") +
@@ -182,13 +284,18 @@ func (s *Transactions) View() string {
 			"\n  " + t.Muted.Render("Capture from the Reservations tab (1, then c), or press p for a gift card payment.")
 		if !s.list.loaded {
 			msg = "\n  " + t.Muted.Render("Loading the cache…")
-		} else if len(s.list.rows) > 0 {
+		} else if s.list.query != "" || s.list.all > 0 {
 			msg = "\n  " + t.Muted.Render("No transaction matches the filter — press esc to clear it.")
 		}
 		return s.page(info, msg)
 	}
 	body := s.list.table.View(func(i int, out []Cell) {
-		r := s.list.at(i)
+		r, ok := s.list.at(i)
+		if !ok {
+			// Not read yet (the window follows the screen).
+			out[tcInvoice] = Cell{Text: "…", Paint: theme.PaintMuted}
+			return
+		}
 		out[tcTime] = Cell{Text: s.ctx.shortStamp(r.Tx.Created), Paint: theme.PaintMuted}
 		out[tcKey] = Cell{Text: shortKey(r.key)}
 		kindPaint := ""
@@ -206,8 +313,32 @@ func (s *Transactions) View() string {
 	return s.page(info, body)
 }
 
-func (s *Transactions) export(format string) ExportIntent {
-	rows := s.list.visible()
+// exportTxMsg carries every row that passes the filter, for an export.
+type exportTxMsg struct {
+	tab    *Transactions
+	format string
+	rows   []TransactionRow
+	err    error
+}
+
+// exportCmd reads every row that passes the filter (in a command), then
+// asks for the export.
+func (s *Transactions) exportCmd(format string) tea.Cmd {
+	if s.list.src == nil {
+		return send(s.export(format, nil))
+	}
+	src, q := s.list.src, s.list.question()
+	run := func() tea.Msg {
+		rows, err := everything(src, txSpec.pos, q)
+		return exportTxMsg{tab: s, format: format, rows: rows, err: err}
+	}
+	if s.list.sync {
+		return s.Update(run())
+	}
+	return run
+}
+
+func (s *Transactions) export(format string, rows []TransactionRow) ExportIntent {
 	return ExportIntent{Name: "transactions", Format: format, Table: ExportTable{
 		Columns: []string{"key", "kind", "transaction_type", "service", "invoice", "currency", "amount", "refunded", "status", "reservation_number", "invoice_number", "original", "group", "created"},
 		Len:     len(rows),

@@ -75,33 +75,8 @@ func runReservations(_ context.Context, c *cmdContext, state string) int {
 	w := bufio.NewWriter(sio.Stdout)
 	defer w.Flush()
 	if c.flags.json {
-		// A JSON array written item by item, laid out as writeJSON would.
-		n := 0
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("  ", "  ")
-		err := each(func(r reservationJSON) error {
-			buf.Reset()
-			if err := enc.Encode(r); err != nil {
-				return err
-			}
-			sep := ",\n  "
-			if n == 0 {
-				sep = "[\n  "
-			}
-			n++
-			_, _ = w.WriteString(sep)
-			_, err := w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
-			return err
-		})
-		if err != nil {
+		if err := writeJSONStream(w, each); err != nil {
 			return c.fail(err)
-		}
-		if n == 0 {
-			_, _ = w.WriteString("[]\n")
-		} else {
-			_, _ = w.WriteString("\n]\n")
 		}
 		return exitOK
 	}
@@ -266,4 +241,38 @@ func unknownUnlessDone(remaining, state string) string {
 		return "?"
 	}
 	return remaining
+}
+
+// writeJSONStream writes the items each gives as a JSON array, item by
+// item, laid out as writeJSON would: a list of a million rows is never
+// held whole.
+func writeJSONStream[T any](w *bufio.Writer, each func(fn func(T) error) error) error {
+	n := 0
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("  ", "  ")
+	err := each(func(r T) error {
+		buf.Reset()
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+		sep := ",\n  "
+		if n == 0 {
+			sep = "[\n  "
+		}
+		n++
+		_, _ = w.WriteString(sep)
+		_, err := w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		_, _ = w.WriteString("[]\n")
+	} else {
+		_, _ = w.WriteString("\n]\n")
+	}
+	return nil
 }

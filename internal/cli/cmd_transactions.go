@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"strings"
@@ -76,47 +77,91 @@ func runTransactions(_ context.Context, c *cmdContext, kind, status, reservation
 	if code >= 0 {
 		return code
 	}
-	var txs []*store.Transaction
-	if db != nil {
-		defer db.Close()
-		var err error
-		if reservation != "" {
-			txs, err = db.TransactionsFor(reservation)
-		} else {
-			txs, err = db.Transactions()
-		}
-		if err != nil {
-			return c.fail(err)
-		}
-	} else if reservation != "" {
+	if db == nil && reservation != "" {
 		return c.fail(fmt.Errorf("reservation %s: %w (the cache %s does not exist yet)", reservation, store.ErrNotFound, c.set.DB))
 	}
-	out := []transactionRowJSON{}
-	for _, t := range txs {
-		if (kind != "" && string(t.Kind) != kind) || (status != "" && statusClass(t.Status.Code) != status) {
-			continue
-		}
-		out = append(out, transactionRowJSON{txJSON: txOut(t), Invoice: clean(t.Invoice), Reservation: t.ReservationNumber,
-			Service: clean(t.ServiceCode)})
+	if db != nil {
+		defer db.Close()
 	}
+	keep := func(t *store.Transaction) bool {
+		return (kind == "" || string(t.Kind) == kind) && (status == "" || statusClass(t.Status.Code) == status)
+	}
+	// The rows are read a page at a time, newest first (a kind in the
+	// store), and written as they come, like the reservations.
+	each := func(fn func(r transactionRowJSON) error) error {
+		if db == nil {
+			return nil
+		}
+		emit := func(t *store.Transaction) error {
+			if !keep(t) {
+				return nil
+			}
+			return fn(transactionRowJSON{txJSON: txOut(t), Invoice: clean(t.Invoice), Reservation: t.ReservationNumber,
+				Service: clean(t.ServiceCode)})
+		}
+		if reservation != "" {
+			txs, err := db.TransactionsFor(reservation)
+			if err != nil {
+				return err
+			}
+			for _, t := range txs {
+				if err := emit(t); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		q := store.PageQuery{Sort: store.TxSortCreated, Desc: true, State: store.State(kind), Limit: 5000}
+		for {
+			p, err := db.TransactionPage(q)
+			if err != nil {
+				return err
+			}
+			for _, r := range p.Rows {
+				if err := emit(r.Tx); err != nil {
+					return err
+				}
+			}
+			if !p.More || len(p.Rows) == 0 {
+				return nil
+			}
+			q.After = p.Rows[len(p.Rows)-1].Pos
+		}
+	}
+	w := bufio.NewWriter(c.sio.Stdout)
+	defer w.Flush()
 	if c.flags.json {
-		_ = writeJSON(c.sio.Stdout, out)
+		if err := writeJSONStream(w, each); err != nil {
+			return c.fail(err)
+		}
 		return exitOK
 	}
 	if c.flags.quiet {
-		for _, t := range out {
-			fmt.Fprintln(c.sio.Stdout, t.Key)
+		if err := each(func(t transactionRowJSON) error {
+			_, err := fmt.Fprintln(w, t.Key)
+			return err
+		}); err != nil {
+			return c.fail(err)
 		}
 		return exitOK
 	}
-	tw := tabwriter.NewWriter(c.sio.Stdout, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CREATED\tKEY\tKIND\tSTATUS\tAMOUNT\tREFUNDABLE\tINVOICE\tRESERVATION")
-	for _, t := range out {
+	n := 0
+	err := each(func(t transactionRowJSON) error {
+		n++
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s %s\t%s\t%s\t%s\n", dash(t.Created), t.Key, t.Kind,
 			dash(store.Status{Code: t.Status, SubCode: t.SubCode}.Text()), t.Amount, t.Currency, t.Refundable, dash(t.Invoice), dash(t.Reservation))
-	}
+		if n%5000 == 0 {
+			return tw.Flush() // columns line up within a page, not across a million rows
+		}
+		return nil
+	})
 	_ = tw.Flush()
-	fmt.Fprintln(c.sio.Stdout, count(len(out), "transaction", "transactions"))
+	if err != nil {
+		return c.fail(err)
+	}
+	fmt.Fprintln(w, count(n, "transaction", "transactions"))
 	return exitOK
 }
 

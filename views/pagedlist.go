@@ -1,0 +1,617 @@
+package views
+
+import (
+	"slices"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"paydesk/store"
+)
+
+const (
+	// pageRows is what one read brings; the window keeps up to windowMax
+	// rows around the screen.
+	pageRows  = 200
+	windowMax = 1000
+	// pageMargin: a read starts when the screen comes this close to the
+	// window's edge, so scrolling rarely shows a row not yet read.
+	pageMargin = 100
+)
+
+type fetchKind uint8
+
+const (
+	fetchTop fetchKind = iota
+	fetchEnd
+	fetchAfter
+	fetchBefore
+	fetchRefresh // the window again, in place (a change)
+)
+
+// pagedPageMsg is a read's answer; gen tells whether the list still asks
+// the same question.
+type pagedPageMsg[R any] struct {
+	l    *pagedList[R]
+	gen  uint64
+	seq  uint64
+	kind fetchKind
+	page pageOf[R]
+	all  int // the rows of the list without filter
+	err  error
+}
+
+type pagedCountMsg[R any] struct {
+	l      *pagedList[R]
+	gen    uint64
+	n      int
+	capped bool // counted up to countFirst only: there may be more
+	err    error
+}
+
+// countFirst is where the first count stops: "10,000+" comes at once on
+// PostgreSQL, the whole count follows.
+const countFirst = 10_000
+
+// pagedList is a list paged in its source (the reservations, the
+// transactions): it holds the rows of a window near the screen (at most windowMax) and asks its source for more as the cursor
+// moves, and for the first page again when the sort or the filter changes.
+// At most one read runs at a time; what the operator types meanwhile is
+// asked next, the latest only (typing fast costs one read, not one per key).
+type pagedList[R any] struct {
+	ctx   *Context
+	table *Table
+
+	spec pagedSpec[R]
+	src  pageSource[R]
+	sync bool // src answers at once (rows held in memory): no commands
+
+	sortCol  int
+	sortDesc bool
+	query    string
+	state    store.State
+	prompt   bool
+
+	gen  uint64 // bumped when the question changes (sort, filter, state)
+	base int    // the list index of rows[0]
+	rows []R
+	more bool // rows follow the window
+	less bool // rows precede it
+
+	total int // rows that pass the filter; -1 while counted
+	all   int // rows without the filter
+	// atLeast: total is a first count that stopped at countFirst.
+	atLeast bool
+
+	loaded   bool
+	inflight bool
+	reading  uint64 // the read whose answer the list waits for
+	again    bool   // another read is wanted once this one is back
+	stale    bool   // a change arrived: read the window again
+	counting bool
+	err      error
+	// onCursor is the key of the row under the cursor, kept across reads.
+	onCursor string
+}
+
+// pagedSpec is what a paged list knows of its rows.
+type pagedSpec[R any] struct {
+	key      func(*R) string            // the row's key: the cursor stays on it
+	pos      func(*R) []byte            // its position, a cursor for the source
+	sortOf   func(col int) store.SortBy // a column's order in the store
+	sortable []int                      // the columns s cycles through
+}
+
+// pageSource answers a paged list's queries.
+type pageSource[R any] interface {
+	page(q store.PageQuery) (pageOf[R], error)
+	count(q store.PageQuery) (int, error)
+}
+
+// pageOf is one page of a source.
+type pageOf[R any] struct {
+	rows       []R
+	total      int
+	more, less bool
+}
+
+func newPagedList[R any](ctx *Context, cols []Column, spec pagedSpec[R], sortCol int) *pagedList[R] {
+	l := &pagedList[R]{ctx: ctx, table: NewTable(ctx.Theme, cols), spec: spec, sortCol: sortCol, sortDesc: true, total: -1}
+	l.table.SetSort(l.sortCol, l.sortDesc)
+	return l
+}
+
+func (l *pagedList[R]) question() store.PageQuery {
+	return store.PageQuery{Sort: l.spec.sortOf(l.sortCol), Desc: l.sortDesc, Filter: l.query, State: l.state, Limit: pageRows}
+}
+
+// setSource starts reading from src.
+func (l *pagedList[R]) setSource(src pageSource[R], sync bool) tea.Cmd {
+	l.src, l.sync = src, sync
+	return l.restart()
+}
+
+// restart asks the new question from the top.
+func (l *pagedList[R]) restart() tea.Cmd {
+	l.gen++
+	l.total, l.atLeast = -1, false
+	l.counting = false
+	l.stale = false
+	l.table.SetSort(l.sortCol, l.sortDesc)
+	l.onCursor = ""
+	if r, ok := l.selected(); ok && l.table.Cursor() > 0 {
+		// The row under the cursor stays under it when it is among the
+		// first windowMax rows of the new order (past them its place is
+		// not known without counting the rows before it).
+		l.onCursor = l.spec.key(r)
+		return l.fetch(fetchTop, windowMax)
+	}
+	return l.fetch(fetchTop, 0)
+}
+
+// fetch starts a read (or queues it behind the one running).
+func (l *pagedList[R]) fetch(kind fetchKind, limit int) tea.Cmd {
+	if l.src == nil {
+		return nil
+	}
+	if l.inflight {
+		l.again = true
+		return nil
+	}
+	q := l.question()
+	if limit > 0 {
+		q.Limit = min(limit, 10_000)
+	}
+	switch kind {
+	case fetchEnd:
+		q.Last = true
+	case fetchAfter:
+		q.After = l.spec.pos(&l.rows[len(l.rows)-1])
+	case fetchBefore:
+		q.Before = l.spec.pos(&l.rows[0])
+	case fetchRefresh:
+		if l.base > 0 && len(l.rows) > 0 {
+			q.From = l.spec.pos(&l.rows[0])
+		}
+		q.Limit = max(len(l.rows), pageRows)
+	}
+	l.inflight = true
+	l.reading++
+	src, gen, seq := l.src, l.gen, l.reading
+	run := func() tea.Msg {
+		m := pagedPageMsg[R]{l: l, gen: gen, seq: seq, kind: kind}
+		m.page, m.err = src.page(q)
+		m.all = m.page.total
+		if m.err == nil && (q.Filter != "" || q.State != "") {
+			m.all, m.err = src.count(store.PageQuery{})
+		}
+		return m
+	}
+	if l.sync {
+		return l.apply(run().(pagedPageMsg[R]))
+	}
+	return run
+}
+
+func (l *pagedList[R]) countCmd(upTo int) tea.Cmd {
+	if l.counting || l.src == nil {
+		return nil
+	}
+	l.counting = true
+	src, gen, q := l.src, l.gen, l.question()
+	q.Limit = upTo
+	if upTo > 0 {
+		upTo++ // one more tells "more than countFirst"
+		q.Limit = upTo
+	}
+	run := func() tea.Msg {
+		n, err := src.count(q)
+		return pagedCountMsg[R]{l: l, gen: gen, n: n, err: err, capped: upTo > 0 && n == upTo}
+	}
+	if l.sync {
+		return l.applyCount(run().(pagedCountMsg[R]))
+	}
+	return run
+}
+
+// apply takes a read's answer into the window.
+func (l *pagedList[R]) apply(m pagedPageMsg[R]) tea.Cmd {
+	if m.seq != l.reading {
+		return nil // a read that a jump (Home, End) replaced
+	}
+	l.inflight = false
+	if m.gen != l.gen {
+		// The question changed while this read ran: ask the new one.
+		l.again = false
+		return l.fetch(fetchTop, 0)
+	}
+	if m.err != nil {
+		l.err = m.err
+		l.again = false
+		return nil
+	}
+	l.err = nil
+	p := m.page
+	if m.all >= 0 {
+		l.all = m.all
+	}
+	switch m.kind {
+	case fetchTop:
+		l.base, l.rows, l.less, l.more = 0, p.rows, false, p.more
+		l.loaded = true
+	case fetchEnd:
+		l.rows, l.less, l.more = p.rows, p.less, false
+		if p.total >= 0 {
+			l.base = max(p.total-len(p.rows), 0)
+		} else {
+			l.base = max(l.table.Cursor()-len(p.rows)+1, 0)
+		}
+	case fetchAfter:
+		l.rows = append(l.rows, p.rows...)
+		l.more = p.more && len(p.rows) > 0
+	case fetchBefore:
+		l.rows = append(slices.Clip(p.rows), l.rows...)
+		l.base -= len(p.rows)
+		l.less = p.less && len(p.rows) > 0
+		if l.base < 0 || !l.less {
+			// The window is the top after all (rows went away above it):
+			// the indexes move with it.
+			l.shift(-l.base)
+		}
+	case fetchRefresh:
+		l.rows, l.more = p.rows, p.more
+		l.less = l.base > 0 && p.less
+		if !l.less && l.base > 0 {
+			l.shift(-l.base)
+		}
+	}
+	recount := false
+	switch {
+	case p.total >= 0:
+		l.total = p.total
+	case m.kind == fetchRefresh:
+		// A change: count again, one count at a time, showing the last
+		// count meanwhile (a burst of pushes does not start a count each).
+		recount = true
+	}
+	if !l.more && !l.less {
+		l.total = len(l.rows)
+	} else if !l.more && p.total < 0 && m.kind != fetchEnd {
+		l.total = l.base + len(l.rows)
+	}
+	l.trim()
+	l.syncTable(m.kind)
+	var cmds []tea.Cmd
+	switch {
+	case l.total < 0:
+		cmds = append(cmds, l.countCmd(countFirst))
+	case recount:
+		cmds = append(cmds, l.countCmd(0))
+	}
+	l.again = false
+	cmds = append(cmds, l.ensure())
+	return tea.Batch(cmds...)
+}
+
+func (l *pagedList[R]) applyCount(m pagedCountMsg[R]) tea.Cmd {
+	if m.gen != l.gen {
+		return nil
+	}
+	l.counting = false
+	if m.err != nil {
+		return nil
+	}
+	l.atLeast = m.capped
+	if m.capped {
+		m.n = countFirst
+	}
+	l.total = max(m.n, l.base+len(l.rows))
+	if !l.more && l.base+len(l.rows) != l.total {
+		l.base = max(l.total-len(l.rows), 0) // the window is the end
+	}
+	l.syncTable(fetchRefresh)
+	if m.capped {
+		return tea.Batch(l.ensure(), l.countCmd(0)) // and now all of them
+	}
+	return l.ensure()
+}
+
+// shift moves the window's list indexes (and the cursor with them) by d.
+func (l *pagedList[R]) shift(d int) {
+	l.base += d
+	l.table.SetLen(max(l.length(), l.table.cursor+d+1))
+	l.table.offset += d
+	l.table.SetCursor(l.table.cursor + d)
+}
+
+// trim keeps the window at most windowMax rows around the cursor.
+func (l *pagedList[R]) trim() {
+	if len(l.rows) <= windowMax {
+		return
+	}
+	cur := l.table.Cursor() - l.base
+	if d := min(cur-windowMax/2, len(l.rows)-windowMax); d > 0 {
+		l.rows = slices.Clone(l.rows[d:])
+		l.base += d
+		l.less = true
+	}
+	if len(l.rows) > windowMax {
+		l.rows = slices.Clone(l.rows[:windowMax])
+		l.more = true
+	}
+}
+
+// length is the table's row count: the count when known, else what the
+// window reaches (and a row more while rows follow).
+func (l *pagedList[R]) length() int {
+	n := l.base + len(l.rows)
+	if l.more {
+		n++
+	}
+	if l.total >= 0 {
+		n = max(n, l.total)
+		if !l.more {
+			n = l.base + len(l.rows)
+		}
+	}
+	return n
+}
+
+// syncTable tells the table the length and puts the cursor back on its
+// row: the row it was on (by key), or the top for a cursor on the first
+// row (it follows the newest rows in, like tail -f).
+func (l *pagedList[R]) syncTable(kind fetchKind) {
+	l.table.SetLen(l.length())
+	switch kind {
+	case fetchEnd:
+		l.table.SetCursor(l.length() - 1)
+		return
+	case fetchTop, fetchRefresh:
+	default:
+		return
+	}
+	if l.onCursor != "" {
+		for i := range l.rows {
+			if l.spec.key(&l.rows[i]) == l.onCursor {
+				l.table.SetCursor(l.base + i)
+				l.onCursor = ""
+				return
+			}
+		}
+	}
+	if kind == fetchTop {
+		l.table.SetCursor(0)
+	}
+	l.onCursor = ""
+}
+
+// ensure reads what the screen is about to show and the window lacks.
+func (l *pagedList[R]) ensure() tea.Cmd {
+	if l.src == nil || l.inflight {
+		return nil
+	}
+	if l.stale {
+		l.stale = false
+		l.keepCursor()
+		return l.fetch(fetchRefresh, 0)
+	}
+	if len(l.rows) == 0 {
+		return nil
+	}
+	t := l.table
+	lo := max(t.offset-pageMargin, 0)
+	hi := t.offset + t.height + pageMargin
+	wlo, whi := l.base, l.base+len(l.rows)
+	switch {
+	case hi > whi && l.more:
+		gap := hi - whi
+		if l.total >= 0 && t.cursor >= l.total-pageRows && gap > windowMax {
+			return l.fetch(fetchEnd, pageRows)
+		}
+		return l.fetch(fetchAfter, gap+pageRows)
+	case lo < wlo && l.less:
+		gap := wlo - lo
+		if t.cursor < pageRows && gap > windowMax {
+			return l.fetch(fetchTop, 0)
+		}
+		return l.fetch(fetchBefore, gap+pageRows)
+	}
+	return nil
+}
+
+// keepCursor remembers the row under the cursor for the next read.
+func (l *pagedList[R]) keepCursor() {
+	l.onCursor = ""
+	if r, ok := l.selected(); ok && l.table.Cursor() > 0 {
+		l.onCursor = l.spec.key(r)
+	}
+}
+
+// changed takes live changes: rows on screen show them at once (fresh
+// updates a row in place), and the window is read again for the order,
+// the filter and the count.
+func (l *pagedList[R]) changed(fresh func(r *R)) tea.Cmd {
+	for i := range l.rows {
+		fresh(&l.rows[i])
+	}
+	l.stale = true
+	if l.inflight {
+		return nil // read again when this one is back
+	}
+	return l.ensure()
+}
+
+// at returns row i when it is in the window.
+func (l *pagedList[R]) at(i int) (*R, bool) {
+	j := i - l.base
+	if j < 0 || j >= len(l.rows) {
+		return nil, false
+	}
+	return &l.rows[j], true
+}
+
+// selected returns the row under the cursor.
+func (l *pagedList[R]) selected() (*R, bool) { return l.at(l.table.Cursor()) }
+
+// len is the number of rows that pass the filter, as far as known.
+func (l *pagedList[R]) len() int { return l.length() }
+
+// update handles the filter prompt, navigation, sorting, the wheel and the
+// list's own reads.
+func (l *pagedList[R]) update(msg tea.Msg) (tea.Cmd, bool) {
+	k := l.ctx.Keys
+	switch msg := msg.(type) {
+	case pagedPageMsg[R]:
+		if msg.l != l {
+			return nil, false
+		}
+		return l.apply(msg), true
+	case pagedCountMsg[R]:
+		if msg.l != l {
+			return nil, false
+		}
+		return l.applyCount(msg), true
+	case tea.MouseWheelMsg:
+		if !l.table.HandleMouse(msg) {
+			return nil, false
+		}
+		return l.ensure(), true
+	case tea.PasteMsg:
+		if l.prompt {
+			l.query += clean(msg.Content)
+			return l.restart(), true
+		}
+	case tea.KeyPressMsg:
+		if l.prompt {
+			return l.promptKey(msg), true
+		}
+		// Home and End on a list not read that far read the top or the end
+		// at once; a read still running is dropped when it comes (its seq).
+		if key.Matches(msg, k.End) && l.more {
+			l.rows, l.more, l.less = nil, false, true
+			l.inflight = false
+			return l.fetch(fetchEnd, pageRows), true
+		}
+		if key.Matches(msg, k.Home) && l.base > 0 {
+			l.table.SetCursor(0)
+			l.inflight = false
+			return l.fetch(fetchTop, 0), true
+		}
+		if l.table.HandleKey(msg, keyMapNav{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End}) {
+			return l.ensure(), true
+		}
+		switch {
+		case key.Matches(msg, k.Filter):
+			l.prompt = true
+			return nil, true
+		case key.Matches(msg, k.Sort):
+			i := slices.Index(l.spec.sortable, l.sortCol)
+			l.sortCol = l.spec.sortable[(i+1)%len(l.spec.sortable)]
+			return l.restart(), true
+		case key.Matches(msg, k.Reverse):
+			l.sortDesc = !l.sortDesc
+			return l.restart(), true
+		case key.Matches(msg, k.Back) && l.query != "":
+			l.query = ""
+			return l.restart(), true
+		}
+	}
+	return nil, false
+}
+
+func (l *pagedList[R]) promptKey(msg tea.KeyPressMsg) tea.Cmd {
+	switch msg.String() {
+	case "enter", "down", "up", "tab":
+		l.prompt = false
+		return nil
+	case "esc":
+		l.prompt = false
+		if l.query == "" {
+			return nil
+		}
+		l.query = ""
+		return l.restart()
+	case "backspace", "ctrl+h":
+		if l.query == "" {
+			// Stays in the filter: leaving here would hand the next letters
+			// to the list, where they are commands.
+			return nil
+		}
+		r := []rune(l.query)
+		l.query = string(r[:len(r)-1])
+		return l.restart()
+	case "ctrl+u":
+		l.query = ""
+		return l.restart()
+	case "ctrl+w":
+		q := strings.TrimRight(l.query, " ")
+		if i := strings.LastIndex(q, " "); i >= 0 {
+			l.query = q[:i+1]
+		} else {
+			l.query = ""
+		}
+		return l.restart()
+	}
+	if t := msg.Text; t != "" && msg.Mod&^tea.ModShift == 0 {
+		l.query += clean(t)
+		return l.restart()
+	}
+	return nil
+}
+
+// infoLine is the line above the table: the filter prompt, the count and
+// the sort.
+func (l *pagedList[R]) infoLine(width int, noun string, sortName string, extra string) string {
+	t := l.ctx.Theme
+	var left string
+	switch {
+	case l.prompt:
+		left = t.Accent.Render("/") + " " + l.query + t.Accent.Render("▏")
+	case l.query != "":
+		left = t.Muted.Render("filter: ") + l.query + t.Muted.Render("  (esc clears)")
+	default:
+		left = t.Muted.Render("/ to filter")
+	}
+	var right string
+	switch {
+	case l.total >= 0 && l.atLeast:
+		right = thousands(l.total) + "+ of " + thousands(l.all) + " " + noun
+	case l.total >= 0 || l.query == "" && l.state == "":
+		right = countText(max(l.total, 0), max(l.all, l.total), noun)
+	default:
+		right = "… of " + thousands(l.all) + " " + noun
+	}
+	if l.inflight {
+		right = "… " + right
+	}
+	if sortName != "" {
+		dir := "▲"
+		if l.sortDesc {
+			dir = "▼"
+		}
+		right += " · by " + sortName + " " + dir
+	}
+	if extra != "" {
+		right = extra + " · " + right
+	}
+	return spread(left, t.Muted.Render(right), width)
+}
+
+// everything reads every row that passes q, in order (an export); it
+// runs in a command, so it is given what it reads.
+func everything[R any](src pageSource[R], pos func(*R) []byte, q store.PageQuery) ([]R, error) {
+	var out []R
+	q.Limit = 10_000
+	for {
+		p, err := src.page(q)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p.rows...)
+		if !p.more || len(p.rows) == 0 {
+			return out, nil
+		}
+		q.After = pos(&p.rows[len(p.rows)-1])
+	}
+}
