@@ -24,7 +24,7 @@ func shellBlocks(t *testing.T, path string) (lines []string, toml []string) {
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	kind := ""
+	kind, pending := "", ""
 	var block strings.Builder
 	for sc.Scan() {
 		l := sc.Text()
@@ -41,7 +41,17 @@ func shellBlocks(t *testing.T, path string) (lines []string, toml []string) {
 			}
 			kind = ""
 		case kind == "sh" || kind == "bash" || kind == "console" || kind == "shell":
-			lines = append(lines, strings.TrimPrefix(l, "$ "))
+			// A line ending in a backslash goes on on the next one, as in
+			// the shell: the command is checked whole.
+			l = strings.TrimPrefix(l, "$ ")
+			if pending != "" {
+				l, pending = pending+" "+strings.TrimSpace(l), ""
+			}
+			if strings.HasSuffix(l, "\\") {
+				pending = strings.TrimSuffix(l, "\\")
+				continue
+			}
+			lines = append(lines, l)
 		case kind == "toml":
 			block.WriteString(l + "\n")
 		}
