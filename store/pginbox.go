@@ -434,8 +434,13 @@ func (ib *inbox) holdAndApply() error {
 
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	for {
-		if err := ib.drain(lost); err != nil {
+	var after int64 // a drain woken by a push goes on after the last row applied
+	for full := true; ; {
+		if full {
+			after = 0
+		}
+		var err error
+		if after, err = ib.drain(lost, after, full); err != nil {
 			return err
 		}
 		select {
@@ -444,27 +449,44 @@ func (ib *inbox) holdAndApply() error {
 		case <-lost:
 			return errLockLost
 		case <-ib.applierWake:
+			full = false
 		case <-tick.C:
+			full = true
 		}
 	}
 }
 
 // drain applies batches until the inbox has no row waiting.
-func (ib *inbox) drain(lost <-chan struct{}) error {
+//
+// A row applied leaves its entry in the index of waiting rows until
+// VACUUM removes it, and a scan of that index steps over every such entry
+// (a visit to the table each) before the first row still waiting: with a
+// hundred thousand pushes applied since the last vacuum, each batch's
+// query read 64,000 index entries and the applier slowed to a third. So
+// each batch asks only for rows after the last one applied, and so does
+// the drain a listener's notification wakes; a row that committed late with
+// a lower number (ids are handed out at insert, commits may finish in
+// another order) is found by the look from the start that the applier
+// makes once a second (full). drain returns where the next one goes on.
+func (ib *inbox) drain(lost <-chan struct{}, after int64, full bool) (int64, error) {
 	for {
 		select {
 		case <-lost:
-			return errLockLost
+			return after, errLockLost
 		case <-ib.ctx.Done():
-			return nil
+			return after, nil
 		default:
 		}
-		n, err := ib.applyBatch(applyBatchSize)
+		n, last, err := ib.applyBatch(applyBatchSize, after)
 		if err != nil {
-			return err
+			return after, err
 		}
+		after = last
 		if n < applyBatchSize {
-			return nil
+			if full && n > 0 {
+				continue // what came in meanwhile
+			}
+			return after, nil
 		}
 	}
 }
@@ -480,7 +502,7 @@ func (db *DB) DrainInbox(ctx context.Context) (int, error) {
 	}
 	total := 0
 	for ctx.Err() == nil {
-		n, err := ib.applyBatch(applyBatchSize)
+		n, _, err := ib.applyBatch(applyBatchSize, 0)
 		total += n
 		if err != nil || n == 0 {
 			return total, err
@@ -516,39 +538,46 @@ type ruleError struct {
 func (e *ruleError) Error() string { return fmt.Sprintf("inbox row %d: %v", e.id, e.err) }
 func (e *ruleError) Unwrap() error { return e.err }
 
-const qInboxWaiting = `SELECT id, rec FROM paydesk_push_inbox WHERE push_id IS NULL ORDER BY id LIMIT $1`
+const qInboxWaiting = `SELECT id, rec FROM paydesk_push_inbox WHERE push_id IS NULL AND id > $2 ORDER BY id LIMIT $1`
 
 const qInboxMark = `UPDATE paydesk_push_inbox AS i SET push_id = u.push_id, result = u.result, rec = NULL
 FROM unnest($1::bigint[], $2::bigint[], $3::bytea[]) AS u(id, push_id, result) WHERE i.id = u.id`
 
-// applyBatch applies up to limit waiting rows in one transaction and
-// marks them applied in it; it returns how many it applied.
-func (ib *inbox) applyBatch(limit int) (int, error) {
-	done, err := ib.applyRows(limit, false)
+// applyBatch applies up to limit waiting rows numbered above after in one
+// transaction and marks them applied in it; it returns how many it applied
+// and the highest number among them.
+func (ib *inbox) applyBatch(limit int, after int64) (int, int64, error) {
+	done, err := ib.applyRows(limit, after, false)
 	var re *ruleError
 	if errors.As(err, &re) {
 		// One push broke the batch: the rows before it one by one, then
 		// it alone, recorded as not applied.
 		n := 0
 		for {
-			d, err := ib.applyRows(1, false)
+			d, err := ib.applyRows(1, after, false)
 			if errors.As(err, &re) {
 				ib.log("inbox applier: %v: kept in the push log as not applied", re)
-				d, err = ib.applyRows(1, true)
+				d, err = ib.applyRows(1, after, true)
 			}
 			n += len(d)
+			if len(d) > 0 {
+				after = max(after, int64(d[len(d)-1].id))
+			}
 			if err != nil || len(d) == 0 || n >= limit {
-				return n, err
+				return n, after, err
 			}
 		}
 	}
-	return len(done), err
+	if len(done) > 0 {
+		after = max(after, int64(done[len(done)-1].id))
+	}
+	return len(done), after, err
 }
 
 // applyRows is one apply transaction over up to limit waiting rows. With
 // failed, the rows are stored in the push log without running the rules
 // (the rules refused them).
-func (ib *inbox) applyRows(limit int, failed bool) ([]appliedRow, error) {
+func (ib *inbox) applyRows(limit int, after int64, failed bool) ([]appliedRow, error) {
 	db := ib.db
 	var c Change
 	var done []appliedRow
@@ -558,7 +587,7 @@ func (ib *inbox) applyRows(limit int, failed bool) ([]appliedRow, error) {
 		if !ok {
 			return errors.New("the push inbox needs PostgreSQL")
 		}
-		ids, stored, err := pt.inboxWaiting(limit)
+		ids, stored, err := pt.inboxWaiting(limit, after)
 		if err != nil || len(ids) == 0 {
 			return err
 		}
@@ -611,8 +640,8 @@ func (ib *inbox) applyRows(limit int, failed bool) ([]appliedRow, error) {
 }
 
 // inboxWaiting reads up to limit rows not applied yet, oldest first.
-func (t *pgTx) inboxWaiting(limit int) ([]uint64, [][]byte, error) {
-	rows, err := t.tx.Query(t.ctx, qInboxWaiting, limit)
+func (t *pgTx) inboxWaiting(limit int, after int64) ([]uint64, [][]byte, error) {
+	rows, err := t.tx.Query(t.ctx, qInboxWaiting, limit, after)
 	if err != nil {
 		t.fail(err)
 		return nil, nil, err
