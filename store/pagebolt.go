@@ -525,10 +525,27 @@ func addRowGrams(b Bucket, gram, bk, text []byte) error {
 	if gb == nil || len(text) == 0 {
 		return nil
 	}
+	old := gb.Get(bk)
+	if len(old) == gramBytes && hasTextGrams(old, text) {
+		// Nothing new to set: the sketch's page stays clean (a block's
+		// rows share most of their grams, and a sketch is 3 KiB).
+		return nil
+	}
 	sketch := make([]byte, gramBytes)
-	copy(sketch, gb.Get(bk))
+	copy(sketch, old)
 	addGrams(sketch, text)
 	return gb.Put(bk, sketch)
+}
+
+// hasTextGrams reports whether every gram of text is set in sketch.
+func hasTextGrams(sketch, text []byte) bool {
+	all := true
+	eachGram(text, func(h uint32) {
+		if sketch[h>>3]&(1<<(h&7)) == 0 {
+			all = false
+		}
+	})
+	return all
 }
 
 // appendRow is setRowText's way for a row after every row of the block
