@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"paydesk/internal/fold"
+	"paydesk/ui/theme"
 )
 
 // asyncRows is the row count from which sorting and filtering run in a
@@ -504,41 +505,12 @@ func (l *list[R]) update(msg tea.Msg) (tea.Cmd, bool) {
 }
 
 func (l *list[R]) promptKey(msg tea.KeyPressMsg) tea.Cmd {
-	switch msg.String() {
-	case "enter", "down", "up", "tab":
+	q, closed, changed := promptEdit(l.query, msg)
+	l.query = q
+	if closed {
 		l.prompt = false
-		return nil
-	case "esc":
-		l.prompt = false
-		if l.query == "" {
-			return nil
-		}
-		l.query = ""
-		return l.recompute()
-	case "backspace", "ctrl+h":
-		if l.query == "" {
-			// Stays in the filter: leaving here would hand the next letters
-			// to the list, where they are commands (a search that opened a
-			// form and wrote exports).
-			return nil
-		}
-		r := []rune(l.query)
-		l.query = string(r[:len(r)-1])
-		return l.recompute()
-	case "ctrl+u":
-		l.query = ""
-		return l.recompute()
-	case "ctrl+w":
-		q := strings.TrimRight(l.query, " ")
-		if i := strings.LastIndex(q, " "); i >= 0 {
-			l.query = q[:i+1]
-		} else {
-			l.query = ""
-		}
-		return l.recompute()
 	}
-	if t := msg.Text; t != "" && msg.Mod&^tea.ModShift == 0 {
-		l.query += clean(t)
+	if changed {
 		return l.recompute()
 	}
 	return nil
@@ -548,15 +520,7 @@ func (l *list[R]) promptKey(msg tea.KeyPressMsg) tea.Cmd {
 // the sort.
 func (l *list[R]) infoLine(width int, noun string, sortName string, extra string) string {
 	t := l.ctx.Theme
-	var left string
-	switch {
-	case l.prompt:
-		left = t.Accent.Render("/") + " " + l.query + t.Accent.Render("▏")
-	case l.query != "":
-		left = t.Muted.Render("filter: ") + l.query + t.Muted.Render("  (esc clears)")
-	default:
-		left = t.Muted.Render("/ to filter")
-	}
+	left := promptLine(t, l.prompt, l.query)
 	total := len(l.rows)
 	right := countText(len(l.view.idx), total, noun)
 	if l.busy {
@@ -573,4 +537,48 @@ func (l *list[R]) infoLine(width int, noun string, sortName string, extra string
 		right = extra + " · " + right
 	}
 	return spread(left, t.Muted.Render(right), width)
+}
+
+// promptEdit applies a key typed in a list's filter prompt to query: the
+// query after it, whether the prompt closes, whether the query changed.
+func promptEdit(query string, msg tea.KeyPressMsg) (q string, closed, changed bool) {
+	switch msg.String() {
+	case "enter", "down", "up", "tab":
+		return query, true, false
+	case "esc":
+		return "", true, query != ""
+	case "backspace", "ctrl+h":
+		if query == "" {
+			// Stays in the filter: leaving here would hand the next letters
+			// to the list, where they are commands (a search that opened a
+			// form and wrote exports).
+			return query, false, false
+		}
+		r := []rune(query)
+		return string(r[:len(r)-1]), false, true
+	case "ctrl+u":
+		return "", false, query != ""
+	case "ctrl+w":
+		q := strings.TrimRight(query, " ")
+		if i := strings.LastIndex(q, " "); i >= 0 {
+			return q[:i+1], false, true
+		}
+		return "", false, true
+	}
+	if t := msg.Text; t != "" && msg.Mod&^tea.ModShift == 0 {
+		return query + clean(t), false, true
+	}
+	return query, false, false
+}
+
+// promptLine is the left of a list's info line: the open prompt, the
+// filter in force, or how to start one.
+func promptLine(t *theme.Theme, prompt bool, query string) string {
+	switch {
+	case prompt:
+		return t.Accent.Render("/") + " " + query + t.Accent.Render("▏")
+	case query != "":
+		return t.Muted.Render("filter: ") + query + t.Muted.Render("  (esc clears)")
+	}
+	return t.Muted.Render("/ to filter")
 }

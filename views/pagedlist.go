@@ -2,7 +2,6 @@ package views
 
 import (
 	"slices"
-	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -521,40 +520,12 @@ func (l *pagedList[R]) update(msg tea.Msg) (tea.Cmd, bool) {
 }
 
 func (l *pagedList[R]) promptKey(msg tea.KeyPressMsg) tea.Cmd {
-	switch msg.String() {
-	case "enter", "down", "up", "tab":
+	q, closed, changed := promptEdit(l.query, msg)
+	l.query = q
+	if closed {
 		l.prompt = false
-		return nil
-	case "esc":
-		l.prompt = false
-		if l.query == "" {
-			return nil
-		}
-		l.query = ""
-		return l.restart()
-	case "backspace", "ctrl+h":
-		if l.query == "" {
-			// Stays in the filter: leaving here would hand the next letters
-			// to the list, where they are commands.
-			return nil
-		}
-		r := []rune(l.query)
-		l.query = string(r[:len(r)-1])
-		return l.restart()
-	case "ctrl+u":
-		l.query = ""
-		return l.restart()
-	case "ctrl+w":
-		q := strings.TrimRight(l.query, " ")
-		if i := strings.LastIndex(q, " "); i >= 0 {
-			l.query = q[:i+1]
-		} else {
-			l.query = ""
-		}
-		return l.restart()
 	}
-	if t := msg.Text; t != "" && msg.Mod&^tea.ModShift == 0 {
-		l.query += clean(t)
+	if changed {
 		return l.restart()
 	}
 	return nil
@@ -564,15 +535,7 @@ func (l *pagedList[R]) promptKey(msg tea.KeyPressMsg) tea.Cmd {
 // the sort.
 func (l *pagedList[R]) infoLine(width int, noun string, sortName string, extra string) string {
 	t := l.ctx.Theme
-	var left string
-	switch {
-	case l.prompt:
-		left = t.Accent.Render("/") + " " + l.query + t.Accent.Render("▏")
-	case l.query != "":
-		left = t.Muted.Render("filter: ") + l.query + t.Muted.Render("  (esc clears)")
-	default:
-		left = t.Muted.Render("/ to filter")
-	}
+	left := promptLine(t, l.prompt, l.query)
 	var right string
 	switch {
 	case l.total >= 0 && l.atLeast:
