@@ -690,14 +690,25 @@ func checkOpenTwin(tx Tx, op *PendingOp) error {
 		if o == nil || !o.State.IsOpen() || o.Action != op.Action || o.Target != op.Target {
 			continue
 		}
-		who := o.Operator
-		if who == "" {
-			who = "an operator"
-		}
-		return fmt.Errorf("%w: operation %d by %s is %s since %s; resolve it first", ErrTargetBusy, o.ID, who, o.State,
-			o.Created.Format(time.RFC3339))
+		return &BusyError{Op: o}
 	}
 	return nil
+}
+
+// BusyError is ErrTargetBusy with the operation that holds the target.
+type BusyError struct{ Op *PendingOp }
+
+func (e *BusyError) Error() string        { return ErrTargetBusy.Error() + ": " + e.Op.Holder() }
+func (e *BusyError) Is(target error) bool { return target == ErrTargetBusy }
+
+// Holder says which open operation this is, who started it and since
+// when: what an operator refused because of it needs to know.
+func (o *PendingOp) Holder() string {
+	who := o.Operator
+	if who == "" {
+		who = "an operator"
+	}
+	return fmt.Sprintf("operation %d by %s is %s since %s; resolve it first", o.ID, who, o.State, o.Created.Format(time.RFC3339))
 }
 
 // checkLedger checks a capture or a refund against the ledger as it is in

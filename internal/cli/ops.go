@@ -336,7 +336,8 @@ func humanResult(res ops.Result, err error, pushed bool) string {
 		}
 		return b.String()
 	case err != nil:
-		msg := strings.TrimPrefix(clean(err.Error()), res.Action+": ")
+		msg := strings.TrimPrefix(clean(err.Error()), res.Action+" "+res.Target+": ")
+		msg = strings.TrimPrefix(msg, res.Action+": ")
 		fmt.Fprintf(&b, "FAILED: %s %s: %s", res.Action, res.Target, msg)
 		for _, e := range res.Errors {
 			fmt.Fprintf(&b, "\n  • %s: %s", clean(e.Name), clean(firstNonEmpty(e.ErrorMessage, e.Error)))

@@ -57,9 +57,9 @@ func (s *Service) submit(ctx context.Context, sub submission) (Result, error) {
 		Invoice: req.Invoice, Currency: res.Currency, Amount: sub.amount, Request: req, Lines: sub.lines, State: store.OpPending,
 		Audit: &store.AuditEntry{Time: now, Operator: s.cfg.Operator, Action: sub.audit, Target: sub.target, Amount: sub.amount,
 			Currency: res.Currency, Reason: sub.reason}})
-	if errors.Is(err, store.ErrTargetBusy) {
+	if busy := (*store.BusyError)(nil); errors.As(err, &busy) {
 		// Another process (another operator's console, a batch) holds it.
-		return res, fmt.Errorf("%s %s: %w: %w", svc.Action, sub.target, ErrAlreadyOpen, err)
+		return res, fmt.Errorf("%s %s: %w (%s)", svc.Action, sub.target, ErrAlreadyOpen, busy.Op.Holder())
 	}
 	if err != nil {
 		// Nothing was sent: without a journal entry paydesk does not send.
@@ -96,7 +96,7 @@ func (s *Service) claim(twin, action, target string) error {
 	}
 	for _, o := range open {
 		if o.Action == action && o.Target == target {
-			return fmt.Errorf("%s %s: %w (operation %d is %s; resolve it first)", action, target, ErrAlreadyOpen, o.ID, o.State)
+			return fmt.Errorf("%s %s: %w (%s)", action, target, ErrAlreadyOpen, o.Holder())
 		}
 	}
 	s.inFlight[twin] = true
