@@ -318,7 +318,11 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 	val := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(key)), id)
 	val = append(val, key...)
 	for col := SortBy(0); col < sortCount; col++ {
-		if err := x.move(tx.Bucket(bSumIdx[col]), col, old, s, val, nil); err != nil {
+		b := tx.Bucket(bSumIdx[col])
+		if col == SortCreated {
+			fillPages(b) // new reservations come in time order: it grows at its end
+		}
+		if err := x.move(b, col, old, s, val, nil); err != nil {
 			return err
 		}
 	}
@@ -345,7 +349,9 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 			return err
 		}
 	}
-	return setRowText(tx.Bucket(bSumText), id, key, x.text)
+	tb := tx.Bucket(bSumText)
+	fillPages(tb) // blocks are numbered by row ID, which only grows
+	return setRowText(tb, id, key, x.text)
 }
 
 // noRow is rowID's answer for a row that has none and gets none.

@@ -223,7 +223,13 @@ func indexTx(tx Tx, old, t *Transaction) error {
 			opos = txPosKey(opos[:0], col, old)
 			op = opos
 		}
-		if err := moveEntry(tx.Bucket(bTxIdx[col]), op, pos, val); err != nil {
+		b := tx.Bucket(bTxIdx[col])
+		if col == TxSortCreated {
+			// New transactions come in time order: this index grows at
+			// its end, so its pages are filled before they split.
+			fillPages(b)
+		}
+		if err := moveEntry(b, op, pos, val); err != nil {
 			return err
 		}
 	}
@@ -235,7 +241,9 @@ func indexTx(tx Tx, old, t *Transaction) error {
 	if old != nil && bytes.Equal(text, append(AppendTxSearchText(nil, old, &f), '\n')) {
 		return nil
 	}
-	return setListRowText(tx.Bucket(bTxText), bTxGram, id, key, text)
+	tb := tx.Bucket(bTxText)
+	fillPages(tb) // blocks are numbered by row ID, which only grows
+	return setListRowText(tb, bTxGram, id, key, text)
 }
 
 // indexTxGroup keeps the group index: a gift card payment under its
