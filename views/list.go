@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"paydesk/internal/fold"
+	"paydesk/ui/keys"
 	"paydesk/ui/theme"
 )
 
@@ -106,14 +107,11 @@ type list[R any] struct {
 	spec  rowSpec[R]
 	table *Table
 
-	rows     []R // latest data; the view may lag behind while a job runs
-	view     *listView[R]
-	sortCol  int
-	sortDesc bool
-	query    string
-	keepGen  uint64 // bumped when spec.keep changes meaning
+	rows    []R // latest data; the view may lag behind while a job runs
+	view    *listView[R]
+	keepGen uint64 // bumped when spec.keep changes meaning
+	listControls
 
-	prompt   bool // the filter prompt has the keyboard
 	gen      uint64
 	busy     bool
 	loaded   bool
@@ -121,7 +119,7 @@ type list[R any] struct {
 }
 
 func newList[R any](ctx *Context, cols []Column, spec rowSpec[R], sortCol int, desc bool) *list[R] {
-	l := &list[R]{ctx: ctx, spec: spec, table: NewTable(ctx.Theme, cols), sortCol: sortCol, sortDesc: desc}
+	l := &list[R]{ctx: ctx, spec: spec, table: NewTable(ctx.Theme, cols), listControls: listControls{sortCol: sortCol, sortDesc: desc}}
 	l.view = &listView[R]{sortCol: sortCol, sortDesc: desc}
 	l.table.SetSort(sortCol, desc)
 	return l
@@ -474,46 +472,21 @@ func (l *list[R]) update(msg tea.Msg) (tea.Cmd, bool) {
 	case tea.MouseWheelMsg:
 		return nil, l.table.HandleMouse(msg)
 	case tea.PasteMsg:
-		if l.prompt {
-			l.query += clean(msg.Content)
+		if l.paste(msg) {
 			return l.recompute(), true
 		}
 	case tea.KeyPressMsg:
 		if l.prompt {
-			return l.promptKey(msg), true
+			return ifChanged(l.promptKey(msg), l.recompute), true
 		}
 		if l.table.HandleKey(msg, keyMapNav{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End}) {
 			return nil, true
 		}
-		switch {
-		case key.Matches(msg, k.Filter):
-			l.prompt = true
-			return nil, true
-		case key.Matches(msg, k.Sort) && len(l.spec.sortable) > 0:
-			i := slices.Index(l.spec.sortable, l.sortCol)
-			l.sortCol = l.spec.sortable[(i+1)%len(l.spec.sortable)]
-			return l.recompute(), true
-		case key.Matches(msg, k.Reverse) && len(l.spec.sortable) > 0:
-			l.sortDesc = !l.sortDesc
-			return l.recompute(), true
-		case key.Matches(msg, k.Back) && l.query != "":
-			l.query = ""
-			return l.recompute(), true
+		if handled, changed := l.controlKey(msg, k, l.spec.sortable); handled {
+			return ifChanged(changed, l.recompute), true
 		}
 	}
 	return nil, false
-}
-
-func (l *list[R]) promptKey(msg tea.KeyPressMsg) tea.Cmd {
-	q, closed, changed := promptEdit(l.query, msg)
-	l.query = q
-	if closed {
-		l.prompt = false
-	}
-	if changed {
-		return l.recompute()
-	}
-	return nil
 }
 
 // infoLine is the line above the table: the filter prompt, the count and
@@ -537,6 +510,68 @@ func (l *list[R]) infoLine(width int, noun string, sortName string, extra string
 		right = extra + " · " + right
 	}
 	return spread(left, t.Muted.Render(right), width)
+}
+
+// listControls is what the two list engines (list, pagedList) share of
+// the keyboard: the filter prompt, the filter, the sort column and
+// direction. Its methods say whether the list must be computed or read
+// again; each engine does that its own way.
+type listControls struct {
+	sortCol  int
+	sortDesc bool
+	query    string
+	prompt   bool // the filter prompt has the keyboard
+}
+
+// controlKey applies a list key (filter, sort, reverse, clear) outside the
+// prompt: handled says the key was one of them, changed that the question
+// changed.
+func (c *listControls) controlKey(msg tea.KeyPressMsg, k *keys.KeyMap, sortable []int) (handled, changed bool) {
+	switch {
+	case key.Matches(msg, k.Filter):
+		c.prompt = true
+		return true, false
+	case key.Matches(msg, k.Sort) && len(sortable) > 0:
+		i := slices.Index(sortable, c.sortCol)
+		c.sortCol = sortable[(i+1)%len(sortable)]
+		return true, true
+	case key.Matches(msg, k.Reverse) && len(sortable) > 0:
+		c.sortDesc = !c.sortDesc
+		return true, true
+	case key.Matches(msg, k.Back) && c.query != "":
+		c.query = ""
+		return true, true
+	}
+	return false, false
+}
+
+// promptKey applies a key typed in the open prompt; true when the filter
+// changed.
+func (c *listControls) promptKey(msg tea.KeyPressMsg) bool {
+	q, closed, changed := promptEdit(c.query, msg)
+	c.query = q
+	if closed {
+		c.prompt = false
+	}
+	return changed
+}
+
+// paste adds pasted text to the filter while the prompt is open; true when
+// it did.
+func (c *listControls) paste(msg tea.PasteMsg) bool {
+	if !c.prompt {
+		return false
+	}
+	c.query += clean(msg.Content)
+	return true
+}
+
+// ifChanged runs again (recompute, restart) when the question changed.
+func ifChanged(changed bool, again func() tea.Cmd) tea.Cmd {
+	if !changed {
+		return nil
+	}
+	return again()
 }
 
 // promptEdit applies a key typed in a list's filter prompt to query: the

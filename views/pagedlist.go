@@ -66,11 +66,8 @@ type pagedList[R any] struct {
 	src  pageSource[R]
 	sync bool // src answers at once (rows held in memory): no commands
 
-	sortCol  int
-	sortDesc bool
-	query    string
-	state    store.State
-	prompt   bool
+	listControls
+	state store.State
 
 	gen  uint64 // bumped when the question changes (sort, filter, state)
 	base int    // the list index of rows[0]
@@ -116,7 +113,7 @@ type pageOf[R any] struct {
 }
 
 func newPagedList[R any](ctx *Context, cols []Column, spec pagedSpec[R], sortCol int) *pagedList[R] {
-	l := &pagedList[R]{ctx: ctx, table: NewTable(ctx.Theme, cols), spec: spec, sortCol: sortCol, sortDesc: true, total: -1}
+	l := &pagedList[R]{ctx: ctx, table: NewTable(ctx.Theme, cols), spec: spec, listControls: listControls{sortCol: sortCol, sortDesc: true}, total: -1}
 	l.table.SetSort(l.sortCol, l.sortDesc)
 	return l
 }
@@ -477,13 +474,12 @@ func (l *pagedList[R]) update(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		return l.ensure(), true
 	case tea.PasteMsg:
-		if l.prompt {
-			l.query += clean(msg.Content)
+		if l.paste(msg) {
 			return l.restart(), true
 		}
 	case tea.KeyPressMsg:
 		if l.prompt {
-			return l.promptKey(msg), true
+			return ifChanged(l.promptKey(msg), l.restart), true
 		}
 		// Home and End on a list not read that far read the top or the end
 		// at once; a read still running is dropped when it comes (its seq).
@@ -500,35 +496,11 @@ func (l *pagedList[R]) update(msg tea.Msg) (tea.Cmd, bool) {
 		if l.table.HandleKey(msg, keyMapNav{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End}) {
 			return l.ensure(), true
 		}
-		switch {
-		case key.Matches(msg, k.Filter):
-			l.prompt = true
-			return nil, true
-		case key.Matches(msg, k.Sort):
-			i := slices.Index(l.spec.sortable, l.sortCol)
-			l.sortCol = l.spec.sortable[(i+1)%len(l.spec.sortable)]
-			return l.restart(), true
-		case key.Matches(msg, k.Reverse):
-			l.sortDesc = !l.sortDesc
-			return l.restart(), true
-		case key.Matches(msg, k.Back) && l.query != "":
-			l.query = ""
-			return l.restart(), true
+		if handled, changed := l.controlKey(msg, k, l.spec.sortable); handled {
+			return ifChanged(changed, l.restart), true
 		}
 	}
 	return nil, false
-}
-
-func (l *pagedList[R]) promptKey(msg tea.KeyPressMsg) tea.Cmd {
-	q, closed, changed := promptEdit(l.query, msg)
-	l.query = q
-	if closed {
-		l.prompt = false
-	}
-	if changed {
-		return l.restart()
-	}
-	return nil
 }
 
 // infoLine is the line above the table: the filter prompt, the count and
