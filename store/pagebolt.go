@@ -531,27 +531,28 @@ func addRowGrams(b Bucket, gram, bk, text []byte) error {
 	if gb == nil || len(text) == 0 {
 		return nil
 	}
+	// The sketch is copied and written only when the row sets a bit it
+	// lacks: a block's rows share most of their grams, and a sketch is
+	// 3 KiB on a page of its own.
 	old := gb.Get(bk)
-	if len(old) == gramBytes && hasTextGrams(old, text) {
-		// Nothing new to set: the sketch's page stays clean (a block's
-		// rows share most of their grams, and a sketch is 3 KiB).
+	var sketch []byte
+	if len(old) != gramBytes {
+		sketch = make([]byte, gramBytes)
+		copy(sketch, old)
+	}
+	eachGram(text, func(h uint32) {
+		if sketch == nil {
+			if old[h>>3]&(1<<(h&7)) != 0 {
+				return
+			}
+			sketch = bytes.Clone(old)
+		}
+		sketch[h>>3] |= 1 << (h & 7)
+	})
+	if sketch == nil {
 		return nil
 	}
-	sketch := make([]byte, gramBytes)
-	copy(sketch, old)
-	addGrams(sketch, text)
 	return gb.Put(bk, sketch)
-}
-
-// hasTextGrams reports whether every gram of text is set in sketch.
-func hasTextGrams(sketch, text []byte) bool {
-	all := true
-	eachGram(text, func(h uint32) {
-		if sketch[h>>3]&(1<<(h&7)) == 0 {
-			all = false
-		}
-	})
-	return all
 }
 
 // appendRow is setRowText's way for a row after every row of the block

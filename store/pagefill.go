@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -227,12 +226,8 @@ func listFill() []fillStep {
 				if err != nil {
 					return fmt.Errorf("summary %s: %w", k, err)
 				}
-				n, err := rows.NextSequence()
-				if err != nil {
-					return err
-				}
-				id := uint32(n - 1)
-				if err := rows.Put(k, binary.BigEndian.AppendUint32(nil, id)); err != nil {
+				id, fresh, err := rowID(rows, k, true)
+				if err != nil || !fresh {
 					return err
 				}
 				text = append(AppendSearchText(text[:0], &s, &f), '\n')
