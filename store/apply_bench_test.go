@@ -13,18 +13,23 @@ import (
 // new gift card push inside a transaction of 100 (what the group-commit
 // writer does per push, commit included, fsync not: NoSync), without HTTP.
 func BenchmarkApplyPushInTx(b *testing.B) {
-	db := openTest(b)
 	g := &gw{clock: t0}
-	pushes := make([]*api.Push, b.N)
-	bodies := make([][]byte, b.N)
-	for i := range pushes {
-		pushes[i] = txPush(fmt.Sprintf("%032X", i+1), fmt.Sprint("GC-", i), "customgiftcard", api.TypeGiftCardPay,
+	benchApplyInTx(b, func(i int) *api.Push {
+		return txPush(fmt.Sprintf("%032X", i+1), fmt.Sprint("GC-", i), "customgiftcard", api.TypeGiftCardPay,
 			decimal.New(int64(100+i), -2), g.status(api.StatusSuccess, api.SubCodeProcessed), nil)
-		bodies[i], _ = pushes[i].Encode()
-	}
+	})
+}
+
+// benchApplyInTx applies b.N pushes made by push, prepared before the
+// clock starts, in transactions of 100.
+func benchApplyInTx(b *testing.B, push func(i int) *api.Push) {
+	db := openTest(b)
+	pushes := make([]*api.Push, b.N)
 	prepared := make([]*preparedPush, b.N)
-	for i := range prepared {
-		prepared[i] = db.preparePush(PushRecord{Body: bodies[i], Method: "POST", URL: "/push"}, pushes[i])
+	for i := range pushes {
+		pushes[i] = push(i)
+		body, _ := pushes[i].Encode()
+		prepared[i] = db.preparePush(PushRecord{Body: body, Method: "POST", URL: "/push"}, pushes[i])
 	}
 	b.ResetTimer()
 	i := 0
