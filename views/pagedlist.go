@@ -1,6 +1,8 @@
 package views
 
 import (
+	"time"
+
 	"slices"
 
 	"charm.land/bubbles/v2/key"
@@ -52,6 +54,20 @@ type pagedCountMsg[R any] struct {
 // countFirst is where the first count stops: "10,000+" comes at once on
 // PostgreSQL, the whole count follows.
 const countFirst = 10_000
+
+// wholeCountPause is how long the filter must stay as it is before the
+// whole count of a common word is asked (60–200 ms of the disk or the
+// database at a million rows): while the operator types, each key's rows
+// and first count come at once, and no key waits for the whole count of
+// the one before.
+const wholeCountPause = 250 * time.Millisecond
+
+// pagedWholeCountMsg asks for the whole count once the filter of gen has
+// stayed for wholeCountPause.
+type pagedWholeCountMsg[R any] struct {
+	l   *pagedList[R]
+	gen uint64
+}
 
 // pagedList is a list paged in its source (the reservations, the
 // transactions): it holds the rows of a window near the screen (at most windowMax) and asks its source for more as the cursor
@@ -308,9 +324,19 @@ func (l *pagedList[R]) applyCount(m pagedCountMsg[R]) tea.Cmd {
 	}
 	l.syncTable(fetchRefresh)
 	if m.capped {
-		return tea.Batch(l.ensure(), l.countCmd(0)) // and now all of them
+		return tea.Batch(l.ensure(), l.wholeCount()) // and all of them, once the typing pauses
 	}
 	return l.ensure()
+}
+
+// wholeCount asks for the whole count after wholeCountPause, if the filter
+// is still the same then.
+func (l *pagedList[R]) wholeCount() tea.Cmd {
+	if l.sync {
+		return l.countCmd(0)
+	}
+	gen := l.gen
+	return tea.Tick(wholeCountPause, func(time.Time) tea.Msg { return pagedWholeCountMsg[R]{l: l, gen: gen} })
 }
 
 // shift moves the window's list indexes (and the cursor with them) by d.
@@ -468,6 +494,14 @@ func (l *pagedList[R]) update(msg tea.Msg) (tea.Cmd, bool) {
 			return nil, false
 		}
 		return l.applyCount(msg), true
+	case pagedWholeCountMsg[R]:
+		if msg.l != l {
+			return nil, false
+		}
+		if msg.gen != l.gen {
+			return nil, true // the filter changed meanwhile: its own count runs
+		}
+		return l.countCmd(0), true
 	case tea.MouseWheelMsg:
 		if !l.table.HandleMouse(msg) {
 			return nil, false

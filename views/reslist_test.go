@@ -138,3 +138,70 @@ func TestCountInTwoSteps(t *testing.T) {
 		t.Fatalf("the count's steps (want %d at the end):\n%s", want, all)
 	}
 }
+
+// wholeCounts records the whole counts of a filter asked of a countLater
+// source.
+type wholeCounts struct {
+	countLater
+	asked *[]string
+}
+
+func (w wholeCounts) ReservationCount(q store.PageQuery) (int, error) {
+	if q.Limit == 0 && q.Filter != "" { // not the list's size, asked with every page
+		*w.asked = append(*w.asked, q.Filter)
+	}
+	return w.countLater.ReservationCount(q)
+}
+
+// While the operator types, each key's rows and first count come at once,
+// and the whole count of a common word is asked only once the filter has
+// stayed for wholeCountPause: a key typed before then drops the whole
+// count of the filter it changed.
+func TestWholeCountWaitsForAPause(t *testing.T) {
+	rows := genRows(12_000)
+	s := NewReservations(NewContext(func() time.Time { return listNow }))
+	s.SetSize(120, 20)
+	var asked []string
+	src := wholeCounts{countLater{slowSource{&memSource{all: summaries(rows)}}}, &asked}
+	finish(s.Update(ReservationSourceMsg{Source: src}), s)
+	press(s, "/")
+	// run runs what a key started, holding back the pause's tick.
+	var ticks []tea.Cmd
+	var run func(cmd tea.Cmd)
+	run = func(cmd tea.Cmd) {
+		if cmd == nil {
+			return
+		}
+		done := make(chan tea.Msg, 1)
+		go func() { done <- cmd() }()
+		select {
+		case msg := <-done:
+			if b, ok := msg.(tea.BatchMsg); ok {
+				for _, c := range b {
+					run(c)
+				}
+				return
+			}
+			run(s.Update(msg))
+		case <-time.After(wholeCountPause / 2):
+			ticks = append(ticks, func() tea.Msg { return <-done })
+		}
+	}
+	run(s.Update(tea.KeyPressMsg{Code: 'r', Text: "r"}))
+	if !strings.Contains(s.View(), "10,000+ of 12,000") || len(asked) != 0 || len(ticks) != 1 {
+		t.Fatalf("after r: %d whole counts asked (%q), %d waiting; want the first count only and one waiting:\n%s", len(asked), asked, len(ticks), s.View())
+	}
+	run(s.Update(tea.KeyPressMsg{Code: '0', Text: "0"})) // before the pause is over
+	for len(ticks) > 0 {
+		tick := ticks[0]
+		ticks = ticks[1:]
+		run(func() tea.Msg { return tick() })
+	}
+	if len(asked) != 1 || asked[0] != "r0" {
+		t.Fatalf("whole counts asked: %q, want only the one of \"r0\"", asked)
+	}
+	want := store.PageSummaries(summaries(rows), store.PageQuery{Filter: "r0"}).Total
+	if !strings.Contains(s.View(), countText(want, 12_000, "reservations")) {
+		t.Fatalf("want the whole count %d:\n%s", want, s.View())
+	}
+}
