@@ -134,6 +134,9 @@ type App struct {
 	changes     <-chan store.Change
 	unsubscribe func()
 	helpModel   help.Model
+	// stopBackground ends the console's background reads (warmLists)
+	// when it closes.
+	stopBackground context.CancelFunc
 
 	// held counts the effects of a key still on their way (an intent, the
 	// load that opens a form); waiting are the keys typed meanwhile, given
@@ -164,6 +167,7 @@ func New(cfg Config) *App {
 	vctx.Location = cfg.Location
 	vctx.IntakeURL = cfg.IntakeURL
 	a := &App{cfg: cfg, vctx: vctx, keys: vctx.Keys, helpModel: help.New(), width: 80, height: 24}
+	a.cfg.Context, a.stopBackground = context.WithCancel(cfg.Context)
 	a.tabs = []views.Screen{
 		views.NewReservations(vctx),
 		views.NewTransactions(vctx),
@@ -200,16 +204,45 @@ func (a *App) styleHelp() {
 // Init loads the cache and starts listening for its changes.
 func (a *App) Init() tea.Cmd {
 	a.changes, a.unsubscribe = a.cfg.Store.Subscribe()
-	cmds := []tea.Cmd{tea.RequestBackgroundColor, waitChange(a.changes), a.loadAll(), ageTick()}
+	cmds := []tea.Cmd{tea.RequestBackgroundColor, waitChange(a.changes), a.loadAll(), ageTick(), a.warmLists()}
 	cmds = append(cmds, a.cfg.Startup...)
 	return tea.Batch(cmds...)
 }
 
-// Close ends the cache subscription.
+// Close ends the cache subscription and the background reads.
 func (a *App) Close() {
+	a.stopBackground()
 	if a.unsubscribe != nil {
 		a.unsubscribe()
 	}
+}
+
+// warmer is a store that can read its lists' search blocks ahead of the
+// first filter (bbolt: store.DB.WarmLists).
+type warmer interface {
+	WarmLists(ctx context.Context) error
+}
+
+// warmDelay lets the first frame's reads go first: the warm-up reads a
+// cold file's search blocks (about 200 MB for a million reservations) and
+// would otherwise compete with them for the disk.
+const warmDelay = 300 * time.Millisecond
+
+// warmLists reads the lists' search blocks in the background once the
+// first frame is up, so that the operator's first filter on a cold start
+// does not wait for the disk. Best effort: a failure here only means the
+// first filter reads from the disk as it would have, and the filter itself
+// reports any real error.
+func (a *App) warmLists() tea.Cmd {
+	w, ok := a.cfg.Store.(warmer)
+	if !ok {
+		return nil
+	}
+	ctx := a.cfg.Context
+	return tea.Tick(warmDelay, func(time.Time) tea.Msg {
+		_ = w.WarmLists(ctx)
+		return nil
+	})
 }
 
 func (a *App) top() views.Screen {

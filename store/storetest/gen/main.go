@@ -27,7 +27,15 @@ func main() {
 	from := flag.String("from", "", "PostgreSQL only: copy this generated file instead of generating")
 	baseline := flag.String("baseline", "", "write a copy of the -db file as the paydesk before the list indexes (schema 4) reads it, to this path")
 	resketch := flag.Bool("resketch", false, "drop the -db file's trigram sketches so that the next open builds them again")
+	evictFile := flag.Bool("evict", false, "drop the -db file's pages from the kernel's page cache: the next open is a cold start (no root needed)")
 	flag.Parse()
+	if *evictFile {
+		if err := evict(*where); err != nil {
+			fmt.Fprintln(os.Stderr, "gen:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *resketch {
 		if err := dropSketches(*where); err != nil {
 			fmt.Fprintln(os.Stderr, "gen:", err)

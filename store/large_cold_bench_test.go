@@ -1,0 +1,100 @@
+//go:build linux
+
+package store_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"paydesk/store"
+)
+
+// BenchmarkLargeTypingCold is BenchmarkLargeTyping on a file the kernel
+// does not hold in its page cache — the console's first filter after a
+// cold start — once as it is ("cold") and once after WarmLists, which the
+// console runs after its first frame ("warmed"; ms-warm is how long the
+// warm-up took). Each round drops the file's pages (posix_fadvise
+// DONTNEED with the file closed; no root needed) and opens it again.
+// bbolt only: PostgreSQL's server keeps its own cache.
+func BenchmarkLargeTypingCold(b *testing.B) {
+	where, db := largeDB(b)
+	_ = db.Close()
+	if strings.HasPrefix(where, "postgres") {
+		b.Skip("bbolt only")
+	}
+	word := []rune("müller")
+	for _, warm := range []bool{false, true} {
+		name := "cold"
+		if warm {
+			name = "warmed"
+		}
+		b.Run(name, func(b *testing.B) {
+			var slowest, slowestPage, warmed, typed time.Duration
+			keys := 0
+			for b.Loop() {
+				b.StopTimer()
+				evict(b, where)
+				db, err := store.Open(where, store.Options{NoSync: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				// The first frame's page, as the console reads it.
+				if _, err := db.ReservationPage(store.PageQuery{Sort: store.SortCreated, Desc: true, Limit: screen}); err != nil {
+					b.Fatal(err)
+				}
+				if warm {
+					t := time.Now()
+					if err := db.WarmLists(context.Background()); err != nil {
+						b.Fatal(err)
+					}
+					warmed = max(warmed, time.Since(t))
+				}
+				b.StartTimer()
+				for n := 1; n <= len(word); n++ {
+					t := time.Now()
+					q := store.PageQuery{Sort: store.SortCreated, Desc: true, Filter: string(word[:n]), Limit: screen}
+					p, err := db.ReservationPage(q)
+					if err != nil {
+						b.Fatal(err)
+					}
+					slowestPage = max(slowestPage, time.Since(t))
+					if p.Total < 0 {
+						q.Limit = 10_001
+						if _, err := db.ReservationCount(q); err != nil {
+							b.Fatal(err)
+						}
+					}
+					d := time.Since(t)
+					slowest, typed, keys = max(slowest, d), typed+d, keys+1
+				}
+				b.StopTimer()
+				_ = db.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(typed.Microseconds())/float64(keys)/1000, "ms/keystroke")
+			b.ReportMetric(float64(slowest.Microseconds())/1000, "ms-slowest")
+			b.ReportMetric(float64(slowestPage.Microseconds())/1000, "ms-slowest-page")
+			if warm {
+				b.ReportMetric(float64(warmed.Milliseconds()), "ms-warm")
+			}
+		})
+	}
+}
+
+// evict drops a closed file's pages from the kernel's page cache.
+func evict(b *testing.B, path string) {
+	b.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		b.Fatal(err)
+	}
+}

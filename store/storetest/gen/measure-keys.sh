@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# measure-keys.sh BINARY DB [WAIT] — a filter typed key by key in the
+# console on a large cache (docs/large.md). With GEN set to the gen binary
+# and DB a file, the file is first dropped from the page cache (a cold
+# start). Starts `BINARY --db DB` in a detached tmux session of 120x36,
+# waits for the first frame, then WAIT seconds (default 5: the console
+# warms the lists' search blocks in the background meanwhile; 0 types at
+# once), opens the reservations tab and types "müller" one key at a time.
+# For each key it prints the time until the rows for the typed prefix are
+# on screen (the info line no longer says "… " before its count) and until
+# the first count shows (no "…" left), polling the screen every 5 ms.
+set -euo pipefail
+bin=$1 db=$2 wait=${3:-5}
+s=paydesk-keys-$$
+home=$(mktemp -d)
+trap 'tmux kill-session -t "$s" 2>/dev/null || true; rm -rf "$home"' EXIT
+now_ms() { date +%s%3N; }
+info() { tmux capture-pane -p -t "$s" | sed -n 2p; }
+wait_for() { # wait_for PATTERN TIMEOUT_MS
+  local until=$(( $(now_ms) + $2 ))
+  while [ "$(now_ms)" -lt "$until" ]; do
+    if tmux capture-pane -p -t "$s" | grep -q -- "$1"; then return 0; fi
+    sleep 0.005
+  done
+  echo "timeout waiting for $1" >&2; tmux capture-pane -p -t "$s" >&2; return 1
+}
+if [ -n "${GEN:-}" ] && [ -f "$db" ]; then
+  "$GEN" -db "$db" -evict
+  echo "cold start: $db dropped from the page cache"
+fi
+t0=$(now_ms)
+tmux new-session -d -s "$s" -x 120 -y 36 "env XDG_DATA_HOME=$home XDG_CONFIG_HOME=$home HOME=$home $bin --db '$db'; sleep 60"
+wait_for 'R10[0-9]\{7\}' 120000
+echo "first frame: $(( $(now_ms) - t0 )) ms; waiting ${wait} s before typing"
+sleep "$wait"
+tmux send-keys -t "$s" 1
+sleep 0.5
+tmux send-keys -t "$s" /
+wait_for '^/ ▏' 5000 >/dev/null 2>&1 || true
+typed=
+for k in m ü l l e r; do
+  typed+=$k
+  t1=$(now_ms)
+  tmux send-keys -t "$s" "$k"
+  until=$(( t1 + 10000 ))
+  rows=
+  while [ "$(now_ms)" -lt "$until" ]; do
+    line=$(info)
+    if [[ $line == *"/ $typed▏"* ]]; then
+      if [ -z "$rows" ] && ! grep -q '… [0-9…]' <<<"$line"; then rows=$(( $(now_ms) - t1 )); fi
+      if [ -n "$rows" ] && ! grep -q '…' <<<"$line"; then break; fi
+    fi
+    sleep 0.005
+  done
+  echo "$typed: rows shown after ${rows:-?} ms, count after $(( $(now_ms) - t1 )) ms  ($(info | sed 's/.*▏ *//'))"
+done
+pid=$(pgrep -P "$(tmux display -p -t "$s" "#{pane_pid}")" | head -1)
+grep -E 'VmHWM|VmRSS|RssAnon|RssFile' /proc/"$pid"/status | tr -s ' \t' ' ' | tr '\n' ' '; echo

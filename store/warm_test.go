@@ -1,0 +1,45 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+// TestWarmLists walks every block of both lists' sketches and text, in
+// chunks that resume where the last stopped, and stops when its context
+// ends. On PostgreSQL it does nothing.
+func TestWarmLists(t *testing.T) {
+	db := openTest(t)
+	pageData(t, db, 600)
+	if err := db.WarmLists(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if db.bolt == nil {
+		return // PostgreSQL: nothing to warm
+	}
+	for _, name := range [][]byte{bSumGram, bSumText} {
+		want := 0
+		_ = db.eng.View(func(tx Tx) error {
+			c := tx.Bucket(name).Cursor()
+			for k, _ := c.First(); k != nil; k, _ = c.Next() {
+				want++
+			}
+			return nil
+		})
+		if want < 3 {
+			t.Fatalf("%s: %d blocks, the test wants several", name, want)
+		}
+		for _, chunk := range []int{1, 2, 3, want, want + 1} {
+			got, err := warmBucket(context.Background(), db.bolt, name, chunk, 3)
+			if err != nil || got != want {
+				t.Errorf("%s in chunks of %d: %d blocks read, want %d (%v)", name, chunk, got, want, err)
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := db.WarmLists(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v, want context.Canceled", err)
+	}
+}
