@@ -174,6 +174,7 @@ func (l *storeList[R, T]) page(db *DB, q PageQuery) (listPage[R], error) {
 	var err error
 	switch {
 	case db.bolt != nil:
+		defer db.listReading()()
 		err = db.view(func(tx Tx) error {
 			kp, err := l.cache(db).boltPage(tx.(boltTx), l.bolt, q)
 			if err != nil {
@@ -210,6 +211,7 @@ func (l *storeList[R, T]) count(db *DB, q PageQuery) (int, error) {
 	case db.pg() != nil:
 		n, err = db.pgCount(l.pg, q, upTo)
 	case db.bolt != nil:
+		defer db.listReading()()
 		err = db.view(func(tx Tx) (err error) {
 			n, err = l.cache(db).boltCount(tx.(boltTx), l.bolt, q, upTo)
 			return err

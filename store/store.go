@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -95,6 +96,9 @@ type DB struct {
 
 	pages   pageCache // the last filter of the reservation list (page.go)
 	txPages pageCache // and of the transaction list (pagetx.go)
+	// listReads counts the list reads (pages, counts) running on a file;
+	// the warm-up stands aside while there are any (warm.go).
+	listReads atomic.Int32
 }
 
 // Shared reports whether the store is a team's database that other

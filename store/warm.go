@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -37,17 +38,37 @@ func (db *DB) WarmLists(ctx context.Context) error {
 	// The sketches first: every filter asks them; then the text of the
 	// blocks they point to.
 	for _, name := range [][]byte{bSumGram, bTxGram, bSumText, bTxText} {
-		if _, err := warmBucket(ctx, db.bolt, name, warmChunk, warmReaders); err != nil {
+		if _, err := warmBucket(ctx, db.bolt, name, warmChunk, warmReaders, db.listsBusy, db.standAside); err != nil {
 			return fmt.Errorf("warming %s: %w", name, err)
 		}
 	}
 	return nil
 }
 
+// listReading marks a list read as running until the function it returns
+// is called.
+func (db *DB) listReading() func() {
+	db.listReads.Add(1)
+	return func() { db.listReads.Add(-1) }
+}
+
+// listsBusy reports whether list reads are running.
+func (db *DB) listsBusy() bool { return db.listReads.Load() > 0 }
+
+// standAside waits while list reads run: the operator's filter gets the
+// disk to itself, and the warm-up goes on after it (a read of the filter
+// waits at most for the warmReaders reads already asked of the disk).
+func (db *DB) standAside(ctx context.Context) {
+	for db.listsBusy() && ctx.Err() == nil {
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
 // warmBucket touches every page of the values of a bucket keyed by block
 // number (4 bytes, big-endian), in readers walks over equal ranges of the
-// numbers, and says how many values it read.
-func warmBucket(ctx context.Context, bdb *bolt.DB, name []byte, chunk, readers int) (int, error) {
+// numbers, and says how many values it read. While busy reports true it
+// stops between values and calls wait, out of its read transaction.
+func warmBucket(ctx context.Context, bdb *bolt.DB, name []byte, chunk, readers int, busy func() bool, wait func(context.Context)) (int, error) {
 	var last uint32
 	err := bdb.View(func(tx *bolt.Tx) error {
 		if b := tx.Bucket(name); b != nil {
@@ -73,7 +94,7 @@ func warmBucket(ctx context.Context, bdb *bolt.DB, name []byte, chunk, readers i
 			break
 		}
 		wg.Go(func() {
-			n, err := warmRange(ctx, bdb, name, uint32(from), uint32(to), chunk)
+			n, err := warmRange(ctx, bdb, name, uint32(from), uint32(to), chunk, busy, wait)
 			mu.Lock()
 			defer mu.Unlock()
 			total += n
@@ -89,7 +110,7 @@ func warmBucket(ctx context.Context, bdb *bolt.DB, name []byte, chunk, readers i
 // warmRange touches every page of the values whose block numbers are in
 // [from, to), chunk values per read transaction, each resuming where the
 // last stopped.
-func warmRange(ctx context.Context, bdb *bolt.DB, name []byte, from, to uint32, chunk int) (int, error) {
+func warmRange(ctx context.Context, bdb *bolt.DB, name []byte, from, to uint32, chunk int, busy func() bool, wait func(context.Context)) (int, error) {
 	next := binary.BigEndian.AppendUint32(nil, from)
 	end := binary.BigEndian.AppendUint32(nil, to)
 	read := 0
@@ -111,7 +132,11 @@ func warmRange(ctx context.Context, bdb *bolt.DB, name []byte, from, to uint32, 
 					next = nil
 					break
 				}
-				if n == chunk {
+				// A chunk ends at its size, or early when the operator's
+				// list reads come: the wait for them is outside the read
+				// transaction, which a writer growing the file would wait
+				// for while the reads queued behind that writer.
+				if n == chunk || n > 0 && busy() {
 					next = append(next[:0], k...)
 					break
 				}
@@ -133,6 +158,7 @@ func warmRange(ctx context.Context, bdb *bolt.DB, name []byte, from, to uint32, 
 		if err != nil {
 			return read, err
 		}
+		wait(ctx)
 	}
 	return read, nil
 }
