@@ -27,15 +27,14 @@ func BenchmarkLargeTypingCold(b *testing.B) {
 	if strings.HasPrefix(where, "postgres") {
 		b.Skip("bbolt only")
 	}
-	word := []rune("müller")
 	for _, warm := range []bool{false, true} {
 		name := "cold"
 		if warm {
 			name = "warmed"
 		}
 		b.Run(name, func(b *testing.B) {
-			var slowest, slowestPage, warmed, typed time.Duration
-			keys := 0
+			var k keystrokes
+			var warmed time.Duration
 			for b.Loop() {
 				b.StopTimer()
 				evict(b, where)
@@ -55,30 +54,12 @@ func BenchmarkLargeTypingCold(b *testing.B) {
 					warmed = max(warmed, time.Since(t))
 				}
 				b.StartTimer()
-				for n := 1; n <= len(word); n++ {
-					t := time.Now()
-					q := store.PageQuery{Sort: store.SortCreated, Desc: true, Filter: string(word[:n]), Limit: screen}
-					p, err := db.ReservationPage(q)
-					if err != nil {
-						b.Fatal(err)
-					}
-					slowestPage = max(slowestPage, time.Since(t))
-					if p.Total < 0 {
-						q.Limit = 10_001
-						if _, err := db.ReservationCount(q); err != nil {
-							b.Fatal(err)
-						}
-					}
-					d := time.Since(t)
-					slowest, typed, keys = max(slowest, d), typed+d, keys+1
-				}
+				k.typeWord(b, db, "müller")
 				b.StopTimer()
 				_ = db.Close()
 				b.StartTimer()
 			}
-			b.ReportMetric(float64(typed.Microseconds())/float64(keys)/1000, "ms/keystroke")
-			b.ReportMetric(float64(slowest.Microseconds())/1000, "ms-slowest")
-			b.ReportMetric(float64(slowestPage.Microseconds())/1000, "ms-slowest-page")
+			k.report(b)
 			if warm {
 				b.ReportMetric(float64(warmed.Milliseconds()), "ms-warm")
 			}

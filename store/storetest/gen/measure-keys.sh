@@ -14,16 +14,9 @@ bin=$1 db=$2 wait=${3:-5}
 s=paydesk-keys-$$
 home=$(mktemp -d)
 trap 'tmux kill-session -t "$s" 2>/dev/null || true; rm -rf "$home"' EXIT
-now_ms() { date +%s%3N; }
+# shellcheck source=store/storetest/gen/tmux.sh
+. "$(dirname "$0")/tmux.sh"
 info() { tmux capture-pane -p -t "$s" | sed -n 2p; }
-wait_for() { # wait_for PATTERN TIMEOUT_MS
-  local until=$(( $(now_ms) + $2 ))
-  while [ "$(now_ms)" -lt "$until" ]; do
-    if tmux capture-pane -p -t "$s" | grep -q -- "$1"; then return 0; fi
-    sleep 0.005
-  done
-  echo "timeout waiting for $1" >&2; tmux capture-pane -p -t "$s" >&2; return 1
-}
 if [ -n "${GEN:-}" ] && [ -f "$db" ]; then
   "$GEN" -db "$db" -evict
   echo "cold start: $db dropped from the page cache"

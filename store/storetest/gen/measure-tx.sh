@@ -10,15 +10,8 @@ bin=$1 db=$2
 s=paydesk-measure-tx-$$
 home=$(mktemp -d)
 trap 'tmux kill-session -t "$s" 2>/dev/null || true; rm -rf "$home"' EXIT
-now_ms() { date +%s%3N; }
-wait_for() { # wait_for PATTERN TIMEOUT_MS
-  local until=$(( $(now_ms) + $2 ))
-  while [ "$(now_ms)" -lt "$until" ]; do
-    if tmux capture-pane -p -t "$s" | grep -q -- "$1"; then return 0; fi
-    sleep 0.005
-  done
-  echo "timeout waiting for $1" >&2; tmux capture-pane -p -t "$s" >&2; return 1
-}
+# shellcheck source=store/storetest/gen/tmux.sh
+. "$(dirname "$0")/tmux.sh"
 mem() { grep -E 'VmHWM|VmRSS|RssAnon|RssFile' /proc/"$pid"/status | tr -s ' \t' ' ' | tr '\n' ' '; echo; }
 t0=$(now_ms)
 tmux new-session -d -s "$s" -x 120 -y 36 "env XDG_DATA_HOME=$home XDG_CONFIG_HOME=$home HOME=$home $bin --db '$db'; sleep 60"
