@@ -224,7 +224,7 @@ type warmer interface {
 }
 
 // warmDelay lets the first frame's reads go first: the warm-up reads a
-// cold file's search blocks (about 200 MB for a million reservations) and
+// cold file's search blocks (~320 MB for a million reservations) and
 // would otherwise compete with them for the disk.
 const warmDelay = 300 * time.Millisecond
 
