@@ -168,3 +168,58 @@ func TestSharedPendingOfGoneProcessBecomesUnknown(t *testing.T) {
 		t.Fatalf("a second capture of the same lines: %v, want refused (the first one's outcome is unknown)", err)
 	}
 }
+
+// Two listeners on one database, the shop posting every order to both at
+// once (and some with other lines to the second): each order is stored
+// once, the other post is told it is known, and a changed order is kept
+// once as a conflict beside the first — serializable transactions on the
+// order's key, retried when they collide.
+func TestSharedEachOrderStoredOnce(t *testing.T) {
+	a, b := openShared2(t)
+	const n = 30
+	type answer struct {
+		res OrderResult
+		err error
+	}
+	answers := make([][2]answer, n)
+	var wg sync.WaitGroup
+	for side, db := range []*DB{a, b} {
+		wg.Go(func() {
+			for i := range n {
+				o := shopOrder(fmt.Sprintf("SHOP-%02d", i))
+				if side == 1 && i%3 == 0 {
+					o.Articles[0].Quantity = 3 // the shop changed it meanwhile
+				}
+				res, err := db.PutOrder(o)
+				answers[i][side] = answer{res, err}
+			}
+		})
+	}
+	wg.Wait()
+	for i, ans := range answers {
+		outcomes := map[OrderOutcome]int{}
+		for side, an := range ans {
+			if an.err != nil && !errors.Is(an.err, ErrOrderConflict) {
+				t.Fatalf("SHOP-%02d on listener %d: %v", i, side, an.err)
+			}
+			outcomes[an.res.Outcome]++
+		}
+		want := map[OrderOutcome]int{OrderImported: 1, OrderKnown: 1}
+		if i%3 == 0 {
+			want = map[OrderOutcome]int{OrderImported: 1, OrderConflict: 1}
+		}
+		if fmt.Sprint(outcomes) != fmt.Sprint(want) {
+			t.Errorf("SHOP-%02d: answers %v, want %v", i, outcomes, want)
+		}
+	}
+	for _, db := range []*DB{a, b} {
+		orders, err := db.Orders(false)
+		if err != nil || len(orders) != n {
+			t.Fatalf("%d orders stored, want %d (%v)", len(orders), n, err)
+		}
+		cs, err := db.OrderConflicts("")
+		if err != nil || len(cs) != (n+2)/3 {
+			t.Fatalf("%d conflicts kept, want %d (%v)", len(cs), (n+2)/3, err)
+		}
+	}
+}
