@@ -7,29 +7,26 @@ import (
 	"unicode/utf8"
 )
 
-// Clean returns s for one line of a terminal: escape sequences (CSI, OSC,
-// DCS, SOS, PM, APC and two-character ESC sequences, in their 7-bit and
-// 8-bit forms) are removed whole, other C0 and C1 controls and DEL are
-// dropped, tab, CR and LF become a space, invisible format characters
-// (zero-width space, BOM, bidi overrides, …) are shown as ⟨U+200B⟩, and
-// invalid UTF-8 becomes U+FFFD. Other Unicode is kept.
+// Clean returns s for one line of a terminal or a CSV cell, inert and with
+// nothing hidden: every C0 control (tab, CR and LF included) is shown as its
+// Unicode control picture (NUL as ␀, BEL as ␇, ESC as ␛, TAB as ␉, LF as
+// ␊), DEL as ␡, C1 controls and invisible format characters (zero-width
+// space, BOM, bidi overrides, …) as ⟨U+0085⟩, and invalid UTF-8 as U+FFFD.
+// An escape sequence so loses its ESC and is shown as the text it is. Other
+// Unicode is kept. Shown rather than dropped: invoices IMP-NUL, IMP-\x07NUL
+// and IMP-\x00NUL must not look alike.
 func Clean(s string) string { return clean(s, false) }
 
-// CleanLines is Clean that keeps line feeds, for multi-line text such as a
-// pretty-printed body.
+// CleanLines is Clean that keeps line feeds (a CR before one is dropped),
+// for multi-line text such as a pretty-printed body.
 func CleanLines(s string) string { return clean(s, true) }
-
-const (
-	esc = 0x1b
-	bel = 0x07
-)
 
 func clean(s string, keepNewlines bool) string {
 	if isPlain(s) {
 		return s
 	}
 	var b strings.Builder
-	b.Grow(len(s))
+	b.Grow(len(s) + 8)
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
@@ -38,22 +35,15 @@ func clean(s string, keepNewlines bool) string {
 			continue
 		}
 		switch {
-		case r == esc:
-			i = skipEscape(s, i+1)
-			continue
-		case r == 0x9b: // 8-bit CSI
-			i = skipCSI(s, i+size)
-			continue
-		case r == 0x90 || r == 0x9d || r == 0x98 || r == 0x9e || r == 0x9f: // DCS, OSC, SOS, PM, APC
-			i = skipString(s, i+size)
-			continue
-		case r == '\n' && keepNewlines:
+		case keepNewlines && r == '\n':
 			b.WriteByte('\n')
-		case r == '\t' || r == '\n' || r == '\r':
-			b.WriteByte(' ')
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
-			// other controls: dropped
-		case isInvisible(r):
+		case keepNewlines && r == '\r' && i+1 < len(s) && s[i+1] == '\n':
+			// CRLF is a line end
+		case r < 0x20:
+			b.WriteRune(0x2400 + r) // the control pictures block
+		case r == 0x7f:
+			b.WriteRune('\u2421') // ␡
+		case r >= 0x80 && r <= 0x9f, isInvisible(r):
 			// Shown, not kept or dropped: a zero-width space or a bidi
 			// override inside an invoice makes a look-alike of another
 			// invoice, and dropping it would hide that the two differ.
@@ -64,6 +54,20 @@ func clean(s string, keepNewlines bool) string {
 		i += size
 	}
 	return b.String()
+}
+
+// Bound cuts s to at most max bytes (on a character boundary) and says how
+// much was cut, so one field of a hostile file cannot make a report line of
+// megabytes. s shorter than max is returned as it is.
+func Bound(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("…[%d more bytes]", len(s)-cut)
 }
 
 // isPlain reports whether s is printable ASCII only, the common case.
@@ -90,63 +94,4 @@ func isInvisible(r rune) bool {
 		return true
 	}
 	return false
-}
-
-// skipEscape skips what follows an ESC at i and returns the index after the
-// sequence.
-func skipEscape(s string, i int) int {
-	if i >= len(s) {
-		return i
-	}
-	switch s[i] {
-	case '[':
-		return skipCSI(s, i+1)
-	case ']', 'P', 'X', '^', '_':
-		return skipString(s, i+1)
-	}
-	// ESC, intermediates 0x20–0x2f, one final byte.
-	for i < len(s) && s[i] >= 0x20 && s[i] <= 0x2f {
-		i++
-	}
-	if i < len(s) && s[i] >= 0x30 && s[i] <= 0x7e {
-		i++
-	}
-	return i
-}
-
-// skipCSI skips parameter and intermediate bytes up to and including the
-// final byte (0x40–0x7e). Anything else ends the sequence where it stands.
-func skipCSI(s string, i int) int {
-	for i < len(s) {
-		c := s[i]
-		switch {
-		case c >= 0x20 && c <= 0x3f:
-			i++
-		case c >= 0x40 && c <= 0x7e:
-			return i + 1
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// skipString skips a control string up to its terminator: BEL, ESC \ or the
-// 8-bit ST (U+009C). An unterminated string runs to the end of s.
-func skipString(s string, i int) int {
-	for i < len(s) {
-		switch {
-		case s[i] == bel:
-			return i + 1
-		case s[i] == esc:
-			if i+1 < len(s) && s[i+1] == '\\' {
-				return i + 2
-			}
-			return i + 1
-		case s[i] == 0xc2 && i+1 < len(s) && s[i+1] == 0x9c:
-			return i + 2
-		}
-		i++
-	}
-	return i
 }
