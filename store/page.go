@@ -383,7 +383,7 @@ func appendSearch(dst []byte, s string, f *fold.Folder) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= utf8.RuneSelf || (c < 0x20 && c != '\n') || c == 0x7f {
-			return append(f.Append(dst[:mark], strings.ReplaceAll(textsafe.Clean(s), "\n", " ")), 0)
+			return append(f.Append(dst[:mark], textsafe.Clean(strings.ReplaceAll(s, "\n", " "))), 0)
 		}
 		if c == '\n' { // the article lines of a summary
 			c = ' '

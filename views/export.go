@@ -2,7 +2,6 @@ package views
 
 import (
 	"bufio"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,22 +22,43 @@ type ExportTable struct {
 	Row     func(i int) []string
 }
 
-// WriteCSV writes the table as CSV with a header line.
+// WriteCSV writes the table as CSV with a header line, ',' between cells.
+// A cell is quoted when it holds a ',' or a ';' (the list separator of NL,
+// DE and AT spreadsheets, which would otherwise split "x;=1+1" into a cell
+// "=1+1" there), a quote, a tab, a line end or edge spaces, and always when
+// the formula guard (csvCell) changed it.
 func (t ExportTable) WriteCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(t.Columns); err != nil {
-		return fmt.Errorf("write csv header: %w", err)
-	}
+	bw := bufio.NewWriter(w)
+	writeCSVRecord(bw, t.Columns, false)
 	for i := 0; i < t.Len; i++ {
-		if err := cw.Write(csvCells(cleanAll(t.Row(i)))); err != nil {
-			return fmt.Errorf("write csv row %d: %w", i+1, err)
-		}
+		writeCSVRecord(bw, cleanAll(t.Row(i)), true)
 	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
+	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write csv: %w", err)
 	}
 	return nil
+}
+
+// writeCSVRecord writes one line of cells (RFC 4180, LF line ends).
+func writeCSVRecord(w *bufio.Writer, cells []string, guard bool) {
+	for i, v := range cells {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		quote := false
+		if guard {
+			g := csvCell(v)
+			quote, v = g != v, g
+		}
+		if quote || v != strings.TrimSpace(v) || strings.ContainsAny(v, ",;\"\t\r\n") {
+			w.WriteByte('"')
+			w.WriteString(strings.ReplaceAll(v, `"`, `""`))
+			w.WriteByte('"')
+			continue
+		}
+		w.WriteString(v)
+	}
+	w.WriteByte('\n')
 }
 
 // WriteJSON writes the table as a JSON array of objects whose values are all
@@ -83,7 +103,9 @@ func cleanAll(vs []string) []string {
 // csvCells makes each cell inert in a spreadsheet (OWASP "CSV injection"):
 // a cell that starts with = + - @, a tab or a CR (or with spaces before one
 // of them, which some spreadsheets skip) is read as a formula, so it gets a
-// leading single quote. An unsigned push's invoice "=HYPERLINK(…)" once
+// leading single quote (and WriteCSV quotes it). A cell holding a ';' or a
+// ',' is quoted whole by WriteCSV, so no part of it starts a cell of its
+// own whichever separator the spreadsheet splits on. An unsigned push's invoice "=HYPERLINK(…)" once
 // reached operators' spreadsheets that way. Plain numbers (negative amounts)
 // are left as they are: a spreadsheet reads "-12.50" as a number, not a formula.
 func csvCells(vs []string) []string {

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"encoding/csv"
 	"fmt"
 	"slices"
 	"strings"
@@ -358,5 +359,42 @@ func TestCSVCellsInert(t *testing.T) {
 	}
 	if want := "invoice,amount\n\"'=HYPERLINK(\"\"x\"\")\",-3.00\n"; b.String() != want {
 		t.Errorf("csv = %q, want %q", b.String(), want)
+	}
+	// issue 24: read with ';' (NL, DE, AT spreadsheets) or ',', no cell
+	// starts a formula: a cell holding either separator is quoted whole, a
+	// guarded one is quoted too.
+	for _, tc := range []struct{ in, want string }{
+		{"x;=1+1", `"x;=1+1"`},
+		{"x,=1+1", `"x,=1+1"`},
+		{"=1+1", `"'=1+1"`},
+		{"@A1", `"'@A1"`},
+		{"+1+cmd", `"'+1+cmd"`},
+		{"-2+3", `"'-2+3"`},
+		{"x\t=1", `x␉=1`},
+		{"-12.50", `-12.50`},
+		{"INV-1", `INV-1`},
+	} {
+		tbl := ExportTable{Columns: []string{"a", "b"}, Len: 1, Row: func(int) []string { return []string{tc.in, "1"} }}
+		var b strings.Builder
+		if err := tbl.WriteCSV(&b); err != nil {
+			t.Fatal(err)
+		}
+		if want := "a,b\n" + tc.want + ",1\n"; b.String() != want {
+			t.Errorf("%q: csv = %q, want %q", tc.in, b.String(), want)
+		}
+		for _, sep := range []string{",", ";"} {
+			r := csv.NewReader(strings.NewReader(b.String()))
+			r.Comma = rune(sep[0])
+			r.LazyQuotes = true
+			recs, err := r.ReadAll()
+			if err != nil {
+				t.Fatalf("%q read with %q: %v", tc.in, sep, err)
+			}
+			for _, c := range recs[1] {
+				if c != "" && strings.ContainsRune("=+@", rune(c[0])) || len(c) > 1 && c[0] == '-' && (c[1] < '0' || c[1] > '9') {
+					t.Errorf("%q read with %q: cell %q is a formula", tc.in, sep, c)
+				}
+			}
+		}
 	}
 }
