@@ -220,6 +220,40 @@ func checkShippingMatchesBilling(fe *fieldErrors, s, b Address) {
 	}
 }
 
+// checkOrderLines is the rules of Reserve on its lines: at least one, each
+// well formed, article numbers unique, a negative price only as a discount
+// the total absorbs (the lines add up to more than 0). It returns the total.
+func checkOrderLines(fe *fieldErrors, as []Article) decimal.Decimal {
+	if len(as) == 0 {
+		fe.add("", PArticleTitle, "at least one article group is required")
+	}
+	checkArticles(fe, as, false)
+	total := ArticlesTotal(as)
+	if len(as) > 0 && !total.IsPositive() {
+		fe.add("", PArticlePrice, "the articles must add up to more than 0 (discounts included)")
+	}
+	return total
+}
+
+// ValidateOrder checks an order read from a file of order lines (paydesk
+// import's CSV) with the rules of Reserve that such a file can carry:
+// currency, invoice, the lines (checkOrderLines, as for a Reserve) and the
+// formats of the addresses given. The file has no client IP or customer
+// data, so Reserve's rules on those do not apply; everything else is the
+// very same check a Reserve (and so the listener's /orders intake) gets.
+func ValidateOrder(currency, invoice string, as []Article, billing, shipping Address) error {
+	var fe fieldErrors
+	checkCurrency(&fe, currency)
+	checkRequired(&fe, "", FieldInvoice, invoice)
+	checkOrderLines(&fe, as)
+	checkAddressFormats(&fe, false, billing, false)
+	if !shipping.IsZero() {
+		checkAddressFormats(&fe, true, shipping, false)
+		checkShippingMatchesBilling(&fe, shipping, billing)
+	}
+	return fe.err(ActionReserve)
+}
+
 // Validate checks every rule of Reserve and collects all violations.
 func (r Reserve) Validate(Rules) error {
 	var fe fieldErrors
@@ -231,14 +265,7 @@ func (r Reserve) validate(fe *fieldErrors) {
 	checkCurrency(fe, r.Currency)
 	checkRequired(fe, "", FieldInvoice, r.Invoice)
 	checkClientIP(fe, &r.ClientIP)
-	if len(r.Articles) == 0 {
-		fe.add("", PArticleTitle, "at least one article group is required")
-	}
-	checkArticles(fe, r.Articles, false)
-	total := ArticlesTotal(r.Articles)
-	if len(r.Articles) > 0 && !total.IsPositive() {
-		fe.add("", PArticlePrice, "the articles must add up to more than 0 (discounts included)")
-	}
+	total := checkOrderLines(fe, r.Articles)
 	if r.AmountDebit != nil {
 		switch {
 		case !hasAtMostTwoPlaces(*r.AmountDebit):

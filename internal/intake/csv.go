@@ -99,16 +99,37 @@ func ColumnNames() (required, optional []string) {
 	return required, optional
 }
 
-// maxCSVRows bounds a CSV import.
-const maxCSVRows = 1_000_000
+// Limits of a CSV import. A row longer than MaxRowBytes stops the file (a
+// CSV cannot be resynchronised safely after it: a quote may be open); an
+// order of more than MaxOrderLines rows is refused whole.
+const (
+	MaxRowBytes   = MaxEnvelope
+	MaxOrderLines = 10_000
+)
 
-// ReadCSV reads order lines: a header row naming the columns, then one row
-// per article line; rows with the same invoice make one order, in the order
-// the invoices first appear. An order with any bad row is refused whole,
-// naming the row and the rule; a header that lacks a required column or
-// names an unknown one refuses the file.
-func ReadCSV(r io.Reader) ([]Item, error) {
-	br := bufio.NewReader(r)
+// CSVReader reads order lines as a stream: a header row naming the columns,
+// then one row per article line. The consecutive rows of one invoice make
+// one order, handed out when the next invoice (or the end of the file)
+// shows it is complete; an invoice that comes back after another invoice's
+// rows is a second order for it, which the store answers as already known
+// or a conflict. An order with any bad row is refused whole, naming the row
+// and the rule. It holds one order and one row, never the file.
+type CSVReader struct {
+	cr    *csv.Reader
+	guard *rowGuard
+	idx   [nColumns]int
+	row   int      // the last row read (the header is row 1)
+	cur   *pending // the order whose rows are being read
+	out   []Item   // items ready to hand out
+	stop  error    // the error that stopped the file, once the items before it are out
+	done  bool
+}
+
+// NewCSVReader reads the header row; an error refuses the file (a missing
+// or unknown column, an empty file).
+func NewCSVReader(r io.Reader) (*CSVReader, error) {
+	g := &rowGuard{r: r, limit: MaxRowBytes}
+	br := bufio.NewReaderSize(g, 64<<10)
 	cr := csv.NewReader(br)
 	// Spreadsheets in the shop's countries (NL, DE, AT) save with ';' where
 	// the decimal separator is a comma: the header row tells which.
@@ -116,7 +137,8 @@ func ReadCSV(r io.Reader) ([]Item, error) {
 		cr.Comma = ';'
 	}
 	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = false
+	cr.ReuseRecord = true
+	c := &CSVReader{cr: cr, guard: g, row: 1}
 	header, err := cr.Read()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -124,9 +146,9 @@ func ReadCSV(r io.Reader) ([]Item, error) {
 		}
 		return nil, fmt.Errorf("header: %w", err)
 	}
-	idx := [nColumns]int{}
-	for i := range idx {
-		idx[i] = -1
+	g.mark(cr.InputOffset())
+	for i := range c.idx {
+		c.idx[i] = -1
 	}
 	for i, h := range header {
 		f := foldHeader(h)
@@ -134,13 +156,13 @@ func ReadCSV(r io.Reader) ([]Item, error) {
 			continue
 		}
 		found := false
-		for c := range columns {
-			for _, a := range columns[c].aliases {
+		for col := range columns {
+			for _, a := range columns[col].aliases {
 				if a == f {
-					if idx[c] >= 0 {
-						return nil, fmt.Errorf("header: column %q appears twice (as %q and %q)", columns[c].name, header[idx[c]], h)
+					if c.idx[col] >= 0 {
+						return nil, fmt.Errorf("header: column %q appears twice (as %q and %q)", columns[col].name, header[c.idx[col]], h)
 					}
-					idx[c], found = i, true
+					c.idx[col], found = i, true
 				}
 			}
 		}
@@ -150,93 +172,174 @@ func ReadCSV(r io.Reader) ([]Item, error) {
 		}
 	}
 	var missing []string
-	for c, col := range columns {
-		if col.required && idx[c] < 0 {
-			missing = append(missing, col.name)
+	for col, cd := range columns {
+		if cd.required && c.idx[col] < 0 {
+			missing = append(missing, cd.name)
 		}
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("header: missing column %s", strings.Join(missing, ", "))
 	}
+	return c, nil
+}
 
-	var order []string
-	orders := map[string]*pending{}
-	row := 1
-	for {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		row++
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return finish(order, orders), fmt.Errorf("row %d: %v", pe.Line, pe.Err)
+// Next returns the next order (or refused record), io.EOF after the last,
+// or the error that stopped the file; an order the file stops inside is
+// handed out refused first.
+func (c *CSVReader) Next() (Item, error) {
+	for len(c.out) == 0 {
+		if c.done {
+			if c.stop != nil {
+				err := c.stop
+				c.stop = nil
+				return Item{}, err
 			}
-			return finish(order, orders), fmt.Errorf("row %d: %w", row, err)
+			return Item{}, io.EOF
 		}
-		if row > maxCSVRows {
-			return finish(order, orders), fmt.Errorf("more than %d rows: split the file", maxCSVRows)
-		}
-		if blank(rec) {
-			continue
-		}
-		get := func(c int) string {
-			if idx[c] < 0 || idx[c] >= len(rec) {
-				return ""
-			}
-			return strings.TrimSpace(rec[idx[c]])
-		}
-		inv := get(colInvoice)
-		if inv == "" {
-			// A row without an invoice belongs to no order: report it alone.
-			key := "\x00row" + itoa(row)
-			order = append(order, key)
-			orders[key] = &pending{item: Item{Where: "row " + itoa(row), Err: fmt.Errorf("row %d: column invoice: empty", row)}, first: row, last: row}
-			continue
-		}
-		p := orders[inv]
-		if p == nil {
-			p = &pending{item: Item{Invoice: inv, Order: store.Order{Invoice: inv, Currency: "EUR"}}, first: row}
-			orders[inv] = p
-			order = append(order, inv)
-			p.customer = make([]string, nColumns)
-			for c, col := range columns {
-				if col.perOrder {
-					p.customer[c] = get(c)
-				}
-			}
-			o := &p.item.Order
-			if cur := get(colCurrency); cur != "" {
-				o.Currency = strings.ToUpper(cur)
-			}
-			o.ReservationNumber = get(colReservationNumber)
-			o.Billing = api.Address{FirstName: get(colFirstName), LastName: get(colLastName), Email: get(colEmail),
-				Street: get(colStreet), HouseNumber: get(colHouseNumber), HouseNumberSuffix: get(colHouseNumberSuffix),
-				PostalCode: get(colPostalCode), City: get(colCity), Country: strings.ToUpper(get(colCountry)),
-				PhoneNumber: get(colPhone), CellPhoneNumber: get(colCellPhone), Company: get(colCompany)}
-		}
-		p.last = row
-		if p.item.Err != nil {
-			continue // the order is refused already; its first bad row is named
-		}
-		for c, col := range columns {
-			if col.perOrder && get(c) != "" && get(c) != p.customer[c] {
-				p.item.Err = fmt.Errorf("row %d: column %s: %q differs from %q on row %d of the same invoice", row, col.name, get(c), p.customer[c], p.first)
-				break
-			}
-		}
-		if p.item.Err != nil {
-			continue
-		}
-		a, err := articleFromRow(get)
-		if err != nil {
-			p.item.Err = fmt.Errorf("row %d: %w", row, err)
-			continue
-		}
-		p.item.Order.Articles = append(p.item.Order.Articles, a)
+		c.readRow()
 	}
-	return finish(order, orders), nil
+	it := c.out[0]
+	c.out = c.out[1:]
+	return it, nil
+}
+
+// readRow reads one row and queues what it completes.
+func (c *CSVReader) readRow() {
+	rec, err := c.cr.Read()
+	if errors.Is(err, io.EOF) {
+		c.flush()
+		c.done = true
+		return
+	}
+	if err != nil {
+		c.row++
+		var pe *csv.ParseError
+		switch {
+		case errors.Is(err, errRowTooLong):
+			c.stop = fmt.Errorf("row %d: longer than %d bytes: the rest of the file is not read", c.row, MaxRowBytes)
+		case errors.As(err, &pe) && errors.Is(pe.Err, errRowTooLong):
+			c.stop = fmt.Errorf("row %d: longer than %d bytes: the rest of the file is not read", c.row, MaxRowBytes)
+		case errors.As(err, &pe):
+			c.stop = fmt.Errorf("row %d (line %d): %v: the rest of the file is not read", c.row, pe.StartLine, pe.Err)
+		default:
+			c.stop = fmt.Errorf("row %d: %w: the rest of the file is not read", c.row, err)
+		}
+		if c.cur != nil {
+			c.cur.last = c.row
+			if c.cur.item.Err == nil {
+				c.cur.item.Err = fmt.Errorf("the file stops inside this order (row %d): refused whole", c.row)
+			}
+			c.flush()
+		}
+		c.done = true
+		return
+	}
+	c.row++
+	c.guard.mark(c.cr.InputOffset())
+	row := c.row
+	if blank(rec) {
+		return
+	}
+	get := func(col int) string {
+		if c.idx[col] < 0 || c.idx[col] >= len(rec) {
+			return ""
+		}
+		return strings.TrimSpace(rec[c.idx[col]])
+	}
+	inv := get(colInvoice)
+	if c.cur != nil && c.cur.item.Invoice != inv {
+		c.flush()
+	}
+	if inv == "" {
+		// A row without an invoice belongs to no order: report it alone.
+		c.out = append(c.out, Item{Where: "row " + itoa(row), Err: fmt.Errorf("row %d: column invoice: empty", row)})
+		return
+	}
+	p := c.cur
+	if p == nil {
+		p = &pending{item: Item{Invoice: inv, Order: store.Order{Invoice: inv, Currency: "EUR"}}, first: row}
+		c.cur = p
+		p.customer = make([]string, nColumns)
+		for col, cd := range columns {
+			if cd.perOrder {
+				p.customer[col] = get(col)
+			}
+		}
+		o := &p.item.Order
+		if cur := get(colCurrency); cur != "" {
+			o.Currency = strings.ToUpper(cur)
+		}
+		o.ReservationNumber = get(colReservationNumber)
+		o.Billing = api.Address{FirstName: get(colFirstName), LastName: get(colLastName), Email: get(colEmail),
+			Street: get(colStreet), HouseNumber: get(colHouseNumber), HouseNumberSuffix: get(colHouseNumberSuffix),
+			PostalCode: get(colPostalCode), City: get(colCity), Country: strings.ToUpper(get(colCountry)),
+			PhoneNumber: get(colPhone), CellPhoneNumber: get(colCellPhone), Company: get(colCompany)}
+	}
+	p.last = row
+	if p.item.Err != nil {
+		return // the order is refused already; its first bad row is named
+	}
+	for col, cd := range columns {
+		if cd.perOrder && get(col) != "" && get(col) != p.customer[col] {
+			p.item.Err = fmt.Errorf("row %d: column %s: %q differs from %q on row %d of the same invoice", row, cd.name, get(col), p.customer[col], p.first)
+			return
+		}
+	}
+	if len(p.item.Order.Articles) >= MaxOrderLines {
+		p.item.Err = fmt.Errorf("row %d: the order has more than %d lines: refused whole", row, MaxOrderLines)
+		p.item.Order.Articles, p.rows = nil, nil
+		return
+	}
+	a, err := articleFromRow(get)
+	if err != nil {
+		p.item.Err = fmt.Errorf("row %d: %w", row, err)
+		return
+	}
+	p.item.Order.Articles = append(p.item.Order.Articles, a)
+	p.rows = append(p.rows, row)
+}
+
+// flush queues the order being read: complete, it passes the rules of a
+// Reserve's lines (api.ValidateOrder, as the /orders intake) or is
+// refused whole.
+func (c *CSVReader) flush() {
+	p := c.cur
+	if p == nil {
+		return
+	}
+	c.cur = nil
+	p.item.Where = "row " + itoa(p.first)
+	if p.last > p.first {
+		p.item.Where = "rows " + itoa(p.first) + "-" + itoa(p.last)
+	}
+	if p.item.Err == nil {
+		o := &p.item.Order
+		if err := api.ValidateOrder(o.Currency, o.Invoice, o.Articles, o.Billing, o.Shipping); err != nil {
+			p.item.Err = rowsOf(err, p.rows)
+		}
+	}
+	if p.item.Err != nil {
+		p.item.Order = store.Order{}
+	}
+	c.out = append(c.out, p.item)
+}
+
+// rowsOf names the rows of the article groups a validation error is about:
+// group 2 of an order read from rows 5–7 is row 6.
+func rowsOf(err error, rows []int) error {
+	var ve *api.ValidationError
+	if !errors.As(err, &ve) {
+		return err
+	}
+	parts := make([]string, 0, len(ve.Fields))
+	for _, f := range ve.Fields {
+		if g, e := strconv.Atoi(f.Group); e == nil && g >= 1 && g <= len(rows) {
+			parts = append(parts, fmt.Sprintf("row %d: %s: %s", rows[g-1], f.Field, f.Rule))
+			continue
+		}
+		parts = append(parts, f.String())
+	}
+	return fmt.Errorf("%s rules: %s", ve.Action, strings.Join(parts, "; "))
 }
 
 // pending is an order while its rows are read.
@@ -244,24 +347,53 @@ type pending struct {
 	item     Item
 	first    int
 	last     int
+	rows     []int    // the row of each article line
 	customer []string // the per-order columns of its first row
 }
 
-// finish turns the orders read into items, in the order their invoices
-// first appeared, each naming its rows.
-func finish(keys []string, m map[string]*pending) []Item {
-	out := make([]Item, 0, len(keys))
-	for _, k := range keys {
-		p := m[k]
-		if p.item.Where == "" {
-			p.item.Where = "row " + itoa(p.first)
-			if p.last > p.first {
-				p.item.Where = "rows " + itoa(p.first) + "-" + itoa(p.last)
-			}
-		}
-		out = append(out, p.item)
+// ReadCSV reads every order of r (see CSVReader); err is an error that
+// refused or stopped the file.
+func ReadCSV(r io.Reader) ([]Item, error) {
+	c, err := NewCSVReader(r)
+	if err != nil {
+		return nil, err
 	}
-	return out
+	var items []Item
+	for {
+		it, err := c.Next()
+		if errors.Is(err, io.EOF) {
+			return items, nil
+		}
+		if err != nil {
+			return items, err
+		}
+		items = append(items, it)
+	}
+}
+
+// errRowTooLong is the rowGuard's error.
+var errRowTooLong = errors.New("row too long")
+
+// rowGuard bounds the bytes a CSV row may take: encoding/csv reads a whole
+// record (all of a quoted cell) into memory before it returns, so the bound
+// is on what it is given. mark is the offset where the current row starts;
+// a buffer's read-ahead is the slack.
+type rowGuard struct {
+	r     io.Reader
+	limit int64
+	read  int64
+	start int64
+}
+
+func (g *rowGuard) mark(off int64) { g.start = off }
+
+func (g *rowGuard) Read(p []byte) (int, error) {
+	if g.read-g.start > g.limit+128<<10 {
+		return 0, errRowTooLong
+	}
+	n, err := g.r.Read(p)
+	g.read += int64(n)
+	return n, err
 }
 
 func blank(rec []string) bool {

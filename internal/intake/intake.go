@@ -3,7 +3,6 @@ package intake
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -99,74 +98,6 @@ func Sniff(name string, head []byte) Format {
 	return FormatCSV
 }
 
-// ReadEnvelopes reads Reserve envelopes: one JSON object, a JSON array of
-// them, or one per line (NDJSON). Every envelope becomes an Item; one that
-// is not a valid Reserve carries its error and the line it starts on.
-func ReadEnvelopes(r io.Reader) ([]Item, error) {
-	data, err := io.ReadAll(io.LimitReader(r, 256<<20))
-	if err != nil {
-		return nil, fmt.Errorf("read: %w", err)
-	}
-	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var items []Item
-	add := func(start int64, raw json.RawMessage) {
-		it := Item{Where: "line " + itoa(lineAt(data, start))}
-		if len(raw) > MaxEnvelope {
-			it.Err = fmt.Errorf("envelope larger than %d bytes", MaxEnvelope)
-			items = append(items, it)
-			return
-		}
-		o, err := OrderFromEnvelope(raw)
-		it.Order, it.Invoice, it.Err = o, o.Invoice, err
-		items = append(items, it)
-	}
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		if _, err := dec.Token(); err != nil {
-			return nil, fmt.Errorf("%s: %w", "line 1", err)
-		}
-		for dec.More() {
-			start := skipSpace(data, dec.InputOffset())
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
-				return items, fmt.Errorf("line %d: %w", lineAt(data, start), err)
-			}
-			add(start, raw)
-		}
-		if _, err := dec.Token(); err != nil {
-			return items, fmt.Errorf("end of the array: %w", err)
-		}
-		return items, nil
-	}
-	for {
-		start := skipSpace(data, dec.InputOffset())
-		var raw json.RawMessage
-		err := dec.Decode(&raw)
-		if errors.Is(err, io.EOF) {
-			return items, nil
-		}
-		if err != nil {
-			return items, fmt.Errorf("line %d: %w", lineAt(data, start), err)
-		}
-		add(start, raw)
-	}
-}
-
-func skipSpace(data []byte, off int64) int64 {
-	for off < int64(len(data)) && strings.IndexByte(" \t\r\n,", data[off]) >= 0 {
-		off++
-	}
-	return off
-}
-
-func lineAt(data []byte, off int64) int {
-	if off > int64(len(data)) {
-		off = int64(len(data))
-	}
-	return bytes.Count(data[:off], []byte{'\n'}) + 1
-}
-
 // Outcome is what importing one order came to.
 type Outcome struct {
 	Where   string
@@ -187,40 +118,98 @@ const (
 	ResultRefused  = "refused"
 )
 
-// Import reads one file (name is for the format and the report; "-" is
-// standard input) and stores each of its orders in its own transaction:
-// an order is imported whole or not at all. It returns one outcome per
-// order; err is for a file that could not be read at all.
-func Import(db *store.DB, name, source string, r io.Reader) ([]Outcome, error) {
-	br := bufio.NewReader(r)
-	head, _ := br.Peek(512)
-	var items []Item
-	var err error
-	switch Sniff(name, head) {
-	case FormatCSV:
-		items, err = ReadCSV(br)
+// Counts adds up what became of a file's records: Read is always the sum
+// of the others.
+type Counts struct {
+	Read, Imported, Known, Conflicts, Refused int
+}
+
+// Add counts one outcome.
+func (c *Counts) Add(result string) {
+	c.Read++
+	switch result {
+	case ResultImported:
+		c.Imported++
+	case ResultKnown:
+		c.Known++
+	case ResultConflict:
+		c.Conflicts++
 	default:
-		items, err = ReadEnvelopes(br)
+		c.Refused++
 	}
-	out := make([]Outcome, 0, len(items))
-	for _, it := range items {
-		o := Outcome{Where: it.Where, Invoice: it.Invoice}
-		if it.Err != nil {
-			o.Result, o.Reason = ResultRefused, it.Err.Error()
-			out = append(out, o)
-			continue
-		}
-		it.Order.Source = source
-		res, perr := db.PutOrder(it.Order)
-		switch {
-		case errors.Is(perr, store.ErrOrderConflict):
-			o.Result, o.Reservation, o.Reason = ResultConflict, res.ReservationKey, res.Reason+"; both are kept"
-		case perr != nil:
-			o.Result, o.Reason = ResultRefused, perr.Error()
-		default:
-			o.Result, o.Reservation = string(res.Outcome), res.ReservationKey
-		}
-		out = append(out, o)
+}
+
+// Plus adds another file's counts.
+func (c *Counts) Plus(o Counts) {
+	c.Read += o.Read
+	c.Imported += o.Imported
+	c.Known += o.Known
+	c.Conflicts += o.Conflicts
+	c.Refused += o.Refused
+}
+
+// Reader yields a file's records one at a time: an Item per order or per
+// refused record, io.EOF after the last, or an error that stops the file.
+type Reader interface {
+	Next() (Item, error)
+}
+
+// NewReader sniffs the format of r (name is for the format: "-" is
+// standard input) and returns the reader for it. err is for a CSV whose
+// header refuses the file.
+func NewReader(name string, r io.Reader) (Reader, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, _ := br.Peek(512)
+	if Sniff(name, head) == FormatCSV {
+		return NewCSVReader(br)
 	}
-	return out, err
+	return NewEnvelopeReader(br), nil
+}
+
+// Import reads one file (name is for the format; "-" is standard input) as
+// a stream, one record at a time, and stores each order in its own
+// transaction: an order is imported whole or not at all. emit is called
+// with each record's outcome as it is decided (nil: none); the counts add
+// up every record read. err is for a file that could not be read to its
+// end: the records before it are counted, the rest of the file is not read.
+func Import(db *store.DB, name, source string, r io.Reader, emit func(Outcome)) (Counts, error) {
+	var n Counts
+	rd, err := NewReader(name, r)
+	if err != nil {
+		return n, err
+	}
+	for {
+		it, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		o := Store(db, source, it)
+		n.Add(o.Result)
+		if emit != nil {
+			emit(o)
+		}
+	}
+}
+
+// Store stores one record read from a file and says what became of it.
+func Store(db *store.DB, source string, it Item) Outcome {
+	o := Outcome{Where: it.Where, Invoice: it.Invoice}
+	if it.Err != nil {
+		o.Result, o.Reason = ResultRefused, it.Err.Error()
+		return o
+	}
+	it.Order.Source = source
+	res, perr := db.PutOrder(it.Order)
+	switch {
+	case errors.Is(perr, store.ErrOrderConflict):
+		o.Result, o.Reservation, o.Reason = ResultConflict, res.ReservationKey, res.Reason+"; both are kept"
+	case perr != nil:
+		o.Result, o.Reason = ResultRefused, perr.Error()
+	default:
+		o.Result, o.Reservation = string(res.Outcome), res.ReservationKey
+	}
+	return o
 }

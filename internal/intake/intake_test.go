@@ -53,7 +53,13 @@ func TestReadEnvelopes(t *testing.T) {
 		{"array", "[\n" + a + ",\n" + b + "\n]", []string{"A-1", "B-2"}, []string{"", ""}, ""},
 		{"not a Reserve", a + "\n" + pay, []string{"A-1", ""}, []string{"", "not a Reserve: the envelope asks Pay of service deferredkp"}, ""},
 		{"Reserve without articles", noArticles, []string{""}, []string{"Article"}, ""},
-		{"broken JSON", a + "\n{\"Currency\":", []string{"A-1"}, []string{""}, "line 2"},
+		{"broken JSON is a refused record", a + "\n{\"Currency\":", []string{"A-1", ""}, []string{"", "not complete"}, ""},
+		{"broken line, then a good one", a + "\n{\"Currency\":\n" + b + "\n", []string{"A-1", "", "B-2"}, []string{"", "its line ends inside it", ""}, ""},
+		{"garbage line", a + "\nhello\n" + b, []string{"A-1", "", "B-2"}, []string{"", "not a JSON object", ""}, ""},
+		{"oversized envelope refused, not cut", a + "\n{" + strings.Repeat(" ", MaxEnvelope) + "}\n" + b, []string{"A-1", "", "B-2"}, []string{"", "larger than 1048576 bytes", ""}, ""},
+		{"array not closed", "[" + a + ",", []string{"A-1"}, []string{""}, "ends inside the array"},
+		{"data after the array", "[" + a + "] x", []string{"A-1"}, []string{""}, "after the end of the array"},
+		{"pretty-printed object", strings.Replace(a, ",", ",\n  ", -1), []string{"A-1"}, []string{""}, ""},
 		{"empty", "", nil, nil, ""},
 	}
 	for _, tc := range cases {
@@ -94,9 +100,25 @@ func TestReadCSV(t *testing.T) {
 	}{
 		{"two orders", head +
 			"S-1,MUG,Mug,2,12.50,21,Jürgen,Müller,jm@example.de\n" +
-			"S-2,TEE,Tee,1,\"24,95\",9,Anna,Vries,a@example.nl\n" +
-			"S-1,SHIP,Shipping,1,4.95,21,,,\n",
+			"S-1,SHIP,Shipping,1,4.95,21,,,\n" +
+			"S-2,TEE,Tee,1,\"24,95\",9,Anna,Vries,a@example.nl\n",
 			[]string{"S-1 2 29.95", "S-2 1 24.95"}, ""},
+		// An order is its consecutive rows: an invoice that comes back is a
+		// second order for it (the store answers known or conflict).
+		{"invoice comes back", head +
+			"S-1,MUG,Mug,2,12.50,21,,,\nS-2,TEE,Tee,1,1,9,,,\nS-1,SHIP,Shipping,1,4.95,21,,,\n",
+			[]string{"S-1 1 25", "S-2 1 1", "S-1 1 4.95"}, ""},
+		// The rules of a Reserve's lines, as /orders applies them (issue 24).
+		{"duplicate article refused", head + "S-1,MUG,Mug,1,10,21,,,\nS-1,MUG,Mug again,1,10,21,,,\n",
+			[]string{"error: Reserve rules: row 3: ArticleNumber: must be unique"}, ""},
+		{"discount above the total refused", head + "S-1,MUG,Mug,1,10,21,,,\nS-1,DISC,Discount,1,-15.00,21,,,\n",
+			[]string{"error: Reserve rules: ArticlePrice: the articles must add up to more than 0"}, ""},
+		{"only a negative line refused", head + "S-1,DISC,Discount,1,-15.00,21,,,\n",
+			[]string{"error: Reserve rules: ArticlePrice: the articles must add up to more than 0"}, ""},
+		{"bad email refused", head + "S-1,MUG,Mug,1,10,21,A,B,not-an-email\n",
+			[]string{"error: Reserve rules: BillingEmail"}, ""},
+		{"row too long stops the file, refusing its order whole", head + "S-0,MUG,Mug,1,1,21,,,\nS-1,MUG,Mug,1,1,21,,,\nS-1,TEE,\"" + strings.Repeat("x", MaxRowBytes+256<<10) + "\",1,1,21,,,\nS-2,MUG,Mug,1,1,21,,,\n",
+			[]string{"S-0 1 1", "error: the file stops inside this order"}, "longer than 1048576 bytes"},
 		{"semicolons and decimal commas", "Invoice Number;SKU;Description;Qty;Unit Price;VAT %\nS-1;MUG;Mug;1;10,50;21\n", []string{"S-1 1 10.5"}, ""},
 		{"header aliases", "Order,SKU,Description,Qty,Unit Price,VAT %\nS-1,MUG,Mug,1,10,21\n", []string{"S-1 1 10"}, ""},
 		{"missing column", "invoice,article_number,title,quantity,price\nS-1,MUG,Mug,1,10\n", nil, "missing column vat"},
@@ -147,12 +169,18 @@ func TestImportReportsPerOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	out, err := Import(db, "orders.csv", "import orders.csv", f)
+	collect := func(out *[]Outcome) func(Outcome) {
+		*out = (*out)[:0]
+		return func(o Outcome) { *out = append(*out, o) }
+	}
+	var out []Outcome
+	n, err := Import(db, "orders.csv", "import orders.csv", f, collect(&out))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out) != 2 || out[0].Result != ResultImported || out[1].Result != ResultImported || out[0].Where != "rows 2-4" {
-		t.Fatalf("first import: %+v", out)
+	if len(out) != 2 || out[0].Result != ResultImported || out[1].Result != ResultImported || out[0].Where != "rows 2-4" ||
+		n != (Counts{Read: 2, Imported: 2}) {
+		t.Fatalf("first import: %+v %+v", out, n)
 	}
 	o, err := db.Order("SHOP-88001")
 	if err != nil || !o.Amount().Equal(decimal.RequireFromString("54.90")) || o.Customer() != "Jürgen Müller" || o.Billing.Country != "DE" {
@@ -162,12 +190,12 @@ func TestImportReportsPerOrder(t *testing.T) {
 	// a known invoice is a conflict; NDJSON from stdin is sniffed.
 	f2, _ := os.Open(filepath.Join("..", "..", "testdata", "webshop", "orders.csv"))
 	defer f2.Close()
-	out, _ = Import(db, "orders.csv", "import", f2)
+	_, _ = Import(db, "orders.csv", "import", f2, collect(&out))
 	if out[0].Result != ResultKnown || out[1].Result != ResultKnown {
 		t.Fatalf("second import: %+v", out)
 	}
 	env := reserveEnvelope(t, "SHOP-88002") + "\n" + reserveEnvelope(t, "SHOP-88003") + "\n"
-	out, _ = Import(db, "-", "import stdin", strings.NewReader(env))
+	_, _ = Import(db, "-", "import stdin", strings.NewReader(env), collect(&out))
 	if len(out) != 2 || out[0].Result != ResultConflict || out[1].Result != ResultImported {
 		t.Fatalf("envelopes: %+v", out)
 	}

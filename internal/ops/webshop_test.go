@@ -147,7 +147,8 @@ func TestWebshopOrderEndToEnd(t *testing.T) {
 					t.Fatalf("order after the push: %+v %v", a, err)
 				}
 			case "import CSV after the push":
-				out, err := intake.Import(e.db, "orders.csv", "import orders.csv", strings.NewReader(orderCSV(rs)))
+				var out []intake.Outcome
+				_, err := intake.Import(e.db, "orders.csv", "import orders.csv", strings.NewReader(orderCSV(rs)), func(o intake.Outcome) { out = append(out, o) })
 				if err != nil || len(out) != 1 || out[0].Result != intake.ResultImported || out[0].Reservation != resp.Key {
 					t.Fatalf("import: %+v %v", out, err)
 				}
