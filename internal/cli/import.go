@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"paydesk/internal/intake"
+	"paydesk/internal/textsafe"
 	"paydesk/store"
 )
 
@@ -60,61 +62,161 @@ type importJSON struct {
 	Reason      string `json:"reason,omitempty"`
 }
 
-// importFiles imports each file and reports one line per order; the exit
-// code is 0 when every order was imported or already known, 1 otherwise.
+// maxReportField bounds what a report line echoes of a file: a refused
+// record's invoice or reason is cut with a marker, so a hostile file cannot
+// make a line of megabytes.
+const maxReportField = 300
+
+func bounded(s string) string { return textsafe.Bound(clean(s), maxReportField) }
+
+// importFiles imports each file as a stream and reports one line per
+// record as it is decided, then the counts: read = imported + already known
+// + conflicts + refused. The exit code is 0 when every record was imported
+// or already known, 1 otherwise (a refusal, a conflict, a file that could
+// not be read to its end).
 func importFiles(ctx context.Context, c *cmdContext, db *store.DB, files []string) int {
-	var all []importJSON
-	counts := map[string]int{}
+	w := bufio.NewWriterSize(c.sio.Stdout, 64<<10)
+	defer w.Flush()
+	var total intake.Counts
 	failed := false
-	for _, name := range files {
-		if ctx.Err() != nil {
-			return c.fail(ctx.Err())
-		}
-		var r io.Reader
-		source := "import " + filepath.Base(name)
-		if name == "-" {
-			r, source = c.sio.Stdin, "import stdin"
-		} else {
-			f, err := os.Open(name)
+	unread := 0 // files not read to their end
+	each := func(emit func(importJSON) error) error {
+		for _, name := range files {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			var r io.Reader
+			source := "import " + filepath.Base(name)
+			if name == "-" {
+				r, source = c.sio.Stdin, "import stdin"
+			} else {
+				f, err := openImportFile(name)
+				if err != nil {
+					failed = true
+					unread++
+					if err := emit(importJSON{File: name, Result: intake.ResultRefused, Reason: err.Error()}); err != nil {
+						return err
+					}
+					continue
+				}
+				defer f.Close()
+				r = f
+			}
+			var werr error
+			n, err := intake.Import(db, name, source, contextReader{ctx, r}, func(o intake.Outcome) {
+				if werr == nil {
+					werr = emit(importJSON{File: name, Where: o.Where, Invoice: o.Invoice, Result: o.Result, Reservation: o.Reservation, Reason: o.Reason})
+				}
+			})
+			total.Plus(n)
+			if n.Read != n.Imported+n.Known {
+				failed = true
+			}
+			if werr != nil {
+				return werr
+			}
 			if err != nil {
 				failed = true
-				all = append(all, importJSON{File: name, Result: intake.ResultRefused, Reason: err.Error()})
-				continue
+				unread++
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				if err := emit(importJSON{File: name, Result: intake.ResultRefused, Reason: "file not read to its end: " + err.Error()}); err != nil {
+					return err
+				}
 			}
-			defer f.Close()
-			r = f
 		}
-		out, err := intake.Import(db, name, source, r)
-		for _, o := range out {
-			counts[o.Result]++
-			if o.Result == intake.ResultRefused || o.Result == intake.ResultConflict {
-				failed = true
-			}
-			all = append(all, importJSON{File: name, Where: o.Where, Invoice: clean(o.Invoice), Result: o.Result, Reservation: o.Reservation, Reason: clean(o.Reason)})
-		}
-		if err != nil {
-			failed = true
-			all = append(all, importJSON{File: name, Result: intake.ResultRefused, Reason: clean(err.Error())})
-		}
+		return nil
 	}
+	var err error
 	if c.flags.json {
-		_ = writeJSON(c.sio.Stdout, all)
+		err = writeJSONStream(w, func(fn func(importJSON) error) error {
+			return each(func(a importJSON) error {
+				a.File, a.Invoice, a.Reason = textsafe.Bound(a.File, maxReportField), textsafe.Bound(a.Invoice, maxReportField), textsafe.Bound(a.Reason, maxReportField)
+				return fn(a)
+			})
+		})
 	} else {
-		tw := tabwriter.NewWriter(c.sio.Stdout, 0, 0, 2, ' ', 0)
+		// Flushed every few hundred lines: the report of a file of millions
+		// of orders is never held whole.
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "FILE\tWHERE\tINVOICE\tRESULT\tRESERVATION\tREASON")
-		for _, a := range all {
+		lines := 0
+		err = each(func(a importJSON) error {
 			res := a.Reservation
 			if res == "" && a.Result == intake.ResultImported {
 				res = "(waiting for its Reserve push)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", clean(a.File), dash(a.Where), dash(a.Invoice), a.Result, dash(res), a.Reason)
-		}
+			_, err := fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", bounded(a.File), dash(a.Where), dash(bounded(a.Invoice)), a.Result, dash(clean(res)), bounded(a.Reason))
+			if lines++; lines%256 == 0 {
+				_ = tw.Flush()
+			}
+			return err
+		})
 		_ = tw.Flush()
-		fmt.Fprintf(c.sio.Stdout, "%s imported, %d already known, %d conflicts, %d refused\n",
-			count(counts[intake.ResultImported], "order", "orders"), counts[intake.ResultKnown], counts[intake.ResultConflict], counts[intake.ResultRefused])
+		fmt.Fprintf(w, "%s read: %s imported, %d already known, %d conflicts, %d refused",
+			count(total.Read, "record", "records"), count(total.Imported, "order", "orders"), total.Known, total.Conflicts, total.Refused)
+		if unread > 0 {
+			fmt.Fprintf(w, "; %s not read to the end", count(unread, "file", "files"))
+		}
+		fmt.Fprintln(w)
+	}
+	if err != nil {
+		_ = w.Flush()
+		return c.fail(err)
 	}
 	if failed {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// openImportFile opens a file to import: a regular file, a pipe or a
+// terminal (shop-export | paydesk import /dev/stdin); a directory or a
+// device is refused at once rather than read forever.
+func openImportFile(name string) (*os.File, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	if m := st.Mode(); m.IsDir() || !m.IsRegular() && m&(os.ModeNamedPipe|os.ModeCharDevice) == 0 {
+		_ = f.Close()
+		return nil, fmt.Errorf("%s: %s, not a regular file: refused", name, fileKind(m))
+	}
+	return f, nil
+}
+
+// contextReader stops a long import at Ctrl-C between two reads.
+type contextReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c contextReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// fileKind names what a path that is not a regular file is.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "a " + m.Type().String() + " file"
 }

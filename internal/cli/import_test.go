@@ -76,3 +76,42 @@ func TestAuditVerifyCommand(t *testing.T) {
 		t.Fatalf("verify after removing entry 1: exit %d\n%s", code, out)
 	}
 }
+
+// issue 24: every record is accounted for (read = imported + known +
+// conflicts + refused), a refused record's echo is cut with a marker so no
+// report line runs to megabytes, and the exit code says something was not
+// imported.
+func TestImportAccountsAndBoundsLines(t *testing.T) {
+	dir := t.TempDir()
+	long := strings.Repeat("Ä", 300<<10)
+	in := "invoice,article_number,title,quantity,price,vat,first_name\n" +
+		"X-1,A,Mug,1,2.00,21,Ann\n" +
+		"X-2,A,Mug,1,2.00,21,Ann\nX-2,B,Cup,1,2.00,21," + long + "\n" +
+		"X-3,A,Mug,1,2.00,21,Ann\nX-3,A,Mug,1,2.00,21,Ann\n"
+	code, out, errs := runCLIStdin(t, dir, in, "import", "-")
+	if code != 1 || !strings.Contains(out, "3 records read: 1 order imported, 0 already known, 0 conflicts, 2 refused") {
+		t.Fatalf("exit %d\n%.2000s%s", code, out, errs)
+	}
+	if !strings.Contains(out, "more bytes]") || !strings.Contains(out, "must be unique") {
+		t.Fatalf("no cut marker or no duplicate-article refusal:\n%.3000s", out)
+	}
+	for i, l := range strings.Split(out, "\n") {
+		if len(l) > 1000 {
+			t.Fatalf("line %d is %d bytes", i+1, len(l))
+		}
+	}
+	code, out, _ = runCLIStdin(t, dir, in, "import", "-", "--json")
+	rows := decodeJSON[[]importJSON](t, out)
+	if code != 1 || len(rows) != 3 || len(rows[1].Reason) > 1000 {
+		t.Fatalf("json: exit %d, %d rows", code, len(rows))
+	}
+}
+
+// A directory or a device given to import is refused at once, naming it.
+func TestImportRefusesNonRegularFiles(t *testing.T) {
+	dir := t.TempDir()
+	code, out, _ := runCLI(t, dir, "", "import", dir)
+	if code != 1 || !strings.Contains(out, "not a regular file") || !strings.Contains(out, "a directory") || !strings.Contains(out, "1 file not read to the end") {
+		t.Fatalf("directory: exit %d\n%s", code, out)
+	}
+}
