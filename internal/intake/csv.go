@@ -227,7 +227,9 @@ func (c *CSVReader) readRow() {
 		if c.cur != nil {
 			c.cur.last = c.row
 			if c.cur.item.Err == nil {
-				c.cur.item.Err = fmt.Errorf("the file stops inside this order (row %d): refused whole", c.row)
+				// The row that stopped the file may be one of this order's:
+				// it cannot be shown whole, so it is not stored.
+				c.cur.item.Err = fmt.Errorf("the file stops at row %d, which may belong to this order: refused whole", c.row)
 			}
 			c.flush()
 		}

@@ -118,7 +118,7 @@ func TestReadCSV(t *testing.T) {
 		{"bad email refused", head + "S-1,MUG,Mug,1,10,21,A,B,not-an-email\n",
 			[]string{"error: Reserve rules: BillingEmail"}, ""},
 		{"row too long stops the file, refusing its order whole", head + "S-0,MUG,Mug,1,1,21,,,\nS-1,MUG,Mug,1,1,21,,,\nS-1,TEE,\"" + strings.Repeat("x", MaxRowBytes+256<<10) + "\",1,1,21,,,\nS-2,MUG,Mug,1,1,21,,,\n",
-			[]string{"S-0 1 1", "error: the file stops inside this order"}, "longer than 1048576 bytes"},
+			[]string{"S-0 1 1", "error: the file stops at row 4, which may belong to this order"}, "longer than 1048576 bytes"},
 		{"semicolons and decimal commas", "Invoice Number;SKU;Description;Qty;Unit Price;VAT %\nS-1;MUG;Mug;1;10,50;21\n", []string{"S-1 1 10.5"}, ""},
 		{"header aliases", "Order,SKU,Description,Qty,Unit Price,VAT %\nS-1,MUG,Mug,1,10,21\n", []string{"S-1 1 10"}, ""},
 		{"missing column", "invoice,article_number,title,quantity,price\nS-1,MUG,Mug,1,10\n", nil, "missing column vat"},
