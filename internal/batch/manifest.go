@@ -8,18 +8,28 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/shopspring/decimal"
 
 	"paydesk/api"
+	"paydesk/internal/textsafe"
 )
 
-// MaxManifestBytes bounds what is read of a manifest (a day of a large
-// warehouse is a few megabytes).
-const MaxManifestBytes = 256 << 20
+// Limits of a manifest, read as a stream: a day of a large warehouse is a
+// few megabytes, some tens of thousands of rows. A manifest over a limit is
+// refused whole, naming it (nothing is planned or sent): never cut.
+const (
+	MaxManifestRows     = 250_000
+	MaxManifestRowBytes = 64 << 10
+	// maxField bounds a reference, article, parcel or tracking number; a
+	// longer one makes its row a bad row, kept cut to name it.
+	maxField = 128
+)
 
 // Row is one line of a shipment manifest: units of an article that left the
 // building for an invoice (or a reservation number).
@@ -100,21 +110,75 @@ func columnOf(h string) (colKind, bool) {
 	return 0, false
 }
 
-// readAll reads at most MaxManifestBytes and hashes what it read.
-func readAll(r io.Reader) ([]byte, string, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxManifestBytes+1))
-	if err != nil {
-		return nil, "", fmt.Errorf("read manifest: %w", err)
+// manifestReader is a CSV reader over a stream that hashes every byte it
+// reads (the SHA-256 names the manifest across runs) and bounds the bytes
+// one row may take: encoding/csv holds a whole record (all of a quoted
+// cell) before it returns it.
+type manifestReader struct {
+	*csv.Reader
+	guard *rowGuard
+	hash  hash.Hash
+}
+
+func newManifestReader(r io.Reader) *manifestReader {
+	h := sha256.New()
+	g := &rowGuard{r: io.TeeReader(r, h), limit: MaxManifestRowBytes}
+	br := bufio.NewReaderSize(g, 64<<10)
+	cr := csv.NewReader(br)
+	if head, _ := br.Peek(4096); sniffSemicolon(head) {
+		cr.Comma = ';'
 	}
-	if len(data) > MaxManifestBytes {
-		return nil, "", fmt.Errorf("read manifest: larger than %d MiB", MaxManifestBytes>>20)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	return &manifestReader{Reader: cr, guard: g, hash: h}
+}
+
+// read reads a record and marks where the next one starts.
+func (m *manifestReader) read() ([]string, error) {
+	rec, err := m.Read()
+	if err == nil {
+		m.guard.mark(m.InputOffset())
 	}
-	sum := sha256.Sum256(data)
-	return data, hex.EncodeToString(sum[:]), nil
+	return rec, err
+}
+
+// sum is the hash of every byte read; the file has been read to its end.
+func (m *manifestReader) sum() string { return hex.EncodeToString(m.hash.Sum(nil)) }
+
+// errRowTooLong is the rowGuard's error.
+var errRowTooLong = errors.New("row too long")
+
+// rowGuard stops a read once the current row (from the offset mark set)
+// has taken more than limit bytes; a buffer's read-ahead is the slack.
+type rowGuard struct {
+	r     io.Reader
+	limit int64
+	read  int64
+	start int64
+}
+
+func (g *rowGuard) mark(off int64) { g.start = off }
+
+func (g *rowGuard) Read(p []byte) (int, error) {
+	if g.read-g.start > g.limit+128<<10 {
+		return 0, errRowTooLong
+	}
+	n, err := g.r.Read(p)
+	g.read += int64(n)
+	return n, err
+}
+
+// tooLong is the error for a row over the limit: the file is refused.
+func tooLong(what string, line int) error {
+	return fmt.Errorf("%s line %d: a row longer than %d KiB: the file is refused whole (nothing is planned or sent)", what, line, MaxManifestRowBytes>>10)
+}
+
+func tooMany(what string) error {
+	return fmt.Errorf("%s: more than %d rows: split it (the file is refused whole; nothing is planned or sent)", what, MaxManifestRows)
 }
 
 // sniffSemicolon: spreadsheets in NL, DE and AT save CSV with ';'. The
-// header row tells which.
+// header row (the first line of data) tells which.
 func sniffSemicolon(data []byte) bool {
 	head, _, _ := bytes.Cut(data, []byte("\n"))
 	return bytes.Count(head, []byte(";")) > bytes.Count(head, []byte(","))
@@ -127,24 +191,19 @@ func sniffSemicolon(data []byte) bool {
 // pre-flight can name it; a header without the required columns refuses the
 // file.
 func ReadManifest(r io.Reader) (*Manifest, error) {
-	data, hash, err := readAll(r)
-	if err != nil {
-		return nil, err
-	}
-	cr := csv.NewReader(bufio.NewReader(bytes.NewReader(data)))
-	if sniffSemicolon(data) {
-		cr.Comma = ';'
-	}
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
-	header, err := cr.Read()
+	cr := newManifestReader(r)
+	header, err := cr.read()
 	if errors.Is(err, io.EOF) {
 		return nil, errors.New("manifest is empty: expected a header row (invoice,article,quantity)")
+	}
+	if errors.Is(err, errRowTooLong) {
+		return nil, tooLong("manifest", 1)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("manifest header: %w", err)
 	}
-	m := &Manifest{Hash: hash}
+	header = slices.Clone(header)
+	m := &Manifest{}
 	idx := [nCols]int{}
 	for i := range idx {
 		idx[i] = -1
@@ -154,7 +213,7 @@ func ReadManifest(r io.Reader) (*Manifest, error) {
 		switch {
 		case !ok:
 			if strings.TrimSpace(h) != "" {
-				m.Ignored = append(m.Ignored, h)
+				m.Ignored = append(m.Ignored, textsafe.Bound(h, maxField))
 			}
 		case idx[k] >= 0:
 			return nil, fmt.Errorf("manifest header: column %q given twice (as %q and %q)", ColumnNames[k], header[idx[k]], h)
@@ -170,22 +229,41 @@ func ReadManifest(r io.Reader) (*Manifest, error) {
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("manifest header %q: missing column %s (expected invoice or reservation, article, quantity)",
-			strings.Join(header, string(cr.Comma)), strings.Join(missing, ", "))
+			textsafe.Bound(strings.Join(header, string(cr.Comma)), 4*maxField), strings.Join(missing, ", "))
 	}
+	long := ""
 	field := func(rec []string, k colKind) string {
 		if idx[k] < 0 || idx[k] >= len(rec) {
 			return ""
 		}
-		return strings.TrimSpace(rec[idx[k]])
+		v := strings.TrimSpace(rec[idx[k]])
+		if len(v) > maxField {
+			// Kept cut, to name the row; the row is refused.
+			if long == "" {
+				long = fmt.Sprintf("%s: longer than %d bytes", ColumnNames[k], maxField)
+			}
+			v = textsafe.Bound(v, maxField/2)
+		}
+		return v
 	}
 	for {
-		rec, err := cr.Read()
+		rec, err := cr.read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
+		if len(m.Rows) >= MaxManifestRows {
+			return nil, tooMany("manifest")
+		}
 		if err != nil {
 			var pe *csv.ParseError
-			if errors.As(err, &pe) {
+			switch {
+			case errors.Is(err, errRowTooLong):
+				line, _ := cr.FieldPos(0)
+				if errors.As(err, &pe) {
+					line = pe.StartLine
+				}
+				return nil, tooLong("manifest", line)
+			case errors.As(err, &pe):
 				m.Rows = append(m.Rows, Row{Line: pe.StartLine, Problem: "cannot read the row: " + pe.Err.Error()})
 				continue
 			}
@@ -196,9 +274,12 @@ func ReadManifest(r io.Reader) (*Manifest, error) {
 		if blank(rec) {
 			continue
 		}
+		long = ""
 		row := Row{Line: line, Ref: field(rec, cRef), Article: field(rec, cArticle), Parcel: field(rec, cParcel), Tracking: field(rec, cTracking)}
 		q := field(rec, cQuantity)
 		switch n, err := strconv.Atoi(q); {
+		case long != "":
+			row.Problem = long
 		case row.Ref == "":
 			row.Problem = "no invoice or reservation number"
 		case row.Article == "":
@@ -218,6 +299,7 @@ func ReadManifest(r io.Reader) (*Manifest, error) {
 		}
 		m.Rows = append(m.Rows, row)
 	}
+	m.Hash = cr.sum()
 	return m, nil
 }
 
@@ -235,19 +317,15 @@ func blank(rec []string) bool {
 // invoice or reservation column (a manifest will do: other columns are
 // ignored, each invoice counts once).
 func ReadRefs(r io.Reader) (*Manifest, error) {
-	data, hash, err := readAll(r)
-	if err != nil {
-		return nil, err
-	}
-	m := &Manifest{Hash: hash}
-	cr := csv.NewReader(bytes.NewReader(data))
-	if sniffSemicolon(data) {
-		cr.Comma = ';'
-	}
-	cr.FieldsPerRecord = -1
-	header, err := cr.Read()
+	m := &Manifest{}
+	cr := newManifestReader(r)
+	header, err := cr.read()
 	if errors.Is(err, io.EOF) {
+		m.Hash = cr.sum()
 		return m, nil
+	}
+	if errors.Is(err, errRowTooLong) {
+		return nil, tooLong("invoice list", 1)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("invoice list: %w", err)
@@ -275,17 +353,28 @@ func ReadRefs(r io.Reader) (*Manifest, error) {
 		col = 0
 	}
 	for {
-		rec, err := cr.Read()
+		rec, err := cr.read()
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		if len(m.Rows) >= MaxManifestRows {
+			return nil, tooMany("invoice list")
+		}
+		if errors.Is(err, errRowTooLong) {
+			line, _ := cr.FieldPos(0)
+			return nil, tooLong("invoice list", line)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("invoice list: %w", err)
 		}
 		line, _ := cr.FieldPos(0)
 		if col < len(rec) {
+			if len(rec[col]) > maxField {
+				return nil, fmt.Errorf("invoice list line %d: a reference longer than %d bytes: the file is refused whole", line, maxField)
+			}
 			add(line, rec[col])
 		}
 	}
+	m.Hash = cr.sum()
 	return m, nil
 }

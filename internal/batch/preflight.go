@@ -28,6 +28,7 @@ const (
 	RuleState         = "state"           // the reservation cannot be captured (cancelled, captured, open operation …)
 	RuleLineSum       = "line-sum"        // the manifest's amount does not match price × quantity, or the lines add up to 0 or less
 	RuleListedTwice   = "listed-twice"    // cancel-rest: the same reservation named again
+	RuleRepeatedRow   = "repeated-row"    // the same article, parcel and tracking of a reservation again
 	RuleNothingCapted = "nothing-shipped" // cancel-rest of a reservation with nothing captured would release it whole
 )
 
@@ -292,6 +293,23 @@ func planGroup(g *group, now time.Time, late bool) (*Item, []Refusal) {
 	rowsOf := map[string][]int{}
 	var parcels []string
 	seenParcel := map[string]bool{}
+	// A parcel leaves once: the same article in the same parcel with the
+	// same tracking number twice is a row repeated (an export run twice, a
+	// copy and paste), not two units; it is refused, never summed.
+	type shipped struct{ article, parcel, tracking string }
+	firstRow := map[shipped]int{}
+	for _, row := range g.rows {
+		if row.Parcel == "" && row.Tracking == "" {
+			continue
+		}
+		k := shipped{row.Article, row.Parcel, row.Tracking}
+		if l, ok := firstRow[k]; ok {
+			refuse(row, RuleRepeatedRow, fmt.Sprintf("line %d repeats line %d: article %s in %s of reservation %s again; a parcel ships once (remove one of the two lines)",
+				row.Line, l, row.Article, parcelText(row), num))
+			continue
+		}
+		firstRow[k] = row.Line
+	}
 	for _, row := range g.rows {
 		i, ok := lineOf[row.Article]
 		if !ok {
@@ -309,7 +327,9 @@ func planGroup(g *group, now time.Time, late bool) (*Item, []Refusal) {
 		rowsOf[row.Article] = append(rowsOf[row.Article], row.Line)
 		if p := parcelText(row); p != "" && !seenParcel[p] {
 			seenParcel[p] = true
-			parcels = append(parcels, p)
+			if len(parcels) < maxListed {
+				parcels = append(parcels, p)
+			}
 		}
 	}
 	for a, n := range units {
@@ -346,6 +366,9 @@ func planGroup(g *group, now time.Time, late bool) (*Item, []Refusal) {
 		}
 	}
 	it.Note = strings.Join(parcels, ", ")
+	if n := len(seenParcel) - len(parcels); n > 0 {
+		it.Note += fmt.Sprintf(" and %d more", n)
+	}
 	return it, nil
 }
 
@@ -439,10 +462,18 @@ func PlanCancelRest(m *Manifest, lookup Lookup) *Preflight {
 	return pf
 }
 
+// maxListed bounds a list of line numbers in a message or a report line:
+// one reservation named on a million rows must not make a line of megabytes.
+const maxListed = 20
+
 func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, n := range v {
-		s[i] = strconv.Itoa(n)
+	n := min(len(v), maxListed)
+	s := make([]string, n, n+1)
+	for i := range n {
+		s[i] = strconv.Itoa(v[i])
+	}
+	if len(v) > n {
+		s = append(s, fmt.Sprintf("… and %d more", len(v)-n))
 	}
 	return strings.Join(s, ", ")
 }

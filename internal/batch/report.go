@@ -35,7 +35,9 @@ func linesText(lines []api.CaptureLine) string {
 	return strings.Join(parts, " ")
 }
 
-func clean(s string) string { return textsafe.Clean(s) }
+// clean makes outside text inert and bounds it: a report line stays short
+// whatever a manifest holds.
+func clean(s string) string { return textsafe.Bound(textsafe.Clean(s), 300) }
 
 // Verb is what a batch of kind does, in words.
 func Verb(kind string) string {

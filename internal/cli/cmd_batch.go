@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -97,11 +96,13 @@ func runBatch(ctx context.Context, c *cmdContext, kind string, f batchFlags) int
 			sio.Interactive = false
 			c.sio = sio
 		} else {
-			b, err := os.ReadFile(source)
+			// Read as a stream: the manifest is never held whole.
+			f, err := openImportFile(source)
 			if err != nil {
 				return c.fail(fmt.Errorf("read manifest: %w", err))
 			}
-			data = bytes.NewReader(b)
+			defer f.Close()
+			data = f
 		}
 		var err error
 		if kind == store.BatchCancelRest {
