@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"paydesk/api"
 	"paydesk/internal/ops"
+	"paydesk/internal/private"
 	"paydesk/store"
 )
 
@@ -302,14 +304,23 @@ func defaultConfigPath(getenv func(string) string) string {
 	return filepath.Join(dir, "paydesk", "config.toml")
 }
 
+// maxConfigBytes bounds the config file: a few hundred bytes in practice.
+const maxConfigBytes = 1 << 20
+
 // readConfigFile reads the TOML config file into the keys it sets. Unknown
 // keys are an error naming their line (a typo should not be ignored), and
 // so is a secret: it does not belong in a file that is copied around; name
 // a secret-file instead. The error never repeats a value.
 func readConfigFile(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
+	// A regular file of a sane size only: a FIFO would block the start (and
+	// SIGTERM with it), /dev/zero would never end.
+	data, err := private.ReadRegular(path, maxConfigBytes)
 	if err != nil {
-		return nil, fmt.Errorf("config file: %w", err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("config file: %w", err)
+		}
+		return nil, fmt.Errorf("config file %s %w", path, err)
 	}
 	var fc fileConfig
 	md, err := toml.Decode(string(data), &fc)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"paydesk/internal/intake"
+	"paydesk/internal/private"
 	"paydesk/internal/textsafe"
 	"paydesk/store"
 )
@@ -171,24 +173,16 @@ func importFiles(ctx context.Context, c *cmdContext, db *store.DB, files []strin
 	return exitOK
 }
 
-// openImportFile opens a file to import: a regular file, a pipe or a
-// terminal (shop-export | paydesk import /dev/stdin); a directory or a
-// device is refused at once rather than read forever.
+// openImportFile opens a file to import or a manifest as a stream
+// (private.OpenStream): a directory or a device is refused at once, a named
+// pipe no one writes to reads as empty rather than hanging.
 func openImportFile(name string) (*os.File, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
+	f, err := private.OpenStream(name)
+	var pe *fs.PathError
+	if err != nil && !errors.As(err, &pe) {
+		return nil, fmt.Errorf("%s %w: refused", name, err)
 	}
-	st, err := f.Stat()
-	if err != nil {
-		_ = f.Close()
-		return nil, err
-	}
-	if m := st.Mode(); m.IsDir() || !m.IsRegular() && m&(os.ModeNamedPipe|os.ModeCharDevice) == 0 {
-		_ = f.Close()
-		return nil, fmt.Errorf("%s: %s, not a regular file: refused", name, fileKind(m))
-	}
-	return f, nil
+	return f, err
 }
 
 // contextReader stops a long import at Ctrl-C between two reads.
@@ -202,21 +196,4 @@ func (c contextReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
-}
-
-// fileKind names what a path that is not a regular file is.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return "a " + m.Type().String() + " file"
 }

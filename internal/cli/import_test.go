@@ -111,7 +111,7 @@ func TestImportAccountsAndBoundsLines(t *testing.T) {
 func TestImportRefusesNonRegularFiles(t *testing.T) {
 	dir := t.TempDir()
 	code, out, _ := runCLI(t, dir, "", "import", dir)
-	if code != 1 || !strings.Contains(out, "not a regular file") || !strings.Contains(out, "a directory") || !strings.Contains(out, "1 file not read to the end") {
+	if code != 1 || !strings.Contains(out, "a directory, not a regular file") || !strings.Contains(out, "1 file not read to the end") {
 		t.Fatalf("directory: exit %d\n%s", code, out)
 	}
 }

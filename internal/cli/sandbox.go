@@ -162,6 +162,9 @@ func readSecret(path string, getenv func(string) string) (string, error) {
 		return private.ReadSecretFile(path, "--secret-file (or secret-file in the config)")
 	}
 	if s := getenv("PAYDESK_SECRET_KEY"); s != "" {
+		if err := private.CheckSecret(s); err != nil {
+			return "", fmt.Errorf("$PAYDESK_SECRET_KEY: %w", err)
+		}
 		return s, nil
 	}
 	return "", errors.New("no secret key: set PAYDESK_SECRET_KEY or pass --secret-file")

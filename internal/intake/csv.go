@@ -144,6 +144,9 @@ func NewCSVReader(r io.Reader) (*CSVReader, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("empty file: the first row must name the columns")
 		}
+		if errors.Is(err, errRowTooLong) {
+			return nil, fmt.Errorf("header: longer than %d bytes: the file is not read", MaxRowBytes)
+		}
 		return nil, fmt.Errorf("header: %w", err)
 	}
 	g.mark(cr.InputOffset())

@@ -15,3 +15,6 @@ func owner(fi fs.FileInfo) (int, bool) {
 	}
 	return 0, false
 }
+
+// openNoBlock keeps the open of a FIFO from waiting for a writer.
+const openNoBlock = syscall.O_NONBLOCK

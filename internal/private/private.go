@@ -3,6 +3,7 @@ package private
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -47,35 +48,33 @@ func CheckPath(path string) error {
 // see the secret echoed back, in a terminal or a log. flag names where the
 // path came from ("--secret-file").
 func ReadSecretFile(path, flag string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	f, fi, err := OpenRegular(path)
+	var nr *NotRegularError
+	switch {
+	case errors.As(err, &nr):
+		return "", fmt.Errorf("the file named by %s %s: refused (its name is not shown: it might be the secret itself)", flag, nr.Kind)
+	case err != nil:
 		return "", fmt.Errorf("the file named by %s cannot be opened: %w (its name is not shown: it might be the secret itself)", flag, bare(err))
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", fmt.Errorf("the file named by %s: %w", flag, bare(err))
-	}
-	if fi.IsDir() {
-		return "", fmt.Errorf("the file named by %s is a folder", flag)
-	}
 	if err := Check(path, fi); err != nil {
 		return "", fmt.Errorf("the secret file: %w", err)
 	}
-	b := make([]byte, 0, 256)
-	for len(b) < 64<<10 {
-		n, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err != nil {
-			break
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
+	// One byte more than a secret and its line end may take tells a file
+	// that is too long without reading all of it.
+	b, err := io.ReadAll(io.LimitReader(f, MaxSecret+3))
+	if err != nil {
+		return "", fmt.Errorf("the file named by %s: %w", flag, bare(err))
 	}
 	s := strings.TrimSpace(string(b))
 	if s == "" {
 		return "", fmt.Errorf("the file named by %s is empty", flag)
+	}
+	if len(b) > MaxSecret+2 {
+		return "", fmt.Errorf("the file named by %s: %w: more than %d bytes", flag, ErrBadSecret, MaxSecret)
+	}
+	if err := CheckSecret(s); err != nil {
+		return "", fmt.Errorf("the file named by %s: %w", flag, err)
 	}
 	return s, nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"paydesk/api"
+	"paydesk/internal/private"
 	"paydesk/pushlistener"
 	"paydesk/store"
 )
@@ -129,11 +131,21 @@ func excerpt(b []byte) string {
 	return out
 }
 
+// maxPushFile bounds a saved push: a push body is a few KiB, the
+// listener takes at most 1 MiB.
+const maxPushFile = 8 << 20
+
 // LoadFile reads a saved push: the raw body as the console's "save as
 // fixture" writes it (push-N-KIND.json).
 func LoadFile(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	// A regular file only, and no larger than a push may be: a FIFO would
+	// hang the command, /dev/zero would fill the memory.
+	b, err := private.ReadRegular(path, maxPushFile)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("read push: %w", err)
+		}
 		return nil, fmt.Errorf("read push %s: %w", path, err)
 	}
 	if _, err := api.DecodePush(b); err != nil {
