@@ -100,14 +100,14 @@ func TestListenCommand(t *testing.T) {
 				if err := json.Unmarshal([]byte(lines[1]), &second); err != nil {
 					t.Fatal(err)
 				}
-				if first["key"] != "ABC123" || first["amount"] != "59.97" || first["status"] != 190.0 || first["signature"] != "valid" || first["invoice"] != "INV-1" {
+				if first["key"] != "ABC123" || first["amount"] != "59.97" || first["status"] != 190.0 || first["signature"] != "valid" || first["invoice"] != "INV␛]52;c;ZXZpbA==␇-1␛[2J" {
 					t.Errorf("first line %v", first)
 				}
 				if second["rejected"] != true || second["signature"] != "mismatch" || !strings.Contains(second["reason"].(string), "signature does not match") {
 					t.Errorf("second line %v", second)
 				}
 			} else {
-				for _, want := range []string{"#1", "Transaction", "key ABC123", "invoice INV-1", "service deferredkp", "C700", "status 190/S001", "amount 59.97 EUR", "signature valid"} {
+				for _, want := range []string{"#1", "Transaction", "key ABC123", "invoice INV␛]52;c;ZXZpbA==␇-1␛[2J", "service deferredkp", "C700", "status 190/S001", "amount 59.97 EUR", "signature valid"} {
 					if !strings.Contains(lines[0], want) {
 						t.Errorf("line %q lacks %q", lines[0], want)
 					}
