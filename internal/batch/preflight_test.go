@@ -209,6 +209,8 @@ func FuzzReadManifest(f *testing.F) {
 	f.Add("invoice,article,quantity,amount,parcel,tracking\nSHOP-77001,MUG-BLUE,1,12.50,P-1001,3SABC0001\n")
 	f.Add("Order;SKU;Qty\nA;B;2\n;;\nA;\"x\ny\";3\n")
 	f.Add("\ufeffinvoice,article,quantity\nA,B,\"1")
+	f.Add("invoice,article,quantity,parcel,tracking\nA,MUG,1,P1,T1\nA,MUG,1,P1,T1\n")
+	f.Add("invoice,article,quantity,parcel,tracking\nA,MUG,1,P1,T1\nRA,MUG,1,P1,T2\nA,TEE,1,,\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		m, err := ReadManifest(strings.NewReader(s))
 		if err != nil {
@@ -217,6 +219,28 @@ func FuzzReadManifest(f *testing.F) {
 		pf := PlanCapture(m, One(lookupOf(testReservation("A", "RA"))), testNow, false)
 		if pf.Rows != len(m.Rows) {
 			t.Fatalf("rows %d != %d", pf.Rows, len(m.Rows))
+		}
+		// Every row is planned or refused; a repeated row is never summed.
+		planned := 0
+		for _, it := range pf.Items {
+			planned += len(it.Rows)
+		}
+		if planned+pf.RefusedRows != len(m.Rows) {
+			t.Fatalf("%d rows planned + %d refused != %d read", planned, pf.RefusedRows, len(m.Rows))
+		}
+		type key struct{ ref, article, parcel, tracking string }
+		for _, it := range pf.Items {
+			seen := map[key]bool{}
+			for _, r := range m.Rows {
+				if r.Parcel == "" && r.Tracking == "" || !containsInt(it.Rows, r.Line) {
+					continue
+				}
+				k := key{it.Reservation, r.Article, r.Parcel, r.Tracking}
+				if seen[k] {
+					t.Fatalf("a repeated row was planned: %+v", r)
+				}
+				seen[k] = true
+			}
 		}
 		for _, r := range m.Rows {
 			if r.Problem == "" && r.Quantity <= 0 {
@@ -242,4 +266,13 @@ func FuzzReadRefs(f *testing.F) {
 			seen[r.Ref] = true
 		}
 	})
+}
+
+func containsInt(v []int, n int) bool {
+	for _, x := range v {
+		if x == n {
+			return true
+		}
+	}
+	return false
 }
