@@ -26,8 +26,10 @@ func importCmd(sio IO) *cobra.Command {
 		cobra.MinimumNArgs(1), runImport)
 	cmd.Long = "Stores a webshop's orders — the lines and customer the Reserve push does not carry — from files of\n" +
 		"Reserve envelopes as the shop sent them to the gateway (one JSON object, an array, or NDJSON) or a CSV\n" +
-		"of order lines with a header row. Each order is stored whole or not at all; the report names each\n" +
-		"order's rows and what became of it. - reads standard input. Exit 1 when any order was refused."
+		"of order lines with a header row (an order is its consecutive rows). Files are read as a stream; each\n" +
+		"order is checked by the intake's rules and stored whole or not at all; the report names each record's\n" +
+		"line or rows and what became of it, then adds them up. - reads standard input. Exit 1 when any record\n" +
+		"was refused or conflicted, or a file could not be read to its end."
 	cmd.Example = "paydesk import testdata/webshop/orders.csv\npaydesk import orders.ndjson --json\nshop-export | paydesk import -"
 	c.lookFlags()
 	return cmd
