@@ -100,21 +100,15 @@ func cleanAll(vs []string) []string {
 	return vs
 }
 
-// csvCells makes each cell inert in a spreadsheet (OWASP "CSV injection"):
+// csvCell makes a cell inert in a spreadsheet (OWASP "CSV injection"):
 // a cell that starts with = + - @, a tab or a CR (or with spaces before one
 // of them, which some spreadsheets skip) is read as a formula, so it gets a
-// leading single quote (and WriteCSV quotes it). A cell holding a ';' or a
-// ',' is quoted whole by WriteCSV, so no part of it starts a cell of its
-// own whichever separator the spreadsheet splits on. An unsigned push's invoice "=HYPERLINK(…)" once
-// reached operators' spreadsheets that way. Plain numbers (negative amounts)
-// are left as they are: a spreadsheet reads "-12.50" as a number, not a formula.
-func csvCells(vs []string) []string {
-	for i, v := range vs {
-		vs[i] = csvCell(v)
-	}
-	return vs
-}
-
+// leading single quote (and WriteCSV quotes it). An unsigned push's invoice
+// "=HYPERLINK(…)" once reached operators' spreadsheets that way. A cell
+// holding a ';' or a ',' is quoted whole by WriteCSV, so no part of it
+// starts a cell of its own whichever separator the spreadsheet splits on.
+// Plain numbers (negative amounts) are left as they are: a spreadsheet
+// reads "-12.50" as a number, not a formula.
 func csvCell(v string) string {
 	t := strings.TrimLeft(v, " ")
 	if t == "" || !strings.ContainsRune("=+-@\t\r", rune(t[0])) && !strings.HasPrefix(v, "\t") && !strings.HasPrefix(v, "\r") {

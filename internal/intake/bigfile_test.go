@@ -44,7 +44,7 @@ func writeFile(t *testing.T, name string, fill func(w *bufio.Writer)) string {
 	return path
 }
 
-func importFile(t *testing.T, path string, every int) (Counts, []Outcome, error, uint64) {
+func importFile(t *testing.T, path string, every int) (Counts, []Outcome, uint64, error) {
 	t.Helper()
 	db := openDB(t)
 	f, err := os.Open(path)
@@ -66,7 +66,7 @@ func importFile(t *testing.T, path string, every int) (Counts, []Outcome, error,
 		}
 	})
 	p.sample()
-	return n, notImported, err, p.peak
+	return n, notImported, p.peak, err
 }
 
 const heapBound = 96 << 20
@@ -84,7 +84,7 @@ func TestImportLargeNDJSONWhole(t *testing.T) {
 			w.WriteString("{" + strings.Repeat(" ", size-len(env)-1) + env[1:] + "\n")
 		}
 	})
-	n, bad, err, peak := importFile(t, path, 50)
+	n, bad, peak, err := importFile(t, path, 50)
 	if err != nil || n != (Counts{Read: lines, Imported: lines}) {
 		t.Fatalf("%+v %v; first not imported: %+v", n, err, bad)
 	}
@@ -110,7 +110,7 @@ func TestImportLargeCSVWhole(t *testing.T) {
 			}
 		}
 	})
-	n, bad, err, peak := importFile(t, path, 20)
+	n, bad, peak, err := importFile(t, path, 20)
 	if err != nil || n != (Counts{Read: orders, Imported: orders}) {
 		t.Fatalf("%+v %v; first not imported: %+v", n, err, bad)
 	}
@@ -149,7 +149,7 @@ func TestImportHugeCellRefused(t *testing.T) {
 		}
 		w.WriteString("\",1,1.00,21\nOK-2,A,Mug,1,1.00,21\n")
 	})
-	n, bad, err, peak := importFile(t, path, 1)
+	n, bad, peak, err := importFile(t, path, 1)
 	if err == nil || !strings.Contains(err.Error(), "row 4: longer than") || n != (Counts{Read: 2, Imported: 1, Refused: 1}) ||
 		len(bad) != 1 || !strings.Contains(bad[0].Reason, "may belong to this order") {
 		t.Fatalf("%+v %v %+v", n, err, bad)
