@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"paydesk/internal/batch"
+	"paydesk/internal/private"
 	"paydesk/store"
 	"paydesk/views"
 )
@@ -67,9 +67,11 @@ func (a *App) batchDeps() (batchStore, error) {
 
 // readManifest reads and hashes the file at path.
 func readManifest(path string) (*batch.Manifest, error) {
-	f, err := os.Open(path)
+	// As paydesk batch: a directory or a device is refused, a FIFO no one
+	// writes to reads as empty rather than hanging.
+	f, err := private.OpenStream(path)
 	if err != nil {
-		return nil, fmt.Errorf("open manifest: %w", err)
+		return nil, fmt.Errorf("open manifest %s: %w", path, err)
 	}
 	defer f.Close()
 	return batch.ReadManifest(f)

@@ -205,7 +205,7 @@ func embeddedCredentials(dir string) (api.Credentials, error) {
 	if err := private.CheckPath(path); err != nil {
 		return api.Credentials{}, fmt.Errorf("the embedded sandbox's secret: %w", err)
 	}
-	b, err := os.ReadFile(path)
+	b, err := private.ReadRegular(path, private.MaxSecret)
 	if errors.Is(err, os.ErrNotExist) {
 		raw := make([]byte, 24)
 		if _, err := rand.Read(raw); err != nil {
