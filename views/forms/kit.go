@@ -113,8 +113,8 @@ type kit struct {
 	note                  string
 	// discarding is the question "discard N units?" after esc.
 	discarding int
-	choice  string
-	choices []choice
+	choice     string
+	choices    []choice
 
 	result *ops.Result
 	err    error

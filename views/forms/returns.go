@@ -38,7 +38,8 @@ func NewReturn(r *store.Reservation, txs []*store.Transaction, mode ops.Mode) Fo
 		s.units[i] = "0"
 		s.fs = append(s.fs, &field{key: api.PArticleQuantity + "/" + l.ArticleNumber,
 			title: fmt.Sprintf("%s · %s: units returned", Clean(l.ArticleNumber), trunc(Clean(l.Title), 36)),
-			hint:  fmt.Sprintf("0–%d (shipped and not yet refunded) at %s", left, l.Price.StringFixed(2)), value: &s.units[i]})
+			hint:  fmt.Sprintf("0–%d (shipped and not yet refunded) at %s", left, l.Price.StringFixed(2)), value: &s.units[i],
+			units: true, maxUnits: left})
 	}
 	s.fs = append(s.fs,
 		&field{key: api.FieldAmountCredit, title: "Extra amount (" + r.Currency + ")", hint: "optional, on top of the goods: return shipping, a goodwill amount", value: &s.extra},
