@@ -58,6 +58,17 @@ type check struct {
 	sending string            // exactly what will be sent (the wire detail, folded on the confirm step)
 	extra   []string          // further explicit confirmations (late capture)
 	invoice string            // against a live gateway: the invoice to type
+	// alt is a way on when the values cannot be sent as they are (a
+	// return that does not fit by line: a refund by amount instead).
+	alt *altStep
+}
+
+// altStep is a form a key opens in place of this one, filled in and not
+// sent.
+type altStep struct {
+	key   string
+	label string
+	open  func() *kit
 }
 
 func (c check) ok() bool { return len(c.errs) == 0 && len(c.general) == 0 && c.intent != nil }
@@ -529,6 +540,13 @@ func (k *kit) Update(msg tea.Msg) (Form, tea.Cmd) {
 			return k, k.scanKey(msg)
 		}
 		if k.stage == stageEdit {
+			if a := k.last.alt; a != nil && msg.String() == a.key {
+				// The form is replaced: the host keeps whatever form
+				// Update returns.
+				nf := a.open()
+				nf.SetSize(k.width, k.height)
+				return nf, nf.Init()
+			}
 			if cmd, done := k.unitsKey(msg); done {
 				return k, cmd
 			}
@@ -798,6 +816,9 @@ func (k *kit) View() string {
 				// Wrapped to the form's width: a long error (it names
 				// a 32-character key) is read whole, never cut off.
 				b.WriteString("\n" + errStyle.Render(ansi.Wrap("✗ "+g, k.width, " ")))
+			}
+			if a := k.last.alt; a != nil {
+				b.WriteString("\n" + titleStyle.Render(wrapWords("Next step: "+a.label, k.width)))
 			}
 			if k.pending != "" {
 				what := "enter counts it as a scan"

@@ -20,6 +20,9 @@ type scannerHost struct {
 	f      Form
 	submit []SubmitMsg
 	closed []CloseMsg
+	// asked is told of every CloseMsg: a close comes back from a command,
+	// possibly after the keys, so a test that expects one waits for it.
+	asked chan struct{}
 }
 
 type scannerDone struct{}
@@ -35,6 +38,7 @@ func (h *scannerHost) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return h, nil
 	case CloseMsg:
 		h.closed = append(h.closed, msg)
+		h.asked <- struct{}{}
 		return h, nil
 	}
 	var cmd tea.Cmd
@@ -48,12 +52,26 @@ func (h *scannerHost) View() tea.View { return tea.NewView(h.f.View()) }
 // between them, and returns the host as the program left it.
 func runForm(t *testing.T, f Form, msgs ...tea.Msg) *scannerHost {
 	t.Helper()
+	return runFormUntil(t, f, false, msgs...)
+}
+
+// runFormUntil is runForm; with closes it first waits for the form to ask
+// to be closed (a generous deadline only fails a stuck test).
+func runFormUntil(t *testing.T, f Form, closes bool, msgs ...tea.Msg) *scannerHost {
+	t.Helper()
 	f.SetSize(100, 40)
-	host := &scannerHost{f: f}
+	host := &scannerHost{f: f, asked: make(chan struct{}, 8)}
 	tm := teatest.NewTestModel(t, host, teatest.WithInitialTermSize(100, 40),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
 	for _, m := range msgs {
 		tm.Send(m)
+	}
+	if closes {
+		select {
+		case <-host.asked:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the form never asked to be closed")
+		}
 	}
 	tm.Send(scannerDone{})
 	return tm.FinalModel(t, teatest.WithFinalTimeout(30*time.Second)).(*scannerHost)
@@ -222,7 +240,10 @@ func TestEscAsksBeforeDiscardingUnits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := runForm(t, captureForm(), tt.input...)
+			h := runFormUntil(t, captureForm(), tt.closed, tt.input...)
+			if k := h.f.(*kit); !tt.closed && k.discarding == 0 && k.note == "" {
+				t.Fatalf("esc neither asked nor said anything:\n%s", plainView(h.f))
+			}
 			if got := len(h.closed) > 0; got != tt.closed {
 				t.Fatalf("closed %v, want %v:\n%s", got, tt.closed, plainView(h.f))
 			}
