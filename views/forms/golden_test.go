@@ -192,7 +192,7 @@ func TestResolveFormGolden(t *testing.T) {
 		State: store.OpOutcomeUnknown, Updated: testNow, Error: "Pay: outcome unknown: connection reset by peer"}
 	f := sized(NewResolve(op, ops.ModeSandbox))
 	t.Run("field-errors", func(t *testing.T) { golden.RequireEqual(t, render(t, f)) })
-	f, _ = drive(f, append(typeText("captured per back office"), press("enter"))...)
+	f, _ = drive(f, append([]tea.Msg{press("right"), press("enter")}, append(typeText("captured per back office"), press("enter"))...)...)
 	f, out := drive(f, sendKeys()...)
 	if len(out) != 1 || out[0].(SubmitMsg).Intent.(ops.ResolveRequest).Note != "captured per back office" {
 		t.Fatalf("resolve intent %v\n%s", out, f.View())

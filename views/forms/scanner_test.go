@@ -20,8 +20,9 @@ type scannerHost struct {
 	f      Form
 	submit []SubmitMsg
 	closed []CloseMsg
-	// asked is told of every CloseMsg: a close comes back from a command,
-	// possibly after the keys, so a test that expects one waits for it.
+	// asked is told of every SubmitMsg and CloseMsg: they come back from
+	// commands, possibly after the keys, so a test that expects one waits
+	// for it.
 	asked chan struct{}
 }
 
@@ -29,16 +30,24 @@ type scannerDone struct{}
 
 func (h *scannerHost) Init() tea.Cmd { return h.f.Init() }
 
+func (h *scannerHost) tell() {
+	select {
+	case h.asked <- struct{}{}:
+	default: // nobody waits for more
+	}
+}
+
 func (h *scannerHost) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case scannerDone:
 		return h, tea.Quit
 	case SubmitMsg:
 		h.submit = append(h.submit, msg)
+		h.tell()
 		return h, nil
 	case CloseMsg:
 		h.closed = append(h.closed, msg)
-		h.asked <- struct{}{}
+		h.tell()
 		return h, nil
 	}
 	var cmd tea.Cmd
@@ -55,9 +64,9 @@ func runForm(t *testing.T, f Form, msgs ...tea.Msg) *scannerHost {
 	return runFormUntil(t, f, false, msgs...)
 }
 
-// runFormUntil is runForm; with closes it first waits for the form to ask
-// to be closed (a generous deadline only fails a stuck test).
-func runFormUntil(t *testing.T, f Form, closes bool, msgs ...tea.Msg) *scannerHost {
+// runFormUntil is runForm; with asks it first waits for the form to submit
+// or to ask to be closed (a generous deadline only fails a stuck test).
+func runFormUntil(t *testing.T, f Form, asks bool, msgs ...tea.Msg) *scannerHost {
 	t.Helper()
 	f.SetSize(100, 40)
 	host := &scannerHost{f: f, asked: make(chan struct{}, 8)}
@@ -66,11 +75,11 @@ func runFormUntil(t *testing.T, f Form, closes bool, msgs ...tea.Msg) *scannerHo
 	for _, m := range msgs {
 		tm.Send(m)
 	}
-	if closes {
+	if asks {
 		select {
 		case <-host.asked:
 		case <-time.After(30 * time.Second):
-			t.Fatal("the form never asked to be closed")
+			t.Fatal("the form never submitted nor asked to be closed")
 		}
 	}
 	tm.Send(scannerDone{})
