@@ -149,4 +149,6 @@ type AskRequest struct{ OpID uint64 }
 func (a AskRequest) Run(ctx context.Context, s *Service) (Result, error) { return s.Ask(ctx, a.OpID) }
 
 // Describe says what is asked.
-func (a AskRequest) Describe() string { return fmt.Sprintf("ask the gateway about operation %d", a.OpID) }
+func (a AskRequest) Describe() string {
+	return fmt.Sprintf("ask the gateway about operation %d", a.OpID)
+}
