@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"paydesk/api"
 	"paydesk/api/sandbox"
@@ -69,7 +70,11 @@ func (a *App) dialogSize() (int, int) {
 func (a *App) dialogView() string {
 	d := a.dialogs[len(a.dialogs)-1]
 	w, h := a.dialogSize()
-	box := a.vctx.Theme.Box.Width(w + 4).MaxHeight(h + 2).Render(fitBlock(d.View(), w, h))
+	body := d.View()
+	if a.quitArmed || (a.status.Text == inFlightText && a.inFlight()) {
+		body += "\n\n" + a.vctx.Theme.Warning.Render(ansi.Wrap(inFlightText, w, " "))
+	}
+	box := a.vctx.Theme.Box.Width(w + 4).MaxHeight(h + 2).Render(fitBlock(body, w, h))
 	return lipgloss.Place(a.width, a.bodyHeight(), lipgloss.Center, lipgloss.Center, box)
 }
 
@@ -94,6 +99,9 @@ func (a *App) dialogMsg(msg tea.Msg) (tea.Cmd, bool) {
 	}
 	if len(a.dialogs) == 0 {
 		return nil, false
+	}
+	if k, ok := msg.(tea.KeyPressMsg); ok && a.inFlight() && (k.String() == "ctrl+c" || k.String() == "q") {
+		return a.quit(k.String()), true
 	}
 	top := len(a.dialogs) - 1
 	d, cmd := a.dialogs[top].Update(msg)
