@@ -68,6 +68,9 @@ type Config struct {
 	// defaults).
 	GiftCardCodes []string
 	Currency      string
+	// ScanPrefix and ScanSuffix are what the barcode scanner adds around
+	// each code; the capture form's scan mode takes them off.
+	ScanPrefix, ScanSuffix string
 	// ExportDir and FixtureDir are where exports and saved pushes go; ""
 	// is the current directory.
 	ExportDir  string

@@ -159,6 +159,7 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 	}
 	st, mode, now := a.cfg.Store, a.cfg.Ops.Mode(), a.cfg.Now
 	cur, codes, partial := a.cfg.Currency, a.cfg.GiftCardCodes, a.cfg.PartialRefunds
+	affixes := forms.ScanAffixes(a.cfg.ScanPrefix, a.cfg.ScanSuffix)
 	fail := func(err error) tea.Msg { return views.StatusMsg{Level: views.LevelWarn, Text: err.Error()} }
 	open := func(f forms.Form) tea.Msg { return openDialogMsg{FormDialog(f)} }
 	switch i := i.(type) {
@@ -190,7 +191,7 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 				if !r.LinesKnown {
 					return open(forms.NewCaptureByAmount(r, mode, now))
 				}
-				return open(forms.NewCapture(r, mode, now))
+				return open(forms.NewCapture(r, mode, now, affixes))
 			case views.CancelIntent:
 				if err := r.CanCancel(); err != nil {
 					return fail(err)

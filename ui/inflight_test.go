@@ -96,7 +96,7 @@ type inflightEnv struct {
 
 // newInflightEnv is the console over a cache with one reserved
 // reservation and a gateway that holds (or drops) its requests.
-func newInflightEnv(t *testing.T, fail bool) *inflightEnv {
+func newInflightEnv(t *testing.T, fail bool, opts ...func(*Config)) *inflightEnv {
 	t.Helper()
 	db, err := store.Open(pgtest.StoreAt(t, filepath.Join(t.TempDir(), "paydesk.db")), store.Options{NoSync: true})
 	if err != nil {
@@ -126,7 +126,11 @@ func newInflightEnv(t *testing.T, fail bool) *inflightEnv {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	app := New(Config{Store: db, Ops: svc, Mode: ops.ModeSandbox, Location: time.UTC, NoAttentionStart: true, Context: ctx})
+	cfg := Config{Store: db, Ops: svc, Mode: ops.ModeSandbox, Location: time.UTC, NoAttentionStart: true, Context: ctx}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	app := New(cfg)
 	t.Cleanup(app.Close)
 	tm := teatest.NewTestModel(t, &watchModel{a: app}, teatest.WithInitialTermSize(120, 40))
 	return &inflightEnv{t: t, db: db, gw: gw, tm: tm, r: r}
@@ -280,4 +284,18 @@ func (e *inflightEnv) sendCaptureUnknown() {
 	e.keys("a", "enter", "enter", "tab", "enter")
 	<-e.gw.arrived
 	e.waitText("OUTCOME UNKNOWN")
+}
+
+// TestConsoleScanAffixes: the console hands the configured scanner prefix
+// and suffix to the capture form, which takes them off every scan.
+func TestConsoleScanAffixes(t *testing.T) {
+	e := newInflightEnv(t, false, func(c *Config) { c.ScanPrefix, c.ScanSuffix = "]C1", "#" })
+	e.tm.Send(views.CaptureIntent{ReservationKey: e.r.Key})
+	e.waitText("Capture shipment · reservation R-INFLIGHT-1")
+	e.tm.Send(tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
+	for _, r := range "]C1SHIP#" {
+		e.tm.Send(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+	e.keys("enter")
+	e.waitText("1 ✓ counted SHIP · Shipping: 1 of 1")
 }
