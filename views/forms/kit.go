@@ -844,7 +844,7 @@ func (k *kit) View() string {
 		if len(plain) == 0 {
 			plain = k.last.summary
 		}
-		b.WriteString("\n" + strings.Join(plain, "\n") + "\n\nSending… (waiting for the gateway; this form sends once)")
+		b.WriteString("\n" + wrapWords(strings.Join(plain, "\n"), k.width) + "\n\nSending… (waiting for the gateway; this form sends once)")
 	case stageResult:
 		b.WriteString(resultView(k.result, k.err))
 		if k.form != nil {
