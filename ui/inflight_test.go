@@ -299,3 +299,37 @@ func TestConsoleScanAffixes(t *testing.T) {
 	e.keys("enter")
 	e.waitText("1 ✓ counted SHIP · Shipping: 1 of 1")
 }
+
+// TestQuitWhileABatchRuns: a running batch is an operation in flight too:
+// q and the first ctrl+c say so; once the batch is done, ctrl+c quits.
+func TestQuitWhileABatchRuns(t *testing.T) {
+	a := New(Config{Store: fixture(), Mode: ops.ModeSandbox, Location: time.UTC, NoAttentionStart: true})
+	quits := func(cmd tea.Cmd) bool {
+		if cmd == nil {
+			return false
+		}
+		msg := cmd()
+		if h, ok := msg.(heldMsg); ok { // a key's command comes back through the key hold
+			msg = h.msg
+		}
+		_, ok := msg.(tea.QuitMsg)
+		return ok
+	}
+	ctrlC := tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	a.Update(views.BatchRunIntent{Path: filepath.Join(t.TempDir(), "manifest.csv")}) // its run command is not run here
+	for _, k := range []tea.KeyPressMsg{{Code: 'q', Text: "q"}, ctrlC} {
+		if _, cmd := a.Update(k); quits(cmd) {
+			t.Fatalf("%s quit while the batch runs", k)
+		}
+		if a.status.Text != inFlightText {
+			t.Fatalf("after %s the status says %q", k, a.status.Text)
+		}
+	}
+	a.Update(views.BatchDoneMsg{})
+	if a.quitArmed || a.status.Text == inFlightText {
+		t.Fatalf("the warning stays after the batch is done (armed %v, status %q)", a.quitArmed, a.status.Text)
+	}
+	if _, cmd := a.Update(ctrlC); !quits(cmd) {
+		t.Fatalf("ctrl+c does not quit once nothing is in flight (batches %d, held %d, armed %v)", a.batchRuns, a.held, a.quitArmed)
+	}
+}
