@@ -68,6 +68,9 @@ type Config struct {
 	// defaults).
 	GiftCardCodes []string
 	Currency      string
+	// ScanPrefix and ScanSuffix are what the barcode scanner adds around
+	// each code; the capture form's scan mode takes them off.
+	ScanPrefix, ScanSuffix string
 	// ExportDir and FixtureDir are where exports and saved pushes go; ""
 	// is the current directory.
 	ExportDir  string
@@ -143,6 +146,12 @@ type App struct {
 	// out in order once the effect has landed. See hold.
 	held    int
 	waiting []tea.Msg
+
+	// quitArmed is set by a ctrl+c while an operation is on its way: the
+	// next ctrl+c quits anyway. It is cleared when nothing is in flight.
+	quitArmed bool
+	// batchRuns counts the batch runs started and not yet done.
+	batchRuns int
 
 	// attnDone is set once the console has opened on the attention tab,
 	// or the operator has moved: it never jumps there by itself again.
@@ -279,7 +288,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		switch m := msg.(type) {
 		case tea.KeyPressMsg:
 			if m.String() == "ctrl+c" {
-				return a, tea.Quit
+				return a, a.quit(m.String())
 			}
 			a.waiting = append(a.waiting, msg)
 			return a, nil
@@ -294,6 +303,12 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.Err == nil {
 			a.pushWatch.expect(m.Result, a.cfg.Now())
 		}
+		defer a.landed()
+	case views.BatchRunIntent:
+		a.batchRuns++
+	case views.BatchDoneMsg:
+		a.batchRuns = max(a.batchRuns-1, 0)
+		defer a.landed()
 	case views.PushRowsMsg:
 		for _, r := range m.Rows {
 			if r.Push != nil {
@@ -488,7 +503,7 @@ func (a *App) broadcast(msg tea.Msg) tea.Cmd {
 func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := a.keys
 	if msg.String() == "ctrl+c" {
-		return tea.Quit
+		return a.quit("ctrl+c")
 	}
 	if a.help {
 		a.help = false
@@ -505,7 +520,7 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 	a.attnDone = true // the operator moves: no jump to the attention tab any more
 	switch {
 	case key.Matches(msg, k.Quit):
-		return tea.Quit
+		return a.quit(msg.String())
 	case key.Matches(msg, k.Help):
 		a.help = true
 		return nil

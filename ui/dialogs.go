@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"paydesk/api"
 	"paydesk/api/sandbox"
@@ -69,7 +70,11 @@ func (a *App) dialogSize() (int, int) {
 func (a *App) dialogView() string {
 	d := a.dialogs[len(a.dialogs)-1]
 	w, h := a.dialogSize()
-	box := a.vctx.Theme.Box.Width(w + 4).MaxHeight(h + 2).Render(fitBlock(d.View(), w, h))
+	body := d.View()
+	if a.quitArmed || (a.status.Text == inFlightText && a.inFlight()) {
+		body += "\n\n" + a.vctx.Theme.Warning.Render(ansi.Wrap(inFlightText, w, " "))
+	}
+	box := a.vctx.Theme.Box.Width(w + 4).MaxHeight(h + 2).Render(fitBlock(body, w, h))
 	return lipgloss.Place(a.width, a.bodyHeight(), lipgloss.Center, lipgloss.Center, box)
 }
 
@@ -94,6 +99,9 @@ func (a *App) dialogMsg(msg tea.Msg) (tea.Cmd, bool) {
 	}
 	if len(a.dialogs) == 0 {
 		return nil, false
+	}
+	if k, ok := msg.(tea.KeyPressMsg); ok && a.inFlight() && (k.String() == "ctrl+c" || k.String() == "q") {
+		return a.quit(k.String()), true
 	}
 	top := len(a.dialogs) - 1
 	d, cmd := a.dialogs[top].Update(msg)
@@ -151,6 +159,7 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 	}
 	st, mode, now := a.cfg.Store, a.cfg.Ops.Mode(), a.cfg.Now
 	cur, codes, partial := a.cfg.Currency, a.cfg.GiftCardCodes, a.cfg.PartialRefunds
+	affixes := forms.ScanAffixes(a.cfg.ScanPrefix, a.cfg.ScanSuffix)
 	fail := func(err error) tea.Msg { return views.StatusMsg{Level: views.LevelWarn, Text: err.Error()} }
 	open := func(f forms.Form) tea.Msg { return openDialogMsg{FormDialog(f)} }
 	switch i := i.(type) {
@@ -182,7 +191,7 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 				if !r.LinesKnown {
 					return open(forms.NewCaptureByAmount(r, mode, now))
 				}
-				return open(forms.NewCapture(r, mode, now))
+				return open(forms.NewCapture(r, mode, now, affixes))
 			case views.CancelIntent:
 				if err := r.CanCancel(); err != nil {
 					return fail(err)

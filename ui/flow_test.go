@@ -693,9 +693,10 @@ func TestFlowDeferredCaptureCancelRefund(t *testing.T) {
 	e.setInput("SHOE-42", "2")
 	e.next("SOCK-3P")
 	f = e.focus("SOCK-3P")
-	if v, _ := focusedValue(f); v != "2" {
-		t.Fatalf("SOCK-3P defaults to %q, want all that remains (2)", v)
+	if v, _ := focusedValue(f); v != "0" {
+		t.Fatalf("SOCK-3P defaults to %q, want nothing chosen (0)", v)
 	}
+	e.setInput("SOCK-3P", "2")
 	e.next("SHIP")
 	e.setInput("SHIP", "0")
 	e.waitText("Amount to capture: 148.90 EUR", "PARTIAL capture")
@@ -957,10 +958,10 @@ func TestFlowGiftCardPartialPaymentAndRefund(t *testing.T) {
 		return lineWith(f, "Refunded", "4.00", "refundable 6.00") && lineWith(f, ref1[:8], "-4.00")
 	})
 
-	// Refund the rest: the amount left empty takes everything left.
+	// Refund the rest: "all" takes everything left.
 	e.press("f")
 	e.waitText("Gift card refund · "+payKey, "paid 10.00 EUR · refunded 4.00 · left 6.00")
-	e.focus("Amount")
+	e.setInput("Amount", "all")
 	e.next("Reason")
 	e.next("Reason text")
 	e.waitText("Refund 6.00 EUR")

@@ -116,7 +116,7 @@ func runForm(ctx context.Context, c *cmdContext) int {
 		}
 		switch c.args[0] {
 		case "capture":
-			f = forms.NewCapture(r, svc.Mode(), svc.Now)
+			f = forms.NewCapture(r, svc.Mode(), svc.Now, forms.ScanAffixes(c.set.ScanPrefix, c.set.ScanSuffix))
 		case "cancel":
 			f = forms.NewCancel(r, svc.Mode())
 		default:

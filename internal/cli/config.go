@@ -39,6 +39,9 @@ type settings struct {
 	ExportDir  string
 	FixtureDir string
 	Currency   string
+	// ScanPrefix and ScanSuffix are what the barcode scanner adds around
+	// each code (its setup); the capture form's scan mode takes them off.
+	ScanPrefix, ScanSuffix string
 	// Merchant is the merchant account's configuration: the embedded
 	// sandbox runs with it and the forms allow what it allows.
 	Merchant api.Merchant
@@ -78,6 +81,8 @@ type fileConfig struct {
 	ExportDir  string `toml:"export-dir"`
 	FixtureDir string `toml:"fixture-dir"`
 	Currency   string `toml:"currency"`
+	ScanPrefix string `toml:"scan-prefix"`
+	ScanSuffix string `toml:"scan-suffix"`
 	// The merchant account's settings (api.Merchant): what the sandbox
 	// does and what the forms allow.
 	Autocapture    bool       `toml:"autocapture"`
@@ -114,7 +119,7 @@ func (t *textOrList) UnmarshalTOML(v any) error {
 // lists them.
 var fileKeys = []string{"gateway", "mode", "website-key", "secret-file", "listen", "push-url", "db", "read-only",
 	"autocapture", "partial-refunds", "gift-card-codes",
-	"export-dir", "fixture-dir", "currency"}
+	"export-dir", "fixture-dir", "currency", "scan-prefix", "scan-suffix"}
 
 // settingEnv maps setting names to their environment variables.
 var settingEnv = map[string]string{
@@ -200,7 +205,7 @@ func resolveSettings(flags *pflag.FlagSet, getenv func(string) string) (settings
 func (l layers) settings() (settings, error) {
 	s := settings{ConfigFile: l.path, Gateway: l.value("gateway"), WebsiteKey: l.value("website-key"), SecretFile: l.value("secret-file"),
 		Listen: l.value("listen"), PushURL: l.value("push-url"), DB: l.value("db"), ExportDir: l.value("export-dir"),
-		FixtureDir: l.value("fixture-dir"), Currency: l.value("currency")}
+		FixtureDir: l.value("fixture-dir"), Currency: l.value("currency"), ScanPrefix: l.value("scan-prefix"), ScanSuffix: l.value("scan-suffix")}
 	if s.Gateway == "" {
 		s.Gateway = "sandbox"
 	}
@@ -344,7 +349,7 @@ func readConfigFile(path string) (map[string]string, error) {
 	}
 	values := map[string]string{"gateway": fc.Gateway, "mode": fc.Mode, "website-key": fc.WebsiteKey, "secret-file": fc.SecretFile,
 		"listen": fc.Listen, "push-url": fc.PushURL, "db": fc.DB, "read-only": strconv.FormatBool(fc.ReadOnly),
-		"export-dir": fc.ExportDir, "fixture-dir": fc.FixtureDir, "currency": fc.Currency,
+		"export-dir": fc.ExportDir, "fixture-dir": fc.FixtureDir, "currency": fc.Currency, "scan-prefix": fc.ScanPrefix, "scan-suffix": fc.ScanSuffix,
 		"autocapture": strconv.FormatBool(fc.Autocapture), "partial-refunds": string(fc.PartialRefunds), "gift-card-codes": string(fc.GiftCardCodes)}
 	out := map[string]string{}
 	for k, v := range values {

@@ -25,6 +25,8 @@ func consoleCmd(root *cobra.Command, sio IO) {
 	addFlags(fs, gatewayFlags...)
 	addFlags(fs, "currency")
 	addFlags(fs, merchantFlags...)
+	fs.String("scan-prefix", "", "what the barcode scanner sends before each code (taken off in scan mode)")
+	fs.String("scan-suffix", "", "what the barcode scanner sends after each code, before its enter (taken off in scan mode)")
 	fs.Bool("read-only", false, "look, never change: every operation is off")
 	fs.Bool("demo", false, "fill the embedded sandbox with about 20 demo orders after start")
 	fs.String("export-dir", "", "folder for exports (default: the current folder)")
@@ -97,7 +99,8 @@ func startConsole(ctx context.Context, set settings, getenv func(string) string)
 	}
 	cfg := ui.Config{Store: rt.db, Ops: rt.svc, Mode: set.Mode, GatewayURL: rt.gatewayURL, ListenAddr: rt.listenAddr, IntakeURL: rt.intakeURL,
 		PartialRefunds: set.Merchant.PartialRefundsFor(api.ProviderB), GiftCardCodes: set.Merchant.Codes(),
-		ReadOnly: rt.set.ReadOnly, Currency: set.Currency, ExportDir: set.ExportDir, FixtureDir: set.FixtureDir, Context: ctx}
+		ReadOnly: rt.set.ReadOnly, Currency: set.Currency, ExportDir: set.ExportDir, FixtureDir: set.FixtureDir, Context: ctx,
+		ScanPrefix: set.ScanPrefix, ScanSuffix: set.ScanSuffix}
 	if rt.sandbox != nil {
 		cfg.Sandbox = rt.sandbox
 	}

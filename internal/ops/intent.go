@@ -140,3 +140,15 @@ func (r ResolveRequest) Run(ctx context.Context, s *Service) (Result, error) {
 
 // Describe says what is resolved.
 func (r ResolveRequest) Describe() string { return fmt.Sprintf("resolve operation %d", r.OpID) }
+
+// AskRequest settles an open operation by asking the gateway what became
+// of it (Service.Ask): a lookup, never the request sent again.
+type AskRequest struct{ OpID uint64 }
+
+// Run asks.
+func (a AskRequest) Run(ctx context.Context, s *Service) (Result, error) { return s.Ask(ctx, a.OpID) }
+
+// Describe says what is asked.
+func (a AskRequest) Describe() string {
+	return fmt.Sprintf("ask the gateway about operation %d", a.OpID)
+}

@@ -13,7 +13,9 @@ import (
 	"paydesk/store"
 )
 
-// captureSpec: one quantity per line, defaulting to all that remains.
+// captureSpec: one quantity per line. It opens with nothing chosen: the
+// operator chooses the units (typed, scanned, or all that remains on one
+// key), so a form sent without a look never ships the most.
 type captureSpec struct {
 	res *store.Reservation
 	now func() time.Time
@@ -21,15 +23,28 @@ type captureSpec struct {
 	fs  []*field
 }
 
+// CaptureOption adjusts the capture form.
+type CaptureOption func(*kit)
+
+// ScanAffixes are what the barcode scanner adds before and after each
+// code (its setup); scan mode takes them off before matching.
+func ScanAffixes(prefix, suffix string) CaptureOption {
+	return func(k *kit) {
+		if k.scan != nil {
+			k.scan.prefix, k.scan.suffix = prefix, suffix
+		}
+	}
+}
+
 // NewCapture is the capture-shipment form for a reservation.
-func NewCapture(r *store.Reservation, mode ops.Mode, now func() time.Time) Form {
+func NewCapture(r *store.Reservation, mode ops.Mode, now func() time.Time, opts ...CaptureOption) Form {
 	if now == nil {
 		now = time.Now
 	}
 	s := &captureSpec{res: r, now: now, qty: make([]string, len(r.Lines))}
 	left := r.Capturable()
 	for i, l := range r.Lines {
-		s.qty[i] = strconv.Itoa(left[i])
+		s.qty[i] = "0"
 		if left[i] == 0 {
 			continue // fully captured or cancelled: nothing to type (the table above shows it)
 		}
@@ -37,10 +52,35 @@ func NewCapture(r *store.Reservation, mode ops.Mode, now func() time.Time) Form 
 			key:   api.PArticleQuantity + "/" + l.ArticleNumber,
 			title: fmt.Sprintf("%s · %s", Clean(l.ArticleNumber), trunc(Clean(l.Title), 40)),
 			hint:  fmt.Sprintf("units to ship: 0–%d (0 skips the line) at %s", left[i], l.Price.StringFixed(2)),
-			value: &s.qty[i],
+			value: &s.qty[i], units: true, maxUnits: left[i],
 		})
 	}
-	return newKit("capture", s, mode)
+	k := newKit("capture", s, mode)
+	for _, o := range opts {
+		o(k)
+	}
+	return k
+}
+
+// fillAll chooses all that remains of every line.
+func (s *captureSpec) fillAll() int {
+	n := 0
+	for i, left := range s.res.Capturable() {
+		s.qty[i] = strconv.Itoa(left)
+		n += left
+	}
+	return n
+}
+
+// chosen is the units chosen now.
+func (s *captureSpec) chosen() int {
+	n := 0
+	for _, q := range s.qty {
+		if v, err := strconv.Atoi(strings.TrimSpace(q)); err == nil && v > 0 {
+			n += v
+		}
+	}
+	return n
 }
 
 func (s *captureSpec) title() string {
@@ -73,6 +113,11 @@ func (s *captureSpec) check() check {
 		default:
 			qty[l.ArticleNumber] = n
 		}
+	}
+	if len(c.errs) == 0 && s.chosen() == 0 {
+		// Not an error: the form opens with nothing chosen.
+		c.summary = []string{"Nothing chosen yet: type units, scan (" + scanToggle + ") or press " + fillKey + " for all that remains."}
+		return c
 	}
 	plan, err := ops.PlanCapture(s.res, qty, s.now())
 	if err != nil {
@@ -182,13 +227,6 @@ func isSecretParam(name string) bool {
 	return strings.HasSuffix(l, "pin") || strings.HasSuffix(l, "validationcode")
 }
 
-// scanStart counts from zero: every scanned unit adds one.
-func (s *captureSpec) scanStart() {
-	for i := range s.qty {
-		s.qty[i] = "0"
-	}
-}
-
 // lineFor finds the line a scanned code names: its article number (case
 // and surrounding blanks ignored), or a numeric code equal to it but for
 // leading zeros (an EAN-13 read as a 14-digit GTIN).
@@ -220,11 +258,11 @@ func isDigits(s string) bool {
 	return true
 }
 
-func (s *captureSpec) scan(code string) (string, bool) {
+func (s *captureSpec) scan(code string) (string, verdict) {
 	code = Clean(code)
 	i := s.lineFor(code)
 	if i < 0 {
-		return fmt.Sprintf("%s is not an article of this reservation: nothing counted", code), false
+		return fmt.Sprintf("%s is not an article of this reservation", code), verdictUnknown
 	}
 	l := s.res.Lines[i]
 	left := s.res.Capturable()[i]
@@ -234,11 +272,11 @@ func (s *captureSpec) scan(code string) (string, bool) {
 	}
 	name := Clean(l.ArticleNumber) + " · " + trunc(Clean(l.Title), 32)
 	if n >= left {
-		return fmt.Sprintf("%s: all %d left to ship are already counted: nothing counted (over quantity)", name, left), false
+		return fmt.Sprintf("%s: all %d already counted: nothing counted", Clean(l.ArticleNumber), left), verdictOver
 	}
 	n++
 	s.qty[i] = strconv.Itoa(n)
-	return fmt.Sprintf("%s: %d of %d", name, n, left), true
+	return fmt.Sprintf("%s: %d of %d", name, n, left), verdictCounted
 }
 
 func (s *captureSpec) scanLines() []string {

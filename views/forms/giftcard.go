@@ -215,9 +215,9 @@ type giftRefundSpec struct {
 func NewGiftCardRefund(t *store.Transaction, partialRefunds bool, mode ops.Mode) Form {
 	s := &giftRefundSpec{tx: t, partialRefunds: partialRefunds, reason: ops.ReasonReturn}
 	partial := t.Provider == api.ProviderB && partialRefunds
-	amountHint := "empty: everything left (" + t.Refundable().StringFixed(2) + "); less is a partial refund"
+	amountHint := allWord + ": everything left (" + t.Refundable().StringFixed(2) + "); less is a partial refund"
 	if !partial {
-		amountHint = "empty: everything left (" + t.Refundable().StringFixed(2) + "); this card takes only a full refund"
+		amountHint = allWord + ": everything left (" + t.Refundable().StringFixed(2) + "); this card takes only a full refund"
 	}
 	s.fs = []*field{{key: api.FieldAmountCredit, title: "Amount", hint: amountHint, value: &s.amount}}
 	if partial && !t.HasContact {
@@ -258,14 +258,19 @@ func (s *giftRefundSpec) fields() []*field { return s.fs }
 
 func (s *giftRefundSpec) check() check {
 	c := check{errs: map[string]string{}, invoice: s.tx.Invoice}
-	amount, perr := parseAmount(s.amount)
+	amount, perr := refundAmount(s.amount)
 	if perr != "" {
 		c.errs[api.FieldAmountCredit] = perr
-		return c
+		if perr != emptyRefund {
+			return c
+		}
 	}
 	ch := ops.GiftCardRefundChange{Amount: amount, LastName: strings.TrimSpace(s.lastName), Email: strings.TrimSpace(s.email),
 		Reason: ops.Reason{Code: s.reason, Text: strings.TrimSpace(s.text)}}
 	op, err := ops.PlanGiftCardRefund(s.tx, ch, s.partialRefunds)
+	if err == nil && perr != "" {
+		return c // empty: the plan only looked for what else is wrong
+	}
 	if err != nil {
 		if ve, ok := asValidation(err); ok {
 			for _, fe := range ve.Fields {

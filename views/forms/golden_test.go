@@ -85,7 +85,7 @@ func TestFormGoldens(t *testing.T) {
 // a 491 are shown plainly.
 func TestCaptureConfirmAndResultGoldens(t *testing.T) {
 	f := sized(NewCapture(reservation(), ops.ModeSandbox, fixedNow))
-	f, _ = drive(f, append(clearField(2), typeText("1")...)...)
+	f, _ = drive(f, append(append([]tea.Msg{press("a")}, clearField(2)...), typeText("1")...)...)
 	f, _ = drive(f, press("enter"), press("enter"), press("enter"))
 	if !strings.Contains(f.View(), "[ Send ]") {
 		t.Fatalf("not at the confirm step:\n%s", f.View())
@@ -144,7 +144,7 @@ func TestCapturePastWindowAsksTwice(t *testing.T) {
 	r := reservation()
 	r.Created = testNow.AddDate(0, 0, -20)
 	f := sized(NewCapture(r, ops.ModeSandbox, fixedNow))
-	f, _ = drive(f, press("enter"), press("enter"), press("enter"))
+	f, _ = drive(f, press("a"), press("enter"), press("enter"), press("enter"))
 	if !strings.Contains(f.View(), "past the 14-day shipment window?") {
 		t.Fatalf("no second confirmation:\n%s", f.View())
 	}
@@ -180,7 +180,7 @@ func TestLiveCancelNeedsTheInvoiceNumber(t *testing.T) {
 func sendingCapture(t *testing.T) (Form, SubmitMsg) {
 	t.Helper()
 	f := sized(NewCapture(reservation(), ops.ModeSandbox, fixedNow))
-	f, out := drive(f, append([]tea.Msg{press("enter"), press("enter"), press("enter")}, sendKeys()...)...)
+	f, out := drive(f, append([]tea.Msg{press("a"), press("enter"), press("enter"), press("enter")}, sendKeys()...)...)
 	if len(out) != 1 {
 		t.Fatalf("no SubmitMsg: %v", out)
 	}
@@ -192,7 +192,7 @@ func TestResolveFormGolden(t *testing.T) {
 		State: store.OpOutcomeUnknown, Updated: testNow, Error: "Pay: outcome unknown: connection reset by peer"}
 	f := sized(NewResolve(op, ops.ModeSandbox))
 	t.Run("field-errors", func(t *testing.T) { golden.RequireEqual(t, render(t, f)) })
-	f, _ = drive(f, append(typeText("captured per back office"), press("enter"))...)
+	f, _ = drive(f, append([]tea.Msg{press("right"), press("enter")}, append(typeText("captured per back office"), press("enter"))...)...)
 	f, out := drive(f, sendKeys()...)
 	if len(out) != 1 || out[0].(SubmitMsg).Intent.(ops.ResolveRequest).Note != "captured per back office" {
 		t.Fatalf("resolve intent %v\n%s", out, f.View())

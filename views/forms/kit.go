@@ -37,6 +37,11 @@ type field struct {
 	value    *string
 	options  []option // a select when set
 	password bool
+	// units marks a number-of-units field: it takes digits only, at most
+	// one more than its maximum has (see unitsKey); maxUnits is that
+	// maximum.
+	units    bool
+	maxUnits int
 	input    *huh.Input
 	sel      *huh.Select[string]
 }
@@ -53,6 +58,17 @@ type check struct {
 	sending string            // exactly what will be sent (the wire detail, folded on the confirm step)
 	extra   []string          // further explicit confirmations (late capture)
 	invoice string            // against a live gateway: the invoice to type
+	// alt is a way on when the values cannot be sent as they are (a
+	// return that does not fit by line: a refund by amount instead).
+	alt *altStep
+}
+
+// altStep is a form a key opens in place of this one, filled in and not
+// sent.
+type altStep struct {
+	key   string
+	label string
+	open  func() *kit
 }
 
 func (c check) ok() bool { return len(c.errs) == 0 && len(c.general) == 0 && c.intent != nil }
@@ -99,8 +115,17 @@ type kit struct {
 
 	confirm *confirmation
 	scan    *scanState // scan mode of a form whose spec counts scanned codes
-	choice  string
-	choices []choice
+	// pending is text that arrived in a units field but is no number of
+	// units (a scan, a typo): held here, never in the field; run is the
+	// digits typed into the field since it was entered or last edited
+	// otherwise, runFrom the field's value before them. note says what
+	// became of the last such text.
+	pending, run, runFrom string
+	note                  string
+	// discarding is the question "discard N units?" after esc.
+	discarding int
+	choice     string
+	choices    []choice
 
 	result *ops.Result
 	err    error
@@ -182,6 +207,7 @@ func (k *kit) back() tea.Cmd {
 func (k *kit) buildEdit() {
 	k.stage = stageEdit
 	k.focus = 0
+	k.run, k.pending = "", ""
 	var hs []huh.Field
 	for _, f := range k.fields {
 		f := f
@@ -501,9 +527,29 @@ func (k *kit) Update(msg tea.Msg) (Form, tea.Cmd) {
 		if k.stage == stageEdit && k.scan != nil && k.scan.on {
 			return k, k.scanKey(msg)
 		}
+		if k.stage == stageEdit {
+			if cmd, done := k.unitsPaste(msg); done {
+				return k, cmd
+			}
+		}
 	case tea.KeyPressMsg:
+		if k.discarding > 0 {
+			return k, k.discardKey(msg)
+		}
 		if k.stage == stageEdit && k.scan != nil && (k.scan.on || msg.String() == scanToggle) {
 			return k, k.scanKey(msg)
+		}
+		if k.stage == stageEdit {
+			if a := k.last.alt; a != nil && msg.String() == a.key {
+				// The form is replaced: the host keeps whatever form
+				// Update returns.
+				nf := a.open()
+				nf.SetSize(k.width, k.height)
+				return nf, nf.Init()
+			}
+			if cmd, done := k.unitsKey(msg); done {
+				return k, cmd
+			}
 		}
 		if msg.String() == "esc" {
 			return k, k.escape()
@@ -637,6 +683,7 @@ func (k *kit) move(dir int) tea.Cmd {
 // focusField moves huh's focus to field i with huh's own field messages,
 // handled synchronously.
 func (k *kit) focusField(i int) tea.Cmd {
+	k.run, k.note = "", ""
 	var cmds []tea.Cmd
 	for k.focus != i {
 		msg := huh.NextField()
@@ -661,6 +708,15 @@ func (k *kit) escape() tea.Cmd {
 		return nil
 	case stageConfirm:
 		return k.back()
+	case stageEdit:
+		// Units counted (scanned or chosen) are a shipment being put
+		// together: esc asks before it throws them away.
+		if fl, ok := k.spec.(filler); ok {
+			if n := fl.chosen(); n > 0 {
+				k.discarding = n
+				return nil
+			}
+		}
 	}
 	return k.closeCmd()
 }
@@ -761,18 +817,34 @@ func (k *kit) View() string {
 				// a 32-character key) is read whole, never cut off.
 				b.WriteString("\n" + errStyle.Render(ansi.Wrap("✗ "+g, k.width, " ")))
 			}
+			if a := k.last.alt; a != nil {
+				b.WriteString("\n" + titleStyle.Render(wrapWords("Next step: "+a.label, k.width)))
+			}
+			if k.pending != "" {
+				what := "enter counts it as a scan"
+				if k.scan == nil {
+					what = "it is refused"
+				}
+				b.WriteString("\n" + errStyle.Render(wrapWords(fmt.Sprintf("✗ Not a number of units, kept out of the field: %q — %s, any other key drops it", trunc(Clean(k.pending), 40), what), k.width)))
+			}
+			if k.note != "" {
+				b.WriteString("\n" + wrapWords(k.note, k.width))
+			}
+			if k.discarding > 0 {
+				b.WriteString("\n" + errStyle.Render(wrapWords(k.discardQuestion(), k.width)))
+			}
 			help := "enter next · shift+tab back · esc cancel"
 			if k.scan != nil {
-				help = "enter next · shift+tab back · " + scanToggle + " scan mode · esc cancel"
+				help = "enter next · shift+tab back · " + fillKey + " all that remains · " + scanToggle + " scan mode · esc cancel"
 			}
-			b.WriteString("\n" + mutedStyle.Render(help))
+			b.WriteString("\n" + mutedStyle.Render(wrapWords(help, k.width)))
 		}
 	case stageSending:
 		plain := k.last.plain
 		if len(plain) == 0 {
 			plain = k.last.summary
 		}
-		b.WriteString("\n" + strings.Join(plain, "\n") + "\n\nSending… (waiting for the gateway; this form sends once)")
+		b.WriteString("\n" + wrapWords(strings.Join(plain, "\n"), k.width) + "\n\nSending… (waiting for the gateway; this form sends once)")
 	case stageResult:
 		b.WriteString(resultView(k.result, k.err))
 		if k.form != nil {

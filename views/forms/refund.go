@@ -24,7 +24,14 @@ type refundSpec struct {
 // NewRefund is the refund form over a reservation's captures (or one
 // capture). Captures with nothing left to refund are not offered.
 func NewRefund(captures []*store.Transaction, mode ops.Mode) Form {
-	s := &refundSpec{reason: ops.ReasonReturn}
+	return newRefund(captures, mode, "", ops.Reason{Code: ops.ReasonReturn})
+}
+
+// newRefund is the refund form with its amount and reason filled in (the
+// next step of a return that does not fit by line); nothing is sent until
+// the operator confirms.
+func newRefund(captures []*store.Transaction, mode ops.Mode, amount string, reason ops.Reason) *kit {
+	s := &refundSpec{reason: reason.Code, text: reason.Text, amount: amount}
 	var opts []option
 	for _, t := range captures {
 		if t.Kind != store.KindCapture || !t.Refundable().IsPositive() {
@@ -39,7 +46,7 @@ func NewRefund(captures []*store.Transaction, mode ops.Mode) Form {
 		s.fs = append(s.fs, &field{key: api.FieldOriginalKey, title: "Capture", hint: "the capture to refund", value: &s.pick, options: opts})
 	}
 	s.fs = append(s.fs,
-		&field{key: api.FieldAmountCredit, title: "Amount", hint: "empty: all that is left; else an amount such as 12.50", value: &s.amount},
+		&field{key: api.FieldAmountCredit, title: "Amount", hint: "an amount such as 12.50, or " + allWord + " for everything left", value: &s.amount},
 		&field{key: "Reason", title: "Reason", hint: "why the money goes back (kept in the audit log)", value: &s.reason,
 			options: []option{{"return", ops.ReasonReturn}, {"defect", ops.ReasonDefect}, {"goodwill", ops.ReasonGoodwill},
 				{"duplicate", ops.ReasonDuplicate}, {"other", ops.ReasonOther}}},
@@ -75,7 +82,26 @@ func (s *refundSpec) header() string {
 
 func (s *refundSpec) fields() []*field { return s.fs }
 
-// parseAmount reads an amount field: "" is nil (everything left).
+// allWord is what a refund's amount field takes for everything left: a
+// refund never takes the most by itself, an empty amount is an error.
+const allWord = "all"
+
+// emptyRefund is the rule an empty refund amount breaks.
+const emptyRefund = "Amount: enter an amount or '" + allWord + "'"
+
+// refundAmount reads a refund's amount field: an amount, or "all" (nil:
+// everything left); empty is an error naming the field.
+func refundAmount(v string) (*decimal.Decimal, string) {
+	switch v = strings.TrimSpace(v); {
+	case v == "":
+		return nil, emptyRefund
+	case strings.EqualFold(v, allWord):
+		return nil, ""
+	}
+	return parseAmount(v)
+}
+
+// parseAmount reads an optional amount field: "" is nil.
 func parseAmount(v string) (*decimal.Decimal, string) {
 	if strings.TrimSpace(v) == "" {
 		return nil, ""
@@ -96,12 +122,15 @@ func (s *refundSpec) check() check {
 		return c
 	}
 	c.invoice = t.Invoice
-	amount, perr := parseAmount(s.amount)
+	amount, perr := refundAmount(s.amount)
 	if perr != "" {
 		c.errs[api.FieldAmountCredit] = perr
 	}
 	reason := ops.Reason{Code: s.reason, Text: strings.TrimSpace(s.text)}
 	op, err := ops.PlanRefund(t, amount, reason)
+	if err == nil && perr != "" {
+		return c
+	}
 	if err != nil {
 		if ve, ok := asValidation(err); ok {
 			for _, fe := range ve.Fields {

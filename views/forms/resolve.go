@@ -8,23 +8,37 @@ import (
 	"paydesk/store"
 )
 
-// resolveSpec closes an operation whose outcome is unknown, by hand, with
-// a note saying what the gateway's back office showed.
+// How an open operation is settled: by asking the gateway (a lookup, the
+// same as `paydesk resolve --ask`), or by hand with a note.
+const (
+	resolveAsk  = "ask"
+	resolveHand = "hand"
+)
+
+// resolveSpec settles an operation whose outcome is unknown: by asking the
+// gateway what became of it, or by hand, with a note saying what the
+// gateway's back office showed.
 type resolveSpec struct {
 	op   *store.PendingOp
+	how  string
 	note string
 	fs   []*field
 }
 
-// NewResolve is the form that resolves an open operation by hand. A push
-// still settles it by itself if it comes first.
+// NewResolve is the form that settles an open operation. It opens on
+// asking the gateway, which is always safe (nothing is sent again); a push
+// still settles the operation by itself if it comes first.
 func NewResolve(op *store.PendingOp, mode ops.Mode) Form {
-	s := &resolveSpec{op: op}
-	s.fs = []*field{{key: "Note", title: "Note", hint: "what the gateway's back office shows for it (required; kept in the audit log)", value: &s.note}}
+	s := &resolveSpec{op: op, how: resolveAsk}
+	s.fs = []*field{
+		{key: "How", title: "Settle by", hint: "← → to choose", value: &s.how, options: []option{
+			{"asking the gateway (a lookup: nothing is sent again)", resolveAsk}, {"hand, with a note", resolveHand}}},
+		{key: "Note", title: "Note", hint: "by hand: what the gateway's back office shows for it (required; kept in the audit log)", value: &s.note},
+	}
 	return newKit("resolve", s, mode)
 }
 
-func (s *resolveSpec) title() string { return fmt.Sprintf("Resolve operation %d by hand", s.op.ID) }
+func (s *resolveSpec) title() string { return fmt.Sprintf("Resolve operation %d", s.op.ID) }
 
 func (s *resolveSpec) header() string {
 	o := s.op
@@ -37,7 +51,8 @@ func (s *resolveSpec) header() string {
 	if o.Error != "" {
 		txt += "\n" + mutedStyle.Render("why: "+Clean(o.Error))
 	}
-	return txt + "\n" + mutedStyle.Render("Check the gateway first. Nothing is sent: resolving only closes the journal entry.")
+	return txt + "\n" + mutedStyle.Render("Asking looks the operation up at the gateway and settles it from the answer.\n"+
+		"By hand: check the gateway's back office first; resolving only closes the journal entry.")
 }
 
 func (s *resolveSpec) fields() []*field { return s.fs }
@@ -49,6 +64,14 @@ func (s *resolveSpec) check() check {
 		return c
 	}
 	note := strings.TrimSpace(s.note)
+	if s.how == resolveAsk {
+		c.plain = []string{fmt.Sprintf("Ask the gateway what became of operation %d (%s on %s) and settle it from the answer.", s.op.ID, s.op.Action, Clean(s.op.Target)),
+			"A lookup only: the request is never sent again. If the gateway holds nothing for it, it was not processed and the operation fails (it may then be sent again)."}
+		c.sending = fmt.Sprintf("A lookup: the status of the operation's key, or (no key known) the transactions of invoice %s.\nNothing is sent again.", Clean(s.op.Invoice))
+		c.summary = []string{mutedStyle.Render("Asking needs no note: enter goes on to the confirmation.")}
+		c.intent = ops.AskRequest{OpID: s.op.ID}
+		return c
+	}
 	if note == "" {
 		c.errs["Note"] = "required: what did the gateway's back office show?"
 		return c

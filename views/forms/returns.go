@@ -24,12 +24,13 @@ type returnSpec struct {
 	reason  string
 	text    string
 	fs      []*field
+	mode    ops.Mode
 }
 
 // NewReturn is the refund-a-return form of a reservation; txs are its
 // transactions (captures and refunds).
 func NewReturn(r *store.Reservation, txs []*store.Transaction, mode ops.Mode) Form {
-	s := &returnSpec{res: r, txs: txs, shipped: ops.ShippedBy(r, txs), units: make([]string, len(r.Lines)), reason: ops.ReasonReturn}
+	s := &returnSpec{res: r, txs: txs, shipped: ops.ShippedBy(r, txs), units: make([]string, len(r.Lines)), reason: ops.ReasonReturn, mode: mode}
 	for i, l := range r.Lines {
 		left := s.left(l.ArticleNumber)
 		if left == 0 {
@@ -38,7 +39,8 @@ func NewReturn(r *store.Reservation, txs []*store.Transaction, mode ops.Mode) Fo
 		s.units[i] = "0"
 		s.fs = append(s.fs, &field{key: api.PArticleQuantity + "/" + l.ArticleNumber,
 			title: fmt.Sprintf("%s · %s: units returned", Clean(l.ArticleNumber), trunc(Clean(l.Title), 36)),
-			hint:  fmt.Sprintf("0–%d (shipped and not yet refunded) at %s", left, l.Price.StringFixed(2)), value: &s.units[i]})
+			hint:  fmt.Sprintf("0–%d (shipped and not yet refunded) at %s", left, l.Price.StringFixed(2)), value: &s.units[i],
+			units: true, maxUnits: left})
 	}
 	s.fs = append(s.fs,
 		&field{key: api.FieldAmountCredit, title: "Extra amount (" + r.Currency + ")", hint: "optional, on top of the goods: return shipping, a goodwill amount", value: &s.extra},
@@ -71,6 +73,9 @@ func (s *returnSpec) header() string {
 		fmt.Fprintf(&b, "%-10s %-28s %9s %5d %5d %5d\n", trunc(Clean(l.ArticleNumber), 10), trunc(Clean(l.Title), 28), l.Price.StringFixed(2),
 			l.Captured, l.Refunded, s.left(l.ArticleNumber))
 	}
+	if e := s.earlier(); e != "" {
+		b.WriteString(e + "\n")
+	}
 	if len(s.shipped) == 0 {
 		b.WriteString(mutedStyle.Render("Nothing of this reservation was captured with known lines: refund a capture by amount instead."))
 	} else {
@@ -80,6 +85,89 @@ func (s *returnSpec) header() string {
 }
 
 func (s *returnSpec) fields() []*field { return s.fs }
+
+// earlier lists the refunds made before against this reservation's
+// captures: a refund by amount leaves units that can no longer be paid
+// back in full, and the operator sees why.
+func (s *returnSpec) earlier() string {
+	invoice := map[string]string{}
+	for _, t := range s.txs {
+		if t != nil && t.Kind == store.KindCapture {
+			invoice[t.Key] = t.InvoiceNumber
+		}
+	}
+	var parts []string
+	for _, t := range s.txs {
+		if t == nil || t.Kind != store.KindRefund || !t.Status.IsSuccess() {
+			continue
+		}
+		how := "by amount"
+		if len(t.Lines) > 0 {
+			var u []string
+			for _, l := range t.Lines {
+				u = append(u, fmt.Sprintf("%d × %s", l.Quantity, Clean(l.ArticleNumber)))
+			}
+			how = "by line (" + strings.Join(u, ", ") + ")"
+		}
+		on := "its capture"
+		if n := invoice[t.Original]; n != "" {
+			on = "the capture with invoice " + Clean(n)
+		}
+		parts = append(parts, fmt.Sprintf("  %s %s %s on %s", t.Amount.StringFixed(2), t.Currency, how, on))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Refunded before:\n" + strings.Join(parts, "\n")
+}
+
+// byAmount is the next step of a return whose units do not fit in what is
+// left to refund of the captures that shipped them (a refund by amount
+// came first): a refund by amount of all that is still refundable on the
+// capture with the most room among those that shipped the units, filled
+// in, not sent.
+func (s *returnSpec) byAmount(unitsBy map[string]int, reason ops.Reason) *altStep {
+	price := map[string]decimal.Decimal{}
+	for _, l := range s.res.Lines {
+		price[l.ArticleNumber] = l.Price
+	}
+	// The capture that shipped returned units it has too little money
+	// left for; failing that, the one with the most room.
+	var best, short *store.Transaction
+	for _, sh := range s.shipped {
+		c := sh.Capture
+		shipped, tight := false, false
+		for a, n := range unitsBy {
+			if n <= 0 || sh.Left(a) == 0 {
+				continue
+			}
+			shipped = true
+			if c.Refundable().LessThan(price[a].Mul(decimal.NewFromInt(int64(min(n, sh.Left(a)))))) {
+				tight = true
+			}
+		}
+		if !shipped || !c.Refundable().IsPositive() {
+			continue
+		}
+		if best == nil || c.Refundable().GreaterThan(best.Refundable()) {
+			best = c
+		}
+		if tight && (short == nil || c.Refundable().GreaterThan(short.Refundable())) {
+			short = c
+		}
+	}
+	if short != nil {
+		best = short
+	}
+	if best == nil {
+		return nil
+	}
+	amount, mode := best.Refundable().StringFixed(2), s.mode
+	return &altStep{key: "ctrl+r",
+		label: fmt.Sprintf("ctrl+r opens a refund by amount of %s %s, all that is still refundable on the capture with invoice %s (filled in, not sent).",
+			amount, best.Currency, Clean(best.InvoiceNumber)),
+		open: func() *kit { return newRefund([]*store.Transaction{best}, mode, amount, reason) }}
+}
 
 func (s *returnSpec) check() check {
 	c := check{errs: map[string]string{}, invoice: s.res.Invoice}
@@ -106,6 +194,11 @@ func (s *returnSpec) check() check {
 	plan, err := ops.PlanReturn(s.res, s.txs, unitsBy, extra, reason)
 	if err != nil {
 		if ve, ok := asValidation(err); ok {
+			for _, fe := range ve.Fields {
+				if fe.Field == api.FieldAmountCredit && (fe.Group != "" || strings.Contains(fe.Rule, "left to refund")) {
+					c.alt = s.byAmount(unitsBy, reason)
+				}
+			}
 			known := map[string]bool{}
 			for _, f := range s.fs {
 				known[f.key] = true

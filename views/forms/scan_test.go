@@ -23,9 +23,9 @@ func scanned(codes ...string) []tea.Msg {
 
 // TestScanModeAtScannerSpeed: in scan mode each code + enter counts one
 // unit of its line; an unknown code and one over the quantity are said
-// plainly and count nothing; the running total follows; an empty enter
-// goes back to the fields, which hold the counts. Sent with no delay
-// between keys to a running program.
+// plainly and count nothing; the running total follows; ctrl+s goes back
+// to the fields, which hold the counts. Sent with no delay between keys to
+// a running program.
 func TestScanModeAtScannerSpeed(t *testing.T) {
 	capture := func() Form { return NewCapture(reservation(), ops.ModeSandbox, fixedNow) }
 	tests := []struct {
@@ -39,9 +39,9 @@ func TestScanModeAtScannerSpeed(t *testing.T) {
 			[]string{"2", "2", "0"}, true, []string{"4006381333931 is not an article of this reservation", "Counted 4 unit(s) · 148.90 EUR"}},
 		{"over-quantity", append([]tea.Msg{press("ctrl+s")}, scanned("SHIP", "SHIP")...),
 			[]string{"0", "0", "1"}, true, []string{"already counted: nothing counted", "Counted 1 unit(s) · 4.95 EUR"}},
-		{"pasted-then-fields", []tea.Msg{press("ctrl+s"), paste("SHOE-42\nSOCK-3P\nSHIP\n"), press("enter")},
+		{"pasted-then-fields", []tea.Msg{press("ctrl+s"), paste("SHOE-42\nSOCK-3P\nSHIP\n"), press("ctrl+s")},
 			[]string{"1", "1", "1"}, false, []string{"SHOE-42 · Trail running shoe", "enter next"}},
-		{"then-confirm", append(append([]tea.Msg{press("ctrl+s")}, scanned("SHOE-42", "SHIP")...), press("enter"), press("enter"), press("enter"), press("enter")),
+		{"then-confirm", append(append([]tea.Msg{press("ctrl+s")}, scanned("SHOE-42", "SHIP")...), press("ctrl+s"), press("enter"), press("enter"), press("enter")),
 			[]string{"1", "0", "1"}, false, []string{"Capture 64.90 EUR from Jan Jansen", "Ships: 1 × SHOE-42"}},
 	}
 	for _, tt := range tests {
