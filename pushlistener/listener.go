@@ -9,7 +9,10 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 
 	"paydesk/api"
 	"paydesk/store"
@@ -24,7 +27,9 @@ type Config struct {
 	Verifier api.Verifier
 	// PushURL is the URL the gateway signs over: the push URL as configured
 	// at the gateway (e.g. http://127.0.0.1:8801/push). Empty means the
-	// address the request arrived on (Host header + path).
+	// address the request arrived on: the connection's local host:port
+	// (as bound, e.g. 127.0.0.1:8801) and the request's path. The Host
+	// header is not trusted for it.
 	PushURL string
 	// Logf, if set, receives one line per failure to store. It must not
 	// block: it runs on the request's goroutine.
@@ -66,9 +71,14 @@ type Server struct {
 	rejects rejectLog
 	lines   lineLimit
 
+	bodies  *semaphore.Weighted // BodyMemory: bodies beyond BodyAllowance, until proven
+	held    atomic.Int64        // bytes of unproven bodies held now
+	peak    atomic.Int64        // and at most
+
 	mu           sync.Mutex
 	ln           net.Listener
 	hs           *http.Server
+	lim          *limitListener
 	serving      bool
 	shuttingDown bool
 }
@@ -91,7 +101,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.RejectLines = 10
 	}
 	cfg.HTTP = cfg.HTTP.withDefaults()
-	s := &Server{cfg: cfg}
+	s := &Server{cfg: cfg, bodies: semaphore.NewWeighted(cfg.HTTP.BodyMemory)}
 	// On a team's database pushes go to the inbox; every listener runs an
 	// applier, one of which at a time applies the inbox (store.StartApplier).
 	cfg.DB.StartApplier(cfg.Logf)
@@ -131,12 +141,25 @@ func posted(w http.ResponseWriter, r *http.Request, what string) bool {
 }
 
 // pushHostPath is what a push's signature covers: the configured push URL,
-// else the address the request arrived on.
+// else the address the request arrived on (the connection's local
+// address, host:port, and the request's path). The Host header is never
+// used: it is the sender's to choose, so a push signed over another
+// host could otherwise pass.
 func (s *Server) pushHostPath(r *http.Request) string {
 	if s.cfg.PushURL != "" {
 		return api.HostPath(s.cfg.PushURL)
 	}
-	return r.Host + r.URL.RequestURI()
+	return localHost(r) + r.URL.RequestURI()
+}
+
+// localHost is the host:port the request's connection arrived on; empty
+// when the server did not say (a request built by hand), so that nothing
+// signed matches it.
+func localHost(r *http.Request) string {
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		return a.String()
+	}
+	return ""
 }
 
 // servePush handles one push: 200 only once it is on disk; 401 for a bad
@@ -219,7 +242,14 @@ type Admitted struct {
 func (s *Server) Admit(w http.ResponseWriter, r *http.Request, hostPath string) (*Admitted, bool) {
 	rec := store.PushRecord{ReceivedAt: s.cfg.Now(), RemoteAddr: r.RemoteAddr, Method: r.Method,
 		URL: r.URL.RequestURI(), Header: r.Header}
-	if _, err := s.cfg.Verifier.Precheck(r.Header.Get("Authorization")); err != nil {
+	authz := r.Header.Get("Authorization")
+	if len(authz) > MaxAuthorization {
+		rec.BodySize = int(max(r.ContentLength, 0))
+		s.Reject(w, rec, http.StatusUnauthorized, store.SignatureMalformed,
+			fmt.Sprintf("signature: Authorization header of %d bytes, at most %d", len(authz), MaxAuthorization))
+		return nil, false
+	}
+	if _, err := s.cfg.Verifier.Precheck(authz); err != nil {
 		rec.BodySize = int(max(r.ContentLength, 0))
 		s.Reject(w, rec, http.StatusUnauthorized, store.SignatureVerdict(err), "signature: "+err.Error())
 		return nil, false
@@ -229,22 +259,31 @@ func (s *Server) Admit(w http.ResponseWriter, r *http.Request, hostPath string) 
 		s.Reject(w, rec, http.StatusRequestEntityTooLarge, store.SignatureUnchecked, "body larger than 1 MiB")
 		return nil, false
 	}
-	body, err := readBody(w, r)
+	body, release, err := s.readBody(w, r)
+	defer release()
 	rec.Body = body
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
 		s.Reject(w, rec, http.StatusRequestEntityTooLarge, store.SignatureUnchecked, "body larger than 1 MiB")
 		return nil, false
+	case errors.Is(err, errNoRoom):
+		s.Reject(w, rec, http.StatusServiceUnavailable, store.SignatureUnchecked, err.Error())
+		return nil, false
 	case err != nil:
 		s.Reject(w, rec, http.StatusBadRequest, store.SignatureUnchecked, "reading the body: "+err.Error())
 		return nil, false
 	}
-	auth, err := s.cfg.Verifier.Verify(r.Header.Get("Authorization"), r.Method, hostPath, body)
+	auth, err := s.cfg.Verifier.Verify(authz, r.Method, hostPath, body)
 	rec.WebsiteKey = auth.WebsiteKey
 	if err != nil {
 		s.Reject(w, rec, http.StatusUnauthorized, store.SignatureVerdict(err), "signature: "+err.Error())
 		return nil, false
+	}
+	// The connection has proven itself: it leaves the unproven ones a
+	// newcomer may replace, and its reads get net/http's deadlines back.
+	if c, ok := r.Context().Value(connKey{}).(*limitedConn); ok {
+		c.l.prove(c)
 	}
 	// rec.Header is r.Header itself: net/http makes a new map for every
 	// request and never touches it after the handler returns.
@@ -252,29 +291,109 @@ func (s *Server) Admit(w http.ResponseWriter, r *http.Request, hostPath string) 
 	return &Admitted{Record: rec, Auth: auth}, true
 }
 
-// readBody reads at most MaxBody bytes; past that it fails with
-// *http.MaxBytesError (and net/http closes the connection after the
-// answer).
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+// MaxAuthorization bounds the Authorization header (a website key, a
+// signature, a nonce and a timestamp take about 150 bytes).
+const MaxAuthorization = 1024
+
+// BodyAllowance is the part of every body read without drawing on
+// HTTPOptions.BodyMemory: a push or an order fits in it, and the
+// connection cap bounds what all of them hold together.
+const BodyAllowance = 16 << 10
+
+// errNoRoom: the bodies being read before their signature is checked
+// hold all of HTTPOptions.BodyMemory, and none came free in time.
+var errNoRoom = errors.New("no room to read the body now, try again")
+
+// readBody reads at most MaxBody bytes into a buffer that grows with what
+// arrives, never with what Content-Length claims: a client that claims a
+// megabyte and sends a byte costs a small buffer. Past BodyAllowance the
+// growth draws on the shared BodyMemory (waiting for room until the
+// connection's deadline). Past MaxBody it fails with *http.MaxBytesError
+// (and net/http closes the connection after the answer). release gives
+// the memory back to the account; Admit calls it once the signature is
+// checked.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), err error) {
 	rd := http.MaxBytesReader(w, r.Body, MaxBody)
-	size := int64(512)
-	if r.ContentLength > 0 {
-		size = r.ContentLength + 1 // +1: ReadAll's last read sees EOF without growing
+	size := 512
+	if r.ContentLength >= 0 {
+		size = int(min(r.ContentLength+1, BodyAllowance)) // +1: the last read sees EOF without growing
 	}
 	buf := make([]byte, 0, size)
+	var reserved int64
+	s.hold(int64(size))
+	release = func() {
+		s.held.Add(-int64(cap(buf)))
+		if reserved > 0 {
+			s.bodies.Release(reserved)
+		}
+	}
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			n := min(max(2*cap(buf), 4<<10), MaxBody+1)
+			if n == cap(buf) {
+				return buf, release, &http.MaxBytesError{Limit: MaxBody}
+			}
+			if extra := int64(max(n, BodyAllowance) - max(cap(buf), BodyAllowance)); extra > 0 {
+				ctx, cancel := context.WithDeadline(r.Context(), s.readDeadline(r))
+				err := s.bodies.Acquire(ctx, extra)
+				cancel()
+				if err != nil {
+					return buf, release, errNoRoom
+				}
+				reserved += extra
+			}
+			s.hold(int64(n - cap(buf)))
+			buf = append(make([]byte, 0, n), buf...)
 		}
 		n, err := rd.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if errors.Is(err, io.EOF) {
-			return buf, nil
+			return buf, release, nil
 		}
 		if err != nil {
-			return buf, err
+			return buf, release, err
 		}
 	}
+}
+
+// hold counts n more (or, negative, fewer) bytes of unproven bodies.
+func (s *Server) hold(n int64) {
+	if v := s.held.Add(n); v > s.peak.Load() {
+		for p := s.peak.Load(); v > p && !s.peak.CompareAndSwap(p, v); p = s.peak.Load() {
+		}
+	}
+}
+
+// readDeadline is when the request's connection runs out of time to send
+// its body: its unproven deadline under ServeListener, else ReadTimeout.
+func (s *Server) readDeadline(r *http.Request) time.Time {
+	if c, ok := r.Context().Value(connKey{}).(*limitedConn); ok {
+		if t := c.deadline(); !t.IsZero() {
+			return t
+		}
+	}
+	return time.Now().Add(s.cfg.HTTP.ReadTimeout)
+}
+
+// Stats is what a client has been able to make the listener hold.
+type Stats struct {
+	ConnStats
+	// BodyBytes are the bytes held now for bodies whose signature is not
+	// checked yet, PeakBodyBytes the most held at once.
+	BodyBytes, PeakBodyBytes int64
+}
+
+// Stats reports the connections and body memory held; the connection
+// figures are zero when the server is not running under ServeListener.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	lim := s.lim
+	s.mu.Unlock()
+	st := Stats{BodyBytes: s.held.Load(), PeakBodyBytes: s.peak.Load()}
+	if lim != nil {
+		st.ConnStats = lim.stats()
+	}
+	return st
 }
 
 // Reject answers a refused request with status and notes it in the

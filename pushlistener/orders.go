@@ -46,15 +46,15 @@ func isOrdersPath(path string) bool {
 
 // ordersHostPath is what an order's signature covers: the intake's URL,
 // which sits beside the push URL (…/push → …/orders), or, with no push URL
-// configured, the address the request arrived on.
+// configured, the address the request arrived on (its connection's local
+// host:port and the request's path; never the Host header).
 func (s *Server) ordersHostPath(r *http.Request) string {
-	if s.cfg.PushURL == "" {
-		return r.Host + r.URL.RequestURI()
+	if s.cfg.PushURL != "" {
+		if u := OrdersURL(s.cfg.PushURL); u != "" {
+			return api.HostPath(u)
+		}
 	}
-	if u := OrdersURL(s.cfg.PushURL); u != "" {
-		return api.HostPath(u)
-	}
-	return r.Host + r.URL.RequestURI()
+	return localHost(r) + r.URL.RequestURI()
 }
 
 // OrdersURL is the intake URL that belongs to a push URL.
