@@ -71,9 +71,9 @@ type Server struct {
 	rejects rejectLog
 	lines   lineLimit
 
-	bodies  *semaphore.Weighted // BodyMemory: bodies beyond BodyAllowance, until proven
-	held    atomic.Int64        // bytes of unproven bodies held now
-	peak    atomic.Int64        // and at most
+	bodies *semaphore.Weighted // BodyMemory: bodies beyond BodyAllowance, until proven
+	held   atomic.Int64        // bytes of unproven bodies held now
+	peak   atomic.Int64        // and at most
 
 	mu           sync.Mutex
 	ln           net.Listener

@@ -492,7 +492,7 @@ type limitedConn struct {
 	closed   sync.Once
 
 	// guarded by l.mu
-	held                    bool
+	held                     bool
 	unseenEl, addrEl, idleEl *list.Element
 
 	mu       sync.Mutex
