@@ -1,6 +1,7 @@
 package pushlistener
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -72,6 +73,8 @@ type Server struct {
 	lines   lineLimit
 
 	bodies *semaphore.Weighted // BodyMemory: bodies beyond BodyAllowance, until proven
+	quit   context.Context     // ends when Shutdown starts: no more waiting for body memory
+	stop   context.CancelFunc
 	held   atomic.Int64        // bytes of unproven bodies held now
 	peak   atomic.Int64        // and at most
 
@@ -102,6 +105,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.HTTP = cfg.HTTP.withDefaults()
 	s := &Server{cfg: cfg, bodies: semaphore.NewWeighted(cfg.HTTP.BodyMemory)}
+	s.quit, s.stop = context.WithCancel(context.Background())
 	// On a team's database pushes go to the inbox; every listener runs an
 	// applier, one of which at a time applies the inbox (store.StartApplier).
 	cfg.DB.StartApplier(cfg.Logf)
@@ -259,7 +263,7 @@ func (s *Server) Admit(w http.ResponseWriter, r *http.Request, hostPath string) 
 		s.Reject(w, rec, http.StatusRequestEntityTooLarge, store.SignatureUnchecked, "body larger than 1 MiB")
 		return nil, false
 	}
-	body, release, err := s.readBody(w, r)
+	body, pooled, release, err := s.readBody(w, r)
 	defer release()
 	rec.Body = body
 	var tooLarge *http.MaxBytesError
@@ -280,6 +284,10 @@ func (s *Server) Admit(w http.ResponseWriter, r *http.Request, hostPath string) 
 		s.Reject(w, rec, http.StatusUnauthorized, store.SignatureVerdict(err), "signature: "+err.Error())
 		return nil, false
 	}
+	if pooled {
+		body = bytes.Clone(body) // the pooled buffer goes back on return
+	}
+	rec.Body = body
 	// The connection has proven itself: it leaves the unproven ones a
 	// newcomer may replace, and its reads get net/http's deadlines back.
 	if c, ok := r.Context().Value(connKey{}).(*limitedConn); ok {
@@ -300,6 +308,10 @@ const MaxAuthorization = 1024
 // connection cap bounds what all of them hold together.
 const BodyAllowance = 16 << 10
 
+// firstBodyBuffer is the buffer a body is first read into (a gift card
+// push is about 700 bytes).
+const firstBodyBuffer = 1 << 10
+
 // errNoRoom: the bodies being read before their signature is checked
 // hold all of HTTPOptions.BodyMemory, and none came free in time.
 var errNoRoom = errors.New("no room to read the body now, try again")
@@ -307,54 +319,86 @@ var errNoRoom = errors.New("no room to read the body now, try again")
 // readBody reads at most MaxBody bytes into a buffer that grows with what
 // arrives, never with what Content-Length claims: a client that claims a
 // megabyte and sends a byte costs a small buffer. Past BodyAllowance the
-// growth draws on the shared BodyMemory (waiting for room until the
-// connection's deadline). Past MaxBody it fails with *http.MaxBytesError
-// (and net/http closes the connection after the answer). release gives
-// the memory back to the account; Admit calls it once the signature is
-// checked.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), err error) {
+// body moves into pooled buffers (64 KiB, 256 KiB, 1 MiB), drawing on the
+// shared BodyMemory and waiting for room until the connection's
+// deadline; pooling keeps a flood of large forged bodies from turning into
+// garbage for the collector. Past MaxBody it fails with
+// *http.MaxBytesError (and net/http closes the connection after the
+// answer). release gives the memory back; the body must not be used
+// after it (Admit copies a pooled body that proved valid).
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, pooled bool, release func(), err error) {
 	rd := http.MaxBytesReader(w, r.Body, MaxBody)
-	size := 512
+	// A claimed Content-Length only ever makes the first buffer smaller:
+	// the buffer grows as bytes arrive.
+	size := firstBodyBuffer
 	if r.ContentLength >= 0 {
-		size = int(min(r.ContentLength+1, BodyAllowance)) // +1: the last read sees EOF without growing
+		size = int(min(r.ContentLength+1, firstBodyBuffer)) // +1: the last read sees EOF without growing
 	}
 	buf := make([]byte, 0, size)
+	class := -1 // index in bodyClasses of buf's pool, -1: not pooled
 	var reserved int64
 	s.hold(int64(size))
 	release = func() {
-		s.held.Add(-int64(cap(buf)))
+		s.hold(-int64(cap(buf)))
+		if class >= 0 {
+			b := buf[:0]
+			bodyPools[class].Put(&b)
+		}
 		if reserved > 0 {
 			s.bodies.Release(reserved)
 		}
 	}
 	for {
 		if len(buf) == cap(buf) {
-			n := min(max(2*cap(buf), 4<<10), MaxBody+1)
-			if n == cap(buf) {
-				return buf, release, &http.MaxBytesError{Limit: MaxBody}
+			if class == len(bodyClasses)-1 {
+				return buf, true, release, &http.MaxBytesError{Limit: MaxBody}
 			}
-			if extra := int64(max(n, BodyAllowance) - max(cap(buf), BodyAllowance)); extra > 0 {
+			var next []byte
+			nextClass := -1
+			if n := 4 * cap(buf); n <= BodyAllowance {
+				next = make([]byte, 0, n)
+			} else {
+				nextClass = class + 1
+				size := int64(bodyClasses[nextClass])
 				ctx, cancel := context.WithDeadline(r.Context(), s.readDeadline(r))
-				err := s.bodies.Acquire(ctx, extra)
+				stop := context.AfterFunc(s.quit, cancel)
+				err := s.bodies.Acquire(ctx, size-reserved)
+				stop()
 				cancel()
 				if err != nil {
-					return buf, release, errNoRoom
+					return buf, class >= 0, release, errNoRoom
 				}
-				reserved += extra
+				reserved = size
+				if p, ok := bodyPools[nextClass].Get().(*[]byte); ok {
+					next = (*p)[:0]
+				} else {
+					next = make([]byte, 0, size)
+				}
 			}
-			s.hold(int64(n - cap(buf)))
-			buf = append(make([]byte, 0, n), buf...)
+			next = append(next, buf...)
+			s.hold(int64(cap(next) - cap(buf)))
+			if class >= 0 {
+				b := buf[:0]
+				bodyPools[class].Put(&b)
+			}
+			buf, class = next, nextClass
 		}
 		n, err := rd.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if errors.Is(err, io.EOF) {
-			return buf, release, nil
+			return buf, class >= 0, release, nil
 		}
 		if err != nil {
-			return buf, release, err
+			return buf, class >= 0, release, err
 		}
 	}
 }
+
+// bodyClasses are the pooled buffers a body past BodyAllowance grows
+// through; the last holds MaxBody and the byte that shows it is exceeded.
+var bodyClasses = [...]int{64 << 10, 256 << 10, MaxBody + 1}
+
+var bodyPools [len(bodyClasses)]sync.Pool
 
 // hold counts n more (or, negative, fewer) bytes of unproven bodies.
 func (s *Server) hold(n int64) {

@@ -44,15 +44,19 @@ type HTTPOptions struct {
 	ShutdownTimeout time.Duration
 	// MaxHeaderBytes bounds a request's headers (16 KiB).
 	MaxHeaderBytes int
-	// MaxConns caps the connections held at once (1024, and never more
-	// than the process's descriptor limit leaves room for). At the cap a
+	// MaxConns caps the connections held at once (8192, and never more
+	// than the process's descriptor limit leaves room for). It is large on
+	// purpose: an unproven connection costs about 20 KB while it is held,
+	// and one that is closed early comes back at once, so replacing
+	// connections costs more than holding them until their deadline. At the cap a
 	// new connection takes the place of the oldest unproven one that is
 	// waiting for its client, else of the oldest idle proven one, else
 	// waits.
 	MaxConns int
 	// MaxConnsPerAddr caps the unproven connections from one address (an
 	// IPv4 address, an IPv6 /64): past it a newcomer from there takes the
-	// place of that address's oldest unproven connection (MaxConns/2).
+	// place of that address's oldest unproven connection (3/4 of
+	// MaxConns).
 	MaxConnsPerAddr int
 	// BodyMemory bounds the bytes held for bodies not yet proven by their
 	// signature, beyond the first BodyAllowance bytes of each (64 MiB).
@@ -80,7 +84,7 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 		o.MaxHeaderBytes = 16 << 10
 	}
 	if o.MaxConns <= 0 {
-		o.MaxConns = 1024
+		o.MaxConns = 8192
 	}
 	if o.MinDataRate <= 0 {
 		o.MinDataRate = 16 << 10
@@ -95,7 +99,7 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 		o.MaxConns = max(1, min(o.MaxConns, limit-64))
 	}
 	if o.MaxConnsPerAddr <= 0 {
-		o.MaxConnsPerAddr = max(1, o.MaxConns/2)
+		o.MaxConnsPerAddr = max(1, o.MaxConns*3/4)
 	}
 	return o
 }
@@ -219,6 +223,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.shuttingDown = true
 	hs, ln := s.hs, s.ln
 	s.mu.Unlock()
+	s.stop()
 	var err error
 	if hs != nil {
 		if err = hs.Shutdown(ctx); err != nil {
