@@ -75,8 +75,8 @@ type Server struct {
 	bodies *semaphore.Weighted // BodyMemory: bodies beyond BodyAllowance, until proven
 	quit   context.Context     // ends when Shutdown starts: no more waiting for body memory
 	stop   context.CancelFunc
-	held   atomic.Int64        // bytes of unproven bodies held now
-	peak   atomic.Int64        // and at most
+	held   atomic.Int64 // bytes of unproven bodies held now
+	peak   atomic.Int64 // and at most
 
 	mu           sync.Mutex
 	ln           net.Listener
@@ -320,8 +320,8 @@ var errNoRoom = errors.New("no room to read the body now, try again")
 // arrives, never with what Content-Length claims: a client that claims a
 // megabyte and sends a byte costs a small buffer. Past BodyAllowance the
 // body moves into pooled buffers (64 KiB, 256 KiB, 1 MiB), drawing on the
-// shared BodyMemory and waiting for room until the connection's
-// deadline; pooling keeps a flood of large forged bodies from turning into
+// shared BodyMemory (a whole MaxBody is reserved at once) and waiting for
+// room until the connection's deadline; pooling keeps a flood of large forged bodies from turning into
 // garbage for the collector. Past MaxBody it fails with
 // *http.MaxBytesError (and net/http closes the connection after the
 // answer). release gives the memory back; the body must not be used
@@ -359,16 +359,22 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, 
 				next = make([]byte, 0, n)
 			} else {
 				nextClass = class + 1
-				size := int64(bodyClasses[nextClass])
-				ctx, cancel := context.WithDeadline(r.Context(), s.readDeadline(r))
-				stop := context.AfterFunc(s.quit, cancel)
-				err := s.bodies.Acquire(ctx, size-reserved)
-				stop()
-				cancel()
-				if err != nil {
-					return buf, class >= 0, release, errNoRoom
+				size := bodyClasses[nextClass]
+				if reserved == 0 {
+					// The whole of MaxBody at once: a body that held part
+					// of the account while it waited for more could, with
+					// others doing the same, hold all of it and wait for
+					// ever.
+					ctx, cancel := context.WithDeadline(r.Context(), s.readDeadline(r))
+					stop := context.AfterFunc(s.quit, cancel)
+					err := s.bodies.Acquire(ctx, MaxBody+1)
+					stop()
+					cancel()
+					if err != nil {
+						return buf, class >= 0, release, errNoRoom
+					}
+					reserved = MaxBody + 1
 				}
-				reserved = size
 				if p, ok := bodyPools[nextClass].Get().(*[]byte); ok {
 					next = (*p)[:0]
 				} else {

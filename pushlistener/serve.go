@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"paydesk/internal/private"
 	"paydesk/store"
 )
 
@@ -59,7 +60,9 @@ type HTTPOptions struct {
 	// MaxConns).
 	MaxConnsPerAddr int
 	// BodyMemory bounds the bytes held for bodies not yet proven by their
-	// signature, beyond the first BodyAllowance bytes of each (64 MiB).
+	// signature, beyond the first BodyAllowance bytes of each (64 MiB; at
+	// least MaxBody). A body that outgrows its allowance reserves a whole
+	// MaxBody of it.
 	// A request that finds no room waits for it within its deadline, then
 	// is answered 503.
 	BodyMemory int64
@@ -92,6 +95,8 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 	if o.BodyMemory <= 0 {
 		o.BodyMemory = 64 << 20
 	}
+	o.BodyMemory = max(o.BodyMemory, MaxBody+1) // room for one whole body
+
 	// Leave descriptors for the cache file, the log and the connections
 	// waiting to be accepted, or accept4 fails with EMFILE; ask for a
 	// higher soft limit first when the hard one allows it.
@@ -110,6 +115,11 @@ func (o HTTPOptions) tlsConfig() (*tls.Config, error) {
 	}
 	if o.TLSCertFile == "" || o.TLSKeyFile == "" {
 		return nil, errors.New("push listener: TLS needs both a certificate and a key file")
+	}
+	// The key is a secret like the secret key: refused, as ssh refuses
+	// a private key, when others may read it or it is someone else's.
+	if err := private.CheckPath(o.TLSKeyFile); err != nil {
+		return nil, fmt.Errorf("push listener: TLS key (--tls-key): %w", err)
 	}
 	cert, err := tls.LoadX509KeyPair(o.TLSCertFile, o.TLSKeyFile)
 	if err != nil {

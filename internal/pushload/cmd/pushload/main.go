@@ -379,8 +379,10 @@ func runAttack(ctx context.Context, p attackPlan) error {
 		fmt.Printf("; p50 %.0f ms, p99 %.0f ms, max %.0f ms", ms(lat[len(lat)/2]), ms(lat[min(len(lat)-1, len(lat)*99/100)]), ms(lat[len(lat)-1]))
 	}
 	fmt.Println()
+	shown := 0
 	for _, r := range rs {
-		if r.Status != http.StatusOK || r.Took > 2*time.Second {
+		if (r.Status != http.StatusOK || r.Took > 2*time.Second) && shown < 5 {
+			shown++
 			fmt.Printf("  slow probe at +%.1f s: %.0f ms, HTTP %d, %v\n", r.Start.Sub(rs[0].Start).Seconds(), ms(r.Took), r.Status, r.Err)
 		}
 	}
