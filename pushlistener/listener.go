@@ -335,6 +335,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, 
 		size = int(min(r.ContentLength+1, firstBodyBuffer)) // +1: the last read sees EOF without growing
 	}
 	buf := make([]byte, 0, size)
+	// While the handler waits for body bytes the connection is waiting
+	// for its client (one a newcomer may replace); otherwise it is busy
+	// on our side, even when net/http reads ahead for the next request.
+	c, _ := r.Context().Value(connKey{}).(*limitedConn)
 	class := -1 // index in bodyClasses of buf's pool, -1: not pooled
 	var reserved int64
 	s.hold(int64(size))
@@ -389,7 +393,13 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, 
 			}
 			buf, class = next, nextClass
 		}
+		if c != nil {
+			c.bodyWait.Store(true)
+		}
 		n, err := rd.Read(buf[len(buf):cap(buf)])
+		if c != nil {
+			c.bodyWait.Store(false)
+		}
 		buf = buf[:len(buf)+n]
 		if errors.Is(err, io.EOF) {
 			return buf, class >= 0, release, nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net"
 	"net/http"
 	"sync"
@@ -29,7 +30,7 @@ type HTTPOptions struct {
 	FirstByteTimeout time.Duration
 	// MinDataRate is the rate, in bytes a second, that extends an
 	// unproven connection's deadline: headers, body and a TLS handshake
-	// alike (16 KiB/s).
+	// alike (1 KiB/s: a push of 1 KB earns a second more).
 	MinDataRate int
 	// ReadHeaderTimeout bounds reading a request's headers (5 s).
 	ReadHeaderTimeout time.Duration
@@ -90,7 +91,7 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 		o.MaxConns = 8192
 	}
 	if o.MinDataRate <= 0 {
-		o.MinDataRate = 16 << 10
+		o.MinDataRate = 1 << 10
 	}
 	if o.BodyMemory <= 0 {
 		o.BodyMemory = 64 << 20
@@ -305,22 +306,23 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	c.mu.Lock()
 	_ = c.applyLocked()
 	c.mu.Unlock()
-	var wait *time.Timer
+	var timer *time.Timer
 	for {
 		l.mu.Lock()
 		var victim *limitedConn
+		hold := false // a better victim is busy on our side for the moment
 		if own := l.byAddr[c.addr]; own != nil && l.perAddr > 0 && own.Len() >= l.perAddr {
-			victim = l.victimLocked(own)
+			victim, hold = l.victimLocked(own)
 		}
-		if victim == nil && l.conns < l.max {
+		if victim == nil && !hold && l.conns < l.max {
 			l.addLocked(c)
 			l.mu.Unlock()
 			return c, nil
 		}
-		if victim == nil {
-			victim = l.victimLocked(&l.unseen)
+		if victim == nil && !hold {
+			victim, hold = l.victimLocked(&l.unseen)
 		}
-		if victim == nil {
+		if victim == nil && !hold {
 			victim = l.oldestIdleLocked()
 		}
 		if victim != nil {
@@ -332,16 +334,16 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			continue
 		}
 		l.mu.Unlock()
-		if wait == nil {
-			wait = time.NewTimer(0)
-			<-wait.C
+		if timer == nil {
+			timer = time.NewTimer(0)
+			<-timer.C
 		}
 		// A connection may start waiting for its client, or turn idle,
 		// without freeing a slot: look again soon.
-		wait.Reset(20 * time.Millisecond)
+		timer.Reset(20 * time.Millisecond)
 		select {
 		case <-l.freed:
-		case <-wait.C:
+		case <-timer.C:
 		case <-l.done:
 			_ = nc.Close()
 			return nil, net.ErrClosed
@@ -349,21 +351,47 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	}
 }
 
-// victimLocked picks the oldest unproven connection of ls that is waiting
-// for its client (blocked in a read with nothing unread on its socket);
-// one busy on the listener's side, such as a push whose request arrived
-// and is being checked, is passed over.
-func (l *limitListener) victimLocked(ls *list.List) *limitedConn {
-	n := 0
-	for e := ls.Front(); e != nil && n < evictScan; e, n = e.Next(), n+1 {
+// victimLocked picks, among the oldest unproven connections of ls (at
+// most evictScan), the one whose earned deadline comes first, of those
+// waiting for their client: blocked in a read for its request's headers
+// (or a TLS handshake), or its handler blocked reading the body, with
+// nothing unread on the socket. One busy on the listener's side (a
+// request that arrived and is being checked, while net/http reads ahead
+// for the next one; a connection whose goroutine has not run yet) is
+// passed over. Since a connection's deadline moves on with every byte it
+// sends, a newcomer that sent its request (or its TLS ClientHello) at
+// once outlasts the connections that sent a byte or three.
+//
+// hold is true when a connection passed over had a deadline well before
+// the victim's: it is likely one of the cheap ones whose goroutine has
+// not run yet, and closing the richer connection instead would punish a
+// client for being quick; the newcomer waits a moment instead.
+func (l *limitListener) victimLocked(ls *list.List) (victim *limitedConn, hold bool) {
+	soonest, scanned := int64(math.MaxInt64), 0
+	for e := ls.Front(); e != nil && scanned < evictScan; e, scanned = e.Next(), scanned+1 {
 		c := e.Value.(*limitedConn)
-		if !c.reading.Load() || hasPendingData(c.Conn) {
+		earned := c.earned.Load()
+		soonest = min(soonest, earned)
+		if !c.reading.Load() || (c.active.Load() && !c.bodyWait.Load()) {
 			continue
 		}
-		return c
+		if victim != nil && earned >= victim.earned.Load() {
+			continue
+		}
+		if hasPendingData(c.Conn) {
+			continue
+		}
+		victim = c
 	}
-	return nil
+	if victim != nil && victim.earned.Load()-soonest > int64(evictSlack) {
+		return nil, true
+	}
+	return victim, false
 }
+
+// evictSlack is how much more earned time than a connection passed over
+// the victim may have.
+const evictSlack = 250 * time.Millisecond
 
 func (l *limitListener) oldestIdleLocked() *limitedConn {
 	if e := l.idle.Front(); e != nil {
@@ -449,11 +477,16 @@ func (l *limitListener) Close() error {
 	return l.Listener.Close()
 }
 
-// connState follows net/http's view of each connection: a proven one
-// between requests may be closed for a newcomer.
+// connState follows net/http's view of each connection: whether a
+// handler runs for it, and for a proven one whether it is idle between
+// requests (then a newcomer may replace it).
 func (l *limitListener) connState(nc net.Conn, st http.ConnState) {
 	c := asLimited(nc)
-	if c == nil || !c.proven.Load() {
+	if c == nil {
+		return
+	}
+	c.active.Store(st == http.StateActive)
+	if !c.proven.Load() {
 		return
 	}
 	l.mu.Lock()
@@ -503,6 +536,9 @@ type limitedConn struct {
 	accepted time.Time
 	addr     string // store.RejectedSource of the remote address
 	reading  atomic.Bool
+	active   atomic.Bool  // net/http runs a handler for it (StateActive)
+	bodyWait atomic.Bool  // that handler is reading the body
+	earned   atomic.Int64 // budgetLocked, in Unix nanoseconds
 	proven   atomic.Bool
 	closed   sync.Once
 
@@ -522,7 +558,9 @@ func (c *limitedConn) budgetLocked() time.Time {
 	if c.l.rate > 0 {
 		d += time.Duration(c.received * int64(time.Second) / c.l.rate)
 	}
-	return c.accepted.Add(d)
+	t := c.accepted.Add(d)
+	c.earned.Store(t.UnixNano())
+	return t
 }
 
 // applyLocked sets the socket's read deadline: net/http's, or for an
