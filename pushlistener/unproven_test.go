@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -238,6 +239,8 @@ func TestBodyMemoryBounded(t *testing.T) {
 		_, srv := openServer(t, store.Options{NoSync: true}, Config{HTTP: patient(HTTPOptions{MaxConns: 1000})})
 		addr := serve(t, srv)
 		const n = 200
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
 		var conns []net.Conn
 		defer func() {
 			for _, c := range conns {
@@ -255,6 +258,12 @@ func TestBodyMemoryBounded(t *testing.T) {
 			}
 		}
 		waitFor(t, "every body to be read", func() bool { return srv.Stats().BodyBytes >= n*firstBodyBuffer })
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		// The old listener allocated the claimed million bytes for each.
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > n*1000000/4 {
+			t.Errorf("%d connections claiming 1,000,000 bytes and sending one: %.0f MB allocated", n, float64(grew)/1e6)
+		}
 		if st := srv.Stats(); st.PeakBodyBytes > n*firstBodyBuffer {
 			t.Errorf("%d connections claiming 1,000,000 bytes and sending one: %d bytes held for bodies at most, want ≤ %d",
 				n, st.PeakBodyBytes, n*firstBodyBuffer)
