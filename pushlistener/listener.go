@@ -180,6 +180,9 @@ func (s *Server) servePush(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := in.Record
 	p, err := api.DecodePush(rec.Body)
+	if err == nil {
+		err = checkPushFields(p)
+	}
 	if err != nil {
 		s.Reject(w, rec, http.StatusBadRequest, store.SignatureValid, "malformed body: "+err.Error())
 		return
@@ -202,6 +205,24 @@ func (s *Server) servePush(w http.ResponseWriter, r *http.Request) {
 		rec.ID, rec.Applied, rec.Ignored, rec.ReservationKey = res.ID, res.Applied, res.Ignored, res.ReservationKey
 		s.observe(Event{Record: rec, Result: res, HTTPStatus: http.StatusOK})
 	}
+}
+
+// MaxPushKey bounds a push's transaction key and invoice, which the cache
+// keeps as keys of its own (bbolt refuses keys over 32 KiB, and a push it
+// cannot store would be answered 500, so the gateway would send it again
+// for ever). Real keys are 32 characters, invoices a few dozen; the bound
+// is far above both so that no genuine push is refused by it.
+const MaxPushKey = 1024
+
+// checkPushFields refuses a signed push whose key or invoice no cache can
+// hold: a 400, which the gateway does not retry, instead of a 500 it would.
+func checkPushFields(p *api.Push) error {
+	for _, f := range []struct{ name, v string }{{"Key", p.Key()}, {"Invoice", p.Invoice()}} {
+		if len(f.v) > MaxPushKey {
+			return fmt.Errorf("%s.%s of %d bytes, at most %d", p.Envelope(), f.name, len(f.v), MaxPushKey)
+		}
+	}
+	return nil
 }
 
 // ingestPush is servePush on a team's database (PostgreSQL): 200 once the

@@ -3,6 +3,7 @@ package pushlistener
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"path"
@@ -85,6 +86,11 @@ func (s *Server) serveOrder(w http.ResponseWriter, r *http.Request) {
 	}
 	ev := OrderEvent{Outcome: intake.ResultRefused}
 	o, err := intake.OrderFromEnvelope(in.Record.Body)
+	if err == nil && len(o.Invoice) > MaxPushKey {
+		// The cache keeps orders by invoice: one it cannot hold is
+		// refused (400), not failed (500, which invites a retry).
+		err = fmt.Errorf("Invoice of %d bytes, at most %d", len(o.Invoice), MaxPushKey)
+	}
 	if err != nil {
 		ev.Reason = err.Error()
 		s.orderAnswer(w, ev, http.StatusBadRequest)
