@@ -109,7 +109,7 @@ func New(cfg Config) (*Server, error) {
 	// On a team's database pushes go to the inbox; every listener runs an
 	// applier, one of which at a time applies the inbox (store.StartApplier).
 	cfg.DB.StartApplier(cfg.Logf)
-	s.rejects = rejectLog{db: cfg.DB, logf: cfg.Logf, pending: make(map[string]*store.PushRecord)}
+	s.rejects = rejectLog{db: cfg.DB, logf: cfg.Logf, pending: make(map[string]*store.PushRecord), logged: make(map[string]bool)}
 	s.lines = lineLimit{perSecond: cfg.RejectLines, tokens: float64(cfg.RejectLines), now: cfg.Now}
 	var err error
 	if s.tls, err = cfg.HTTP.tlsConfig(); err != nil {
@@ -483,6 +483,12 @@ func (s *Server) Stats() Stats {
 // counting repeats per source and kind; Observe sees it within its rate.
 func (s *Server) Reject(w http.ResponseWriter, rec store.PushRecord, status int, verdict, reason string) {
 	rec.Signature, rec.Reason, rec.Rejected = verdict, reason, true
+	if s.rejects.seen(store.RejectedGroup(&rec)) {
+		// The log keeps the first request's evidence of a source and
+		// kind and counts the rest: hashing a repeat's body (a forged
+		// megabyte costs a millisecond) would be thrown away.
+		rec.BodySize = max(rec.BodySize, len(rec.Body))
+	}
 	rec = store.RejectedEvidence(rec)
 	w.Header().Set("Connection", "close") // the next request would be no better
 	http.Error(w, http.StatusText(status)+": "+rec.Reason, status)
@@ -527,6 +533,7 @@ type rejectLog struct {
 
 	mu       sync.Mutex
 	pending  map[string]*store.PushRecord
+	logged   map[string]bool // groups written since the process started (bounded)
 	writing  bool
 	flushing sync.Mutex // Flush waits for the writer
 }
@@ -534,6 +541,13 @@ type rejectLog struct {
 // maxPendingGroups bounds the rejections held while a write is under way;
 // beyond it new sources are counted under store.OtherSources.
 const maxPendingGroups = 1024
+
+// seen reports whether a rejection of group was logged or is pending.
+func (l *rejectLog) seen(group string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.logged[group] || l.pending[group] != nil
+}
 
 func (l *rejectLog) add(rec store.PushRecord) {
 	l.mu.Lock()
@@ -576,8 +590,12 @@ func (l *rejectLog) writeAll(ctx context.Context) {
 			return
 		}
 		batch := make([]store.PushRecord, 0, len(l.pending))
-		for _, p := range l.pending {
+		if len(l.logged)+len(l.pending) > maxPendingGroups {
+			clear(l.logged)
+		}
+		for g, p := range l.pending {
 			batch = append(batch, *p)
+			l.logged[g] = true
 		}
 		clear(l.pending)
 		l.mu.Unlock()

@@ -61,8 +61,11 @@ type HTTPOptions struct {
 	// MaxConns).
 	MaxConnsPerAddr int
 	// BodyMemory bounds the bytes held for bodies not yet proven by their
-	// signature, beyond the first BodyAllowance bytes of each (64 MiB; at
-	// least MaxBody). A body that outgrows its allowance reserves a whole
+	// signature, beyond the first BodyAllowance bytes of each (8 MiB; at
+	// least MaxBody). It also bounds how many large bodies are hashed at
+	// once: each forged megabyte costs a few milliseconds of CPU, and a
+	// few dozen of them hashing side by side would leave a push's
+	// goroutine waiting its turn behind them. A body that outgrows its allowance reserves a whole
 	// MaxBody of it.
 	// A request that finds no room waits for it within its deadline, then
 	// is answered 503.
@@ -94,7 +97,7 @@ func (o HTTPOptions) withDefaults() HTTPOptions {
 		o.MinDataRate = 1 << 10
 	}
 	if o.BodyMemory <= 0 {
-		o.BodyMemory = 64 << 20
+		o.BodyMemory = 8 << 20
 	}
 	o.BodyMemory = max(o.BodyMemory, MaxBody+1) // room for one whole body
 

@@ -170,7 +170,9 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 	}
 	signedOver := *pushURL
 	if signedOver == "" {
-		signedOver = scheme + "://" + bound.String() + "/<path> (as each push arrives)"
+		// Not the Host header, which the sender chooses: the address the
+		// connection arrived on (pushlistener.Config.PushURL).
+		signedOver = scheme + "://" + bound.String() + "/<path> (the address each push arrives on; --push-url for a host name)"
 	}
 	intakeURL := scheme + "://" + bound.String() + pushlistener.OrdersPath
 	if *pushURL != "" {
