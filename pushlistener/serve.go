@@ -263,10 +263,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 //     deadline is on the socket under TLS), and never later than the one
 //     net/http asked for;
 //   - at MaxConns, or when its address holds MaxConnsPerAddr unproven
-//     connections, a newcomer is accepted and takes the place of the
-//     oldest unproven connection (of its own address first) that is
-//     waiting for its client; then of the oldest idle proven connection;
-//     only when neither exists does it wait.
+//     connections, a newcomer is accepted and takes the place of an
+//     unproven connection (of its own address first) that is waiting for
+//     its client: of the oldest ones, the one with the least earned time
+//     (victimLocked); then of the oldest idle proven connection; only
+//     when neither exists does it wait.
 //
 // Unlike netutil.LimitListener it never stops accepting while an unproven
 // connection can be closed: a client that holds connections open, one
