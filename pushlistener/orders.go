@@ -89,7 +89,7 @@ func (s *Server) serveOrder(w http.ResponseWriter, r *http.Request) {
 	if err == nil && len(o.Invoice) > MaxPushKey {
 		// The cache keeps orders by invoice: one it cannot hold is
 		// refused (400), not failed (500, which invites a retry).
-		err = fmt.Errorf("Invoice of %d bytes, at most %d", len(o.Invoice), MaxPushKey)
+		err = fmt.Errorf("the invoice is %d bytes, at most %d", len(o.Invoice), MaxPushKey)
 	}
 	if err != nil {
 		ev.Reason = err.Error()
