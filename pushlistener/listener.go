@@ -1,6 +1,7 @@
 package pushlistener
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -9,7 +10,10 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/semaphore"
 
 	"paydesk/api"
 	"paydesk/store"
@@ -24,7 +28,9 @@ type Config struct {
 	Verifier api.Verifier
 	// PushURL is the URL the gateway signs over: the push URL as configured
 	// at the gateway (e.g. http://127.0.0.1:8801/push). Empty means the
-	// address the request arrived on (Host header + path).
+	// address the request arrived on: the connection's local host:port
+	// (as bound, e.g. 127.0.0.1:8801) and the request's path. The Host
+	// header is not trusted for it.
 	PushURL string
 	// Logf, if set, receives one line per failure to store. It must not
 	// block: it runs on the request's goroutine.
@@ -66,9 +72,16 @@ type Server struct {
 	rejects rejectLog
 	lines   lineLimit
 
+	bodies *semaphore.Weighted // BodyMemory: bodies beyond BodyAllowance, until proven
+	quit   context.Context     // ends when Shutdown starts: no more waiting for body memory
+	stop   context.CancelFunc
+	held   atomic.Int64 // bytes of unproven bodies held now
+	peak   atomic.Int64 // and at most
+
 	mu           sync.Mutex
 	ln           net.Listener
 	hs           *http.Server
+	lim          *limitListener
 	serving      bool
 	shuttingDown bool
 }
@@ -91,11 +104,12 @@ func New(cfg Config) (*Server, error) {
 		cfg.RejectLines = 10
 	}
 	cfg.HTTP = cfg.HTTP.withDefaults()
-	s := &Server{cfg: cfg}
+	s := &Server{cfg: cfg, bodies: semaphore.NewWeighted(cfg.HTTP.BodyMemory)}
+	s.quit, s.stop = context.WithCancel(context.Background())
 	// On a team's database pushes go to the inbox; every listener runs an
 	// applier, one of which at a time applies the inbox (store.StartApplier).
 	cfg.DB.StartApplier(cfg.Logf)
-	s.rejects = rejectLog{db: cfg.DB, logf: cfg.Logf, pending: make(map[string]*store.PushRecord)}
+	s.rejects = rejectLog{db: cfg.DB, logf: cfg.Logf, pending: make(map[string]*store.PushRecord), logged: make(map[string]bool)}
 	s.lines = lineLimit{perSecond: cfg.RejectLines, tokens: float64(cfg.RejectLines), now: cfg.Now}
 	var err error
 	if s.tls, err = cfg.HTTP.tlsConfig(); err != nil {
@@ -131,12 +145,25 @@ func posted(w http.ResponseWriter, r *http.Request, what string) bool {
 }
 
 // pushHostPath is what a push's signature covers: the configured push URL,
-// else the address the request arrived on.
+// else the address the request arrived on (the connection's local
+// address, host:port, and the request's path). The Host header is never
+// used: it is the sender's to choose, so a push signed over another
+// host could otherwise pass.
 func (s *Server) pushHostPath(r *http.Request) string {
 	if s.cfg.PushURL != "" {
 		return api.HostPath(s.cfg.PushURL)
 	}
-	return r.Host + r.URL.RequestURI()
+	return localHost(r) + r.URL.RequestURI()
+}
+
+// localHost is the host:port the request's connection arrived on; empty
+// when the server did not say (a request built by hand), so that nothing
+// signed matches it.
+func localHost(r *http.Request) string {
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		return a.String()
+	}
+	return ""
 }
 
 // servePush handles one push: 200 only once it is on disk; 401 for a bad
@@ -153,6 +180,9 @@ func (s *Server) servePush(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := in.Record
 	p, err := api.DecodePush(rec.Body)
+	if err == nil {
+		err = checkPushFields(p)
+	}
 	if err != nil {
 		s.Reject(w, rec, http.StatusBadRequest, store.SignatureValid, "malformed body: "+err.Error())
 		return
@@ -175,6 +205,24 @@ func (s *Server) servePush(w http.ResponseWriter, r *http.Request) {
 		rec.ID, rec.Applied, rec.Ignored, rec.ReservationKey = res.ID, res.Applied, res.Ignored, res.ReservationKey
 		s.observe(Event{Record: rec, Result: res, HTTPStatus: http.StatusOK})
 	}
+}
+
+// MaxPushKey bounds a push's transaction key and invoice, which the cache
+// keeps as keys of its own (bbolt refuses keys over 32 KiB, and a push it
+// cannot store would be answered 500, so the gateway would send it again
+// for ever). Real keys are 32 characters, invoices a few dozen; the bound
+// is far above both so that no genuine push is refused by it.
+const MaxPushKey = 1024
+
+// checkPushFields refuses a signed push whose key or invoice no cache can
+// hold: a 400, which the gateway does not retry, instead of a 500 it would.
+func checkPushFields(p *api.Push) error {
+	for _, f := range []struct{ name, v string }{{"Key", p.Key()}, {"Invoice", p.Invoice()}} {
+		if len(f.v) > MaxPushKey {
+			return fmt.Errorf("%s.%s of %d bytes, at most %d", p.Envelope(), f.name, len(f.v), MaxPushKey)
+		}
+	}
+	return nil
 }
 
 // ingestPush is servePush on a team's database (PostgreSQL): 200 once the
@@ -219,7 +267,14 @@ type Admitted struct {
 func (s *Server) Admit(w http.ResponseWriter, r *http.Request, hostPath string) (*Admitted, bool) {
 	rec := store.PushRecord{ReceivedAt: s.cfg.Now(), RemoteAddr: r.RemoteAddr, Method: r.Method,
 		URL: r.URL.RequestURI(), Header: r.Header}
-	if _, err := s.cfg.Verifier.Precheck(r.Header.Get("Authorization")); err != nil {
+	authz := r.Header.Get("Authorization")
+	if len(authz) > MaxAuthorization {
+		rec.BodySize = int(max(r.ContentLength, 0))
+		s.Reject(w, rec, http.StatusUnauthorized, store.SignatureMalformed,
+			fmt.Sprintf("signature: Authorization header of %d bytes, at most %d", len(authz), MaxAuthorization))
+		return nil, false
+	}
+	if _, err := s.cfg.Verifier.Precheck(authz); err != nil {
 		rec.BodySize = int(max(r.ContentLength, 0))
 		s.Reject(w, rec, http.StatusUnauthorized, store.SignatureVerdict(err), "signature: "+err.Error())
 		return nil, false
@@ -229,22 +284,35 @@ func (s *Server) Admit(w http.ResponseWriter, r *http.Request, hostPath string) 
 		s.Reject(w, rec, http.StatusRequestEntityTooLarge, store.SignatureUnchecked, "body larger than 1 MiB")
 		return nil, false
 	}
-	body, err := readBody(w, r)
+	body, pooled, release, err := s.readBody(w, r)
+	defer release()
 	rec.Body = body
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
 		s.Reject(w, rec, http.StatusRequestEntityTooLarge, store.SignatureUnchecked, "body larger than 1 MiB")
 		return nil, false
+	case errors.Is(err, errNoRoom):
+		s.Reject(w, rec, http.StatusServiceUnavailable, store.SignatureUnchecked, err.Error())
+		return nil, false
 	case err != nil:
 		s.Reject(w, rec, http.StatusBadRequest, store.SignatureUnchecked, "reading the body: "+err.Error())
 		return nil, false
 	}
-	auth, err := s.cfg.Verifier.Verify(r.Header.Get("Authorization"), r.Method, hostPath, body)
+	auth, err := s.cfg.Verifier.Verify(authz, r.Method, hostPath, body)
 	rec.WebsiteKey = auth.WebsiteKey
 	if err != nil {
 		s.Reject(w, rec, http.StatusUnauthorized, store.SignatureVerdict(err), "signature: "+err.Error())
 		return nil, false
+	}
+	if pooled {
+		body = bytes.Clone(body) // the pooled buffer goes back on return
+	}
+	rec.Body = body
+	// The connection has proven itself: it leaves the unproven ones a
+	// newcomer may replace, and its reads get net/http's deadlines back.
+	if c, ok := r.Context().Value(connKey{}).(*limitedConn); ok {
+		c.l.prove(c)
 	}
 	// rec.Header is r.Header itself: net/http makes a new map for every
 	// request and never touches it after the handler returns.
@@ -252,29 +320,161 @@ func (s *Server) Admit(w http.ResponseWriter, r *http.Request, hostPath string) 
 	return &Admitted{Record: rec, Auth: auth}, true
 }
 
-// readBody reads at most MaxBody bytes; past that it fails with
+// MaxAuthorization bounds the Authorization header (a website key, a
+// signature, a nonce and a timestamp take about 150 bytes).
+const MaxAuthorization = 1024
+
+// BodyAllowance is the part of every body read without drawing on
+// HTTPOptions.BodyMemory: a push or an order fits in it, and the
+// connection cap bounds what all of them hold together.
+const BodyAllowance = 16 << 10
+
+// firstBodyBuffer is the buffer a body is first read into (a gift card
+// push is about 700 bytes).
+const firstBodyBuffer = 1 << 10
+
+// errNoRoom: the bodies being read before their signature is checked
+// hold all of HTTPOptions.BodyMemory, and none came free in time.
+var errNoRoom = errors.New("no room to read the body now, try again")
+
+// readBody reads at most MaxBody bytes into a buffer that grows with what
+// arrives, never with what Content-Length claims: a client that claims a
+// megabyte and sends a byte costs a small buffer. Past BodyAllowance the
+// body moves into pooled buffers (64 KiB, 256 KiB, 1 MiB), drawing on the
+// shared BodyMemory (a whole MaxBody is reserved at once) and waiting for
+// room until the connection's deadline; pooling keeps a flood of large forged bodies from turning into
+// garbage for the collector. Past MaxBody it fails with
 // *http.MaxBytesError (and net/http closes the connection after the
-// answer).
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+// answer). release gives the memory back; the body must not be used
+// after it (Admit copies a pooled body that proved valid).
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, pooled bool, release func(), err error) {
 	rd := http.MaxBytesReader(w, r.Body, MaxBody)
-	size := int64(512)
-	if r.ContentLength > 0 {
-		size = r.ContentLength + 1 // +1: ReadAll's last read sees EOF without growing
+	// A claimed Content-Length only ever makes the first buffer smaller:
+	// the buffer grows as bytes arrive.
+	size := firstBodyBuffer
+	if r.ContentLength >= 0 {
+		size = int(min(r.ContentLength+1, firstBodyBuffer)) // +1: the last read sees EOF without growing
 	}
 	buf := make([]byte, 0, size)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+	// While the handler waits for body bytes the connection is waiting
+	// for its client (one a newcomer may replace); otherwise it is busy
+	// on our side, even when net/http reads ahead for the next request.
+	c, _ := r.Context().Value(connKey{}).(*limitedConn)
+	class := -1 // index in bodyClasses of buf's pool, -1: not pooled
+	var reserved int64
+	s.hold(int64(size))
+	release = func() {
+		s.hold(-int64(cap(buf)))
+		if class >= 0 {
+			b := buf[:0]
+			bodyPools[class].Put(&b)
 		}
-		n, err := rd.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if errors.Is(err, io.EOF) {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
+		if reserved > 0 {
+			s.bodies.Release(reserved)
 		}
 	}
+	for {
+		if len(buf) == cap(buf) {
+			if class == len(bodyClasses)-1 {
+				return buf, true, release, &http.MaxBytesError{Limit: MaxBody}
+			}
+			var next []byte
+			nextClass := -1
+			if n := 4 * cap(buf); n <= BodyAllowance {
+				next = make([]byte, 0, n)
+			} else {
+				nextClass = class + 1
+				size := bodyClasses[nextClass]
+				if reserved == 0 {
+					// The whole of MaxBody at once: a body that held part
+					// of the account while it waited for more could, with
+					// others doing the same, hold all of it and wait for
+					// ever.
+					ctx, cancel := context.WithDeadline(r.Context(), s.readDeadline(r))
+					stop := context.AfterFunc(s.quit, cancel)
+					err := s.bodies.Acquire(ctx, MaxBody+1)
+					stop()
+					cancel()
+					if err != nil {
+						return buf, class >= 0, release, errNoRoom
+					}
+					reserved = MaxBody + 1
+				}
+				if p, ok := bodyPools[nextClass].Get().(*[]byte); ok {
+					next = (*p)[:0]
+				} else {
+					next = make([]byte, 0, size)
+				}
+			}
+			next = append(next, buf...)
+			s.hold(int64(cap(next) - cap(buf)))
+			if class >= 0 {
+				b := buf[:0]
+				bodyPools[class].Put(&b)
+			}
+			buf, class = next, nextClass
+		}
+		if c != nil {
+			c.bodyWait.Store(true)
+		}
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		if c != nil {
+			c.bodyWait.Store(false)
+		}
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, class >= 0, release, nil
+		}
+		if err != nil {
+			return buf, class >= 0, release, err
+		}
+	}
+}
+
+// bodyClasses are the pooled buffers a body past BodyAllowance grows
+// through; the last holds MaxBody and the byte that shows it is exceeded.
+var bodyClasses = [...]int{64 << 10, 256 << 10, MaxBody + 1}
+
+var bodyPools [len(bodyClasses)]sync.Pool
+
+// hold counts n more (or, negative, fewer) bytes of unproven bodies.
+func (s *Server) hold(n int64) {
+	if v := s.held.Add(n); v > s.peak.Load() {
+		for p := s.peak.Load(); v > p && !s.peak.CompareAndSwap(p, v); p = s.peak.Load() {
+		}
+	}
+}
+
+// readDeadline is when the request's connection runs out of time to send
+// its body: its unproven deadline under ServeListener, else ReadTimeout.
+func (s *Server) readDeadline(r *http.Request) time.Time {
+	if c, ok := r.Context().Value(connKey{}).(*limitedConn); ok {
+		if t := c.deadline(); !t.IsZero() {
+			return t
+		}
+	}
+	return time.Now().Add(s.cfg.HTTP.ReadTimeout)
+}
+
+// Stats is what a client has been able to make the listener hold.
+type Stats struct {
+	ConnStats
+	// BodyBytes are the bytes held now for bodies whose signature is not
+	// checked yet, PeakBodyBytes the most held at once.
+	BodyBytes, PeakBodyBytes int64
+}
+
+// Stats reports the connections and body memory held; the connection
+// figures are zero when the server is not running under ServeListener.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	lim := s.lim
+	s.mu.Unlock()
+	st := Stats{BodyBytes: s.held.Load(), PeakBodyBytes: s.peak.Load()}
+	if lim != nil {
+		st.ConnStats = lim.stats()
+	}
+	return st
 }
 
 // Reject answers a refused request with status and notes it in the
@@ -283,6 +483,12 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 // counting repeats per source and kind; Observe sees it within its rate.
 func (s *Server) Reject(w http.ResponseWriter, rec store.PushRecord, status int, verdict, reason string) {
 	rec.Signature, rec.Reason, rec.Rejected = verdict, reason, true
+	if s.rejects.seen(store.RejectedGroup(&rec)) {
+		// The log keeps the first request's evidence of a source and
+		// kind and counts the rest: hashing a repeat's body (a forged
+		// megabyte costs a millisecond) would be thrown away.
+		rec.BodySize = max(rec.BodySize, len(rec.Body))
+	}
 	rec = store.RejectedEvidence(rec)
 	w.Header().Set("Connection", "close") // the next request would be no better
 	http.Error(w, http.StatusText(status)+": "+rec.Reason, status)
@@ -327,6 +533,7 @@ type rejectLog struct {
 
 	mu       sync.Mutex
 	pending  map[string]*store.PushRecord
+	logged   map[string]bool // groups written since the process started (bounded)
 	writing  bool
 	flushing sync.Mutex // Flush waits for the writer
 }
@@ -334,6 +541,13 @@ type rejectLog struct {
 // maxPendingGroups bounds the rejections held while a write is under way;
 // beyond it new sources are counted under store.OtherSources.
 const maxPendingGroups = 1024
+
+// seen reports whether a rejection of group was logged or is pending.
+func (l *rejectLog) seen(group string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.logged[group] || l.pending[group] != nil
+}
 
 func (l *rejectLog) add(rec store.PushRecord) {
 	l.mu.Lock()
@@ -376,8 +590,12 @@ func (l *rejectLog) writeAll(ctx context.Context) {
 			return
 		}
 		batch := make([]store.PushRecord, 0, len(l.pending))
-		for _, p := range l.pending {
+		if len(l.logged)+len(l.pending) > maxPendingGroups {
+			clear(l.logged)
+		}
+		for g, p := range l.pending {
 			batch = append(batch, *p)
+			l.logged[g] = true
 		}
 		clear(l.pending)
 		l.mu.Unlock()

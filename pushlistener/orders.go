@@ -3,6 +3,7 @@ package pushlistener
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"path"
@@ -46,15 +47,15 @@ func isOrdersPath(path string) bool {
 
 // ordersHostPath is what an order's signature covers: the intake's URL,
 // which sits beside the push URL (…/push → …/orders), or, with no push URL
-// configured, the address the request arrived on.
+// configured, the address the request arrived on (its connection's local
+// host:port and the request's path; never the Host header).
 func (s *Server) ordersHostPath(r *http.Request) string {
-	if s.cfg.PushURL == "" {
-		return r.Host + r.URL.RequestURI()
+	if s.cfg.PushURL != "" {
+		if u := OrdersURL(s.cfg.PushURL); u != "" {
+			return api.HostPath(u)
+		}
 	}
-	if u := OrdersURL(s.cfg.PushURL); u != "" {
-		return api.HostPath(u)
-	}
-	return r.Host + r.URL.RequestURI()
+	return localHost(r) + r.URL.RequestURI()
 }
 
 // OrdersURL is the intake URL that belongs to a push URL.
@@ -85,6 +86,11 @@ func (s *Server) serveOrder(w http.ResponseWriter, r *http.Request) {
 	}
 	ev := OrderEvent{Outcome: intake.ResultRefused}
 	o, err := intake.OrderFromEnvelope(in.Record.Body)
+	if err == nil && len(o.Invoice) > MaxPushKey {
+		// The cache keeps orders by invoice: one it cannot hold is
+		// refused (400), not failed (500, which invites a retry).
+		err = fmt.Errorf("the invoice is %d bytes, at most %d", len(o.Invoice), MaxPushKey)
+	}
 	if err != nil {
 		ev.Reason = err.Error()
 		s.orderAnswer(w, ev, http.StatusBadRequest)

@@ -4,6 +4,6 @@ package pushlistener
 
 import "net"
 
-func openFileLimit() int { return 0 }
+func raiseOpenFileLimit(int) int { return 0 }
 
 func hasPendingData(net.Conn) bool { return false }

@@ -52,7 +52,7 @@ errors go to stderr. The secret key is read from $PAYDESK_SECRET_KEY or --secret
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object per line")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this certificate chain (PEM file; needs --tls-key)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "the private key of --tls-cert (PEM file)")
-	fs.IntVar(&f.maxConns, "max-conns", 1024, "connections held at once; at the cap a new one replaces a silent or idle one")
+	fs.IntVar(&f.maxConns, "max-conns", 8192, "connections held at once; at the cap a new one replaces the oldest that has not delivered a signed request")
 	fs.StringVar(&f.forwardTo, "forward-to", "", "relay every verified push, re-signed for this URL, to your shop, and print its answer beside the push")
 	return cmd
 }
@@ -152,6 +152,13 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 	if getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
+	// GOGC=400 lets the heap grow to five times what is live; with
+	// thousands of connections held (each a goroutine and its buffers)
+	// that would be most of a gigabyte. A soft limit makes the collector
+	// run more often instead once the heap nears it. GOMEMLIMIT wins.
+	if getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(listenMemoryLimit))
+	}
 	bound, err := srv.Listen(*addr)
 	if err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
@@ -163,7 +170,9 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 	}
 	signedOver := *pushURL
 	if signedOver == "" {
-		signedOver = scheme + "://" + bound.String() + "/<path> (as each push arrives)"
+		// Not the Host header, which the sender chooses: the address the
+		// connection arrived on (pushlistener.Config.PushURL).
+		signedOver = scheme + "://" + bound.String() + "/<path> (the address each push arrives on; --push-url for a host name)"
 	}
 	intakeURL := scheme + "://" + bound.String() + pushlistener.OrdersPath
 	if *pushURL != "" {
@@ -178,6 +187,9 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 	errOut.Printf("paydesk listen: stopped")
 	return 0
 }
+
+// listenMemoryLimit is the Go heap's soft limit while listening.
+const listenMemoryLimit = 192 << 20
 
 // linePrinter formats each event on the handler's goroutine and hands the
 // line to a bounded buffer (lineout) that a goroutine of its own writes:

@@ -222,16 +222,23 @@ func Replay(ctx context.Context, w io.Writer, s Sender, target string, bodies []
 
 // Forwarder relays the pushes the listener verified and stored to the
 // shop's URL, one at a time in the order they came, and reports each
-// answer. It never holds back the listener's own answer to the gateway.
+// answer. It never holds back the listener's own answer to the gateway,
+// nor the listener's stop: Close gives what is queued a bounded time.
 type Forwarder struct {
 	sender Sender
 	target string
 	report func(Answer)
 	queue  chan []byte
+	ctx    context.Context // ends when Close's grace runs out
+	cancel context.CancelFunc
 	done   chan struct{}
 	once   sync.Once
 	mu     sync.Mutex
 	closed bool
+	// CloseGrace is how long Close lets the push in flight and the queue
+	// go on before it gives up on them (2 s). Set it before the first
+	// Forward.
+	CloseGrace time.Duration
 }
 
 // forwardQueue bounds the pushes waiting to be forwarded.
@@ -244,17 +251,35 @@ func NewForwarder(s Sender, target string, report func(Answer)) (*Forwarder, err
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("forward-to %q: must be an absolute http(s) URL", target)
 	}
-	f := &Forwarder{sender: s, target: target, report: report, queue: make(chan []byte, forwardQueue), done: make(chan struct{})}
+	f := &Forwarder{sender: s, target: target, report: report, queue: make(chan []byte, forwardQueue), done: make(chan struct{}),
+		CloseGrace: 2 * time.Second}
+	f.ctx, f.cancel = context.WithCancel(context.Background())
 	go f.run()
 	return f, nil
 }
 
 func (f *Forwarder) run() {
 	defer close(f.done)
+	dropped := 0
 	for b := range f.queue {
-		f.report(f.sender.Send(context.Background(), f.target, b))
+		if f.ctx.Err() != nil {
+			dropped++ // stopping: the push is stored; the shop does not get it from here
+			continue
+		}
+		a := f.sender.Send(f.ctx, f.target, b)
+		if f.ctx.Err() != nil && a.Err != nil {
+			a.Err = fmt.Errorf("%w (stopping; the push is stored)", ErrStopped)
+		}
+		f.report(a)
+	}
+	if dropped > 0 {
+		f.report(Answer{Key: fmt.Sprintf("%d more pushes", dropped), Err: fmt.Errorf("%w: not forwarded (they are stored; paydesk replay sends them)", ErrStopped)})
 	}
 }
+
+// ErrStopped is reported for the pushes the forwarder gave up on when it
+// was closed.
+var ErrStopped = errors.New("listener stopping")
 
 // ErrQueueFull is reported when the shop is slower than the pushes.
 var ErrQueueFull = errors.New("forward queue full: push not forwarded")
@@ -291,7 +316,11 @@ func (f *Forwarder) Observe(ev pushlistener.Event) {
 	f.Forward(ev.Record.Body)
 }
 
-// Close forwards what is queued and stops.
+// Close forwards what is queued for at most CloseGrace, then abandons
+// the push in flight and reports the rest as not forwarded, and stops. A
+// shop that never answers cannot hold the listener's stop: the pushes are
+// stored already, and the gateway's own retries (or paydesk replay) reach
+// the shop later.
 func (f *Forwarder) Close() {
 	f.once.Do(func() {
 		f.mu.Lock()
@@ -299,7 +328,15 @@ func (f *Forwarder) Close() {
 		close(f.queue)
 		f.mu.Unlock()
 	})
-	<-f.done
+	grace := time.NewTimer(f.CloseGrace)
+	defer grace.Stop()
+	select {
+	case <-f.done:
+	case <-grace.C:
+		f.cancel()
+		<-f.done
+	}
+	f.cancel()
 }
 
 // ReplayArg is `paydesk replay FILE|KEY --to URL`: arg is a saved push file

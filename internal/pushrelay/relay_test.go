@@ -3,6 +3,7 @@ package pushrelay
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 
 	"paydesk/api"
 	"paydesk/api/sandbox"
+	"paydesk/internal/pushload"
 	"paydesk/pushlistener"
 	"paydesk/store"
 )
@@ -252,4 +254,56 @@ func TestReplayArg(t *testing.T) {
 	if !strings.HasPrefix(lines.String(), "forward K -> 200 OK") {
 		t.Fatalf("PrintTo: %q", lines.String())
 	}
+}
+
+// TestForwarderCloseIsBounded: with a shop that never answers and pushes
+// queued, Close returns once its grace has run out, reporting the push in
+// flight and the ones it gave up on (they are stored; the listener's stop
+// must not wait for the shop). The old Close forwarded the whole queue,
+// each push up to the client's 10 s timeout.
+func TestForwarderCloseIsBounded(t *testing.T) {
+	hung := make(chan struct{})
+	arrived := make(chan struct{}, 16)
+	sh := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select {
+		case <-hung:
+		case <-r.Context().Done():
+		}
+	}))
+	defer sh.Close()
+	defer close(hung)
+	var mu sync.Mutex
+	var answers []Answer
+	fwd, err := NewForwarder(Sender{Credentials: creds}, sh.URL+"/push", func(a Answer) {
+		mu.Lock()
+		answers = append(answers, a)
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwd.CloseGrace = 100 * time.Millisecond
+	for i := range 5 {
+		body, err := pushload.GiftCardPush(i+1, 100).Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fwd.Forward(body)
+	}
+	<-arrived // the first push is in flight, the rest queued
+	closed := make(chan struct{})
+	go func() { fwd.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close still waiting for a shop that never answers after 30 s")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(answers) != 2 || !errors.Is(answers[0].Err, ErrStopped) || !errors.Is(answers[1].Err, ErrStopped) ||
+		!strings.HasPrefix(answers[1].Key, "4 more") {
+		t.Errorf("answers %v, want the push in flight abandoned and 4 more not forwarded", answers)
+	}
+	fwd.Forward([]byte(`{}`)) // after Close: nothing, no panic
 }

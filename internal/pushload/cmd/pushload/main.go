@@ -11,6 +11,14 @@
 // alternating rounds, against the real binary:
 //
 //	go build -o /tmp/paydesk . && go run ./internal/pushload/cmd/pushload -compare -paydesk /tmp/paydesk
+//
+// -attack SHAPE holds -conns connections of that shape to a running
+// listener (one-byte, tls-prefix, slow-body, big-body; each dialled again
+// when the listener closes it) for -duration while a probe posts one
+// signed push every 200 ms on a new connection, and prints how many were
+// answered within 2 s; with -pid it also reports the listener's peak RSS:
+//
+//	PAYDESK_SECRET_KEY=s3cret pushload -attack one-byte -conns 5000 -addr 127.0.0.1:8801 -website-key KEY -pid PID
 package main
 
 import (
@@ -30,6 +38,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -51,6 +60,12 @@ func main() {
 	compare := flag.Bool("compare", false, "run paydesk listen and both baselines and measure them side by side")
 	paydesk := flag.String("paydesk", "", "with -compare: the paydesk binary")
 	rounds := flag.Int("rounds", 3, "with -compare: rounds (each target once per round, in rotating order)")
+	attack := flag.String("attack", "", "hold connections of this shape while probing: one-byte, tls-prefix, slow-body or big-body")
+	conns := flag.Int("conns", 5000, "with -attack: connections held")
+	duration := flag.Duration("duration", 30*time.Second, "with -attack: how long the attack is held")
+	probeEvery := flag.Duration("probe-every", 200*time.Millisecond, "with -attack: a signed push on a new connection this often")
+	useTLS := flag.Bool("tls", false, "with -attack: the listener serves HTTPS (its certificate is not checked)")
+	pid := flag.Int("pid", 0, "with -attack: the listener's process ID, to report its peak RSS")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -61,6 +76,9 @@ func main() {
 		err = runBaseline(ctx, *serve, *addr, *dbPath)
 	case *compare:
 		err = runCompare(ctx, *paydesk, *pushes, *senders, *rounds, *randomKeys)
+	case *attack != "":
+		err = runAttack(ctx, attackPlan{addr: *addr, websiteKey: *websiteKey, shape: pushload.Shape(*attack), conns: *conns,
+			duration: *duration, every: *probeEvery, tls: *useTLS, pid: *pid})
 	default:
 		err = runSend(ctx, *addr, *pushURL, *websiteKey, *pushes, *senders, *randomKeys)
 	}
@@ -287,3 +305,127 @@ func median(v []float64) float64 {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+type attackPlan struct {
+	addr, websiteKey string
+	shape            pushload.Shape
+	conns            int
+	duration, every  time.Duration
+	tls              bool
+	pid              int
+}
+
+// runAttack holds the attack for its duration while probing, then prints
+// the probes answered within 2 s and, with a PID, the listener's peak RSS
+// (VmHWM) and its largest RSS seen during the attack.
+func runAttack(ctx context.Context, p attackPlan) error {
+	secret := os.Getenv("PAYDESK_SECRET_KEY")
+	if p.websiteKey == "" || secret == "" {
+		return errors.New("-attack needs -website-key and $PAYDESK_SECRET_KEY (the probe signs its pushes)")
+	}
+	if !slices.Contains(pushload.Shapes, p.shape) {
+		return fmt.Errorf("-attack %q: one of %v", p.shape, pushload.Shapes)
+	}
+	ctx, stop := context.WithTimeout(ctx, p.duration)
+	defer stop()
+	a := &pushload.Attack{Addr: p.addr, Shape: p.shape, Conns: p.conns, WebsiteKey: p.websiteKey}
+	probe := &pushload.Probe{Addr: p.addr, TLS: p.tls, Every: p.every, First: int(time.Now().UnixMicro() % 1e15),
+		Credentials: api.Credentials{WebsiteKey: p.websiteKey, SecretKey: secret}}
+	fmt.Fprintf(os.Stderr, "pushload: %d %s connections to %s for %v, a signed probe every %v\n", p.conns, p.shape, p.addr, p.duration, p.every)
+	attackDone := make(chan struct{})
+	go func() { defer close(attackDone); a.Run(ctx) }()
+	var peakRSS atomic.Int64
+	go func() {
+		if p.pid <= 0 {
+			return
+		}
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				peakRSS.Store(max(peakRSS.Load(), procStatus(p.pid, "VmRSS")))
+			}
+		}
+	}()
+	// The probe starts once the attack has ramped up.
+	ramp := time.NewTimer(2 * time.Second)
+	select {
+	case <-ctx.Done():
+	case <-ramp.C:
+	}
+	probe.Run(ctx)
+	<-attackDone
+	rs := probe.Results()
+	ok, all := pushload.Within(rs, 2*time.Second)
+	var lat []time.Duration
+	errs := map[string]int{}
+	for _, r := range rs {
+		if r.Status == http.StatusOK {
+			lat = append(lat, r.Took)
+		} else if r.Err != nil {
+			errs[errClass(r.Err)]++
+		} else {
+			errs[fmt.Sprintf("HTTP %d", r.Status)]++
+		}
+	}
+	slices.Sort(lat)
+	st := a.Stats()
+	fmt.Printf("attack %s × %d: %d dials (%d failed), %d answers to it\n", p.shape, p.conns, st.Dials, st.Failed, st.Answered)
+	fmt.Printf("probes answered 200 within 2 s: %d of %d (%.1f %%)", ok, all, 100*float64(ok)/float64(max(all, 1)))
+	if len(lat) > 0 {
+		fmt.Printf("; p50 %.0f ms, p99 %.0f ms, max %.0f ms", ms(lat[len(lat)/2]), ms(lat[min(len(lat)-1, len(lat)*99/100)]), ms(lat[len(lat)-1]))
+	}
+	fmt.Println()
+	shown := 0
+	for _, r := range rs {
+		if (r.Status != http.StatusOK || r.Took > 2*time.Second) && shown < 5 {
+			shown++
+			fmt.Printf("  slow probe at +%.1f s: %.0f ms, HTTP %d, %v\n", r.Start.Sub(rs[0].Start).Seconds(), ms(r.Took), r.Status, r.Err)
+		}
+	}
+	for e, n := range errs {
+		fmt.Printf("  %d × %s\n", n, e)
+	}
+	if p.pid > 0 {
+		fmt.Printf("listener RSS: peak during the attack %.0f MB, VmHWM %.0f MB\n", float64(peakRSS.Load())/1024, float64(procStatus(p.pid, "VmHWM"))/1024)
+	}
+	return nil
+}
+
+// errClass is an error without the parts that differ each time.
+func errClass(err error) string {
+	s := err.Error()
+	switch {
+	case strings.Contains(s, "Client.Timeout"), strings.Contains(s, "deadline exceeded"):
+		return "timeout (10 s)"
+	case strings.Contains(s, "connection reset"):
+		return "connection reset"
+	case strings.Contains(s, "EOF"):
+		return "closed without an answer (EOF)"
+	case strings.Contains(s, "refused"):
+		return "connection refused"
+	}
+	if len(s) > 80 {
+		s = s[len(s)-80:]
+	}
+	return s
+}
+
+// procStatus reads a kB figure of /proc/PID/status (VmRSS, VmHWM).
+func procStatus(pid int, field string) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			var kb int64
+			_, _ = fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
+			return kb
+		}
+	}
+	return 0
+}
