@@ -360,7 +360,14 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
-		return a, a.hold(a.key(msg))
+		cmd := a.key(msg)
+		if a.takesText() {
+			// The key typed into a text field, or opened one: it opened
+			// nothing the next key must wait for. What it started (the
+			// cursor's blink, the filter's read) keeps no key waiting.
+			return a, cmd
+		}
+		return a, a.hold(cmd)
 	case tea.MouseWheelMsg:
 		if a.help || a.palette != nil || len(a.dialogs) > 0 {
 			return a, nil
@@ -422,6 +429,14 @@ type ageTickMsg struct{}
 
 func ageTick() tea.Cmd {
 	return tea.Tick(time.Second, func(time.Time) tea.Msg { return ageTickMsg{} })
+}
+
+// takesText reports whether the keys go to a text field of the screen on
+// top (a filter prompt, the batch page's path) and nothing covers it.
+// Keys that stay in a text field are not held: a screen that takes text
+// opens something only with a key after which it takes text no more.
+func (a *App) takesText() bool {
+	return !a.help && a.palette == nil && len(a.dialogs) == 0 && a.top().Capturing()
 }
 
 // heldMsg carries back what a held command returned.
