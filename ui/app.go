@@ -73,7 +73,10 @@ type Config struct {
 	ExportDir  string
 	FixtureDir string
 	// Now is the clock; Location the time zone shown (nil: local).
-	Now      func() time.Time
+	Now func() time.Time
+	// Tick is the timer of the console's waits (the warm-up's delay, the
+	// whole count's pause); nil is tea.Tick. Tests fire the ticks.
+	Tick     func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
 	Location *time.Location
 	// Context bounds the operations the console runs.
 	Context context.Context
@@ -161,6 +164,7 @@ func New(cfg Config) *App {
 		cfg.PushLimit = 5000
 	}
 	vctx := views.NewContext(cfg.Now)
+	vctx.Tick = cfg.Tick
 	vctx.Theme = theme.New(!cfg.Light)
 	vctx.ReadOnly = cfg.ReadOnly
 	vctx.CanResend = cfg.Sandbox != nil
@@ -239,7 +243,7 @@ func (a *App) warmLists() tea.Cmd {
 		return nil
 	}
 	ctx := a.cfg.Context
-	return tea.Tick(warmDelay, func(time.Time) tea.Msg {
+	return a.vctx.After(warmDelay, func(time.Time) tea.Msg {
 		_ = w.WarmLists(ctx)
 		return nil
 	})
