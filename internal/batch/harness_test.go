@@ -43,6 +43,9 @@ type env struct {
 	// sandbox processed it (-1).
 	breakFor map[string]int
 	delay    time.Duration // after the sandbox answered, before the client hears it
+	// answering counts the gateway's requests being answered: a test that
+	// killed the client waits for them.
+	answering sync.WaitGroup
 }
 
 type envOpts struct {
@@ -135,6 +138,8 @@ func rebind(tb testing.TB, e *env, db *store.DB) *ops.Service {
 // front passes requests to the sandbox, counting them, counting the Pays
 // it answered per reservation number, and breaking the ones asked for.
 func (e *env) front(w http.ResponseWriter, r *http.Request) {
+	e.answering.Add(1)
+	defer e.answering.Done()
 	if r.URL.Path != api.PathTransaction && r.URL.Path != api.PathDataRequest {
 		e.sb.ServeHTTP(w, r)
 		return
