@@ -116,7 +116,7 @@ func (b *browser) send(session, method string, params any) (json.RawMessage, str
 	if _, err := b.in.Write(append(raw, 0)); err != nil {
 		b.t.Fatalf("%s: %v", method, err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(stuck)
 	for time.Now().Before(deadline) {
 		line, err := b.out.ReadBytes(0)
 		if err != nil {

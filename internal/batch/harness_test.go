@@ -212,7 +212,7 @@ func (e *env) reserveMany(ctx context.Context, n int) []string {
 	}
 	nums := make([]string, n)
 	for i, k := range keys {
-		r, ok, err := e.svc.Waiter().Reservation(ctx, k, 10*time.Second)
+		r, ok, err := e.svc.Waiter().Reservation(ctx, k, 2*time.Minute)
 		if err != nil || !ok || r.ReservationNumber == "" {
 			e.tb.Fatalf("Reserve push of %s: ok=%v err=%v", k, ok, err)
 		}

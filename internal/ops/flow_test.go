@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"paydesk/api"
 	"paydesk/store"
@@ -317,7 +316,7 @@ func TestOutcomeUnknownIsNeverResent(t *testing.T) {
 
 	// The push arrives and settles it.
 	e.pushDown.Store(false)
-	op, ok, err := e.svc.Waiter().Op(ctx, res.OpID, 10*time.Second)
+	op, ok, err := e.svc.Waiter().Op(ctx, res.OpID, stuck)
 	if err != nil || !ok || op.State != store.OpSettled {
 		t.Fatalf("after the push: %+v ok=%v err=%v, want settled", op, ok, err)
 	}
