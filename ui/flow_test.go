@@ -43,7 +43,7 @@ const (
 	flowWidth, flowHeight = 130, 48
 	// flowWait bounds every wait for the screen or the cache: generous, so
 	// a loaded machine does not fail the test, and still finite.
-	flowWait = 30 * time.Second
+	flowWait = 2 * time.Minute
 )
 
 // flowScreen keeps the frame the program drew last (through the ASCII
