@@ -77,7 +77,7 @@ func TestBatchKill9ThenResume(t *testing.T) {
 	}
 	_ = first.Wait()
 	killedAt := e.totalPays()
-	e.answering.Wait() // the handlers that were answering the killed run finish
+	e.waitQuiet() // the handlers that were answering the killed run finish
 	e.mu.Lock()
 	e.delay = 0
 	e.mu.Unlock()
