@@ -76,7 +76,10 @@ type Config struct {
 	ExportDir  string
 	FixtureDir string
 	// Now is the clock; Location the time zone shown (nil: local).
-	Now      func() time.Time
+	Now func() time.Time
+	// Tick is the timer of the console's waits (the warm-up's delay, the
+	// whole count's pause); nil is tea.Tick. Tests fire the ticks.
+	Tick     func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
 	Location *time.Location
 	// Context bounds the operations the console runs.
 	Context context.Context
@@ -170,6 +173,7 @@ func New(cfg Config) *App {
 		cfg.PushLimit = 5000
 	}
 	vctx := views.NewContext(cfg.Now)
+	vctx.Tick = cfg.Tick
 	vctx.Theme = theme.New(!cfg.Light)
 	vctx.ReadOnly = cfg.ReadOnly
 	vctx.CanResend = cfg.Sandbox != nil
@@ -248,7 +252,7 @@ func (a *App) warmLists() tea.Cmd {
 		return nil
 	}
 	ctx := a.cfg.Context
-	return tea.Tick(warmDelay, func(time.Time) tea.Msg {
+	return a.vctx.After(warmDelay, func(time.Time) tea.Msg {
 		_ = w.WarmLists(ctx)
 		return nil
 	})
@@ -375,7 +379,14 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
-		return a, a.hold(a.key(msg))
+		cmd := a.key(msg)
+		if a.takesText() {
+			// The key typed into a text field, or opened one: it opened
+			// nothing the next key must wait for. What it started (the
+			// cursor's blink, the filter's read) keeps no key waiting.
+			return a, cmd
+		}
+		return a, a.hold(cmd)
 	case tea.MouseWheelMsg:
 		if a.help || a.palette != nil || len(a.dialogs) > 0 {
 			return a, nil
@@ -437,6 +448,14 @@ type ageTickMsg struct{}
 
 func ageTick() tea.Cmd {
 	return tea.Tick(time.Second, func(time.Time) tea.Msg { return ageTickMsg{} })
+}
+
+// takesText reports whether the keys go to a text field of the screen on
+// top (a filter prompt, the batch page's path) and nothing covers it.
+// Keys that stay in a text field are not held: a screen that takes text
+// opens something only with a key after which it takes text no more.
+func (a *App) takesText() bool {
+	return !a.help && a.palette == nil && len(a.dialogs) == 0 && a.top().Capturing()
 }
 
 // heldMsg carries back what a held command returned.

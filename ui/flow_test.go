@@ -43,7 +43,7 @@ const (
 	flowWidth, flowHeight = 130, 48
 	// flowWait bounds every wait for the screen or the cache: generous, so
 	// a loaded machine does not fail the test, and still finite.
-	flowWait = 30 * time.Second
+	flowWait = 2 * time.Minute
 )
 
 // flowScreen keeps the frame the program drew last (through the ASCII
@@ -56,6 +56,27 @@ type flowScreen struct {
 	seq   int
 	frame string
 	keys  int
+	// wake is closed (and replaced) whenever a key is handled or the
+	// frame changes: waits for a key wake on it instead of polling.
+	wake chan struct{}
+}
+
+// changed is closed at the next handled key or new frame.
+func (s *flowScreen) changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wake == nil {
+		s.wake = make(chan struct{})
+	}
+	return s.wake
+}
+
+// signalLocked wakes the waiters of changed; s.mu is held.
+func (s *flowScreen) signalLocked() {
+	if s.wake != nil {
+		close(s.wake)
+	}
+	s.wake = make(chan struct{})
 }
 
 // flowModel is the console as the program runs it, with the screen
@@ -69,6 +90,7 @@ func (m flowModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if _, ok := msg.(tea.KeyPressMsg); ok {
 		m.s.mu.Lock()
 		m.s.keys++
+		m.s.signalLocked()
 		m.s.mu.Unlock()
 	}
 	return m, cmd
@@ -84,6 +106,7 @@ func (m flowModel) View() tea.View {
 	if text != m.s.frame {
 		m.s.frame = text
 		m.s.seq++
+		m.s.signalLocked()
 	}
 	m.s.mu.Unlock()
 	return v
@@ -274,12 +297,18 @@ func (e *flowEnv) press(name string) {
 	e.t.Helper()
 	before := e.screen.handledKeys()
 	e.tm.Send(flowKey(name))
-	deadline := time.Now().Add(flowWait)
-	for e.screen.handledKeys() <= before {
-		if time.Now().After(deadline) {
+	deadline := time.NewTimer(flowWait)
+	defer deadline.Stop()
+	for {
+		wake := e.screen.changed()
+		if e.screen.handledKeys() > before {
+			return
+		}
+		select {
+		case <-wake:
+		case <-deadline.C:
 			e.t.Fatalf("key %q not handled within %s", name, flowWait)
 		}
-		time.Sleep(time.Millisecond)
 	}
 }
 

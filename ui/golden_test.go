@@ -15,12 +15,14 @@ import (
 
 	"paydesk/api"
 	"paydesk/internal/ops"
+	"paydesk/internal/teacmd"
 	"paydesk/store"
 )
 
 // pump runs cmd and feeds every message it yields back into the app, as
-// the program would, until nothing is left. Commands that block (waiting
-// for the next cache change) are given up after a short wait.
+// the program would, until nothing is left. The commands that wait for
+// something no test step brings (a timer, a cursor's blink, the next cache
+// change) are left; every other command runs to its end, however slow.
 func pump(t testing.TB, a *App, cmd tea.Cmd) {
 	t.Helper()
 	queue := []tea.Cmd{cmd}
@@ -30,7 +32,7 @@ func pump(t testing.TB, a *App, cmd tea.Cmd) {
 		}
 		c := queue[0]
 		queue = queue[1:]
-		if c == nil {
+		if c == nil || waits(c) {
 			continue
 		}
 		done := make(chan tea.Msg, 1)
@@ -38,8 +40,8 @@ func pump(t testing.TB, a *App, cmd tea.Cmd) {
 		var msg tea.Msg
 		select {
 		case msg = <-done:
-		case <-time.After(pumpWait):
-			continue // a waiter: the next cache change
+		case <-time.After(pumpStuck):
+			t.Fatalf("pump: %s has not returned after %s: a command that waits (add it to waits)", teacmd.Name(c), pumpStuck)
 		}
 		if msg == nil {
 			continue
@@ -54,6 +56,16 @@ func pump(t testing.TB, a *App, cmd tea.Cmd) {
 		_, next := a.Update(msg)
 		queue = append(queue, next)
 	}
+}
+
+// pumpStuck only ends a stuck test: pump runs no command that waits.
+const pumpStuck = time.Minute
+
+// waits reports whether a command waits for something no test step brings:
+// a timer or the next cache change.
+func waits(c tea.Cmd) bool {
+	// waitChange's closure, inlined where it is called or not.
+	return teacmd.Timer(c) || strings.Contains(teacmd.Name(c), "waitChange.func")
 }
 
 // press sends keys (one per rune, or a named key) and runs what follows.

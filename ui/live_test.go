@@ -27,6 +27,9 @@ type recorder struct {
 	app    *App
 	mu     *sync.Mutex
 	frames *map[int]string
+	// wake is closed (and replaced) after every message: waitFrame wakes
+	// on it instead of polling.
+	wake *chan struct{}
 }
 
 func (r recorder) Init() tea.Cmd  { return r.app.Init() }
@@ -40,6 +43,8 @@ func (r recorder) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	frames[-1] = r.app.render()
 	r.mu.Lock()
 	*r.frames = frames
+	close(*r.wake)
+	*r.wake = make(chan struct{})
 	r.mu.Unlock()
 	return r, cmd
 }
@@ -53,15 +58,22 @@ func (r recorder) frame(i int) string {
 // waitFrame waits until the recorded view of tab i satisfies ok.
 func (r recorder) waitFrame(t *testing.T, i int, what string, ok func(string) bool) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	deadline := time.NewTimer(flowWait)
+	defer deadline.Stop()
+	for {
+		r.mu.Lock()
+		wake := *r.wake
+		r.mu.Unlock()
 		if f := r.frame(i); ok(f) {
 			return f
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-wake:
+		case <-deadline.C:
+			t.Fatalf("%s: not on screen within %s; last frame:\n%s", what, flowWait, plain(r.frame(i)))
+			return ""
+		}
 	}
-	t.Fatalf("%s: not on screen within 10s; last frame:\n%s", what, plain(r.frame(i)))
-	return ""
 }
 
 func plain(s string) string {
@@ -132,7 +144,8 @@ func reservePushBody(t *testing.T, key, invoice, number string, at time.Time) []
 func startConsole(t *testing.T, db *store.DB) recorder {
 	t.Helper()
 	frames := map[int]string{}
-	rec := recorder{mu: &sync.Mutex{}, frames: &frames}
+	wake := make(chan struct{})
+	rec := recorder{mu: &sync.Mutex{}, frames: &frames, wake: &wake}
 	rec.app = New(Config{Store: db, Mode: ops.ModeSandbox, GatewayURL: "http://127.0.0.1:8800", ListenAddr: "127.0.0.1:8801",
 		Location: time.UTC, ExportDir: t.TempDir(), FixtureDir: t.TempDir()})
 	tm := teatest.NewTestModel(t, rec, teatest.WithInitialTermSize(120, 36),

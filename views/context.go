@@ -3,6 +3,8 @@ package views
 import (
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+
 	"paydesk/ui/keys"
 	"paydesk/ui/theme"
 )
@@ -14,6 +16,9 @@ type Context struct {
 	Keys  *keys.KeyMap
 	// Now is the clock for ages and the 14-day window; tests pin it.
 	Now func() time.Time
+	// Tick is the timer of the screens' waits (the whole count's pause);
+	// nil is tea.Tick. Tests hold the ticks back and fire them themselves.
+	Tick func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
 	// ReadOnly disables every action that changes something.
 	ReadOnly bool
 	// CanResend is true when the console drives an embedded sandbox that
@@ -32,6 +37,15 @@ func NewContext(now func() time.Time) *Context {
 		now = time.Now
 	}
 	return &Context{Theme: theme.New(true), Keys: keys.Default(), Now: now}
+}
+
+// After is a command that returns fn's message after d, on the context's
+// timer.
+func (c *Context) After(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+	if c.Tick != nil {
+		return c.Tick(d, fn)
+	}
+	return tea.Tick(d, fn)
 }
 
 func (c *Context) loc() *time.Location {

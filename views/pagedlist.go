@@ -336,7 +336,7 @@ func (l *pagedList[R]) wholeCount() tea.Cmd {
 		return l.countCmd(0)
 	}
 	gen := l.gen
-	return tea.Tick(wholeCountPause, func(time.Time) tea.Msg { return pagedWholeCountMsg[R]{l: l, gen: gen} })
+	return l.ctx.After(wholeCountPause, func(time.Time) tea.Msg { return pagedWholeCountMsg[R]{l: l, gen: gen} })
 }
 
 // shift moves the window's list indexes (and the cursor with them) by d.

@@ -153,38 +153,48 @@ func (w wholeCounts) ReservationCount(q store.PageQuery) (int, error) {
 	return w.countLater.ReservationCount(q)
 }
 
+// heldTick is a tick the test's timer holds back until the test fires it.
+type heldTick struct {
+	d  time.Duration
+	fn func(time.Time) tea.Msg
+}
+
 // While the operator types, each key's rows and first count come at once,
 // and the whole count of a common word is asked only once the filter has
 // stayed for wholeCountPause: a key typed before then drops the whole
 // count of the filter it changed.
 func TestWholeCountWaitsForAPause(t *testing.T) {
 	rows := genRows(12_000)
-	s := NewReservations(NewContext(func() time.Time { return listNow }))
+	ctx := NewContext(func() time.Time { return listNow })
+	// The context's timer holds every tick back: the test fires them.
+	ctx.Tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+		return func() tea.Msg { return heldTick{d: d, fn: fn} }
+	}
+	s := NewReservations(ctx)
 	s.SetSize(120, 20)
 	var asked []string
 	src := wholeCounts{countLater{slowSource{&memSource{all: summaries(rows)}}}, &asked}
 	finish(s.Update(ReservationSourceMsg{Source: src}), s)
 	press(s, "/")
-	// run runs what a key started, holding back the pause's tick.
-	var ticks []tea.Cmd
+	// run runs what a key started, to the end, keeping the ticks.
+	var ticks []heldTick
 	var run func(cmd tea.Cmd)
 	run = func(cmd tea.Cmd) {
 		if cmd == nil {
 			return
 		}
-		done := make(chan tea.Msg, 1)
-		go func() { done <- cmd() }()
-		select {
-		case msg := <-done:
-			if b, ok := msg.(tea.BatchMsg); ok {
-				for _, c := range b {
-					run(c)
-				}
-				return
+		switch msg := cmd().(type) {
+		case tea.BatchMsg:
+			for _, c := range msg {
+				run(c)
 			}
+		case heldTick:
+			if msg.d < wholeCountPause {
+				t.Errorf("the whole count waits %s, want the pause of %s", msg.d, wholeCountPause)
+			}
+			ticks = append(ticks, msg)
+		default:
 			run(s.Update(msg))
-		case <-time.After(wholeCountPause / 2):
-			ticks = append(ticks, func() tea.Msg { return <-done })
 		}
 	}
 	run(s.Update(tea.KeyPressMsg{Code: 'r', Text: "r"}))
@@ -195,7 +205,7 @@ func TestWholeCountWaitsForAPause(t *testing.T) {
 	for len(ticks) > 0 {
 		tick := ticks[0]
 		ticks = ticks[1:]
-		run(func() tea.Msg { return tick() })
+		run(func() tea.Msg { return tick.fn(listNow.Add(tick.d)) })
 	}
 	if len(asked) != 1 || asked[0] != "r0" {
 		t.Fatalf("whole counts asked: %q, want only the one of \"r0\"", asked)

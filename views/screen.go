@@ -18,7 +18,9 @@ type Screen interface {
 	// the footer, the help overlay and the command palette.
 	Actions() []Action
 	// Capturing is true while the screen takes raw text (the filter prompt):
-	// the console then sends it every key, global ones included.
+	// the console then sends it every key, global ones included, and does
+	// not hold the keys after it (see ui's hold): a key that opens
+	// something (Enter on the batch page's path) leaves Capturing false.
 	Capturing() bool
 }
 

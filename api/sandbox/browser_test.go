@@ -116,7 +116,7 @@ func (b *browser) send(session, method string, params any) (json.RawMessage, str
 	if _, err := b.in.Write(append(raw, 0)); err != nil {
 		b.t.Fatalf("%s: %v", method, err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(stuck)
 	for time.Now().Before(deadline) {
 		line, err := b.out.ReadBytes(0)
 		if err != nil {
@@ -164,11 +164,10 @@ func (b *browser) eval(session, expr string) string {
 func (b *browser) waitFor(session, expr, want string) string {
 	b.t.Helper()
 	var got string
-	for i := 0; i < 100; i++ {
+	for deadline := time.Now().Add(stuck); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if got = b.eval(session, expr); strings.Contains(got, want) {
 			return got
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 	b.t.Fatalf("waited for %q in %q, got %q", want, expr, got)
 	return ""

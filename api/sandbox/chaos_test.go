@@ -132,13 +132,7 @@ func chaosRun(t *testing.T, chaos *Chaos, now time.Time, h http.Handler) {
 	runCtx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- sb.Run(runCtx) }()
-	deadline := time.Now().Add(20 * time.Second)
-	for sb.PendingPushes() > 0 || (sb.chaos != nil && sb.chaosBusy()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d pushes still pending", sb.PendingPushes())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "every push delivered", func() bool { return sb.PendingPushes() == 0 && (sb.chaos == nil || !sb.chaosBusy()) })
 	cancel()
 	<-done
 	if err := sb.Close(); err != nil {
@@ -298,14 +292,14 @@ func TestChaosRetriesAndGivesUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for e.rc.attemptCount() < maxTries {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d attempts", e.rc.attemptCount())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(2 * chaosHoldMax)
+	// Given up, the push is dead and out of the outbox and of chaos's
+	// hands: no later try can come.
+	waitFor(t, "the push to give up", func() bool {
+		e.sb.mu.Lock()
+		dead := len(e.sb.dead) == 1
+		e.sb.mu.Unlock()
+		return dead && !e.sb.chaosBusy()
+	})
 	if n := e.rc.attemptCount(); n != maxTries {
 		t.Fatalf("%d attempts, want %d", n, maxTries)
 	}

@@ -92,17 +92,21 @@ func (rc *receiver) attemptCount() int {
 	return rc.attempts
 }
 
+// stuck bounds the tests' waits for a push or a state: long enough that
+// only a stuck test reaches it, on a busy machine under the race detector.
+const stuck = 2 * time.Minute
+
 // next waits for the next push.
 func (rc *receiver) next() receivedPush {
 	rc.t.Helper()
 	select {
 	case p := <-rc.ch:
 		return p
-	case <-time.After(5 * time.Second):
+	case <-time.After(stuck):
 		rc.mu.Lock()
 		bad := rc.bad
 		rc.mu.Unlock()
-		rc.t.Fatalf("no push within 5s (refused: %v)", bad)
+		rc.t.Fatalf("no push within %s (refused: %v)", stuck, bad)
 	}
 	return receivedPush{}
 }

@@ -10,9 +10,10 @@ import (
 	"paydesk/api"
 )
 
+// waitFor waits for cond; the deadline only ends a stuck test.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(stuck)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

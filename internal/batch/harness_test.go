@@ -43,6 +43,11 @@ type env struct {
 	// sandbox processed it (-1).
 	breakFor map[string]int
 	delay    time.Duration // after the sandbox answered, before the client hears it
+	// answering counts the gateway's requests being answered (under mu);
+	// quiet is signalled when it drops to zero: a test that killed the
+	// client waits for the answers under way.
+	answering int
+	quiet     *sync.Cond
 }
 
 type envOpts struct {
@@ -53,6 +58,7 @@ type envOpts struct {
 func newEnv(tb testing.TB, o envOpts) *env {
 	tb.Helper()
 	e := &env{tb: tb, pays: map[string]int{}, breakFor: map[string]int{}}
+	e.quiet = sync.NewCond(&e.mu)
 	e.dbPath = o.path
 	if e.dbPath == "" {
 		e.dbPath = pgtest.StoreAt(tb, filepath.Join(tb.TempDir(), "paydesk.db"))
@@ -134,7 +140,26 @@ func rebind(tb testing.TB, e *env, db *store.DB) *ops.Service {
 
 // front passes requests to the sandbox, counting them, counting the Pays
 // it answered per reservation number, and breaking the ones asked for.
+// waitQuiet waits until the gateway answers no request.
+func (e *env) waitQuiet() {
+	e.mu.Lock()
+	for e.answering > 0 {
+		e.quiet.Wait()
+	}
+	e.mu.Unlock()
+}
+
 func (e *env) front(w http.ResponseWriter, r *http.Request) {
+	e.mu.Lock()
+	e.answering++
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		if e.answering--; e.answering == 0 {
+			e.quiet.Broadcast()
+		}
+		e.mu.Unlock()
+	}()
 	if r.URL.Path != api.PathTransaction && r.URL.Path != api.PathDataRequest {
 		e.sb.ServeHTTP(w, r)
 		return
@@ -207,7 +232,7 @@ func (e *env) reserveMany(ctx context.Context, n int) []string {
 	}
 	nums := make([]string, n)
 	for i, k := range keys {
-		r, ok, err := e.svc.Waiter().Reservation(ctx, k, 10*time.Second)
+		r, ok, err := e.svc.Waiter().Reservation(ctx, k, 2*time.Minute)
 		if err != nil || !ok || r.ReservationNumber == "" {
 			e.tb.Fatalf("Reserve push of %s: ok=%v err=%v", k, ok, err)
 		}

@@ -153,7 +153,7 @@ func TestConsoleStartsEmbeddedPair(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // only a stuck test
 	defer cancel()
 	c, err := startConsole(ctx, set, func(k string) string { return env[k] })
 	if err != nil {
@@ -167,7 +167,7 @@ func TestConsoleStartsEmbeddedPair(t *testing.T) {
 	if err := c.svc.CustomerStep(ctx, res.Key, true); err != nil {
 		t.Fatal(err)
 	}
-	r, ok, err := c.svc.Waiter().Reservation(ctx, res.Key, 10*time.Second)
+	r, ok, err := c.svc.Waiter().Reservation(ctx, res.Key, 2*time.Minute)
 	if err != nil || !ok || r.State() != store.StateReserved {
 		t.Fatalf("the Reserve push did not reach the cache: ok=%v err=%v", ok, err)
 	}

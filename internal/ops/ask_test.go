@@ -56,7 +56,7 @@ func TestOutcomeUnknownSettledByAsking(t *testing.T) {
 
 	// The late push changes nothing more.
 	e.pushDown.Store(false)
-	if ok, err := e.svc.Waiter().Push(ctx, asked.Key, 10*time.Second); !ok || err != nil {
+	if ok, err := e.svc.Waiter().Push(ctx, asked.Key, stuck); !ok || err != nil {
 		t.Fatalf("push after asking: ok=%v err=%v", ok, err)
 	}
 	if r3 := e.mustReservation(r.ReservationNumber); lineOf(t, r3, "SHOE-42").Captured != 1 {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"paydesk/api"
 	"paydesk/store"
@@ -44,7 +43,7 @@ func TestDeferredFlow(t *testing.T) {
 	if !cap1.Amount.Equal(dec("148.9")) {
 		t.Fatalf("capture amount %s, want 148.90 (2×59.95 + 2×14.50)", cap1.Amount)
 	}
-	if ok, err := e.svc.Waiter().Push(ctx, cap1.Key, 5*time.Second); !ok || err != nil {
+	if ok, err := e.svc.Waiter().Push(ctx, cap1.Key, stuck); !ok || err != nil {
 		t.Fatalf("no push for the capture: %v", err)
 	}
 	r = e.mustReservation(number)
@@ -67,7 +66,7 @@ func TestDeferredFlow(t *testing.T) {
 	if can.Status != api.StatusSuccess || !can.Amount.Equal(dec("64.9")) && !can.Amount.IsZero() {
 		t.Fatalf("cancel result %+v", can)
 	}
-	if ok, _ := e.svc.Waiter().Push(ctx, can.Key, 5*time.Second); !ok {
+	if ok, _ := e.svc.Waiter().Push(ctx, can.Key, stuck); !ok {
 		t.Fatal("no push for the cancel")
 	}
 	r = e.mustReservation(number)
@@ -90,7 +89,7 @@ func TestDeferredFlow(t *testing.T) {
 	if ref.Status != api.StatusSuccess || !ref.Amount.Equal(dec("20")) {
 		t.Fatalf("refund result %+v", ref)
 	}
-	if ok, _ := e.svc.Waiter().Push(ctx, ref.Key, 5*time.Second); !ok {
+	if ok, _ := e.svc.Waiter().Push(ctx, ref.Key, stuck); !ok {
 		t.Fatal("no push for the refund")
 	}
 	capTx, err := e.db.Transaction(cap1.Key)
@@ -242,7 +241,7 @@ func TestGiftCardPartialPaymentAndRefund(t *testing.T) {
 	if !pay.Partial() || pay.SubCode != api.SubCodePartialPayment || !pay.Remainder.Equal(dec("20")) || pay.RedirectURL == "" || pay.GroupTransaction == "" {
 		t.Fatalf("partial payment result %+v", pay)
 	}
-	if ok, _ := e.svc.Waiter().Push(ctx, pay.Key, 5*time.Second); !ok {
+	if ok, _ := e.svc.Waiter().Push(ctx, pay.Key, stuck); !ok {
 		t.Fatal("no push for the gift card payment")
 	}
 	tx, err := e.db.Transaction(pay.Key)
@@ -268,7 +267,7 @@ func TestGiftCardPartialPaymentAndRefund(t *testing.T) {
 	if err != nil || ref.Status != api.StatusSuccess {
 		t.Fatalf("partial gift card refund: %+v %v", ref, err)
 	}
-	if ok, _ := e.svc.Waiter().Push(ctx, ref.Key, 5*time.Second); !ok {
+	if ok, _ := e.svc.Waiter().Push(ctx, ref.Key, stuck); !ok {
 		t.Fatal("no push for the gift card refund")
 	}
 	tx, _ = e.db.Transaction(pay.Key)
@@ -317,7 +316,7 @@ func TestOutcomeUnknownIsNeverResent(t *testing.T) {
 
 	// The push arrives and settles it.
 	e.pushDown.Store(false)
-	op, ok, err := e.svc.Waiter().Op(ctx, res.OpID, 10*time.Second)
+	op, ok, err := e.svc.Waiter().Op(ctx, res.OpID, stuck)
 	if err != nil || !ok || op.State != store.OpSettled {
 		t.Fatalf("after the push: %+v ok=%v err=%v, want settled", op, ok, err)
 	}

@@ -44,6 +44,10 @@ type envOpt struct {
 	front func(e *env, h http.Handler) http.Handler
 }
 
+// stuck bounds the tests' waits for a push or a state in the cache: only a
+// stuck test reaches it, on a busy machine under the race detector.
+const stuck = 2 * time.Minute
+
 func newEnv(t *testing.T, o envOpt) *env {
 	t.Helper()
 	e := &env{t: t}
@@ -164,7 +168,7 @@ func (e *env) reserved(ctx context.Context) *store.Reservation {
 	if err := e.svc.CustomerStep(ctx, res.Key, true); err != nil {
 		e.t.Fatalf("CustomerStep: %v", err)
 	}
-	r, ok, err := e.svc.Waiter().Reservation(ctx, res.Key, 5*time.Second)
+	r, ok, err := e.svc.Waiter().Reservation(ctx, res.Key, stuck)
 	if err != nil || !ok {
 		e.t.Fatalf("no Reserve push settled %s: ok=%v err=%v", res.Key, ok, err)
 	}

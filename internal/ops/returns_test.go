@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"paydesk/api"
 	"paydesk/store"
@@ -65,21 +64,17 @@ func TestReturnByLineAcrossTwoCaptures(t *testing.T) {
 	}
 	// Both refunds, each against its own capture, with their pushes.
 	refunds := map[string]*store.Transaction{}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(refunds) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("refunds in the cache: %d, want 2", len(refunds))
-		}
-		txs, err = e.db.TransactionsFor(number)
-		if err != nil {
-			t.Fatal(err)
-		}
+	ok, err := e.svc.Waiter().until(ctx, stuck, func() (bool, error) {
+		txs, err := e.db.TransactionsFor(number)
 		for _, tx := range txs {
 			if tx.Kind == store.KindRefund && tx.Status.IsSuccess() {
 				refunds[tx.Original] = tx
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
+		return len(refunds) == 2, err
+	})
+	if err != nil || !ok {
+		t.Fatalf("refunds in the cache: %d, want 2 (%v)", len(refunds), err)
 	}
 	for key, w := range want {
 		rf := refunds[key]
@@ -121,7 +116,7 @@ func TestReturnByLineAcrossTwoCaptures(t *testing.T) {
 
 func (e *env) waitPush(ctx context.Context, key string) {
 	e.t.Helper()
-	if ok, err := e.svc.Waiter().Push(ctx, key, 5*time.Second); !ok || err != nil {
+	if ok, err := e.svc.Waiter().Push(ctx, key, stuck); !ok || err != nil {
 		e.t.Fatalf("no push for %s: %v", key, err)
 	}
 }

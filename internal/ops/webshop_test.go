@@ -133,7 +133,7 @@ func TestWebshopOrderEndToEnd(t *testing.T) {
 			if err := e.sb.Approve(ctx, resp.Key); err != nil {
 				t.Fatal(err)
 			}
-			r, ok, err := e.svc.Waiter().Reservation(ctx, resp.Key, 5*time.Second)
+			r, ok, err := e.svc.Waiter().Reservation(ctx, resp.Key, stuck)
 			if err != nil || !ok {
 				t.Fatalf("Reserve push: ok=%v err=%v", ok, err)
 			}
@@ -187,7 +187,7 @@ func TestWebshopOrderEndToEnd(t *testing.T) {
 						t.Fatalf("%s: %+v %v", st.name, res, err)
 					}
 					// The push that follows changes nothing more.
-					if ok, err := e.svc.Waiter().Push(ctx, res.Key, 5*time.Second); err != nil || !ok {
+					if ok, err := e.svc.Waiter().Push(ctx, res.Key, stuck); err != nil || !ok {
 						t.Fatalf("%s: push of %s: ok=%v err=%v", st.name, res.Key, ok, err)
 					}
 				}
@@ -216,7 +216,7 @@ func TestPushOnlyReservation(t *testing.T) {
 	if err := e.sb.Approve(ctx, resp.Key); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, err := e.svc.Waiter().Reservation(ctx, resp.Key, 5*time.Second); err != nil || !ok {
+	if _, ok, err := e.svc.Waiter().Reservation(ctx, resp.Key, stuck); err != nil || !ok {
 		t.Fatalf("Reserve push: %v %v", ok, err)
 	}
 	_, err = e.svc.Capture(ctx, CaptureRequest{Reservation: "SHOP-NOORDER", Quantities: map[string]int{"MUG": 1}})

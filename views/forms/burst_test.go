@@ -10,52 +10,108 @@ import (
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
 	"paydesk/internal/ops"
+	"paydesk/internal/teacmd"
 )
 
 // burstHost runs one form as a program, the way the console's dialog
 // stack does: every message goes to the form, the form's commands run
-// asynchronously, SubmitMsg is recorded instead of run.
+// asynchronously, SubmitMsg is recorded instead of run. It knows when the
+// burst is over: every key handled and every command the form started
+// (timers aside) come back.
 type burstHost struct {
 	f      Form
 	submit []SubmitMsg
+
+	sent, handled int // keys (and pastes) sent, and handled so far
+	pending       int // the form's commands on their way (timers aside)
+	idle          chan struct{}
 }
 
 type burstDone struct{}
 
-func (h *burstHost) Init() tea.Cmd { return h.f.Init() }
+// cmdDone carries back what a tracked command returned.
+type cmdDone struct{ msg tea.Msg }
+
+func (h *burstHost) Init() tea.Cmd { return h.track(h.f.Init()) }
 
 func (h *burstHost) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	cmd := h.update(msg)
+	if h.handled == h.sent && h.pending == 0 && h.idle != nil {
+		close(h.idle)
+		h.idle = nil
+	}
+	return h, cmd
+}
+
+func (h *burstHost) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case burstDone:
-		return h, tea.Quit
+		return tea.Quit
 	case SubmitMsg:
 		h.submit = append(h.submit, msg)
-		return h, nil
+		return nil
+	case cmdDone:
+		h.pending--
+		if b, ok := msg.msg.(tea.BatchMsg); ok {
+			return tea.Batch(h.trackAll(b)...)
+		}
+		if cmds, ok := sequence(msg.msg); ok {
+			return tea.Sequence(h.trackAll(cmds)...)
+		}
+		if msg.msg == nil {
+			return nil
+		}
+		return h.update(msg.msg)
+	case tea.KeyPressMsg, tea.PasteMsg:
+		h.handled++
 	}
 	var cmd tea.Cmd
 	h.f, cmd = h.f.Update(msg)
-	return h, cmd
+	return h.track(cmd)
+}
+
+// track follows a command of the form's until its message is back; a timer
+// (a cursor's blink) is left to run on its own.
+func (h *burstHost) track(cmd tea.Cmd) tea.Cmd {
+	if cmd == nil || teacmd.Timer(cmd) {
+		return cmd
+	}
+	h.pending++
+	return func() tea.Msg { return cmdDone{cmd()} }
+}
+
+func (h *burstHost) trackAll(cmds []tea.Cmd) []tea.Cmd {
+	out := make([]tea.Cmd, len(cmds))
+	for i, c := range cmds {
+		out[i] = h.track(c)
+	}
+	return out
 }
 
 func (h *burstHost) View() tea.View { return tea.NewView(h.f.View()) }
 
 // burst sends every message to a running program with no delay between
-// them (as a paste, a scanner or a fast typist does), lets the form's
-// commands come back, and returns the form as the program left it.
+// them (as a paste, a scanner or a fast typist does), waits until the
+// keys are handled and what their commands bring back (huh's focus moves
+// and redraws, which may come after later keys) is in, and returns the
+// form as the program left it.
 func burst(t *testing.T, f Form, w, h int, msgs ...tea.Msg) *burstHost {
 	t.Helper()
 	f.SetSize(w, h)
-	host := &burstHost{f: f}
+	idle := make(chan struct{})
+	host := &burstHost{f: f, sent: len(msgs), idle: idle}
 	tm := teatest.NewTestModel(t, host, teatest.WithInitialTermSize(w, h),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
 	for _, m := range msgs {
 		tm.Send(m)
 	}
-	// What the keys' commands bring back (huh's blink and redraws) may
-	// come after the keys; the values must not depend on it.
-	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-idle:
+	case <-time.After(time.Minute): // only a stuck test
+		t.Fatal("the burst's keys and commands did not come to an end")
+	}
 	tm.Send(burstDone{})
-	return tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(*burstHost)
+	return tm.FinalModel(t, teatest.WithFinalTimeout(time.Minute)).(*burstHost)
 }
 
 func keys(names ...string) []tea.Msg {

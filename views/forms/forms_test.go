@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"paydesk/api"
+	"paydesk/internal/teacmd"
 	"paydesk/store"
 )
 
@@ -87,20 +88,13 @@ func drive(f Form, msgs ...tea.Msg) (Form, []tea.Msg) {
 	return f, out
 }
 
-// runCmd runs a command, dropping the ones that wait (cursor blink ticks)
-// so a test never sleeps on a timer.
+// runCmd runs a command to its end, dropping the ones that wait on a
+// timer (cursor blinks) so a test never waits for a clock.
 func runCmd(cmd tea.Cmd, out *[]tea.Msg) []tea.Msg {
-	if cmd == nil {
+	if cmd == nil || teacmd.Timer(cmd) {
 		return nil
 	}
-	ch := make(chan tea.Msg, 1)
-	go func() { ch <- cmd() }()
-	var msg tea.Msg
-	select {
-	case msg = <-ch:
-	case <-time.After(20 * time.Millisecond):
-		return nil
-	}
+	msg := cmd()
 	if cmds, ok := sequence(msg); ok {
 		var next []tea.Msg
 		for _, c := range cmds {
