@@ -28,6 +28,15 @@ const (
 	StateDeclined         State = "declined"          // the Reserve ended in a failure (690 risk check, …)
 )
 
+// Words names the state for people, the same in the console and on the
+// command line: "partly captured", "awaiting customer"; "unknown" for none.
+func (s State) Words() string {
+	if s == "" {
+		return "unknown"
+	}
+	return strings.ReplaceAll(string(s), "_", " ")
+}
+
 // Status is a gateway status as last stored for a key.
 type Status struct {
 	Code    int

@@ -96,17 +96,7 @@ func daysLeftCell(s store.Summary, now time.Time) Cell {
 }
 
 // stateText and statePaint name and colour a reservation state.
-func stateText(s store.State) string {
-	switch s {
-	case store.StateAwaitingCustomer:
-		return "awaiting customer"
-	case store.StatePartlyCaptured:
-		return "partly captured"
-	case "":
-		return "unknown"
-	}
-	return string(s)
-}
+func stateText(s store.State) string { return s.Words() }
 
 func statePaint(s store.State) string {
 	switch s {
