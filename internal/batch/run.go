@@ -415,7 +415,7 @@ func (rn *Runner) runItem(ctx context.Context, b store.Batch, it store.BatchItem
 			msg = strings.TrimSpace(msg + " " + oneLine(res.Message))
 		}
 		for _, e := range res.Errors {
-			msg += "; " + e.Name + ": " + e.ErrorMessage
+			msg += "; " + e.Text()
 		}
 		if msg == "" && err != nil {
 			msg = err.Error()

@@ -360,7 +360,7 @@ func humanResult(res ops.Result, err error, pushed bool) string {
 		msg = strings.TrimPrefix(msg, res.Action+": ")
 		fmt.Fprintf(&b, "FAILED: %s %s: %s", actionWord(res), res.Target, msg)
 		for _, e := range res.Errors {
-			fmt.Fprintf(&b, "\n  • %s: %s", clean(e.Name), clean(firstNonEmpty(e.ErrorMessage, e.Error)))
+			fmt.Fprintf(&b, "\n  • %s", clean(e.Text()))
 		}
 		return b.String()
 	}
@@ -405,13 +405,6 @@ func actionWord(res ops.Result) string {
 		return "Update"
 	}
 	return res.Action
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // settle waits briefly for the push that settles the operation.

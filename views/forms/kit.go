@@ -818,15 +818,10 @@ func resultView(r *ops.Result, err error) string {
 	if len(r.Errors) > 0 {
 		b.WriteString("The gateway refused the request (491):\n")
 		for _, e := range r.Errors {
-			name := e.Name
-			if name == "" {
-				name = "(request)"
+			if e.Name == "" {
+				e.Name = "(request)"
 			}
-			msg := e.ErrorMessage
-			if msg == "" {
-				msg = e.Error
-			}
-			fmt.Fprintf(&b, "  • %s: %s\n", Clean(name), Clean(msg))
+			fmt.Fprintf(&b, "  • %s\n", Clean(e.Text()))
 		}
 		b.WriteString("\n")
 	}
