@@ -298,7 +298,7 @@ func (s *Pushes) export(format string) ExportIntent {
 		Row: func(i int) []string {
 			p := rows[i].Push
 			amount := ""
-			if p.HasAmount {
+			if p.AmountShown() {
 				amount = money(p.Amount)
 			}
 			word, _ := p.Outcome()
