@@ -62,7 +62,7 @@ type PushRecord struct {
 	Status     Status
 	Currency   string
 	Amount     decimal.Decimal
-	HasAmount  bool // the push carried an amount (see AmountShown)
+	HasAmount  bool   // the push carried an amount (see AmountShown)
 	WebsiteKey string // from the Authorization header
 
 	Signature string // one of the Signature* verdicts
