@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strings"
 
 	"charm.land/fang/v2"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"paydesk/api"
 )
 
 // IO is where a command reads and writes; tests pass buffers.
@@ -60,9 +63,35 @@ func exit(code int) error {
 // exit code: the one place fang.Execute runs.
 func Main(ctx context.Context, sio IO, args []string) int {
 	root := newRoot(sio)
-	root.SetArgs(args)
+	root.SetArgs(joinOptionalValues(args))
 	err := fang.Execute(ctx, root, fang.WithVersion(version()), fang.WithErrorHandler(handleError))
 	return exitCode(err)
+}
+
+// joinOptionalValues writes "--partial-refunds B" as "--partial-refunds=B".
+// The flag alone means B (pflag's NoOptDefVal), and pflag then takes only
+// the "=" form of a value: the B after a space would be an argument, which
+// the console and the sandbox refuse. A next word is joined only when it
+// reads as a providers list, so the flag alone before another flag or
+// argument still means B.
+func joinOptionalValues(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if d, ok := flagDefs[strings.TrimPrefix(a, "--")]; ok && d.kind == "providers" && strings.HasPrefix(a, "--") && i+1 < len(args) {
+			next := args[i+1]
+			if _, err := api.ParseProviders(next); err == nil && !strings.HasPrefix(next, "-") {
+				out = append(out, a+"="+next)
+				i++
+				continue
+			}
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // exitCode maps Execute's error: a command's own code, else 2 (cobra and
