@@ -135,7 +135,7 @@ func (c *cmdContext) openCache() (*store.DB, int) {
 	db, err := store.Open(set.DB, store.Options{LockTimeout: 500 * time.Millisecond})
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
-			err = fmt.Errorf("%w\n%s", err, lockedHint)
+			err = lockedError(err, set, getenvOf(c.sio))
 		}
 		return nil, c.fail(err)
 	}
