@@ -38,3 +38,27 @@ func TestPartialRefundsWithASpace(t *testing.T) {
 		}
 	}
 }
+
+// TestMistypedCommandSuggests: a mistyped command, on the root or in a
+// group, is a usage error naming the nearest command; a group alone still
+// shows its help.
+func TestMistypedCommandSuggests(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"reservatons"}, `unknown command "reservatons" for "paydesk"; did you mean "reservations"`},
+		{[]string{"shwo", "R-1"}, `did you mean "show"`},
+		{[]string{"giftcard", "pya", "5"}, `unknown command "pya" for "paydesk giftcard"; did you mean "pay"`},
+		{[]string{"db", "mgrate"}, `did you mean "migrate"`},
+		{[]string{"nonsense"}, `unknown command "nonsense" for "paydesk"`},
+	} {
+		code, _, errs := run(t, t.TempDir(), tc.args...)
+		if code != 2 || !strings.Contains(strings.ToLower(errs), strings.ToLower(tc.want)) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, code, errs, tc.want)
+		}
+	}
+	if code, out, _ := run(t, t.TempDir(), "giftcard"); code != 0 || !strings.Contains(out, "pay AMOUNT") {
+		t.Errorf("paydesk giftcard: exit %d\n%s", code, out)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"charm.land/fang/v2"
@@ -234,5 +235,48 @@ PAYDESK_SECRET_KEY=… paydesk --gateway https://testcheckout.example.nl --websi
 		c.GroupID = groupServers
 		root.AddCommand(c)
 	}
+	suggestCommands(root)
 	return root
+}
+
+// suggestCommands makes a mistyped command an error that names the
+// nearest ones ("did you mean …"), on the root and on every group of
+// subcommands. Cobra suggests only for a root without Args of its own, and
+// a group without a Run of its own shows its help and exits 0 on any word.
+func suggestCommands(root *cobra.Command) {
+	for _, c := range allCommandsOf(root) {
+		if !c.HasSubCommands() {
+			continue
+		}
+		c.Args = unknownCommand
+		// Cobra applies its default distance only in its own check.
+		c.SuggestionsMinimumDistance = 2
+		if !c.Runnable() {
+			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		}
+	}
+}
+
+func allCommandsOf(c *cobra.Command) []*cobra.Command {
+	out := []*cobra.Command{c}
+	for _, sub := range c.Commands() {
+		out = append(out, allCommandsOf(sub)...)
+	}
+	return out
+}
+
+// unknownCommand refuses any argument of a command that takes none but
+// its subcommands, naming the nearest commands.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		for i := range s {
+			s[i] = strconv.Quote(s[i])
+		}
+		msg += "; did you mean " + strings.Join(s, " or ")
+	}
+	return errors.New(msg)
 }
