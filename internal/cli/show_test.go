@@ -2,6 +2,7 @@ package cli
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -112,5 +113,29 @@ func TestShowOrderConflictAndTimes(t *testing.T) {
 	for _, r := range decodeJSON[[]map[string]any](t, out) {
 		s, _ := r["created"].(string)
 		utc("reservations created", s)
+	}
+}
+
+// TestAuditSaysWhenItShowsPart: `audit --limit N` under the total says it
+// shows the newest N of how many and how to see more; --all lists all.
+func TestAuditSaysWhenItShowsPart(t *testing.T) {
+	dir := t.TempDir()
+	for range 2 {
+		if code, out, errs := runCLI(t, dir, "", "test-reservation", "--approve"); code != 0 {
+			t.Fatalf("test-reservation: exit %d %s %s", code, out, errs)
+		}
+	}
+	_, out, _ := runCLI(t, dir, "", "audit", "--all")
+	total := strings.Count(out, "\n") - 2 // the header and the count line
+	if total < 3 || !strings.HasSuffix(out, count(total, "entry", "entries")+"\n") {
+		t.Fatalf("audit --all:\n%s", out)
+	}
+	code, out, _ := runCLI(t, dir, "", "audit", "--limit", "2")
+	want := "showing the newest 2 of " + strconv.Itoa(total) + " entries; --all or --limit N for more\n"
+	if code != 0 || !strings.HasSuffix(out, want) || strings.Count(out, "\n") != 4 {
+		t.Fatalf("audit --limit 2:\n%s\nwant it to end %q", out, want)
+	}
+	if _, js, _ := runCLI(t, dir, "", "audit", "--limit", "2", "--json"); len(decodeJSON[[]map[string]any](t, js)) != 2 {
+		t.Fatalf("audit --json --limit 2: %s", js)
 	}
 }
