@@ -76,6 +76,7 @@ type BatchItem struct {
 	Amount      decimal.Decimal
 	Currency    string
 	Note        string // parcels and tracking numbers of its rows
+	Parcels     []Parcel `json:",omitempty"`
 	State       BatchItemState
 	// Rule names the pre-flight rule that refused it, Message says why or
 	// what happened.

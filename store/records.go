@@ -138,7 +138,10 @@ type PendingOp struct {
 	// the wire carries only an amount); its transaction takes them over, so
 	// the ledger counts refunded units per line.
 	Lines []api.CaptureLine `json:",omitempty"`
-	State OpState
+	// Parcels are what a capture shipped (from a manifest); its
+	// transaction takes them over.
+	Parcels []Parcel `json:",omitempty"`
+	State   OpState
 	// ResultKey and ResultStatus come from the response or the push.
 	ResultKey    string
 	ResultStatus Status

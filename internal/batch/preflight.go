@@ -55,6 +55,7 @@ type Item struct {
 	DaysLeft    int
 	PastWindow  bool
 	Note        string // parcels and tracking numbers
+	Parcels     []store.Parcel
 }
 
 // Total is an amount in one currency.
@@ -291,6 +292,7 @@ func planGroup(g *group, now time.Time, late bool) (*Item, []Refusal) {
 	units := map[string]int{}
 	rowsOf := map[string][]int{}
 	var parcels []string
+	var shipped []store.Parcel
 	seenParcel := map[string]bool{}
 	for _, row := range g.rows {
 		i, ok := lineOf[row.Article]
@@ -310,6 +312,7 @@ func planGroup(g *group, now time.Time, late bool) (*Item, []Refusal) {
 		if p := parcelText(row); p != "" && !seenParcel[p] {
 			seenParcel[p] = true
 			parcels = append(parcels, p)
+			shipped = append(shipped, store.Parcel{ID: row.Parcel, Tracking: row.Tracking})
 		}
 	}
 	for a, n := range units {
@@ -346,6 +349,7 @@ func planGroup(g *group, now time.Time, late bool) (*Item, []Refusal) {
 		}
 	}
 	it.Note = strings.Join(parcels, ", ")
+	it.Parcels = shipped
 	return it, nil
 }
 

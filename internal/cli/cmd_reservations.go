@@ -240,7 +240,11 @@ func runShow(_ context.Context, c *cmdContext) int {
 		fmt.Fprintln(w, "Transactions:")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, t := range out.Transactions {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\trefundable %s\n", t.Key, t.Kind, store.Status{Code: t.Status, SubCode: t.SubCode}.Text(), t.Amount, t.InvoiceNumber, t.Refundable)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\trefundable %s", t.Key, t.Kind, store.Status{Code: t.Status, SubCode: t.SubCode}.Text(), t.Amount, t.InvoiceNumber, t.Refundable)
+			for _, p := range t.Parcels {
+				fmt.Fprintf(tw, " · %s", store.Parcel{ID: p.Parcel, Tracking: p.Tracking})
+			}
+			fmt.Fprintln(tw)
 		}
 		_ = tw.Flush()
 	}

@@ -182,6 +182,13 @@ type txJSON struct {
 	Refunded      string `json:"refunded"`
 	Refundable    string `json:"refundable"`
 	Created       string `json:"created,omitempty"`
+	// Parcels a capture shipped, from the warehouse's manifest.
+	Parcels []parcelJSON `json:"parcels,omitempty"`
+}
+
+type parcelJSON struct {
+	Parcel   string `json:"parcel,omitempty"`
+	Tracking string `json:"tracking,omitempty"`
 }
 
 type reservationJSON struct {
@@ -254,9 +261,13 @@ func reservationOut(r *store.Reservation, txs []*store.Transaction, now time.Tim
 }
 
 func txOut(t *store.Transaction) txJSON {
-	return txJSON{Key: t.Key, Kind: string(t.Kind), Status: t.Status.Code, SubCode: t.Status.SubCode, Amount: money(t.Amount),
+	out := txJSON{Key: t.Key, Kind: string(t.Kind), Status: t.Status.Code, SubCode: t.Status.SubCode, Amount: money(t.Amount),
 		Currency: t.Currency, InvoiceNumber: clean(t.InvoiceNumber), Original: t.Original, Refunded: money(t.Refunded),
 		Refundable: money(t.Refundable()), Created: timeText(t.Created)}
+	for _, p := range t.Parcels {
+		out.Parcels = append(out.Parcels, parcelJSON{Parcel: clean(p.ID), Tracking: clean(p.Tracking)})
+	}
+	return out
 }
 
 type errorItemJSON struct {

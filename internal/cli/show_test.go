@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -137,5 +139,38 @@ func TestAuditSaysWhenItShowsPart(t *testing.T) {
 	}
 	if _, js, _ := runCLI(t, dir, "", "audit", "--limit", "2", "--json"); len(decodeJSON[[]map[string]any](t, js)) != 2 {
 		t.Fatalf("audit --json --limit 2: %s", js)
+	}
+}
+
+// TestManifestParcelsOnTheCapture: the parcel and tracking number of a
+// manifest's rows are kept on the capture they made (not only in the audit
+// log): `show` prints them beside the capture, `show --json` lists them.
+func TestManifestParcelsOnTheCapture(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := runCLI(t, dir, "", "test-reservation", "--approve", "--json")
+	if code != 0 {
+		t.Fatalf("test-reservation: exit %d\n%s%s", code, out, errs)
+	}
+	number, _ := decodeJSON[map[string]any](t, out)["target"].(string)
+	manifest := filepath.Join(dir, "shipments.csv")
+	csv := "Reservation Number;SKU;Qty;Parcel;Track & Trace\n" + number + ";SHOE-42;1;P1;3S001\n" + number + ";SOCK-3P;2;P2;3S002\n"
+	if err := os.WriteFile(manifest, []byte(csv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := runCLI(t, dir, "", "batch", "capture", manifest, "--yes"); code != 0 {
+		t.Fatalf("batch capture: exit %d\n%s%s", code, out, errs)
+	}
+	_, out, _ = runCLI(t, dir, "", "show", number, "--json")
+	show := decodeJSON[reservationJSON](t, out)
+	if len(show.Transactions) != 1 {
+		t.Fatalf("transactions %+v", show.Transactions)
+	}
+	want := []parcelJSON{{Parcel: "P1", Tracking: "3S001"}, {Parcel: "P2", Tracking: "3S002"}}
+	if got := show.Transactions[0].Parcels; !slices.Equal(got, want) {
+		t.Fatalf("the capture's parcels %+v, want %+v", got, want)
+	}
+	_, out, _ = runCLI(t, dir, "", "show", number)
+	if !strings.Contains(out, "· parcel P1 tracking 3S001 · parcel P2 tracking 3S002") {
+		t.Fatalf("show does not print the parcels:\n%s", out)
 	}
 }
