@@ -218,9 +218,11 @@ func pushActions(ctx *Context, msg tea.KeyPressMsg, p *store.PushRecord) tea.Cmd
 		if p.Key == "" {
 			return Status(LevelWarn, "this push has no key to copy")
 		}
-		return tea.Batch(tea.SetClipboard(clean(p.Key)), Status(LevelOK, "copied key "+clean(p.Key)+" to the clipboard (OSC 52)"))
+		// OSC 52 has no answer: whether the terminal (or tmux without
+		// set-clipboard) took it cannot be known, so say what was done.
+		return tea.Batch(tea.SetClipboard(clean(p.Key)), Status(LevelOK, "sent key "+clean(p.Key)+" to the terminal's clipboard (OSC 52; a terminal without it ignores it)"))
 	case keyIs(msg, k.CopyJSON):
-		return tea.Batch(tea.SetClipboard(prettyBody(p.Body)), Status(LevelOK, fmt.Sprintf("copied the JSON of push %d to the clipboard (OSC 52)", p.ID)))
+		return tea.Batch(tea.SetClipboard(prettyBody(p.Body)), Status(LevelOK, fmt.Sprintf("sent the JSON of push %d to the terminal's clipboard (OSC 52; a terminal without it ignores it)", p.ID)))
 	case keyIs(msg, k.SaveFixture):
 		return send(SaveFixtureIntent{Push: p})
 	case keyIs(msg, k.Resend):
