@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/shopspring/decimal"
 
@@ -42,5 +43,28 @@ func TestReservationPageCapturesInTimeWithLines(t *testing.T) {
 	}
 	if i := strings.Index(view, "SOCK-3P ×2"); i < first || i > second {
 		t.Errorf("the first capture's lines are not under it:\n%s", view)
+	}
+}
+
+// n on a reservation page makes a new test reservation, as on the list,
+// and the page lists it among its keys.
+func TestReservationPageNewReservation(t *testing.T) {
+	ctx := NewContext(func() time.Time { return time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC) })
+	r := &store.Reservation{Key: "KRES", ReservationNumber: "R-1", Invoice: "INV-1", Currency: "EUR", Status: store.Status{Code: api.StatusSuccess}}
+	p := NewReservationDetail(ctx, ReservationDetailMsg{Ref: "R-1", Reservation: r})
+	p.SetSize(100, 30)
+	cmd := p.Update(tea.KeyPressMsg{Code: 'n', Text: "n"})
+	if cmd == nil {
+		t.Fatal("n does nothing on a reservation page")
+	}
+	if _, ok := cmd().(NewReservationIntent); !ok {
+		t.Fatalf("n sends %T", cmd())
+	}
+	listed := false
+	for _, a := range p.Actions() {
+		listed = listed || a.Key.Help().Key == "n"
+	}
+	if !listed {
+		t.Fatal("the page's keys do not list n")
 	}
 }

@@ -71,7 +71,8 @@ func (d *ReservationDetail) Actions() []Action {
 	if d.unknownOp() != nil {
 		acts = append(acts, Action{Key: k.Resolve, Changes: true})
 	}
-	return acts
+	// n means what it means on the list: a new test reservation.
+	return append(acts, Action{Key: k.NewReservation, Changes: true})
 }
 
 // ReturnKey is the refund key on a reservation, named for what it does
@@ -120,6 +121,8 @@ func (d *ReservationDetail) Update(msg tea.Msg) tea.Cmd {
 			if op := d.unknownOp(); op != nil {
 				return send(ResolveIntent{OpID: op.ID})
 			}
+		case keyIs(msg, k.NewReservation):
+			return send(NewReservationIntent{})
 		}
 	default:
 		d.pane.update(msg)
