@@ -269,7 +269,7 @@ func (s *Pushes) View() string {
 			}
 			msg = "\n  " + t.Accent.Render("No pushes yet.") +
 				"\n  " + t.Muted.Render("They show up here live as "+where+" receives them.") +
-				"\n  " + t.Muted.Render("Press 1 then n to create a test reservation, or quit and start again with --demo.")
+				"\n  " + t.Muted.Render(pushesEmptyHint(s.ctx))
 		}
 		return s.page(info, msg)
 	}
@@ -307,4 +307,13 @@ func (s *Pushes) export(format string) ExportIntent {
 			return []string{fmt.Sprint(p.ID), p.ReceivedAt.UTC().Format(timeFormatExport), fmt.Sprint(p.Rejected), p.Reason, p.Envelope, p.Kind, p.Key,
 				p.Invoice, p.Service, itoa(p.Status.Code), p.Currency, amount, p.Signature, word, fmt.Sprint(p.Applied), p.Ignored}
 		}}}
+}
+
+// pushesEmptyHint is what brings the first push, as emptyHint says it.
+func pushesEmptyHint(ctx *Context) string {
+	if ctx.Live {
+		return "The gateway pushes each reservation and transaction as it happens."
+	}
+	h := emptyHint(ctx)
+	return "Press 1 then " + h[len("press "):] + "."
 }
