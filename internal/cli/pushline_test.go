@@ -49,3 +49,21 @@ func TestReservePushShowsNoAmount(t *testing.T) {
 		})
 	}
 }
+
+// The listener's JSON lines write times in UTC, as every other command's
+// JSON does, whatever zone the record was read in.
+func TestListenJSONTimesInUTC(t *testing.T) {
+	cet := time.FixedZone("CET", 3600)
+	at := time.Date(2026, 11, 25, 17, 31, 54, 0, cet)
+	e := pushlistener.Event{Record: store.PushRecord{ID: 1, ReceivedAt: at, Envelope: api.EnvelopeTransaction, Key: "K",
+		Signature: "valid", Status: store.Status{Code: 190, Time: at}}, HTTPStatus: 200}
+	var b bytes.Buffer
+	printJSON(&b, e)
+	var l map[string]any
+	if err := json.Unmarshal(b.Bytes(), &l); err != nil {
+		t.Fatal(err)
+	}
+	if l["time"] != "2026-11-25T16:31:54Z" || l["statusTime"] != "2026-11-25T16:31:54Z" {
+		t.Fatalf("listen --json times %v, %v; want UTC", l["time"], l["statusTime"])
+	}
+}
