@@ -185,12 +185,15 @@ func runShow(_ context.Context, c *cmdContext) int {
 	out := reservationOut(r, txs, c.now(db))
 	// Orders the intake refused (409) because this invoice was known with
 	// other lines: both are kept for an operator to compare.
-	conflicts, err := db.OrderConflicts(r.Invoice)
-	if err != nil {
-		return c.fail(err)
-	}
-	for _, o := range conflicts {
-		out.OrderConflicts = append(out.OrderConflicts, conflictOut(o))
+	// ("" would ask for every invoice's.)
+	if r.Invoice != "" {
+		conflicts, err := db.OrderConflicts(r.Invoice)
+		if err != nil {
+			return c.fail(err)
+		}
+		for _, o := range conflicts {
+			out.OrderConflicts = append(out.OrderConflicts, conflictOut(o))
+		}
 	}
 	if c.flags.json {
 		_ = writeJSON(sio.Stdout, out)

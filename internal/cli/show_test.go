@@ -43,8 +43,14 @@ func putCache(t *testing.T, dir string, rs []*store.Reservation, orders ...store
 func TestShowSpeaksPlainly(t *testing.T) {
 	dir := t.TempDir()
 	created := time.Now().AddDate(0, 0, -20)
-	putCache(t, dir, []*store.Reservation{{Key: "K-PUSHONLY", ReservationNumber: "R-PUSHONLY", Invoice: "INV-PUSHONLY",
-		Currency: "EUR", Status: store.Status{Code: api.StatusSuccess, Time: created}, Created: created}})
+	putCache(t, dir, []*store.Reservation{{Key: "K-PUSHONLY", ReservationNumber: "R-PUSHONLY",
+		Currency: "EUR", Status: store.Status{Code: api.StatusSuccess, Time: created}, Created: created}},
+		// A conflict of another invoice is not this reservation's, even
+		// though this one has no invoice.
+		store.Order{Invoice: "INV-OTHER", Currency: "EUR", Source: "first", Received: created,
+			Articles: []api.Article{{Number: "MUG", Title: "Mug", Quantity: 1, Price: decimal.RequireFromString("5"), Vat: decimal.RequireFromString("21")}}},
+		store.Order{Invoice: "INV-OTHER", Currency: "EUR", Source: "conflict", Received: created,
+			Articles: []api.Article{{Number: "MUG", Title: "Mug", Quantity: 2, Price: decimal.RequireFromString("5"), Vat: decimal.RequireFromString("21")}}})
 	code, out, errs := runCLI(t, dir, "", "show", "R-PUSHONLY")
 	if code != 0 {
 		t.Fatalf("show: exit %d %s", code, errs)
@@ -55,7 +61,7 @@ func TestShowSpeaksPlainly(t *testing.T) {
 			t.Errorf("show lacks %q:\n%s", want, out)
 		}
 	}
-	for _, bad := range []string{"-6 days", "Customer  ()", "RESERVED"} {
+	for _, bad := range []string{"-6 days", "Customer  ()", "RESERVED", "409"} {
 		if strings.Contains(out, bad) {
 			t.Errorf("show says %q:\n%s", bad, out)
 		}
