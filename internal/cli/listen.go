@@ -282,10 +282,12 @@ func printLine(w io.Writer, e pushlistener.Event) {
 	}
 	field("status", status)
 	amount := ""
-	if r.HasAmount {
+	if r.AmountShown() {
 		amount = money(r.Amount) + " " + r.Currency
 	}
-	field("amount", strings.TrimSpace(amount))
+	if amount != "" || r.Envelope != api.EnvelopeDataRequest { // a data request's AmountDebit 0 is no amount
+		field("amount", strings.TrimSpace(amount))
+	}
 	field("signature", r.Signature)
 	if r.Rejected {
 		field("reason", r.Reason)
@@ -348,7 +350,7 @@ func printJSON(w io.Writer, e pushlistener.Event) {
 	if !r.Status.Time.IsZero() {
 		l.StatusTime = r.Status.Time.UTC().Format(time.RFC3339)
 	}
-	if r.HasAmount {
+	if r.AmountShown() {
 		l.Amount = money(r.Amount)
 	}
 	b, err := json.Marshal(l)
