@@ -46,7 +46,7 @@ func (e *ValidationError) Error() string {
 		if n > 0 {
 			b.WriteString("; ")
 		}
-		b.WriteString(errorItemText(g))
+		b.WriteString(g.Text())
 		n++
 	}
 	if n == 0 {
@@ -55,12 +55,14 @@ func (e *ValidationError) Error() string {
 	return b.String()
 }
 
-func errorItemText(g ErrorItem) string {
+// Text is the item in one line, "Name: message". A message that names
+// its parameter already (as some gateways write it) is not prefixed again.
+func (g ErrorItem) Text() string {
 	msg := g.ErrorMessage
 	if msg == "" {
 		msg = g.Error
 	}
-	if g.Name == "" {
+	if g.Name == "" || strings.HasPrefix(msg, g.Name+": ") || msg == g.Name {
 		return msg
 	}
 	return g.Name + ": " + msg
@@ -99,6 +101,12 @@ func (e *ValidationError) RequestErrors(service string) *RequestErrors {
 		case FieldChannel:
 			re.ChannelErrors = append(re.ChannelErrors, ErrorItem{Service: service, Action: e.Action, Name: FieldChannel, Error: "ChannelNotSupported", ErrorMessage: msg})
 		default:
+			// The item names the parameter; its message is the rule (in
+			// its article group), so "Name: message" says the field once.
+			msg = f.Rule
+			if f.Group != "" {
+				msg = "article " + f.Group + ": " + f.Rule
+			}
 			re.ParameterErrors = append(re.ParameterErrors, ErrorItem{Service: service, Action: e.Action, Name: f.Field, Error: "ParameterInvalid", ErrorMessage: msg})
 		}
 	}

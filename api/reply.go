@@ -64,6 +64,14 @@ func replyLess(a, b string) bool {
 	return len(a) < len(b)
 }
 
+// SortReplyNames sorts field names as the signature orders them (symbols,
+// digits, letters; letters without regard to case). A form that posts a
+// reply lists its fields in this order: some of the family's SDKs hash the
+// fields in the order posted instead of sorting them.
+func SortReplyNames(names []string) {
+	sort.SliceStable(names, func(i, j int) bool { return replyLess(names[i], names[j]) })
+}
+
 // ReplySignature is brq_signature of a form reply: the lower-case hex
 // SHA-1 of every signed field written name=value (names as sent, sorted as
 // the family sorts them, no separators) followed by the secret key. Fields
@@ -75,7 +83,7 @@ func ReplySignature(fields url.Values, secretKey string) string {
 			names = append(names, k)
 		}
 	}
-	sort.Slice(names, func(i, j int) bool { return replyLess(names[i], names[j]) })
+	SortReplyNames(names)
 	h := sha1.New()
 	for _, k := range names {
 		h.Write([]byte(k))

@@ -75,7 +75,8 @@ type BatchItem struct {
 	Lines       []api.CaptureLine
 	Amount      decimal.Decimal
 	Currency    string
-	Note        string // parcels and tracking numbers of its rows
+	Note        string   // parcels and tracking numbers of its rows
+	Parcels     []Parcel `json:",omitempty"`
 	State       BatchItemState
 	// Rule names the pre-flight rule that refused it, Message says why or
 	// what happened.

@@ -415,6 +415,12 @@ func encodeTx(t *Transaction) []byte {
 	e.str(t.Order)
 	e.nameValues(t.Additional)
 	e.nameValues(t.Custom)
+	// Appended later still: records written before end above.
+	e.uvarint(uint64(len(t.Parcels)))
+	for _, p := range t.Parcels {
+		e.str(p.ID)
+		e.str(p.Tracking)
+	}
 	return e.b
 }
 
@@ -490,6 +496,16 @@ func decodeTx(b []byte) (*Transaction, error) {
 		t.Order = d.str()
 		t.Additional = d.nameValues()
 		t.Custom = d.nameValues()
+	}
+	if d.err == nil && len(d.b) > 0 { // records written before the parcels end above
+		if n := d.uvarint(); n > 0 && n <= uint64(len(d.b)) {
+			t.Parcels = make([]Parcel, 0, n)
+			for i := uint64(0); i < n && d.err == nil; i++ {
+				t.Parcels = append(t.Parcels, Parcel{ID: d.str(), Tracking: d.str()})
+			}
+		} else if n > 0 {
+			d.fail()
+		}
 	}
 	if d.err != nil {
 		return nil, d.err

@@ -28,6 +28,15 @@ const (
 	StateDeclined         State = "declined"          // the Reserve ended in a failure (690 risk check, …)
 )
 
+// Words names the state for people, the same in the console and on the
+// command line: "partly captured", "awaiting customer"; "unknown" for none.
+func (s State) Words() string {
+	if s == "" {
+		return "unknown"
+	}
+	return strings.ReplaceAll(string(s), "_", " ")
+}
+
 // Status is a gateway status as last stored for a key.
 type Status struct {
 	Code    int
@@ -486,6 +495,29 @@ type Transaction struct {
 	Order      string
 	Additional []api.NameValue
 	Custom     []api.NameValue
+	// Parcels are the parcels a capture shipped, with their tracking
+	// numbers, as the warehouse's manifest named them (none when unknown).
+	Parcels []Parcel `json:",omitempty"`
+}
+
+// Parcel is one parcel of a shipment: the warehouse's parcel ID and the
+// carrier's tracking number, either of which may be empty.
+type Parcel struct {
+	ID       string `json:",omitempty"`
+	Tracking string `json:",omitempty"`
+}
+
+// String is "parcel ID tracking T", or the half that is known.
+func (p Parcel) String() string {
+	switch {
+	case p.ID != "" && p.Tracking != "":
+		return "parcel " + p.ID + " tracking " + p.Tracking
+	case p.ID != "":
+		return "parcel " + p.ID
+	case p.Tracking != "":
+		return "tracking " + p.Tracking
+	}
+	return ""
 }
 
 // Refundable is what is left to refund of a successful payment (zero for

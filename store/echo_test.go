@@ -21,7 +21,7 @@ func TestTxCodecEchoFields(t *testing.T) {
 		t.Fatalf("round trip: %+v", got)
 	}
 	old := encodeTx(&Transaction{Key: "OLD", Amount: dec("1")})
-	old = old[:len(old)-3] // the three empty fields appended later
+	old = old[:len(old)-4] // the four empty fields appended later (echo fields, parcels)
 	got, err = decodeTx(old)
 	if err != nil || got.Key != "OLD" || got.Order != "" || got.Additional != nil {
 		t.Fatalf("old record: %+v %v", got, err)

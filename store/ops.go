@@ -510,6 +510,9 @@ func opKind(op *PendingOp) Kind {
 // reservation, the card's provider and contact details.
 func fillFromOp(t *Transaction, op *PendingOp) {
 	t.OpID = op.ID
+	if len(t.Parcels) == 0 && len(op.Parcels) > 0 {
+		t.Parcels = op.Parcels
+	}
 	if k := opKind(op); k != "" {
 		t.Kind = k
 	}

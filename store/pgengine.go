@@ -84,6 +84,9 @@ var ErrNeedsMigration = errors.New("the database needs `paydesk db migrate` (by 
 type pgEngine struct {
 	pool *pgxpool.Pool
 	url  string
+	// migrated are the schema steps this open applied (none when the
+	// schema was current).
+	migrated []string
 }
 
 // pgMaxTries bounds the re-runs of a transaction that lost a race.
@@ -141,6 +144,7 @@ func (e *pgEngine) migrateSchema(ctx context.Context, apply bool) error {
 	case !apply:
 		return fmt.Errorf("database %s: schema version %d, this paydesk needs %d: %w", e.url, have, latest, ErrNeedsMigration)
 	}
+	var applied []string
 	for _, m := range ms {
 		if m.version <= have {
 			continue
@@ -151,14 +155,44 @@ func (e *pgEngine) migrateSchema(ctx context.Context, apply bool) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO paydesk_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
 			return fmt.Errorf("database %s: migration %s: %w", e.url, m.name, err)
 		}
+		applied = append(applied, m.name)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("database %s: migrate: %w", e.url, err)
 	}
+	e.migrated = applied
 	return nil
 }
 
 func (e *pgEngine) Close() error { e.pool.Close(); return nil }
+
+// ErrReadOnlyRole: the database refused a write because the role it was
+// opened as may only read (a viewer's role).
+var ErrReadOnlyRole = errors.New("this database role may only read")
+
+// readOnlyError says a write was refused for the role, in words, keeping
+// PostgreSQL's error for errors.As.
+type readOnlyError struct {
+	url string
+	err error
+}
+
+func (e *readOnlyError) Error() string {
+	return "database " + e.url + ": " + ErrReadOnlyRole.Error() + ": nothing was written (a role with the operators' grants may write)"
+}
+
+func (e *readOnlyError) Unwrap() []error { return []error{ErrReadOnlyRole, e.err} }
+
+// deniedWrite: PostgreSQL refused a write for the role's privileges (42501
+// "permission denied", 25006 a read-only transaction) — not the audit log's
+// insert-only trigger, which raises 42501 with its own message.
+func deniedWrite(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	return pe.Code == "25006" || (pe.Code == "42501" && strings.HasPrefix(pe.Message, "permission denied"))
+}
 
 // retryable: the transaction lost a race with another one and can run
 // again (serialization failure, deadlock).
@@ -172,6 +206,9 @@ func (e *pgEngine) Update(fn func(Tx) error) error {
 	var err error
 	for try := 0; try < pgMaxTries; try++ {
 		if err = e.run(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable}, fn); !retryable(err) {
+			if deniedWrite(err) {
+				return &readOnlyError{url: e.url, err: err}
+			}
 			return err
 		}
 		// Back off by a random share of a growing step, so two writers that

@@ -62,7 +62,7 @@ type PushRecord struct {
 	Status     Status
 	Currency   string
 	Amount     decimal.Decimal
-	HasAmount  bool
+	HasAmount  bool   // the push carried an amount (see AmountShown)
 	WebsiteKey string // from the Authorization header
 
 	Signature string // one of the Signature* verdicts
@@ -138,7 +138,10 @@ type PendingOp struct {
 	// the wire carries only an amount); its transaction takes them over, so
 	// the ledger counts refunded units per line.
 	Lines []api.CaptureLine `json:",omitempty"`
-	State OpState
+	// Parcels are what a capture shipped (from a manifest); its
+	// transaction takes them over.
+	Parcels []Parcel `json:",omitempty"`
+	State   OpState
 	// ResultKey and ResultStatus come from the response or the push.
 	ResultKey    string
 	ResultStatus Status
@@ -296,4 +299,11 @@ func addKey(seen *map[string]struct{}, key string) bool {
 	}
 	(*seen)[key] = struct{}{}
 	return true
+}
+
+// AmountShown reports whether the push's amount means anything to a
+// person: a data request push (Reserve, cancel, update) carries
+// AmountDebit 0 by the spec, which is no amount.
+func (rec *PushRecord) AmountShown() bool {
+	return rec.HasAmount && !(rec.Envelope == api.EnvelopeDataRequest && rec.Amount.IsZero())
 }

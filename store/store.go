@@ -138,7 +138,8 @@ func Open(path string, opts Options) (*DB, error) {
 	bdb, err := openBolt(path, opts)
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
-			return nil, fmt.Errorf("cache %s is %w (close the other console or use --db)", path, ErrLocked)
+			// Which flag picks another cache is the caller's to say.
+			return nil, fmt.Errorf("cache %s is %w", path, ErrLocked)
 		}
 		if errors.Is(err, ErrDamaged) {
 			return nil, err
@@ -170,6 +171,15 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	db.batch = newBatcher(db)
 	return db, nil
+}
+
+// Migrated lists the schema steps (PostgreSQL migration files) this Open
+// applied: empty when the schema was current, and always on a file.
+func (db *DB) Migrated() []string {
+	if e, ok := db.eng.(*pgEngine); ok {
+		return e.migrated
+	}
+	return nil
 }
 
 // openShared opens a team's store on PostgreSQL: the schema migrated (or

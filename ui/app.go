@@ -177,6 +177,7 @@ func New(cfg Config) *App {
 	vctx.Theme = theme.New(!cfg.Light)
 	vctx.ReadOnly = cfg.ReadOnly
 	vctx.CanResend = cfg.Sandbox != nil
+	vctx.Live = cfg.Mode.IsLive()
 	vctx.Location = cfg.Location
 	vctx.IntakeURL = cfg.IntakeURL
 	a := &App{cfg: cfg, vctx: vctx, keys: vctx.Keys, helpModel: help.New(), width: 80, height: 24}

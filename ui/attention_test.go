@@ -112,3 +112,46 @@ func itoa(n int) string {
 	}
 	return s
 }
+
+// conflictStore adds an order the intake refused (409) yesterday, and one
+// refused long ago (no longer shown).
+type conflictStore struct{ *fakeStore }
+
+func (s conflictStore) OrderConflicts(invoice string) ([]*store.Order, error) {
+	all := []*store.Order{
+		{Invoice: "INV-2026-0107", Currency: "EUR", Source: "intake 10.0.0.7:50312", Received: testNow.Add(-20 * time.Hour),
+			Articles: []api.Article{{Number: "SHOE-42", Quantity: 9, Price: dec("59.95")}}},
+		{Invoice: "INV-2025-0001", Currency: "EUR", Source: "import old.csv", Received: testNow.Add(-30 * 24 * time.Hour),
+			Articles: []api.Article{{Number: "MUG", Quantity: 1, Price: dec("5.00")}}},
+	}
+	var out []*store.Order
+	for _, o := range all {
+		if invoice == "" || o.Invoice == invoice {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+// TestAttentionShowsOrderConflicts: an order refused with 409 for other
+// lines shows on the attention tab (not only on its reservation page), and
+// enter opens the reservation of its invoice.
+func TestAttentionShowsOrderConflicts(t *testing.T) {
+	st := conflictStore{fixture()}
+	screen := &flowScreen{app: New(Config{Store: st, Mode: "sandbox", GatewayURL: "http://127.0.0.1:8800", ListenAddr: "127.0.0.1:8801",
+		Now: func() time.Time { return testNow }, Location: time.UTC, ExportDir: t.TempDir(), FixtureDir: t.TempDir()})}
+	tm := teatest.NewTestModel(t, flowModel{screen}, teatest.WithInitialTermSize(160, 40),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+	t.Cleanup(func() {
+		_ = tm.Quit()
+		tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	})
+	var got string
+	teatest.WaitFor(lastFrameTB{TB: t, what: "the refused order on the attention tab", last: &got}, &frameReader{s: screen}, func(b []byte) bool {
+		got = lastFrame(b)
+		return strings.Contains(got, "INV-2026-0107") && strings.Contains(got, "refused (409)")
+	}, teatest.WithDuration(flowWait), teatest.WithCheckInterval(10*time.Millisecond))
+	if strings.Contains(got, "INV-2025-0001") {
+		t.Fatalf("a month-old refused order shows:\n%s", got)
+	}
+}

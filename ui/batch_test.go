@@ -44,7 +44,7 @@ func TestFlowBatchPage(t *testing.T) {
 	e.waitText("Batch capture from a shipment manifest", "manifest:")
 	e.typeText(manifest)
 	e.press("enter")
-	e.waitText("to capture 3 reservations, 273.75 EUR", "refused 1 reservations (1 rows)", "unknown-invoice", "BATCH-9")
+	e.waitText("to capture 3 reservations, 273.75 EUR", "refused 1 reservation (1 row)", "unknown-invoice", "BATCH-9")
 	before := e.requests.Load()
 	e.press("enter")
 	e.waitText("Capture 3 reservations for 273.75 EUR?")

@@ -684,7 +684,7 @@ func (e *flowEnv) reserveThroughConsole() *store.Reservation {
 	}
 	e.press("enter") // close the form
 	e.waitScreen("the reserved reservation in the list", func(f string) bool {
-		return strings.Contains(f, "1 reservations") && lineWith(f, r.ReservationNumber[:8], "Jan Jansen", "213.80", " reserved ")
+		return strings.Contains(f, "1 reservation") && lineWith(f, r.ReservationNumber[:8], "Jan Jansen", "213.80", " reserved ")
 	})
 	return r
 }
@@ -800,7 +800,7 @@ func TestFlowDeferredCaptureCancelRefund(t *testing.T) {
 	// Refund 20.00 of the capture, reason "defect" with a text: from the
 	// transaction list, filtered to the capture, its page, then f.
 	e.press("2")
-	e.waitText("1 transactions")
+	e.waitText("1 transaction")
 	e.press("/")
 	e.typeText(strings.ToLower(captureKey[:12]))
 	e.press("enter")
@@ -953,7 +953,7 @@ func TestFlowGiftCardPartialPaymentAndRefund(t *testing.T) {
 
 	// Open the payment from the transaction list.
 	e.press("2")
-	e.waitText("1 transactions")
+	e.waitText("1 transaction")
 	e.press("/")
 	e.typeText(strings.ToLower(payKey[:12]))
 	e.press("enter")

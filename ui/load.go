@@ -210,7 +210,7 @@ func (a *App) reload(c store.Change) tea.Cmd {
 			return exchangesMsg{xs, err}
 		})
 	}
-	if full || c.Ops || len(c.Reservations) > 0 {
+	if full || c.Ops || c.Orders || len(c.Reservations) > 0 {
 		cmds = append(cmds, a.loadAttention())
 	}
 	cmds = append(cmds, a.reloadPages()...)
@@ -323,7 +323,23 @@ func (a *App) loadAttention() tea.Cmd {
 			}
 			out = append(out, op)
 		}
-		return views.AttentionOpsMsg{Ops: out}
+		msg := views.AttentionOpsMsg{Ops: out}
+		// Orders refused (409) for other lines in the last days, for a
+		// person to compare (a store that keeps none lacks the method).
+		if oc, ok := st.(interface {
+			OrderConflicts(invoice string) ([]*store.Order, error)
+		}); ok {
+			cs, err := oc.OrderConflicts("")
+			if err != nil {
+				return views.AttentionOpsMsg{Err: err}
+			}
+			for _, o := range cs {
+				if now().Sub(o.Received) <= failedChangeDays*24*time.Hour {
+					msg.Conflicts = append(msg.Conflicts, o)
+				}
+			}
+		}
+		return msg
 	}
 	src, ok := st.(AttentionSource)
 	if !ok {

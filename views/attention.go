@@ -71,7 +71,10 @@ type (
 	// unknown, and cancels/updates that failed and were not done since.
 	AttentionOpsMsg struct {
 		Ops []*store.PendingOp
-		Err error
+		// Conflicts are orders the intake refused (409) in the last days
+		// because their invoice was known with other lines.
+		Conflicts []*store.Order
+		Err       error
 	}
 	// AttentionExtraMsg carries rows from elsewhere: the hook for orders
 	// that arrived without a push and pushes without an order.
@@ -101,6 +104,7 @@ type Attention struct {
 	gift     map[string]*store.Transaction // gift card payments (grouped on View)
 	rejected map[uint64]*store.PushRecord  // rejected pushes of the last day
 	ops      []*store.PendingOp
+	conflict []*store.Order
 	extra    []AttentionRow
 	err      error
 
@@ -170,7 +174,7 @@ func (a *Attention) Count() int {
 
 // count is len(build()) without building: the same tests, no text.
 func (a *Attention) count(now time.Time) int {
-	n := len(a.ops) + len(a.remainderRows()) + len(a.extra)
+	n := len(a.ops) + len(a.conflict) + len(a.remainderRows()) + len(a.extra)
 	for _, s := range a.resv {
 		if s.DaysLeft(now) <= windowWarnDays {
 			n++
@@ -253,7 +257,7 @@ func (a *Attention) Update(msg tea.Msg) tea.Cmd {
 			}
 		}
 	case AttentionOpsMsg:
-		a.ops, a.err = msg.Ops, msg.Err
+		a.ops, a.conflict, a.err = msg.Ops, msg.Conflicts, msg.Err
 		a.changed()
 	case AttentionExtraMsg:
 		if msg.Err == nil {
@@ -316,6 +320,9 @@ func (a *Attention) build() []AttentionRow {
 		if row, ok := orderRow(s, now); ok {
 			rows = append(rows, row)
 		}
+	}
+	for _, o := range a.conflict {
+		rows = append(rows, conflictRow(o))
 	}
 	for _, p := range a.rejected {
 		if now.Sub(p.ReceivedAt) >= 24*time.Hour {
@@ -498,6 +505,15 @@ func orderMismatch(s store.Summary) bool {
 // push once its wait is over, a reservation without its order at once.
 func orderDue(s store.Summary, now time.Time) bool {
 	return !strings.HasPrefix(s.Key, store.PlaceholderPrefix) || now.Sub(s.Created) >= orderWait
+}
+
+// conflictRow is the attention row of an order the intake refused (409)
+// because its invoice was known with other lines: both are kept, and a
+// person compares them.
+func conflictRow(o *store.Order) AttentionRow {
+	return AttentionRow{Kind: AttnOrder, When: o.Received, Subject: clean(o.Invoice), Open: OpenReservation{Key: o.Invoice},
+		What: fmt.Sprintf("another order for this invoice was refused (409) from %s, %s %s with other lines: compare them on the reservation and correct the shop's order",
+			clean(o.Source), money(o.Amount()), clean(o.Currency))}
 }
 
 // orderRow is the attention row of an order mismatch; ok is false while a

@@ -406,7 +406,7 @@ func (b *Batch) header() string {
 		p := b.plan
 		out = append(out, th.Accent.Render(fmt.Sprintf("Pre-flight of %s (sha256 %s): %d rows, checked in %s", textsafe.Clean(p.Path),
 			shortHash(p.Hash), p.Rows, p.Took.Round(time.Microsecond))))
-		out = append(out, fmt.Sprintf("to capture %d reservations, %s · refused %d reservations (%d rows)", p.Reservations, p.Total, p.Refused, p.RefusedRows))
+		out = append(out, fmt.Sprintf("to capture %s, %s · refused %s (%s)", plural(p.Reservations, "reservations"), p.Total, plural(p.Refused, "reservations"), plural(p.RefusedRows, "rows")))
 		if p.Batch != "" {
 			out = append(out, th.Warning.Render(fmt.Sprintf("this manifest is batch %s: running it resumes (%d left to send; settled ones are skipped, none is sent twice)", p.Batch, p.Left)))
 		}
@@ -418,7 +418,7 @@ func (b *Batch) header() string {
 				out = append(out, th.Muted.Render("nothing to send · o: another manifest · esc: back"))
 			}
 		case batchConfirm:
-			out = append(out, th.Warning.Render(fmt.Sprintf("Capture %d reservations for %s?", max(p.Reservations, p.Left), p.Total)), b.input.View())
+			out = append(out, th.Warning.Render(fmt.Sprintf("Capture %s for %s?", plural(max(p.Reservations, p.Left), "reservations"), p.Total)), b.input.View())
 		case batchRunning, batchDone:
 			pct := 0.0
 			if b.total > 0 {

@@ -22,8 +22,10 @@ type Context struct {
 	// ReadOnly disables every action that changes something.
 	ReadOnly bool
 	// CanResend is true when the console drives an embedded sandbox that
-	// can resend pushes.
+	// can resend pushes (and so --demo can fill it).
 	CanResend bool
+	// Live is true against a live gateway: no test reservations there.
+	Live bool
 	// Location is the time zone times are shown in; nil means time.Local.
 	Location *time.Location
 	// IntakeURL is the listener's order intake (…/orders), named where a

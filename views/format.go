@@ -96,17 +96,7 @@ func daysLeftCell(s store.Summary, now time.Time) Cell {
 }
 
 // stateText and statePaint name and colour a reservation state.
-func stateText(s store.State) string {
-	switch s {
-	case store.StateAwaitingCustomer:
-		return "awaiting customer"
-	case store.StatePartlyCaptured:
-		return "partly captured"
-	case "":
-		return "unknown"
-	}
-	return string(s)
-}
+func stateText(s store.State) string { return s.Words() }
 
 func statePaint(s store.State) string {
 	switch s {
@@ -164,12 +154,36 @@ func shortKey(k string) string {
 	return k
 }
 
-// countText is "12 of 40 reservations" or "40 reservations".
+// countText is "12 of 40 reservations", "40 reservations" or "1
+// reservation" (noun is the plural).
 func countText(shown, total int, noun string) string {
 	if shown == total {
+		if total == 1 {
+			return "1 " + singular(noun)
+		}
 		return thousands(total) + " " + noun
 	}
 	return thousands(shown) + " of " + thousands(total) + " " + noun
+}
+
+// plural is "1 reservation", "2 reservations" (noun is the plural).
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + singular(noun)
+	}
+	return thousands(n) + " " + noun
+}
+
+// singular is the singular of the lists' nouns: reservations, transactions,
+// pushes, entries.
+func singular(plural string) string {
+	switch {
+	case strings.HasSuffix(plural, "ies"):
+		return strings.TrimSuffix(plural, "ies") + "y"
+	case strings.HasSuffix(plural, "shes"):
+		return strings.TrimSuffix(plural, "es")
+	}
+	return strings.TrimSuffix(plural, "s")
 }
 
 func thousands(n int) string {

@@ -120,7 +120,7 @@ func (d *PushDetail) build() {
 		label("Invoice")+orDash(row.invoice),
 		label("Status")+t.Paint(statusPaint(p.Status.Code)).Apply(orDash(row.status))+t.Muted.Render("  "+d.ctx.stamp(p.Status.Time)),
 	)
-	if p.HasAmount {
+	if p.AmountShown() {
 		add(label("Amount") + moneyCur(p.Amount, clean(p.Currency)))
 	}
 	add("", t.Accent.Render("Headers"))

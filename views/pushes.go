@@ -218,9 +218,11 @@ func pushActions(ctx *Context, msg tea.KeyPressMsg, p *store.PushRecord) tea.Cmd
 		if p.Key == "" {
 			return Status(LevelWarn, "this push has no key to copy")
 		}
-		return tea.Batch(tea.SetClipboard(clean(p.Key)), Status(LevelOK, "copied key "+clean(p.Key)+" to the clipboard (OSC 52)"))
+		// OSC 52 has no answer: whether the terminal (or tmux without
+		// set-clipboard) took it cannot be known, so say what was done.
+		return tea.Batch(tea.SetClipboard(clean(p.Key)), Status(LevelOK, "sent key "+clean(p.Key)+" to the terminal's clipboard (OSC 52; a terminal without it ignores it)"))
 	case keyIs(msg, k.CopyJSON):
-		return tea.Batch(tea.SetClipboard(prettyBody(p.Body)), Status(LevelOK, fmt.Sprintf("copied the JSON of push %d to the clipboard (OSC 52)", p.ID)))
+		return tea.Batch(tea.SetClipboard(prettyBody(p.Body)), Status(LevelOK, fmt.Sprintf("sent the JSON of push %d to the terminal's clipboard (OSC 52; a terminal without it ignores it)", p.ID)))
 	case keyIs(msg, k.SaveFixture):
 		return send(SaveFixtureIntent{Push: p})
 	case keyIs(msg, k.Resend):
@@ -267,7 +269,7 @@ func (s *Pushes) View() string {
 			}
 			msg = "\n  " + t.Accent.Render("No pushes yet.") +
 				"\n  " + t.Muted.Render("They show up here live as "+where+" receives them.") +
-				"\n  " + t.Muted.Render("Press 1 then n to create a test reservation, or quit and start again with --demo.")
+				"\n  " + t.Muted.Render(pushesEmptyHint(s.ctx))
 		}
 		return s.page(info, msg)
 	}
@@ -298,11 +300,20 @@ func (s *Pushes) export(format string) ExportIntent {
 		Row: func(i int) []string {
 			p := rows[i].Push
 			amount := ""
-			if p.HasAmount {
+			if p.AmountShown() {
 				amount = money(p.Amount)
 			}
 			word, _ := p.Outcome()
 			return []string{fmt.Sprint(p.ID), p.ReceivedAt.UTC().Format(timeFormatExport), fmt.Sprint(p.Rejected), p.Reason, p.Envelope, p.Kind, p.Key,
 				p.Invoice, p.Service, itoa(p.Status.Code), p.Currency, amount, p.Signature, word, fmt.Sprint(p.Applied), p.Ignored}
 		}}}
+}
+
+// pushesEmptyHint is what brings the first push, as emptyHint says it.
+func pushesEmptyHint(ctx *Context) string {
+	if ctx.Live {
+		return "The gateway pushes each reservation and transaction as it happens."
+	}
+	h := emptyHint(ctx)
+	return "Press 1 then " + h[len("press "):] + "."
 }

@@ -2,10 +2,12 @@ package views
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/shopspring/decimal"
 
 	"paydesk/store"
@@ -69,7 +71,8 @@ func (d *ReservationDetail) Actions() []Action {
 	if d.unknownOp() != nil {
 		acts = append(acts, Action{Key: k.Resolve, Changes: true})
 	}
-	return acts
+	// n means what it means on the list: a new test reservation.
+	return append(acts, Action{Key: k.NewReservation, Changes: true})
 }
 
 // ReturnKey is the refund key on a reservation, named for what it does
@@ -118,6 +121,8 @@ func (d *ReservationDetail) Update(msg tea.Msg) tea.Cmd {
 			if op := d.unknownOp(); op != nil {
 				return send(ResolveIntent{OpID: op.ID})
 			}
+		case keyIs(msg, k.NewReservation):
+			return send(NewReservationIntent{})
 		}
 	default:
 		d.pane.update(msg)
@@ -317,7 +322,28 @@ func (d *ReservationDetail) build() {
 	if len(d.data.Transactions) == 0 {
 		add(t.Muted.Render("  None yet: captures and refunds appear here."))
 	} else {
-		add(indent(transactionTable(d.ctx, d.width-2, d.data.Transactions))...)
+		// Oldest first, as the heading says, whatever order they were read in.
+		txs := slices.Clone(d.data.Transactions)
+		slices.SortStableFunc(txs, func(a, b *store.Transaction) int {
+			if c := a.Created.Compare(b.Created); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Key, b.Key)
+		})
+		rows := transactionTable(d.ctx, d.width-2, txs)
+		if len(rows) == len(txs)+1 {
+			// Under each one, what it shipped (a refund by line: what it
+			// paid back) and its parcels.
+			with := []string{rows[0]}
+			for i, tx := range txs {
+				with = append(with, rows[i+1])
+				if s := shippedText(tx); s != "" {
+					with = append(with, t.Muted.Render(ansi.Truncate(strings.Repeat(" ", 20)+"↳ "+s, max(d.width-2, 20), "…")))
+				}
+			}
+			rows = with
+		}
+		add(indent(rows)...)
 	}
 
 	add("", t.Accent.Render(fmt.Sprintf("Pushes (%d, oldest first)", len(d.data.Pushes))))
@@ -465,6 +491,23 @@ func pushTable(ctx *Context, w int, ps []*store.PushRecord) []string {
 		c[dpSig] = Cell{Text: r.signature, Paint: sig}
 		c[dpResult] = Cell{Text: r.result, Paint: r.resultPaint}
 	})
+}
+
+// shippedText lists a transaction's article lines and parcels in one line:
+// "SHOE-42 ×1, SOCK-3P ×2 · parcel P-1 tracking 3S…".
+func shippedText(tx *store.Transaction) string {
+	var parts []string
+	if len(tx.Lines) > 0 {
+		ls := make([]string, 0, len(tx.Lines))
+		for _, l := range tx.Lines {
+			ls = append(ls, fmt.Sprintf("%s ×%d", clean(l.ArticleNumber), l.Quantity))
+		}
+		parts = append(parts, strings.Join(ls, ", "))
+	}
+	for _, p := range tx.Parcels {
+		parts = append(parts, clean(p.String()))
+	}
+	return strings.Join(parts, " · ")
 }
 
 // conflictLines lists a refused order's lines in one line.

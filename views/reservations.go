@@ -351,15 +351,28 @@ func (s *Reservations) empty() string {
 	if s.list.query != "" || s.list.state != "" || s.list.all > 0 {
 		return "\n  " + t.Muted.Render("No reservation matches the filter — press esc to clear it.")
 	}
-	// Not "run paydesk --demo": under `go run .` there is no paydesk to
-	// run; the flag is what the user needs, however they started it.
-	hint := "press n to create a test reservation, or quit and start again with --demo"
+	hint := emptyHint(s.ctx)
 	if s.ctx.ReadOnly {
 		hint = "this console is read-only (--read-only, or a database role that may only read): what others store shows here as it arrives"
 	}
 	return "\n  " + t.Accent.Render("No reservations yet.") +
 		"\n  " + t.Muted.Render(strings.ToUpper(hint[:1])+hint[1:]+".") +
 		"\n\n  " + t.Muted.Render("Pushes from the gateway show up here and in the Pushes tab (3) as they arrive.") + s.intakeHint()
+}
+
+// emptyHint says what fills an empty console: --demo fills only the
+// embedded sandbox (it is refused against a gateway), a test gateway takes
+// test reservations, a live one only what arrives. Not "run paydesk
+// --demo": under `go run .` there is no paydesk to run; the flag is what
+// the user needs, however they started it.
+func emptyHint(ctx *Context) string {
+	switch {
+	case ctx.Live:
+		return "reservations appear here as the gateway's pushes arrive (and as the webshop's orders come in)"
+	case ctx.CanResend:
+		return "press n to create a test reservation, or quit and start again with --demo"
+	}
+	return "press n to create a test reservation"
 }
 
 // intakeHint tells where a webshop's orders go, when the console has an

@@ -133,6 +133,7 @@ type chaosDelivery struct {
 	e     *outboxEntry
 	lost  bool // the attempt is lost on the way
 	delay time.Duration
+	at    time.Time // a retry: not before then
 }
 
 // chaosState is the sandbox's chaos: its generators and delivery plan.
@@ -143,6 +144,7 @@ type chaosState struct {
 	reqRNG   *rand.Rand
 	fifo     []chaosDelivery
 	held     []chaosDelivery
+	retries  []chaosDelivery // failed deliveries waiting for their backoff
 	lastPlan time.Time
 	busy     bool
 }
@@ -184,14 +186,25 @@ func (cs *chaosState) next(now time.Time) (chaosDelivery, bool, time.Duration) {
 	if cs.busy {
 		return chaosDelivery{}, false, time.Hour
 	}
+	retryWait := time.Hour
+	pending := cs.retries[:0]
+	for _, d := range cs.retries {
+		if w := d.at.Sub(now); w > 0 {
+			retryWait = min(retryWait, w)
+			pending = append(pending, d)
+			continue
+		}
+		cs.fifo = append(cs.fifo, d)
+	}
+	cs.retries = pending
 	if len(cs.fifo) == 0 && len(cs.held) > 0 {
 		if wait := cs.lastPlan.Add(chaosHoldMax).Sub(now); wait > 0 {
-			return chaosDelivery{}, false, wait
+			return chaosDelivery{}, false, min(wait, retryWait)
 		}
 		cs.fifo, cs.held = cs.held, nil
 	}
 	if len(cs.fifo) == 0 {
-		return chaosDelivery{}, false, time.Hour
+		return chaosDelivery{}, false, retryWait
 	}
 	d := cs.fifo[0]
 	cs.fifo = cs.fifo[1:]
@@ -291,11 +304,14 @@ func (s *Sandbox) chaosDeliver(ctx context.Context, d chaosDelivery, target stri
 			d.e.TxKey, sanitize(target, 200), d.e.LastError, d.e.Tries)
 		return
 	}
-	s.logf("%s push %s to %s: %s; chaos: again after the next push", s.now().Format(time.RFC3339), d.e.TxKey,
-		sanitize(target, 200), d.e.LastError)
+	// A push the shop did not take waits for the same backoff as without
+	// chaos: chaos changes what the shop sees, not the gateway's retries.
+	delay := s.cfg.RetryBase << (d.e.Tries - 1)
+	d.e.NextAt = time.Now().Add(delay)
+	s.logf("%s push %s to %s: %s; try %d of %d in %s", s.now().Format(time.RFC3339), d.e.TxKey,
+		sanitize(target, 200), d.e.LastError, d.e.Tries+1, maxTries, delay)
 	s.saveOutbox(d.e)
-	s.chaos.held = append(s.chaos.held, chaosDelivery{e: d.e, delay: d.delay})
-	s.chaos.lastPlan = time.Now()
+	s.chaos.retries = append(s.chaos.retries, chaosDelivery{e: d.e, delay: d.delay, at: d.e.NextAt})
 }
 
 func (s *Sandbox) inOutbox(e *outboxEntry) bool {
@@ -338,5 +354,5 @@ func (cs *chaosState) forget(key string) {
 		}
 		return out
 	}
-	cs.fifo, cs.held = keep(cs.fifo), keep(cs.held)
+	cs.fifo, cs.held, cs.retries = keep(cs.fifo), keep(cs.held), keep(cs.retries)
 }

@@ -309,3 +309,56 @@ func TestChaosRetriesAndGivesUp(t *testing.T) {
 	}
 	e.rc.nextFor(resp.Key)
 }
+
+// Chaos does not change the push retry schedule: a push the shop did not
+// take waits for the backoff (here an hour), not for the next push or
+// chaosHoldMax, and the later pushes go past it.
+func TestChaosKeepsTheRetrySchedule(t *testing.T) {
+	var logMu sync.Mutex
+	var logs []string
+	e := newEnv(t, func(c *Config) {
+		c.Chaos = &Chaos{Seed: 1}
+		c.RetryBase = time.Hour
+		c.Logf = func(format string, args ...any) {
+			logMu.Lock()
+			logs = append(logs, fmt.Sprintf(format, args...))
+			logMu.Unlock()
+		}
+	})
+	e.rc.mu.Lock()
+	e.rc.failNext = 1
+	e.rc.mu.Unlock()
+	first, err := e.giftPay("voucherb", testCard("1000"), "5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	retryLogged := func() bool {
+		logMu.Lock()
+		defer logMu.Unlock()
+		for _, l := range logs {
+			if strings.Contains(l, first.Key) && strings.Contains(l, "try 2 of 10 in 1h0m0s") {
+				return true
+			}
+		}
+		return false
+	}
+	for deadline := time.Now().Add(10 * time.Second); !retryLogged(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			logMu.Lock()
+			t.Fatalf("no retry in an hour logged for %s: %q", first.Key, logs)
+		}
+	}
+	var keys []string
+	for _, amount := range []string{"6", "7"} {
+		r, err := e.giftPay("voucherb", testCard("1000"), amount)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, r.Key)
+	}
+	for _, want := range keys {
+		if got := e.rc.next().push.Key(); got != want {
+			t.Fatalf("push of %s delivered, want %s (the failed %s waits an hour)", got, want, first.Key)
+		}
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 	"time"
 
@@ -304,10 +303,21 @@ type returnField struct{ Name, Value string }
 
 func (s *Sandbox) renderReturn(w http.ResponseWriter, r *http.Request, out checkoutResult) {
 	v := returnView{Key: out.Key, URL: out.ReturnURL, Nonce: api.NewNonce(), Status: out.Status}
-	for k, x := range out.ReturnFields {
-		v.Fields = append(v.Fields, returnField{k, x})
+	// The fields in the order the signature sorts them, brq_signature last:
+	// the family's Node SDK hashes a posted reply in the order it arrives.
+	names := make([]string, 0, len(out.ReturnFields))
+	for k := range out.ReturnFields {
+		if k != api.ReplySignatureField {
+			names = append(names, k)
+		}
 	}
-	sort.Slice(v.Fields, func(i, j int) bool { return v.Fields[i].Name < v.Fields[j].Name })
+	api.SortReplyNames(names)
+	if _, ok := out.ReturnFields[api.ReplySignatureField]; ok {
+		names = append(names, api.ReplySignatureField)
+	}
+	for _, k := range names {
+		v.Fields = append(v.Fields, returnField{k, out.ReturnFields[k]})
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")

@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"html"
 	"io"
 	"net/http"
@@ -30,6 +32,32 @@ func returnPage(t *testing.T, body string) (string, url.Values) {
 		v.Set(html.UnescapeString(f[1]), html.UnescapeString(f[2]))
 	}
 	return html.UnescapeString(m[1]), v
+}
+
+// postedNames are the return form's field names in the order the browser
+// posts them.
+func postedNames(body string) []string {
+	var names []string
+	for _, f := range hiddenField.FindAllStringSubmatch(body, -1) {
+		names = append(names, html.UnescapeString(f[1]))
+	}
+	return names
+}
+
+// postedOrderSignature hashes a return form as the family's Node SDK does:
+// every field but brq_signature, name=value in the order posted, then the
+// secret key; it neither filters nor sorts.
+func postedOrderSignature(body, secret string) string {
+	h := sha1.New()
+	for _, f := range hiddenField.FindAllStringSubmatch(body, -1) {
+		name := html.UnescapeString(f[1])
+		if strings.EqualFold(name, api.ReplySignatureField) {
+			continue
+		}
+		h.Write([]byte(name + "=" + html.UnescapeString(f[2])))
+	}
+	h.Write([]byte(secret))
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // The checkout's buttons send the customer back to the page the shop named
@@ -75,6 +103,9 @@ func TestCheckoutReturnsToTheShop(t *testing.T) {
 			}
 			if err := api.VerifyReply(fields, testCreds.SecretKey); err != nil {
 				t.Fatalf("reply signature: %v (%v)", err, fields)
+			}
+			if got, want := postedOrderSignature(string(b), testCreds.SecretKey), fields.Get(api.ReplySignatureField); got != want {
+				t.Errorf("hashed in the order posted (as the Node SDK does) %s, brq_signature %s: fields %v", got, want, postedNames(string(b)))
 			}
 			want := map[string]string{
 				"brq_statuscode": itoa(c.code), "brq_datarequest": resp.Key, "brq_invoicenumber": req.Invoice,

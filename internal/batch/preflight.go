@@ -56,6 +56,7 @@ type Item struct {
 	DaysLeft    int
 	PastWindow  bool
 	Note        string // parcels and tracking numbers
+	Parcels     []store.Parcel
 }
 
 // Total is an amount in one currency.
@@ -292,17 +293,18 @@ func planGroup(g *group, now time.Time, late bool) (*Item, []Refusal) {
 	units := map[string]int{}
 	rowsOf := map[string][]int{}
 	var parcels []string
+	var shipped []store.Parcel
 	seenParcel := map[string]bool{}
 	// A parcel leaves once: the same article in the same parcel with the
 	// same tracking number twice is a row repeated (an export run twice, a
 	// copy and paste), not two units; it is refused, never summed.
-	type shipped struct{ article, parcel, tracking string }
-	firstRow := map[shipped]int{}
+	type shipKey struct{ article, parcel, tracking string }
+	firstRow := map[shipKey]int{}
 	for _, row := range g.rows {
 		if row.Parcel == "" && row.Tracking == "" {
 			continue
 		}
-		k := shipped{row.Article, row.Parcel, row.Tracking}
+		k := shipKey{row.Article, row.Parcel, row.Tracking}
 		if l, ok := firstRow[k]; ok {
 			refuse(row, RuleRepeatedRow, fmt.Sprintf("line %d repeats line %d: article %s in %s of reservation %s again; a parcel ships once (remove one of the two lines)",
 				row.Line, l, row.Article, parcelText(row), num))
@@ -330,6 +332,7 @@ func planGroup(g *group, now time.Time, late bool) (*Item, []Refusal) {
 			if len(parcels) < maxListed {
 				parcels = append(parcels, p)
 			}
+			shipped = append(shipped, store.Parcel{ID: row.Parcel, Tracking: row.Tracking})
 		}
 	}
 	for a, n := range units {
@@ -369,6 +372,7 @@ func planGroup(g *group, now time.Time, late bool) (*Item, []Refusal) {
 	if n := len(seenParcel) - len(parcels); n > 0 {
 		it.Note += fmt.Sprintf(" and %d more", n)
 	}
+	it.Parcels = shipped
 	return it, nil
 }
 

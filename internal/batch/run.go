@@ -99,7 +99,7 @@ func (rn *Runner) Start(pf *Preflight, source string) (store.Batch, []store.Batc
 	items := make([]store.BatchItem, 0, len(pf.Items))
 	for _, it := range pf.Items {
 		items = append(items, store.BatchItem{Reservation: it.Reservation, Invoice: it.Invoice, Rows: it.Rows, Lines: it.Lines,
-			Amount: it.Amount, Currency: it.Currency, Note: it.Note, State: store.ItemPlanned})
+			Amount: it.Amount, Currency: it.Currency, Note: it.Note, Parcels: it.Parcels, State: store.ItemPlanned})
 	}
 	b, err := rn.Store.CreateBatch(b, items)
 	if err != nil {
@@ -382,7 +382,7 @@ func (rn *Runner) runItem(ctx context.Context, b store.Batch, it store.BatchItem
 		for _, l := range it.Lines {
 			qty[l.ArticleNumber] = l.Quantity
 		}
-		res, err = rn.Svc.Capture(ctx, ops.CaptureRequest{Reservation: it.Reservation, Quantities: qty, LateConfirmed: b.Late, Note: note})
+		res, err = rn.Svc.Capture(ctx, ops.CaptureRequest{Reservation: it.Reservation, Quantities: qty, LateConfirmed: b.Late, Note: note, Parcels: it.Parcels})
 	}
 	it.OpID, it.Key = res.OpID, res.Key
 	if res.OpID == 0 {
@@ -415,7 +415,7 @@ func (rn *Runner) runItem(ctx context.Context, b store.Batch, it store.BatchItem
 			msg = strings.TrimSpace(msg + " " + oneLine(res.Message))
 		}
 		for _, e := range res.Errors {
-			msg += "; " + e.Name + ": " + e.ErrorMessage
+			msg += "; " + e.Text()
 		}
 		if msg == "" && err != nil {
 			msg = err.Error()

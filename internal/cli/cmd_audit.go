@@ -26,12 +26,18 @@ type auditJSON struct {
 func auditCmd(sio IO) *cobra.Command {
 	c := &cmdContext{name: "audit", sio: sio}
 	var limit int
-	var verify bool
+	var verify, all bool
 	cmd := c.command("audit", "The audit log: who did what, when, for how much", cobra.NoArgs,
-		func(ctx context.Context, c *cmdContext) int { return runAudit(ctx, c, limit, verify) })
+		func(ctx context.Context, c *cmdContext) int {
+			if all {
+				limit = 0
+			}
+			return runAudit(ctx, c, limit, verify)
+		})
 	cmd.Example = "paydesk audit --limit 20\npaydesk audit --verify        # check the log's hash chain: nothing removed or edited"
 	c.lookFlags()
 	cmd.Flags().IntVar(&limit, "limit", 50, "newest N entries (0: all)")
+	cmd.Flags().BoolVar(&all, "all", false, "every entry (--limit 0)")
 	cmd.Flags().BoolVar(&verify, "verify", false, "check the hash chain of the whole log: exit 1 when an entry was removed or edited")
 	return cmd
 }
@@ -49,11 +55,18 @@ func runAudit(_ context.Context, c *cmdContext, limit int, verify bool) int {
 		return verifyAudit(c, db)
 	}
 	out := []auditJSON{}
+	total := 0
 	if db != nil {
 		defer db.Close()
-		entries, err := db.Audit(limit)
+		// All of them, to say how many there are when only the newest
+		// are listed.
+		entries, err := db.Audit(0)
 		if err != nil {
 			return c.fail(err)
+		}
+		total = len(entries)
+		if limit > 0 && len(entries) > limit {
+			entries = entries[:limit]
 		}
 		for _, e := range entries {
 			a := auditJSON{ID: e.ID, Time: timeText(e.Time), Operator: clean(e.Operator), Action: e.Action, Target: clean(e.Target),
@@ -78,7 +91,11 @@ func runAudit(_ context.Context, c *cmdContext, limit int, verify bool) int {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Time, a.Operator, a.Action, a.Target, amt, a.Result, a.Reason)
 	}
 	_ = tw.Flush()
-	fmt.Fprintln(sio.Stdout, count(len(out), "entry", "entries"))
+	if len(out) < total {
+		fmt.Fprintf(sio.Stdout, "showing the newest %d of %d entries; --all or --limit N for more\n", len(out), total)
+	} else {
+		fmt.Fprintln(sio.Stdout, count(len(out), "entry", "entries"))
+	}
 	return exitOK
 }
 

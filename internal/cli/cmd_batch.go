@@ -45,7 +45,7 @@ func batchRunCmd(sio IO, kind string) *cobra.Command {
 
 The manifest is a CSV (',' or ';') whose header names the columns: invoice (or
 reservation), article, quantity, and optionally amount (price × quantity, checked),
-parcel and tracking (kept with the capture in the audit log). '-' reads it from
+parcel and tracking (kept on the capture and in the audit log). '-' reads it from
 stdin. The rows of one reservation become one capture. Everything is checked
 before anything is sent (the pre-flight); refused reservations are listed with
 their line and rule and left out. The run is journaled as one batch: running the

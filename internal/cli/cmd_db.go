@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,7 +47,12 @@ func dbMigrateCmd(sio IO) *cobra.Command {
 				return exit(exitFailed)
 			}
 			defer db.Close()
-			fmt.Fprintf(sio.Stdout, "%s: schema is current (store layout %d)\n", store.RedactURL(dsn), store.SchemaVersion)
+			if m := db.Migrated(); len(m) > 0 {
+				fmt.Fprintf(sio.Stdout, "%s: applied %d schema migrations (%s); the schema is now current (store layout %d)\n",
+					store.RedactURL(dsn), len(m), strings.Join(m, ", "), store.SchemaVersion)
+			} else {
+				fmt.Fprintf(sio.Stdout, "%s: schema is current, nothing to do (store layout %d)\n", store.RedactURL(dsn), store.SchemaVersion)
+			}
 			return nil
 		},
 	}

@@ -175,7 +175,7 @@ func pushOut(p *store.PushRecord) pushJSON {
 	if p.Rejected {
 		out.ID = 0 // the rejected log numbers its own entries
 	}
-	if p.HasAmount {
+	if p.AmountShown() {
 		out.Amount = money(p.Amount)
 	}
 	return out

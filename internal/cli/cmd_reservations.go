@@ -183,15 +183,28 @@ func runShow(_ context.Context, c *cmdContext) int {
 		return c.fail(err)
 	}
 	out := reservationOut(r, txs, c.now(db))
+	// Orders the intake refused (409) because this invoice was known with
+	// other lines: both are kept for an operator to compare.
+	// ("" would ask for every invoice's.)
+	if r.Invoice != "" {
+		conflicts, err := db.OrderConflicts(r.Invoice)
+		if err != nil {
+			return c.fail(err)
+		}
+		for _, o := range conflicts {
+			out.OrderConflicts = append(out.OrderConflicts, conflictOut(o))
+		}
+	}
 	if c.flags.json {
 		_ = writeJSON(sio.Stdout, out)
 		return exitOK
 	}
 	w := sio.Stdout
+	state := store.State(out.State).Words()
 	if out.ReservationNumber != "" {
-		fmt.Fprintf(w, "Reservation %s · invoice %s · %s\n", out.ReservationNumber, out.Invoice, strings.ToUpper(out.State))
+		fmt.Fprintf(w, "Reservation %s · invoice %s · %s\n", out.ReservationNumber, out.Invoice, state)
 	} else {
-		fmt.Fprintf(w, "Reservation request %s (no reservation number) · invoice %s · %s\n", out.Key, out.Invoice, strings.ToUpper(out.State))
+		fmt.Fprintf(w, "Reservation request %s (no reservation number) · invoice %s · %s\n", out.Key, out.Invoice, state)
 	}
 	if out.OutcomeUnknown {
 		fmt.Fprintln(w, "  ! an operation on it has an UNKNOWN OUTCOME (see paydesk audit; resolve with paydesk resolve)")
@@ -199,13 +212,13 @@ func runShow(_ context.Context, c *cmdContext) int {
 	var window string
 	switch store.State(out.State) {
 	case store.StateReserved, store.StatePartlyCaptured:
-		window = count(out.DaysLeft, "day", "days") + " left in the shipment window"
+		window = windowText(out.DaysLeft)
 	case store.StateDeclined, store.StateAwaitingCustomer:
 		window = "not reserved: no shipment window"
 	default:
 		window = "nothing left to ship"
 	}
-	fmt.Fprintf(w, "Customer %s (%s) · created %s · %s\n", out.Customer, out.Country, out.Created, window)
+	fmt.Fprintf(w, "%s · created %s · %s\n", customerText(out), out.Created, window)
 	if !out.LinesKnown {
 		fmt.Fprintf(w, "Amount unknown · captured %s %s\n", out.Captured, out.Currency)
 		fmt.Fprintln(w, "Its order never reached paydesk: the shop posts its Reserve envelope to the listener's …/orders, or run paydesk import FILE;")
@@ -223,15 +236,47 @@ func runShow(_ context.Context, c *cmdContext) int {
 		}
 		_ = tw.Flush()
 	}
+	for _, o := range out.OrderConflicts {
+		fmt.Fprintf(w, "! Another order for this invoice was refused (409): %s at %s; its lines: %s · total %s\n", o.Source, o.Received, o.Lines, o.Amount)
+	}
 	if len(out.Transactions) > 0 {
 		fmt.Fprintln(w, "Transactions:")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, t := range out.Transactions {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\trefundable %s\n", t.Key, t.Kind, store.Status{Code: t.Status, SubCode: t.SubCode}.Text(), t.Amount, t.InvoiceNumber, t.Refundable)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\trefundable %s", t.Key, t.Kind, store.Status{Code: t.Status, SubCode: t.SubCode}.Text(), t.Amount, t.InvoiceNumber, t.Refundable)
+			for _, p := range t.Parcels {
+				fmt.Fprintf(tw, " · %s", store.Parcel{ID: p.Parcel, Tracking: p.Tracking})
+			}
+			fmt.Fprintln(tw)
 		}
 		_ = tw.Flush()
 	}
 	return exitOK
+}
+
+// windowText says where a reservation stands in its shipment window.
+func windowText(daysLeft int) string {
+	switch {
+	case daysLeft < 0:
+		return "shipment window passed " + count(-daysLeft, "day", "days") + " ago"
+	case daysLeft == 0:
+		return "last day of the shipment window"
+	}
+	return count(daysLeft, "day", "days") + " left in the shipment window"
+}
+
+// customerText names the customer; a reservation seen only in its Reserve
+// push has none until its order arrives.
+func customerText(out reservationJSON) string {
+	switch {
+	case out.Customer == "" && !out.LinesKnown:
+		return "Customer unknown: its order is not in paydesk (see below)"
+	case out.Customer == "":
+		return "Customer unknown"
+	case out.Country == "":
+		return "Customer " + out.Customer
+	}
+	return "Customer " + out.Customer + " (" + out.Country + ")"
 }
 
 // unknownUnlessDone is "?" for what remains of a reservation whose lines

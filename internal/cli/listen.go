@@ -294,10 +294,12 @@ func printLine(w io.Writer, e pushlistener.Event) {
 	}
 	field("status", status)
 	amount := ""
-	if r.HasAmount {
+	if r.AmountShown() {
 		amount = money(r.Amount) + " " + r.Currency
 	}
-	field("amount", strings.TrimSpace(amount))
+	if amount != "" || r.Envelope != api.EnvelopeDataRequest { // a data request's AmountDebit 0 is no amount
+		field("amount", strings.TrimSpace(amount))
+	}
 	field("signature", r.Signature)
 	if r.Rejected {
 		field("reason", r.Reason)
@@ -343,14 +345,14 @@ func printJSON(w io.Writer, e pushlistener.Event) {
 	r := e.Record
 	c := textsafe.Clean
 	if o := e.Order; o != nil {
-		b, err := json.Marshal(orderLine{Time: r.ReceivedAt, HTTPStatus: e.HTTPStatus, Order: true, Invoice: c(o.Invoice), Result: o.Outcome,
+		b, err := json.Marshal(orderLine{Time: r.ReceivedAt.UTC(), HTTPStatus: e.HTTPStatus, Order: true, Invoice: c(o.Invoice), Result: o.Outcome,
 			Lines: o.Lines, Amount: o.Amount.StringFixed(2), Currency: c(o.Currency), Customer: c(o.Customer), Reservation: o.ReservationKey, Reason: c(o.Reason)})
 		if err == nil {
 			_, _ = w.Write(append(b, '\n'))
 		}
 		return
 	}
-	l := pushLine{Time: r.ReceivedAt, ID: r.ID, HTTPStatus: e.HTTPStatus, Envelope: r.Envelope, Key: c(r.Key), Invoice: c(r.Invoice),
+	l := pushLine{Time: r.ReceivedAt.UTC(), ID: r.ID, HTTPStatus: e.HTTPStatus, Envelope: r.Envelope, Key: c(r.Key), Invoice: c(r.Invoice),
 		Service: c(r.Service), Kind: c(r.Kind), Status: r.Status.Code, SubCode: c(r.Status.SubCode), Currency: c(r.Currency),
 		Signature: r.Signature, Rejected: r.Rejected, Reason: c(r.Reason), Duplicate: e.Result.Duplicate,
 		Applied: e.Result.Applied, Ignored: r.Ignored}
@@ -358,9 +360,9 @@ func printJSON(w io.Writer, e pushlistener.Event) {
 		l.ID = 0 // the rejected log numbers its own entries
 	}
 	if !r.Status.Time.IsZero() {
-		l.StatusTime = r.Status.Time.Format(time.RFC3339)
+		l.StatusTime = r.Status.Time.UTC().Format(time.RFC3339)
 	}
-	if r.HasAmount {
+	if r.AmountShown() {
 		l.Amount = money(r.Amount)
 	}
 	b, err := json.Marshal(l)

@@ -135,7 +135,7 @@ func (c *cmdContext) openCache() (*store.DB, int) {
 	db, err := store.Open(set.DB, store.Options{LockTimeout: 500 * time.Millisecond})
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
-			err = fmt.Errorf("%w\n%s", err, lockedHint)
+			err = lockedError(err, set, getenvOf(c.sio))
 		}
 		return nil, c.fail(err)
 	}
@@ -182,6 +182,13 @@ type txJSON struct {
 	Refunded      string `json:"refunded"`
 	Refundable    string `json:"refundable"`
 	Created       string `json:"created,omitempty"`
+	// Parcels a capture shipped, from the warehouse's manifest.
+	Parcels []parcelJSON `json:"parcels,omitempty"`
+}
+
+type parcelJSON struct {
+	Parcel   string `json:"parcel,omitempty"`
+	Tracking string `json:"tracking,omitempty"`
 }
 
 type reservationJSON struct {
@@ -205,13 +212,33 @@ type reservationJSON struct {
 	IsTest         bool       `json:"isTest"`
 	Lines          []lineJSON `json:"lines,omitempty"`
 	Transactions   []txJSON   `json:"transactions,omitempty"`
+	// OrderConflicts are orders for this invoice the intake refused (409)
+	// because they had other lines.
+	OrderConflicts []conflictJSON `json:"orderConflicts,omitempty"`
+}
+
+type conflictJSON struct {
+	Source   string `json:"source"`
+	Received string `json:"received,omitempty"`
+	Lines    string `json:"lines"`
+	Amount   string `json:"amount"`
+}
+
+func conflictOut(o *store.Order) conflictJSON {
+	parts := make([]string, 0, len(o.Articles))
+	for _, a := range o.Articles {
+		parts = append(parts, fmt.Sprintf("%s ×%d at %s", clean(a.Number), a.Quantity, money(a.Price)))
+	}
+	return conflictJSON{Source: clean(o.Source), Received: timeText(o.Received), Lines: strings.Join(parts, ", "), Amount: money(o.Amount())}
 }
 
 func timeText(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.Format(time.RFC3339)
+	// UTC, so every command's JSON writes a time the same way whatever
+	// location the record was read in.
+	return t.UTC().Format(time.RFC3339)
 }
 
 func reservationOut(r *store.Reservation, txs []*store.Transaction, now time.Time) reservationJSON {
@@ -234,9 +261,13 @@ func reservationOut(r *store.Reservation, txs []*store.Transaction, now time.Tim
 }
 
 func txOut(t *store.Transaction) txJSON {
-	return txJSON{Key: t.Key, Kind: string(t.Kind), Status: t.Status.Code, SubCode: t.Status.SubCode, Amount: money(t.Amount),
+	out := txJSON{Key: t.Key, Kind: string(t.Kind), Status: t.Status.Code, SubCode: t.Status.SubCode, Amount: money(t.Amount),
 		Currency: t.Currency, InvoiceNumber: clean(t.InvoiceNumber), Original: t.Original, Refunded: money(t.Refunded),
 		Refundable: money(t.Refundable()), Created: timeText(t.Created)}
+	for _, p := range t.Parcels {
+		out.Parcels = append(out.Parcels, parcelJSON{Parcel: clean(p.ID), Tracking: clean(p.Tracking)})
+	}
+	return out
 }
 
 type errorItemJSON struct {
@@ -326,7 +357,7 @@ func humanResult(res ops.Result, err error, pushed bool) string {
 	var b strings.Builder
 	switch {
 	case res.OutcomeUnknown():
-		fmt.Fprintf(&b, "OUTCOME UNKNOWN: %s %s (operation %d) was sent but no trustworthy answer came back; it is NOT retried.\n", res.Action, res.Target, res.OpID)
+		fmt.Fprintf(&b, "OUTCOME UNKNOWN: %s %s (operation %d) was sent but no trustworthy answer came back; it is NOT retried.\n", actionWord(res), res.Target, res.OpID)
 		if res.Message != "" {
 			fmt.Fprintf(&b, "  Why: %s\n", clean(res.Message))
 		}
@@ -338,13 +369,13 @@ func humanResult(res ops.Result, err error, pushed bool) string {
 	case err != nil:
 		msg := strings.TrimPrefix(clean(err.Error()), res.Action+" "+res.Target+": ")
 		msg = strings.TrimPrefix(msg, res.Action+": ")
-		fmt.Fprintf(&b, "FAILED: %s %s: %s", res.Action, res.Target, msg)
+		fmt.Fprintf(&b, "FAILED: %s %s: %s", actionWord(res), res.Target, msg)
 		for _, e := range res.Errors {
-			fmt.Fprintf(&b, "\n  • %s: %s", clean(e.Name), clean(firstNonEmpty(e.ErrorMessage, e.Error)))
+			fmt.Fprintf(&b, "\n  • %s", clean(e.Text()))
 		}
 		return b.String()
 	}
-	fmt.Fprintf(&b, "%s %s: %s", res.Action, res.Target, res.StatusText())
+	fmt.Fprintf(&b, "%s %s: %s", actionWord(res), res.Target, res.StatusText())
 	if !res.Amount.IsZero() {
 		fmt.Fprintf(&b, " · %s %s", money(res.Amount), res.Currency)
 	}
@@ -372,11 +403,19 @@ func humanResult(res ops.Result, err error, pushed bool) string {
 	return b.String()
 }
 
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
+// actionWord names an operation as the operator knows it: the deferred
+// service's Pay is a capture, its CancelReservation a cancel. The JSON
+// keeps the gateway's action names.
+func actionWord(res ops.Result) string {
+	switch {
+	case res.Action == api.ActionPay && res.Service == api.ServiceDeferred:
+		return "Capture"
+	case res.Action == api.ActionCancelReservation:
+		return "Cancel"
+	case res.Action == api.ActionUpdateReservation:
+		return "Update"
 	}
-	return b
+	return res.Action
 }
 
 // settle waits briefly for the push that settles the operation.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -141,5 +143,35 @@ func TestREADMERolesSQL(t *testing.T) {
 	}
 	if _, err := carol.BeginOp(store.PendingOp{Operator: "carol@desk", Action: "Refund", Target: "X"}); err == nil {
 		t.Fatal("the viewer journaled an operation")
+	} else if !errors.Is(err, store.ErrReadOnlyRole) || !strings.Contains(err.Error(), "may only read") || strings.Contains(err.Error(), "permission denied") {
+		t.Fatalf("the viewer's write says %q; want that the role may only read", err)
+	}
+}
+
+// TestREADMEPsqlReachesCIServer: after `. .ci/pg` the README's psql lines
+// (no host, port or user of their own) reach the throwaway server: .ci/pg
+// exports PGHOST, PGPORT and PGUSER for the server PAYDESK_TEST_PG names,
+// and psql run with nothing but the environment answers there.
+func TestREADMEPsqlReachesCIServer(t *testing.T) {
+	dsn := os.Getenv("PAYDESK_TEST_PG")
+	if dsn == "" {
+		t.Skip("PAYDESK_TEST_PG not set (. .ci/pg starts a server)")
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"PGHOST": u.Hostname(), "PGPORT": u.Port(), "PGUSER": u.User.Username()} {
+		if got := os.Getenv(name); got != want {
+			t.Errorf("$%s = %q, want %q (the server of PAYDESK_TEST_PG): the README's psql lines go elsewhere", name, got, want)
+		}
+	}
+	bin := os.Getenv("PAYDESK_TEST_PG_BIN")
+	if bin == "" {
+		return
+	}
+	out, err := exec.Command(filepath.Join(bin, "psql"), "-X", "-w", "-At", "-d", strings.TrimPrefix(u.Path, "/"), "-c", "SELECT current_setting('port')").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != u.Port() {
+		t.Fatalf("psql with the environment only: %v %s", err, out)
 	}
 }

@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strconv"
+	"strings"
 
 	"charm.land/fang/v2"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"paydesk/api"
 )
 
 // IO is where a command reads and writes; tests pass buffers.
@@ -60,9 +64,35 @@ func exit(code int) error {
 // exit code: the one place fang.Execute runs.
 func Main(ctx context.Context, sio IO, args []string) int {
 	root := newRoot(sio)
-	root.SetArgs(args)
+	root.SetArgs(joinOptionalValues(args))
 	err := fang.Execute(ctx, root, fang.WithVersion(version()), fang.WithErrorHandler(handleError))
 	return exitCode(err)
+}
+
+// joinOptionalValues writes "--partial-refunds B" as "--partial-refunds=B".
+// The flag alone means B (pflag's NoOptDefVal), and pflag then takes only
+// the "=" form of a value: the B after a space would be an argument, which
+// the console and the sandbox refuse. A next word is joined only when it
+// reads as a providers list, so the flag alone before another flag or
+// argument still means B.
+func joinOptionalValues(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if d, ok := flagDefs[strings.TrimPrefix(a, "--")]; ok && d.kind == "providers" && strings.HasPrefix(a, "--") && i+1 < len(args) {
+			next := args[i+1]
+			if _, err := api.ParseProviders(next); err == nil && !strings.HasPrefix(next, "-") {
+				out = append(out, a+"="+next)
+				i++
+				continue
+			}
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // exitCode maps Execute's error: a command's own code, else 2 (cobra and
@@ -205,5 +235,48 @@ PAYDESK_SECRET_KEY=… paydesk --gateway https://testcheckout.example.nl --websi
 		c.GroupID = groupServers
 		root.AddCommand(c)
 	}
+	suggestCommands(root)
 	return root
+}
+
+// suggestCommands makes a mistyped command an error that names the
+// nearest ones ("did you mean …"), on the root and on every group of
+// subcommands. Cobra suggests only for a root without Args of its own, and
+// a group without a Run of its own shows its help and exits 0 on any word.
+func suggestCommands(root *cobra.Command) {
+	for _, c := range allCommandsOf(root) {
+		if !c.HasSubCommands() {
+			continue
+		}
+		c.Args = unknownCommand
+		// Cobra applies its default distance only in its own check.
+		c.SuggestionsMinimumDistance = 2
+		if !c.Runnable() {
+			c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+		}
+	}
+}
+
+func allCommandsOf(c *cobra.Command) []*cobra.Command {
+	out := []*cobra.Command{c}
+	for _, sub := range c.Commands() {
+		out = append(out, allCommandsOf(sub)...)
+	}
+	return out
+}
+
+// unknownCommand refuses any argument of a command that takes none but
+// its subcommands, naming the nearest commands.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		for i := range s {
+			s[i] = strconv.Quote(s[i])
+		}
+		msg += "; did you mean " + strings.Join(s, " or ")
+	}
+	return errors.New(msg)
 }

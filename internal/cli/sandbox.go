@@ -44,7 +44,7 @@ The secret key is read from $PAYDESK_SECRET_KEY or --secret-file, never from a f
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8800", "address to listen on")
 	fs.StringVar(&f.publicURL, "public-url", "", "base URL for redirect links when clients reach the sandbox through another address")
 	addFlags(fs, merchantFlags...)
-	fs.StringVar(&f.chaos, "chaos", "", "a bad day at the gateway, seeded and repeatable: e.g. seed=7,duplicate=0.2,reorder=0.3,drop=0.1,delay=2s,slow=0.1,5xx=0.05,492=0.05 (see docs/sandbox.md)")
+	fs.StringVar(&f.chaos, "chaos", "", "a bad day at the gateway, seeded and repeatable: e.g. seed=7,dup=0.2,reorder=0.3,drop=0.1,delay=2s/0.5,slow=1s/0.1,5xx=0.05,492=0.05 (rates 0.2 or 20%; delay and slow DURATION/RATE; see docs/sandbox.md)")
 	fs.StringVar(&f.statePath, "state", "", "bbolt file for the state and the push outbox (default: memory only)")
 	fs.Uint64Var(&f.seed, "seed", 0, "make keys and numbers deterministic (0 = random)")
 	return cmd

@@ -14,6 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"paydesk/api"
+	"paydesk/api/sandbox"
 )
 
 // lockedBuffer is a bytes.Buffer safe for the command's goroutines.
@@ -101,6 +102,23 @@ func TestSandboxCommandNeedsSecretAndKey(t *testing.T) {
 		code := Main(context.Background(), IO{Stdout: &stderr, Stderr: &stderr, Getenv: func(k string) string { return tc.env[k] }}, tc.args)
 		if code != 2 || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("%v: exit %d, output %q", tc.args, code, stderr.String())
+		}
+	}
+}
+
+// Every chaos spec the sandbox's help shows is one the parser takes.
+func TestSandboxHelpChaosExamplesParse(t *testing.T) {
+	code, out, errs := run(t, t.TempDir(), "sandbox", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	specs := regexp.MustCompile(`seed=[^\s()]+`).FindAllString(out, -1)
+	if len(specs) == 0 {
+		t.Fatalf("no chaos example in the help:\n%s", out)
+	}
+	for _, spec := range specs {
+		if _, err := sandbox.ParseChaos(spec); err != nil {
+			t.Errorf("the help's example %q: %v", spec, err)
 		}
 	}
 }

@@ -61,6 +61,19 @@ func (r *runtime) Close() {
 // and waiting would only hang the command or the console.
 const lockedHint = "(the console holds the cache, or a paydesk command that is still running does)"
 
+// lockedError adds lockedHint to a store.ErrLocked, and the --db way out
+// only when the cache is the default one (not when --db, $PAYDESK_DB or
+// the config file named it).
+func lockedError(err error, set settings, getenv func(string) string) error {
+	hint := lockedHint
+	if set.DB == filepath.Join(dataHome(getenv), "paydesk", "paydesk.db") {
+		hint += "; close it, or point --db at another cache"
+	} else {
+		hint += "; close it first"
+	}
+	return fmt.Errorf("%w\n%s", err, hint)
+}
+
 // start opens the cache (failing fast and plainly when another paydesk
 // process holds it), reads the credentials, starts the push listener and,
 // with no gateway configured, the embedded sandbox whose state and
@@ -77,7 +90,7 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 	db, err := store.Open(set.DB, store.Options{LockTimeout: 500 * time.Millisecond})
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
-			return nil, fmt.Errorf("%w\n%s", err, lockedHint)
+			return nil, lockedError(err, set, getenv)
 		}
 		return nil, err
 	}

@@ -27,6 +27,8 @@ type CaptureRequest struct {
 	// Note is kept with the operation in the audit log beside the lines
 	// (a batch's id, rows, parcels and tracking numbers).
 	Note string
+	// Parcels are kept on the capture's transaction (from a manifest).
+	Parcels []store.Parcel
 }
 
 // Capture announces a shipment (deferred Pay): full when it takes all that
@@ -55,7 +57,7 @@ func (s *Service) Capture(ctx context.Context, cr CaptureRequest) (Result, error
 		reason += "; " + note
 	}
 	return s.submit(ctx, submission{op: plan.Op(r.Currency), audit: "capture", target: r.ReservationNumber,
-		reservationKey: r.Key, amount: plan.Amount, currency: r.Currency, reason: reason})
+		reservationKey: r.Key, amount: plan.Amount, currency: r.Currency, reason: reason, parcels: cr.Parcels})
 }
 
 func captureNote(p CapturePlan) string {

@@ -2,6 +2,8 @@ package ops
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,16 +18,25 @@ import (
 
 // TestReservation is a realistic Reserve for sandbox and test mode: three
 // lines (3 shoes, 2 packs of socks, shipping), a Dutch customer, and an
-// invoice named after now so each one is new. Forms prefill it; the
-// operator may change anything before sending.
+// invoice named after now with a random suffix, so two made in the same
+// second are still two invoices. Forms prefill it; the operator may change
+// anything before sending.
 func TestReservation(now time.Time, currency string) api.Reserve {
+	var b [3]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return TestReservationWith(now, currency, hex.EncodeToString(b[:]))
+}
+
+// TestReservationWith is TestReservation with the invoice's suffix given
+// (for screens that must look the same on every run).
+func TestReservationWith(now time.Time, currency, suffix string) api.Reserve {
 	if currency == "" {
 		currency = "EUR"
 	}
 	d := decimal.RequireFromString
 	return api.Reserve{
 		Currency: currency,
-		Invoice:  "T-" + now.UTC().Format("20060102-150405"),
+		Invoice:  "T-" + now.UTC().Format("20060102-150405") + "-" + suffix,
 		ClientIP: api.ClientIP{Type: api.IPv4, Address: "127.0.0.1"},
 		Articles: []api.Article{
 			{Number: "SHOE-42", Title: "Trail running shoe, size 42", Type: api.ArticleTypeGeneral, Price: d("59.95"), Quantity: 3, Vat: d("21")},

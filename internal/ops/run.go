@@ -23,6 +23,7 @@ type submission struct {
 	currency       string
 	reason         string
 	lines          []api.CaptureLine // a refund by line: the units it pays back
+	parcels        []store.Parcel    // a capture: what it shipped
 }
 
 // submit is the one path every operation takes: validate → refuse a twin →
@@ -54,7 +55,7 @@ func (s *Service) submit(ctx context.Context, sub submission) (Result, error) {
 	// full) is in the audit log all the same. Settling completes it.
 	id, err := s.cfg.Store.BeginOp(store.PendingOp{Created: now, Updated: now, Operator: s.cfg.Operator,
 		Action: svc.Action, Service: svc.Name, Target: sub.target, ReservationKey: sub.reservationKey,
-		Invoice: req.Invoice, Currency: res.Currency, Amount: sub.amount, Request: req, Lines: sub.lines, State: store.OpPending,
+		Invoice: req.Invoice, Currency: res.Currency, Amount: sub.amount, Request: req, Lines: sub.lines, Parcels: sub.parcels, State: store.OpPending,
 		Audit: &store.AuditEntry{Time: now, Operator: s.cfg.Operator, Action: sub.audit, Target: sub.target, Amount: sub.amount,
 			Currency: res.Currency, Reason: sub.reason}})
 	if busy := (*store.BusyError)(nil); errors.As(err, &busy) {

@@ -62,10 +62,16 @@ func TestFormGoldens(t *testing.T) {
 		{"giftcard-refund", func() Form { return NewGiftCardRefund(giftPayment(api.ProviderB), true, ops.ModeSandbox) }, nil},
 		{"giftcard-refund-field-errors", func() Form { return NewGiftCardRefund(giftPayment(api.ProviderA), true, ops.ModeSandbox) },
 			typeText("4")},
-		{"test-reservation", func() Form { return NewTestReservation(ops.ModeSandbox, testNow, "EUR") }, nil},
-		{"test-reservation-field-errors", func() Form { return NewTestReservation(ops.ModeSandbox, testNow, "EUR") },
+		{"test-reservation", func() Form {
+			return newTestReservationFrom(ops.ModeSandbox, ops.TestReservationWith(testNow, "EUR", "0a1b2c"))
+		}, nil},
+		{"test-reservation-field-errors", func() Form {
+			return newTestReservationFrom(ops.ModeSandbox, ops.TestReservationWith(testNow, "EUR", "0a1b2c"))
+		},
 			append([]tea.Msg{press("tab"), press("tab"), press("tab"), press("tab"), press("tab"), press("tab"), press("tab"), press("tab")}, typeText("@")...)},
-		{"test-reservation-live", func() Form { return NewTestReservation(ops.ModeLive, testNow, "EUR") }, nil},
+		{"test-reservation-live", func() Form {
+			return newTestReservationFrom(ops.ModeLive, ops.TestReservationWith(testNow, "EUR", "0a1b2c"))
+		}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package forms
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -402,7 +403,11 @@ func (k *kit) confirmKey(msg tea.Msg) tea.Cmd {
 		return nil
 	}
 	if km.Text != "" {
-		c.note = "Nothing was sent: choose Send with tab or → and press enter (esc goes back to the fields)."
+		back := "esc goes back to the fields"
+		if len(k.fields) == 0 {
+			back = "esc closes the form" // a form without fields (a cancel) has nothing to go back to
+		}
+		c.note = "Nothing was sent: choose Send with tab or → and press enter (" + back + ")."
 	}
 	return nil
 }
@@ -423,7 +428,14 @@ func (k *kit) trySend() tea.Cmd {
 		typed = strings.TrimSpace(c.input.Value())
 		if typed != k.last.invoice {
 			c.focus = c.inputAt()
-			c.note = "Nothing was sent: type the invoice number " + k.last.invoice + " exactly."
+			if typed != "" {
+				// A wrong number is cleared, so the next try is typed
+				// whole rather than mended.
+				c.input.SetValue("")
+				c.note = "Nothing was sent: " + strconv.Quote(typed) + " is not the invoice number; type " + k.last.invoice + " exactly."
+			} else {
+				c.note = "Nothing was sent: type the invoice number " + k.last.invoice + " exactly."
+			}
 			return nil
 		}
 	}
@@ -890,15 +902,10 @@ func resultView(r *ops.Result, err error) string {
 	if len(r.Errors) > 0 {
 		b.WriteString("The gateway refused the request (491):\n")
 		for _, e := range r.Errors {
-			name := e.Name
-			if name == "" {
-				name = "(request)"
+			if e.Name == "" {
+				e.Name = "(request)"
 			}
-			msg := e.ErrorMessage
-			if msg == "" {
-				msg = e.Error
-			}
-			fmt.Fprintf(&b, "  • %s: %s\n", Clean(name), Clean(msg))
+			fmt.Fprintf(&b, "  • %s\n", Clean(e.Text()))
 		}
 		b.WriteString("\n")
 	}

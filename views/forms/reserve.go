@@ -23,7 +23,11 @@ type reserveSpec struct {
 // prefilled test data, then the customer step (approve or decline in the
 // sandbox). Against a live gateway it only says it is refused.
 func NewTestReservation(mode ops.Mode, now time.Time, currency string) Form {
-	base := ops.TestReservation(now, currency)
+	return newTestReservationFrom(mode, ops.TestReservation(now, currency))
+}
+
+// newTestReservationFrom is the form for a given Reserve.
+func newTestReservationFrom(mode ops.Mode, base api.Reserve) Form {
 	s := &reserveSpec{base: base, mode: mode, inv: base.Invoice, b: addrFrom(base.Billing), cty: base.Billing.Country}
 	if !mode.IsLive() {
 		s.fs = []*field{
