@@ -74,6 +74,9 @@ type Options struct {
 // DB is an open cache. It is safe for concurrent use.
 type DB struct {
 	bolt *bolt.DB // the file, for its own checks; nil on PostgreSQL
+	// damage is set once the file was found damaged while running: writes
+	// are refused from then on (damage.go); nil on PostgreSQL.
+	damage *damage
 	eng  Engine
 	path string
 	opts Options
@@ -135,7 +138,15 @@ func Open(path string, opts Options) (*DB, error) {
 	if err := checkEmpty(path); err != nil {
 		return nil, err
 	}
-	bdb, err := openBolt(path, opts)
+	// bbolt maps the file and trusts its meta pages: check them against
+	// the file first (pagecheck.go). What another process is writing may be
+	// caught mid-change: bbolt's lock decides then.
+	clean, err := preflight(path)
+	if err != nil && !heldByOther(path) {
+		return nil, err
+	}
+	dmg := &damage{path: path}
+	bdb, err := openBolt(path, opts, dmg)
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("cache %s is %w (close the other console or use --db)", path, ErrLocked)
@@ -148,8 +159,8 @@ func Open(path string, opts Options) (*DB, error) {
 		}
 		return nil, fmt.Errorf("cache %s: %w", path, err)
 	}
-	db := &DB{bolt: bdb, eng: boltEngine{bdb}, path: path, opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}}
-	if err := db.checkPages(); err != nil {
+	db := &DB{bolt: bdb, eng: boltEngine{db: bdb, damage: dmg}, damage: dmg, path: path, opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}}
+	if err := db.checkPages(clean); err != nil {
 		_ = bdb.Close()
 		return nil, err
 	}
@@ -167,6 +178,10 @@ func Open(path string, opts Options) (*DB, error) {
 	if err := db.runFill(txListFillName, txListFill()); err != nil {
 		_ = bdb.Close()
 		return nil, fmt.Errorf("cache %s: the transaction list's indexes: %w", path, err)
+	}
+	if err := db.markOpen(true); err != nil {
+		_ = bdb.Close()
+		return nil, fmt.Errorf("cache %s: %w", path, err)
 	}
 	db.batch = newBatcher(db)
 	return db, nil
@@ -213,10 +228,13 @@ func openShared(dsn string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-func openBolt(path string, opts Options) (bdb *bolt.DB, err error) {
-	defer recoverDamage(path, &err)
-	return bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync,
-		FreelistType: bolt.FreelistMapType, InitialMmapSize: initialMmapSize})
+func openBolt(path string, opts Options, d *damage) (bdb *bolt.DB, err error) {
+	err = d.guard(func() (err error) {
+		bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync,
+			FreelistType: bolt.FreelistMapType, InitialMmapSize: initialMmapSize})
+		return err
+	})
+	return bdb, err
 }
 
 // Now is the cache's clock (Options.Now).
@@ -237,6 +255,14 @@ func (db *DB) Close() error {
 	db.closeSubscribers()
 	if db.lease != nil {
 		db.lease.close()
+	}
+	if db.bolt != nil && db.damage.get() == nil {
+		// The clean close; a damaged cache keeps its "open" so the next
+		// open checks it whole.
+		if err := db.markOpen(false); err != nil && !errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
+			_ = db.eng.Close()
+			return fmt.Errorf("close cache %s: %w", db.path, err)
+		}
 	}
 	if err := db.eng.Close(); err != nil {
 		return fmt.Errorf("close cache %s: %w", db.path, err)
