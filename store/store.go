@@ -77,10 +77,10 @@ type DB struct {
 	// damage is set once the file was found damaged while running: writes
 	// are refused from then on (damage.go); nil on PostgreSQL.
 	damage *damage
-	eng  Engine
-	path string
-	opts Options
-	now  func() time.Time
+	eng    Engine
+	path   string
+	opts   Options
+	now    func() time.Time
 
 	batch *batcher
 
