@@ -25,7 +25,7 @@ type DamagedError struct {
 
 func (e *DamagedError) Error() string {
 	return fmt.Sprintf("cache %s is damaged (%s): it takes no more writes; `paydesk db check --db %s` lists the damage; "+
-		"move it aside (mv %s %s.damaged) and restore your last good copy (or let paydesk start a new one and replay or re-sync the pushes)",
+		"move it aside (mv %s %s.damaged) and put your last good copy in its place, or let paydesk start a new one",
 		e.Path, e.Detail, e.Path, e.Path, e.Path)
 }
 
