@@ -60,6 +60,10 @@ type Options struct {
 	// CheckPagesUpTo is the largest file Open checks page by page; 0 means
 	// 64 MiB, negative checks none (a damaged page is then found when read).
 	CheckPagesUpTo int64
+	// AuditKey keys the audit log's entries (auditkey.go: derive it from the
+	// merchant's secret with AuditKeyFromSecret); nil writes them unkeyed
+	// and VerifyAudit cannot tell an entry added behind paydesk's back.
+	AuditKey []byte
 	// NoMigrate refuses a PostgreSQL database whose schema is older than
 	// this paydesk instead of migrating it (a role that may not change the
 	// schema; `paydesk db migrate` does it).
@@ -77,10 +81,12 @@ type DB struct {
 	// damage is set once the file was found damaged while running: writes
 	// are refused from then on (damage.go); nil on PostgreSQL.
 	damage *damage
-	eng    Engine
-	path   string
-	opts   Options
-	now    func() time.Time
+	// audit keys the audit log (Options.AuditKey); nil: unkeyed.
+	audit *auditKeyring
+	eng   Engine
+	path  string
+	opts  Options
+	now   func() time.Time
 
 	batch *batcher
 
@@ -159,7 +165,7 @@ func Open(path string, opts Options) (*DB, error) {
 		}
 		return nil, fmt.Errorf("cache %s: %w", path, err)
 	}
-	db := &DB{bolt: bdb, eng: boltEngine{db: bdb, damage: dmg}, damage: dmg, path: path, opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}}
+	db := &DB{bolt: bdb, eng: boltEngine{db: bdb, damage: dmg}, damage: dmg, audit: newAuditKeyring(opts.AuditKey), path: path, opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}}
 	if err := db.checkPages(clean); err != nil {
 		_ = bdb.Close()
 		return nil, err
@@ -197,7 +203,7 @@ func openShared(dsn string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{eng: eng, path: RedactURL(dsn), opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}, shared: true}
+	db := &DB{eng: eng, audit: newAuditKeyring(opts.AuditKey), path: RedactURL(dsn), opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}, shared: true}
 	if err := db.migrate(); err != nil {
 		_ = eng.Close()
 		return nil, fmt.Errorf("database %s: %w", db.path, err)
