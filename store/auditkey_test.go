@@ -108,7 +108,6 @@ func TestAuditForgedEntryIsNamed(t *testing.T) {
 	}
 }
 
-
 // TestAuditUnkeyedLogIsAnchored: a log written before keying keeps its
 // entries; they are reported as unkeyed, written before keying — not as
 // keyed ones — and the first keyed write puts a keyed checkpoint after
@@ -175,7 +174,7 @@ func TestAuditForgedWithSQL(t *testing.T) {
 	}
 	forged, _ := json.Marshal(AuditEntry{ID: 4, Time: t0, Operator: "alice@desk1", Action: "refund", Target: "R1", Amount: dec("999.00"), Currency: "EUR", Result: "190 Success", Prev: chainHash(last)})
 	insert := `INSERT INTO paydesk_kv (bucket, k, v) VALUES (convert_to('audit', 'UTF8'), $1, $2)`
-	if err := exec(`SET ROLE `+role); err != nil {
+	if err := exec(`SET ROLE ` + role); err != nil {
 		t.Fatal(err)
 	}
 	err = exec(insert, u64(4), forged)
