@@ -197,7 +197,7 @@ func (p *pageFile) freelist() ([]uint64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("freelist: %w", err)
 	}
-	if flags := le.Uint16(buf[8:]); flags&flagFreelist == 0 {
+	if flags := le.Uint16(buf[8:]); flags != flagFreelist {
 		return nil, fmt.Errorf("freelist page %d has type %#x, not a freelist", p.meta.freelist, flags)
 	}
 	start, count := uint64(pageHeaderSize), uint64(le.Uint16(buf[10:]))
@@ -208,11 +208,16 @@ func (p *pageFile) freelist() ([]uint64, error) {
 		return nil, fmt.Errorf("freelist page %d claims %d free pages, more than it holds", p.meta.freelist, count)
 	}
 	ids := make([]uint64, count)
+	seen := make(map[uint64]bool, count)
 	for i := range ids {
 		ids[i] = le.Uint64(buf[start+uint64(i)*8:])
 		if ids[i] < 2 || ids[i] >= p.meta.pgid {
 			return nil, fmt.Errorf("freelist page %d lists page %d, outside pages 2–%d", p.meta.freelist, ids[i], p.meta.pgid-1)
 		}
+		if seen[ids[i]] {
+			return nil, fmt.Errorf("freelist page %d lists page %d twice", p.meta.freelist, ids[i])
+		}
+		seen[ids[i]] = true
 	}
 	return ids, nil
 }
@@ -377,7 +382,7 @@ func (w *walker) page(id uint64, buf []byte) {
 // page of the file, or an inline bucket's page inside a value).
 func (w *walker) elements(name string, buf []byte, canBranch bool) {
 	flags, count := le.Uint16(buf[8:]), int(le.Uint16(buf[10:]))
-	isBranch, isLeaf := flags&flagBranch != 0, flags&flagLeaf != 0
+	isBranch, isLeaf := flags == flagBranch, flags == flagLeaf // bbolt's test: exactly
 	if isBranch == isLeaf || (isBranch && !canBranch) {
 		w.problem("%s has type %#x, not a branch or leaf page", name, flags)
 		return
@@ -457,7 +462,7 @@ func (p *pageFile) lookup(root uint64, inline []byte, key []byte) (val []byte, b
 		elem := func(i int) (k, v []byte, lflags uint32, ok bool) {
 			at := pageHeaderSize + i*pageElemSize
 			e := buf[at:]
-			if flags&flagBranch != 0 {
+			if flags == flagBranch {
 				pos, ks := uint64(le.Uint32(e[0:])), uint64(le.Uint32(e[4:]))
 				if uint64(at)+pos+ks > uint64(len(buf)) {
 					return nil, nil, 0, false
@@ -472,7 +477,7 @@ func (p *pageFile) lookup(root uint64, inline []byte, key []byte) (val []byte, b
 			return buf[s : s+ks], buf[s+ks : s+ks+vs], lf, true
 		}
 		switch {
-		case flags&flagBranch != 0 && inline == nil:
+		case flags == flagBranch && inline == nil:
 			child := uint64(0)
 			for i := range count {
 				k, v, _, ok := elem(i)
@@ -488,7 +493,7 @@ func (p *pageFile) lookup(root uint64, inline []byte, key []byte) (val []byte, b
 				return nil, false, fmt.Errorf("page %d is a branch with no elements", root)
 			}
 			root, buf = child, nil
-		case flags&flagLeaf != 0:
+		case flags == flagLeaf:
 			for i := range count {
 				k, v, lf, ok := elem(i)
 				if !ok {
