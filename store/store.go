@@ -262,9 +262,17 @@ func (db *DB) Close() error {
 	if db.lease != nil {
 		db.lease.close()
 	}
-	if db.bolt != nil && db.damage.get() == nil {
-		// The clean close; a damaged cache keeps its "open" so the next
-		// open checks it whole.
+	if db.bolt != nil && db.damage.get() != nil {
+		// A damaged cache keeps its "open" marker, so the next open checks
+		// it whole. bbolt may never release its writer lock after a panic
+		// in a transaction's rollback (which rereads the freelist page), so
+		// its Close could wait forever: the file is let go without waiting
+		// (the process's end releases it for sure).
+		go func() { _ = db.eng.Close() }()
+		return nil
+	}
+	if db.bolt != nil {
+		// The clean close.
 		if err := db.markOpen(false); err != nil && !errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
 			_ = db.eng.Close()
 			return fmt.Errorf("close cache %s: %w", db.path, err)
