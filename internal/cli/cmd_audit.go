@@ -136,7 +136,7 @@ func auditNotes(c *cmdContext, chk store.AuditCheck) []string {
 		if c.keyErr != nil {
 			why = clean(c.keyErr.Error())
 		}
-		notes = append(notes, "the entries' keys were not checked: "+why+"; an entry added behind paydesk's back does not show without them")
+		notes = append(notes, "the entries' keys were not checked: "+why+"; an entry added behind paydesk's back shows only when it carries no key at all")
 	}
 	return notes
 }
