@@ -114,7 +114,10 @@ func TestAuditForgedEntryIsNamed(t *testing.T) {
 // them that anchors them: one edited afterwards shows.
 func TestAuditUnkeyedLogIsAnchored(t *testing.T) {
 	where := pgtest.StoreAt(t, filepath.Join(t.TempDir(), "c.db"))
-	old := openAt(t, where, nil)
+	old, err := Open(where, Options{NoSync: true, Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	auditLog(t, old, 3) // entries 1–4 (4 completes 2)
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
