@@ -196,7 +196,7 @@ func (s *Server) servePush(w http.ResponseWriter, r *http.Request) {
 	res, err := s.cfg.DB.ApplyPush(context.WithoutCancel(r.Context()), rec, p)
 	if err != nil {
 		s.cfg.Logf("push %s: %v", p.Key(), err)
-		http.Error(w, "push not stored, try again", http.StatusInternalServerError)
+		http.Error(w, notStored("push", err), http.StatusInternalServerError)
 		return
 	}
 	w.WriteHeader(http.StatusOK)
@@ -223,6 +223,17 @@ func checkPushFields(p *api.Push) error {
 		}
 	}
 	return nil
+}
+
+// notStored is the answer's text for a push or an order the store could
+// not take. A damaged cache takes nothing until it is recovered: the
+// sender is told to send again later, the operator (in the log, with the
+// path and the steps) how to recover; the path stays off the network.
+func notStored(what string, err error) string {
+	if errors.Is(err, store.ErrDamaged) {
+		return what + " not stored: paydesk's cache is damaged and takes nothing until the operator recovers it (paydesk db check); send it again later"
+	}
+	return what + " not stored, try again"
 }
 
 // ingestPush is servePush on a team's database (PostgreSQL): 200 once the

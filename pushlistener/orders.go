@@ -107,7 +107,7 @@ func (s *Server) serveOrder(w http.ResponseWriter, r *http.Request) {
 		return
 	case err != nil:
 		s.cfg.Logf("order %s: %v", o.Invoice, err)
-		ev.Reason = "order not stored, try again"
+		ev.Reason = notStored("order", err)
 		s.orderAnswer(w, ev, http.StatusInternalServerError)
 		return
 	}

@@ -56,10 +56,19 @@ type AuditCheck struct {
 	Entries   int    // entries read
 	ChainFrom uint64 // the first entry of the chain (entries before it predate it)
 	Last      uint64 // the newest entry
-	Problems  []string
+	// KeyedFrom is the first keyed entry (0: none). The Unkeyed entries
+	// before it were written before the log was keyed: the keyed entries
+	// after them anchor them (they cannot be edited or removed without it
+	// showing) but nothing proves who wrote them.
+	KeyedFrom uint64
+	Unkeyed   int
+	// NoKey: this paydesk has no audit key, so no entry's key was checked.
+	NoKey    bool
+	Problems []string
 }
 
-// OK reports a log with no gap and no broken link.
+// OK reports a log with no gap, no broken link and no entry added behind
+// paydesk's back (as far as the key can tell: see KeyedFrom, NoKey).
 func (a AuditCheck) OK() bool { return len(a.Problems) == 0 }
 
 // VerifyAudit walks the audit log from its first entry: every ID follows
@@ -67,9 +76,12 @@ func (a AuditCheck) OK() bool { return len(a.Problems) == 0 }
 // of the one before as stored (a mismatch is an entry edited or removed
 // before it), and the log's sequence ends at its last entry (else entries
 // at the end were removed). Entries written before the chain existed (no
-// link) are accepted at the start only.
+// link) are accepted at the start only. Every entry from the first keyed
+// one on must be keyed with this paydesk's audit key (auditkey.go): one
+// that is not, or whose MAC does not hold, was written by someone without
+// the key — added behind paydesk's back — and is named.
 func (db *DB) VerifyAudit() (AuditCheck, error) {
-	var a AuditCheck
+	a := AuditCheck{NoKey: db.audit == nil}
 	err := db.view(func(tx Tx) error {
 		b := tx.Bucket(bAudit)
 		var prevID uint64
@@ -101,6 +113,7 @@ func (db *DB) VerifyAudit() (AuditCheck, error) {
 					a.Problems = append(a.Problems, fmt.Sprintf("entry %d is not as it was written (edited)", prevID))
 				}
 			}
+			a.checkKey(db.audit, id, v, e)
 			prevID, prev = id, append(prev[:0], v...)
 		}
 		a.Last = prevID
@@ -113,4 +126,27 @@ func (db *DB) VerifyAudit() (AuditCheck, error) {
 		return a, fmt.Errorf("verify the audit log: %w", err)
 	}
 	return a, nil
+}
+
+// checkKey notes what entry id's key says.
+func (a *AuditCheck) checkKey(keys *auditKeyring, id uint64, v []byte, e AuditEntry) {
+	state := keys.check(v, e)
+	if state != unkeyed && a.KeyedFrom == 0 {
+		a.KeyedFrom = id
+	}
+	switch state {
+	case unkeyed:
+		if a.KeyedFrom == 0 {
+			a.Unkeyed++ // before keying: anchored by the keyed entries after it
+			return
+		}
+		a.Problems = append(a.Problems, fmt.Sprintf("entry %d is forged: not keyed, written outside paydesk after the log was keyed (%s %s %s)",
+			id, e.Action, e.Target, e.Result))
+	case forged:
+		a.Problems = append(a.Problems, fmt.Sprintf("entry %d is forged: its key does not match, written or edited outside paydesk (%s %s %s)",
+			id, e.Action, e.Target, e.Result))
+	case otherKey:
+		a.Problems = append(a.Problems, fmt.Sprintf("entry %d is keyed with another key (%s), not this paydesk's (%s): written with another secret key, or forged; verify with the secret it was written with",
+			id, e.KeyID, keys.id))
+	}
 }

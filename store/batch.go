@@ -107,7 +107,7 @@ func (b *batcher) run() {
 func (b *batcher) commit(jobs []*job) {
 	var c Change
 	err := b.db.guardedUpdate(func(tx Tx) error {
-		c = Change{} // a transaction that lost a race runs again from the start
+		c = Change{keys: b.db.audit} // a transaction that lost a race runs again from the start
 		for _, j := range jobs {
 			if err := j.fn(tx, &c); err != nil {
 				return err
@@ -138,7 +138,7 @@ func (b *batcher) commit(jobs []*job) {
 func (db *DB) update(fn writeFn) error {
 	var c Change
 	err := db.guardedUpdate(func(tx Tx) error {
-		c = Change{}
+		c = Change{keys: db.audit}
 		if err := fn(tx, &c); err != nil {
 			return err
 		}

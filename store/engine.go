@@ -52,15 +52,27 @@ type Cursor interface {
 	Prev() (key, value []byte)
 }
 
-// boltEngine is bbolt under the Engine interface.
-type boltEngine struct{ db *bolt.DB }
+// boltEngine is bbolt under the Engine interface. Every transaction runs
+// under the damage guard (damage.go): a fault or a panic on a damaged page
+// is an error, and once one was seen the file takes no more writes.
+type boltEngine struct {
+	db     *bolt.DB
+	damage *damage
+}
 
 func (e boltEngine) Update(fn func(Tx) error) error {
-	return e.db.Update(func(tx *bolt.Tx) error { return fn(boltTx{tx}) })
+	if err := e.damage.get(); err != nil {
+		return err
+	}
+	return e.damage.guard(func() error {
+		return e.db.Update(func(tx *bolt.Tx) error { return fn(boltTx{tx}) })
+	})
 }
 
 func (e boltEngine) View(fn func(Tx) error) error {
-	return e.db.View(func(tx *bolt.Tx) error { return fn(boltTx{tx}) })
+	return e.damage.guard(func() error {
+		return e.db.View(func(tx *bolt.Tx) error { return fn(boltTx{tx}) })
+	})
 }
 
 func (e boltEngine) Close() error { return e.db.Close() }

@@ -582,7 +582,7 @@ func (ib *inbox) applyRows(limit int, after int64, failed bool) ([]appliedRow, e
 	var c Change
 	var done []appliedRow
 	err := db.guardedUpdate(func(tx Tx) error {
-		c, done = Change{}, done[:0] // a transaction that lost a race runs again
+		c, done = Change{keys: db.audit}, done[:0] // a transaction that lost a race runs again
 		pt, ok := tx.(*pgTx)
 		if !ok {
 			return errors.New("the push inbox needs PostgreSQL")

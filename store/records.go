@@ -179,6 +179,13 @@ type AuditEntry struct {
 	// Prev is the SHA-256 (hex) of the previous entry as stored, so the log
 	// is a chain: an entry removed or edited later shows (VerifyAudit).
 	Prev string `json:",omitempty"`
+	// KeyID names the audit key the entry is keyed with (auditkey.go) and
+	// MAC is the HMAC-SHA256 of the entry as stored without MAC, under
+	// that key: an entry written by anyone without the key (an INSERT into
+	// the database) shows. Empty on entries written before keying. MAC
+	// stays the last field: the stored JSON without it is what it covers.
+	KeyID string `json:",omitempty"`
+	MAC   string `json:",omitempty"`
 }
 
 // Exchange is one entry of the gateway log: a request paydesk sent and what
@@ -230,6 +237,10 @@ type Change struct {
 	// Overflow means earlier notifications were dropped because the
 	// subscriber was slow: reload everything.
 	Overflow bool
+
+	// keys keys the audit entries the commit writes (auditkey.go); nil
+	// writes them unkeyed.
+	keys *auditKeyring
 
 	// inbox: the commit applied pushes from the push inbox (PostgreSQL):
 	// listeners waiting to hear what became of theirs look.

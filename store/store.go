@@ -60,6 +60,10 @@ type Options struct {
 	// CheckPagesUpTo is the largest file Open checks page by page; 0 means
 	// 64 MiB, negative checks none (a damaged page is then found when read).
 	CheckPagesUpTo int64
+	// AuditKey keys the audit log's entries (auditkey.go: derive it from the
+	// merchant's secret with AuditKeyFromSecret); nil writes them unkeyed
+	// and VerifyAudit cannot tell an entry added behind paydesk's back.
+	AuditKey []byte
 	// NoMigrate refuses a PostgreSQL database whose schema is older than
 	// this paydesk instead of migrating it (a role that may not change the
 	// schema; `paydesk db migrate` does it).
@@ -74,10 +78,15 @@ type Options struct {
 // DB is an open cache. It is safe for concurrent use.
 type DB struct {
 	bolt *bolt.DB // the file, for its own checks; nil on PostgreSQL
-	eng  Engine
-	path string
-	opts Options
-	now  func() time.Time
+	// damage is set once the file was found damaged while running: writes
+	// are refused from then on (damage.go); nil on PostgreSQL.
+	damage *damage
+	// audit keys the audit log (Options.AuditKey); nil: unkeyed.
+	audit *auditKeyring
+	eng   Engine
+	path  string
+	opts  Options
+	now   func() time.Time
 
 	batch *batcher
 
@@ -135,7 +144,15 @@ func Open(path string, opts Options) (*DB, error) {
 	if err := checkEmpty(path); err != nil {
 		return nil, err
 	}
-	bdb, err := openBolt(path, opts)
+	// bbolt maps the file and trusts its meta pages: check them against
+	// the file first (pagecheck.go). What another process is writing may be
+	// caught mid-change: bbolt's lock decides then.
+	clean, err := preflight(path)
+	if err != nil && !heldByOther(path) {
+		return nil, err
+	}
+	dmg := &damage{path: path}
+	bdb, err := openBolt(path, opts, dmg)
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			// Which flag picks another cache is the caller's to say.
@@ -149,8 +166,8 @@ func Open(path string, opts Options) (*DB, error) {
 		}
 		return nil, fmt.Errorf("cache %s: %w", path, err)
 	}
-	db := &DB{bolt: bdb, eng: boltEngine{bdb}, path: path, opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}}
-	if err := db.checkPages(); err != nil {
+	db := &DB{bolt: bdb, eng: boltEngine{db: bdb, damage: dmg}, damage: dmg, audit: newAuditKeyring(opts.AuditKey), path: path, opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}}
+	if err := db.checkPages(clean); err != nil {
 		_ = bdb.Close()
 		return nil, err
 	}
@@ -168,6 +185,10 @@ func Open(path string, opts Options) (*DB, error) {
 	if err := db.runFill(txListFillName, txListFill()); err != nil {
 		_ = bdb.Close()
 		return nil, fmt.Errorf("cache %s: the transaction list's indexes: %w", path, err)
+	}
+	if err := db.markOpen(true); err != nil {
+		_ = bdb.Close()
+		return nil, fmt.Errorf("cache %s: %w", path, err)
 	}
 	db.batch = newBatcher(db)
 	return db, nil
@@ -192,7 +213,7 @@ func openShared(dsn string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{eng: eng, path: RedactURL(dsn), opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}, shared: true}
+	db := &DB{eng: eng, audit: newAuditKeyring(opts.AuditKey), path: RedactURL(dsn), opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}, shared: true}
 	if err := db.migrate(); err != nil {
 		_ = eng.Close()
 		return nil, fmt.Errorf("database %s: %w", db.path, err)
@@ -223,10 +244,13 @@ func openShared(dsn string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-func openBolt(path string, opts Options) (bdb *bolt.DB, err error) {
-	defer recoverDamage(path, &err)
-	return bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync,
-		FreelistType: bolt.FreelistMapType, InitialMmapSize: initialMmapSize})
+func openBolt(path string, opts Options, d *damage) (bdb *bolt.DB, err error) {
+	err = d.guard(func() (err error) {
+		bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync,
+			FreelistType: bolt.FreelistMapType, InitialMmapSize: initialMmapSize})
+		return err
+	})
+	return bdb, err
 }
 
 // Now is the cache's clock (Options.Now).
@@ -247,6 +271,22 @@ func (db *DB) Close() error {
 	db.closeSubscribers()
 	if db.lease != nil {
 		db.lease.close()
+	}
+	if db.bolt != nil && db.damage.get() != nil {
+		// A damaged cache keeps its "open" marker, so the next open checks
+		// it whole. bbolt may never release its writer lock after a panic
+		// in a transaction's rollback (which rereads the freelist page), so
+		// its Close could wait forever: the file is let go without waiting
+		// (the process's end releases it for sure).
+		go func() { _ = db.eng.Close() }()
+		return nil
+	}
+	if db.bolt != nil {
+		// The clean close.
+		if err := db.markOpen(false); err != nil && !errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
+			_ = db.eng.Close()
+			return fmt.Errorf("close cache %s: %w", db.path, err)
+		}
 	}
 	if err := db.eng.Close(); err != nil {
 		return fmt.Errorf("close cache %s: %w", db.path, err)

@@ -70,7 +70,7 @@ func (db *DB) standAside(ctx context.Context) {
 // stops between values and calls wait, out of its read transaction.
 func warmBucket(ctx context.Context, bdb *bolt.DB, name []byte, chunk, readers int, busy func() bool, wait func(context.Context)) (int, error) {
 	var last uint32
-	err := bdb.View(func(tx *bolt.Tx) error {
+	err := faultSafeView(bdb, func(tx *bolt.Tx) error {
 		if b := tx.Bucket(name); b != nil {
 			if k, _ := b.Cursor().Last(); len(k) == 4 {
 				last = binary.BigEndian.Uint32(k)
@@ -118,7 +118,7 @@ func warmRange(ctx context.Context, bdb *bolt.DB, name []byte, from, to uint32, 
 		if err := ctx.Err(); err != nil {
 			return read, err
 		}
-		err := bdb.View(func(tx *bolt.Tx) error {
+		err := faultSafeView(bdb, func(tx *bolt.Tx) error {
 			b := tx.Bucket(name)
 			if b == nil {
 				next = nil

@@ -100,21 +100,50 @@ func (db *DB) PutTransactions(ts []*Transaction) error {
 	})
 }
 
+// AuditCheckpoint is the action of the entry paydesk writes when it first
+// keys a log that has unkeyed entries (auditkey.go): keyed, and chained to
+// the last of them, it anchors them — they cannot be edited or removed
+// afterwards without it showing — though nothing proves who wrote them.
+const AuditCheckpoint = "checkpoint"
+
 func appendAudit(tx Tx, e AuditEntry, c *Change) (uint64, error) {
 	b := appendOnly(tx, bAudit)
-	n, err := b.NextSequence()
-	if err != nil {
-		return 0, err
+	lastK, last := b.Cursor().Last()
+	if c.keys != nil && lastK != nil {
+		var prev AuditEntry
+		if json.Unmarshal(last, &prev) == nil && prev.KeyID == "" && prev.MAC == "" {
+			cp := AuditEntry{Time: e.Time, Operator: "paydesk", Action: AuditCheckpoint,
+				Result: fmt.Sprintf("keyed from here on; entries up to %d were written before the log was keyed", be64(lastK))}
+			var err error
+			if _, last, err = putAudit(b, cp, last, c.keys); err != nil {
+				return 0, err
+			}
+		}
 	}
-	e.ID = n
-	e.Prev = ""
-	if k, v := b.Cursor().Last(); k != nil {
-		e.Prev = chainHash(v)
-	}
-	v, err := json.Marshal(e)
+	n, _, err := putAudit(b, e, last, c.keys)
 	if err != nil {
 		return 0, err
 	}
 	c.Audit = true
-	return n, b.Put(u64(n), v)
+	return n, nil
+}
+
+// putAudit stores e as the log's next entry, chained to prev (the last
+// entry as stored, nil for the first) and keyed with keys (nil: unkeyed),
+// and returns its number and what was stored.
+func putAudit(b Bucket, e AuditEntry, prev []byte, keys *auditKeyring) (uint64, []byte, error) {
+	n, err := b.NextSequence()
+	if err != nil {
+		return 0, nil, err
+	}
+	e.ID = n
+	e.Prev = ""
+	if prev != nil {
+		e.Prev = chainHash(prev)
+	}
+	v, err := keys.seal(e)
+	if err != nil {
+		return 0, nil, err
+	}
+	return n, v, b.Put(u64(n), v)
 }

@@ -34,11 +34,11 @@ func auditCmd(sio IO) *cobra.Command {
 			}
 			return runAudit(ctx, c, limit, verify)
 		})
-	cmd.Example = "paydesk audit --limit 20\npaydesk audit --verify        # check the log's hash chain: nothing removed or edited"
+	cmd.Example = "paydesk audit --limit 20\npaydesk audit --verify        # check the log's hash chain and keys: nothing removed, edited or forged"
 	c.lookFlags()
 	cmd.Flags().IntVar(&limit, "limit", 50, "newest N entries (0: all)")
 	cmd.Flags().BoolVar(&all, "all", false, "every entry (--limit 0)")
-	cmd.Flags().BoolVar(&verify, "verify", false, "check the hash chain of the whole log: exit 1 when an entry was removed or edited")
+	cmd.Flags().BoolVar(&verify, "verify", false, "check the hash chain and the keys of the whole log: exit 1 when an entry was removed, edited or added behind paydesk's back")
 	return cmd
 }
 
@@ -109,12 +109,16 @@ func verifyAudit(c *cmdContext, db *store.DB) int {
 			return c.fail(err)
 		}
 	}
+	notes := auditNotes(c, chk)
 	if c.flags.json {
 		_ = writeJSON(c.sio.Stdout, map[string]any{"ok": chk.OK(), "entries": chk.Entries, "chainFrom": chk.ChainFrom,
-			"last": chk.Last, "problems": chk.Problems})
+			"last": chk.Last, "keyedFrom": chk.KeyedFrom, "unkeyed": chk.Unkeyed, "problems": cleanAll(chk.Problems), "notes": notes})
 	} else {
 		for _, p := range chk.Problems {
-			fmt.Fprintln(c.sio.Stdout, "  ! "+p)
+			fmt.Fprintln(c.sio.Stdout, "  ! "+clean(p))
+		}
+		for _, n := range notes {
+			fmt.Fprintln(c.sio.Stdout, "  - "+n)
 		}
 		switch {
 		case chk.Entries == 0:
@@ -129,4 +133,35 @@ func verifyAudit(c *cmdContext, db *store.DB) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// auditNotes says, in words, how far the keys vouch for the log: entries
+// written before keying are anchored, not proven; without a key nothing
+// added is caught.
+func auditNotes(c *cmdContext, chk store.AuditCheck) []string {
+	var notes []string
+	switch {
+	case chk.Unkeyed > 0 && chk.KeyedFrom != 0:
+		notes = append(notes, fmt.Sprintf("the %s before entry %d: unkeyed (written before keying); the keyed entries from %d on anchor them, "+
+			"so an edit or a removal shows, but nothing proves who wrote them", count(chk.Unkeyed, "entry", "entries"), chk.KeyedFrom, chk.KeyedFrom))
+	case chk.Unkeyed > 0:
+		notes = append(notes, fmt.Sprintf("%s unkeyed (written before keying); paydesk anchors them with a keyed checkpoint when it next writes to the log",
+			count(chk.Unkeyed, "entry is", "entries are")))
+	}
+	if chk.NoKey && chk.KeyedFrom != 0 {
+		why := "no secret key is configured here"
+		if c.keyErr != nil {
+			why = clean(c.keyErr.Error())
+		}
+		notes = append(notes, "the entries' keys were not checked: "+why+"; an entry added behind paydesk's back shows only when it carries no key at all")
+	}
+	return notes
+}
+
+func cleanAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = clean(s)
+	}
+	return out
 }

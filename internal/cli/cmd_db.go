@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -15,12 +17,13 @@ import (
 func dbCmd(sio IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "db",
-		Short: "A team's PostgreSQL database: migrate its schema, copy a cache file into it",
-		Long: `A team shares one PostgreSQL database (--db postgres://…) instead of a cache file per person.
+		Short: "The store: check a cache file, migrate a team's database, copy a cache file into it",
+		Long: `'paydesk db check' checks a cache file page by page and lists what is damaged.
+A team shares one PostgreSQL database (--db postgres://…) instead of a cache file per person.
 paydesk migrates the schema when it opens the database; a role that may not change the schema opens it
 only once an owner has run 'paydesk db migrate'. 'paydesk db copy' moves a one-person cache file in.`,
 	}
-	cmd.AddCommand(dbMigrateCmd(sio), dbCopyCmd(sio))
+	cmd.AddCommand(dbMigrateCmd(sio), dbCopyCmd(sio), dbCheckCmd(sio))
 	return cmd
 }
 
@@ -108,4 +111,49 @@ it again is harmless and finishes a copy that was cut short. Close the console t
 	_ = cmd.MarkFlagRequired("from")
 	_ = cmd.MarkFlagRequired("to")
 	return cmd
+}
+
+// dbCheckCmd checks a cache file without opening it for writing: what
+// Open checks after a close that was not clean, on demand.
+func dbCheckCmd(sio IO) *cobra.Command {
+	c := &cmdContext{name: "db check", sio: sio}
+	cmd := c.command("check", "Check a cache file page by page: exit 1 and list the damage when it is damaged", cobra.NoArgs,
+		func(_ context.Context, c *cmdContext) int { return runDBCheck(c) })
+	cmd.Long = `Check a cache file page by page without writing to it: its meta pages against its size, every page
+reachable from its root and its freelist, then bbolt's own check (key order, pages neither used nor
+free). A damaged file is listed and the command exits 1. paydesk runs the same check when it opens a
+cache whose last close was not clean (and every cache up to 64 MiB).`
+	cmd.Example = "paydesk db check\npaydesk db check --db ./shop.db"
+	addFlags(cmd.Flags(), "db")
+	return cmd
+}
+
+func runDBCheck(c *cmdContext) int {
+	set, err := c.settings()
+	if err != nil {
+		c.fail(err)
+		return exitUsage
+	}
+	if store.IsPostgresURL(set.DB) {
+		return c.usage("--db is a PostgreSQL database, which checks its own pages (its amcheck extension); give a cache file")
+	}
+	problems, err := store.CheckFile(set.DB, 500*time.Millisecond)
+	if err != nil {
+		if errors.Is(err, store.ErrLocked) {
+			err = fmt.Errorf("%w\n%s", err, lockedHint)
+		}
+		return c.fail(err)
+	}
+	out := c.sio.Stdout
+	if len(problems) == 0 {
+		fmt.Fprintf(out, "cache %s: no damage found\n", clean(set.DB))
+		return exitOK
+	}
+	fmt.Fprintf(out, "cache %s is damaged:\n", clean(set.DB))
+	for _, p := range problems {
+		fmt.Fprintln(out, "  ! "+clean(p))
+	}
+	fmt.Fprintf(out, "To recover: move it aside (mv %[1]s %[1]s.damaged) and put your last good copy (a backup) in its place;\n"+
+		"or let paydesk start a new cache, which holds what the gateway sends from then on, not what the damaged one held.\n", clean(set.DB))
+	return exitFailed
 }

@@ -90,7 +90,12 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 			*dbPath = defaultListenDBPath(getenv)
 		}
 	}
-	db, err := store.Open(*dbPath, store.Options{})
+	key, err := store.AuditKeyFromSecret(secret) // settling an operation completes its audit entry
+	if err != nil {
+		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
+		return 2
+	}
+	db, err := store.Open(*dbPath, store.Options{AuditKey: key})
 	if err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
 		return 1

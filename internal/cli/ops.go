@@ -50,6 +50,8 @@ type cmdContext struct {
 	cmd   *cobra.Command
 	args  []string // positional arguments
 	set   settings // resolved by open
+	// keyErr is why openCache has no audit key (auditKey), if it has none.
+	keyErr error
 }
 
 // command builds the cobra command that runs run with this context.
@@ -132,7 +134,11 @@ func (c *cmdContext) openCache() (*store.DB, int) {
 	if _, err := os.Stat(set.DB); errors.Is(err, os.ErrNotExist) && !store.IsPostgresURL(set.DB) {
 		return nil, -1
 	}
-	db, err := store.Open(set.DB, store.Options{LockTimeout: 500 * time.Millisecond})
+	// The commands that read make no key file; a key that cannot be had
+	// leaves the entries' keys unchecked, and audit --verify says why.
+	key, keyErr := auditKey(set, getenvOf(c.sio), false)
+	c.keyErr = keyErr
+	db, err := store.Open(set.DB, store.Options{LockTimeout: 500 * time.Millisecond, AuditKey: key})
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
 			err = lockedError(err, set, getenvOf(c.sio))

@@ -87,7 +87,11 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 			r.Close()
 		}
 	}()
-	db, err := store.Open(set.DB, store.Options{LockTimeout: 500 * time.Millisecond})
+	key, err := auditKey(set, getenv, true)
+	if err != nil {
+		return nil, err
+	}
+	db, err := store.Open(set.DB, store.Options{LockTimeout: 500 * time.Millisecond, AuditKey: key})
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
 			return nil, lockedError(err, set, getenv)
