@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -35,15 +34,7 @@ func TestListenStalledStdout(t *testing.T) {
 	go func() {
 		done <- Main(ctx, IO{Stdout: pw, Stderr: &stderr, Getenv: func(k string) string { return env[k] }}, args)
 	}()
-	re := regexp.MustCompile(`listening on http://(\S+)`)
-	var addr string
-	for deadline := time.Now().Add(stuckAfter); addr == ""; time.Sleep(5 * time.Millisecond) {
-		if m := re.FindStringSubmatch(stderr.String()); m != nil {
-			addr = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("no address printed: %s", stderr.String())
-		}
-	}
+	addr := awaitListening(t, &stderr)
 	const n = 6000
 	reqs, err := pushload.Prepare(pushload.Plan{Addr: addr, Credentials: api.Credentials{WebsiteKey: "WK", SecretKey: "s3cret"}, Pushes: n})
 	if err != nil {
