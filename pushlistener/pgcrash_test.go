@@ -40,11 +40,35 @@ type pgAckBook struct {
 	failures  int // no answer (connection refused or cut): outcome unknown
 	statuses  map[int]int
 	sent      atomic.Int64
-	bothSent  atomic.Int64 // pushes posted to both listeners
-	bothAcked atomic.Int64 // of those, answered 200 by both
+	bothSent  atomic.Int64  // pushes posted to both listeners
+	bothAcked atomic.Int64  // of those, answered 200 by both
+	grew      chan struct{} // a push was acknowledged for the first time (buffered, 1)
 }
 
-func newPGAckBook() *pgAckBook { return &pgAckBook{acked: map[int]bool{}, statuses: map[int]int{}} }
+func newPGAckBook() *pgAckBook {
+	return &pgAckBook{acked: map[int]bool{}, statuses: map[int]int{}, grew: make(chan struct{}, 1)}
+}
+
+// waitAcked waits until at least want distinct pushes were acknowledged
+// (and, with both, one of them by both listeners); only a stuck test waits
+// stuckAfter.
+func (b *pgAckBook) waitAcked(t testing.TB, want int, both bool) {
+	t.Helper()
+	timeout := time.After(stuckAfter)
+	for {
+		b.mu.Lock()
+		got := len(b.acked)
+		b.mu.Unlock()
+		if got >= want && (!both || b.bothAcked.Load() > 0) {
+			return
+		}
+		select {
+		case <-b.grew:
+		case <-timeout:
+			t.Fatalf("%d of %d pushes acknowledged (%d by both listeners) after %v: the listeners are stuck", got, want, b.bothAcked.Load(), stuckAfter)
+		}
+	}
+}
 
 // pgPushCents is the amount of push n, so the content of each stored push
 // can be checked against what was sent.
@@ -74,6 +98,10 @@ func (b *pgAckBook) post(t testing.TB, client *http.Client, url string, n int) b
 		b.resent++
 	}
 	b.acked[n] = true
+	select {
+	case b.grew <- struct{}{}:
+	default:
+	}
 	return true
 }
 
@@ -260,7 +288,8 @@ func killPGChild(c *pgChild) map[string]int {
 // PostgreSQL database and sends signed pushes to both alternately, some to
 // both (a gateway retrying a push at a second listener behind one URL),
 // and acknowledged ones again; meanwhile it SIGKILLs one listener at a
-// random moment and restarts it, again and again, alternating. At the end
+// random moment (after a random number of new acknowledgements) and
+// restarts it, again and again, alternating. At the end
 // every push answered 200 must be in the database exactly once, with the
 // content sent, and no push stored twice.
 func TestPGCrashTwoListeners(t *testing.T) {
@@ -294,6 +323,7 @@ func TestPGCrashTwoListeners(t *testing.T) {
 	defer client.CloseIdleConnections()
 	var next atomic.Int64
 	var stop atomic.Bool
+	defer stop.Store(true) // the senders end when a wait fails the test, too
 	var wg sync.WaitGroup
 	for g := 0; g < 16; g++ {
 		wg.Add(1)
@@ -330,14 +360,24 @@ func TestPGCrashTwoListeners(t *testing.T) {
 	why500 := map[string]int{}
 	started := time.Now()
 	for round := 0; round < rounds; round++ {
-		time.Sleep(time.Duration(100+rng.Intn(400)) * time.Millisecond)
+		// Kill once a random number of new pushes were acknowledged, not
+		// after a time: a slow machine makes the rounds longer, not emptier.
+		book.mu.Lock()
+		base := len(book.acked)
+		book.mu.Unlock()
+		book.waitAcked(t, base+10+rng.Intn(30), false)
 		c := children[round%2]
 		for k, n := range killPGChild(c) {
 			why500[k] += n
 		}
 		restarts = append(restarts, startPGChild(t, c, pgURL, dir))
 	}
-	time.Sleep(300 * time.Millisecond) // both up once more, under load
+	// Both up once more, under load, until some more pushes (one of them
+	// by both listeners) are acknowledged.
+	book.mu.Lock()
+	base := len(book.acked)
+	book.mu.Unlock()
+	book.waitAcked(t, base+20, true)
 	stop.Store(true)
 	wg.Wait()
 	elapsed := time.Since(started)

@@ -81,7 +81,7 @@ func TestPGInboxTwoListenersEachPushOnce(t *testing.T) {
 	if codes[http.StatusOK] != posts {
 		t.Fatalf("answers %v, want %d × 200", codes, posts)
 	}
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(stuckAfter)
 	for {
 		all.mu.Lock()
 		n := all.n
@@ -90,7 +90,7 @@ func TestPGInboxTwoListenersEachPushOnce(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the listeners reported %d of %d posts within 15 s", n, posts)
+			t.Fatalf("the listeners reported %d of %d posts within %v", n, posts, stuckAfter)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -358,11 +358,11 @@ func startIngestListener(t *testing.T, bin string, env []string, name, db, websi
 	}()
 	select {
 	case l.addr = <-found:
-	case <-time.After(30 * time.Second):
+	case <-time.After(stuckAfter):
 		l.stop()
 		mu.Lock()
 		defer mu.Unlock()
-		t.Fatalf("%s: no address within 30 s:\n%s", name, errLines.String())
+		t.Fatalf("%s: no address within %v:\n%s", name, stuckAfter, errLines.String())
 	}
 	return l
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +14,11 @@ import (
 
 // TestListenStalledStdout (F3): with stdout a pipe nobody reads, every
 // signed push is still answered (the lines are dropped and counted, and
-// stderr says so), and the command ends within a few seconds of its
-// context ending (SIGTERM).
+// stderr says so), and the command ends after its context ends (SIGTERM).
+// It asserts progress, not a rate: the pushes go in batches and each batch
+// must be answered before a deadline that only a stuck listener reaches
+// (one held back by stdout never answers again), so a slow machine takes
+// longer but does not fail.
 func TestListenStalledStdout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sends 6,000 pushes")
@@ -32,38 +34,38 @@ func TestListenStalledStdout(t *testing.T) {
 	go func() {
 		done <- Main(ctx, IO{Stdout: pw, Stderr: &stderr, Getenv: func(k string) string { return env[k] }}, args)
 	}()
-	re := regexp.MustCompile(`listening on http://(\S+)`)
-	var addr string
-	for deadline := time.Now().Add(5 * time.Second); addr == ""; time.Sleep(5 * time.Millisecond) {
-		if m := re.FindStringSubmatch(stderr.String()); m != nil {
-			addr = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("no address printed: %s", stderr.String())
-		}
-	}
+	addr := awaitListening(t, &stderr)
 	const n = 6000
 	reqs, err := pushload.Prepare(pushload.Plan{Addr: addr, Credentials: api.Credentials{WebsiteKey: "WK", SecretKey: "s3cret"}, Pushes: n})
 	if err != nil {
 		t.Fatal(err)
 	}
-	runCtx, stop := context.WithTimeout(ctx, 30*time.Second)
-	defer stop()
-	res, err := pushload.Run(runCtx, addr, reqs, 16)
-	if err != nil || res.Statuses[200] != n {
-		t.Fatalf("with stdout stalled: %v answers, %v; want %d × 200", res.Statuses, err, n)
+	// 6,000 lines are more than the 1 MiB lineout holds: the later
+	// batches are answered only if dropping lines keeps the handler going.
+	const batch = 500
+	for from := 0; from < n; from += batch {
+		runCtx, stop := context.WithTimeout(ctx, stuckAfter)
+		res, err := pushload.Run(runCtx, addr, reqs[from:from+batch], 16)
+		stop()
+		if err != nil || res.Statuses[200] != batch {
+			t.Fatalf("with stdout stalled, pushes %d to %d: %v answers, %v; want %d × 200 (%d answered before)",
+				from+1, from+batch, res.Statuses, err, batch, from)
+		}
 	}
 	if !strings.Contains(stderr.String(), "lines dropped") {
 		t.Errorf("stderr does not say lines were dropped: %s", stderr.String())
 	}
-	start := time.Now()
 	cancel()
 	select {
 	case code := <-done:
 		if code != 0 {
 			t.Errorf("exit %d", code)
 		}
-		t.Logf("ended %v after its context, stdout still stalled", time.Since(start).Round(time.Millisecond))
-	case <-time.After(8 * time.Second):
-		t.Fatal("paydesk listen did not end within 8 s of its context with stdout stalled")
+	case <-time.After(stuckAfter):
+		t.Fatalf("paydesk listen did not end within %v of its context with stdout stalled", stuckAfter)
 	}
 }
+
+// stuckAfter is how long a test waits for the listener to get on: long
+// enough that only a stuck one, never a slow machine, reaches it.
+const stuckAfter = 2 * time.Minute

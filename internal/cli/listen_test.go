@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"path/filepath"
-	"regexp"
 	goruntime "runtime"
 	"runtime/debug"
 	"strings"
@@ -37,15 +36,7 @@ func TestListenCommand(t *testing.T) {
 			go func() {
 				done <- Main(ctx, IO{Stdout: &stdout, Stderr: &stderr, Getenv: func(k string) string { return env[k] }}, args)
 			}()
-			re := regexp.MustCompile(`listening on (http://\S+)`)
-			var base string
-			for deadline := time.Now().Add(5 * time.Second); base == ""; time.Sleep(5 * time.Millisecond) {
-				if m := re.FindStringSubmatch(stderr.String()); m != nil {
-					base = m[1]
-				} else if time.Now().After(deadline) {
-					t.Fatalf("no address printed: %s", stderr.String())
-				}
-			}
+			base := "http://" + awaitListening(t, &stderr)
 			if got := goruntime.GOMAXPROCS(0); got != 2*procs {
 				t.Errorf("GOMAXPROCS while listening = %d, want %d", got, 2*procs)
 			}
