@@ -419,6 +419,16 @@ func (l *limitListener) addLocked(c *limitedConn) {
 
 // unlistLocked takes c off the lists a newcomer picks from.
 func (l *limitListener) unlistLocked(c *limitedConn) {
+	l.unlistUnprovenLocked(c)
+	if c.idleEl != nil {
+		l.idle.Remove(c.idleEl)
+		c.idleEl = nil
+	}
+}
+
+// unlistUnprovenLocked takes c off the unproven lists: the oldest-first
+// list and its address's list.
+func (l *limitListener) unlistUnprovenLocked(c *limitedConn) {
 	if c.unseenEl != nil {
 		l.unseen.Remove(c.unseenEl)
 		c.unseenEl = nil
@@ -431,10 +441,6 @@ func (l *limitListener) unlistLocked(c *limitedConn) {
 			}
 		}
 		c.addrEl = nil
-	}
-	if c.idleEl != nil {
-		l.idle.Remove(c.idleEl)
-		c.idleEl = nil
 	}
 }
 
@@ -456,19 +462,7 @@ func (l *limitListener) release(c *limitedConn) {
 // unproven lists, and its reads go back to net/http's own deadlines.
 func (l *limitListener) prove(c *limitedConn) {
 	l.mu.Lock()
-	if c.unseenEl != nil {
-		l.unseen.Remove(c.unseenEl)
-		c.unseenEl = nil
-	}
-	if c.addrEl != nil {
-		if own := l.byAddr[c.addr]; own != nil {
-			own.Remove(c.addrEl)
-			if own.Len() == 0 {
-				delete(l.byAddr, c.addr)
-			}
-		}
-		c.addrEl = nil
-	}
+	l.unlistUnprovenLocked(c)
 	l.mu.Unlock()
 	c.mu.Lock()
 	c.proven.Store(true)

@@ -17,6 +17,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"paydesk/api"
+	"paydesk/internal/private"
 	"paydesk/internal/textsafe"
 )
 
@@ -116,13 +117,13 @@ func columnOf(h string) (colKind, bool) {
 // cell) before it returns it.
 type manifestReader struct {
 	*csv.Reader
-	guard *rowGuard
+	guard *private.RowGuard
 	hash  hash.Hash
 }
 
 func newManifestReader(r io.Reader) *manifestReader {
 	h := sha256.New()
-	g := &rowGuard{r: io.TeeReader(r, h), limit: MaxManifestRowBytes}
+	g := &private.RowGuard{R: io.TeeReader(r, h), Limit: MaxManifestRowBytes}
 	br := bufio.NewReaderSize(g, 64<<10)
 	cr := csv.NewReader(br)
 	if head, _ := br.Peek(4096); sniffSemicolon(head) {
@@ -137,36 +138,13 @@ func newManifestReader(r io.Reader) *manifestReader {
 func (m *manifestReader) read() ([]string, error) {
 	rec, err := m.Read()
 	if err == nil {
-		m.guard.mark(m.InputOffset())
+		m.guard.Mark(m.InputOffset())
 	}
 	return rec, err
 }
 
 // sum is the hash of every byte read; the file has been read to its end.
 func (m *manifestReader) sum() string { return hex.EncodeToString(m.hash.Sum(nil)) }
-
-// errRowTooLong is the rowGuard's error.
-var errRowTooLong = errors.New("row too long")
-
-// rowGuard stops a read once the current row (from the offset mark set)
-// has taken more than limit bytes; a buffer's read-ahead is the slack.
-type rowGuard struct {
-	r     io.Reader
-	limit int64
-	read  int64
-	start int64
-}
-
-func (g *rowGuard) mark(off int64) { g.start = off }
-
-func (g *rowGuard) Read(p []byte) (int, error) {
-	if g.read-g.start > g.limit+128<<10 {
-		return 0, errRowTooLong
-	}
-	n, err := g.r.Read(p)
-	g.read += int64(n)
-	return n, err
-}
 
 // tooLong is the error for a row over the limit: the file is refused.
 func tooLong(what string, line int) error {
@@ -196,7 +174,7 @@ func ReadManifest(r io.Reader) (*Manifest, error) {
 	if errors.Is(err, io.EOF) {
 		return nil, errors.New("manifest is empty: expected a header row (invoice,article,quantity)")
 	}
-	if errors.Is(err, errRowTooLong) {
+	if errors.Is(err, private.ErrRowTooLong) {
 		return nil, tooLong("manifest", 1)
 	}
 	if err != nil {
@@ -257,7 +235,7 @@ func ReadManifest(r io.Reader) (*Manifest, error) {
 		if err != nil {
 			var pe *csv.ParseError
 			switch {
-			case errors.Is(err, errRowTooLong):
+			case errors.Is(err, private.ErrRowTooLong):
 				line, _ := cr.FieldPos(0)
 				if errors.As(err, &pe) {
 					line = pe.StartLine
@@ -324,7 +302,7 @@ func ReadRefs(r io.Reader) (*Manifest, error) {
 		m.Hash = cr.sum()
 		return m, nil
 	}
-	if errors.Is(err, errRowTooLong) {
+	if errors.Is(err, private.ErrRowTooLong) {
 		return nil, tooLong("invoice list", 1)
 	}
 	if err != nil {
@@ -360,7 +338,7 @@ func ReadRefs(r io.Reader) (*Manifest, error) {
 		if len(m.Rows) >= MaxManifestRows {
 			return nil, tooMany("invoice list")
 		}
-		if errors.Is(err, errRowTooLong) {
+		if errors.Is(err, private.ErrRowTooLong) {
 			line, _ := cr.FieldPos(0)
 			return nil, tooLong("invoice list", line)
 		}

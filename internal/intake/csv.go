@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"paydesk/api"
+	"paydesk/internal/private"
 	"paydesk/store"
 )
 
@@ -116,7 +117,7 @@ const (
 // and the rule. It holds one order and one row, never the file.
 type CSVReader struct {
 	cr    *csv.Reader
-	guard *rowGuard
+	guard *private.RowGuard
 	idx   [nColumns]int
 	row   int      // the last row read (the header is row 1)
 	cur   *pending // the order whose rows are being read
@@ -128,7 +129,7 @@ type CSVReader struct {
 // NewCSVReader reads the header row; an error refuses the file (a missing
 // or unknown column, an empty file).
 func NewCSVReader(r io.Reader) (*CSVReader, error) {
-	g := &rowGuard{r: r, limit: MaxRowBytes}
+	g := &private.RowGuard{R: r, Limit: MaxRowBytes}
 	br := bufio.NewReaderSize(g, 64<<10)
 	cr := csv.NewReader(br)
 	// Spreadsheets in the shop's countries (NL, DE, AT) save with ';' where
@@ -144,12 +145,12 @@ func NewCSVReader(r io.Reader) (*CSVReader, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("empty file: the first row must name the columns")
 		}
-		if errors.Is(err, errRowTooLong) {
+		if errors.Is(err, private.ErrRowTooLong) {
 			return nil, fmt.Errorf("header: longer than %d bytes: the file is not read", MaxRowBytes)
 		}
 		return nil, fmt.Errorf("header: %w", err)
 	}
-	g.mark(cr.InputOffset())
+	g.Mark(cr.InputOffset())
 	for i := range c.idx {
 		c.idx[i] = -1
 	}
@@ -218,9 +219,9 @@ func (c *CSVReader) readRow() {
 		c.row++
 		var pe *csv.ParseError
 		switch {
-		case errors.Is(err, errRowTooLong):
+		case errors.Is(err, private.ErrRowTooLong):
 			c.stop = fmt.Errorf("row %d: longer than %d bytes: the rest of the file is not read", c.row, MaxRowBytes)
-		case errors.As(err, &pe) && errors.Is(pe.Err, errRowTooLong):
+		case errors.As(err, &pe) && errors.Is(pe.Err, private.ErrRowTooLong):
 			c.stop = fmt.Errorf("row %d: longer than %d bytes: the rest of the file is not read", c.row, MaxRowBytes)
 		case errors.As(err, &pe):
 			c.stop = fmt.Errorf("row %d (line %d): %v: the rest of the file is not read", c.row, pe.StartLine, pe.Err)
@@ -240,7 +241,7 @@ func (c *CSVReader) readRow() {
 		return
 	}
 	c.row++
-	c.guard.mark(c.cr.InputOffset())
+	c.guard.Mark(c.cr.InputOffset())
 	row := c.row
 	if blank(rec) {
 		return
@@ -374,31 +375,6 @@ func ReadCSV(r io.Reader) ([]Item, error) {
 		}
 		items = append(items, it)
 	}
-}
-
-// errRowTooLong is the rowGuard's error.
-var errRowTooLong = errors.New("row too long")
-
-// rowGuard bounds the bytes a CSV row may take: encoding/csv reads a whole
-// record (all of a quoted cell) into memory before it returns, so the bound
-// is on what it is given. mark is the offset where the current row starts;
-// a buffer's read-ahead is the slack.
-type rowGuard struct {
-	r     io.Reader
-	limit int64
-	read  int64
-	start int64
-}
-
-func (g *rowGuard) mark(off int64) { g.start = off }
-
-func (g *rowGuard) Read(p []byte) (int, error) {
-	if g.read-g.start > g.limit+128<<10 {
-		return 0, errRowTooLong
-	}
-	n, err := g.r.Read(p)
-	g.read += int64(n)
-	return n, err
 }
 
 func blank(rec []string) bool {

@@ -138,3 +138,30 @@ func OpenStream(path string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// ErrRowTooLong is a RowGuard's error: the current row has taken more than
+// its limit.
+var ErrRowTooLong = errors.New("row too long")
+
+// RowGuard bounds the bytes one row of a file may take: encoding/csv reads a
+// whole record (all of a quoted cell) into memory before it returns, so the
+// bound is on what it is given. Mark sets the offset where the current row
+// starts; a reader's read-ahead is the slack.
+type RowGuard struct {
+	R     io.Reader
+	Limit int64
+	read  int64
+	start int64
+}
+
+// Mark notes that the current row starts at off.
+func (g *RowGuard) Mark(off int64) { g.start = off }
+
+func (g *RowGuard) Read(p []byte) (int, error) {
+	if g.read-g.start > g.Limit+128<<10 {
+		return 0, ErrRowTooLong
+	}
+	n, err := g.R.Read(p)
+	g.read += int64(n)
+	return n, err
+}
