@@ -61,6 +61,9 @@ type AttentionRow struct {
 	Subject string    // reservation number, invoice or key
 	What    string    // in plain words, with what to do
 	Open    Intent    // where it is fixed
+	// Resolve is the operation whose unknown outcome the row is (0 for
+	// other rows): o opens its resolve form, as the row's text says.
+	Resolve uint64
 }
 
 // Attention data messages: the console loads the journal (and, later, the
@@ -160,6 +163,8 @@ func (a *Attention) Capturing() bool { return false }
 // Actions are the tab's keys.
 func (a *Attention) Actions() []Action {
 	k := a.ctx.Keys
+	// o (resolve) is named in an unknown outcome's row, not in the footer,
+	// which keeps room for the keys of every row.
 	return []Action{{Key: k.Open}}
 }
 
@@ -277,6 +282,14 @@ func (a *Attention) Update(msg tea.Msg) tea.Cmd {
 				return send(rows[i].Open)
 			}
 		}
+		// An unknown outcome's row says "resolve it (o)": o opens its
+		// resolve form here, where enter opens its reservation.
+		if keyIs(msg, k.Resolve) {
+			rows := a.build()
+			if i := a.table.Cursor(); i < len(rows) && rows[i].Resolve != 0 {
+				return send(ResolveIntent{OpID: rows[i].Resolve})
+			}
+		}
 	}
 	return nil
 }
@@ -371,6 +384,7 @@ func opRow(op *store.PendingOp) AttentionRow {
 		row.When = op.Created
 	}
 	if op.State == store.OpOutcomeUnknown {
+		row.Resolve = op.ID
 		row.What = fmt.Sprintf("%s%s: outcome unknown (operation %d); check the gateway, then resolve it (o)", op.Action, amount, op.ID)
 		return row
 	}
