@@ -239,8 +239,9 @@ func CheckFile(path string, lockTimeout time.Duration) ([]string, error) {
 
 // faultSafeView is bdb.View for the goroutines that read the file around
 // the DB's engine (the warm-up): a fault or panic on a damaged page is an
-// error there too, never a crash.
-func faultSafeView(bdb *bolt.DB, fn func(tx *bolt.Tx) error) error {
-	d := &damage{path: bdb.Path()}
+// error there too, never a crash. path is the file's, for the error: bbolt's
+// own Path is not safe beside a Close, which may end the warm-up at any time.
+func faultSafeView(bdb *bolt.DB, path string, fn func(tx *bolt.Tx) error) error {
+	d := &damage{path: path}
 	return d.guard(func() error { return bdb.View(fn) })
 }

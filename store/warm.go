@@ -38,7 +38,7 @@ func (db *DB) WarmLists(ctx context.Context) error {
 	// The sketches first: every filter asks them; then the text of the
 	// blocks they point to.
 	for _, name := range [][]byte{bSumGram, bTxGram, bSumText, bTxText} {
-		if _, err := warmBucket(ctx, db.bolt, name, warmChunk, warmReaders, db.listsBusy, db.standAside); err != nil {
+		if _, err := warmBucket(ctx, db.bolt, db.path, name, warmChunk, warmReaders, db.listsBusy, db.standAside); err != nil {
 			return fmt.Errorf("warming %s: %w", name, err)
 		}
 	}
@@ -68,9 +68,9 @@ func (db *DB) standAside(ctx context.Context) {
 // number (4 bytes, big-endian), in readers walks over equal ranges of the
 // numbers, and says how many values it read. While busy reports true it
 // stops between values and calls wait, out of its read transaction.
-func warmBucket(ctx context.Context, bdb *bolt.DB, name []byte, chunk, readers int, busy func() bool, wait func(context.Context)) (int, error) {
+func warmBucket(ctx context.Context, bdb *bolt.DB, path string, name []byte, chunk, readers int, busy func() bool, wait func(context.Context)) (int, error) {
 	var last uint32
-	err := faultSafeView(bdb, func(tx *bolt.Tx) error {
+	err := faultSafeView(bdb, path, func(tx *bolt.Tx) error {
 		if b := tx.Bucket(name); b != nil {
 			if k, _ := b.Cursor().Last(); len(k) == 4 {
 				last = binary.BigEndian.Uint32(k)
@@ -94,7 +94,7 @@ func warmBucket(ctx context.Context, bdb *bolt.DB, name []byte, chunk, readers i
 			break
 		}
 		wg.Go(func() {
-			n, err := warmRange(ctx, bdb, name, uint32(from), uint32(to), chunk, busy, wait)
+			n, err := warmRange(ctx, bdb, path, name, uint32(from), uint32(to), chunk, busy, wait)
 			mu.Lock()
 			defer mu.Unlock()
 			total += n
@@ -110,7 +110,7 @@ func warmBucket(ctx context.Context, bdb *bolt.DB, name []byte, chunk, readers i
 // warmRange touches every page of the values whose block numbers are in
 // [from, to), chunk values per read transaction, each resuming where the
 // last stopped.
-func warmRange(ctx context.Context, bdb *bolt.DB, name []byte, from, to uint32, chunk int, busy func() bool, wait func(context.Context)) (int, error) {
+func warmRange(ctx context.Context, bdb *bolt.DB, path string, name []byte, from, to uint32, chunk int, busy func() bool, wait func(context.Context)) (int, error) {
 	next := binary.BigEndian.AppendUint32(nil, from)
 	end := binary.BigEndian.AppendUint32(nil, to)
 	read := 0
@@ -118,7 +118,7 @@ func warmRange(ctx context.Context, bdb *bolt.DB, name []byte, from, to uint32, 
 		if err := ctx.Err(); err != nil {
 			return read, err
 		}
-		err := faultSafeView(bdb, func(tx *bolt.Tx) error {
+		err := faultSafeView(bdb, path, func(tx *bolt.Tx) error {
 			b := tx.Bucket(name)
 			if b == nil {
 				next = nil
