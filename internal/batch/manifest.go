@@ -1,8 +1,6 @@
 package batch
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/csv"
 	"encoding/hex"
@@ -123,14 +121,7 @@ type manifestReader struct {
 
 func newManifestReader(r io.Reader) *manifestReader {
 	h := sha256.New()
-	g := &private.RowGuard{R: io.TeeReader(r, h), Limit: MaxManifestRowBytes}
-	br := bufio.NewReaderSize(g, 64<<10)
-	cr := csv.NewReader(br)
-	if head, _ := br.Peek(4096); sniffSemicolon(head) {
-		cr.Comma = ';'
-	}
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
+	cr, g := private.NewCSVReader(io.TeeReader(r, h), MaxManifestRowBytes)
 	return &manifestReader{Reader: cr, guard: g, hash: h}
 }
 
@@ -153,13 +144,6 @@ func tooLong(what string, line int) error {
 
 func tooMany(what string) error {
 	return fmt.Errorf("%s: more than %d rows: split it (the file is refused whole; nothing is planned or sent)", what, MaxManifestRows)
-}
-
-// sniffSemicolon: spreadsheets in NL, DE and AT save CSV with ';'. The
-// header row (the first line of data) tells which.
-func sniffSemicolon(data []byte) bool {
-	head, _, _ := bytes.Cut(data, []byte("\n"))
-	return bytes.Count(head, []byte(";")) > bytes.Count(head, []byte(","))
 }
 
 // ReadManifest reads a shipment manifest: a header row naming the columns

@@ -307,7 +307,7 @@ func planGroup(g *group, now time.Time, late bool) (*Item, []Refusal) {
 		k := shipKey{row.Article, row.Parcel, row.Tracking}
 		if l, ok := firstRow[k]; ok {
 			refuse(row, RuleRepeatedRow, fmt.Sprintf("line %d repeats line %d: article %s in %s of reservation %s again; a parcel ships once (remove one of the two lines)",
-				row.Line, l, row.Article, parcelText(row), num))
+				row.Line, l, row.Article, row.parcel().String(), num))
 			continue
 		}
 		firstRow[k] = row.Line
@@ -327,12 +327,12 @@ func planGroup(g *group, now time.Time, late bool) (*Item, []Refusal) {
 		}
 		units[row.Article] += row.Quantity
 		rowsOf[row.Article] = append(rowsOf[row.Article], row.Line)
-		if p := parcelText(row); p != "" && !seenParcel[p] {
+		if p := row.parcel().String(); p != "" && !seenParcel[p] {
 			seenParcel[p] = true
 			if len(parcels) < maxListed {
 				parcels = append(parcels, p)
 			}
-			shipped = append(shipped, store.Parcel{ID: row.Parcel, Tracking: row.Tracking})
+			shipped = append(shipped, row.parcel())
 		}
 	}
 	for a, n := range units {
@@ -376,17 +376,9 @@ func planGroup(g *group, now time.Time, late bool) (*Item, []Refusal) {
 	return it, nil
 }
 
-func parcelText(row Row) string {
-	switch {
-	case row.Parcel != "" && row.Tracking != "":
-		return "parcel " + row.Parcel + " tracking " + row.Tracking
-	case row.Parcel != "":
-		return "parcel " + row.Parcel
-	case row.Tracking != "":
-		return "tracking " + row.Tracking
-	}
-	return ""
-}
+// parcel is the row's parcel as the capture keeps it; its String names it
+// ("parcel ID tracking T", or the half that is known).
+func (row Row) parcel() store.Parcel { return store.Parcel{ID: row.Parcel, Tracking: row.Tracking} }
 
 // stateProblem says why a reservation cannot be captured by line, "" when
 // it can.

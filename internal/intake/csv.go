@@ -1,8 +1,6 @@
 package intake
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -129,16 +127,7 @@ type CSVReader struct {
 // NewCSVReader reads the header row; an error refuses the file (a missing
 // or unknown column, an empty file).
 func NewCSVReader(r io.Reader) (*CSVReader, error) {
-	g := &private.RowGuard{R: r, Limit: MaxRowBytes}
-	br := bufio.NewReaderSize(g, 64<<10)
-	cr := csv.NewReader(br)
-	// Spreadsheets in the shop's countries (NL, DE, AT) save with ';' where
-	// the decimal separator is a comma: the header row tells which.
-	if head, _ := br.Peek(4096); sniffSemicolon(head) {
-		cr.Comma = ';'
-	}
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
+	cr, g := private.NewCSVReader(r, MaxRowBytes)
 	c := &CSVReader{cr: cr, guard: g, row: 1}
 	header, err := cr.Read()
 	if err != nil {
@@ -424,12 +413,3 @@ func articleFromRow(get func(int) string) (api.Article, error) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-// sniffSemicolon reports whether the header row (the first line) separates
-// its columns with ';' rather than ','.
-func sniffSemicolon(head []byte) bool {
-	if i := bytes.IndexByte(head, '\n'); i >= 0 {
-		head = head[:i]
-	}
-	return bytes.Count(head, []byte{';'}) > bytes.Count(head, []byte{','})
-}

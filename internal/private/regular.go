@@ -1,6 +1,9 @@
 package private
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -164,4 +167,29 @@ func (g *RowGuard) Read(p []byte) (int, error) {
 	n, err := g.R.Read(p)
 	g.read += int64(n)
 	return n, err
+}
+
+// NewCSVReader reads a CSV file of untrusted rows: each row bounded to
+// rowLimit bytes (a longer one is ErrRowTooLong, never read into memory
+// whole), records reused, any number of fields a row. Spreadsheets in the
+// shops' countries (NL, DE, AT) save with ';' where the decimal separator
+// is a comma: the header row (the first line) tells which. The guard is
+// for Mark, after each record read.
+func NewCSVReader(r io.Reader, rowLimit int64) (*csv.Reader, *RowGuard) {
+	g := &RowGuard{R: r, Limit: rowLimit}
+	br := bufio.NewReaderSize(g, 64<<10)
+	cr := csv.NewReader(br)
+	if head, _ := br.Peek(4096); sniffSemicolon(head) {
+		cr.Comma = ';'
+	}
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	return cr, g
+}
+
+// sniffSemicolon reports whether the header row (the first line) separates
+// its columns with ';' rather than ','.
+func sniffSemicolon(head []byte) bool {
+	head, _, _ = bytes.Cut(head, []byte("\n"))
+	return bytes.Count(head, []byte{';'}) > bytes.Count(head, []byte{','})
 }
