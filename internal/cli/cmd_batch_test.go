@@ -13,18 +13,14 @@ import (
 // what was not shipped.
 func TestBatchCommand(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := runCLI(t, dir, "", "test-reservation", "--approve", "--json")
-	if code != 0 {
-		t.Fatalf("test-reservation: exit %d\n%s%s", code, out, errs)
-	}
-	number, _ := decodeJSON[map[string]any](t, out)["target"].(string)
+	number := newReservation(t, dir)
 	manifest := filepath.Join(dir, "shipments.csv")
 	csv := "Reservation Number;SKU;Qty;Parcel;Track & Trace\n" + number + ";SHOE-42;1;P1;3S001\n" + number + ";SOCK-3P;2;P1;3S001\nNOPE;SHOE-42;1;P2;3S002\n"
 	if err := os.WriteFile(manifest, []byte(csv), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
-	code, out, _ = runCLI(t, dir, "", "batch", "capture", manifest, "--dry-run", "--json")
+	code, out, errs := runCLI(t, dir, "", "batch", "capture", manifest, "--dry-run", "--json")
 	pf := decodeJSON[map[string]any](t, out)
 	if code != exitFailed || pf["reservations"] != float64(1) || pf["refusedReservations"] != float64(1) {
 		t.Fatalf("dry run: exit %d %v", code, pf)

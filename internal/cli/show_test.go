@@ -74,12 +74,8 @@ func TestShowSpeaksPlainly(t *testing.T) {
 // JSON time is RFC 3339 in UTC, in `show` as in `reservations`.
 func TestShowOrderConflictAndTimes(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := runCLI(t, dir, "", "test-reservation", "--approve", "--json")
-	if code != 0 {
-		t.Fatalf("test-reservation: exit %d %s %s", code, out, errs)
-	}
-	number, _ := decodeJSON[map[string]any](t, out)["target"].(string)
-	code, out, errs = runCLI(t, dir, "", "capture", number, "SHOE-42=1", "--yes")
+	number := newReservation(t, dir)
+	code, out, errs := runCLI(t, dir, "", "capture", number, "SHOE-42=1", "--yes")
 	if code != 0 || !strings.HasPrefix(out, "Capture "+number+": 190") {
 		t.Fatalf("capture: exit %d %q %s", code, out, errs)
 	}
@@ -153,11 +149,7 @@ func TestAuditSaysWhenItShowsPart(t *testing.T) {
 // log): `show` prints them beside the capture, `show --json` lists them.
 func TestManifestParcelsOnTheCapture(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := runCLI(t, dir, "", "test-reservation", "--approve", "--json")
-	if code != 0 {
-		t.Fatalf("test-reservation: exit %d\n%s%s", code, out, errs)
-	}
-	number, _ := decodeJSON[map[string]any](t, out)["target"].(string)
+	number := newReservation(t, dir)
 	manifest := filepath.Join(dir, "shipments.csv")
 	csv := "Reservation Number;SKU;Qty;Parcel;Track & Trace\n" + number + ";SHOE-42;1;P1;3S001\n" + number + ";SOCK-3P;2;P2;3S002\n"
 	if err := os.WriteFile(manifest, []byte(csv), 0o600); err != nil {
@@ -166,7 +158,7 @@ func TestManifestParcelsOnTheCapture(t *testing.T) {
 	if code, out, errs := runCLI(t, dir, "", "batch", "capture", manifest, "--yes"); code != 0 {
 		t.Fatalf("batch capture: exit %d\n%s%s", code, out, errs)
 	}
-	_, out, _ = runCLI(t, dir, "", "show", number, "--json")
+	_, out, _ := runCLI(t, dir, "", "show", number, "--json")
 	show := decodeJSON[reservationJSON](t, out)
 	if len(show.Transactions) != 1 {
 		t.Fatalf("transactions %+v", show.Transactions)
