@@ -4,25 +4,19 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"io"
 	"math/big"
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"paydesk/internal/testcert"
 	"paydesk/store"
 )
 
@@ -415,7 +409,7 @@ func fileSize(t testing.TB, path string) int64 {
 // TestTLS: with a certificate and key the listener serves HTTPS.
 func TestTLS(t *testing.T) {
 	dir := t.TempDir()
-	certFile, keyFile, pool := selfSigned(t, dir)
+	certFile, keyFile, pool := testcert.Files(t, dir)
 	_, srv := openServer(t, store.Options{NoSync: true}, Config{HTTP: HTTPOptions{TLSCertFile: certFile, TLSKeyFile: keyFile}})
 	if !srv.TLS() {
 		t.Fatal("TLS() = false")
@@ -437,34 +431,4 @@ func TestTLS(t *testing.T) {
 	if _, err := New(Config{DB: srv.cfg.DB, Verifier: srv.cfg.Verifier, HTTP: HTTPOptions{TLSCertFile: certFile}}); err == nil {
 		t.Error("a certificate without a key was accepted")
 	}
-}
-
-func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool = x509.NewCertPool()
-	pool.AddCert(cert)
-	return certFile, keyFile, pool
 }

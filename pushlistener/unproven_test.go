@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"paydesk/api"
+	"paydesk/internal/testcert"
 	"paydesk/store"
 )
 
@@ -170,7 +171,7 @@ func TestPerAddressLimit(t *testing.T) {
 // stretch it. On the old listener only the first byte had a deadline.
 func TestTricklingConnectionsTimeOut(t *testing.T) {
 	dir := t.TempDir()
-	certFile, keyFile, _ := selfSigned(t, dir)
+	certFile, keyFile, _ := testcert.Files(t, dir)
 	tests := []struct {
 		name  string
 		tls   bool

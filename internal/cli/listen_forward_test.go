@@ -13,6 +13,7 @@ import (
 
 	"paydesk/api"
 	"paydesk/internal/pushload"
+	"paydesk/internal/testcert"
 	"paydesk/store"
 )
 
@@ -86,7 +87,7 @@ func TestListenForwardToHungShopStops(t *testing.T) {
 // listener served with it).
 func TestListenTLSKeyReadableByOthers(t *testing.T) {
 	dir := t.TempDir()
-	cert, key := selfSignedFiles(t, dir)
+	cert, key, _ := testcert.Files(t, dir)
 	if err := os.Chmod(key, 0o644); err != nil {
 		t.Fatal(err)
 	}

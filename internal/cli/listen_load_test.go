@@ -2,15 +2,7 @@ package cli
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,6 +13,7 @@ import (
 
 	"paydesk/api"
 	"paydesk/internal/pushload"
+	"paydesk/internal/testcert"
 	"paydesk/store"
 )
 
@@ -70,7 +63,7 @@ func listenUnderAttack(t *testing.T, shape pushload.Shape, conns, probes, maxCon
 	args := []string{"listen", "--addr", "127.0.0.1:0", "--website-key", "WK", "--db", dbPath, "--max-conns", fmt.Sprint(maxConns)}
 	useTLS := shape == pushload.TLSPrefix
 	if useTLS {
-		cert, key := selfSignedFiles(t, dir)
+		cert, key, _ := testcert.Files(t, dir)
 		args = append(args, "--tls-cert", cert, "--tls-key", key)
 	}
 	var stdout countingWriter
@@ -179,35 +172,6 @@ func awaitListening(t *testing.T, stderr *lockedBuffer) string {
 			t.Fatalf("no address printed: %s", stderr.String())
 		}
 	}
-}
-
-// selfSignedFiles writes a certificate for 127.0.0.1 and its key (mode
-// 0600) to dir.
-func selfSignedFiles(t *testing.T, dir string) (certFile, keyFile string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return certFile, keyFile
 }
 
 func fileSizeOf(t *testing.T, path string) int64 {
