@@ -20,14 +20,14 @@ func TestBatchCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	code, out, errs := runCLI(t, dir, "", "batch", "capture", manifest, "--dry-run", "--json")
+	code, out, _ := runCLI(t, dir, "", "batch", "capture", manifest, "--dry-run", "--json")
 	pf := decodeJSON[map[string]any](t, out)
 	if code != exitFailed || pf["reservations"] != float64(1) || pf["refusedReservations"] != float64(1) {
 		t.Fatalf("dry run: exit %d %v", code, pf)
 	}
 
 	// No terminal and no --yes: refused, nothing journaled.
-	code, _, errs = runCLI(t, dir, "", "batch", "capture", manifest)
+	code, _, errs := runCLI(t, dir, "", "batch", "capture", manifest)
 	if code != exitFailed || !strings.Contains(errs, "pass --yes") {
 		t.Fatalf("without --yes: exit %d %s", code, errs)
 	}
