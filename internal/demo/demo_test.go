@@ -134,6 +134,21 @@ func TestFillReachesEveryState(t *testing.T) {
 	if n := sb.PendingPushes(); n > 0 {
 		t.Errorf("%d pushes not delivered", n)
 	}
+	// On PostgreSQL a delivered push is committed to the inbox and applied
+	// by the store's applier afterwards: the count below waits for that.
+	for {
+		n, err := db.InboxWaiting(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d pushes still waiting in the inbox", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	rejected, _ := db.RejectedPushes(0)
 	if len(rejected) > 0 {
 		t.Errorf("%d pushes rejected: %s", len(rejected), rejected[0].Reason)
