@@ -285,7 +285,11 @@ var ErrStopped = errors.New("listener stopping")
 var ErrQueueFull = errors.New("forward queue full: push not forwarded")
 
 // Forward queues a push body for the shop; after Close it does nothing.
+// An empty body is not a push and is never sent.
 func (f *Forwarder) Forward(body []byte) {
+	if len(body) == 0 {
+		return
+	}
 	f.mu.Lock()
 	queued := false
 	if !f.closed {
@@ -308,9 +312,10 @@ func (f *Forwarder) Forward(body []byte) {
 
 // Observe is a pushlistener.Config.Observe hook: every push the listener
 // verified and stored (duplicates too: the gateway sent them) goes on to
-// the shop.
+// the shop. An order posted to the listener's intake is not a push: the
+// shop made it and gets nothing back for it.
 func (f *Forwarder) Observe(ev pushlistener.Event) {
-	if ev.HTTPStatus != http.StatusOK || ev.Record.Rejected || ev.Record.Signature != store.SignatureValid {
+	if ev.Order != nil || ev.HTTPStatus != http.StatusOK || ev.Record.Rejected || ev.Record.Signature != store.SignatureValid {
 		return
 	}
 	f.Forward(ev.Record.Body)

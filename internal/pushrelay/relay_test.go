@@ -309,3 +309,50 @@ func TestForwarderCloseIsBounded(t *testing.T) {
 	}
 	fwd.Forward([]byte(`{}`)) // after Close: nothing, no panic
 }
+
+// Only pushes go on to the shop: an order posted to the listener's intake
+// is not a push (its event carries no push body), and an empty body is
+// never signed and sent — the family's push verifiers throw on it.
+func TestForwardsOnlyPushes(t *testing.T) {
+	push, err := pushload.GiftCardPush(7, 500).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid := store.PushRecord{Signature: store.SignatureValid, Body: push}
+	tests := []struct {
+		name string
+		ev   pushlistener.Event
+		want int // requests the shop gets
+	}{
+		{"a verified push", pushlistener.Event{HTTPStatus: http.StatusOK, Record: valid}, 1},
+		{"an order to the intake", pushlistener.Event{HTTPStatus: http.StatusOK, Record: store.PushRecord{Signature: store.SignatureValid},
+			Order: &pushlistener.OrderEvent{Invoice: "INV-1", Outcome: "imported"}}, 0},
+		{"an order event that carries a body", pushlistener.Event{HTTPStatus: http.StatusOK, Record: valid,
+			Order: &pushlistener.OrderEvent{Invoice: "INV-1", Outcome: "imported"}}, 0},
+		{"an empty body", pushlistener.Event{HTTPStatus: http.StatusOK, Record: store.PushRecord{Signature: store.SignatureValid}}, 0},
+		{"a rejected push", pushlistener.Event{HTTPStatus: http.StatusUnauthorized, Record: store.PushRecord{Rejected: true, Body: push}}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			got := 0
+			sh := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				got++
+				mu.Unlock()
+			}))
+			t.Cleanup(sh.Close)
+			fwd, err := NewForwarder(Sender{Credentials: creds}, sh.URL+"/push", func(Answer) {})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fwd.Observe(tt.ev)
+			fwd.Close() // forwards what is queued first
+			mu.Lock()
+			defer mu.Unlock()
+			if got != tt.want {
+				t.Fatalf("the shop got %d requests, want %d", got, tt.want)
+			}
+		})
+	}
+}
