@@ -180,3 +180,31 @@ func (c *Client) lookupTrip(hreq *http.Request) (*http.Response, []byte, error) 
 	}
 	return resp, b, nil
 }
+
+// Push is the entry in the shape of the push the gateway sends for it:
+// what a status lookup answers carries the same facts (key, status,
+// amounts, services, related transactions), so paydesk books what it learns
+// from a lookup exactly as it books a push. A data request's push names
+// the action the request named; a transaction's names its type.
+func (e InvoiceTransaction) Push() *Push {
+	r := e.Response
+	data := false
+	for _, a := range []string{ActionReserve, ActionCancelReservation, ActionUpdateReservation} {
+		data = data || strings.EqualFold(e.Action, a)
+	}
+	if data {
+		return &Push{DataRequest: &DataRequestPush{Key: r.Key, Invoice: r.Invoice, ServiceCode: r.ServiceCode,
+			ActionCode: e.Action, Status: r.Status, IsTest: r.IsTest, Order: r.Order, Currency: r.Currency,
+			AmountDebit: r.AmountDebit, Services: r.Services, CustomParameters: r.CustomParameters,
+			AdditionalParameters: r.AdditionalParameters, MutationType: r.MutationType, IssuingCountry: r.IssuingCountry,
+			StartRecurrent: r.StartRecurrent, Recurring: r.Recurring, CustomerName: r.CustomerName,
+			PayerHash: r.PayerHash, PaymentKey: r.PaymentKey}}
+	}
+	return &Push{Transaction: &TransactionPush{Key: r.Key, Invoice: r.Invoice, ServiceCode: r.ServiceCode,
+		Status: r.Status, IsTest: r.IsTest, Order: r.Order, Currency: r.Currency, AmountDebit: r.AmountDebit,
+		AmountCredit: r.AmountCredit, TransactionType: r.Type(), Services: r.Services,
+		CustomParameters: r.CustomParameters, AdditionalParameters: r.AdditionalParameters,
+		MutationType: r.MutationType, RelatedTransactions: r.RelatedTransactions, IssuingCountry: r.IssuingCountry,
+		StartRecurrent: r.StartRecurrent, Recurring: r.Recurring, CustomerName: r.CustomerName,
+		PayerHash: r.PayerHash, PaymentKey: r.PaymentKey}}
+}

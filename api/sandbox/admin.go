@@ -17,9 +17,17 @@ import (
 //
 //	POST /sandbox/admin/resend/{key}  send the pushes of key again
 //	GET  /sandbox/admin/pushes/{key}  the push bodies made for key
+//	POST /sandbox/admin/backoffice/json/Transaction   the gateway's own back
+//	POST /sandbox/admin/backoffice/json/DataRequest   office: a request as to the
+//	                                                  gateway, and no push for it
+//
+// The back office is how a capture, refund or cancel made outside paydesk
+// (the gateway's back office, a shop's back end whose push URL is the shop)
+// is tried against the sandbox: paydesk learns it only with `paydesk sync`.
 const (
-	PathAdminResend = "/sandbox/admin/resend/"
-	PathAdminPushes = "/sandbox/admin/pushes/"
+	PathAdminResend     = "/sandbox/admin/resend/"
+	PathAdminPushes     = "/sandbox/admin/pushes/"
+	PathAdminBackOffice = "/sandbox/admin/backoffice"
 )
 
 // AdminPushes is the answer of both admin endpoints: the key and its push

@@ -74,9 +74,13 @@ func (s *Sandbox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case strings.EqualFold(p, api.PathTransaction):
-		s.serveGateway(w, r, api.PathTransaction)
+		s.serveGateway(w, r, api.PathTransaction, false)
 	case strings.EqualFold(p, api.PathDataRequest):
-		s.serveGateway(w, r, api.PathDataRequest)
+		s.serveGateway(w, r, api.PathDataRequest, false)
+	case strings.EqualFold(p, PathAdminBackOffice+api.PathTransaction):
+		s.serveGateway(w, r, api.PathTransaction, true)
+	case strings.EqualFold(p, PathAdminBackOffice+api.PathDataRequest):
+		s.serveGateway(w, r, api.PathDataRequest, true)
 	default:
 		s.mux.ServeHTTP(w, r)
 	}
@@ -91,7 +95,10 @@ type exchange struct {
 	reason string
 }
 
-func (s *Sandbox) serveGateway(w http.ResponseWriter, r *http.Request, endpoint string) {
+// serveGateway serves a request to a gateway endpoint; backOffice is the
+// merchant acting in the gateway's own back office (PathAdminBackOffice):
+// the same operation, and no push for it.
+func (s *Sandbox) serveGateway(w http.ResponseWriter, r *http.Request, endpoint string, backOffice bool) {
 	var ex exchange
 	defer func() {
 		if s.cfg.Logf == nil {
@@ -156,7 +163,7 @@ func (s *Sandbox) serveGateway(w http.ResponseWriter, r *http.Request, endpoint 
 		ex.reason = "chaos: 492"
 		resp = s.baseResponse(s.ids.keyLocked(&s.mu), svc.Name, mutationFor(endpoint, svc.Name), api.StatusTechnicalFailure, "", s.now())
 	} else {
-		resp = s.handle(r, auth.WebsiteKey, req, endpoint, &ex)
+		resp = s.handle(r, auth.WebsiteKey, req, endpoint, backOffice, &ex)
 	}
 	out, err := api.MarshalCanonical(resp)
 	if err != nil { // cannot happen with these types; answer as a technical failure
@@ -178,9 +185,13 @@ func (s *Sandbox) serveGateway(w http.ResponseWriter, r *http.Request, endpoint 
 // handle validates and applies a decoded request and returns the response
 // to send: 491 for a broken rule or state error, else what the operation
 // did.
-func (s *Sandbox) handle(r *http.Request, websiteKey string, req *api.Request, endpoint string, ex *exchange) *api.Response {
+func (s *Sandbox) handle(r *http.Request, websiteKey string, req *api.Request, endpoint string, backOffice bool, ex *exchange) *api.Response {
 	svc := req.Service()
-	op, err := api.ParseOperation(req, r.URL.Path, s.rules)
+	path := r.URL.Path
+	if backOffice {
+		path = path[len(PathAdminBackOffice):] // the endpoint the back office stands in for
+	}
+	op, err := api.ParseOperation(req, path, s.rules)
 	if fe := api.ChannelRule(svc.Name, r.Header.Get("Channel")); len(fe) > 0 {
 		var ve *api.ValidationError
 		if !errors.As(err, &ve) {
@@ -208,7 +219,9 @@ func (s *Sandbox) handle(r *http.Request, websiteKey string, req *api.Request, e
 	if s.closed {
 		err = ErrClosed
 	} else {
+		s.backOffice = backOffice
 		resp, err = s.apply(c, op)
+		s.backOffice = false
 		_ = s.flushLocked() // logged; memory stays the truth while running
 	}
 	s.mu.Unlock()

@@ -100,6 +100,9 @@ type Sandbox struct {
 	queued    int
 	inFlight  int
 	chaos     *chaosState // nil without chaos
+	// backOffice is set while a back-office request is applied: what it
+	// makes is recorded, and no push is made for it.
+	backOffice bool
 }
 
 // New checks cfg, opens the state file if any and seeds the gift cards.

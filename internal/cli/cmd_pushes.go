@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"paydesk/api"
+	"paydesk/internal/gwsync"
 	"paydesk/internal/textsafe"
 	"paydesk/store"
 )
@@ -43,6 +44,9 @@ type pushJSON struct {
 	Reason     string `json:"reason,omitempty"`
 	Applied    bool   `json:"applied"`
 	Ignored    string `json:"ignored,omitempty"`
+	// Learned is set on what paydesk sync learned from the gateway's
+	// lookup rather than received as a push.
+	Learned bool `json:"learned,omitempty"`
 }
 
 func pushesCmd(sio IO) *cobra.Command {
@@ -129,6 +133,9 @@ func runPushes(_ context.Context, c *cmdContext, typ, kind, status string, limit
 		case !p.Applied:
 			result = "no change"
 		}
+		if p.Learned {
+			result += " (learned by sync, not pushed)"
+		}
 		amount := "-"
 		if p.Amount != "" {
 			amount = p.Amount + " " + p.Currency
@@ -171,7 +178,8 @@ func pushOut(p *store.PushRecord) pushJSON {
 	c := textsafe.Clean
 	out := pushJSON{ID: p.ID, Received: p.ReceivedAt.UTC().Format(time.RFC3339), Envelope: p.Envelope, Kind: c(p.Kind), Key: c(p.Key),
 		Invoice: c(p.Invoice), Service: c(p.Service), Status: p.Status.Code, SubCode: c(p.Status.SubCode), StatusText: p.Status.Text(),
-		Currency: c(p.Currency), Signature: p.Signature, Rejected: p.Rejected, Reason: c(p.Reason), Applied: p.Applied, Ignored: c(p.Ignored)}
+		Currency: c(p.Currency), Signature: p.Signature, Rejected: p.Rejected, Reason: c(p.Reason), Applied: p.Applied, Ignored: c(p.Ignored),
+		Learned: p.RemoteAddr == gwsync.Provenance}
 	if p.Rejected {
 		out.ID = 0 // the rejected log numbers its own entries
 	}
