@@ -135,3 +135,43 @@ func TestAskingAboutAPendingReserve(t *testing.T) {
 		t.Fatalf("Ask after approval: %+v %v", asked, err)
 	}
 }
+
+// The connection dies after the capture was sent and no push comes; nobody
+// asks about the operation. The next sync finds the capture among the
+// invoice's at the gateway, books it and settles the operation with it:
+// nothing is sent twice.
+func TestOutcomeUnknownSettledBySync(t *testing.T) {
+	ctx := context.Background()
+	var drop atomic.Bool
+	e := newEnv(t, envOpt{front: dropAfterForwarding(&drop)})
+	r := e.reserved(ctx)
+
+	e.pushDown.Store(true)
+	drop.Store(true)
+	before := e.requests.Load()
+	res, err := e.svc.Capture(ctx, CaptureRequest{Reservation: r.ReservationNumber, Quantities: map[string]int{"SHOE-42": 1}})
+	if !api.IsOutcomeUnknown(err) || !res.OutcomeUnknown() {
+		t.Fatalf("capture over a dropped connection: %+v %v, want outcome unknown", res, err)
+	}
+	drop.Store(false)
+
+	got, err := e.svc.Sync(ctx, time.Time{})
+	if err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
+	if len(got.Learned) != 1 || got.Learned[0].Kind != api.TypeDeferredPay || len(got.Learned[0].Result.Settled) != 1 ||
+		got.Learned[0].Result.Settled[0] != res.OpID {
+		t.Fatalf("sync learned %+v, want the capture, settling operation %d", got.Learned, res.OpID)
+	}
+	if n := e.requests.Load() - before; n != 1 {
+		t.Fatalf("%d requests changed money at the gateway, want 1: sync only looks", n)
+	}
+	op, err := e.db.Op(res.OpID)
+	if err != nil || op.State != store.OpSettled || op.ResultKey != got.Learned[0].Key {
+		t.Fatalf("journal entry %+v %v, want settled with the capture's key", op, err)
+	}
+	r2 := e.mustReservation(r.ReservationNumber)
+	if r2.OutcomeUnknown || lineOf(t, r2, "SHOE-42").Captured != 1 {
+		t.Fatalf("after sync: outcome unknown %v, SHOE-42 %+v", r2.OutcomeUnknown, lineOf(t, r2, "SHOE-42"))
+	}
+}
