@@ -28,6 +28,9 @@ const (
 	AttnWindowClosing
 	// AttnRejectedPush: a push failed its checks in the last 24 hours.
 	AttnRejectedPush
+	// AttnLearned: paydesk sync learned from the gateway what no push
+	// told (a capture, refund or cancel made elsewhere) in the last days.
+	AttnLearned
 	// AttnRemainder: a gift card payment with a rest still unpaid.
 	AttnRemainder
 	// AttnOrder: orders without their Reserve push, reservations without
@@ -48,6 +51,8 @@ func (k AttentionKind) label() (string, string) {
 		return "window closing", theme.PaintWarning
 	case AttnRejectedPush:
 		return "push rejected", theme.PaintFailed
+	case AttnLearned:
+		return "learned by sync", theme.PaintWarning
 	case AttnRemainder:
 		return "unpaid remainder", theme.PaintPending
 	}
@@ -106,6 +111,7 @@ type Attention struct {
 	orders   map[string]store.Summary      // orders without their push, reservations without their order
 	gift     map[string]*store.Transaction // gift card payments (grouped on View)
 	rejected map[uint64]*store.PushRecord  // rejected pushes of the last day
+	learned  map[uint64]*store.PushRecord  // pushes sync learned in the last days
 	ops      []*store.PendingOp
 	conflict []*store.Order
 	extra    []AttentionRow
@@ -133,7 +139,7 @@ type Attention struct {
 // NewAttention makes the attention tab.
 func NewAttention(ctx *Context) *Attention {
 	return &Attention{ctx: ctx, table: NewTable(ctx.Theme, attentionColumns),
-		resv: map[string]store.Summary{}, orders: map[string]store.Summary{}, gift: map[string]*store.Transaction{}, rejected: map[uint64]*store.PushRecord{},
+		resv: map[string]store.Summary{}, orders: map[string]store.Summary{}, gift: map[string]*store.Transaction{}, rejected: map[uint64]*store.PushRecord{}, learned: map[uint64]*store.PushRecord{},
 		stale: true, giftStale: true, countStale: true}
 }
 
@@ -192,6 +198,11 @@ func (a *Attention) count(now time.Time) int {
 	}
 	for _, p := range a.rejected {
 		if now.Sub(p.ReceivedAt) < 24*time.Hour {
+			n++
+		}
+	}
+	for _, p := range a.learned {
+		if now.Sub(p.ReceivedAt) < learnedDays*24*time.Hour {
 			n++
 		}
 	}
@@ -255,10 +266,14 @@ func (a *Attention) Update(msg tea.Msg) tea.Cmd {
 		a.changed()
 		if msg.Full {
 			clear(a.rejected)
+			clear(a.learned)
 		}
 		for _, r := range msg.Rows {
 			if p := r.Push; p.Rejected && now.Sub(p.ReceivedAt) < 24*time.Hour {
 				a.rejected[p.ID] = p
+			}
+			if p := r.Push; p.LearnedBySync() && p.Applied && now.Sub(p.ReceivedAt) < learnedDays*24*time.Hour {
+				a.learned[p.ID] = p
 			}
 		}
 	case AttentionOpsMsg:
@@ -348,6 +363,12 @@ func (a *Attention) build() []AttentionRow {
 		rows = append(rows, AttentionRow{Kind: AttnRejectedPush, When: p.ReceivedAt, Subject: shortKey(subj),
 			What: "rejected: " + clean(p.Reason) + " · check the sender and the credentials", Open: OpenPush{Push: p}})
 	}
+	for _, p := range a.learned {
+		if now.Sub(p.ReceivedAt) >= learnedDays*24*time.Hour {
+			continue
+		}
+		rows = append(rows, learnedRow(p))
+	}
 	rows = append(rows, a.remainderRows()...)
 	rows = append(rows, a.extra...)
 	slices.SortStableFunc(rows, func(x, y AttentionRow) int {
@@ -361,6 +382,27 @@ func (a *Attention) build() []AttentionRow {
 	})
 	a.rows = rows
 	return rows
+}
+
+// learnedDays is how long what sync learned stays on the Attention tab.
+const learnedDays = 7
+
+// learnedRow says what paydesk was not told: a person checks that the
+// capture, refund or cancel made elsewhere is what the shop meant.
+func learnedRow(p *store.PushRecord) AttentionRow {
+	what := clean(p.Kind) // a data request's action: Reserve, CancelReservation, …
+	if p.Envelope == api.EnvelopeTransaction {
+		what = kindText(store.KindOf(p.Kind))
+	}
+	if p.AmountShown() {
+		what += " " + money(p.Amount) + " " + clean(p.Currency)
+	}
+	what += " " + p.Status.Text() + " happened at the gateway and no push told paydesk (learned by sync) · check it is what the shop meant"
+	subj := clean(p.Invoice)
+	if subj == "" {
+		subj = clean(p.Key)
+	}
+	return AttentionRow{Kind: AttnLearned, When: p.ReceivedAt, Subject: shortKey(subj), What: what, Open: OpenPush{Push: p}}
 }
 
 func reservationRef(s store.Summary) string {

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"paydesk/api"
-	"paydesk/internal/gwsync"
 	"paydesk/internal/textsafe"
 	"paydesk/store"
 )
@@ -179,7 +178,7 @@ func pushOut(p *store.PushRecord) pushJSON {
 	out := pushJSON{ID: p.ID, Received: p.ReceivedAt.UTC().Format(time.RFC3339), Envelope: p.Envelope, Kind: c(p.Kind), Key: c(p.Key),
 		Invoice: c(p.Invoice), Service: c(p.Service), Status: p.Status.Code, SubCode: c(p.Status.SubCode), StatusText: p.Status.Text(),
 		Currency: c(p.Currency), Signature: p.Signature, Rejected: p.Rejected, Reason: c(p.Reason), Applied: p.Applied, Ignored: c(p.Ignored),
-		Learned: p.RemoteAddr == gwsync.Provenance}
+		Learned: p.LearnedBySync()}
 	if p.Rejected {
 		out.ID = 0 // the rejected log numbers its own entries
 	}

@@ -17,7 +17,7 @@ import (
 
 // Provenance is the push log's "from" of what sync learned: the entry was
 // not pushed, paydesk read it from the gateway's InvoiceInfo lookup.
-const Provenance = "the gateway's InvoiceInfo (sync)"
+const Provenance = store.ProvenanceSync
 
 // Lookup is what sync needs of the gateway (api.Client has it).
 type Lookup interface {
