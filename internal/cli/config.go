@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/pflag"
@@ -42,6 +43,9 @@ type settings struct {
 	// ScanPrefix and ScanSuffix are what the barcode scanner adds around
 	// each code (its setup); the capture form's scan mode takes them off.
 	ScanPrefix, ScanSuffix string
+	// SyncEvery is how often the console asks the gateway what no push
+	// told (autosync.go); 0: never.
+	SyncEvery time.Duration
 	// Merchant is the merchant account's configuration: the embedded
 	// sandbox runs with it and the forms allow what it allows.
 	Merchant api.Merchant
@@ -82,6 +86,7 @@ type fileConfig struct {
 	FixtureDir string `toml:"fixture-dir"`
 	Currency   string `toml:"currency"`
 	ScanPrefix string `toml:"scan-prefix"`
+	SyncEvery  string `toml:"sync-every"`
 	ScanSuffix string `toml:"scan-suffix"`
 	// The merchant account's settings (api.Merchant): what the sandbox
 	// does and what the forms allow.
@@ -119,7 +124,7 @@ func (t *textOrList) UnmarshalTOML(v any) error {
 // lists them.
 var fileKeys = []string{"gateway", "mode", "website-key", "secret-file", "listen", "push-url", "db", "read-only",
 	"autocapture", "partial-refunds", "gift-card-codes",
-	"export-dir", "fixture-dir", "currency", "scan-prefix", "scan-suffix"}
+	"export-dir", "fixture-dir", "currency", "scan-prefix", "scan-suffix", "sync-every"}
 
 // settingEnv maps setting names to their environment variables.
 var settingEnv = map[string]string{
@@ -209,6 +214,11 @@ func (l layers) settings() (settings, error) {
 	if s.Gateway == "" {
 		s.Gateway = "sandbox"
 	}
+	every, serr := parseSyncEvery(l.value("sync-every"))
+	if serr != nil {
+		return settings{}, serr
+	}
+	s.SyncEvery = every
 	m, merr := api.ParseMerchant(l.value)
 	if merr != nil {
 		return settings{}, merr
@@ -349,7 +359,7 @@ func readConfigFile(path string) (map[string]string, error) {
 	}
 	values := map[string]string{"gateway": fc.Gateway, "mode": fc.Mode, "website-key": fc.WebsiteKey, "secret-file": fc.SecretFile,
 		"listen": fc.Listen, "push-url": fc.PushURL, "db": fc.DB, "read-only": strconv.FormatBool(fc.ReadOnly),
-		"export-dir": fc.ExportDir, "fixture-dir": fc.FixtureDir, "currency": fc.Currency, "scan-prefix": fc.ScanPrefix, "scan-suffix": fc.ScanSuffix,
+		"export-dir": fc.ExportDir, "fixture-dir": fc.FixtureDir, "currency": fc.Currency, "scan-prefix": fc.ScanPrefix, "scan-suffix": fc.ScanSuffix, "sync-every": fc.SyncEvery,
 		"autocapture": strconv.FormatBool(fc.Autocapture), "partial-refunds": string(fc.PartialRefunds), "gift-card-codes": string(fc.GiftCardCodes)}
 	out := map[string]string{}
 	for k, v := range values {

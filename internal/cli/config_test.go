@@ -92,6 +92,9 @@ func TestSettingsPrecedence(t *testing.T) {
 				t.Fatal(err)
 			}
 			got.localData = "" // derived from the data home, not a setting
+			if tc.want.SyncEvery == 0 {
+				tc.want.SyncEvery = defaultSyncEvery // no case here sets it
+			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got  %+v\nwant %+v", got, tc.want)
 			}
