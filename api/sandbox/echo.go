@@ -54,4 +54,5 @@ func (s *Sandbox) addTx(t *txRecord, e echoFields) {
 	t.Seq = s.ids.N
 	t.Echo = e
 	s.txs[t.Key] = t
+	s.byInvoice[t.Invoice] = append(s.byInvoice[t.Invoice], t)
 }

@@ -174,8 +174,8 @@ func (s *Sandbox) invoiceInfo(websiteKey, invoice string) (*api.InvoiceInfo, boo
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ts []*txRecord
-	for _, t := range s.txs {
-		if t.WebsiteKey == websiteKey && t.Invoice == invoice {
+	for _, t := range s.byInvoice[invoice] {
+		if t.WebsiteKey == websiteKey {
 			ts = append(ts, t)
 		}
 	}

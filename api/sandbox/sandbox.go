@@ -88,6 +88,7 @@ type Sandbox struct {
 	ids         idSource
 	pushURL     string
 	txs         map[string]*txRecord
+	byInvoice   map[string][]*txRecord // InvoiceInfo's index: an invoice is set when its record is made and never changes
 	resByNumber map[string]*reservation
 	resByKey    map[string]*reservation
 	cards       map[string]*card
@@ -121,6 +122,7 @@ func New(cfg Config) (*Sandbox, error) {
 		ids:         newIDSource(cfg.Seed),
 		pushURL:     cfg.PushURL,
 		txs:         map[string]*txRecord{},
+		byInvoice:   map[string][]*txRecord{},
 		resByNumber: map[string]*reservation{},
 		resByKey:    map[string]*reservation{},
 		cards:       map[string]*card{},

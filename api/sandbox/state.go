@@ -246,6 +246,7 @@ func (s *Sandbox) load() error {
 				return fmt.Errorf("read transaction %s: %w", k, err)
 			}
 			s.txs[t.Key] = &t
+			s.byInvoice[t.Invoice] = append(s.byInvoice[t.Invoice], &t)
 			return nil
 		})
 		if err != nil {

@@ -42,7 +42,7 @@ type Options struct {
 	Since time.Time
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Workers bounds the lookups in flight; 0 means 4.
+	// Workers bounds the invoices looked up and booked at once; 0 means 8.
 	Workers int
 	// Operator names who ran it in the audit log.
 	Operator string
@@ -90,7 +90,7 @@ func Run(ctx context.Context, db Store, gw Lookup, o Options) (Result, error) {
 	}
 	workers := o.Workers
 	if workers <= 0 {
-		workers = 4
+		workers = 8
 	}
 	invoices, err := candidates(db, since)
 	if err != nil {
@@ -98,10 +98,14 @@ func Run(ctx context.Context, db Store, gw Lookup, o Options) (Result, error) {
 	}
 	res := Result{Invoices: len(invoices), Failed: map[string]error{}}
 
+	// Each worker looks an invoice up and books what it learned; the
+	// entries of one invoice are booked in the gateway's order, and the
+	// workers' bookings share the store's group commits.
 	type answer struct {
-		invoice string
-		info    *api.InvoiceInfo
-		err     error
+		learned  []Learned
+		notFound bool
+		err      error // the lookup's: reported, asked again next run
+		fatal    error // the store's: the run stops
 	}
 	answers := make([]answer, len(invoices))
 	var wg sync.WaitGroup
@@ -111,8 +115,26 @@ func Run(ctx context.Context, db Store, gw Lookup, o Options) (Result, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
+				a := &answers[i]
 				info, err := gw.InvoiceInfo(ctx, invoices[i])
-				answers[i] = answer{invoices[i], info, err}
+				switch {
+				case errors.Is(err, api.ErrUnknownTransaction):
+					a.notFound = true
+					continue
+				case err != nil:
+					a.err = err
+					continue
+				}
+				for _, e := range info.Transactions {
+					l, err := learn(ctx, db, invoices[i], e, now())
+					if err != nil {
+						a.fatal = err
+						break
+					}
+					if l != nil {
+						a.learned = append(a.learned, *l)
+					}
+				}
 			}
 		}()
 	}
@@ -126,28 +148,19 @@ feed:
 	}
 	close(next)
 	wg.Wait()
+	for i, a := range answers {
+		switch {
+		case a.fatal != nil:
+			return res, a.fatal
+		case a.notFound:
+			res.NotFound = append(res.NotFound, invoices[i])
+		case a.err != nil:
+			res.Failed[invoices[i]] = a.err
+		}
+		res.Learned = append(res.Learned, a.learned...)
+	}
 	if err := ctx.Err(); err != nil {
 		return res, err
-	}
-
-	for _, a := range answers {
-		switch {
-		case errors.Is(a.err, api.ErrUnknownTransaction):
-			res.NotFound = append(res.NotFound, a.invoice)
-			continue
-		case a.err != nil:
-			res.Failed[a.invoice] = a.err
-			continue
-		}
-		for _, e := range a.info.Transactions {
-			l, err := learn(ctx, db, a.invoice, e, now())
-			if err != nil {
-				return res, err
-			}
-			if l != nil {
-				res.Learned = append(res.Learned, *l)
-			}
-		}
 	}
 	if len(res.Learned) > 0 {
 		_, err := db.AppendAudit(store.AuditEntry{Time: now(), Operator: o.Operator, Action: "sync", Target: fmt.Sprintf("%d invoices", res.Invoices),
