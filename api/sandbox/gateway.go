@@ -59,6 +59,7 @@ func (s *Sandbox) routes() {
 	m.HandleFunc("POST /sandbox/checkout/{key}/{verb}", s.serveCheckoutAction)
 	m.HandleFunc("GET /sandbox/giftcard/{key}", s.serveGiftCardPage)
 	m.HandleFunc("POST /sandbox/giftcard/{key}/{verb}", s.serveGiftCardAction)
+	m.HandleFunc("GET "+PathStatement, s.serveStatement)
 	m.HandleFunc(PathAdminResend+"{key}", s.serveAdmin)
 	m.HandleFunc(PathAdminPushes+"{key}", s.serveAdmin)
 	s.mux = m

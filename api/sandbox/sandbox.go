@@ -52,6 +52,12 @@ type Config struct {
 	// Chaos, when set, makes the sandbox misbehave deterministically (see
 	// Chaos); pushes then go out one at a time.
 	Chaos *Chaos
+	// SettleDays is how many days after its success a payment or refund is
+	// settled, on the statement of that day (GET /sandbox/statement); 0
+	// settles it the same day.
+	SettleDays int
+	// SettleFee is what the payout keeps of every settled transaction.
+	SettleFee decimal.Decimal
 }
 
 // CardInfo is a seeded gift card and its balance.
