@@ -31,6 +31,9 @@ const (
 	// AttnLearned: paydesk sync learned from the gateway what no push
 	// told (a capture, refund or cancel made elsewhere) in the last days.
 	AttnLearned
+	// AttnReconcile: a statement line or a capture that did not reconcile
+	// (paydesk reconcile) in the last days.
+	AttnReconcile
 	// AttnRemainder: a gift card payment with a rest still unpaid.
 	AttnRemainder
 	// AttnOrder: orders without their Reserve push, reservations without
@@ -53,6 +56,8 @@ func (k AttentionKind) label() (string, string) {
 		return "push rejected", theme.PaintFailed
 	case AttnLearned:
 		return "learned by sync", theme.PaintWarning
+	case AttnReconcile:
+		return "not reconciled", theme.PaintFailed
 	case AttnRemainder:
 		return "unpaid remainder", theme.PaintPending
 	}
@@ -82,6 +87,10 @@ type (
 		// Conflicts are orders the intake refused (409) in the last days
 		// because their invoice was known with other lines.
 		Conflicts []*store.Order
+		// Unreconciled are the audit entries (AuditReconcileItem) of the
+		// statement lines and captures that did not reconcile in the last
+		// days, the newest of each target.
+		Unreconciled []store.AuditEntry
 		Err       error
 	}
 	// AttentionExtraMsg carries rows from elsewhere: the hook for orders
@@ -112,6 +121,8 @@ type Attention struct {
 	gift     map[string]*store.Transaction // gift card payments (grouped on View)
 	rejected map[uint64]*store.PushRecord  // rejected pushes of the last day
 	learned  map[uint64]*store.PushRecord  // pushes sync learned in the last days
+	// unreconciled: what paydesk reconcile did not match, from the audit log
+	unreconciled []store.AuditEntry
 	ops      []*store.PendingOp
 	conflict []*store.Order
 	extra    []AttentionRow
@@ -185,7 +196,7 @@ func (a *Attention) Count() int {
 
 // count is len(build()) without building: the same tests, no text.
 func (a *Attention) count(now time.Time) int {
-	n := len(a.ops) + len(a.conflict) + len(a.remainderRows()) + len(a.extra)
+	n := len(a.ops) + len(a.conflict) + len(a.unreconciled) + len(a.remainderRows()) + len(a.extra)
 	for _, s := range a.resv {
 		if s.DaysLeft(now) <= windowWarnDays {
 			n++
@@ -277,7 +288,7 @@ func (a *Attention) Update(msg tea.Msg) tea.Cmd {
 			}
 		}
 	case AttentionOpsMsg:
-		a.ops, a.conflict, a.err = msg.Ops, msg.Conflicts, msg.Err
+		a.ops, a.conflict, a.unreconciled, a.err = msg.Ops, msg.Conflicts, msg.Unreconciled, msg.Err
 		a.changed()
 	case AttentionExtraMsg:
 		if msg.Err == nil {
@@ -352,6 +363,10 @@ func (a *Attention) build() []AttentionRow {
 	for _, o := range a.conflict {
 		rows = append(rows, conflictRow(o))
 	}
+	for _, e := range a.unreconciled {
+		rows = append(rows, AttentionRow{Kind: AttnReconcile, When: e.Time, Subject: shortKey(clean(e.Target)),
+			What: clean(e.Result) + ": " + clean(e.Reason) + " · compare the statement with the ledger"})
+	}
 	for _, p := range a.rejected {
 		if now.Sub(p.ReceivedAt) >= 24*time.Hour {
 			continue
@@ -383,6 +398,15 @@ func (a *Attention) build() []AttentionRow {
 	a.rows = rows
 	return rows
 }
+
+// AuditReconcileItem is the audit action paydesk reconcile records for a
+// statement line or a capture that did not match; the Attention tab shows
+// those of the last ReconcileDays.
+const AuditReconcileItem = "reconcile-item"
+
+// ReconcileDays is how long what did not reconcile stays on the Attention
+// tab (until a person looked, or the next statements were read).
+const ReconcileDays = 7
 
 // learnedDays is how long what sync learned stays on the Attention tab.
 const learnedDays = 7

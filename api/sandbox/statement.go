@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/csv"
+	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -111,6 +112,11 @@ func (s *Sandbox) serveStatement(w http.ResponseWriter, r *http.Request) {
 	lines := s.Statement(q.Get("websiteKey"), day)
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="statement-`+day.Format(time.DateOnly)+`.csv"`)
+	_ = WriteStatement(w, lines)
+}
+
+// WriteStatement writes lines as the statement's CSV, header first.
+func WriteStatement(w io.Writer, lines []StatementLine) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write(StatementHeader)
 	for _, l := range lines {
@@ -118,4 +124,5 @@ func (s *Sandbox) serveStatement(w http.ResponseWriter, r *http.Request) {
 			l.Gross.StringFixed(2), l.Fee.StringFixed(2), l.Net.StringFixed(2), l.StatusDate})
 	}
 	cw.Flush()
+	return cw.Error()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/shopspring/decimal"
 	"io"
 	"net"
 	"net/http"
@@ -23,6 +24,8 @@ import (
 type sandboxFlags struct {
 	addr, publicURL, statePath, chaos string
 	seed                              uint64
+	settleDays                        int
+	settleFee                         string
 }
 
 func sandboxCmd(sio IO) *cobra.Command {
@@ -47,6 +50,8 @@ The secret key is read from $PAYDESK_SECRET_KEY or --secret-file, never from a f
 	fs.StringVar(&f.chaos, "chaos", "", "a bad day at the gateway, seeded and repeatable: e.g. seed=7,dup=0.2,reorder=0.3,drop=0.1,delay=2s/0.5,slow=1s/0.1,5xx=0.05,492=0.05 (rates 0.2 or 20%; delay and slow DURATION/RATE; see docs/sandbox.md)")
 	fs.StringVar(&f.statePath, "state", "", "bbolt file for the state and the push outbox (default: memory only)")
 	fs.Uint64Var(&f.seed, "seed", 0, "make keys and numbers deterministic (0 = random)")
+	fs.IntVar(&f.settleDays, "settle-days", 0, "days after its success a payment or refund is on the settlement statement (GET /sandbox/statement?date=)")
+	fs.StringVar(&f.settleFee, "settle-fee", "0", "what the payout keeps of every settled transaction, e.g. 0.25")
 	return cmd
 }
 
@@ -74,6 +79,15 @@ func runSandbox(ctx context.Context, sio IO, flags *pflag.FlagSet, f sandboxFlag
 			return 2
 		}
 	}
+	if f.settleDays < 0 || f.settleDays > 366 {
+		fmt.Fprintf(sio.Stderr, "paydesk sandbox: --settle-days %d: must be from 0 to 366\n", f.settleDays)
+		return 2
+	}
+	fee, err := decimal.NewFromString(f.settleFee)
+	if err != nil || fee.IsNegative() || fee.Exponent() < -2 {
+		fmt.Fprintf(sio.Stderr, "paydesk sandbox: --settle-fee %q: an amount of 0 or more with at most two decimals\n", f.settleFee)
+		return 2
+	}
 	websiteKey, secretFile, pushURL := l.value("website-key"), l.value("secret-file"), l.value("push-url")
 	if websiteKey == "" {
 		fmt.Fprintln(sio.Stderr, "paydesk sandbox: --website-key (or $PAYDESK_WEBSITE_KEY, or website-key in the config file) is required")
@@ -100,6 +114,8 @@ func runSandbox(ctx context.Context, sio IO, flags *pflag.FlagSet, f sandboxFlag
 		StatePath:     *statePath,
 		Seed:          *seed,
 		Logf:          logf,
+		SettleDays:    f.settleDays,
+		SettleFee:     fee,
 	})
 	if err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk sandbox: %v\n", err)
