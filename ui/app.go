@@ -565,6 +565,8 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 		return a.switchTab(4)
 	case key.Matches(msg, k.Batch):
 		return a.openBatch()
+	case key.Matches(msg, k.Money):
+		return a.openMoney()
 	case key.Matches(msg, k.Refresh):
 		a.status = views.StatusMsg{Text: "reloaded from the cache"}
 		return a.reload(store.Change{Overflow: true})

@@ -224,11 +224,11 @@ func (a *App) helpGroups() ([]string, [][]key.Binding) {
 	groups := [][]key.Binding{
 		screen,
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Wheel, k.Back},
-		{k.Tabs, k.Tab0, k.NextTab, k.PrevTab, k.Palette, k.Refresh, k.Help, k.Quit},
+		{k.Tabs, k.Tab0, k.NextTab, k.PrevTab, k.Money, k.Palette, k.Refresh, k.Help, k.Quit},
 	}
 	if !a.cfg.ReadOnly {
 		// B opens the batch page from every tab.
-		groups[2] = append(groups[2][:6:6], append([]key.Binding{k.Batch}, groups[2][6:]...)...)
+		groups[2] = append(groups[2][:7:7], append([]key.Binding{k.Batch}, groups[2][7:]...)...)
 	}
 	return titles, groups
 }

@@ -414,6 +414,8 @@ func (a *App) reloadPages() []tea.Cmd {
 				cmds = append(cmds, a.loadReservation(p.Ref(), false))
 			case *views.TransactionDetail:
 				cmds = append(cmds, a.loadTransaction(p.Key(), false))
+			case *views.Money:
+				cmds = append(cmds, a.loadMoney())
 			}
 		}
 	}

@@ -52,6 +52,7 @@ func newPalette(a *App) *palette {
 		add("Tabs", b, false)
 	}
 	add("Console", k.Batch, true)
+	add("Console", k.Money, false)
 	for _, b := range []key.Binding{k.Refresh, k.Help, k.Quit} {
 		add("Console", b, false)
 	}

@@ -91,7 +91,7 @@ type (
 		// statement lines and captures that did not reconcile in the last
 		// days, the newest of each target.
 		Unreconciled []store.AuditEntry
-		Err       error
+		Err          error
 	}
 	// AttentionExtraMsg carries rows from elsewhere: the hook for orders
 	// that arrived without a push and pushes without an order.
@@ -123,10 +123,10 @@ type Attention struct {
 	learned  map[uint64]*store.PushRecord  // pushes sync learned in the last days
 	// unreconciled: what paydesk reconcile did not match, from the audit log
 	unreconciled []store.AuditEntry
-	ops      []*store.PendingOp
-	conflict []*store.Order
-	extra    []AttentionRow
-	err      error
+	ops          []*store.PendingOp
+	conflict     []*store.Order
+	extra        []AttentionRow
+	err          error
 
 	// rows are the rows as last built, at builtAt (to the second); stale
 	// says an input changed since. A frame asks for the rows or their

@@ -58,9 +58,11 @@ type KeyMap struct {
 	Batch          key.Binding // the batch page: capture from a shipment manifest
 
 	// Push log
-	CopyKey      key.Binding
-	CopyJSON     key.Binding
-	SaveFixture  key.Binding
+	CopyKey     key.Binding
+	CopyJSON    key.Binding
+	SaveFixture key.Binding
+	// Money opens the Money page from every tab.
+	Money        key.Binding
 	Resend       key.Binding
 	FilterType   key.Binding
 	FilterStatus key.Binding
@@ -114,6 +116,7 @@ func Default() *KeyMap {
 		GiftCardPay:    b("p", "gift card payment", "p"),
 		Resolve:        b("o", "resolve unknown outcome", "o"),
 		Batch:          b("B", "batch capture from a manifest", "B"),
+		Money:          b("M", "money: the days' totals", "M"),
 
 		CopyKey:      b("y", "copy key", "y"),
 		CopyJSON:     b("Y", "copy JSON", "Y"),
