@@ -33,6 +33,9 @@ type runtime struct {
 	set settings
 	db  *store.DB
 	svc *ops.Service
+	// opsCfg is svc's configuration: an owner makes a service of its own
+	// from it for a client whose operator has another name.
+	opsCfg ops.Config
 	// sandbox is the embedded sandbox, nil on a real gateway.
 	sandbox *sandbox.Sandbox
 	// gatewayURL is where requests go (the embedded sandbox's loopback URL
@@ -192,6 +195,7 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 	if r.svc, err = ops.New(oc); err != nil {
 		return nil, err
 	}
+	r.opsCfg = oc
 	return r, nil
 }
 
