@@ -113,7 +113,7 @@ func TestThroughOwnerAsDirect(t *testing.T) {
 				{args: []string{"pushes"}},
 				{args: []string{"audit"}},
 				{args: []string{"audit", "--verify"}},
-				{args: []string{"reservations", "--state", "partly"}},      // a usage error: exit 2
+				{args: []string{"reservations", "--state", "partly"}},     // a usage error: exit 2
 				{args: []string{"capture", number, "SHOE-42=9", "--yes"}}, // refused before sending
 				{args: []string{"cancel", number}},                        // no terminal, no --yes: nothing sent
 				{args: []string{"refund", "NOKEY", "5", "--reason", "return", "--yes", "--json"}},
