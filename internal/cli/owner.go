@@ -119,7 +119,7 @@ func notThroughOwner(name string) string {
 // lateOwnerWait is how long a command that found the cache locked waits
 // for its owner's socket: an owner opens the cache first and serves the
 // socket once its runtime is up.
-const lateOwnerWait = 3 * time.Second
+const lateOwnerWait = 1500 * time.Millisecond
 
 // forwardLate is for a command that found no socket but the cache locked:
 // an owner that is starting serves its socket in a moment. It reports true
