@@ -102,17 +102,26 @@ func answerError(path string, resp *http.Response) error {
 	return fmt.Errorf("the paydesk serving %s refused: %s %s", path, resp.Status, strings.TrimSpace(string(b)))
 }
 
+// interruptGrace is how long an interrupted command has to end in the
+// owner and say so before the client stops listening.
+const interruptGrace = 15 * time.Second
+
 // Run has the owner run req and copies the command's output to stdout and
 // stderr as it comes; when the command reads its stdin, stdin is sent.
-// It returns the command's exit code. After the request went out, a broken
-// connection is ErrBroken: the command may have run, in part or whole.
+// It returns the command's exit code. When ctx ends (Ctrl-C) the owner
+// interrupts the command as Ctrl-C would interrupt it here, and its last
+// words and exit code still come back. After the request went out, a
+// broken connection is ErrBroken: the command may have run, in part or
+// whole.
 func (c *Client) Run(ctx context.Context, req Request, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	req.Stdin = stdin != nil
 	body, err := json.Marshal(req)
 	if err != nil {
 		return 0, err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://paydesk/run", bytes.NewReader(body))
+	// The request is not cut off with ctx: the command ends in the owner,
+	// which then answers.
+	hreq, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodPost, "http://paydesk/run", bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}
@@ -128,8 +137,15 @@ func (c *Client) Run(ctx context.Context, req Request, stdin io.Reader, stdout, 
 	if resp.StatusCode != http.StatusOK {
 		return 0, answerError(c.path, resp)
 	}
+	dec := json.NewDecoder(resp.Body)
+	first, err := decodeFrame(dec)
+	if err != nil || first.Run == "" {
+		return 0, fmt.Errorf("%w: the first frame is not the run's token (%v)", ErrBroken, err)
+	}
+	ended := make(chan struct{})
+	defer close(ended)
+	go c.interrupt(ctx, first.Run, ended, resp.Body)
 	feeding := false
-	dec := json.NewDecoder(io.LimitReader(resp.Body, 1<<62))
 	for {
 		f, err := decodeFrame(dec)
 		if err != nil {
@@ -164,6 +180,31 @@ func decodeFrame(dec *json.Decoder) (frame, error) {
 		return frame{}, errors.New("a frame larger than the owner writes")
 	}
 	return f, nil
+}
+
+// interrupt asks the owner to interrupt the run of token once ctx ends,
+// and stops listening to it (body) when it has not ended after
+// interruptGrace.
+func (c *Client) interrupt(ctx context.Context, token string, ended <-chan struct{}, body io.Closer) {
+	select {
+	case <-ended:
+		return
+	case <-ctx.Done():
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), ownerTimeout)
+	defer cancel()
+	if req, err := http.NewRequestWithContext(cctx, http.MethodPost, "http://paydesk/cancel/"+token, nil); err == nil {
+		if resp, err := c.http.Do(req); err == nil {
+			_ = resp.Body.Close()
+		}
+	}
+	t := time.NewTimer(interruptGrace)
+	defer t.Stop()
+	select {
+	case <-ended:
+	case <-t.C:
+		_ = body.Close()
+	}
 }
 
 // feed posts stdin for the command that asked under token; it ends with

@@ -233,46 +233,77 @@ func TestStaleSocket(t *testing.T) {
 }
 
 // TestClientGoesAway: a client that disconnects mid-command ends its
-// command (its context) and the owner goes on serving others.
+// command (its context, its writes) and the owner goes on serving others;
+// a client interrupted (Ctrl-C) has the command interrupted and still hears
+// how it ended.
 func TestClientGoesAway(t *testing.T) {
 	paths := Paths(filepath.Join(shortDir(t), "c.db"), "")
-	started, ended := make(chan struct{}), make(chan error, 1)
+	started, ended := make(chan struct{}, 1), make(chan error, 1)
 	listen(t, paths, func(ctx context.Context, req Request, s Streams) int {
 		if req.Args[0] == "block" {
 			fmt.Fprintln(s.Stdout, "started")
-			close(started)
+			started <- struct{}{}
 			<-ctx.Done()
-			_, err := fmt.Fprintln(s.Stdout, "after")
+			_, err := fmt.Fprintln(s.Stdout, "interrupted")
 			ended <- err
-			return 0
+			return 3
 		}
 		fmt.Fprintln(s.Stdout, "ok")
 		return 0
 	})
-	c := dial(t, paths)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := c.Run(ctx, Request{Args: []string{"block"}, Dir: "/"}, nil, io.Discard, io.Discard)
-		done <- err
-	}()
-	select {
-	case <-started:
-	case <-time.After(stuck):
-		t.Fatal("the command did not start")
-	}
-	cancel()
-	select {
-	case err := <-ended:
-		if err == nil {
-			t.Fatal("a write to a client that went away succeeded")
+	wait := func(what string, c <-chan struct{}) {
+		t.Helper()
+		select {
+		case <-c:
+		case <-time.After(stuck):
+			t.Fatalf("%s: stuck", what)
 		}
-	case <-time.After(stuck):
-		t.Fatal("the command outlived its client")
 	}
-	if err := <-done; err == nil {
-		t.Fatal("the client's run ended without an error")
-	}
+
+	t.Run("disconnected", func(t *testing.T) {
+		c := dial(t, paths)
+		req, _ := http.NewRequest(http.MethodPost, "http://paydesk/run", strings.NewReader(`{"args":["block"],"dir":"/"}`))
+		resp, err := c.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait("start", started)
+		resp.Body.Close() // the connection goes with it
+		c.Close()
+		select {
+		case err := <-ended:
+			if err == nil {
+				t.Fatal("a write to a client that went away succeeded")
+			}
+		case <-time.After(stuck):
+			t.Fatal("the command outlived its client")
+		}
+	})
+
+	t.Run("interrupted", func(t *testing.T) {
+		c := dial(t, paths)
+		ctx, cancel := context.WithCancel(context.Background())
+		type result struct {
+			code int
+			err  error
+		}
+		done := make(chan result, 1)
+		var out bytes.Buffer
+		go func() {
+			code, err := c.Run(ctx, Request{Args: []string{"block"}, Dir: "/"}, nil, &out, io.Discard)
+			done <- result{code, err}
+		}()
+		wait("start", started)
+		cancel()
+		if err := <-ended; err != nil {
+			t.Fatalf("the interrupted command could not say so: %v", err)
+		}
+		r := <-done
+		if r.err != nil || r.code != 3 || out.String() != "started\ninterrupted\n" {
+			t.Fatalf("interrupted run: exit %d %v %q", r.code, r.err, out.String())
+		}
+	})
+
 	var out bytes.Buffer
 	if code, err := dial(t, paths).Run(context.Background(), Request{Args: []string{"next"}, Dir: "/"}, nil, &out, io.Discard); err != nil || code != 0 || out.String() != "ok\n" {
 		t.Fatalf("next command: %d %v %q", code, err, out.String())

@@ -50,9 +50,18 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu    sync.Mutex
-	stdin map[string]*stdinPipe
-	wg    sync.WaitGroup // the runs
+	served chan struct{} // closed when Serve has returned
+
+	mu   sync.Mutex
+	runs map[string]*running
+	wg   sync.WaitGroup // the runs
+}
+
+// running is a command running for a client, known by its token.
+type running struct {
+	cancel context.CancelFunc
+	stdin  *stdinPipe // nil when the client has none
+	fed    bool       // under Server.mu: its stdin is being sent
 }
 
 // errNotUnix: a connection that is not a unix socket's.
@@ -109,12 +118,13 @@ func listenAt(path string, beside bool) (net.Listener, error) {
 }
 
 func serve(path string, ln net.Listener, info Info, run Runner, logf func(string, ...any)) *Server {
-	s := &Server{path: path, info: info, run: run, logf: logf, uid: os.Getuid(), ln: ln, stdin: map[string]*stdinPipe{}}
+	s := &Server{path: path, info: info, run: run, logf: logf, uid: os.Getuid(), ln: ln, runs: map[string]*running{}, served: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /owner", s.handleOwner)
 	mux.HandleFunc("POST /run", s.handleRun)
 	mux.HandleFunc("POST /stdin/{token}", s.handleStdin)
+	mux.HandleFunc("POST /cancel/{token}", s.handleCancel)
 	s.srv = &http.Server{
 		Handler: s.checkPeer(mux),
 		// A command runs as long as it runs and a prompt waits for its
@@ -127,6 +137,7 @@ func serve(path string, ln net.Listener, info Info, run Runner, logf func(string
 		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	go func() {
+		defer close(s.served)
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logf("socket %s: %v", path, err)
 		}
@@ -144,6 +155,7 @@ func (s *Server) Close() error {
 	ctx, stop := context.WithTimeout(context.Background(), time.Minute)
 	defer stop()
 	err := s.srv.Shutdown(ctx)
+	<-s.served // Serve closes the listener, which removes the socket
 	s.wg.Wait()
 	return err
 }
@@ -183,30 +195,61 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	out := &frames{enc: json.NewEncoder(w), rc: http.NewResponseController(w), gone: cancel}
-	out.flush()
 	streams := Streams{Stdout: stream{out, false}, Stderr: stream{out, true}}
+	token := newToken()
+	ru := &running{cancel: cancel}
 	if req.Stdin {
-		p := s.newStdin(out)
-		defer s.dropStdin(p)
+		ru.stdin = newStdin(token, out)
+		defer ru.stdin.end()
 		// A command waiting for input ends with its context (the client
-		// gone, the owner closing), not when someone types.
-		stop := context.AfterFunc(ctx, func() { _ = p.r.CloseWithError(ctx.Err()) })
+		// gone or interrupted, the owner closing), not when someone types.
+		stop := context.AfterFunc(ctx, func() { _ = ru.stdin.r.CloseWithError(ctx.Err()) })
 		defer stop()
-		streams.Stdin = p
+		streams.Stdin = ru.stdin
+	}
+	s.mu.Lock()
+	s.runs[token] = ru
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.runs, token)
+		s.mu.Unlock()
+	}()
+	// The token first: with it the client can interrupt the command.
+	if out.send(frame{Run: token}) != nil {
+		return
 	}
 	code := s.run(ctx, req, streams)
-	out.send(frame{Exit: &code})
+	_ = out.send(frame{Exit: &code})
+}
+
+func newToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// handleCancel interrupts the run of token as Ctrl-C interrupts a command
+// that runs by itself: its context ends, and what it says then still goes
+// to the client.
+func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	ru := s.runs[r.PathValue("token")]
+	s.mu.Unlock()
+	if ru == nil {
+		http.Error(w, "no such command running", http.StatusNotFound)
+		return
+	}
+	ru.cancel()
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // handleStdin feeds the body to the run that asked for it under token.
 func (s *Server) handleStdin(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	p := s.stdin[r.PathValue("token")]
-	if p != nil && p.fed {
-		p = nil // one feed per run
-	}
-	if p != nil {
-		p.fed = true
+	var p *stdinPipe
+	if ru := s.runs[r.PathValue("token")]; ru != nil && ru.stdin != nil && !ru.fed {
+		p, ru.fed = ru.stdin, true // one feed per run
 	}
 	s.mu.Unlock()
 	if p == nil {
@@ -230,33 +273,25 @@ type stdinPipe struct {
 	out   *frames
 	r     *io.PipeReader
 	w     *io.PipeWriter
-	fed   bool // under Server.mu
 	// done ends when the command has returned.
-	done context.Context
-	end  context.CancelFunc
+	done   context.Context
+	cancel context.CancelFunc
 }
 
-func (s *Server) newStdin(out *frames) *stdinPipe {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
+func newStdin(token string, out *frames) *stdinPipe {
 	r, w := io.Pipe()
-	p := &stdinPipe{token: hex.EncodeToString(b), out: out, r: r, w: w}
-	p.done, p.end = context.WithCancel(context.Background())
-	s.mu.Lock()
-	s.stdin[p.token] = p
-	s.mu.Unlock()
+	p := &stdinPipe{token: token, out: out, r: r, w: w}
+	p.done, p.cancel = context.WithCancel(context.Background())
 	return p
 }
 
 // errRunEnded ends a stdin feed whose command has returned.
 var errRunEnded = errors.New("the command has ended")
 
-func (s *Server) dropStdin(p *stdinPipe) {
-	s.mu.Lock()
-	delete(s.stdin, p.token)
-	s.mu.Unlock()
+// end cuts the feed off once the command has returned.
+func (p *stdinPipe) end() {
 	_ = p.r.CloseWithError(errRunEnded)
-	p.end()
+	p.cancel()
 }
 
 func (p *stdinPipe) Read(b []byte) (int, error) {
@@ -290,12 +325,6 @@ func (f *frames) send(fr frame) error {
 		return err
 	}
 	return f.flushLocked()
-}
-
-func (f *frames) flush() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	_ = f.flushLocked()
 }
 
 func (f *frames) flushLocked() error {

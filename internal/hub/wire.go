@@ -66,10 +66,12 @@ func decodeRequest(r io.Reader) (Request, error) {
 	return req, nil
 }
 
-// frame is one piece of the owner's answer: output for stdout (O) or
-// stderr (E), a request for the client's stdin (Stdin, the token to post it
-// under), or the command's exit code, always last.
+// frame is one piece of the owner's answer: first the run's token (Run:
+// POST /cancel/{token} interrupts it), then output for stdout (O) or stderr
+// (E), a request for the client's stdin (Stdin, the token to post it
+// under), and the command's exit code, always last.
 type frame struct {
+	Run   string `json:"run,omitempty"`
 	O     []byte `json:"o,omitempty"`
 	E     []byte `json:"e,omitempty"`
 	Stdin string `json:"stdin,omitempty"`
