@@ -435,3 +435,48 @@ func TestREADMETryThemWithOwner(t *testing.T) {
 		t.Fatalf("variables set: %v, want RES and CAP", vars)
 	}
 }
+
+// BenchmarkThroughOwner: one look command (reservations -q on a cache of
+// one reservation) run by itself, which opens and checks the cache, and
+// through an owner's socket, which finds the owner, sends the argv and
+// streams the answer back.
+func BenchmarkThroughOwner(b *testing.B) {
+	dir, err := os.MkdirTemp("", "pd")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	env := cliEnv(dir)
+	getenv := func(k string) string { return env[k] }
+	run := func(b *testing.B, args ...string) {
+		var out, errb bytes.Buffer
+		if code := Main(context.Background(), IO{Stdout: &out, Stderr: &errb, Getenv: getenv}, args); code != 0 {
+			b.Fatalf("%q: exit %d %s", args, code, errb.String())
+		}
+	}
+	run(b, "test-reservation")
+	b.Run("by itself", func(b *testing.B) {
+		for b.Loop() {
+			run(b, "reservations", "-q")
+		}
+	})
+	set, err := resolveSettings(nil, getenv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rt, err := start(context.Background(), set, getenv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Close()
+	srv, err := (&host{what: "the benchmark", rt: rt, db: rt.db, set: rt.set, getenv: getenv}).serve()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	b.Run("through the owner", func(b *testing.B) {
+		for b.Loop() {
+			run(b, "reservations", "-q")
+		}
+	})
+}
