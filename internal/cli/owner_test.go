@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -303,6 +306,71 @@ func TestClientGoneOwnerGoesOn(t *testing.T) {
 	number := strings.TrimSpace(out)
 	if code, _, errs := runEnv(t, context.Background(), env, nil, false, "capture", number, "SHOE-42=1", "--yes"); code != 0 {
 		t.Fatalf("capture after a client went away: exit %d %s", code, errs)
+	}
+}
+
+// TestClientDropsOwnerGoesOn: a client whose connection drops in the
+// middle of a command (killed, its terminal closed) — here `import -` with
+// half a CSV sent — does not break the owner: the command ends, nothing of
+// the half-sent order is kept, and the next commands run.
+func TestClientDropsOwnerGoesOn(t *testing.T) {
+	dir := shortTemp(t)
+	env := cliEnv(dir)
+	if code, _, errs := runEnv(t, context.Background(), env, nil, false, "test-reservation", "--approve"); code != 0 {
+		t.Fatalf("test-reservation: %s", errs)
+	}
+	h, srv := startOwner(t, env)
+	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", srv.Path())
+	}}
+	c := &http.Client{Transport: tr}
+	body, _ := json.Marshal(hub.Request{Args: []string{"import", "-"}, Env: env, Dir: "/", Stdin: true})
+	resp, err := c.Post("http://paydesk/run", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := bufio.NewReader(resp.Body)
+	var asked struct {
+		Stdin string `json:"stdin"`
+	}
+	for asked.Stdin == "" {
+		line, err := frames.ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("the owner never asked for stdin: %v", err)
+		}
+		_ = json.Unmarshal(line, &asked)
+	}
+	pr, pw := io.Pipe()
+	fed := make(chan struct{})
+	go func() {
+		defer close(fed)
+		if r, err := c.Post("http://paydesk/stdin/"+asked.Stdin, "text/csv", pr); err == nil {
+			r.Body.Close()
+		}
+	}()
+	if _, err := pw.Write([]byte("invoice,article_number,title,quantity,price,vat\nSHOP-1,MUG,Mug,1,")); err != nil {
+		t.Fatal(err)
+	}
+	// The client goes: both connections close mid-command.
+	resp.Body.Close()
+	pw.CloseWithError(io.ErrUnexpectedEOF)
+	tr.CloseIdleConnections()
+	<-fed
+	for deadline := time.Now().Add(stuckAfter); srv.Running() > 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the command of a client that dropped still runs")
+		}
+	}
+
+	code, out, errs := runEnv(t, context.Background(), env, nil, false, "reservations", "--state", "reserved", "-q")
+	if code != 0 || strings.TrimSpace(out) == "" {
+		t.Fatalf("the owner after a client dropped: exit %d %q %s", code, out, errs)
+	}
+	if code, _, errs := runEnv(t, context.Background(), env, nil, false, "capture", strings.TrimSpace(out), "SHOE-42=1", "--yes"); code != 0 {
+		t.Fatalf("capture after a client dropped: exit %d %s", code, errs)
+	}
+	if o, err := h.db.Order("SHOP-1"); err == nil && o != nil {
+		t.Fatalf("half an order was kept: %+v", o)
 	}
 }
 

@@ -148,6 +148,13 @@ func serve(path string, ln net.Listener, info Info, run Runner, logf func(string
 // Path is the socket's path.
 func (s *Server) Path() string { return s.path }
 
+// Running is how many commands run for clients now.
+func (s *Server) Running() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.runs)
+}
+
 // Close stops taking commands, ends the ones running (their context is
 // cancelled, as Ctrl-C would), waits for them and removes the socket.
 func (s *Server) Close() error {
