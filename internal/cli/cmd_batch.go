@@ -302,7 +302,7 @@ func runAndReport(ctx context.Context, c *cmdContext, rn *batch.Runner, b store.
 	defer stop()
 	var prog *batch.Progress
 	switch {
-	case isTerminal(sio.Stderr):
+	case isTerminal(sio.Stderr) || sio.stderrTerminal:
 		prog = batch.NewProgress(sio.Stderr, true)
 	case !c.flags.json:
 		prog = batch.NewProgress(sio.Stdout, false)

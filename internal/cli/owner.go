@@ -159,7 +159,7 @@ func removeStale(cache string, getenv func(string) string) {
 func (fw *forwarding) run(ctx context.Context, sio IO, args []string) int {
 	defer fw.to.Close()
 	getenv := getenvOf(sio)
-	req := hub.Request{Args: args, Env: map[string]string{}, Interactive: sio.Interactive}
+	req := hub.Request{Args: args, Env: map[string]string{}, Interactive: sio.Interactive, StderrTerminal: isTerminal(sio.Stderr)}
 	for _, k := range forwardedEnv {
 		if v := getenv(k); v != "" {
 			req.Env[k] = v
@@ -207,7 +207,7 @@ func (h *host) serve() (*hub.Server, error) {
 func (h *host) run(ctx context.Context, req hub.Request, s hub.Streams) int {
 	env := req.Env
 	sio := IO{Stdin: s.Stdin, Stdout: s.Stdout, Stderr: s.Stderr, Interactive: req.Interactive && s.Stdin != nil,
-		Getenv: func(k string) string { return env[k] }, host: h, dir: req.Dir}
+		Getenv: func(k string) string { return env[k] }, host: h, dir: req.Dir, stderrTerminal: req.StderrTerminal}
 	root := newRoot(sio)
 	if cmd, _, err := root.Find(joinOptionalValues(req.Args)); err == nil && cmd.Annotations[ownerRuns] == "" {
 		name := strings.TrimPrefix(cmd.CommandPath(), "paydesk ")

@@ -33,6 +33,9 @@ type IO struct {
 	client *forwarding
 	host   *host
 	dir    string
+	// stderrTerminal: the client's stderr is a terminal (for a client's
+	// command, whose Stderr here is the stream back to it).
+	stderrTerminal bool
 }
 
 // getenvOf is sio's environment, or an empty one.

@@ -22,6 +22,9 @@ type Request struct {
 	// Interactive that it is a terminal someone can answer on.
 	Stdin       bool `json:"stdin"`
 	Interactive bool `json:"interactive"`
+	// StderrTerminal says the client's stderr is a terminal (a batch draws
+	// its progress there).
+	StderrTerminal bool `json:"stderrTerminal,omitempty"`
 }
 
 // Limits on a request: an argv and environment of a command line, never
