@@ -554,3 +554,48 @@ func BenchmarkThroughOwner(b *testing.B) {
 		}
 	})
 }
+
+// TestServeCommand: paydesk serve owns the cache until it is stopped,
+// says where its socket is, runs the commands of this machine through it,
+// and leaves no socket behind.
+func TestServeCommand(t *testing.T) {
+	dir := shortTemp(t)
+	env := cliEnv(dir)
+	env["XDG_RUNTIME_DIR"] = shortTemp(t)
+	var stderr lockedBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, IO{Stdout: io.Discard, Stderr: &stderr, Getenv: func(k string) string { return env[k] }}, []string{"serve", "--listen", "127.0.0.1:0"})
+	}()
+	socket := regexp.MustCompile(`socket: +(\S+\.sock) \(the commands on this machine run through it\)`)
+	var path string
+	for deadline := time.Now().Add(stuckAfter); path == ""; time.Sleep(5 * time.Millisecond) {
+		if m := socket.FindStringSubmatch(stderr.String()); m != nil {
+			path = m[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve printed no socket: %s", stderr.String())
+		}
+	}
+	for _, want := range []string{"paydesk serve: owns " + filepath.Join(dir, "paydesk", "paydesk.db"), "(the embedded sandbox), mode sandbox", "push listener:  http://127.0.0.1:", "operator:       clitest"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("banner lacks %q: %s", want, stderr.String())
+		}
+	}
+	code, out, errs := runEnv(t, context.Background(), env, nil, false, "test-reservation", "--approve", "--json")
+	if code != 0 || !strings.Contains(out, `"status": 190`) {
+		t.Fatalf("test-reservation through serve: exit %d %s %s", code, out, errs)
+	}
+	cancel()
+	if code := <-done; code != 0 || !strings.HasSuffix(stderr.String(), "paydesk serve: stopped\n") {
+		t.Fatalf("serve stopped with exit %d: %s", code, stderr.String())
+	}
+	if _, err := os.Lstat(path); !os.IsNotExist(err) {
+		t.Fatalf("serve left its socket %s: %v", path, err)
+	}
+	code, out, _ = runEnv(t, context.Background(), env, nil, false, "reservations", "-q")
+	if code != 0 || strings.Count(out, "\n") != 1 {
+		t.Fatalf("after serve: exit %d %q", code, out)
+	}
+}
