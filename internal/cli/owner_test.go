@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -597,5 +598,56 @@ func TestServeCommand(t *testing.T) {
 	code, out, _ = runEnv(t, context.Background(), env, nil, false, "reservations", "-q")
 	if code != 0 || strings.Count(out, "\n") != 1 {
 		t.Fatalf("after serve: exit %d %q", code, out)
+	}
+}
+
+// TestOwnerRunsCommandsAtOnce: commands of several clients run at once on
+// one owner's runtime (as beside a console in use): looks and sends
+// side by side, each with its own output, under the race detector.
+func TestOwnerRunsCommandsAtOnce(t *testing.T) {
+	dir := shortTemp(t)
+	env := cliEnv(dir)
+	ctx := context.Background()
+	var numbers []string
+	for range 2 {
+		code, out, errs := runEnv(t, ctx, env, nil, false, "test-reservation", "--approve", "--json")
+		if code != 0 {
+			t.Fatalf("test-reservation: %s", errs)
+		}
+		numbers = append(numbers, decodeJSON[map[string]any](t, out)["target"].(string))
+	}
+	h, _ := startOwner(t, env)
+	var wg sync.WaitGroup
+	errc := make(chan string, 16)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, out, errs := runEnv(t, ctx, env, nil, false, "reservations", "-q")
+			if code != 0 || strings.Count(out, "\n") != 2 {
+				errc <- fmt.Sprintf("reservations %d: exit %d %q %s", i, code, out, errs)
+			}
+		}()
+	}
+	for _, n := range numbers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, out, errs := runEnv(t, ctx, env, nil, false, "capture", n, "SHOE-42=1", "--yes")
+			if code != 0 || !strings.HasPrefix(out, "Capture "+n+": 190") {
+				errc <- fmt.Sprintf("capture %s: exit %d %q %s", n, code, out, errs)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for e := range errc {
+		t.Error(e)
+	}
+	for _, n := range numbers {
+		r, err := h.db.Reservation(n)
+		if err != nil || r.CapturedAmount.StringFixed(2) != "59.95" {
+			t.Errorf("reservation %s after its capture: %v %v", n, r, err)
+		}
 	}
 }
