@@ -179,7 +179,11 @@ func (c *cmdContext) openCache() (*store.DB, int) {
 	// leaves the entries' keys unchecked, and audit --verify says why.
 	key, keyErr := auditKey(set, getenvOf(c.sio), false)
 	c.keyErr = keyErr
-	return c.openStore(context.Background(), set, store.Options{LockTimeout: 500 * time.Millisecond, AuditKey: key}, func(err error) error {
+	ctx := c.cmd.Context()
+	if ctx == nil {
+		ctx = context.Background() // a command not run by cobra (tests)
+	}
+	return c.openStore(ctx, set, store.Options{LockTimeout: 500 * time.Millisecond, AuditKey: key}, func(err error) error {
 		return lockedError(err, set, getenvOf(c.sio))
 	})
 }
