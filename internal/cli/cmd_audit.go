@@ -57,7 +57,7 @@ func runAudit(_ context.Context, c *cmdContext, limit int, verify bool) int {
 	out := []auditJSON{}
 	total := 0
 	if db != nil {
-		defer db.Close()
+		defer c.closeCache(db)
 		// All of them, to say how many there are when only the newest
 		// are listed.
 		entries, err := db.Audit(0)
@@ -103,7 +103,7 @@ func runAudit(_ context.Context, c *cmdContext, limit int, verify bool) int {
 func verifyAudit(c *cmdContext, db *store.DB) int {
 	var chk store.AuditCheck
 	if db != nil {
-		defer db.Close()
+		defer c.closeCache(db)
 		var err error
 		if chk, err = db.VerifyAudit(); err != nil {
 			return c.fail(err)

@@ -92,12 +92,13 @@ func runBatch(ctx context.Context, c *cmdContext, kind string, f batchFlags) int
 				return c.usage("no stdin to read the manifest from")
 			}
 			data = sio.Stdin
+			c.stdinRead = true
 			// The manifest took stdin: no one can answer a question there.
 			sio.Interactive = false
 			c.sio = sio
 		} else {
 			// Read as a stream: the manifest is never held whole.
-			f, err := openImportFile(source)
+			f, err := openImportFile(c.path(source))
 			if err != nil {
 				return c.fail(fmt.Errorf("read manifest: %w", err))
 			}
@@ -203,7 +204,7 @@ func dryRunBatch(c *cmdContext, kind string, m *batch.Manifest, source string, f
 	}
 	now := c.now(db)
 	if db != nil {
-		defer db.Close()
+		defer c.closeCache(db)
 		if b, err := db.BatchByHash(kind, m.Hash); err != nil {
 			return c.fail(err)
 		} else if b != nil {
@@ -301,7 +302,7 @@ func runAndReport(ctx context.Context, c *cmdContext, rn *batch.Runner, b store.
 	defer stop()
 	var prog *batch.Progress
 	switch {
-	case isTerminal(sio.Stderr):
+	case isTerminal(sio.Stderr) || sio.stderrTerminal:
 		prog = batch.NewProgress(sio.Stderr, true)
 	case !c.flags.json:
 		prog = batch.NewProgress(sio.Stdout, false)

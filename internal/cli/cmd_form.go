@@ -72,6 +72,9 @@ Forms: capture, cancel and update a RESERVATION; refund a CAPTURE (or the captur
 of a RESERVATION); giftcard-pay; giftcard-refund a PAYMENT; test-reservation;
 resolve an OPERATION whose outcome is unknown.`
 	cmd.ValidArgs = formKinds
+	// A form is a screen of its own on the cache: an owner cannot run one
+	// for a client (the console has the same forms).
+	delete(cmd.Annotations, ownerRuns)
 	c.gatewayFlags()
 	addFlags(cmd.Flags(), "currency")
 	return cmd

@@ -89,6 +89,7 @@ func runGiftCardPay(ctx context.Context, c *cmdContext, f giftCardPayFlags) int 
 		return exitUsage
 	}
 	if pin == "-" && sio.Stdin != nil {
+		c.stdinRead = true
 		line, _ := bufio.NewReader(sio.Stdin).ReadString('\n')
 		pin = strings.TrimSpace(line)
 	}

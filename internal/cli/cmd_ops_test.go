@@ -135,8 +135,9 @@ func TestCommandsAgainstEmbeddedSandbox(t *testing.T) {
 	}
 }
 
-// TestCommandSaysWhenTheConsoleHoldsTheCache: a held cache fails fast and
-// plainly instead of hanging.
+// TestCommandSaysWhenTheConsoleHoldsTheCache: a cache held by a process
+// that serves no socket (a command that runs by itself) fails within
+// seconds and plainly instead of hanging.
 func TestCommandSaysWhenTheConsoleHoldsTheCache(t *testing.T) {
 	dir := t.TempDir()
 	db, err := store.Open(filepath.Join(dir, "paydesk", "paydesk.db"), store.Options{NoSync: true})
@@ -145,7 +146,7 @@ func TestCommandSaysWhenTheConsoleHoldsTheCache(t *testing.T) {
 	}
 	defer db.Close()
 	code, _, errs := runCLI(t, dir, "", "reservations")
-	if code != 1 || !strings.Contains(errs, "the console holds the cache") {
+	if code != 1 || !strings.Contains(errs, "a paydesk command that is still running holds the cache") {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
 }

@@ -87,7 +87,7 @@ func runPushes(_ context.Context, c *cmdContext, typ, kind, status string, limit
 	}
 	var recs []*store.PushRecord
 	if db != nil {
-		defer db.Close()
+		defer c.closeCache(db)
 		// Filters apply before the limit, so every record is read when
 		// one is set.
 		n := limit

@@ -42,7 +42,7 @@ func runReservations(_ context.Context, c *cmdContext, state string) int {
 		return code
 	}
 	if db != nil {
-		defer db.Close()
+		defer c.closeCache(db)
 	}
 	now := c.now(db)
 	// The rows are read a page at a time, newest first, and written as they
@@ -173,7 +173,7 @@ func runShow(_ context.Context, c *cmdContext) int {
 	if db == nil {
 		return c.fail(fmt.Errorf("reservation %s: %w (the cache %s does not exist yet)", c.args[0], store.ErrNotFound, c.set.DB))
 	}
-	defer db.Close()
+	defer c.closeCache(db)
 	r, err := db.Reservation(c.args[0])
 	if err != nil {
 		return c.fail(err)

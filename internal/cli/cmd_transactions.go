@@ -81,7 +81,7 @@ func runTransactions(_ context.Context, c *cmdContext, kind, status, reservation
 		return c.fail(fmt.Errorf("reservation %s: %w (the cache %s does not exist yet)", reservation, store.ErrNotFound, c.set.DB))
 	}
 	if db != nil {
-		defer db.Close()
+		defer c.closeCache(db)
 	}
 	keep := func(t *store.Transaction) bool {
 		return (kind == "" || string(t.Kind) == kind) && (status == "" || statusClass(t.Status.Code) == status)

@@ -13,6 +13,7 @@ import (
 
 	"paydesk/api"
 	"paydesk/internal/demo"
+	"paydesk/internal/hub"
 	"paydesk/internal/webshop"
 	"paydesk/ui"
 	"paydesk/views"
@@ -56,7 +57,7 @@ func runConsole(ctx context.Context, sio IO, fs *pflag.FlagSet) int {
 	set.console = true
 	con, err := startConsole(ctx, set, getenv)
 	if err != nil {
-		fmt.Fprintf(sio.Stderr, "paydesk: %v\n", err)
+		fmt.Fprintf(sio.Stderr, "paydesk: %v\n", ownedError(ctx, err, set, getenv, "a second console"))
 		return 1
 	}
 	defer con.close()
@@ -88,9 +89,18 @@ func runConsole(ctx context.Context, sio IO, fs *pflag.FlagSet) int {
 type console struct {
 	*runtime
 	app *ui.App
+	// hub runs the commands of this machine on the console's cache.
+	hub *hub.Server
 }
 
-func (c *console) close() { c.runtime.Close() }
+// close stops the socket first: a command still running for a client ends
+// before the runtime it runs on.
+func (c *console) close() {
+	if c.hub != nil {
+		_ = c.hub.Close()
+	}
+	c.runtime.Close()
+}
 
 // startConsole starts the runtime and builds the console on it. On error
 // everything started is stopped.
@@ -106,7 +116,15 @@ func startConsole(ctx context.Context, set settings, getenv func(string) string)
 	if rt.sandbox != nil {
 		cfg.Sandbox = rt.sandbox
 	}
-	return &console{runtime: rt, app: ui.New(cfg)}, nil
+	con := &console{runtime: rt, app: ui.New(cfg)}
+	// Without its socket the console still works; the commands then say
+	// the cache is in use, as they did before there was one.
+	srv, err := (&host{what: "the console", rt: rt, db: rt.db, set: rt.set, getenv: getenv}).serve()
+	if err != nil {
+		rt.logf("commands cannot run through the console: %v", err)
+	}
+	con.hub = srv
+	return con, nil
 }
 
 // runDemo fills the embedded sandbox and reports progress in the status

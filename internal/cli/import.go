@@ -46,14 +46,22 @@ func runImport(ctx context.Context, c *cmdContext) int {
 	if set.ReadOnly {
 		return c.fail(fmt.Errorf("read-only = true in %s: nothing imported", set.ConfigFile))
 	}
-	db, err := store.Open(set.DB, store.Options{LockTimeout: 500 * time.Millisecond})
-	if err != nil {
-		if errors.Is(err, store.ErrLocked) {
-			return c.fail(fmt.Errorf("%w\n%s; or post the orders to the console's intake, POST <listener>/orders", err, lockedHint))
+	c.set = set
+	var db *store.DB
+	if h := c.sio.host; h != nil {
+		if db, err = h.cacheFor(set); err != nil {
+			return c.fail(err)
 		}
-		return c.fail(err)
+	} else {
+		var code int
+		db, code = c.openStore(ctx, set, store.Options{LockTimeout: 500 * time.Millisecond}, func(err error) error {
+			return fmt.Errorf("%w\n%s; or post the orders to the console's intake, POST <listener>/orders", err, lockedHint)
+		})
+		if db == nil {
+			return code
+		}
 	}
-	defer db.Close()
+	defer c.closeCache(db)
 	return importFiles(ctx, c, db, c.args)
 }
 
@@ -94,7 +102,7 @@ func importFiles(ctx context.Context, c *cmdContext, db *store.DB, files []strin
 			if name == "-" {
 				r, source = c.sio.Stdin, "import stdin"
 			} else {
-				f, err := openImportFile(name)
+				f, err := openImportFile(c.path(name))
 				if err != nil {
 					failed = true
 					unread++

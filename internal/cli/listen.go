@@ -97,10 +97,19 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 	}
 	db, err := store.Open(*dbPath, store.Options{AuditKey: key})
 	if err != nil {
-		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
+		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", ownedError(ctx, err, settings{DB: *dbPath}, getenv, "a listener"))
 		return 1
 	}
 	defer db.Close()
+	// The commands of this machine that read this cache (or import into
+	// it) run through the listener while it holds it.
+	sock, err := (&host{what: "paydesk listen", db: db, set: settings{DB: *dbPath}, getenv: getenv}).serve()
+	if err != nil {
+		fmt.Fprintf(sio.Stderr, "paydesk listen: commands cannot run through the listener: %v\n", err)
+	}
+	if sock != nil {
+		defer sock.Close()
+	}
 
 	// Both outputs go through bounded buffers (internal/lineout): a
 	// reader that stalls loses lines, counted, never an acknowledgement.
@@ -183,8 +192,12 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 	if *pushURL != "" {
 		intakeURL = pushlistener.OrdersURL(*pushURL)
 	}
-	errOut.Printf("paydesk listen: listening on %s://%s\n  signature over: %s\n  order intake:   %s (the shop's Reserve envelope, signed over this URL)\n  website key:    %s\n  cache:          %s",
-		scheme, bound, signedOver, intakeURL, websiteKey, db.Path())
+	socket := "none"
+	if sock != nil {
+		socket = sock.Path() + " (commands on this cache run through it)"
+	}
+	errOut.Printf("paydesk listen: listening on %s://%s\n  signature over: %s\n  order intake:   %s (the shop's Reserve envelope, signed over this URL)\n  website key:    %s\n  cache:          %s\n  socket:         %s",
+		scheme, bound, signedOver, intakeURL, websiteKey, db.Path(), socket)
 	if err := srv.Serve(ctx); err != nil {
 		errOut.Printf("paydesk listen: %v", err)
 		return 1

@@ -37,9 +37,25 @@ type opsFlags struct {
 	confirm string // money-moving commands: the invoice number, typed beforehand (live)
 }
 
-// settings are the command's settings, resolved as the console resolves its own.
+// settings are the command's settings, resolved as the console resolves its
+// own. For a client's command the paths it names are the client's: relative
+// to its working folder.
 func (c *cmdContext) settings() (settings, error) {
-	return resolveSettings(c.cmd.Flags(), getenvOf(c.sio))
+	fs := c.cmd.Flags()
+	if c.sio.dir != "" {
+		for _, name := range []string{"config", "db", "secret-file"} {
+			if f := fs.Lookup(name); f != nil && f.Changed && f.Value.String() != "" && !store.IsPostgresURL(f.Value.String()) {
+				if err := f.Value.Set(c.path(f.Value.String())); err != nil {
+					return settings{}, err
+				}
+			}
+		}
+	}
+	set, err := resolveSettings(fs, getenvOf(c.sio))
+	if err == nil && !store.IsPostgresURL(set.DB) {
+		set.DB = c.path(set.DB)
+	}
+	return set, err
 }
 
 // cmdContext is one operation command.
@@ -52,14 +68,21 @@ type cmdContext struct {
 	set   settings // resolved by open
 	// keyErr is why openCache has no audit key (auditKey), if it has none.
 	keyErr error
+	// stdinRead: the command has read from stdin (a manifest, a PIN), so
+	// it can no longer be handed to the owner of its cache.
+	stdinRead bool
 }
 
 // command builds the cobra command that runs run with this context.
 func (c *cmdContext) command(use, short string, args cobra.PositionalArgs, run func(context.Context, *cmdContext) int) *cobra.Command {
 	cmd := &cobra.Command{Use: use, Short: short, Args: args, RunE: func(cmd *cobra.Command, a []string) error {
 		c.cmd, c.args = cmd, a
+		if code, ok := c.throughOwner(cmd.Context()); ok {
+			return exit(code)
+		}
 		return exit(run(cmd.Context(), c))
 	}}
+	markThroughOwner(cmd)
 	c.cmd = cmd
 	return cmd
 }
@@ -114,10 +137,21 @@ func (c *cmdContext) open(ctx context.Context) (*runtime, int) {
 		return nil, c.fail(fmt.Errorf("read-only = true in %s: nothing sent", set.ConfigFile))
 	}
 	c.set = set
+	if h := c.sio.host; h != nil {
+		rt, err := h.runtimeFor(c.name, set, getenv)
+		if err != nil {
+			return nil, c.fail(err)
+		}
+		return rt, -1
+	}
 	env, err := start(ctx, set, getenv)
 	if err != nil {
+		if errors.Is(err, store.ErrLocked) && c.forwardLate(ctx, set) {
+			return nil, exitOK // Main runs it through the owner
+		}
 		return nil, c.fail(err)
 	}
+	removeStale(set.DB, getenv)
 	return env, -1
 }
 
@@ -131,6 +165,13 @@ func (c *cmdContext) openCache() (*store.DB, int) {
 		return nil, exitUsage // the configuration is wrong, as the console says too
 	}
 	c.set = set
+	if h := c.sio.host; h != nil {
+		db, err := h.cacheFor(set)
+		if err != nil {
+			return nil, c.fail(err)
+		}
+		return db, -1
+	}
 	if _, err := os.Stat(set.DB); errors.Is(err, os.ErrNotExist) && !store.IsPostgresURL(set.DB) {
 		return nil, -1
 	}
@@ -138,14 +179,40 @@ func (c *cmdContext) openCache() (*store.DB, int) {
 	// leaves the entries' keys unchecked, and audit --verify says why.
 	key, keyErr := auditKey(set, getenvOf(c.sio), false)
 	c.keyErr = keyErr
-	db, err := store.Open(set.DB, store.Options{LockTimeout: 500 * time.Millisecond, AuditKey: key})
+	ctx := c.cmd.Context()
+	if ctx == nil {
+		ctx = context.Background() // a command not run by cobra (tests)
+	}
+	return c.openStore(ctx, set, store.Options{LockTimeout: 500 * time.Millisecond, AuditKey: key}, func(err error) error {
+		return lockedError(err, set, getenvOf(c.sio))
+	})
+}
+
+// openStore opens the cache for a command that runs by itself. A cache
+// another process holds goes to its owner when one serves it (exitOK and
+// no cache: Main runs the command there), else it fails with locked's
+// words. A socket a killed owner left behind is removed once the cache is
+// open.
+func (c *cmdContext) openStore(ctx context.Context, set settings, opts store.Options, locked func(error) error) (*store.DB, int) {
+	db, err := store.Open(set.DB, opts)
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
-			err = lockedError(err, set, getenvOf(c.sio))
+			if c.forwardLate(ctx, set) {
+				return nil, exitOK
+			}
+			err = locked(err)
 		}
 		return nil, c.fail(err)
 	}
+	removeStale(set.DB, getenvOf(c.sio))
 	return db, -1
+}
+
+// closeCache closes a cache the command opened; an owner's stays open.
+func (c *cmdContext) closeCache(db *store.DB) {
+	if db != nil && (c.sio.host == nil || db != c.sio.host.db) {
+		_ = db.Close()
+	}
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -26,6 +26,16 @@ type IO struct {
 	// Interactive says someone can answer a question on Stdin (it is a
 	// terminal). Without it a command that moves money needs --yes.
 	Interactive bool
+
+	// client is how a command line reaches the owner of its cache (set by
+	// Main); host is set instead when the command runs in the owner for a
+	// client, and dir is then the client's working folder.
+	client *forwarding
+	host   *host
+	dir    string
+	// stderrTerminal: the client's stderr is a terminal (for a client's
+	// command, whose Stderr here is the stream back to it).
+	stderrTerminal bool
 }
 
 // getenvOf is sio's environment, or an empty one.
@@ -62,7 +72,21 @@ func exit(code int) error {
 
 // Main runs paydesk with args (without the program name) and returns the
 // exit code: the one place fang.Execute runs.
+//
+// A command whose cache another paydesk owns (the console, paydesk serve,
+// paydesk listen) runs there, through the owner's socket (owner.go).
 func Main(ctx context.Context, sio IO, args []string) int {
+	fw := &forwarding{}
+	sio.client = fw
+	code := execute(ctx, sio, args)
+	if fw.to != nil {
+		return fw.run(ctx, sio, args)
+	}
+	return code
+}
+
+// execute runs the command line in this process.
+func execute(ctx context.Context, sio IO, args []string) int {
 	root := newRoot(sio)
 	root.SetArgs(joinOptionalValues(args))
 	err := fang.Execute(ctx, root, fang.WithVersion(version()), fang.WithErrorHandler(handleError))
@@ -231,7 +255,7 @@ PAYDESK_SECRET_KEY=… paydesk --gateway https://testcheckout.example.nl --websi
 		c.GroupID = groupMoney
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{sandboxCmd(sio), listenCmd(sio), replayCmd(sio), dbCmd(sio)} {
+	for _, c := range []*cobra.Command{serveCmd(sio), sandboxCmd(sio), listenCmd(sio), replayCmd(sio), dbCmd(sio)} {
 		c.GroupID = groupServers
 		root.AddCommand(c)
 	}

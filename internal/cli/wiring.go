@@ -33,6 +33,9 @@ type runtime struct {
 	set settings
 	db  *store.DB
 	svc *ops.Service
+	// opsCfg is svc's configuration: an owner makes a service of its own
+	// from it for a client whose operator has another name.
+	opsCfg ops.Config
 	// sandbox is the embedded sandbox, nil on a real gateway.
 	sandbox *sandbox.Sandbox
 	// gatewayURL is where requests go (the embedded sandbox's loopback URL
@@ -58,8 +61,11 @@ func (r *runtime) Close() {
 }
 
 // lockedHint follows store.ErrLocked: bbolt allows one process per cache,
-// and waiting would only hang the command or the console.
-const lockedHint = "(the console holds the cache, or a paydesk command that is still running does)"
+// and waiting would only hang the command or the console. A console, serve
+// or listen that holds the cache runs the commands through its socket
+// (owner.go), so what is left is a command that runs by itself, or an
+// owner whose socket was not found.
+const lockedHint = "(a paydesk command that is still running holds the cache, or a console, serve or listen whose socket this command does not find: one started with another $XDG_RUNTIME_DIR, or by an older paydesk)"
 
 // lockedError adds lockedHint to a store.ErrLocked, and the --db way out
 // only when the cache is the default one (not when --db, $PAYDESK_DB or
@@ -192,6 +198,7 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 	if r.svc, err = ops.New(oc); err != nil {
 		return nil, err
 	}
+	r.opsCfg = oc
 	return r, nil
 }
 

@@ -120,7 +120,7 @@ func TestCommandRunsLiveOnAnUnknownGateway(t *testing.T) {
 		con.close()
 		t.Fatal("the console opened the cache the command holds")
 	}
-	if !strings.Contains(err.Error(), "the console holds the cache, or a paydesk command") {
+	if !strings.Contains(err.Error(), "a paydesk command that is still running holds the cache, or a console") {
 		t.Fatalf("console on a held cache: %v", err)
 	}
 	rt.Close()
