@@ -588,7 +588,9 @@ func repoBatches(t *testing.T, r Repo) {
 }
 
 func repoTally(t *testing.T, r Repo) {
-	update(t, r, func(tx RepoTx) error { return tx.AddTally(Tally{Pushes: 3, Rejected: 2, Reservations: 2, Transactions: 1}) })
+	update(t, r, func(tx RepoTx) error {
+		return tx.AddTally(Tally{Pushes: 3, Rejected: 2, Reservations: 2, Transactions: 1})
+	})
 	update(t, r, func(tx RepoTx) error { return tx.AddTally(Tally{Pushes: 1, Reservations: -1}) })
 	view(t, r, func(tx RepoTx) error {
 		if got, want := must[Tally](t)(tx.Tally()), (Tally{Pushes: 4, Rejected: 2, Reservations: 1, Transactions: 1}); got != want {
