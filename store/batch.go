@@ -82,7 +82,7 @@ func (b *batcher) run() {
 	// listeners' and PostgreSQL's conflict tracking coarsens as a
 	// transaction reads more: smaller batches lose fewer races.
 	limit := maxBatch
-	if b.db.shared {
+	if b.db.repo.Capabilities().Shared {
 		limit = maxSharedBatch
 	}
 	jobs := make([]*job, 0, limit)
