@@ -17,6 +17,7 @@ import (
 	"paydesk/api"
 	"paydesk/internal/lineout"
 	"paydesk/internal/pushrelay"
+	"paydesk/internal/gwsync"
 	"paydesk/internal/textsafe"
 	"paydesk/pushlistener"
 	"paydesk/store"
@@ -54,6 +55,8 @@ errors go to stderr. The secret key is read from $PAYDESK_SECRET_KEY or --secret
 	fs.StringVar(&f.tlsKey, "tls-key", "", "the private key of --tls-cert (PEM file)")
 	fs.IntVar(&f.maxConns, "max-conns", 8192, "connections held at once; at the cap a new one replaces the oldest that has not delivered a signed request")
 	fs.StringVar(&f.forwardTo, "forward-to", "", "relay every verified push, re-signed for this URL, to your shop, and print its answer beside the push")
+	addFlags(fs, "gateway")
+	fs.String("sync-every", "", "with a gateway URL: how often to ask it what no push told (paydesk sync): a duration, 0 for never (default 15m)")
 	return cmd
 }
 
@@ -79,6 +82,18 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 	if err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
 		return 2
+	}
+	syncEvery, err := parseSyncEvery(l.value("sync-every"))
+	if err != nil {
+		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
+		return 2
+	}
+	var lookups *api.Client // the gateway to sync with; nil without one
+	if gw := l.value("gateway"); gw != "" && gw != "sandbox" && syncEvery > 0 {
+		if lookups, err = api.NewClient(api.Config{BaseURL: gw, Credentials: api.Credentials{WebsiteKey: websiteKey, SecretKey: secret}}); err != nil {
+			fmt.Fprintf(sio.Stderr, "paydesk listen: --gateway: %v\n", err)
+			return 2
+		}
 	}
 	if *dbPath == "" {
 		// A team's database from the environment or the config file is
@@ -198,6 +213,25 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 	}
 	errOut.Printf("paydesk listen: listening on %s://%s\n  signature over: %s\n  order intake:   %s (the shop's Reserve envelope, signed over this URL)\n  website key:    %s\n  cache:          %s\n  socket:         %s",
 		scheme, bound, signedOver, intakeURL, websiteKey, db.Path(), socket)
+	if lookups != nil {
+		// What the gateway did that no push told (its back office, a
+		// push it gave up on): asked at start and every syncEvery.
+		syncCtx, stopSync := context.WithCancel(ctx)
+		tick := time.NewTicker(syncEvery)
+		synced := make(chan struct{})
+		go func() {
+			defer close(synced)
+			autoSync(syncCtx, tick.C, func(ctx context.Context) (gwsync.Result, error) {
+				return gwsync.Run(ctx, db, lookups, gwsync.Options{Operator: "paydesk listen"})
+			}, func(res gwsync.Result, err error) {
+				if line := syncLine(res, err); line != "" {
+					errOut.Printf("paydesk listen: %s", line)
+				}
+			})
+		}()
+		defer func() { stopSync(); tick.Stop(); <-synced }()
+		errOut.Printf("paydesk listen: syncing with %s every %s", clean(lookups.BaseURL()), syncEvery)
+	}
 	if err := srv.Serve(ctx); err != nil {
 		errOut.Printf("paydesk listen: %v", err)
 		return 1
