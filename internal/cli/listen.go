@@ -15,9 +15,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"paydesk/api"
+	"paydesk/internal/gwsync"
 	"paydesk/internal/lineout"
 	"paydesk/internal/pushrelay"
-	"paydesk/internal/gwsync"
 	"paydesk/internal/textsafe"
 	"paydesk/pushlistener"
 	"paydesk/store"

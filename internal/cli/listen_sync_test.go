@@ -61,7 +61,9 @@ func TestListenSyncsWithTheGateway(t *testing.T) {
 	var stdout, stderr lockedBuffer
 	lctx, cancel := context.WithCancel(ctx)
 	done := make(chan int, 1)
-	go func() { done <- Main(lctx, IO{Stdout: &stdout, Stderr: &stderr, Getenv: func(k string) string { return env[k] }}, args) }()
+	go func() {
+		done <- Main(lctx, IO{Stdout: &stdout, Stderr: &stderr, Getenv: func(k string) string { return env[k] }}, args)
+	}()
 	awaitListening(t, &stderr)
 	for deadline := time.Now().Add(stuckAfter); !strings.Contains(stderr.String(), "sync: learned 1 from the gateway"); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
