@@ -266,7 +266,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 //     connections, a newcomer is accepted and takes the place of an
 //     unproven connection (of its own address first) that is waiting for
 //     its client: of the oldest ones, the one with the least earned time
-//     (victimLocked); then of the oldest idle proven connection; only
+//     (victimLocked), never one accepted less than newcomerGrace ago;
+//     then of the oldest idle proven connection; only
 //     when neither exists does it wait.
 //
 // Unlike netutil.LimitListener it never stops accepting while an unproven
@@ -372,8 +373,14 @@ func (l *limitListener) Accept() (net.Conn, error) {
 // client for being quick; the newcomer waits a moment instead.
 func (l *limitListener) victimLocked(ls *list.List) (victim *limitedConn, hold bool) {
 	soonest, scanned := int64(math.MaxInt64), 0
+	youngFrom := time.Now().Add(-newcomerGrace)
+	young := false
 	for e := ls.Front(); e != nil && scanned < evictScan; e, scanned = e.Next(), scanned+1 {
 		c := e.Value.(*limitedConn)
+		if c.accepted.After(youngFrom) {
+			young = true
+			continue
+		}
 		earned := c.earned.Load()
 		soonest = min(soonest, earned)
 		if !c.reading.Load() || (c.active.Load() && !c.bodyWait.Load()) {
@@ -390,8 +397,19 @@ func (l *limitListener) victimLocked(ls *list.List) (victim *limitedConn, hold b
 	if victim != nil && victim.earned.Load()-soonest > int64(evictSlack) {
 		return nil, true
 	}
+	if victim == nil && young {
+		return nil, true // wait for one of the newcomers to come of age
+	}
 	return victim, false
 }
+
+// newcomerGrace is how long a connection is never the victim: the time to
+// send its first bytes. Without it a client whose request is a moment late
+// on a busy machine (its goroutine not run yet) has earned less than the
+// attackers accepted just before it, who sent a few bytes at once, and is
+// closed before it could speak; with it a flood of newcomers waits at the
+// cap until they are old enough to be judged by what they sent.
+const newcomerGrace = 250 * time.Millisecond
 
 // evictSlack is how much more earned time than a connection passed over
 // the victim may have.
