@@ -288,9 +288,7 @@ func reconcileJSONOf(res reconcile.Result) any {
 	for cur, f := range res.Fees {
 		out.Fees[clean(cur)] = f.StringFixed(2)
 	}
-	for _, row := range reconcileRows(res) {
-		out.Lines = append(out.Lines, row)
-	}
+	out.Lines = append(out.Lines, reconcileRows(res)...)
 	for _, p := range res.Payouts {
 		out.Payouts = append(out.Payouts, payoutJSON{Reference: clean(p.Reference), Date: p.Date.Format(time.DateOnly), Currency: clean(p.Currency),
 			Lines: p.Lines, Gross: p.Gross.StringFixed(2), Fees: p.Fees.StringFixed(2), Net: p.Net.StringFixed(2)})
