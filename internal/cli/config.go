@@ -46,6 +46,9 @@ type settings struct {
 	// SyncEvery is how often the console asks the gateway what no push
 	// told (autosync.go); 0: never.
 	SyncEvery time.Duration
+	// AlertWebhook, AlertSecretFile and AlertCommand are where alerts go
+	// (alerts.go): a webhook signed with the secret file's key, a command.
+	AlertWebhook, AlertSecretFile, AlertCommand string
 	// Merchant is the merchant account's configuration: the embedded
 	// sandbox runs with it and the forms allow what it allows.
 	Merchant api.Merchant
@@ -87,7 +90,11 @@ type fileConfig struct {
 	Currency   string `toml:"currency"`
 	ScanPrefix string `toml:"scan-prefix"`
 	SyncEvery  string `toml:"sync-every"`
-	ScanSuffix string `toml:"scan-suffix"`
+	// Alerts (alerts.go).
+	AlertWebhook    string `toml:"alert-webhook"`
+	AlertSecretFile string `toml:"alert-secret-file"`
+	AlertCommand    string `toml:"alert-command"`
+	ScanSuffix      string `toml:"scan-suffix"`
 	// The merchant account's settings (api.Merchant): what the sandbox
 	// does and what the forms allow.
 	Autocapture    bool       `toml:"autocapture"`
@@ -124,7 +131,8 @@ func (t *textOrList) UnmarshalTOML(v any) error {
 // lists them.
 var fileKeys = []string{"gateway", "mode", "website-key", "secret-file", "listen", "push-url", "db", "read-only",
 	"autocapture", "partial-refunds", "gift-card-codes",
-	"export-dir", "fixture-dir", "currency", "scan-prefix", "scan-suffix", "sync-every"}
+	"export-dir", "fixture-dir", "currency", "scan-prefix", "scan-suffix", "sync-every",
+	"alert-webhook", "alert-secret-file", "alert-command"}
 
 // settingEnv maps setting names to their environment variables.
 var settingEnv = map[string]string{
@@ -132,7 +140,7 @@ var settingEnv = map[string]string{
 }
 
 // pathKeys may start with ~/ in the config file.
-var pathKeys = map[string]bool{"db": true, "secret-file": true, "export-dir": true, "fixture-dir": true}
+var pathKeys = map[string]bool{"db": true, "secret-file": true, "export-dir": true, "fixture-dir": true, "alert-secret-file": true}
 
 // layers are the sources of the settings below the defaults: the flags of
 // the command that runs (only those the user set count), the environment
@@ -219,6 +227,16 @@ func (l layers) settings() (settings, error) {
 		return settings{}, serr
 	}
 	s.SyncEvery = every
+	s.AlertWebhook, s.AlertSecretFile, s.AlertCommand = l.value("alert-webhook"), l.value("alert-secret-file"), l.value("alert-command")
+	if s.AlertWebhook != "" {
+		u, err := url.Parse(s.AlertWebhook)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return settings{}, fmt.Errorf("alert-webhook %q: give an absolute http(s) URL", s.AlertWebhook)
+		}
+		if s.AlertSecretFile == "" {
+			return settings{}, errors.New("alert-webhook needs alert-secret-file: the key its requests are signed with")
+		}
+	}
 	m, merr := api.ParseMerchant(l.value)
 	if merr != nil {
 		return settings{}, merr
@@ -360,6 +378,7 @@ func readConfigFile(path string) (map[string]string, error) {
 	values := map[string]string{"gateway": fc.Gateway, "mode": fc.Mode, "website-key": fc.WebsiteKey, "secret-file": fc.SecretFile,
 		"listen": fc.Listen, "push-url": fc.PushURL, "db": fc.DB, "read-only": strconv.FormatBool(fc.ReadOnly),
 		"export-dir": fc.ExportDir, "fixture-dir": fc.FixtureDir, "currency": fc.Currency, "scan-prefix": fc.ScanPrefix, "scan-suffix": fc.ScanSuffix, "sync-every": fc.SyncEvery,
+		"alert-webhook": fc.AlertWebhook, "alert-secret-file": fc.AlertSecretFile, "alert-command": fc.AlertCommand,
 		"autocapture": strconv.FormatBool(fc.Autocapture), "partial-refunds": string(fc.PartialRefunds), "gift-card-codes": string(fc.GiftCardCodes)}
 	out := map[string]string{}
 	for k, v := range values {

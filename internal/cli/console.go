@@ -71,6 +71,10 @@ func runConsole(ctx context.Context, sio IO, fs *pflag.FlagSet) int {
 	}
 	p := tea.NewProgram(con.app, opts...)
 	con.startAutoSync(set.SyncEvery, func(line string) { p.Send(views.StatusMsg{Level: views.LevelInfo, Text: line}) })
+	if err := con.startAlerts(set); err != nil {
+		fmt.Fprintf(sio.Stderr, "paydesk: %v\n", err)
+		return 1
+	}
 	if set.Demo {
 		go con.runDemo(ctx, p)
 	}

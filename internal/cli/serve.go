@@ -57,6 +57,11 @@ func runServe(ctx context.Context, sio IO, fs *pflag.FlagSet) int {
 		return exitFailed
 	}
 	defer rt.Close()
+	rt.startAutoSync(set.SyncEvery, func(line string) { fmt.Fprintf(sio.Stderr, "paydesk serve: %s\n", line) })
+	if err := rt.startAlerts(set); err != nil {
+		fmt.Fprintf(sio.Stderr, "paydesk serve: %v\n", err)
+		return exitFailed
+	}
 	var sock *hub.Server
 	if !rt.db.Shared() {
 		if sock, err = (&host{what: "paydesk serve", rt: rt, db: rt.db, set: rt.set, getenv: getenv}).serve(); err != nil {
