@@ -111,7 +111,7 @@ type fakeSource struct {
 	audit []store.AuditEntry
 }
 
-func (f fakeSource) Ops(...store.OpState) ([]*store.PendingOp, error)     { return f.ops, nil }
+func (f fakeSource) Ops(...store.OpState) ([]*store.PendingOp, error)   { return f.ops, nil }
 func (f fakeSource) LoadReservationSummaries() ([]store.Summary, error) { return f.sums, nil }
 func (f fakeSource) Audit(int) ([]store.AuditEntry, error)              { return f.audit, nil }
 
