@@ -1,0 +1,71 @@
+package report
+
+import (
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"paydesk/api"
+	"paydesk/store"
+)
+
+// Each figure lands on the day (or service) it happened, in its currency;
+// what is outside the days, failed or still awaiting the customer counts
+// nowhere; the totals add the rows.
+func TestBuild(t *testing.T) {
+	loc := time.UTC
+	day := func(d int) time.Time { return time.Date(2026, 11, d, 10, 0, 0, 0, loc) }
+	d := decimal.RequireFromString
+	ok := func(at time.Time) store.Status { return store.Status{Code: api.StatusSuccess, Time: at} }
+	in := Input{
+		Summaries: []store.Summary{
+			{Key: "R1", State: store.StateReserved, Amount: d("100"), Currency: "EUR", Created: day(24)},
+			{Key: "R2", State: store.StateAwaitingCustomer, Amount: d("50"), Currency: "EUR", Created: day(24)},
+			{Key: "R3", State: store.StateReserved, Amount: d("70"), Currency: "EUR", Created: day(10)}, // before the days
+			{Key: "R4", State: store.StateReserved, Amount: d("300"), Currency: "SEK", Created: day(25)},
+		},
+		Transactions: []*store.Transaction{
+			{Key: "C1", Kind: store.KindCapture, ServiceCode: "deferredkp", Amount: d("60"), Currency: "EUR", Status: ok(day(24)), OpID: 1},
+			{Key: "C2", Kind: store.KindCapture, ServiceCode: "deferredkp", Amount: d("40"), Currency: "EUR", Status: store.Status{Code: 490}},
+			{Key: "F1", Kind: store.KindRefund, ServiceCode: "deferredkp", Amount: d("15"), Currency: "EUR", Status: ok(day(25)), OpID: 2},
+			{Key: "G1", Kind: store.KindGiftCardPay, ServiceCode: "voucherb", Amount: d("10"), Currency: "EUR", Status: ok(day(25))},
+		},
+		Ops:     map[uint64]*store.PendingOp{1: {ID: 1, Operator: "anna"}, 2: {ID: 2, Operator: "bram"}},
+		Reasons: map[uint64]string{2: "return"},
+	}
+	rep := Build(in, ByDay, day(24), day(25), loc)
+	want := map[[2]string]Figures{
+		{"2026-11-24", "EUR"}: {Reserved: d("100"), Captured: d("60"), Captures: 1},
+		{"2026-11-25", "EUR"}: {Refunded: d("15"), Refunds: 1, GiftCardPaid: d("10")},
+		{"2026-11-25", "SEK"}: {Reserved: d("300")},
+	}
+	if len(rep.Rows) != len(want) {
+		t.Fatalf("rows %+v", rep.Rows)
+	}
+	for _, r := range rep.Rows {
+		w, ok := want[[2]string{r.Group, r.Currency}]
+		if !ok || !r.Reserved.Equal(w.Reserved) || !r.Captured.Equal(w.Captured) || !r.Refunded.Equal(w.Refunded) ||
+			!r.GiftCardPaid.Equal(w.GiftCardPaid) || r.Captures != w.Captures || r.Refunds != w.Refunds {
+			t.Errorf("row %+v, want %+v", r, w)
+		}
+	}
+	if len(rep.Totals) != 2 || rep.Totals[0].Currency != "EUR" || !rep.Totals[0].Captured.Equal(d("60")) ||
+		!rep.Totals[0].RefundedBy["return"].Equal(d("15")) {
+		t.Fatalf("totals %+v", rep.Totals)
+	}
+	byOp := Build(in, ByOperator, day(24), day(25), loc)
+	ops := map[string]bool{}
+	for _, r := range byOp.Rows {
+		ops[r.Group] = true
+	}
+	if !ops["anna"] || !ops["bram"] || !ops["-"] {
+		t.Fatalf("by operator: %+v", byOp.Rows)
+	}
+	bySvc := Build(in, ByService, day(24), day(25), loc)
+	for _, r := range bySvc.Rows {
+		if r.Group == "voucherb" && !r.GiftCardPaid.Equal(d("10")) {
+			t.Fatalf("by service: %+v", r)
+		}
+	}
+}
