@@ -202,14 +202,16 @@ type RepoTx interface {
 	AppendAudit(e AuditEntry, keys *auditKeyring) (AuditEntry, error)
 	// AuditEntry returns the entry with that ID, nil when there is none.
 	AuditEntry(id uint64) (*AuditEntry, error)
-	// LastAudit returns the newest entry, nil when the log is empty.
+	// LastAudit returns the newest entry, its ID being its place in the
+	// log (as WalkAudit's id); nil when the log is empty.
 	LastAudit() (*AuditEntry, error)
 	// WalkAudit calls fn with every entry, oldest first (newestFirst:
-	// newest first), until fn returns false. stored is the entry exactly
-	// as stored, what the chain and the key cover (VerifyAudit); it is
-	// valid during the call only. An entry that does not decode comes
-	// with err set (and e holding what could be read): fn decides.
-	WalkAudit(newestFirst bool, fn func(e *AuditEntry, stored []byte, err error) bool) error
+	// newest first), until fn returns false. id is the entry's place in
+	// the log (what AppendAudit assigned), whatever the stored text says;
+	// stored is the entry exactly as stored, what the chain and the key
+	// cover (VerifyAudit), valid during the call only. An entry that does
+	// not decode comes with err set and e empty: fn decides.
+	WalkAudit(newestFirst bool, fn func(id uint64, e *AuditEntry, stored []byte, err error) bool) error
 	// AuditSequence returns the highest ID ever assigned, which is the
 	// newest entry's unless entries at the end were removed.
 	AuditSequence() (uint64, error)
