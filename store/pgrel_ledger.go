@@ -224,57 +224,66 @@ func (t *pgRelTx) reservationsWhere(cond, order string, args ...any) ([]*Reserva
 	return out, nil
 }
 
-// relReservation is the reservation with this key, nil when there is none.
-func (t *pgRelTx) relReservation(key string) (*Reservation, error) {
+// Reservation is RepoTx.Reservation: the row and its lines.
+func (t *pgRelTx) Reservation(key string) (*Reservation, error) {
 	rs, err := t.reservationsWhere(`key = $1`, `key`, key)
-	if err != nil || len(rs) == 0 {
-		return nil, wrapRes(key, err)
+	if err != nil {
+		return nil, fmt.Errorf("reservation %s: %w", key, err)
+	}
+	if len(rs) == 0 {
+		return nil, nil
 	}
 	return rs[0], nil
 }
 
-// relReservationByNumber is the reservation with this reservation number,
-// nil when there is none.
-func (t *pgRelTx) relReservationByNumber(number string) (*Reservation, error) {
+// ReservationLedger is RepoTx.ReservationLedger: the whole reservation
+// (a row and its lines are one read either way).
+func (t *pgRelTx) ReservationLedger(key string) (*Reservation, error) { return t.Reservation(key) }
+
+// ReservationKeyByNumber is RepoTx.ReservationKeyByNumber.
+func (t *pgRelTx) ReservationKeyByNumber(number string) (string, error) {
 	if number == "" {
-		return nil, nil
+		return "", nil
 	}
-	rs, err := t.reservationsWhere(`reservation_number = $1`, `key`, number)
-	if err != nil || len(rs) == 0 {
-		return nil, wrapRes(number, err)
+	var key string
+	if _, err := t.scanRow(`SELECT reservation_key FROM paydesk_reservation_numbers WHERE reservation_number = $1`, []any{number}, &key); err != nil {
+		return "", fmt.Errorf("reservation number %s: %w", number, err)
 	}
-	return rs[0], nil
+	return key, nil
 }
 
-// relReservationsByInvoice are the reservations with this invoice in key
-// order (the order of the bucket engine's invoice index).
-func (t *pgRelTx) relReservationsByInvoice(invoice string) ([]*Reservation, error) {
+// ReservationKeysByInvoice is RepoTx.ReservationKeysByInvoice.
+func (t *pgRelTx) ReservationKeysByInvoice(invoice string) ([]string, error) {
 	if invoice == "" {
 		return nil, nil
 	}
-	rs, err := t.reservationsWhere(`invoice = $1`, `key`, invoice)
-	return rs, wrapRes("invoice "+invoice, err)
+	keys, err := t.strings(`SELECT key FROM paydesk_reservations WHERE invoice = $1 ORDER BY key`, invoice)
+	if err != nil {
+		return nil, fmt.Errorf("reservations of invoice %s: %w", invoice, err)
+	}
+	return keys, nil
 }
 
-// relNewestByInvoice is the newest reservation with this invoice (the
-// latest reservation date, then the greatest key), nil for none.
-func (t *pgRelTx) relNewestByInvoice(invoice string) (*Reservation, error) {
-	if invoice == "" {
-		return nil, nil
+// OwnerOf is RepoTx.OwnerOf.
+func (t *pgRelTx) OwnerOf(key string) (string, error) {
+	var owner string
+	if _, err := t.scanRow(`SELECT reservation_key FROM paydesk_key_owners WHERE key = $1`, []any{key}, &owner); err != nil {
+		return "", fmt.Errorf("owner of %s: %w", key, err)
 	}
-	rs, err := t.reservationsWhere(`key = (SELECT key FROM paydesk_reservations WHERE invoice = $1
-		ORDER BY created DESC NULLS LAST, key DESC LIMIT 1)`, `key`, invoice)
-	if err != nil || len(rs) == 0 {
-		return nil, wrapRes("invoice "+invoice, err)
-	}
-	return rs[0], nil
+	return owner, nil
 }
 
-func wrapRes(ref string, err error) error {
-	if err == nil {
-		return nil
+// strings reads a one-column query of text.
+func (t *pgRelTx) strings(sql string, args ...any) ([]string, error) {
+	rows, err := t.query(sql, args...)
+	if err != nil {
+		return nil, err
 	}
-	return fmt.Errorf("reservation %s: %w", ref, err)
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, t.fail(err)
+	}
+	return out, nil
 }
 
 // resArgs are a reservation's row values, in pgResInsert's column order.
@@ -405,10 +414,11 @@ const pgLinesInsert = `INSERT INTO paydesk_lines (reservation_key, reservation_n
 	SELECT $1, $2, * FROM unnest($3::integer[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::numeric[],
 	$9::integer[], $10::integer[], $11::integer[], $12::integer[])`
 
-// relPutReservation writes r's row and lines as they are (the ledger was
-// recomputed by the rules) and makes its requests' and transactions' keys
-// its own. It reports whether the reservation is new.
-func (t *pgRelTx) relPutReservation(r *Reservation) (created bool, err error) {
+// PutReservation is RepoTx.PutReservation: r's row (which is also its row
+// of the reservation list) and lines as they are — the rules recomputed
+// the ledger — its number, and its requests' and transactions' keys made
+// its own, in one round trip.
+func (t *pgRelTx) PutReservation(r *Reservation) (created bool, err error) {
 	var f fold.Folder
 	args, err := resArgs(r, &f)
 	if err != nil {
@@ -418,12 +428,27 @@ func (t *pgRelTx) relPutReservation(r *Reservation) (created bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	var owned []string
+	owned := make([]string, 0, len(r.Requests)+len(r.Transactions))
+	seen := make(map[string]bool, cap(owned))
+	own := func(k string) error {
+		if err := pgTextErr("reservation "+r.Key, "a request's or transaction's key", k); err != nil {
+			return err
+		}
+		if k = pgText(k); !seen[k] { // one row may not be upserted twice in a statement
+			seen[k] = true
+			owned = append(owned, k)
+		}
+		return nil
+	}
 	for _, rq := range r.Requests {
-		owned = append(owned, pgText(rq.Key))
+		if err := own(rq.Key); err != nil {
+			return false, err
+		}
 	}
 	for _, k := range r.Transactions {
-		owned = append(owned, pgText(k))
+		if err := own(k); err != nil {
+			return false, err
+		}
 	}
 	if t.err != nil {
 		return false, t.err
@@ -437,6 +462,11 @@ func (t *pgRelTx) relPutReservation(r *Reservation) (created bool, err error) {
 	if len(r.Lines) > 0 {
 		b.Queue(pgLinesInsert, largs...)
 	}
+	if r.ReservationNumber != "" {
+		b.Queue(`INSERT INTO paydesk_reservation_numbers (reservation_number, reservation_key) VALUES ($1, $2)
+			ON CONFLICT (reservation_number) DO UPDATE SET reservation_key = excluded.reservation_key
+			WHERE paydesk_reservation_numbers.reservation_key <> excluded.reservation_key`, pgText(r.ReservationNumber), pgText(r.Key))
+	}
 	if len(owned) > 0 {
 		b.Queue(`INSERT INTO paydesk_key_owners (key, reservation_key) SELECT k, $2 FROM unnest($1::text[]) AS k
 			ON CONFLICT (key) DO UPDATE SET reservation_key = excluded.reservation_key
@@ -448,10 +478,69 @@ func (t *pgRelTx) relPutReservation(r *Reservation) (created bool, err error) {
 	return created, nil
 }
 
-// relDeleteReservation removes a reservation and its lines (an order's
-// placeholder, absorbed by the reservation its Reserve push made).
-func (t *pgRelTx) relDeleteReservation(key string) error {
-	return t.exec(`DELETE FROM paydesk_reservations WHERE key = $1`, key)
+// DeleteReservation is RepoTx.DeleteReservation: the row, its lines, and
+// the number and owners that lead to it.
+func (t *pgRelTx) DeleteReservation(key string) error {
+	if t.err != nil {
+		return t.err
+	}
+	var b pgx.Batch
+	b.Queue(`DELETE FROM paydesk_reservations WHERE key = $1`, key)
+	b.Queue(`DELETE FROM paydesk_reservation_numbers WHERE reservation_key = $1`, key)
+	b.Queue(`DELETE FROM paydesk_key_owners WHERE reservation_key = $1`, key)
+	if err := t.tx.SendBatch(t.ctx, &b).Close(); err != nil {
+		return t.fail(fmt.Errorf("delete reservation %s: %w", key, err))
+	}
+	return nil
+}
+
+// pgSummarySelect are the columns of a reservation's list row (scanSummary
+// reads them) from paydesk_reservations AS r: the list row is part of the
+// reservation's row, its articles are its lines'.
+const pgSummarySelect = `r.key, r.reservation_number, r.invoice, r.customer, r.country, r.currency,
+	coalesce(r.amount, 0), r.captured, coalesce(r.remaining, 0), r.state, r.created, r.outcome_unknown, r.is_test,
+	coalesce((SELECT string_agg(l.article_number || ' ' || l.title, E'\n' ORDER BY l.position)
+		FROM paydesk_lines l WHERE l.reservation_key = r.key), ''),
+	r.email, array_to_string(r.invoice_numbers, E'\n'), NOT r.lines_known`
+
+// scanSummary reads a list row (pgSummarySelect): what r.Summary() was
+// when the reservation was put.
+func scanSummary(row pgx.Row) (Summary, error) {
+	var s Summary
+	var amount, captured, remaining pgtype.Numeric
+	var created *time.Time
+	var invoiceNumbers *string
+	err := row.Scan(&s.Key, &s.ReservationNumber, &s.Invoice, &s.Customer, &s.Country, &s.Currency, &amount, &captured,
+		&remaining, &s.State, &created, &s.OutcomeUnknown, &s.IsTest, &s.Articles, &s.Email, &invoiceNumbers, &s.LinesUnknown)
+	if err != nil {
+		return Summary{}, err
+	}
+	s.Amount, s.Captured, s.Remaining, s.Created = decOf(amount), decOf(captured), decOf(remaining), timeOf(created)
+	if invoiceNumbers != nil {
+		s.InvoiceNumbers = *invoiceNumbers
+	}
+	return s, nil
+}
+
+// Summaries is RepoTx.Summaries.
+func (t *pgRelTx) Summaries() ([]Summary, error) {
+	rows, err := t.query(`SELECT ` + pgSummarySelect + ` FROM paydesk_reservations r ORDER BY r.key`)
+	if err != nil {
+		return nil, fmt.Errorf("reservation list: %w", err)
+	}
+	defer rows.Close()
+	var out []Summary
+	for rows.Next() {
+		s, err := scanSummary(rows)
+		if err != nil {
+			return nil, t.fail(fmt.Errorf("reservation list: %w", err))
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, t.fail(fmt.Errorf("reservation list: %w", err))
+	}
+	return out, nil
 }
 
 // ---- transactions ----
@@ -515,8 +604,8 @@ func (t *pgRelTx) transactionsWhere(cond, order string, args ...any) ([]*Transac
 	return out, nil
 }
 
-// relTransaction is the transaction with this key, nil when there is none.
-func (t *pgRelTx) relTransaction(key string) (*Transaction, error) {
+// Transaction is RepoTx.Transaction.
+func (t *pgRelTx) Transaction(key string) (*Transaction, error) {
 	xs, err := t.transactionsWhere(`key = $1`, `key`, key)
 	if err != nil {
 		return nil, fmt.Errorf("transaction %s: %w", key, err)
@@ -527,53 +616,60 @@ func (t *pgRelTx) relTransaction(key string) (*Transaction, error) {
 	return xs[0], nil
 }
 
-// relTransactions are the transactions with these keys, in the order of
-// keys (the ones not stored left out).
-func (t *pgRelTx) relTransactions(keys []string) ([]*Transaction, error) {
-	if len(keys) == 0 {
-		return nil, nil
-	}
-	xs, err := t.transactionsWhere(`key = ANY($1)`, `key`, keys)
+// Transactions is RepoTx.Transactions.
+func (t *pgRelTx) Transactions() ([]*Transaction, error) {
+	xs, err := t.transactionsWhere(`true`, `key`)
 	if err != nil {
 		return nil, fmt.Errorf("transactions: %w", err)
 	}
-	byKey := make(map[string]*Transaction, len(xs))
-	for _, x := range xs {
-		byKey[x.Key] = x
-	}
-	out := make([]*Transaction, 0, len(xs))
-	for _, k := range keys {
-		if x := byKey[k]; x != nil {
-			out = append(out, x)
-		}
-	}
-	return out, nil
+	return xs, nil
 }
 
-// relRefundsOf are the refunds of a payment, in key order.
-func (t *pgRelTx) relRefundsOf(original string) ([]*Transaction, error) {
-	if original == "" {
+// TransactionGroup is RepoTx.TransactionGroup.
+func (t *pgRelTx) TransactionGroup(group string) ([]*Transaction, error) {
+	if group == "" {
 		return nil, nil
 	}
-	xs, err := t.transactionsWhere(`original = $1 AND kind IN ('refund', 'giftcard_refund')`, `key`, original)
+	xs, err := t.transactionsWhere(`key = $1 OR grp = $1`, `key`, group)
 	if err != nil {
-		return nil, fmt.Errorf("refunds of %s: %w", original, err)
+		return nil, fmt.Errorf("gift card group %s: %w", group, err)
 	}
 	return xs, nil
 }
 
-// relTransactionsByInvoice are the captures and refunds with this invoice,
-// in key order: the ones the bucket engine's invoice index holds (gift
-// cards stay out of it).
-func (t *pgRelTx) relTransactionsByInvoice(invoice string) ([]*Transaction, error) {
+// TransactionKeysByInvoice is RepoTx.TransactionKeysByInvoice: the
+// captures and refunds with the invoice (gift cards are not looked up by
+// invoice).
+func (t *pgRelTx) TransactionKeysByInvoice(invoice string) ([]string, error) {
 	if invoice == "" {
 		return nil, nil
 	}
-	xs, err := t.transactionsWhere(`invoice = $1 AND kind IN ('capture', 'refund')`, `key`, invoice)
+	keys, err := t.strings(`SELECT key FROM paydesk_transactions WHERE invoice = $1 AND kind IN ('capture', 'refund') ORDER BY key`, invoice)
 	if err != nil {
 		return nil, fmt.Errorf("transactions of invoice %s: %w", invoice, err)
 	}
-	return xs, nil
+	return keys, nil
+}
+
+// LinkRefund is RepoTx.LinkRefund.
+func (t *pgRelTx) LinkRefund(original, refund string) error {
+	if err := pgTextErr("refund "+refund, "original", original, "key", refund); err != nil {
+		return err
+	}
+	if err := t.exec(`INSERT INTO paydesk_refunds (original, refund) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+		pgText(original), pgText(refund)); err != nil {
+		return fmt.Errorf("refund %s of %s: %w", refund, original, err)
+	}
+	return nil
+}
+
+// RefundKeys is RepoTx.RefundKeys.
+func (t *pgRelTx) RefundKeys(original string) ([]string, error) {
+	keys, err := t.strings(`SELECT refund FROM paydesk_refunds WHERE original = $1 ORDER BY refund`, original)
+	if err != nil {
+		return nil, fmt.Errorf("refunds of %s: %w", original, err)
+	}
+	return keys, nil
 }
 
 // txArgs are a transaction's row values, in pgTxInsert's column order.
@@ -631,9 +727,9 @@ var pgTxUpsert = `INSERT INTO paydesk_transactions (` + pgTxCols + `) VALUES ($1
 	$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33,
 	$34, $35) ON CONFLICT (key) DO UPDATE SET ` + upsertSet(strings.TrimPrefix(pgTxCols, "key, "))
 
-// relPutTransaction writes x's row as it is. It reports whether the
-// transaction is new.
-func (t *pgRelTx) relPutTransaction(x *Transaction) (created bool, err error) {
+// PutTransaction is RepoTx.PutTransaction: x's row as it is, which is also
+// its row of the transaction list and its invoice look-up.
+func (t *pgRelTx) PutTransaction(x *Transaction) (created bool, err error) {
 	var f fold.Folder
 	args, err := txArgs(x, &f)
 	if err != nil {
@@ -647,18 +743,6 @@ func (t *pgRelTx) relPutTransaction(x *Transaction) (created bool, err error) {
 		return false, t.fail(fmt.Errorf("transaction %s: %w", x.Key, err))
 	}
 	return created, nil
-}
-
-// ---- key owners ----
-
-// relKeyOwner is the key of the reservation a data request's or
-// transaction's key belongs to, "" when none.
-func (t *pgRelTx) relKeyOwner(key string) (string, error) {
-	var owner string
-	if _, err := t.scanRow(`SELECT reservation_key FROM paydesk_key_owners WHERE key = $1`, []any{key}, &owner); err != nil {
-		return "", fmt.Errorf("owner of %s: %w", key, err)
-	}
-	return owner, nil
 }
 
 // ---- orphan data requests ----
@@ -683,8 +767,8 @@ func scanOrphan(row pgx.Row) (*orphanRequest, error) {
 	return &o, nil
 }
 
-// relOrphan is the orphan data request with this key, nil for none.
-func (t *pgRelTx) relOrphan(key string) (*orphanRequest, error) {
+// Orphan is RepoTx.Orphan.
+func (t *pgRelTx) Orphan(key string) (*orphanRequest, error) {
 	o, err := scanOrphan(t.queryRow(`SELECT `+pgOrphanSelect+` FROM paydesk_orphan_requests WHERE key = $1`, key))
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -695,29 +779,16 @@ func (t *pgRelTx) relOrphan(key string) (*orphanRequest, error) {
 	return o, nil
 }
 
-// relOrphansByInvoice are the orphan data requests with this invoice, in
-// key order.
-func (t *pgRelTx) relOrphansByInvoice(invoice string) ([]*orphanRequest, error) {
+// OrphanKeysByInvoice is RepoTx.OrphanKeysByInvoice.
+func (t *pgRelTx) OrphanKeysByInvoice(invoice string) ([]string, error) {
 	if invoice == "" {
 		return nil, nil
 	}
-	rows, err := t.query(`SELECT `+pgOrphanSelect+` FROM paydesk_orphan_requests WHERE invoice = $1 ORDER BY key`, invoice)
+	keys, err := t.strings(`SELECT key FROM paydesk_orphan_requests WHERE invoice = $1 ORDER BY key`, invoice)
 	if err != nil {
 		return nil, fmt.Errorf("orphan requests of invoice %s: %w", invoice, err)
 	}
-	defer rows.Close()
-	var out []*orphanRequest
-	for rows.Next() {
-		o, err := scanOrphan(rows)
-		if err != nil {
-			return nil, t.fail(err)
-		}
-		out = append(out, o)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, t.fail(err)
-	}
-	return out, nil
+	return keys, nil
 }
 
 func orphanArgs(o *orphanRequest) ([]any, error) {
@@ -739,8 +810,8 @@ const pgOrphanUpsert = `INSERT INTO paydesk_orphan_requests (` + pgOrphanSelect 
 	action = excluded.action, status_code = excluded.status_code, status_subcode = excluded.status_subcode,
 	status_time = excluded.status_time, op_id = excluded.op_id, update = excluded.update`
 
-// relPutOrphan writes an orphan data request.
-func (t *pgRelTx) relPutOrphan(o *orphanRequest) error {
+// PutOrphan is RepoTx.PutOrphan: its row, which its invoice look-up reads.
+func (t *pgRelTx) PutOrphan(o *orphanRequest) error {
 	args, err := orphanArgs(o)
 	if err != nil {
 		return err
@@ -751,8 +822,8 @@ func (t *pgRelTx) relPutOrphan(o *orphanRequest) error {
 	return nil
 }
 
-// relDeleteOrphan removes an orphan data request (its reservation adopted it).
-func (t *pgRelTx) relDeleteOrphan(key string) error {
+// DeleteOrphan is RepoTx.DeleteOrphan.
+func (t *pgRelTx) DeleteOrphan(key string) error {
 	if err := t.exec(`DELETE FROM paydesk_orphan_requests WHERE key = $1`, key); err != nil {
 		return fmt.Errorf("orphan request %s: %w", key, err)
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,12 +19,12 @@ import (
 // the power lost) goes on where it stopped, and a chunk is never written
 // twice. Two processes opening at once take turns under an advisory lock.
 //
-// The buckets that only index the records are not copied: the tables'
-// indexes answer their look-ups from the rows themselves — resnumbers
-// (reservation_number), invoices (the invoice columns), related (a
-// refund's original), summaries (the list's columns of
-// paydesk_reservations). The key owners are copied, as the rules wrote
-// them. The kv rows stay where they are.
+// The look-ups the rules wrote beside the records are copied as they are
+// (key owners, reservation numbers, refund links), so they lead where
+// they led. Two buckets are not copied, the tables' own columns answer
+// them: invoices (the invoice columns and their indexes) and summaries
+// (the list row is part of paydesk_reservations, made from the record).
+// The kv rows stay where they are.
 
 // ledgerConversionSteps are the buckets converted, in order, and how a
 // record of each becomes rows.
@@ -36,7 +37,7 @@ var ledgerConversionSteps = []struct {
 		if err := json.Unmarshal(v, &r); err != nil {
 			return fmt.Errorf("reservation %s: %w", k, err)
 		}
-		_, err := t.relPutReservation(&r)
+		_, err := t.PutReservation(&r)
 		return err
 	}},
 	{bTransaction, func(t *pgRelTx, k, v []byte) error {
@@ -47,7 +48,7 @@ var ledgerConversionSteps = []struct {
 		if err != nil {
 			return fmt.Errorf("transaction %s: %w", k, err)
 		}
-		_, err = t.relPutTransaction(x)
+		_, err = t.PutTransaction(x)
 		return err
 	}},
 	{bKeyOwner, func(t *pgRelTx, k, v []byte) error {
@@ -65,7 +66,21 @@ var ledgerConversionSteps = []struct {
 		if o.Key == "" {
 			o.Key = string(k)
 		}
-		return t.relPutOrphan(&o)
+		return t.PutOrphan(&o)
+	}},
+	{bResNumber, func(t *pgRelTx, k, v []byte) error {
+		if err := pgTextErr("reservation number", "number", string(k), "reservation key", string(v)); err != nil {
+			return err
+		}
+		return t.exec(`INSERT INTO paydesk_reservation_numbers (reservation_number, reservation_key) VALUES ($1, $2)
+			ON CONFLICT (reservation_number) DO UPDATE SET reservation_key = excluded.reservation_key`, pgText(string(k)), pgText(string(v)))
+	}},
+	{bRelated, func(t *pgRelTx, k, _ []byte) error {
+		orig, refund, ok := bytes.Cut(k, []byte{0})
+		if !ok {
+			return fmt.Errorf("refund link %q: no 0x00 between the payment's key and the refund's", k)
+		}
+		return t.LinkRefund(string(orig), string(refund))
 	}},
 }
 

@@ -90,8 +90,10 @@ type kvLedger struct {
 	transactions map[string]*Transaction
 	owners       map[string]string
 	orphans      map[string]*orphanRequest
-	numbers      map[string]string   // reservation number → key
-	refunds      map[string][]string // original → refunds, as the related bucket has them
+	numbers      map[string]string            // reservation number → key
+	refunds      map[string][]string          // original → refunds, as the related bucket has them
+	invoices     map[byte]map[string][]string // kind → invoice → keys, as the invoice index has them
+	summaries    []Summary
 }
 
 func readKVLedger(t *testing.T, url string) kvLedger {
@@ -102,7 +104,8 @@ func readKVLedger(t *testing.T, url string) kvLedger {
 	}
 	defer eng.Close()
 	l := kvLedger{reservations: map[string]*Reservation{}, transactions: map[string]*Transaction{}, owners: map[string]string{},
-		orphans: map[string]*orphanRequest{}, numbers: map[string]string{}, refunds: map[string][]string{}}
+		orphans: map[string]*orphanRequest{}, numbers: map[string]string{}, refunds: map[string][]string{},
+		invoices: map[byte]map[string][]string{invReservation: {}, invTransaction: {}, invOrphan: {}}}
 	err = eng.View(func(tx Tx) error {
 		if err := tx.Bucket(bReservation).ForEach(func(k, _ []byte) error {
 			r, err := getReservation(tx, string(k))
@@ -125,6 +128,20 @@ func readKVLedger(t *testing.T, url string) kvLedger {
 			return err
 		}
 		if err := tx.Bucket(bResNumber).ForEach(func(k, v []byte) error { l.numbers[string(k)] = string(v); return nil }); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bInvoice).ForEach(func(k, v []byte) error {
+			inv, key, _ := cutZero(k)
+			l.invoices[v[0]][inv] = append(l.invoices[v[0]][inv], key)
+			return nil
+		}); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bSummary).ForEach(func(_, v []byte) error {
+			s, err := decodeSummary(v)
+			l.summaries = append(l.summaries, s)
+			return err
+		}); err != nil {
 			return err
 		}
 		if err := tx.Bucket(bRelated).ForEach(func(k, _ []byte) error {
@@ -205,13 +222,14 @@ func sameRecord(t *testing.T, what string, want, got any) {
 // each look-up the rules make, and compares.
 func checkConverted(t *testing.T, e *pgRelEngine, want kvLedger) {
 	t.Helper()
-	if len(want.reservations) < 5 || len(want.transactions) < 8 || len(want.orphans) != 1 {
-		t.Fatalf("the layout-7 ledger is smaller than made: %d reservations, %d transactions, %d orphans",
-			len(want.reservations), len(want.transactions), len(want.orphans))
+	if len(want.reservations) < 5 || len(want.transactions) < 8 || len(want.orphans) != 1 || len(want.refunds) < 3 ||
+		len(want.invoices[invOrphan]) != 1 || len(want.invoices[invTransaction]) < 3 {
+		t.Fatalf("the layout-7 ledger is smaller than made: %d reservations, %d transactions, %d orphans, %d refunded payments",
+			len(want.reservations), len(want.transactions), len(want.orphans), len(want.refunds))
 	}
 	err := e.view(context.Background(), func(tx *pgRelTx) error {
 		for k, r := range want.reservations {
-			got, err := tx.relReservation(k)
+			got, err := tx.Reservation(k)
 			if err != nil {
 				return err
 			}
@@ -220,21 +238,23 @@ func checkConverted(t *testing.T, e *pgRelEngine, want kvLedger) {
 				continue
 			}
 			sameRecord(t, "reservation "+k, r, got)
-			if len(r.Lines) > 0 && r.Lines[0].Price.StringFixed(2) != got.Lines[0].Price.StringFixed(2) {
-				t.Errorf("reservation %s: price %s, want %s", k, got.Lines[0].Price.StringFixed(2), r.Lines[0].Price.StringFixed(2))
-			}
 		}
+		sums, err := tx.Summaries()
+		if err != nil {
+			return err
+		}
+		sameRecord(t, "the reservation list", want.summaries, sums)
 		for num, k := range want.numbers {
-			got, err := tx.relReservationByNumber(num)
+			got, err := tx.ReservationKeyByNumber(num)
 			if err != nil {
 				return err
 			}
-			if got == nil || got.Key != k {
-				t.Errorf("reservation number %s: got %v, want %s", num, got, k)
+			if got != k {
+				t.Errorf("reservation number %s: %q, want %q", num, got, k)
 			}
 		}
 		for k, x := range want.transactions {
-			got, err := tx.relTransaction(k)
+			got, err := tx.Transaction(k)
 			if err != nil {
 				return err
 			}
@@ -245,20 +265,16 @@ func checkConverted(t *testing.T, e *pgRelEngine, want kvLedger) {
 			sameRecord(t, "transaction "+k, x, got)
 		}
 		for orig, keys := range want.refunds {
-			got, err := tx.relRefundsOf(orig)
+			got, err := tx.RefundKeys(orig)
 			if err != nil {
 				return err
 			}
-			var gk []string
-			for _, x := range got {
-				gk = append(gk, x.Key)
-			}
-			if !reflect.DeepEqual(gk, keys) {
-				t.Errorf("refunds of %s: %v, want %v", orig, gk, keys)
+			if !reflect.DeepEqual(got, keys) {
+				t.Errorf("refunds of %s: %v, want %v", orig, got, keys)
 			}
 		}
 		for k, owner := range want.owners {
-			got, err := tx.relKeyOwner(k)
+			got, err := tx.OwnerOf(k)
 			if err != nil {
 				return err
 			}
@@ -267,7 +283,7 @@ func checkConverted(t *testing.T, e *pgRelEngine, want kvLedger) {
 			}
 		}
 		for k, o := range want.orphans {
-			got, err := tx.relOrphan(k)
+			got, err := tx.Orphan(k)
 			if err != nil {
 				return err
 			}
@@ -276,12 +292,18 @@ func checkConverted(t *testing.T, e *pgRelEngine, want kvLedger) {
 				continue
 			}
 			sameRecord(t, "orphan request "+k, o, got)
-			byInv, err := tx.relOrphansByInvoice(o.Invoice)
-			if err != nil {
-				return err
-			}
-			if len(byInv) != 1 || byInv[0].Key != k {
-				t.Errorf("orphan requests of invoice %s: %d, want %s", o.Invoice, len(byInv), k)
+		}
+		for kind, byInv := range want.invoices {
+			lookup := map[byte]func(string) ([]string, error){invReservation: tx.ReservationKeysByInvoice,
+				invTransaction: tx.TransactionKeysByInvoice, invOrphan: tx.OrphanKeysByInvoice}[kind]
+			for inv, keys := range byInv {
+				got, err := lookup(inv)
+				if err != nil {
+					return err
+				}
+				if !reflect.DeepEqual(got, keys) {
+					t.Errorf("invoice %s, records of kind %c: %v, want %v", inv, kind, got, keys)
+				}
 			}
 		}
 		return nil

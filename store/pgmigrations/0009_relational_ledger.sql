@@ -56,8 +56,7 @@ CREATE TABLE paydesk_reservations (
 	requests           jsonb          -- its data requests (Reserve, cancels, updates with what they asked), first seen first
 );
 
--- A reservation number names one reservation.
-CREATE UNIQUE INDEX paydesk_reservations_number ON paydesk_reservations (reservation_number) WHERE reservation_number <> '';
+CREATE INDEX paydesk_reservations_number ON paydesk_reservations (reservation_number) WHERE reservation_number <> '';
 -- Look-ups by invoice (the newest reservation with it wins).
 CREATE INDEX paydesk_reservations_invoice ON paydesk_reservations (invoice, created, key);
 -- The reservation list's orders and filters.
@@ -159,6 +158,26 @@ CREATE TABLE paydesk_key_owners (
 );
 
 CREATE INDEX paydesk_key_owners_reservation ON paydesk_key_owners (reservation_key);
+
+-- Which reservation a reservation number names: the one put last with it.
+-- The gateway never gives a number twice; should a push claim a number
+-- another reservation has, the number leads to the newer one, as it does
+-- on a file, and both keep it in reservation_number.
+CREATE TABLE paydesk_reservation_numbers (
+	reservation_number text COLLATE "C" PRIMARY KEY,
+	reservation_key    text COLLATE "C" NOT NULL
+);
+
+CREATE INDEX paydesk_reservation_numbers_reservation ON paydesk_reservation_numbers (reservation_key);
+
+-- Which refunds refund a payment (a capture, a gift card payment): the
+-- refund's transaction row names its original too, but the link is
+-- recorded as soon as a refund is known, even before its own row.
+CREATE TABLE paydesk_refunds (
+	original text COLLATE "C" NOT NULL, -- the payment's key
+	refund   text COLLATE "C" NOT NULL, -- the refund's key
+	PRIMARY KEY (original, refund)
+);
 
 -- Data request pushes (a cancel, an update) whose reservation is not in the
 -- store yet: they join the reservation with their invoice when it arrives,
