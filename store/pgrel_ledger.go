@@ -419,12 +419,12 @@ const pgLinesInsert = `INSERT INTO paydesk_lines (reservation_key, reservation_n
 // the ledger — its number, and its requests' and transactions' keys made
 // its own, in one round trip.
 func (t *pgRelTx) PutReservation(r *Reservation) (created bool, err error) {
-	var f fold.Folder
-	args, err := resArgs(r, &f)
+	largs, err := lineArgs(r) // first: a line's price is the cause of a derived amount's trouble
 	if err != nil {
 		return false, err
 	}
-	largs, err := lineArgs(r)
+	var f fold.Folder
+	args, err := resArgs(r, &f)
 	if err != nil {
 		return false, err
 	}

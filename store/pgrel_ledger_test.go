@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -355,5 +356,217 @@ func TestPgRelConvertLedgerCutShortGoesOn(t *testing.T) {
 		}
 		checkConverted(t, e, want)
 		e.Close()
+	}
+}
+
+// freshPgRel opens a fresh database on the native engine (skipped without
+// a server).
+func freshPgRel(t *testing.T) *pgRelEngine {
+	t.Helper()
+	e, err := openPgRel(context.Background(), pgtest.Fresh(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	return e
+}
+
+// ledgerReservation is a reservation with lines, requests and
+// transactions, its ledger recomputed as the rules leave it.
+func ledgerReservation(key, number, invoice string, created time.Time) *Reservation {
+	r := &Reservation{Key: key, ReservationNumber: number, Invoice: invoice, Currency: "EUR", CustomerName: "Jörg Müller",
+		CustomerEmail: "jm@example.de", Country: "DE", LinesKnown: true, Created: created, Updated: created.Add(time.Second),
+		Status:   Status{Code: api.StatusSuccess, Time: created},
+		Original: Update{Articles: []api.Article{{Number: "A-1", Title: "Mühle", Price: dec("49.95"), Quantity: 2, Vat: dec("19")}}},
+		Lines: []Line{{ArticleNumber: "A-1", Title: "Mühle", Price: dec("49.95"), Vat: dec("19"), Reserved: 2, Captured: 1, Refunded: 1},
+			{ArticleNumber: "F", Title: "Filter", Price: dec("3.5"), Vat: dec("7.7"), Reserved: 3}},
+		Requests:       []Request{{Key: key, Action: api.ActionReserve, Status: Status{Code: api.StatusSuccess, Time: created}}},
+		Transactions:   []string{key + "-C1", key + "-R1"},
+		CapturedAmount: dec("49.95"), RefundedAmount: dec("49.95"), InvoiceNumbers: []string{"INV-9"}}
+	return r
+}
+
+// The ledger's writes on the native engine keep the contract: a record
+// reads back as put, a number leads to the reservation put last with it,
+// a deleted reservation leaves no look-up behind, a refund is linked
+// once, and the invoice look-ups keep the kinds the rules look for.
+func TestPgRelLedgerWrites(t *testing.T) {
+	e := freshPgRel(t)
+	ctx := context.Background()
+	at := time.Date(2026, 3, 2, 10, 0, 0, 123456000, time.UTC)
+	r1 := ledgerReservation("K1", "RES-1", "INV-1", at)
+	r2 := ledgerReservation("K2", "RES-2", "INV-1", at.Add(time.Hour))
+	step := func(name string, fn func(tx *pgRelTx) error) {
+		t.Helper()
+		if err := e.update(ctx, fn); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	step("put", func(tx *pgRelTx) error {
+		for i, r := range []*Reservation{r1, r2, r1} {
+			created, err := tx.PutReservation(r)
+			if err != nil {
+				return err
+			}
+			if created != (i < 2) {
+				t.Errorf("put %d of %s: created %v", i, r.Key, created)
+			}
+		}
+		got, err := tx.Reservation("K1")
+		if err != nil {
+			return err
+		}
+		sameRecord(t, "reservation K1", r1, got)
+		keys, err := tx.ReservationKeysByInvoice("INV-1")
+		if err != nil || !reflect.DeepEqual(keys, []string{"K1", "K2"}) {
+			t.Errorf("reservations of INV-1: %v (%v)", keys, err)
+		}
+		for _, k := range []string{"K1", "K1-C1", "K1-R1"} {
+			if owner, err := tx.OwnerOf(k); err != nil || owner != "K1" {
+				t.Errorf("owner of %s: %q (%v)", k, owner, err)
+			}
+		}
+		return nil
+	})
+	// The amounts read as `paydesk show` prints them.
+	var captured, amount, price string
+	if err := e.pool.QueryRow(ctx, `SELECT captured::text, amount::text FROM paydesk_reservations WHERE key = 'K1'`).Scan(&captured, &amount); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.pool.QueryRow(ctx, `SELECT price::text FROM paydesk_lines WHERE reservation_key = 'K1' AND article_number = 'F'`).Scan(&price); err != nil {
+		t.Fatal(err)
+	}
+	if captured != r1.CapturedAmount.StringFixed(2) || amount != r1.Amount().StringFixed(2) || price != "3.50" {
+		t.Errorf("SQL reads captured %s, amount %s, price %s; show prints %s, %s, 3.50", captured, amount, price,
+			r1.CapturedAmount.StringFixed(2), r1.Amount().StringFixed(2))
+	}
+
+	step("a number claimed again", func(tx *pgRelTx) error {
+		r3 := ledgerReservation("K3", "RES-1", "INV-3", at)
+		if _, err := tx.PutReservation(r3); err != nil {
+			return err
+		}
+		if k, err := tx.ReservationKeyByNumber("RES-1"); err != nil || k != "K3" {
+			t.Errorf("RES-1 leads to %q (%v), want K3, the last put", k, err)
+		}
+		if err := tx.DeleteReservation("K3"); err != nil {
+			return err
+		}
+		if r, err := tx.Reservation("K3"); err != nil || r != nil {
+			t.Errorf("K3 after its delete: %v (%v)", r, err)
+		}
+		for _, k := range []string{"K3", "K3-C1"} {
+			if owner, err := tx.OwnerOf(k); err != nil || owner != "" {
+				t.Errorf("owner of %s after the delete: %q (%v)", k, owner, err)
+			}
+		}
+		if k, err := tx.ReservationKeyByNumber("RES-1"); err != nil || k != "" {
+			t.Errorf("RES-1 after K3's delete leads to %q (%v)", k, err)
+		}
+		var lines int
+		if _, err := tx.scanRow(`SELECT count(*) FROM paydesk_lines WHERE reservation_key = 'K3'`, nil, &lines); err != nil || lines != 0 {
+			t.Errorf("K3's lines after the delete: %d (%v)", lines, err)
+		}
+		return nil
+	})
+
+	step("transactions", func(tx *pgRelTx) error {
+		xs := []*Transaction{
+			{Key: "K1-C1", Kind: KindCapture, Invoice: "INV-1", Amount: dec("49.95"), Status: Status{Code: 190, Time: at},
+				ReservationKey: "K1", Lines: []api.CaptureLine{}, Refunded: dec("49.95"), Refunds: []string{"K1-R1"}, Created: at},
+			{Key: "K1-R1", Kind: KindRefund, Invoice: "INV-1", Amount: dec("49.95"), Original: "K1-C1", Status: Status{Code: 190, Time: at}},
+			{Key: "G1", Kind: KindGiftCardPay, Invoice: "INV-1", Amount: dec("10"), Group: "GRP",
+				Custom: []api.NameValue{{Name: "shop", Value: "a\tb"}}, Parcels: []Parcel{{ID: "P1", Tracking: "T1"}}},
+			{Key: "GRP", Kind: KindGiftCardRemainder, Amount: dec("2.5")},
+		}
+		for _, x := range xs {
+			created, err := tx.PutTransaction(x)
+			if err != nil {
+				return err
+			}
+			if !created {
+				t.Errorf("first put of %s: not created", x.Key)
+			}
+			got, err := tx.Transaction(x.Key)
+			if err != nil {
+				return err
+			}
+			sameRecord(t, "transaction "+x.Key, x, got)
+		}
+		if created, err := tx.PutTransaction(xs[0]); err != nil || created {
+			t.Errorf("second put of K1-C1: created %v (%v)", created, err)
+		}
+		if keys, err := tx.TransactionKeysByInvoice("INV-1"); err != nil || !reflect.DeepEqual(keys, []string{"K1-C1", "K1-R1"}) {
+			t.Errorf("captures and refunds of INV-1: %v (%v)", keys, err)
+		}
+		if g, err := tx.TransactionGroup("GRP"); err != nil || len(g) != 2 {
+			t.Errorf("gift card group: %d transactions (%v), want 2", len(g), err)
+		}
+		for _, l := range [][2]string{{"K1-C1", "b"}, {"K1-C1", "K1-R1"}, {"K1-C1", "K1-R1"}, {"K1-C1", "B"}} {
+			if err := tx.LinkRefund(l[0], l[1]); err != nil {
+				return err
+			}
+		}
+		if keys, err := tx.RefundKeys("K1-C1"); err != nil || !reflect.DeepEqual(keys, []string{"B", "K1-R1", "b"}) {
+			t.Errorf("refunds of K1-C1: %v (%v), want byte order, each once", keys, err)
+		}
+		return nil
+	})
+
+	step("orphans", func(tx *pgRelTx) error {
+		o := &orphanRequest{Request: Request{Key: "D1", Action: api.ActionCancelReservation, Status: Status{Code: 791, Time: at}}, Invoice: "INV-7"}
+		if err := tx.PutOrphan(o); err != nil {
+			return err
+		}
+		got, err := tx.Orphan("D1")
+		if err != nil {
+			return err
+		}
+		sameRecord(t, "orphan D1", o, got)
+		if keys, err := tx.OrphanKeysByInvoice("INV-7"); err != nil || !reflect.DeepEqual(keys, []string{"D1"}) {
+			t.Errorf("orphans of INV-7: %v (%v)", keys, err)
+		}
+		if err := tx.DeleteOrphan("D1"); err != nil {
+			return err
+		}
+		if keys, err := tx.OrphanKeysByInvoice("INV-7"); err != nil || len(keys) != 0 {
+			t.Errorf("orphans of INV-7 after the delete: %v (%v)", keys, err)
+		}
+		return nil
+	})
+}
+
+// What the database's types cannot keep exactly is refused, naming the
+// record and the field, and nothing of the transaction is written.
+func TestPgRelLedgerRefusesWhatItCannotKeep(t *testing.T) {
+	e := freshPgRel(t)
+	at := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name, want string
+		change     func(r *Reservation)
+	}{
+		{"NUL in a name", "customer holds a NUL byte", func(r *Reservation) { r.CustomerName = "Ann\x00a" }},
+		{"NUL in an address", "billing address holds a NUL byte", func(r *Reservation) { r.Billing.Street = "a\x00" }},
+		{"a tenth of a cent", "line 2: price 3.505", func(r *Reservation) { r.Lines[1].Price = dec("3.505") }},
+		{"too large", "captured 1000000000000", func(r *Reservation) { r.CapturedAmount = dec("1000000000000") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := ledgerReservation("K-"+c.name, "", "INV", at)
+			c.change(r)
+			err := e.update(context.Background(), func(tx *pgRelTx) error {
+				if _, err := tx.PutTransaction(&Transaction{Key: "T-" + c.name, Kind: KindCapture, Amount: dec("1")}); err != nil {
+					return err
+				}
+				_, err := tx.PutReservation(r)
+				return err
+			})
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), r.Key) {
+				t.Fatalf("put: %v, want an error naming %s and %q", err, r.Key, c.want)
+			}
+			var n int
+			if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM paydesk_transactions WHERE key = $1`, "T-"+c.name).Scan(&n); err != nil || n != 0 {
+				t.Errorf("the refused transaction wrote %d rows (%v)", n, err)
+			}
+		})
 	}
 }
