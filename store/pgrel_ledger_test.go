@@ -109,7 +109,7 @@ func readKVLedger(t *testing.T, url string) kvLedger {
 		invoices: map[byte]map[string][]string{invReservation: {}, invTransaction: {}, invOrphan: {}}}
 	err = eng.View(func(tx Tx) error {
 		if err := tx.Bucket(bReservation).ForEach(func(k, _ []byte) error {
-			r, err := getReservation(tx, string(k))
+			r, err := (&kvTx{tx: tx}).Reservation(string(k))
 			l.reservations[string(k)] = r
 			return err
 		}); err != nil {
@@ -119,7 +119,7 @@ func readKVLedger(t *testing.T, url string) kvLedger {
 			if isPushIndexKey(k) {
 				return nil
 			}
-			x, err := getTx(tx, string(k))
+			x, err := (&kvTx{tx: tx}).Transaction(string(k))
 			l.transactions[string(k)] = x
 			return err
 		}); err != nil {
@@ -569,4 +569,98 @@ func TestPgRelLedgerRefusesWhatItCannotKeep(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pgLedgerRepo runs the contract test's ledger cases on the native
+// engine's ledger half alone: pgLedgerTx forwards the ledger's methods to
+// the engine's transaction; the rest of RepoTx is nil here (those cases
+// are not run), so a call to it would fail the test loudly.
+type pgLedgerRepo struct{ e *pgRelEngine }
+
+func (r pgLedgerRepo) Update(ctx context.Context, fn func(RepoTx) error) error {
+	return r.e.update(ctx, func(t *pgRelTx) error { return fn(pgLedgerTx{t: t}) })
+}
+
+func (r pgLedgerRepo) View(ctx context.Context, fn func(RepoTx) error) error {
+	return r.e.view(ctx, func(t *pgRelTx) error { return fn(pgLedgerTx{t: t}) })
+}
+
+func (r pgLedgerRepo) EncodePush(*PushRecord) PushEncoding { return PushEncoding{} }
+func (r pgLedgerRepo) Capabilities() Capabilities          { return Capabilities{Shared: true, Reruns: true} }
+func (r pgLedgerRepo) Close() error                        { return r.e.Close() }
+
+type pgLedgerTx struct {
+	RepoTx
+	t *pgRelTx
+}
+
+func (x pgLedgerTx) Reservation(k string) (*Reservation, error) { return x.t.Reservation(k) }
+func (x pgLedgerTx) ReservationLedger(k string) (*Reservation, error) {
+	return x.t.ReservationLedger(k)
+}
+func (x pgLedgerTx) ReservationKeyByNumber(n string) (string, error) {
+	return x.t.ReservationKeyByNumber(n)
+}
+func (x pgLedgerTx) ReservationKeysByInvoice(i string) ([]string, error) {
+	return x.t.ReservationKeysByInvoice(i)
+}
+func (x pgLedgerTx) OwnerOf(k string) (string, error)            { return x.t.OwnerOf(k) }
+func (x pgLedgerTx) PutReservation(r *Reservation) (bool, error) { return x.t.PutReservation(r) }
+func (x pgLedgerTx) DeleteReservation(k string) error            { return x.t.DeleteReservation(k) }
+func (x pgLedgerTx) Summaries() ([]Summary, error)               { return x.t.Summaries() }
+func (x pgLedgerTx) Transaction(k string) (*Transaction, error)  { return x.t.Transaction(k) }
+func (x pgLedgerTx) PutTransaction(t *Transaction) (bool, error) { return x.t.PutTransaction(t) }
+func (x pgLedgerTx) Transactions() ([]*Transaction, error)       { return x.t.Transactions() }
+func (x pgLedgerTx) TransactionGroup(g string) ([]*Transaction, error) {
+	return x.t.TransactionGroup(g)
+}
+func (x pgLedgerTx) LinkRefund(o, r string) error            { return x.t.LinkRefund(o, r) }
+func (x pgLedgerTx) RefundKeys(o string) ([]string, error)   { return x.t.RefundKeys(o) }
+func (x pgLedgerTx) Orphan(k string) (*orphanRequest, error) { return x.t.Orphan(k) }
+func (x pgLedgerTx) PutOrphan(o *orphanRequest) error        { return x.t.PutOrphan(o) }
+func (x pgLedgerTx) OrphanKeysByInvoice(i string) ([]string, error) {
+	return x.t.OrphanKeysByInvoice(i)
+}
+func (x pgLedgerTx) DeleteOrphan(k string) error { return x.t.DeleteOrphan(k) }
+func (x pgLedgerTx) TransactionKeysByInvoice(i string) ([]string, error) {
+	return x.t.TransactionKeysByInvoice(i)
+}
+
+// The contract test's ledger cases (repo_test.go) hold on the native
+// engine's ledger half, as on the bucket engines.
+func TestPgRelLedgerContract(t *testing.T) {
+	pgtest.URL(t)
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T, r Repo)
+	}{
+		{"reservations and their lookups", repoReservations},
+		{"deleting a reservation keeps lookups another took over", repoDeleteReservation},
+		{"transactions, invoice lookup and refund links", repoTransactions},
+		{"orphan data requests", repoOrphans},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, pgLedgerRepo{freshPgRel(t)}) })
+	}
+	t.Run("absent is nil, not an error", func(t *testing.T) {
+		view(t, pgLedgerRepo{freshPgRel(t)}, func(tx RepoTx) error {
+			for what, got := range map[string]func() (bool, error){
+				"Reservation":              func() (bool, error) { v, err := tx.Reservation("nope"); return v == nil, err },
+				"ReservationKeyByNumber":   func() (bool, error) { v, err := tx.ReservationKeyByNumber("nope"); return v == "", err },
+				"ReservationKeysByInvoice": func() (bool, error) { v, err := tx.ReservationKeysByInvoice("nope"); return len(v) == 0, err },
+				"OwnerOf":                  func() (bool, error) { v, err := tx.OwnerOf("nope"); return v == "", err },
+				"Transaction":              func() (bool, error) { v, err := tx.Transaction("nope"); return v == nil, err },
+				"TransactionKeysByInvoice": func() (bool, error) { v, err := tx.TransactionKeysByInvoice("nope"); return len(v) == 0, err },
+				"RefundKeys":               func() (bool, error) { v, err := tx.RefundKeys("nope"); return len(v) == 0, err },
+				"TransactionGroup":         func() (bool, error) { v, err := tx.TransactionGroup("nope"); return len(v) == 0, err },
+				"Orphan":                   func() (bool, error) { v, err := tx.Orphan("nope"); return v == nil, err },
+				"Summaries":                func() (bool, error) { v, err := tx.Summaries(); return len(v) == 0, err },
+				"Transactions":             func() (bool, error) { v, err := tx.Transactions(); return len(v) == 0, err },
+			} {
+				if ok, err := got(); err != nil || !ok {
+					t.Errorf("%s of nothing: absent %v, err %v; want absent and no error", what, ok, err)
+				}
+			}
+			return nil
+		})
+	})
 }
