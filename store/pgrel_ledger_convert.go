@@ -264,3 +264,20 @@ func (e *pgRelEngine) ledgerConversionPending(ctx context.Context) (bool, error)
 	}
 	return pending, nil
 }
+
+// convertLedgerAtOpen runs what is left of the ledger's conversion as a
+// database is opened (Options.fillChunk sizes its chunks, failFillAfter
+// cuts it short for the tests). A role that may not write cannot do it,
+// and the tables would show it part of the ledger: its open is refused,
+// saying so, until a role that may write has opened the database once.
+func (e *pgRelEngine) convertLedgerAtOpen(ctx context.Context, opts Options) error {
+	pending, err := e.ledgerConversionPending(ctx)
+	if err != nil || !pending {
+		return err
+	}
+	err = e.convertLedger(ctx, opts.fillChunk, opts.failFillAfter)
+	if errors.Is(err, ErrReadOnlyRole) {
+		return fmt.Errorf("database %s: its ledger waits to be converted to tables, which the first open by a role that may write does: %w", e.url, ErrNeedsMigration)
+	}
+	return err
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	neturl "net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -663,4 +664,55 @@ func TestPgRelLedgerContract(t *testing.T) {
 			return nil
 		})
 	})
+}
+
+// The conversion runs at open: a role that may only read is refused while
+// it is due (it would see part of the ledger), and the first open by a
+// role that may write converts it, also after an open that was cut short.
+func TestPgRelConvertLedgerAtOpen(t *testing.T) {
+	url := layout7Ledger(t)
+	want := readKVLedger(t, url)
+	ctx := context.Background()
+	owner, err := openPgRel(ctx, url, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
+
+	role := "paydesk_test_reader_" + strings.ToLower(t.Name())
+	role = role[:min(len(role), 60)]
+	exec := func(q string) {
+		t.Helper()
+		if _, err := owner.pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _ = owner.pool.Exec(ctx, `DROP OWNED BY `+role)
+	_, _ = owner.pool.Exec(ctx, `DROP ROLE IF EXISTS `+role)
+	exec(`CREATE ROLE ` + role + ` LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO ` + role)
+	t.Cleanup(func() { _, _ = owner.pool.Exec(ctx, `DROP OWNED BY `+role+`; DROP ROLE IF EXISTS `+role) })
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = neturl.User(role)
+	reader, err := openPgRel(ctx, u.String(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	if err := reader.convertLedgerAtOpen(ctx, Options{}); !errors.Is(err, ErrNeedsMigration) {
+		t.Fatalf("a reader's open while the conversion is due: %v, want ErrNeedsMigration", err)
+	}
+
+	if err := owner.convertLedgerAtOpen(ctx, Options{fillChunk: 3, failFillAfter: 2}); !errors.Is(err, errFillCut) {
+		t.Fatalf("an open cut short: %v", err)
+	}
+	if err := owner.convertLedgerAtOpen(ctx, Options{fillChunk: 3}); err != nil {
+		t.Fatal(err)
+	}
+	checkConverted(t, owner, want)
+	if err := reader.convertLedgerAtOpen(ctx, Options{}); err != nil {
+		t.Fatalf("a reader's open once converted: %v", err)
+	}
 }
