@@ -1,4 +1,4 @@
-package store_test
+package store
 
 import (
 	"bufio"
@@ -19,7 +19,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"paydesk/internal/pgtest"
-	"paydesk/store"
 )
 
 // The layout-7 fixtures (testdata/layout7, made once by
@@ -55,7 +54,7 @@ func TestUpgradeLayout7Bolt(t *testing.T) {
 
 func TestUpgradeLayout7Postgres(t *testing.T) {
 	u := pgtest.Fresh(t)
-	restoreDump(t, u, filepath.Join(layout7Dir, "layout7.sql"))
+	restorePGDump(t, u, filepath.Join(layout7Dir, "layout7.sql"))
 	checkLayout7(t, "postgres", u)
 }
 
@@ -64,13 +63,13 @@ func TestUpgradeLayout7Postgres(t *testing.T) {
 // want.json's engine entry.
 func checkLayout7(t *testing.T, engine, where string) {
 	t.Helper()
-	key, err := store.AuditKeyFromSecret(layout7Secret)
+	key, err := AuditKeyFromSecret(layout7Secret)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got [2][]byte
 	for i := range got {
-		db, err := store.Open(where, store.Options{AuditKey: key, Now: func() time.Time { return layout7Clock }})
+		db, err := Open(where, Options{AuditKey: key, Now: func() time.Time { return layout7Clock }})
 		if err != nil {
 			t.Fatalf("open %d of the layout-7 %s fixture: %v", i+1, engine, err)
 		}
@@ -84,7 +83,7 @@ func checkLayout7(t *testing.T, engine, where string) {
 		}
 	}
 	if !bytes.Equal(got[0], got[1]) {
-		t.Errorf("the second open reads something else than the first:\n%s", firstDiff(got[0], got[1]))
+		t.Errorf("the second open reads something else than the first:\n%s", layout7Diff(got[0], got[1]))
 	}
 
 	wantPath := filepath.Join(layout7Dir, "want.json")
@@ -109,13 +108,13 @@ func checkLayout7(t *testing.T, engine, where string) {
 				t.Fatalf("update the bolt entry first")
 			}
 			for k, v := range fields {
-				if sameJSON(v, all["bolt"][k]) {
+				if layout7SameJSON(v, all["bolt"][k]) {
 					delete(fields, k)
 				}
 			}
 		}
 		all[engine] = fields
-		if err := os.WriteFile(wantPath, encodeWant(t, all), 0o644); err != nil {
+		if err := os.WriteFile(wantPath, layout7EncodeWant(t, all), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -149,18 +148,18 @@ func checkLayout7(t *testing.T, engine, where string) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(w.Bytes(), g.Bytes()) {
-		t.Errorf("the layout-7 %s fixture reads otherwise than it did at layout 7:\n%s", engine, firstDiff(w.Bytes(), g.Bytes()))
+		t.Errorf("the layout-7 %s fixture reads otherwise than it did at layout 7:\n%s", engine, layout7Diff(w.Bytes(), g.Bytes()))
 	}
 }
 
-func sameJSON(a, b json.RawMessage) bool {
+func layout7SameJSON(a, b json.RawMessage) bool {
 	var x, y bytes.Buffer
 	return json.Compact(&x, a) == nil && json.Compact(&y, b) == nil && bytes.Equal(x.Bytes(), y.Bytes())
 }
 
-// encodeWant writes want.json compactly, one field of a snapshot a line
+// layout7EncodeWant writes want.json compactly, one field of a snapshot a line
 // (a change shows as the lines of the fields it touches).
-func encodeWant(t *testing.T, all map[string]map[string]json.RawMessage) []byte {
+func layout7EncodeWant(t *testing.T, all map[string]map[string]json.RawMessage) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	b.WriteString("{\n")
@@ -185,8 +184,8 @@ func encodeWant(t *testing.T, all map[string]map[string]json.RawMessage) []byte 
 	return b.Bytes()
 }
 
-// firstDiff shows where two JSON texts part, with a little context.
-func firstDiff(want, got []byte) string {
+// layout7Diff shows where two JSON texts part, with a little context.
+func layout7Diff(want, got []byte) string {
 	wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
 	for i := 0; i < max(len(wl), len(gl)); i++ {
 		var w, g string
@@ -207,42 +206,42 @@ func firstDiff(want, got []byte) string {
 // layout7Snapshot is everything the store's public API reads: the records,
 // the logs, the list pages in every order, the counts.
 type layout7Snapshot struct {
-	Counts         store.Counts
-	Summaries      []store.Summary
-	Reservations   []*store.Reservation
+	Counts         Counts
+	Summaries      []Summary
+	Reservations   []*Reservation
 	ByNumber       map[string]string // reservation number → key, as Reservation resolves it
 	ByInvoice      map[string]string // invoice → key (or the error naming several)
-	Transactions   []*store.Transaction
+	Transactions   []*Transaction
 	TxFor          map[string][]string // reservation key → its transactions' keys
-	ReservationLst map[string]listView
-	TransactionLst map[string]listView
-	Pushes         []*store.PushRecord
+	ReservationLst map[string]layout7List
+	TransactionLst map[string]layout7List
+	Pushes         []*PushRecord
 	PushesForRes   map[string][]uint64
-	Rejected       []*store.PushRecord
-	Ops            []*store.PendingOp
+	Rejected       []*PushRecord
+	Ops            []*PendingOp
 	OpenOps        []uint64
-	Audit          []store.AuditEntry
-	AuditCheck     store.AuditCheck
-	Orders         []*store.Order
+	Audit          []AuditEntry
+	AuditCheck     AuditCheck
+	Orders         []*Order
 	WaitingOrders  []string
-	Conflicts      map[string][]*store.Order
-	Batches        []store.Batch
-	BatchItems     map[string][]store.BatchItem
+	Conflicts      map[string][]*Order
+	Batches        []Batch
+	BatchItems     map[string][]BatchItem
 	BatchByHash    string
-	Exchanges      []store.Exchange
+	Exchanges      []Exchange
 }
 
-// listView is one query of a list: the keys in order and the total.
-type listView struct {
+// layout7List is one query of a list: the keys in order and the total.
+type layout7List struct {
 	Keys  []string
 	Total int
 	Count int
 }
 
-func readLayout7(db *store.DB) (*layout7Snapshot, error) {
+func readLayout7(db *DB) (*layout7Snapshot, error) {
 	s := &layout7Snapshot{ByNumber: map[string]string{}, ByInvoice: map[string]string{}, TxFor: map[string][]string{},
-		ReservationLst: map[string]listView{}, TransactionLst: map[string]listView{}, PushesForRes: map[string][]uint64{},
-		Conflicts: map[string][]*store.Order{}, BatchItems: map[string][]store.BatchItem{}}
+		ReservationLst: map[string]layout7List{}, TransactionLst: map[string]layout7List{}, PushesForRes: map[string][]uint64{},
+		Conflicts: map[string][]*Order{}, BatchItems: map[string][]BatchItem{}}
 	var err error
 	if s.Counts, err = db.Counts(); err != nil {
 		return nil, err
@@ -293,24 +292,24 @@ func readLayout7(db *store.DB) (*layout7Snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("transaction %s: %w", t.Key, err)
 		}
-		if a, b := mustJSON(one), mustJSON(t); a != b {
+		if a, b := layout7JSON(one), layout7JSON(t); a != b {
 			return nil, fmt.Errorf("transaction %s reads otherwise alone than in the list:\n%s\n%s", t.Key, a, b)
 		}
 	}
 
 	// The lists, in every order both ways, by state or kind, filtered.
-	resQueries := map[string]store.PageQuery{}
-	for sort := store.SortCreated; sort <= store.SortState; sort++ {
+	resQueries := map[string]PageQuery{}
+	for sort := SortCreated; sort <= SortState; sort++ {
 		for _, desc := range []bool{false, true} {
-			resQueries[fmt.Sprintf("sort %d desc %v", sort, desc)] = store.PageQuery{Sort: sort, Desc: desc}
+			resQueries[fmt.Sprintf("sort %d desc %v", sort, desc)] = PageQuery{Sort: sort, Desc: desc}
 		}
 	}
-	for _, st := range []store.State{store.StateAwaitingCustomer, store.StateReserved, store.StatePartlyCaptured, store.StateCaptured,
-		store.StateCancelled, store.StateClosed, store.StateDeclined, store.StateOutcomeUnknown, store.StateOrderMissing} {
-		resQueries["state "+string(st)] = store.PageQuery{State: st}
+	for _, st := range []State{StateAwaitingCustomer, StateReserved, StatePartlyCaptured, StateCaptured,
+		StateCancelled, StateClosed, StateDeclined, StateOutcomeUnknown, StateOrderMissing} {
+		resQueries["state "+string(st)] = PageQuery{State: st}
 	}
 	for _, f := range []string{"muller", "L7-1004", "shoes", "utrecht", "nothing-matches"} {
-		resQueries["filter "+f] = store.PageQuery{Filter: f, Sort: store.SortInvoice}
+		resQueries["filter "+f] = PageQuery{Filter: f, Sort: SortInvoice}
 	}
 	for name, q := range resQueries {
 		q.Limit = 1000
@@ -322,23 +321,23 @@ func readLayout7(db *store.DB) (*layout7Snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reservation count %s: %w", name, err)
 		}
-		v := listView{Total: p.Total, Count: n, Keys: []string{}}
+		v := layout7List{Total: p.Total, Count: n, Keys: []string{}}
 		for _, r := range p.Rows {
 			v.Keys = append(v.Keys, r.Summary.Key)
 		}
 		s.ReservationLst[name] = v
 	}
-	txQueries := map[string]store.PageQuery{}
-	for sort := store.TxSortCreated; sort <= store.TxSortStatus; sort++ {
+	txQueries := map[string]PageQuery{}
+	for sort := TxSortCreated; sort <= TxSortStatus; sort++ {
 		for _, desc := range []bool{false, true} {
-			txQueries[fmt.Sprintf("sort %d desc %v", sort, desc)] = store.PageQuery{Sort: sort, Desc: desc}
+			txQueries[fmt.Sprintf("sort %d desc %v", sort, desc)] = PageQuery{Sort: sort, Desc: desc}
 		}
 	}
-	for _, k := range []store.Kind{store.KindCapture, store.KindRefund, store.KindGiftCardPay, store.KindGiftCardRemainder, store.KindGiftCardRefund} {
-		txQueries["kind "+string(k)] = store.PageQuery{State: store.State(k)}
+	for _, k := range []Kind{KindCapture, KindRefund, KindGiftCardPay, KindGiftCardRemainder, KindGiftCardRefund} {
+		txQueries["kind "+string(k)] = PageQuery{State: State(k)}
 	}
 	for _, f := range []string{"jansen", "L7-GC", "INV-", "nothing-matches"} {
-		txQueries["filter "+f] = store.PageQuery{Filter: f, Sort: store.TxSortInvoice}
+		txQueries["filter "+f] = PageQuery{Filter: f, Sort: TxSortInvoice}
 	}
 	for name, q := range txQueries {
 		q.Limit = 1000
@@ -350,7 +349,7 @@ func readLayout7(db *store.DB) (*layout7Snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("transaction count %s: %w", name, err)
 		}
-		v := listView{Total: p.Total, Count: n, Keys: []string{}}
+		v := layout7List{Total: p.Total, Count: n, Keys: []string{}}
 		for _, r := range p.Rows {
 			v.Keys = append(v.Keys, r.Tx.Key)
 		}
@@ -365,7 +364,7 @@ func readLayout7(db *store.DB) (*layout7Snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("push %d: %w", p.ID, err)
 		}
-		if a, b := mustJSON(one), mustJSON(p); a != b {
+		if a, b := layout7JSON(one), layout7JSON(p); a != b {
 			return nil, fmt.Errorf("push %d reads otherwise alone than in the list:\n%s\n%s", p.ID, a, b)
 		}
 	}
@@ -375,7 +374,7 @@ func readLayout7(db *store.DB) (*layout7Snapshot, error) {
 	if s.Ops, err = db.Ops(); err != nil {
 		return nil, err
 	}
-	open, err := db.Ops(store.OpPending, store.OpSent, store.OpOutcomeUnknown)
+	open, err := db.Ops(OpPending, OpSent, OpOutcomeUnknown)
 	if err != nil {
 		return nil, err
 	}
@@ -431,7 +430,7 @@ func readLayout7(db *store.DB) (*layout7Snapshot, error) {
 	return s, nil
 }
 
-func mustJSON(v any) string {
+func layout7JSON(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return "error: " + err.Error()
@@ -439,10 +438,10 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-// restoreDump runs a plain pg_dump file against the database at u, the
+// restorePGDump runs a plain pg_dump file against the database at u, the
 // way psql would: statement by statement, skipping psql's own commands
 // (a dump's \restrict line).
-func restoreDump(t *testing.T, u, path string) {
+func restorePGDump(t *testing.T, u, path string) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {

@@ -1,0 +1,207 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"paydesk/internal/pgtest"
+)
+
+// relLogsDB restores the layout-7 dump into a fresh database, lets grant
+// run on it as it was (at layout 7, before 0010), then opens it with this
+// paydesk (which migrates it) and returns the store and a connection.
+func relLogsDB(t *testing.T, grant func(conn *pgx.Conn)) (*DB, *pgx.Conn, string) {
+	t.Helper()
+	u := pgtest.Fresh(t)
+	restorePGDump(t, u, filepath.Join(layout7Dir, "layout7.sql"))
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	if grant != nil {
+		grant(conn)
+	}
+	key, err := AuditKeyFromSecret(layout7Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(u, Options{AuditKey: key, Now: func() time.Time { return layout7Clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db, conn, u
+}
+
+func queryOne[T any](t *testing.T, conn *pgx.Conn, sql string, args ...any) T {
+	t.Helper()
+	var v T
+	if err := conn.QueryRow(context.Background(), sql, args...).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return v
+}
+
+// The audit log of a layout-7 database is a table after the migration:
+// every entry byte for byte as paydesk_kv held it, its columns readable
+// with SQL, and what a paydesk still writing paydesk_kv adds shows there
+// too, in the same transaction.
+func TestRelationalAuditTableFromLayout7(t *testing.T) {
+	db, conn, _ := relLogsDB(t, nil)
+	if kind := queryOne[string](t, conn, `SELECT relkind::text FROM pg_class WHERE relname = 'paydesk_audit'`); kind != "r" {
+		t.Fatalf("paydesk_audit is relkind %q, want a table (r)", kind)
+	}
+	kv := queryOne[int64](t, conn, `SELECT count(*) FROM paydesk_kv WHERE bucket = convert_to('audit', 'UTF8')`)
+	same := queryOne[int64](t, conn, `SELECT count(*) FROM paydesk_kv kv JOIN paydesk_audit a
+		ON a.id = ('x' || encode(kv.k, 'hex'))::bit(64)::bigint AND a.entry::text = convert_from(kv.v, 'UTF8')
+		WHERE kv.bucket = convert_to('audit', 'UTF8')`)
+	if kv == 0 || same != kv || queryOne[int64](t, conn, `SELECT count(*) FROM paydesk_audit`) != kv {
+		t.Fatalf("%d audit entries in paydesk_kv, %d of them byte for byte in paydesk_audit", kv, same)
+	}
+	entries, err := db.Audit(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries[:3] {
+		var action, operator, keyID string
+		var at time.Time
+		if err := conn.QueryRow(context.Background(), `SELECT action, operator, time, key_id FROM paydesk_audit WHERE id = $1`, int64(e.ID)).
+			Scan(&action, &operator, &at, &keyID); err != nil {
+			t.Fatal(err)
+		}
+		if action != e.Action || operator != e.Operator || !at.Equal(e.Time) || keyID != e.KeyID || keyID == "" {
+			t.Errorf("entry %d in SQL: %s %s %s %s; the store reads %s %s %s %s", e.ID, action, operator, at, keyID, e.Action, e.Operator, e.Time, e.KeyID)
+		}
+	}
+
+	id, err := db.AppendAudit(AuditEntry{Operator: "dave@desk4", Action: "export", Target: "tx.csv", Result: "3 rows"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := queryOne[string](t, conn, `SELECT operator FROM paydesk_audit WHERE id = $1`, int64(id)); got != "dave@desk4" {
+		t.Errorf("the entry written now reads %q in paydesk_audit", got)
+	}
+	if chk, err := db.VerifyAudit(); err != nil || !chk.OK() {
+		t.Errorf("verify after the migration: %+v %v", chk, err)
+	}
+}
+
+// Nobody changes or removes an audit entry, not even the table's owner
+// (the test's role owns everything).
+func TestRelationalAuditInsertOnly(t *testing.T) {
+	_, conn, _ := relLogsDB(t, nil)
+	for _, q := range []string{
+		`UPDATE paydesk_audit SET result = 'edited' WHERE id = 1`,
+		`DELETE FROM paydesk_audit WHERE id = (SELECT max(id) FROM paydesk_audit)`,
+		`TRUNCATE paydesk_audit`,
+	} {
+		_, err := conn.Exec(context.Background(), q)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "42501" || !strings.Contains(pe.Message, "inserts only") {
+			t.Errorf("%s: %v, want it refused (insufficient_privilege)", q, err)
+		}
+	}
+}
+
+// The roles granted on the audit view keep their grants on the table:
+// paydesk's writer may still add entries, a viewer still reads, and a role
+// without the grant still may not add to the log.
+func TestRelationalAuditGrantsMove(t *testing.T) {
+	suffix := strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_"))
+	writer, viewer := "pdw_"+suffix, "pdv_"+suffix
+	var roles []string
+	_, conn, _ := relLogsDB(t, func(conn *pgx.Conn) {
+		for _, q := range []string{
+			`CREATE ROLE ` + writer, `CREATE ROLE ` + viewer,
+			`GRANT SELECT, INSERT ON paydesk_audit TO ` + writer,
+			`GRANT SELECT ON paydesk_audit TO ` + viewer,
+		} {
+			if _, err := conn.Exec(context.Background(), q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		roles = []string{writer, viewer}
+	})
+	t.Cleanup(func() {
+		for _, r := range roles {
+			_, _ = conn.Exec(context.Background(), `DROP OWNED BY `+r+`; DROP ROLE IF EXISTS `+r)
+		}
+	})
+	for _, c := range []struct {
+		role, priv string
+		want       bool
+	}{
+		{writer, "INSERT", true}, {writer, "SELECT", true}, {viewer, "SELECT", true}, {viewer, "INSERT", false},
+	} {
+		if got := queryOne[bool](t, conn, `SELECT has_table_privilege($1, 'paydesk_audit', $2)`, c.role, c.priv); got != c.want {
+			t.Errorf("%s %s on the paydesk_audit table: %v, want %v", c.role, c.priv, got, c.want)
+		}
+	}
+}
+
+// The journal's rule in the database: one open operation per action and
+// target; a final one does not count.
+func TestRelationalOneOpenOperationPerTarget(t *testing.T) {
+	_, conn, _ := relLogsDB(t, nil)
+	ctx := context.Background()
+	ins := `INSERT INTO paydesk_operations (id, created, updated, action, target, state) VALUES ($1, now(), now(), $2, $3, $4)`
+	for _, c := range []struct {
+		id            int64
+		action, state string
+		target        string
+		ok            bool
+	}{
+		{1001, "Pay", "pending", "RES-1", true},
+		{1002, "Pay", "sent", "RES-1", false},            // a second open capture of RES-1
+		{1003, "Pay", "outcome_unknown", "RES-1", false}, // likewise
+		{1004, "CancelReservation", "pending", "RES-1", true},
+		{1005, "Pay", "settled", "RES-1", true},
+		{1006, "Pay", "pending", "RES-2", true},
+		{1007, "Pay", "pending", "", true}, // no target: nothing to hold
+		{1008, "Pay", "pending", "", true},
+		{1009, "Pay", "waiting", "RES-3", false}, // no such state
+	} {
+		_, err := conn.Exec(ctx, ins, c.id, c.action, c.target, c.state)
+		if (err == nil) != c.ok {
+			t.Errorf("operation %d (%s %s %s): %v, want ok=%v", c.id, c.action, c.target, c.state, err, c.ok)
+		}
+	}
+	// Once the first is final, the target is free.
+	if _, err := conn.Exec(ctx, `UPDATE paydesk_operations SET state = 'settled' WHERE id = 1001`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, ins, int64(1010), "Pay", "RES-1", "pending"); err != nil {
+		t.Errorf("a new capture after the first settled: %v", err)
+	}
+}
+
+// A push's identity is its key and content hash: the database stores it
+// once.
+func TestRelationalPushIdentity(t *testing.T) {
+	_, conn, _ := relLogsDB(t, nil)
+	ctx := context.Background()
+	ins := `INSERT INTO paydesk_pushes (id, received, key, hash, signature, body) VALUES ($1, now(), $2, $3, 'valid', '')`
+	h1, h2 := make([]byte, 32), make([]byte, 32)
+	h2[0] = 1
+	for _, c := range []struct {
+		id   int64
+		key  string
+		hash []byte
+		ok   bool
+	}{
+		{1, "K1", h1, true}, {2, "K1", h1, false}, {3, "K1", h2, true}, {4, "K2", h1, true}, {5, "K3", h1[:31], false},
+	} {
+		if _, err := conn.Exec(ctx, ins, c.id, c.key, c.hash); (err == nil) != c.ok {
+			t.Errorf("push %d (%s): %v, want ok=%v", c.id, c.key, err, c.ok)
+		}
+	}
+}
