@@ -271,9 +271,11 @@ type OpenOp struct {
 }
 
 // Tally holds the counters kept with the records: stored pushes and
-// rejected requests ever, reservations and transactions stored.
+// rejected requests ever, reservations and transactions stored. Given to
+// AddTally it is a change, which may be negative (an order's placeholder
+// deleted).
 type Tally struct {
-	Pushes, Rejected, Reservations, Transactions uint64
+	Pushes, Rejected, Reservations, Transactions int64
 }
 
 // PushEncoding is the part of a push's stored form an engine can make
