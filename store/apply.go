@@ -1,10 +1,8 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -84,7 +82,7 @@ func (db *DB) ApplyPush(ctx context.Context, rec PushRecord, p *api.Push) (Apply
 		return res, nil
 	}
 	var res ApplyResult
-	err := db.batch.do(ctx, func(tx Tx, c *Change) error {
+	err := db.batch.do(ctx, func(tx RepoTx, c *Change) error {
 		res = ApplyResult{} // the job may run twice
 		return db.applyPush(tx, pp, p, &res, c)
 	})
@@ -98,18 +96,19 @@ func (db *DB) ApplyPush(ctx context.Context, rec PushRecord, p *api.Push) (Apply
 // the naive way, kept for the benchmark that compares the two.
 func (db *DB) applyPushDirect(pp *preparedPush, p *api.Push) (ApplyResult, error) {
 	var res ApplyResult
-	err := db.update(func(tx Tx, c *Change) error {
+	err := db.update(func(tx RepoTx, c *Change) error {
 		res = ApplyResult{}
 		return db.applyPush(tx, pp, p, &res, c)
 	})
 	return res, err
 }
 
-// preparedPush is a push record with its summary, hash and the encoded
-// part of its stored form that does not depend on the cache.
+// preparedPush is a push record with its summary, hash and what the
+// engine prepares of its stored form (Repo.EncodePush), which does not
+// depend on the cache.
 type preparedPush struct {
-	rec  PushRecord
-	tail []byte
+	rec PushRecord
+	enc PushEncoding
 }
 
 func (db *DB) preparePush(rec PushRecord, p *api.Push) *preparedPush {
@@ -121,12 +120,16 @@ func (db *DB) preparePush(rec PushRecord, p *api.Push) *preparedPush {
 		rec.Signature = SignatureValid
 	}
 	rec.Hash = pushHash(p, rec.Body)
-	return &preparedPush{rec: rec, tail: encodePushTail(&rec)}
+	return &preparedPush{rec: rec, enc: db.repo.EncodePush(&rec)}
 }
 
-func (db *DB) applyPush(tx Tx, pp *preparedPush, p *api.Push, res *ApplyResult, c *Change) error {
+func (db *DB) applyPush(tx RepoTx, pp *preparedPush, p *api.Push, res *ApplyResult, c *Change) error {
 	rec := pp.rec // a copy: the job may run twice
-	if id := findDuplicate(tx, rec.Key, rec.Hash); id != 0 {
+	id, err := tx.PushDuplicate(rec.Key, rec.Hash)
+	if err != nil {
+		return err
+	}
+	if id != 0 {
 		res.ID = id
 		res.Duplicate = true
 		res.Ignored = "duplicate of push " + strconv.FormatUint(res.ID, 10)
@@ -153,64 +156,14 @@ func (db *DB) applyPush(tx Tx, pp *preparedPush, p *api.Push, res *ApplyResult, 
 		res.Settled = append(res.Settled, op.ID)
 	}
 
-	pb := appendOnly(tx, bPush)
-	id, err := pb.NextSequence()
-	if err != nil {
-		return err
-	}
-	rec.ID = id
 	rec.Applied, rec.Ignored, rec.ReservationKey = eff.applied, eff.ignored, eff.resKey
-	if err := pb.Put(u64(id), encodePushHead(&rec, pp.tail)); err != nil {
-		return err
-	}
-	if err := tx.Bucket(bTransaction).Put(append(pairKey(rec.Key, ""), u64(id)...), rec.Hash[:]); err != nil {
+	if id, err = tx.AppendPush(&rec, pp.enc); err != nil {
 		return err
 	}
 	c.Pushes++
 	res.ID, res.Applied, res.Ignored, res.ReservationKey = id, eff.applied, eff.ignored, eff.resKey
 	return nil
 }
-
-// The per-key push index (key 0x00 id → content hash) lives in the
-// transactions bucket, where its entries sort right behind the transaction
-// record they are about: a push for a random key dirties one page there
-// instead of one in the record's tree and another in an index tree of its
-// own, and a commit's fdatasync has that many fewer pages to wait for.
-// Caches written before keep their entries in bPushKey, which is still read.
-var pushIndexBuckets = [][]byte{bTransaction, bPushKey}
-
-// findDuplicate returns the ID of a stored push with the same key and
-// content hash, 0 if there is none. The per-key index holds the hashes, so
-// de-duplication costs no index of its own.
-func findDuplicate(tx Tx, key string, hash [32]byte) uint64 {
-	var dup uint64
-	eachPushOf(tx, key, func(id uint64, h []byte) bool {
-		if bytes.Equal(h, hash[:]) {
-			dup = id
-			return false
-		}
-		return true
-	})
-	return dup
-}
-
-// eachPushOf calls fn with the ID and content hash of every push indexed
-// under key, in both index buckets, until fn returns false.
-func eachPushOf(tx Tx, key string, fn func(id uint64, hash []byte) bool) {
-	prefix := pairKey(key, "")
-	for _, name := range pushIndexBuckets {
-		c := tx.Bucket(name).Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if len(k) == len(prefix)+8 && !fn(be64(k[len(prefix):]), v) {
-				return
-			}
-		}
-	}
-}
-
-// isPushIndexKey tells the push index's entries in the transactions bucket
-// from transaction records (whose keys never hold a 0x00).
-func isPushIndexKey(k []byte) bool { return bytes.IndexByte(k, 0) >= 0 }
 
 type effect struct {
 	applied bool
@@ -244,12 +197,12 @@ func whyNot(incoming, stored Status) string {
 	return ignoredOlder
 }
 
-func (db *DB) applyDataRequestPush(tx Tx, p *api.Push, op *PendingOp, c *Change) (effect, error) {
+func (db *DB) applyDataRequestPush(tx RepoTx, p *api.Push, op *PendingOp, c *Change) (effect, error) {
 	d := p.DataRequest
 	st := statusOf(d.Status)
 	var eff effect
 	if strings.EqualFold(d.ActionCode, api.ActionReserve) {
-		r, err := getReservation(tx, d.Key)
+		r, err := tx.Reservation(d.Key)
 		if err != nil {
 			return eff, err
 		}
@@ -345,16 +298,16 @@ type orphanRequest struct {
 	ReservationNumber string
 }
 
-func (db *DB) applyOrphanPush(tx Tx, d *api.DataRequestPush, rq Request, st Status) (effect, error) {
+func (db *DB) applyOrphanPush(tx RepoTx, d *api.DataRequestPush, rq Request, st Status) (effect, error) {
 	var eff effect
-	var o orphanRequest
-	if v := tx.Bucket(bOrphan).Get([]byte(d.Key)); v != nil {
-		if err := json.Unmarshal(v, &o); err != nil {
-			return eff, fmt.Errorf("orphan request %s: %w", d.Key, err)
-		}
+	o, err := tx.Orphan(d.Key)
+	if err != nil {
+		return eff, err
+	}
+	if o != nil {
 		o.Request = mergeRequest(o.Request, rq)
 	} else {
-		o = orphanRequest{Request: rq, Invoice: d.Invoice}
+		o = &orphanRequest{Request: rq, Invoice: d.Invoice}
 	}
 	if st.supersedes(o.Status) {
 		o.Status, eff.applied = st, true
@@ -362,86 +315,59 @@ func (db *DB) applyOrphanPush(tx Tx, d *api.DataRequestPush, rq Request, st Stat
 		eff.ignored = whyNot(st, o.Status)
 		return eff, nil
 	}
-	v, err := json.Marshal(o)
-	if err != nil {
-		return eff, err
-	}
-	if err := tx.Bucket(bOrphan).Put([]byte(d.Key), v); err != nil {
-		return eff, err
-	}
-	if o.Invoice != "" {
-		return eff, tx.Bucket(bInvoice).Put(invoiceKey(o.Invoice, d.Key), []byte{invOrphan})
-	}
-	return eff, nil
+	return eff, tx.PutOrphan(o)
 }
 
 // adoptOrphans links data requests and captures that arrived before the
 // reservation they belong to (same invoice, not linked elsewhere).
-func (db *DB) adoptOrphans(tx Tx, r *Reservation) error {
+func (db *DB) adoptOrphans(tx RepoTx, r *Reservation) error {
 	if r.Invoice == "" {
 		return nil
 	}
-	prefix := append([]byte(r.Invoice), 0)
-	type entry struct {
-		key  string
-		kind byte
+	orphans, err := tx.OrphanKeysByInvoice(r.Invoice)
+	if err != nil {
+		return err
 	}
-	var found []entry
-	cur := tx.Bucket(bInvoice).Cursor()
-	for k, v := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = cur.Next() {
-		if len(v) == 1 && (v[0] == invOrphan || v[0] == invTransaction) {
-			found = append(found, entry{string(k[len(prefix):]), v[0]})
+	for _, k := range orphans {
+		o, err := tx.Orphan(k)
+		if err != nil {
+			return err
+		}
+		if o == nil {
+			continue
+		}
+		if i := requestIndex(r, o.Key); i >= 0 {
+			o.Request = mergeRequest(r.Requests[i], o.Request)
+		}
+		setRequest(r, o.Request)
+		if err := tx.DeleteOrphan(k); err != nil {
+			return err
 		}
 	}
-	for _, e := range found {
-		switch e.kind {
-		case invOrphan:
-			v := tx.Bucket(bOrphan).Get([]byte(e.key))
-			if v == nil {
-				continue
-			}
-			var o orphanRequest
-			if err := json.Unmarshal(v, &o); err != nil {
-				return fmt.Errorf("orphan request %s: %w", e.key, err)
-			}
-			if i := requestIndex(r, o.Key); i >= 0 {
-				o.Request = mergeRequest(r.Requests[i], o.Request)
-			}
-			setRequest(r, o.Request)
-			if err := tx.Bucket(bOrphan).Delete([]byte(e.key)); err != nil {
-				return err
-			}
-			if err := tx.Bucket(bInvoice).Delete(invoiceKey(r.Invoice, e.key)); err != nil {
-				return err
-			}
-		case invTransaction:
-			t, err := getTx(tx, e.key)
-			if err != nil {
-				return err
-			}
-			if t == nil || t.ReservationKey != "" || (t.Kind != KindCapture && t.Kind != KindRefund) {
-				continue
-			}
-			if t.ReservationNumber != "" && r.ReservationNumber != "" && t.ReservationNumber != r.ReservationNumber {
-				continue
-			}
-			t.ReservationKey = r.Key
-			if err := db.putTxRecord(tx, t); err != nil {
-				return err
-			}
-			if !slices.Contains(r.Transactions, t.Key) {
-				r.Transactions = append(r.Transactions, t.Key)
-			}
+	txKeys, err := tx.TransactionKeysByInvoice(r.Invoice)
+	if err != nil {
+		return err
+	}
+	for _, k := range txKeys {
+		t, err := tx.Transaction(k)
+		if err != nil {
+			return err
+		}
+		if t == nil || t.ReservationKey != "" || (t.Kind != KindCapture && t.Kind != KindRefund) {
+			continue
+		}
+		if t.ReservationNumber != "" && r.ReservationNumber != "" && t.ReservationNumber != r.ReservationNumber {
+			continue
+		}
+		t.ReservationKey = r.Key
+		if _, err := tx.PutTransaction(t); err != nil {
+			return err
+		}
+		if !slices.Contains(r.Transactions, t.Key) {
+			r.Transactions = append(r.Transactions, t.Key)
 		}
 	}
 	return nil
-}
-
-func ownerOf(tx Tx, key string) (*Reservation, error) {
-	if k := tx.Bucket(bKeyOwner).Get([]byte(key)); k != nil {
-		return getReservation(tx, string(k))
-	}
-	return nil, nil
 }
 
 func requestIndex(r *Reservation, key string) int {
@@ -479,11 +405,11 @@ func mergeRequest(stored, extra Request) Request {
 	return stored
 }
 
-func (db *DB) applyTransactionPush(tx Tx, p *api.Push, op *PendingOp, c *Change) (effect, error) {
+func (db *DB) applyTransactionPush(tx RepoTx, p *api.Push, op *PendingOp, c *Change) (effect, error) {
 	tp := p.Transaction
 	st := statusOf(tp.Status)
 	var eff effect
-	t, err := getTx(tx, tp.Key)
+	t, err := tx.Transaction(tp.Key)
 	if err != nil {
 		return eff, err
 	}
@@ -523,7 +449,7 @@ func (db *DB) applyTransactionPush(tx Tx, p *api.Push, op *PendingOp, c *Change)
 		}
 	}
 	if t.ReservationKey == "" && t.Kind == KindRefund && t.Original != "" {
-		if o, err := getTx(tx, t.Original); err == nil && o != nil {
+		if o, err := tx.Transaction(t.Original); err == nil && o != nil {
 			t.ReservationKey = o.ReservationKey
 		}
 	}
@@ -604,6 +530,7 @@ func deref(s *string) string {
 	return *s
 }
 
+// be64 reads a big-endian number (a sequence key, a counter).
 func be64(b []byte) uint64 {
 	var v uint64
 	for _, c := range b {

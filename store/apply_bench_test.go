@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -34,7 +35,7 @@ func benchApplyInTx(b *testing.B, push func(i int) *api.Push) {
 	b.ResetTimer()
 	i := 0
 	for i < b.N {
-		err := db.eng.Update(func(tx Tx) error {
+		err := db.repo.Update(context.Background(), func(tx RepoTx) error {
 			var c Change
 			for j := 0; j < 100 && i < b.N; j, i = j+1, i+1 {
 				var res ApplyResult

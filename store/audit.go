@@ -3,7 +3,7 @@ package store
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -19,31 +19,31 @@ func chainHash(stored []byte) string {
 // are folded in, not listed.
 func (db *DB) Audit(limit int) ([]AuditEntry, error) {
 	var out []AuditEntry
-	err := db.view(func(tx Tx) error {
-		b := tx.Bucket(bAudit)
+	err := db.read(func(tx RepoTx) error {
 		latest := map[uint64]string{} // entry → its newest completion's result
-		c := b.Cursor()
-		for k, v := c.Last(); k != nil; k, v = c.Prev() {
-			var e AuditEntry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("audit entry %d: %w", be64(k), err)
+		var bad error
+		err := tx.WalkAudit(true, func(_ uint64, e *AuditEntry, _ []byte, err error) bool {
+			if err != nil {
+				bad = err
+				return false
 			}
 			if e.Completes != 0 {
 				if _, seen := latest[e.Completes]; !seen {
 					latest[e.Completes] = e.Result // read newest first: the first seen is the latest
 				}
-				continue
+				return true
 			}
 			if r, ok := latest[e.ID]; ok {
 				e.Result = r
 				delete(latest, e.ID)
 			}
-			out = append(out, e)
-			if limit > 0 && len(out) == limit {
-				break
-			}
+			out = append(out, *e)
+			return limit <= 0 || len(out) < limit
+		})
+		if err != nil {
+			return err
 		}
-		return nil
+		return bad
 	})
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
@@ -82,17 +82,13 @@ func (a AuditCheck) OK() bool { return len(a.Problems) == 0 }
 // the key — added behind paydesk's back — and is named.
 func (db *DB) VerifyAudit() (AuditCheck, error) {
 	a := AuditCheck{NoKey: db.audit == nil}
-	err := db.view(func(tx Tx) error {
-		b := tx.Bucket(bAudit)
+	err := db.read(func(tx RepoTx) error {
 		var prevID uint64
 		var prev []byte
-		c := b.Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			id := be64(k)
+		err := tx.WalkAudit(false, func(id uint64, e *AuditEntry, v []byte, err error) bool {
 			a.Entries++
-			var e AuditEntry
-			if err := json.Unmarshal(v, &e); err != nil {
-				a.Problems = append(a.Problems, fmt.Sprintf("entry %d cannot be read: %v", id, err))
+			if err != nil {
+				a.Problems = append(a.Problems, fmt.Sprintf("entry %d cannot be read: %v", id, errors.Unwrap(err)))
 			}
 			if prevID != 0 && id != prevID+1 {
 				a.Problems = append(a.Problems, fmt.Sprintf("entries %d–%d are missing (removed)", prevID+1, id-1))
@@ -113,11 +109,19 @@ func (db *DB) VerifyAudit() (AuditCheck, error) {
 					a.Problems = append(a.Problems, fmt.Sprintf("entry %d is not as it was written (edited)", prevID))
 				}
 			}
-			a.checkKey(db.audit, id, v, e)
+			a.checkKey(db.audit, id, v, *e)
 			prevID, prev = id, append(prev[:0], v...)
+			return true
+		})
+		if err != nil {
+			return err
 		}
 		a.Last = prevID
-		if seq := b.Sequence(); seq > prevID {
+		seq, err := tx.AuditSequence()
+		if err != nil {
+			return err
+		}
+		if seq > prevID {
 			a.Problems = append(a.Problems, fmt.Sprintf("entries %d–%d at the end are missing (removed)", prevID+1, seq))
 		}
 		return nil

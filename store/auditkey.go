@@ -61,18 +61,26 @@ func (k *auditKeyring) mac(body []byte) string {
 // seal stores e keyed: MAC over the JSON of e without MAC, which json
 // writes as the JSON with MAC minus its last member.
 func (k *auditKeyring) seal(e AuditEntry) ([]byte, error) {
-	e.MAC = ""
+	_, v, err := k.sealEntry(e)
+	return v, err
+}
+
+// sealEntry is seal that also returns the entry as stored (KeyID and MAC
+// set).
+func (k *auditKeyring) sealEntry(e AuditEntry) (AuditEntry, []byte, error) {
+	e.MAC, e.KeyID = "", ""
 	if k == nil {
-		e.KeyID = ""
-		return json.Marshal(e)
+		v, err := json.Marshal(e)
+		return e, v, err
 	}
 	e.KeyID = k.id
 	body, err := json.Marshal(e)
 	if err != nil {
-		return nil, err
+		return e, nil, err
 	}
 	e.MAC = k.mac(body)
-	return json.Marshal(e)
+	v, err := json.Marshal(e)
+	return e, v, err
 }
 
 // macSuffix is how the stored JSON ends when it carries a MAC.

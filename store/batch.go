@@ -8,7 +8,7 @@ import (
 // A writeFn changes the cache inside tx and notes what it changed in c. It
 // may run more than once (a batch that fails is re-run one job at a time),
 // so it must derive everything from tx and its own arguments.
-type writeFn func(tx Tx, c *Change) error
+type writeFn func(tx RepoTx, c *Change) error
 
 type job struct {
 	fn   writeFn
@@ -106,14 +106,14 @@ func (b *batcher) run() {
 
 func (b *batcher) commit(jobs []*job) {
 	var c Change
-	err := b.db.guardedUpdate(func(tx Tx) error {
+	err := b.db.repo.Update(context.Background(), func(tx RepoTx) error {
 		c = Change{keys: b.db.audit} // a transaction that lost a race runs again from the start
 		for _, j := range jobs {
 			if err := j.fn(tx, &c); err != nil {
 				return err
 			}
 		}
-		return c.writeCounts(tx, b.db.shard)
+		return c.writeCounts(tx)
 	})
 	if err == nil {
 		b.db.notify(c)
@@ -137,18 +137,23 @@ func (b *batcher) commit(jobs []*job) {
 // subscribers after the commit.
 func (db *DB) update(fn writeFn) error {
 	var c Change
-	err := db.guardedUpdate(func(tx Tx) error {
+	err := db.repo.Update(context.Background(), func(tx RepoTx) error {
 		c = Change{keys: db.audit}
 		if err := fn(tx, &c); err != nil {
 			return err
 		}
-		return c.writeCounts(tx, db.shard)
+		return c.writeCounts(tx)
 	})
 	if err != nil {
 		return err
 	}
 	db.notify(c)
 	return nil
+}
+
+// read runs fn in a read transaction of the engine.
+func (db *DB) read(fn func(tx RepoTx) error) error {
+	return db.repo.View(context.Background(), fn)
 }
 
 // guardedUpdate is bolt's Update with a damaged page reported as an error

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,56 +89,35 @@ type BatchItem struct {
 // ErrBatchExists: a batch of the same kind for the same manifest exists.
 var ErrBatchExists = errors.New("this manifest was already run as a batch")
 
-func batchItemKey(id string, idx int) []byte {
-	k := make([]byte, 0, len(id)+5)
-	k = append(k, id...)
-	k = append(k, 0)
-	return binary.BigEndian.AppendUint32(k, uint32(idx))
-}
-
-func batchHashKey(kind, hash string) []byte { return []byte(kind + "\x00" + hash) }
-
 // CreateBatch journals a new batch with its items in one transaction and
 // returns it with its ID. A batch of the same kind and manifest hash
 // refuses with ErrBatchExists (the caller resumes that one instead).
 func (db *DB) CreateBatch(b Batch, items []BatchItem) (Batch, error) {
 	b.Created = nowOr(b.Created, db.now)
 	b.Items = len(items)
-	err := db.eng.Update(func(tx Tx) error {
-		hb := tx.Bucket(bBatchHash)
+	err := db.update(func(tx RepoTx, _ *Change) error {
 		if b.Hash != "" {
-			if id := hb.Get(batchHashKey(b.Kind, b.Hash)); id != nil {
+			id, err := tx.BatchByHash(b.Kind, b.Hash)
+			if err != nil {
+				return err
+			}
+			if id != "" {
 				return fmt.Errorf("%w: %s", ErrBatchExists, id)
 			}
 		}
-		bb := tx.Bucket(bBatch)
-		n, err := bb.NextSequence()
+		n, err := tx.NextBatchNumber()
 		if err != nil {
 			return err
 		}
 		b.ID = fmt.Sprintf("B%d", n)
-		v, err := json.Marshal(b)
-		if err != nil {
+		if err := tx.PutBatch(&b); err != nil {
 			return err
 		}
-		if err := bb.Put([]byte(b.ID), v); err != nil {
-			return err
-		}
-		if b.Hash != "" {
-			if err := hb.Put(batchHashKey(b.Kind, b.Hash), []byte(b.ID)); err != nil {
-				return err
-			}
-		}
-		ib := tx.Bucket(bBatchItem)
 		for i := range items {
 			it := items[i]
 			it.Index = i
 			it.Updated = b.Created
-			v, err := json.Marshal(it)
-			if err != nil {
-				return err
-			}
-			if err := ib.Put(batchItemKey(b.ID, i), v); err != nil {
+			if err := tx.PutBatchItem(b.ID, it); err != nil {
 				return err
 			}
 		}
@@ -155,11 +133,9 @@ func (db *DB) CreateBatch(b Batch, items []BatchItem) (Batch, error) {
 // nil when there is none.
 func (db *DB) BatchByHash(kind, hash string) (*Batch, error) {
 	var id string
-	err := db.view(func(tx Tx) error {
-		if v := tx.Bucket(bBatchHash).Get(batchHashKey(kind, hash)); v != nil {
-			id = string(v)
-		}
-		return nil
+	err := db.read(func(tx RepoTx) (err error) {
+		id, err = tx.BatchByHash(kind, hash)
+		return err
 	})
 	if err != nil || id == "" {
 		return nil, err
@@ -170,45 +146,30 @@ func (db *DB) BatchByHash(kind, hash string) (*Batch, error) {
 
 // Batch returns a batch and its items in order.
 func (db *DB) Batch(id string) (*Batch, []BatchItem, error) {
-	var b Batch
+	var b *Batch
 	var items []BatchItem
-	err := db.view(func(tx Tx) error {
-		v := tx.Bucket(bBatch).Get([]byte(id))
-		if v == nil {
+	err := db.read(func(tx RepoTx) (err error) {
+		if b, err = tx.Batch(id); err != nil {
+			return err
+		}
+		if b == nil {
 			return fmt.Errorf("batch %s: %w", id, ErrNotFound)
 		}
-		if err := json.Unmarshal(v, &b); err != nil {
-			return fmt.Errorf("batch %s: %w", id, err)
-		}
-		prefix := append([]byte(id), 0)
-		c := tx.Bucket(bBatchItem).Cursor()
-		for k, v := c.Seek(prefix); k != nil && len(k) == len(prefix)+4 && string(k[:len(prefix)]) == string(prefix); k, v = c.Next() {
-			var it BatchItem
-			if err := json.Unmarshal(v, &it); err != nil {
-				return fmt.Errorf("batch %s item: %w", id, err)
-			}
-			items = append(items, it)
-		}
-		return nil
+		items, err = tx.BatchItems(id)
+		return err
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	return &b, items, nil
+	return b, items, nil
 }
 
 // Batches lists the batches, newest first (limit 0: all).
 func (db *DB) Batches(limit int) ([]Batch, error) {
 	var out []Batch
-	err := db.view(func(tx Tx) error {
-		return tx.Bucket(bBatch).ForEach(func(_, v []byte) error {
-			var b Batch
-			if err := json.Unmarshal(v, &b); err != nil {
-				return err
-			}
-			out = append(out, b)
-			return nil
-		})
+	err := db.read(func(tx RepoTx) (err error) {
+		out, err = tx.Batches()
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("load batches: %w", err)
@@ -228,15 +189,15 @@ func (db *DB) Batches(limit int) ([]Batch, error) {
 // UpdateBatchItem writes an item's new state. The batch must exist.
 func (db *DB) UpdateBatchItem(id string, it BatchItem) error {
 	it.Updated = nowOr(time.Time{}, db.now)
-	err := db.eng.Update(func(tx Tx) error {
-		if tx.Bucket(bBatch).Get([]byte(id)) == nil {
-			return fmt.Errorf("batch %s: %w", id, ErrNotFound)
-		}
-		v, err := json.Marshal(it)
+	err := db.update(func(tx RepoTx, _ *Change) error {
+		b, err := tx.Batch(id)
 		if err != nil {
 			return err
 		}
-		return tx.Bucket(bBatchItem).Put(batchItemKey(id, it.Index), v)
+		if b == nil {
+			return fmt.Errorf("batch %s: %w", id, ErrNotFound)
+		}
+		return tx.PutBatchItem(id, it)
 	})
 	if err != nil {
 		return fmt.Errorf("batch %s item %d: %w", id, it.Index, err)
@@ -286,47 +247,41 @@ func decodeLedgerView(b []byte) (*ledgerView, error) {
 // found are missing from the map.
 func (db *DB) ReservationLedgers(refs []string) (map[string]*Reservation, error) {
 	out := make(map[string]*Reservation, len(refs))
-	err := db.view(func(tx Tx) error {
-		rb, nb, ib := tx.Bucket(bReservation), tx.Bucket(bResNumber), tx.Bucket(bInvoice)
+	err := db.read(func(tx RepoTx) error {
 		for _, ref := range refs {
 			if ref == "" {
 				continue
 			}
-			raw := rb.Get([]byte(ref))
-			if raw == nil {
-				if k := nb.Get([]byte(ref)); k != nil {
-					raw = rb.Get(k)
+			r, err := tx.ReservationLedger(ref)
+			if err == nil && r == nil {
+				var k string
+				if k, err = tx.ReservationKeyByNumber(ref); err == nil && k != "" {
+					r, err = tx.ReservationLedger(k)
 				}
 			}
-			if raw != nil {
-				v, err := decodeLedgerView(raw)
-				if err != nil {
-					return fmt.Errorf("reservation %s: %w", ref, err)
-				}
-				out[ref] = v.reservation()
+			if err != nil {
+				return err
+			}
+			if r != nil {
+				out[ref] = r
 				continue
 			}
-			var best *ledgerView
-			prefix := append([]byte(ref), 0)
-			c := ib.Cursor()
-			for k, kind := c.Seek(prefix); k != nil && len(k) > len(prefix) && string(k[:len(prefix)]) == string(prefix); k, kind = c.Next() {
-				if len(kind) != 1 || kind[0] != invReservation {
-					continue
-				}
-				raw := rb.Get(k[len(prefix):])
-				if raw == nil {
-					continue
-				}
-				v, err := decodeLedgerView(raw)
+			keys, err := tx.ReservationKeysByInvoice(ref)
+			if err != nil {
+				return err
+			}
+			var best *Reservation
+			for _, k := range keys {
+				v, err := tx.ReservationLedger(k)
 				if err != nil {
-					return fmt.Errorf("reservation %s: %w", k[len(prefix):], err)
+					return err
 				}
-				if best == nil || v.Created.After(best.Created) || (v.Created.Equal(best.Created) && v.Key > best.Key) {
+				if v != nil && newer(v.Created, v.Key, best) {
 					best = v
 				}
 			}
 			if best != nil {
-				out[ref] = best.reservation()
+				out[ref] = best
 			}
 		}
 		return nil

@@ -1,146 +1,146 @@
 package store
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/shopspring/decimal"
 
 	"paydesk/api"
 )
 
-// Index kinds in the invoice index.
-const (
-	invReservation = 'r'
-	invTransaction = 't'
-	invOrphan      = 'd'
-)
-
-func invoiceKey(invoice, key string) []byte {
-	b := make([]byte, 0, len(invoice)+1+len(key))
-	b = append(b, invoice...)
-	b = append(b, 0)
-	return append(b, key...)
-}
-
-func pairKey(a, b string) []byte { return invoiceKey(a, b) }
-
-func getReservation(tx Tx, key string) (*Reservation, error) {
-	v := tx.Bucket(bReservation).Get([]byte(key))
-	if v == nil {
-		return nil, nil
-	}
-	var r Reservation
-	if err := json.Unmarshal(v, &r); err != nil {
-		return nil, fmt.Errorf("reservation %s: %w", key, err)
-	}
-	return &r, nil
-}
-
 // findReservation resolves a key or reservation number.
-func findReservation(tx Tx, ref string) (*Reservation, error) {
+func findReservation(tx RepoTx, ref string) (*Reservation, error) {
 	if ref == "" {
 		return nil, nil
 	}
-	if r, err := getReservation(tx, ref); r != nil || err != nil {
+	if r, err := tx.Reservation(ref); r != nil || err != nil {
 		return r, err
 	}
-	if k := tx.Bucket(bResNumber).Get([]byte(ref)); k != nil {
-		return getReservation(tx, string(k))
+	k, err := tx.ReservationKeyByNumber(ref)
+	if err != nil || k == "" {
+		return nil, err
 	}
-	return nil, nil
+	return tx.Reservation(k)
 }
 
 // reservationByInvoice returns the newest reservation with the invoice.
-func reservationByInvoice(tx Tx, invoice string) (*Reservation, error) {
-	if invoice == "" {
-		return nil, nil
+func reservationByInvoice(tx RepoTx, invoice string) (*Reservation, error) {
+	keys, err := tx.ReservationKeysByInvoice(invoice)
+	if err != nil {
+		return nil, err
 	}
 	var best *Reservation
-	prefix := append([]byte(invoice), 0)
-	c := tx.Bucket(bInvoice).Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		if len(v) != 1 || v[0] != invReservation {
-			continue
-		}
-		r, err := getReservation(tx, string(k[len(prefix):]))
+	for _, k := range keys {
+		r, err := tx.Reservation(k)
 		if err != nil {
 			return nil, err
 		}
-		if r != nil && (best == nil || r.Created.After(best.Created) || (r.Created.Equal(best.Created) && r.Key > best.Key)) {
+		if r != nil && newer(r.Created, r.Key, best) {
 			best = r
 		}
 	}
 	return best, nil
 }
 
-// putReservation recomputes the ledger and writes the record, its summary
-// and its indexes.
-func (db *DB) putReservation(tx Tx, r *Reservation, c *Change) error {
-	if err := recompute(tx, r, c); err != nil {
+// newer reports whether a reservation created at created with key comes
+// after best (nil: nothing yet) as "the newest with the invoice".
+func newer(created time.Time, key string, best *Reservation) bool {
+	return best == nil || created.After(best.Created) || (created.Equal(best.Created) && key > best.Key)
+}
+
+// ownerOf returns the reservation a data request or transaction key
+// belongs to.
+func ownerOf(tx RepoTx, key string) (*Reservation, error) {
+	k, err := tx.OwnerOf(key)
+	if err != nil || k == "" {
+		return nil, err
+	}
+	return tx.Reservation(k)
+}
+
+// putReservation recomputes the ledger of r from its transactions as
+// stored, hands the reservation's customer and number on to them, and
+// writes everything.
+func (db *DB) putReservation(tx RepoTx, r *Reservation, c *Change) error {
+	txs, err := loadLedger(tx, r)
+	if err != nil {
 		return err
 	}
-	if err := shareReservationNumber(tx, r); err != nil {
-		return err
+	renamed := recompute(r, txs)
+	numbered := shareReservationNumber(r, txs)
+	for _, t := range renamed {
+		c.addTransaction(t.Key)
+	}
+	for _, t := range uniqueTx(renamed, numbered) {
+		if _, err := tx.PutTransaction(t); err != nil {
+			return err
+		}
 	}
 	r.Updated = db.now()
-	v, err := json.Marshal(r)
+	created, err := tx.PutReservation(r)
 	if err != nil {
-		return fmt.Errorf("reservation %s: %w", r.Key, err)
+		return err
 	}
-	k := []byte(r.Key)
-	if tx.Bucket(bReservation).Get(k) == nil {
+	if created {
 		c.newReservations++
-	}
-	if err := tx.Bucket(bReservation).Put(k, v); err != nil {
-		return err
-	}
-	if err := putSummary(tx, r.Summary()); err != nil {
-		return err
-	}
-	if r.ReservationNumber != "" {
-		if err := tx.Bucket(bResNumber).Put([]byte(r.ReservationNumber), k); err != nil {
-			return err
-		}
-	}
-	if r.Invoice != "" {
-		if err := tx.Bucket(bInvoice).Put(invoiceKey(r.Invoice, r.Key), []byte{invReservation}); err != nil {
-			return err
-		}
-	}
-	for _, rq := range r.Requests {
-		if err := tx.Bucket(bKeyOwner).Put([]byte(rq.Key), k); err != nil {
-			return err
-		}
-	}
-	for _, tk := range r.Transactions {
-		if err := tx.Bucket(bKeyOwner).Put([]byte(tk), k); err != nil {
-			return err
-		}
 	}
 	c.addReservation(r.Key)
 	return nil
 }
 
-func getTx(tx Tx, key string) (*Transaction, error) {
-	v := tx.Bucket(bTransaction).Get([]byte(key))
-	if v == nil {
-		return nil, nil
+// uniqueTx lists each transaction of the lists once, in order.
+func uniqueTx(lists ...[]*Transaction) []*Transaction {
+	var out []*Transaction
+	for _, l := range lists {
+		for _, t := range l {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
 	}
-	t, err := decodeTx(v)
-	if err != nil {
-		return nil, fmt.Errorf("transaction %s: %w", key, err)
+	return out
+}
+
+// loadLedger reads what the ledger of r is computed from: its
+// transactions and the refunds of each, by key; missing ones are absent.
+func loadLedger(tx RepoTx, r *Reservation) (map[string]*Transaction, error) {
+	txs := make(map[string]*Transaction, len(r.Transactions))
+	load := func(k string) (*Transaction, error) {
+		if t, ok := txs[k]; ok {
+			return t, nil
+		}
+		t, err := tx.Transaction(k)
+		if err != nil {
+			return nil, err
+		}
+		if t != nil {
+			txs[k] = t
+		}
+		return t, nil
 	}
-	return t, nil
+	for _, k := range r.Transactions {
+		t, err := load(k)
+		if err != nil {
+			return nil, err
+		}
+		if t == nil || t.Kind != KindCapture {
+			continue
+		}
+		for _, rk := range t.Refunds {
+			if _, err := load(rk); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return txs, nil
 }
 
 // putTx recomputes what refunds took from t, writes it, and links it to its
 // original (for a refund) and to its reservation, recomputing those.
-func (db *DB) putTx(tx Tx, t *Transaction, c *Change) error {
+func (db *DB) putTx(tx RepoTx, t *Transaction, c *Change) error {
 	if err := refreshRefunds(tx, t); err != nil {
 		return err
 	}
@@ -148,98 +148,97 @@ func (db *DB) putTx(tx Tx, t *Transaction, c *Change) error {
 		t.Created = db.now()
 	}
 	t.Updated = db.now()
-	if tx.Bucket(bTransaction).Get([]byte(t.Key)) == nil {
-		c.newTransactions++
-	}
-	if err := writeTxRecord(tx, t); err != nil {
+	created, err := tx.PutTransaction(t)
+	if err != nil {
 		return err
 	}
-	// Only deferred-invoice transactions can belong to a reservation; gift
-	// cards stay out of the invoice index (one random page write less).
-	if t.Invoice != "" && (t.Kind == KindCapture || t.Kind == KindRefund) {
-		if err := tx.Bucket(bInvoice).Put(invoiceKey(t.Invoice, t.Key), []byte{invTransaction}); err != nil {
-			return err
-		}
+	if created {
+		c.newTransactions++
 	}
 	c.addTransaction(t.Key)
 	if t.Kind.IsRefund() && t.Original != "" {
-		if err := tx.Bucket(bRelated).Put(pairKey(t.Original, t.Key), nil); err != nil {
+		if err := tx.LinkRefund(t.Original, t.Key); err != nil {
 			return err
 		}
-		orig, err := getTx(tx, t.Original)
+		orig, err := tx.Transaction(t.Original)
 		if err != nil {
 			return err
 		}
 		if orig != nil {
 			if t.ReservationKey == "" && orig.ReservationKey != "" {
 				t.ReservationKey = orig.ReservationKey
-				if err := db.putTxRecord(tx, t); err != nil {
+				if _, err := tx.PutTransaction(t); err != nil {
 					return err
 				}
 			}
 			if err := refreshRefunds(tx, orig); err != nil {
 				return err
 			}
-			if err := db.putTxRecord(tx, orig); err != nil {
+			if _, err := tx.PutTransaction(orig); err != nil {
 				return err
 			}
 			c.addTransaction(orig.Key)
 		}
 	}
-	if t.ReservationKey != "" {
-		r, err := getReservation(tx, t.ReservationKey)
+	if t.ReservationKey == "" {
+		return nil
+	}
+	r, err := tx.Reservation(t.ReservationKey)
+	if err != nil || r == nil {
+		return err
+	}
+	if !slices.Contains(r.Transactions, t.Key) {
+		r.Transactions = append(r.Transactions, t.Key)
+	}
+	// Refunds that arrived before their capture was linked follow it.
+	for _, rk := range t.Refunds {
+		if !slices.Contains(r.Transactions, rk) {
+			r.Transactions = append(r.Transactions, rk)
+		}
+		rt, err := tx.Transaction(rk)
 		if err != nil {
 			return err
 		}
-		if r != nil {
-			if !slices.Contains(r.Transactions, t.Key) {
-				r.Transactions = append(r.Transactions, t.Key)
+		if rt != nil && rt.ReservationKey != r.Key {
+			rt.ReservationKey = r.Key
+			if _, err := tx.PutTransaction(rt); err != nil {
+				return err
 			}
-			// Refunds that arrived before their capture was linked follow it.
-			for _, rk := range t.Refunds {
-				if !slices.Contains(r.Transactions, rk) {
-					r.Transactions = append(r.Transactions, rk)
-				}
-				rt, err := getTx(tx, rk)
-				if err != nil {
-					return err
-				}
-				if rt != nil && rt.ReservationKey != r.Key {
-					rt.ReservationKey = r.Key
-					if err := db.putTxRecord(tx, rt); err != nil {
-						return err
-					}
-				}
-			}
-			return db.putReservation(tx, r, c)
 		}
 	}
-	return nil
+	return db.putReservation(tx, r, c)
 }
 
-func (db *DB) putTxRecord(tx Tx, t *Transaction) error {
-	return writeTxRecord(tx, t)
-}
-
-// refreshRefunds sums the successful refunds against t.
-func refreshRefunds(tx Tx, t *Transaction) error {
+// refreshRefunds reads the refunds linked to t and sums them (sumRefunds).
+func refreshRefunds(tx RepoTx, t *Transaction) error {
 	if t.Kind.IsRefund() {
 		return nil
 	}
-	t.Refunds = t.Refunds[:0]
-	t.Refunded = decimal.Zero
-	prefix := append([]byte(t.Key), 0)
-	cur := tx.Bucket(bRelated).Cursor()
-	for k, _ := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = cur.Next() {
-		rk := string(k[len(prefix):])
-		rt, err := getTx(tx, rk)
+	keys, err := tx.RefundKeys(t.Key)
+	if err != nil {
+		return err
+	}
+	refunds := make([]*Transaction, 0, len(keys))
+	for _, k := range keys {
+		rt, err := tx.Transaction(k)
 		if err != nil {
 			return err
 		}
-		if rt == nil {
-			continue
+		if rt != nil {
+			refunds = append(refunds, rt)
 		}
-		t.Refunds = append(t.Refunds, rk)
+	}
+	sumRefunds(t, refunds)
+	return nil
+}
+
+// sumRefunds sets what the refunds of t (its refunds as stored, in key
+// order) took from it: their keys, and the sum of the successful ones.
+func sumRefunds(t *Transaction, refunds []*Transaction) {
+	t.Refunds = t.Refunds[:0]
+	t.Refunded = decimal.Zero
+	for _, rt := range refunds {
+		t.Refunds = append(t.Refunds, rt.Key)
 		if rt.Status.IsSuccess() {
 			t.Refunded = t.Refunded.Add(rt.Amount)
 		}
@@ -247,14 +246,17 @@ func refreshRefunds(tx Tx, t *Transaction) error {
 	if len(t.Refunds) == 0 {
 		t.Refunds = nil
 	}
-	return nil
 }
 
 // recompute derives the ledger of r from what the Reserve sent, its
 // successful updates (in status-time order), its successful captures and
 // refunds and whether a cancel succeeded. Every input is a set keyed by
 // gateway key, so the result does not depend on the order facts arrived in.
-func recompute(tx Tx, r *Reservation, c *Change) error {
+// txs holds r's transactions and their refunds by key (loadLedger). It
+// returns the transactions whose CustomerName it set: the push of a
+// capture or refund names no customer, and the transactions list shows
+// the reservation's.
+func recompute(r *Reservation, txs map[string]*Transaction) (renamed []*Transaction) {
 	billing, shipping := r.Original.Billing, r.Original.Shipping
 	var lines []Line
 	if r.LinesKnown {
@@ -302,18 +304,10 @@ func recompute(tx Tx, r *Reservation, c *Change) error {
 	r.CapturedAmount, r.RefundedAmount, r.UnsplitCaptured = decimal.Zero, decimal.Zero, decimal.Zero
 	r.InvoiceNumbers = nil
 	for _, k := range r.Transactions {
-		t, err := getTx(tx, k)
-		if err != nil {
-			return err
-		}
+		t := txs[k]
 		if t != nil && r.CustomerName != "" && t.CustomerName != r.CustomerName {
-			// The push of a capture or refund names no customer: the
-			// transactions list shows the reservation's.
 			t.CustomerName = r.CustomerName
-			if err := writeTxRecord(tx, t); err != nil {
-				return err
-			}
-			c.addTransaction(t.Key)
+			renamed = append(renamed, t)
 		}
 		if t == nil || t.Kind != KindCapture || !t.Status.IsSuccess() {
 			continue
@@ -350,7 +344,7 @@ func recompute(tx Tx, r *Reservation, c *Change) error {
 	for i := range lines {
 		lines[i].Captured, lines[i].Cancelled, lines[i].Refunded = 0, 0, 0
 	}
-	take := func(t *Transaction, alloc []int) error {
+	take := func(t *Transaction, alloc []int) {
 		refunded := t.Amount.Sign() > 0 && t.Refunded.GreaterThanOrEqual(t.Amount)
 		// Units a refund by line paid back, capped at what this capture
 		// shipped of the line; a capture refunded in full counts all its
@@ -358,10 +352,7 @@ func recompute(tx Tx, r *Reservation, c *Change) error {
 		byLine := map[string]int{}
 		if !refunded {
 			for _, rk := range t.Refunds {
-				rt, err := getTx(tx, rk)
-				if err != nil {
-					return err
-				}
+				rt := txs[rk]
 				if rt == nil || !rt.Status.IsSuccess() {
 					continue
 				}
@@ -381,18 +372,13 @@ func recompute(tx Tx, r *Reservation, c *Change) error {
 				byLine[lines[i].ArticleNumber] -= u
 			}
 		}
-		return nil
 	}
 	if r.LinesKnown {
 		for _, t := range partial {
-			if err := take(t, allocate(lines, t.Lines)); err != nil {
-				return err
-			}
+			take(t, allocate(lines, t.Lines))
 		}
 		for _, t := range full {
-			if err := take(t, remainingAlloc(lines)); err != nil {
-				return err
-			}
+			take(t, remainingAlloc(lines))
 		}
 		for _, t := range unknown {
 			// Captured by another tool: when the amount is exactly what
@@ -407,9 +393,7 @@ func recompute(tx Tx, r *Reservation, c *Change) error {
 				r.UnsplitCaptured = r.UnsplitCaptured.Add(t.Amount)
 				continue
 			}
-			if err := take(t, alloc); err != nil {
-				return err
-			}
+			take(t, alloc)
 		}
 		kept := lines[:0]
 		for _, l := range lines {
@@ -428,7 +412,7 @@ func recompute(tx Tx, r *Reservation, c *Change) error {
 	}
 	r.Lines = lines
 	r.OutcomeUnknown = len(r.UnknownOps) > 0
-	return nil
+	return renamed
 }
 
 func linesFrom(as []api.Article) []Line {
@@ -592,23 +576,18 @@ func remainingAmount(lines []Line) decimal.Decimal {
 
 // shareReservationNumber gives the reservation's number to its transactions
 // that do not carry it (captured by another tool, linked before the Reserve
-// push brought the number).
-func shareReservationNumber(tx Tx, r *Reservation) error {
+// push brought the number), and returns them.
+func shareReservationNumber(r *Reservation, txs map[string]*Transaction) (changed []*Transaction) {
 	if r.ReservationNumber == "" {
 		return nil
 	}
 	for _, k := range r.Transactions {
-		t, err := getTx(tx, k)
-		if err != nil {
-			return err
-		}
+		t := txs[k]
 		if t == nil || t.ReservationNumber != "" {
 			continue
 		}
 		t.ReservationNumber = r.ReservationNumber
-		if err := writeTxRecord(tx, t); err != nil {
-			return err
-		}
+		changed = append(changed, t)
 	}
-	return nil
+	return changed
 }

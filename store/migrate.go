@@ -108,7 +108,7 @@ func (db *DB) migrate() (err error) {
 		}
 		current = true
 		return open.ForEach(func(k, _ []byte) error {
-			if op, err := getOp(tx, binary.BigEndian.Uint64(k)); err != nil || op.State == OpPending {
+			if op, err := getOp(db.kv.tx(tx), binary.BigEndian.Uint64(k)); err != nil || op.State == OpPending {
 				current = false
 			}
 			return nil
@@ -140,21 +140,20 @@ func (db *DB) migrate() (err error) {
 			// only a file's lock says that no one else has it open.
 			return nil
 		}
-		return db.recoverInFlight(tx)
+		return db.recoverInFlight(db.kv.tx(tx))
 	})
 }
 
 // recoverInFlight turns operations left "pending" by a process that ended
 // (the file lock says no one else has it open) into "outcome unknown": their
 // request may or may not have reached the gateway.
-func (db *DB) recoverInFlight(tx Tx) error {
-	c := tx.Bucket(bOpOpen).Cursor()
-	var ids []uint64
-	for k, _ := c.First(); k != nil; k, _ = c.Next() {
-		ids = append(ids, binary.BigEndian.Uint64(k))
+func (db *DB) recoverInFlight(tx RepoTx) error {
+	open, err := tx.OpenOps()
+	if err != nil {
+		return err
 	}
-	for _, id := range ids {
-		op, err := getOp(tx, id)
+	for _, o := range open {
+		op, err := getOp(tx, o.ID)
 		if err != nil {
 			return err
 		}

@@ -1,9 +1,6 @@
 package store
 
 import (
-	"bytes"
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -68,34 +65,21 @@ func bytesContainsFold(b []byte, names []string) bool {
 	return false
 }
 
-func getOp(tx Tx, id uint64) (*PendingOp, error) {
-	v := tx.Bucket(bOp).Get(u64(id))
-	if v == nil {
-		return nil, fmt.Errorf("operation %d: %w", id, ErrNotFound)
+// getOp returns operation id; none is ErrNotFound.
+func getOp(tx RepoTx, id uint64) (*PendingOp, error) {
+	op, err := tx.Op(id)
+	if err == nil && op == nil {
+		err = ErrNotFound
 	}
-	var op PendingOp
-	if err := json.Unmarshal(v, &op); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("operation %d: %w", id, err)
 	}
-	return &op, nil
+	return op, nil
 }
 
-// putOp writes op, keeps the open-ops index, and marks its reservation while
-// its outcome is unknown.
-func (db *DB) putOp(tx Tx, op *PendingOp, c *Change) error {
-	v, err := json.Marshal(op)
-	if err != nil {
-		return fmt.Errorf("operation %d: %w", op.ID, err)
-	}
-	if err := tx.Bucket(bOp).Put(u64(op.ID), v); err != nil {
-		return err
-	}
-	if op.State.IsOpen() {
-		err = tx.Bucket(bOpOpen).Put(u64(op.ID), pairKey(op.ResultKey, op.Invoice))
-	} else {
-		err = tx.Bucket(bOpOpen).Delete(u64(op.ID))
-	}
-	if err != nil {
+// putOp writes op and marks its reservation while its outcome is unknown.
+func (db *DB) putOp(tx RepoTx, op *PendingOp, c *Change) error {
+	if err := tx.PutOp(op); err != nil {
 		return err
 	}
 	if c != nil {
@@ -104,7 +88,7 @@ func (db *DB) putOp(tx Tx, op *PendingOp, c *Change) error {
 	if op.ReservationKey == "" {
 		return nil
 	}
-	r, err := getReservation(tx, op.ReservationKey)
+	r, err := tx.Reservation(op.ReservationKey)
 	if err != nil || r == nil {
 		return err
 	}
@@ -156,14 +140,14 @@ func (db *DB) BeginOp(op PendingOp) (uint64, error) {
 	op.Created = nowOr(op.Created, db.now)
 	op.Updated = op.Created
 	var id uint64
-	err := db.update(func(tx Tx, c *Change) error {
+	err := db.update(func(tx RepoTx, c *Change) error {
 		if op.ReservationKey == "" && op.Target != "" {
 			r, err := findReservation(tx, op.Target)
 			if err != nil {
 				return err
 			}
 			if r == nil {
-				if t, err := getTx(tx, op.Target); err == nil && t != nil {
+				if t, err := tx.Transaction(op.Target); err == nil && t != nil {
 					op.ReservationKey = t.ReservationKey
 				}
 			} else {
@@ -179,7 +163,7 @@ func (db *DB) BeginOp(op PendingOp) (uint64, error) {
 		if err := checkLedger(tx, &op); err != nil {
 			return err
 		}
-		n, err := tx.Bucket(bOp).NextSequence()
+		n, err := tx.NextOpID()
 		if err != nil {
 			return err
 		}
@@ -215,7 +199,7 @@ func opStateFor(st Status) OpState {
 }
 
 // settleOp records the key and status a push brought for op.
-func (db *DB) settleOp(tx Tx, op *PendingOp, key string, st Status, resKey string, c *Change) error {
+func (db *DB) settleOp(tx RepoTx, op *PendingOp, key string, st Status, resKey string, c *Change) error {
 	if op.ResultKey == "" {
 		op.ResultKey = key
 	}
@@ -243,7 +227,7 @@ const AuditPending = "sent, outcome not yet known"
 // by BeginOp) once the operation settled: the one change an audit entry
 // ever sees. An operation journaled without one gets a new entry.
 func (db *DB) CompleteAudit(opID uint64, result string) error {
-	err := db.update(func(tx Tx, c *Change) error {
+	err := db.update(func(tx RepoTx, c *Change) error {
 		op, err := getOp(tx, opID)
 		if err != nil {
 			return err
@@ -265,20 +249,22 @@ func (db *DB) CompleteAudit(opID uint64, result string) error {
 // entry that completes it (the log takes entries, it never edits one).
 // With then set, the result known so far (an unknown outcome, a pending
 // answer) stays in front, so the entry tells the whole story.
-func completeAudit(tx Tx, id uint64, result string, then bool, c *Change) error {
-	b := tx.Bucket(bAudit)
-	v := b.Get(u64(id))
-	if v == nil {
-		return fmt.Errorf("audit entry %d: %w", id, ErrNotFound)
+func completeAudit(tx RepoTx, id uint64, result string, then bool, c *Change) error {
+	e, err := tx.AuditEntry(id)
+	if err == nil && e == nil {
+		err = ErrNotFound
 	}
-	var e AuditEntry
-	if err := json.Unmarshal(v, &e); err != nil {
+	if err != nil {
 		return fmt.Errorf("audit entry %d: %w", id, err)
 	}
-	if prev := latestAuditResult(b, id, e.Result); then && prev != "" && prev != AuditPending {
+	prev, err := latestAuditResult(tx, id, e.Result)
+	if err != nil {
+		return err
+	}
+	if then && prev != "" && prev != AuditPending {
 		result = prev + "; then " + result
 	}
-	_, err := appendAudit(tx, AuditEntry{Time: e.Time, Operator: e.Operator, Action: e.Action, Target: e.Target, Amount: e.Amount,
+	_, err = appendAudit(tx, AuditEntry{Time: e.Time, Operator: e.Operator, Action: e.Action, Target: e.Target, Amount: e.Amount,
 		Currency: e.Currency, Result: result, Reason: e.Reason, OpID: e.OpID, Completes: id}, c)
 	return err
 }
@@ -286,17 +272,20 @@ func completeAudit(tx Tx, id uint64, result string, then bool, c *Change) error 
 // latestAuditResult is entry id's result as its newest completion left it
 // (fallback when none): the log is read backwards from its end, where the
 // completion of an operation usually is, for a bounded number of entries.
-func latestAuditResult(b Bucket, id uint64, fallback string) string {
-	c := b.Cursor()
-	n := 0
-	for k, v := c.Last(); k != nil && be64(k) > id && n < 10_000; k, v = c.Prev() {
-		n++
-		var e AuditEntry
-		if json.Unmarshal(v, &e) == nil && e.Completes == id {
-			return e.Result
+func latestAuditResult(tx RepoTx, id uint64, fallback string) (string, error) {
+	out, n := fallback, 0
+	err := tx.WalkAudit(true, func(at uint64, e *AuditEntry, _ []byte, err error) bool {
+		if at <= id || n >= 10_000 {
+			return false
 		}
-	}
-	return fallback
+		n++
+		if err == nil && e.Completes == id {
+			out = e.Result
+			return false
+		}
+		return true
+	})
+	return out, err
 }
 
 // ApplyResponse records the gateway's answer to operation id: the domain
@@ -310,7 +299,7 @@ func (db *DB) ApplyResponse(id uint64, resp *api.Response) (*PendingOp, error) {
 		return nil, fmt.Errorf("operation %d: no response", id)
 	}
 	var out *PendingOp
-	err := db.update(func(tx Tx, c *Change) error {
+	err := db.update(func(tx RepoTx, c *Change) error {
 		op, err := getOp(tx, id)
 		if err != nil {
 			return err
@@ -347,10 +336,10 @@ func (db *DB) ApplyResponse(id uint64, resp *api.Response) (*PendingOp, error) {
 	return out, nil
 }
 
-func (db *DB) responseEffects(tx Tx, op *PendingOp, resp *api.Response, st Status, c *Change) error {
+func (db *DB) responseEffects(tx RepoTx, op *PendingOp, resp *api.Response, st Status, c *Change) error {
 	switch {
 	case strings.EqualFold(op.Action, api.ActionReserve):
-		r, err := getReservation(tx, resp.Key)
+		r, err := tx.Reservation(resp.Key)
 		if err != nil {
 			return err
 		}
@@ -411,7 +400,7 @@ func (db *DB) responseEffects(tx Tx, op *PendingOp, resp *api.Response, st Statu
 	}
 
 	// Pay, PayRemainder, Refund of either service.
-	t, err := getTx(tx, resp.Key)
+	t, err := tx.Transaction(resp.Key)
 	if err != nil {
 		return err
 	}
@@ -569,17 +558,20 @@ func fillFromOp(t *Transaction, op *PendingOp) {
 // matchOp finds the open operation a push answers: the one whose result key
 // is the push's key, else the oldest one without a key yet that sent the
 // same action for the same invoice (and amount, for payments).
-func matchOp(tx Tx, p *api.Push) (*PendingOp, error) {
-	cur := tx.Bucket(bOpOpen).Cursor()
+func matchOp(tx RepoTx, p *api.Push) (*PendingOp, error) {
+	open, err := tx.OpenOps()
+	if err != nil {
+		return nil, err
+	}
 	var candidate *PendingOp
 	key, invoice := p.Key(), p.Invoice()
-	for k, v := cur.First(); k != nil; k, v = cur.Next() {
-		// The index value (result key, invoice) spares decoding the
-		// operations a push cannot be about.
-		if rk, inv, ok := bytes.Cut(v, []byte{0}); ok && string(rk) != key && (len(rk) > 0 || candidate != nil || string(inv) != invoice) {
+	for _, o := range open {
+		// The result key and invoice spare decoding the operations a push
+		// cannot be about.
+		if o.ResultKey != key && (o.ResultKey != "" || candidate != nil || o.Invoice != invoice) {
 			continue
 		}
-		op, err := getOp(tx, binary.BigEndian.Uint64(k))
+		op, err := getOp(tx, o.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -639,7 +631,7 @@ func (db *DB) ResolveOp(id uint64, note string) error {
 }
 
 func (db *DB) setOpState(id uint64, state OpState, reason, note string) error {
-	err := db.update(func(tx Tx, c *Change) error {
+	err := db.update(func(tx RepoTx, c *Change) error {
 		op, err := getOp(tx, id)
 		if err != nil {
 			return err
@@ -680,17 +672,20 @@ var ErrLedgerChanged = errors.New("changed since it was planned")
 
 // checkOpenTwin refuses an operation whose twin (same action and target) is
 // open in the journal, naming who started it.
-func checkOpenTwin(tx Tx, op *PendingOp) error {
+func checkOpenTwin(tx RepoTx, op *PendingOp) error {
 	if op.Target == "" {
 		return nil
 	}
-	c := tx.Bucket(bOpOpen).Cursor()
-	for k, _ := c.First(); k != nil; k, _ = c.Next() {
-		o, err := getOp(tx, be64(k))
+	open, err := tx.OpenOps()
+	if err != nil {
+		return err
+	}
+	for _, oo := range open {
+		o, err := getOp(tx, oo.ID)
 		if err != nil {
 			return err
 		}
-		if o == nil || !o.State.IsOpen() || o.Action != op.Action || o.Target != op.Target {
+		if !o.State.IsOpen() || o.Action != op.Action || o.Target != op.Target {
 			continue
 		}
 		return &BusyError{Op: o}
@@ -718,14 +713,14 @@ func (o *PendingOp) Holder() string {
 // this transaction: a capture's lines must still be there to take, a full
 // capture must take what still remains, a refund must not exceed what is
 // left to refund.
-func checkLedger(tx Tx, op *PendingOp) error {
+func checkLedger(tx RepoTx, op *PendingOp) error {
 	req := op.Request
 	if req == nil || !strings.EqualFold(req.Service().Name, api.ServiceDeferred) {
 		return nil
 	}
 	switch {
 	case strings.EqualFold(op.Action, api.ActionPay) && op.ReservationKey != "":
-		r, err := getReservation(tx, op.ReservationKey)
+		r, err := tx.Reservation(op.ReservationKey)
 		if err != nil || r == nil || !r.LinesKnown {
 			return err
 		}
@@ -740,7 +735,7 @@ func checkLedger(tx Tx, op *PendingOp) error {
 			return fmt.Errorf("capture %s: %w: %v", r.ref(), ErrLedgerChanged, err)
 		}
 	case strings.EqualFold(op.Action, api.ActionRefund) && req.OriginalTransactionKey != "":
-		t, err := getTx(tx, req.OriginalTransactionKey)
+		t, err := tx.Transaction(req.OriginalTransactionKey)
 		if err != nil || t == nil {
 			return err
 		}

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -142,28 +141,6 @@ func diffLines(stored, incoming []api.Article) string {
 	return "the lines differ"
 }
 
-func conflictKey(invoice, hash string) []byte { return invoiceKey(invoice, hash) }
-
-func getOrder(tx Tx, invoice string) (*Order, error) {
-	v := tx.Bucket(bOrder).Get([]byte(invoice))
-	if v == nil {
-		return nil, nil
-	}
-	var o Order
-	if err := json.Unmarshal(v, &o); err != nil {
-		return nil, fmt.Errorf("order %s: %w", invoice, err)
-	}
-	return &o, nil
-}
-
-func putOrderRecord(tx Tx, o *Order) error {
-	v, err := json.Marshal(o)
-	if err != nil {
-		return fmt.Errorf("order %s: %w", o.Invoice, err)
-	}
-	return tx.Bucket(bOrder).Put([]byte(o.Invoice), v)
-}
-
 // PutOrder stores a webshop's order durably (one transaction, on disk when
 // it returns) and joins it to its reservation when that is known. The same
 // order again is OrderKnown and changes nothing. An order whose invoice is
@@ -180,9 +157,9 @@ func (db *DB) PutOrder(o Order) (OrderResult, error) {
 	o.Hash = orderHash(&o)
 	o.ReservationKey = ""
 	var res OrderResult
-	err := db.update(func(tx Tx, c *Change) error {
+	err := db.update(func(tx RepoTx, c *Change) error {
 		res = OrderResult{}
-		stored, err := getOrder(tx, o.Invoice)
+		stored, err := tx.Order(o.Invoice)
 		if err != nil {
 			return err
 		}
@@ -207,7 +184,7 @@ func (db *DB) PutOrder(o Order) (OrderResult, error) {
 				return db.keepConflict(tx, &o, c)
 			}
 			res = OrderResult{Outcome: OrderKnown, ReservationKey: r.Key}
-			return putOrderRecord(tx, &o)
+			return tx.PutOrder(&o)
 		}
 		res.Outcome = OrderImported
 		c.Orders = true
@@ -222,7 +199,7 @@ func (db *DB) PutOrder(o Order) (OrderResult, error) {
 		if err := db.putReservation(tx, r, c); err != nil {
 			return err
 		}
-		return putOrderRecord(tx, &o)
+		return tx.PutOrder(&o)
 	})
 	if err != nil {
 		return OrderResult{}, fmt.Errorf("order %s: %w", o.Invoice, err)
@@ -233,18 +210,14 @@ func (db *DB) PutOrder(o Order) (OrderResult, error) {
 	return res, nil
 }
 
-func (db *DB) keepConflict(tx Tx, o *Order, c *Change) error {
-	v, err := json.Marshal(o)
-	if err != nil {
-		return err
-	}
+func (db *DB) keepConflict(tx RepoTx, o *Order, c *Change) error {
 	c.Orders = true
-	return tx.Bucket(bOrderConflict).Put(conflictKey(o.Invoice, o.Hash), v)
+	return tx.PutOrderConflict(o)
 }
 
 // reservationForOrder finds the reservation an order belongs to: by the
 // reservation number it carries, else the newest with its invoice.
-func reservationForOrder(tx Tx, o *Order) (*Reservation, error) {
+func reservationForOrder(tx RepoTx, o *Order) (*Reservation, error) {
 	if o.ReservationNumber != "" {
 		r, err := findReservation(tx, o.ReservationNumber)
 		if r != nil || err != nil {
@@ -284,24 +257,24 @@ const PlaceholderPrefix = "order:"
 // Reserve push has not arrived yet.
 func (r *Reservation) IsPlaceholder() bool { return strings.HasPrefix(r.Key, PlaceholderPrefix) }
 
-func (db *DB) putPlaceholder(tx Tx, o *Order, c *Change) error {
+func (db *DB) putPlaceholder(tx RepoTx, o *Order, c *Change) error {
 	r := &Reservation{Key: PlaceholderPrefix + o.Invoice, Invoice: o.Invoice, Currency: o.Currency, Created: o.Received}
 	fillFromOrder(r, o)
 	if err := db.putReservation(tx, r, c); err != nil {
 		return err
 	}
-	return putOrderRecord(tx, o)
+	return tx.PutOrder(o)
 }
 
 // absorbPlaceholder moves what was linked to the order's placeholder (pushes
 // that joined it by invoice) to the reservation its Reserve push created,
 // and deletes the placeholder.
-func absorbPlaceholder(tx Tx, r *Reservation, c *Change) error {
+func absorbPlaceholder(tx RepoTx, r *Reservation, c *Change) error {
 	if r.Invoice == "" || r.IsPlaceholder() {
 		return nil
 	}
 	key := PlaceholderPrefix + r.Invoice
-	p, err := getReservation(tx, key)
+	p, err := tx.Reservation(key)
 	if err != nil || p == nil {
 		return err
 	}
@@ -312,26 +285,18 @@ func absorbPlaceholder(tx Tx, r *Reservation, c *Change) error {
 		if !slices.Contains(r.Transactions, tk) {
 			r.Transactions = append(r.Transactions, tk)
 		}
-		t, err := getTx(tx, tk)
+		t, err := tx.Transaction(tk)
 		if err != nil {
 			return err
 		}
 		if t != nil {
 			t.ReservationKey = r.Key
-			if err := writeTxRecord(tx, t); err != nil {
+			if _, err := tx.PutTransaction(t); err != nil {
 				return err
 			}
 		}
 	}
-	if err := unindexSummary(tx, key); err != nil {
-		return err
-	}
-	for _, b := range [][]byte{bReservation, bSummary} {
-		if err := tx.Bucket(b).Delete([]byte(key)); err != nil {
-			return err
-		}
-	}
-	if err := tx.Bucket(bInvoice).Delete(invoiceKey(r.Invoice, key)); err != nil {
+	if err := tx.DeleteReservation(key); err != nil {
 		return err
 	}
 	c.newReservations--
@@ -341,14 +306,14 @@ func absorbPlaceholder(tx Tx, r *Reservation, c *Change) error {
 
 // joinOrder completes a reservation that a push just created with the order
 // that arrived before it, and marks the order joined.
-func joinOrder(tx Tx, r *Reservation, c *Change) error {
+func joinOrder(tx RepoTx, r *Reservation, c *Change) error {
 	if err := absorbPlaceholder(tx, r, c); err != nil {
 		return err
 	}
 	if r.LinesKnown || r.Invoice == "" {
 		return nil
 	}
-	o, err := getOrder(tx, r.Invoice)
+	o, err := tx.Order(r.Invoice)
 	if err != nil || o == nil {
 		return err
 	}
@@ -360,32 +325,33 @@ func joinOrder(tx Tx, r *Reservation, c *Change) error {
 	}
 	fillFromOrder(r, o)
 	o.ReservationKey = r.Key
-	return putOrderRecord(tx, o)
+	return tx.PutOrder(o)
 }
 
 // Order returns the order stored for an invoice.
 func (db *DB) Order(invoice string) (*Order, error) {
-	return getOne(db, "order "+invoice, func(tx Tx) (*Order, error) { return getOrder(tx, invoice) })
+	return getOne(db, "order "+invoice, func(tx RepoTx) (*Order, error) { return tx.Order(invoice) })
 }
 
 // Orders returns the stored orders in invoice order; waiting keeps only
 // those no reservation has joined yet (no Reserve push with their invoice).
 func (db *DB) Orders(waiting bool) ([]*Order, error) {
-	var out []*Order
-	err := db.view(func(tx Tx) error {
-		return tx.Bucket(bOrder).ForEach(func(k, v []byte) error {
-			var o Order
-			if err := json.Unmarshal(v, &o); err != nil {
-				return fmt.Errorf("order %s: %w", k, err)
-			}
-			if !waiting || o.ReservationKey == "" {
-				out = append(out, &o)
-			}
-			return nil
-		})
+	var all []*Order
+	err := db.read(func(tx RepoTx) (err error) {
+		all, err = tx.Orders()
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("orders: %w", err)
+	}
+	if !waiting {
+		return all, nil
+	}
+	var out []*Order
+	for _, o := range all {
+		if o.ReservationKey == "" {
+			out = append(out, o)
+		}
 	}
 	return out, nil
 }
@@ -394,20 +360,9 @@ func (db *DB) Orders(waiting bool) ([]*Order, error) {
 // with other lines, optionally for one invoice.
 func (db *DB) OrderConflicts(invoice string) ([]*Order, error) {
 	var out []*Order
-	err := db.view(func(tx Tx) error {
-		c := tx.Bucket(bOrderConflict).Cursor()
-		var prefix []byte
-		if invoice != "" {
-			prefix = append([]byte(invoice), 0)
-		}
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			var o Order
-			if err := json.Unmarshal(v, &o); err != nil {
-				return fmt.Errorf("order conflict %q: %w", k, err)
-			}
-			out = append(out, &o)
-		}
-		return nil
+	err := db.read(func(tx RepoTx) (err error) {
+		out, err = tx.OrderConflicts(invoice)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("order conflicts: %w", err)

@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -341,63 +340,6 @@ func txListFill() []fillStep {
 	return steps
 }
 
-// TransactionGroup returns a gift card group: the payment whose key is
-// group and the payments made as part of it, oldest first, from the group
-// index (bbolt) or the list table's (PostgreSQL).
-func (db *DB) TransactionGroup(group string) ([]*Transaction, error) {
-	if group == "" {
-		return nil, nil
-	}
-	var out []*Transaction
-	if db.pg() != nil {
-		return db.pgTxGroup(group)
-	}
-	if db.bolt == nil {
-		all, err := db.Transactions()
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range all {
-			if t.Group == group || t.Key == group {
-				out = append(out, t)
-			}
-		}
-		sortTxOldestFirst(out)
-		return out, nil
-	}
-	err := db.view(func(tx Tx) error {
-		if t, err := getTx(tx, group); err != nil || t != nil {
-			if t != nil {
-				out = append(out, t)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		prefix := pairKey(group, "")
-		c := tx.Bucket(bTxGroup).Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			key := string(k[len(prefix):])
-			if key == group {
-				continue
-			}
-			t, err := getTx(tx, key)
-			if err != nil {
-				return err
-			}
-			if t != nil {
-				out = append(out, t)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("transaction group %s: %w", group, err)
-	}
-	sortTxOldestFirst(out)
-	return out, nil
-}
-
 // pgTransactions is the transaction list's table (0006).
 var pgTransactions = (&pgList{
 	table: "paydesk_txlist", fill: "paydesk_txlist_fill", bucket: bTransaction, count: kTransactionCount,
@@ -427,32 +369,26 @@ var pgTransactions = (&pgList{
 	},
 }).init()
 
-// pgTxGroup reads a gift card group from the list table.
-func (db *DB) pgTxGroup(group string) ([]*Transaction, error) {
-	var out []*Transaction
-	err := db.pg().View(func(t Tx) error {
-		ptx := t.(*pgTx)
-		rows, err := ptx.tx.Query(context.Background(), `SELECT v FROM paydesk_txlist WHERE grp = $1 OR k = $1`, []byte(group))
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var v []byte
-			if err := rows.Scan(&v); err != nil {
-				return err
-			}
-			tr, err := decodeTx(v)
-			if err != nil {
-				return fmt.Errorf("transaction: %w", err)
-			}
-			out = append(out, tr)
-		}
-		return rows.Err()
-	})
+// txGroup reads a gift card group from the list table, in the
+// transaction: the payment whose key is group and the ones whose group
+// it is.
+func (t *pgTx) txGroup(group string) ([]*Transaction, error) {
+	rows, err := t.tx.Query(t.ctx, `SELECT v FROM paydesk_txlist WHERE grp = $1 OR k = $1`, []byte(group))
 	if err != nil {
-		return nil, fmt.Errorf("transaction group %s: %w", group, err)
+		return nil, err
 	}
-	sortTxOldestFirst(out)
-	return out, nil
+	defer rows.Close()
+	var out []*Transaction
+	for rows.Next() {
+		var v []byte
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		tr, err := decodeTx(v)
+		if err != nil {
+			return nil, fmt.Errorf("transaction: %w", err)
+		}
+		out = append(out, tr)
+	}
+	return out, rows.Err()
 }

@@ -169,7 +169,7 @@ func (db *DB) IngestPush(ctx context.Context, rec PushRecord, p *api.Push, onApp
 		return Ingested{}, errors.New("ingest push: no decoded push with a key")
 	}
 	pp := db.preparePush(rec, p)
-	j := &ingestJob{key: []byte(pp.rec.Key), hash: pp.rec.Hash[:], rec: encodePushHead(&pp.rec, pp.tail), done: make(chan ingestAnswer, 1)}
+	j := &ingestJob{key: []byte(pp.rec.Key), hash: pp.rec.Hash[:], rec: encodePushHead(&pp.rec, pp.enc.b), done: make(chan ingestAnswer, 1)}
 	ib.closeMu.RLock()
 	if ib.closed {
 		ib.closeMu.RUnlock()
@@ -587,6 +587,7 @@ func (ib *inbox) applyRows(limit int, after int64, failed bool) ([]appliedRow, e
 		if !ok {
 			return errors.New("the push inbox needs PostgreSQL")
 		}
+		rt := db.kv.tx(tx) // the rules, in this transaction
 		ids, stored, err := pt.inboxWaiting(limit, after)
 		if err != nil || len(ids) == 0 {
 			return err
@@ -607,7 +608,7 @@ func (ib *inbox) applyRows(limit int, after int64, failed bool) ([]appliedRow, e
 			return err
 		}
 		for i, id := range ids {
-			res, err := db.applyInboxRow(tx, recs[i], failed, &c)
+			res, err := db.applyInboxRow(rt, recs[i], failed, &c)
 			if err != nil {
 				if pt.err != nil {
 					return pt.err
@@ -629,7 +630,7 @@ func (ib *inbox) applyRows(limit int, after int64, failed bool) ([]appliedRow, e
 			return err
 		}
 		c.inbox = true
-		return c.writeCounts(tx, db.shard)
+		return c.writeCounts(rt)
 	})
 	if err != nil {
 		return nil, err
@@ -667,27 +668,20 @@ func (t *pgTx) inboxWaiting(limit int, after int64) ([]uint64, [][]byte, error) 
 
 // applyInboxRow runs the push rules on one inbox row (ApplyPush's, in the
 // caller's transaction). With failed it only logs the push, not applied.
-func (db *DB) applyInboxRow(tx Tx, rec *PushRecord, failed bool, c *Change) (ApplyResult, error) {
+func (db *DB) applyInboxRow(tx RepoTx, rec *PushRecord, failed bool, c *Change) (ApplyResult, error) {
 	var res ApplyResult
 	if !failed {
 		p, err := api.DecodePush(rec.Body)
 		if err != nil {
 			return res, fmt.Errorf("push body: %w", err)
 		}
-		pp := &preparedPush{rec: *rec, tail: encodePushTail(rec)}
+		pp := &preparedPush{rec: *rec, enc: db.repo.EncodePush(rec)}
 		err = db.applyPush(tx, pp, p, &res, c)
 		return res, err
 	}
-	pb := appendOnly(tx, bPush)
-	id, err := pb.NextSequence()
+	rec.Applied, rec.Ignored = false, "not applied: the store's rules refused it (see the listener's log)"
+	id, err := tx.AppendPush(rec, PushEncoding{})
 	if err != nil {
-		return res, err
-	}
-	rec.ID, rec.Applied, rec.Ignored = id, false, "not applied: the store's rules refused it (see the listener's log)"
-	if err := pb.Put(u64(id), encodePush(rec)); err != nil {
-		return res, err
-	}
-	if err := tx.Bucket(bTransaction).Put(append(pairKey(rec.Key, ""), u64(id)...), rec.Hash[:]); err != nil {
 		return res, err
 	}
 	c.Pushes++

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"sync"
 
@@ -95,10 +94,13 @@ func (db *DB) recoverAbandoned(ctx context.Context) error {
 		lease int64
 	}
 	var cands []cand
-	err := db.view(func(tx Tx) error {
-		c := tx.Bucket(bOpOpen).Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			op, err := getOp(tx, binary.BigEndian.Uint64(k))
+	err := db.read(func(tx RepoTx) error {
+		open, err := tx.OpenOps()
+		if err != nil {
+			return err
+		}
+		for _, o := range open {
+			op, err := getOp(tx, o.ID)
 			if err != nil {
 				return err
 			}
@@ -119,7 +121,7 @@ func (db *DB) recoverAbandoned(ctx context.Context) error {
 		if !gone {
 			continue
 		}
-		err = db.update(func(tx Tx, ch *Change) error {
+		err = db.update(func(tx RepoTx, ch *Change) error {
 			op, err := getOp(tx, c.id)
 			if err != nil {
 				return err

@@ -1,8 +1,6 @@
 package store
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,27 +9,14 @@ import (
 	"strings"
 )
 
-func (db *DB) view(fn func(tx Tx) error) (err error) {
-	defer recoverDamage(db.path, &err)
-	return db.eng.View(fn)
-}
-
 // LoadReservationSummaries returns the list row of every reservation, in key
-// order. It reads only the compact summary bucket (100,000 rows in well under
+// order. It reads only the compact list rows (100,000 rows in well under
 // 300 ms).
 func (db *DB) LoadReservationSummaries() ([]Summary, error) {
 	var out []Summary
-	err := db.view(func(tx Tx) error {
-		b := tx.Bucket(bSummary)
-		out = make([]Summary, 0, metaCount(tx.Bucket(bMeta), kReservationCount))
-		return b.ForEach(func(k, v []byte) error {
-			s, err := decodeSummary(v)
-			if err != nil {
-				return fmt.Errorf("summary %s: %w", k, err)
-			}
-			out = append(out, s)
-			return nil
-		})
+	err := db.read(func(tx RepoTx) (err error) {
+		out, err = tx.Summaries()
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("load reservations: %w", err)
@@ -42,7 +27,7 @@ func (db *DB) LoadReservationSummaries() ([]Summary, error) {
 // Reservation finds a reservation by key, reservation number or invoice
 // (the newest reservation with that invoice). Not found names the three.
 func (db *DB) Reservation(ref string) (*Reservation, error) {
-	r, err := getOne(db, "reservation "+ref, func(tx Tx) (*Reservation, error) { return resolveReservation(tx, ref) })
+	r, err := getOne(db, "reservation "+ref, func(tx RepoTx) (*Reservation, error) { return resolveReservation(tx, ref) })
 	if errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("reservation %s: %w (no reservation has it as key, reservation number or invoice)", ref, ErrNotFound)
 	}
@@ -55,19 +40,18 @@ func (db *DB) Reservation(ref string) (*Reservation, error) {
 // reservations made within one second): then the one that can still be
 // captured or cancelled is meant; with none or several of those the
 // reference is refused, naming them, rather than guessed.
-func resolveReservation(tx Tx, ref string) (*Reservation, error) {
+func resolveReservation(tx RepoTx, ref string) (*Reservation, error) {
 	r, err := findReservation(tx, ref)
 	if r != nil || err != nil || ref == "" {
 		return r, err
 	}
+	keys, err := tx.ReservationKeysByInvoice(ref)
+	if err != nil {
+		return nil, err
+	}
 	var all, open []*Reservation
-	prefix := append([]byte(ref), 0)
-	c := tx.Bucket(bInvoice).Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		if len(v) != 1 || v[0] != invReservation {
-			continue
-		}
-		x, err := getReservation(tx, string(k[len(prefix):]))
+	for _, k := range keys {
+		x, err := tx.Reservation(k)
 		if err != nil {
 			return nil, err
 		}
@@ -102,19 +86,18 @@ func resolveReservation(tx Tx, ref string) (*Reservation, error) {
 func (db *DB) ResolveTransaction(ref string) (*Transaction, error) {
 	var found *Transaction
 	var candidates []string
-	err := db.view(func(tx Tx) error {
-		t, err := getTx(tx, ref)
+	err := db.read(func(tx RepoTx) error {
+		t, err := tx.Transaction(ref)
 		if t != nil || err != nil {
 			found = t
 			return err
 		}
-		prefix := append([]byte(ref), 0)
-		c := tx.Bucket(bInvoice).Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if len(v) != 1 || v[0] != invTransaction {
-				continue
-			}
-			t, err := getTx(tx, string(k[len(prefix):]))
+		keys, err := tx.TransactionKeysByInvoice(ref)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			t, err := tx.Transaction(k)
 			if err != nil {
 				return err
 			}
@@ -126,7 +109,7 @@ func (db *DB) ResolveTransaction(ref string) (*Transaction, error) {
 		return nil
 	})
 	if err == nil && found == nil {
-		// Gift card payments stay out of the invoice index (ingest speed):
+		// Gift card payments stay out of the invoice lookup (ingest speed):
 		// look for one by invoice the slow way, for an operator's command.
 		found, candidates, err = db.giftCardByInvoice(ref)
 	}
@@ -143,14 +126,14 @@ func (db *DB) ResolveTransaction(ref string) (*Transaction, error) {
 
 // Transaction finds a transaction by key.
 func (db *DB) Transaction(key string) (*Transaction, error) {
-	return getOne(db, "transaction "+key, func(tx Tx) (*Transaction, error) { return getTx(tx, key) })
+	return getOne(db, "transaction "+key, func(tx RepoTx) (*Transaction, error) { return tx.Transaction(key) })
 }
 
 // getOne reads one record in a read transaction: nothing found is
 // ErrNotFound, and every error names what was looked up.
-func getOne[T any](db *DB, what string, get func(Tx) (*T, error)) (*T, error) {
+func getOne[T any](db *DB, what string, get func(RepoTx) (*T, error)) (*T, error) {
 	var v *T
-	err := db.view(func(tx Tx) (err error) {
+	err := db.read(func(tx RepoTx) (err error) {
 		v, err = get(tx)
 		return err
 	})
@@ -167,7 +150,7 @@ func getOne[T any](db *DB, what string, get func(Tx) (*T, error)) (*T, error) {
 // reservation number), oldest first.
 func (db *DB) TransactionsFor(ref string) ([]*Transaction, error) {
 	var out []*Transaction
-	err := db.view(func(tx Tx) error {
+	err := db.read(func(tx RepoTx) error {
 		r, err := resolveReservation(tx, ref)
 		if err != nil {
 			return err
@@ -176,7 +159,7 @@ func (db *DB) TransactionsFor(ref string) ([]*Transaction, error) {
 			return ErrNotFound
 		}
 		for _, k := range r.Transactions {
-			t, err := getTx(tx, k)
+			t, err := tx.Transaction(k)
 			if err != nil {
 				return err
 			}
@@ -205,18 +188,9 @@ func sortTxOldestFirst(ts []*Transaction) {
 // Transactions returns every transaction, newest first.
 func (db *DB) Transactions() ([]*Transaction, error) {
 	var out []*Transaction
-	err := db.view(func(tx Tx) error {
-		return tx.Bucket(bTransaction).ForEach(func(k, v []byte) error {
-			if isPushIndexKey(k) {
-				return nil
-			}
-			t, err := decodeTx(v)
-			if err != nil {
-				return fmt.Errorf("transaction %s: %w", k, err)
-			}
-			out = append(out, t)
-			return nil
-		})
+	err := db.read(func(tx RepoTx) (err error) {
+		out, err = tx.Transactions()
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("load transactions: %w", err)
@@ -226,21 +200,37 @@ func (db *DB) Transactions() ([]*Transaction, error) {
 	return out, nil
 }
 
+// TransactionGroup returns a gift card group: the payment whose key is
+// group and the payments made as part of it, oldest first.
+func (db *DB) TransactionGroup(group string) ([]*Transaction, error) {
+	if group == "" {
+		return nil, nil
+	}
+	var out []*Transaction
+	err := db.read(func(tx RepoTx) (err error) {
+		out, err = tx.TransactionGroup(group)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("transaction group %s: %w", group, err)
+	}
+	sortTxOldestFirst(out)
+	return out, nil
+}
+
 // Push returns one stored push by ID.
 func (db *DB) Push(id uint64) (*PushRecord, error) {
-	return getOne(db, "push "+strconv.FormatUint(id, 10), func(tx Tx) (*PushRecord, error) {
-		v := tx.Bucket(bPush).Get(u64(id))
-		if v == nil {
-			return nil, ErrNotFound
-		}
-		return decodePush(v)
-	})
+	return getOne(db, "push "+strconv.FormatUint(id, 10), func(tx RepoTx) (*PushRecord, error) { return tx.Push(id) })
 }
 
 // Pushes returns up to limit stored pushes (0: all), newest first, with IDs
 // below beforeID (0: from the newest).
 func (db *DB) Pushes(limit int, beforeID uint64) ([]*PushRecord, error) {
-	out, err := db.newest(bPush, limit, beforeID)
+	var out []*PushRecord
+	err := db.read(func(tx RepoTx) (err error) {
+		out, err = tx.PushesBefore(beforeID, limit)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("load pushes: %w", err)
 	}
@@ -250,40 +240,21 @@ func (db *DB) Pushes(limit int, beforeID uint64) ([]*PushRecord, error) {
 // RejectedPushes returns up to limit rejected pushes, newest first (0: all
 // kept).
 func (db *DB) RejectedPushes(limit int) ([]*PushRecord, error) {
-	out, err := db.newest(bRejected, limit, 0)
+	var out []*PushRecord
+	err := db.read(func(tx RepoTx) (err error) {
+		out, err = tx.RejectedNewest(limit)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("load rejected pushes: %w", err)
 	}
 	return out, nil
 }
 
-func (db *DB) newest(bucket []byte, limit int, beforeID uint64) ([]*PushRecord, error) {
-	var out []*PushRecord
-	err := db.view(func(tx Tx) error {
-		c := tx.Bucket(bucket).Cursor()
-		var k, v []byte
-		if beforeID == 0 {
-			k, v = c.Last()
-		} else {
-			c.Seek(u64(beforeID))
-			k, v = c.Prev()
-		}
-		for ; k != nil && (limit <= 0 || len(out) < limit); k, v = c.Prev() {
-			p, err := decodePush(v)
-			if err != nil {
-				return fmt.Errorf("push %d: %w", be64(k), err)
-			}
-			out = append(out, p)
-		}
-		return nil
-	})
-	return out, err
-}
-
 // PushesFor returns the pushes about any of the given keys, oldest first.
 func (db *DB) PushesFor(keys ...string) ([]*PushRecord, error) {
 	var out []*PushRecord
-	err := db.view(func(tx Tx) (err error) {
+	err := db.read(func(tx RepoTx) (err error) {
 		out, err = pushesFor(tx, keys)
 		return err
 	})
@@ -293,31 +264,29 @@ func (db *DB) PushesFor(keys ...string) ([]*PushRecord, error) {
 	return out, nil
 }
 
-func pushesFor(tx Tx, keys []string) ([]*PushRecord, error) {
+func pushesFor(tx RepoTx, keys []string) ([]*PushRecord, error) {
 	var ids []uint64
 	for _, key := range keys {
 		if key == "" {
 			continue
 		}
-		eachPushOf(tx, key, func(id uint64, _ []byte) bool {
-			ids = append(ids, id)
-			return true
-		})
+		of, err := tx.PushIDsOf(key)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, of...)
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	out := make([]*PushRecord, 0, len(ids))
-	pb := tx.Bucket(bPush)
 	for _, id := range ids {
-		v := pb.Get(u64(id))
-		if v == nil {
-			continue
-		}
-		p, err := decodePush(v)
+		p, err := tx.Push(id)
 		if err != nil {
-			return nil, fmt.Errorf("push %d: %w", id, err)
+			return nil, err
 		}
-		out = append(out, p)
+		if p != nil {
+			out = append(out, p)
+		}
 	}
 	return out, nil
 }
@@ -326,7 +295,7 @@ func pushesFor(tx Tx, keys []string) ([]*PushRecord, error) {
 // data requests and transactions, oldest first.
 func (db *DB) PushesForReservation(ref string) ([]*PushRecord, error) {
 	var out []*PushRecord
-	err := db.view(func(tx Tx) error {
+	err := db.read(func(tx RepoTx) error {
 		r, err := findReservation(tx, ref)
 		if err != nil {
 			return err
@@ -351,7 +320,7 @@ func (db *DB) PushesForReservation(ref string) ([]*PushRecord, error) {
 // Op returns one operation.
 func (db *DB) Op(id uint64) (*PendingOp, error) {
 	var op *PendingOp
-	err := db.view(func(tx Tx) (err error) {
+	err := db.read(func(tx RepoTx) (err error) {
 		op, err = getOp(tx, id)
 		return err
 	})
@@ -359,24 +328,34 @@ func (db *DB) Op(id uint64) (*PendingOp, error) {
 }
 
 // Ops returns the operations in the given states (none: all), newest first.
-// Asking only for open states reads just the open-operations index.
+// Asking only for open states reads just the open operations.
 func (db *DB) Ops(states ...OpState) ([]*PendingOp, error) {
 	onlyOpen := len(states) > 0
 	for _, s := range states {
 		onlyOpen = onlyOpen && s.IsOpen()
 	}
 	var out []*PendingOp
-	err := db.view(func(tx Tx) error {
-		b := bOp
+	err := db.read(func(tx RepoTx) error {
+		var all []*PendingOp
 		if onlyOpen {
-			b = bOpOpen
-		}
-		c := tx.Bucket(b).Cursor()
-		for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
-			op, err := getOp(tx, be64(k))
+			open, err := tx.OpenOps()
 			if err != nil {
 				return err
 			}
+			for i := len(open) - 1; i >= 0; i-- {
+				op, err := getOp(tx, open[i].ID)
+				if err != nil {
+					return err
+				}
+				all = append(all, op)
+			}
+		} else {
+			var err error
+			if all, err = tx.Ops(); err != nil {
+				return err
+			}
+		}
+		for _, op := range all {
 			if len(states) == 0 || slices.Contains(states, op.State) {
 				out = append(out, op)
 			}
@@ -389,30 +368,15 @@ func (db *DB) Ops(states ...OpState) ([]*PendingOp, error) {
 	return out, nil
 }
 
-// Audit returns up to limit audit entries, newest first (0: all).
-
 // Exchanges returns up to limit gateway log entries, newest first (0: all).
 func (db *DB) Exchanges(limit int) ([]Exchange, error) {
-	return newestJSON[Exchange](db, bExchange, limit, "gateway log")
-}
-
-// newestJSON reads up to limit JSON records of an append-only log bucket
-// keyed by sequence, newest first (0: all).
-func newestJSON[T any](db *DB, bucket []byte, limit int, what string) ([]T, error) {
-	var out []T
-	err := db.view(func(tx Tx) error {
-		c := tx.Bucket(bucket).Cursor()
-		for k, v := c.Last(); k != nil && (limit <= 0 || len(out) < limit); k, v = c.Prev() {
-			var e T
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("%s entry %d: %w", what, be64(k), err)
-			}
-			out = append(out, e)
-		}
-		return nil
+	var out []Exchange
+	err := db.read(func(tx RepoTx) (err error) {
+		out, err = tx.Exchanges(limit)
+		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", what, err)
+		return nil, fmt.Errorf("load gateway log: %w", err)
 	}
 	return out, nil
 }
@@ -420,15 +384,19 @@ func newestJSON[T any](db *DB, bucket []byte, limit int, what string) ([]T, erro
 // Counts returns the status bar figures.
 func (db *DB) Counts() (Counts, error) {
 	var n Counts
-	err := db.view(func(tx Tx) error {
-		m := tx.Bucket(bMeta)
-		n.Pushes = metaCount(m, kPushCount)
-		n.Rejected = metaCount(m, kRejectedCount)
-		n.Reservations = int(metaCount(m, kReservationCount))
-		n.Transactions = int(metaCount(m, kTransactionCount))
-		c := tx.Bucket(bOpOpen).Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			op, err := getOp(tx, be64(k))
+	err := db.read(func(tx RepoTx) error {
+		t, err := tx.Tally()
+		if err != nil {
+			return err
+		}
+		n.Pushes, n.Rejected = uint64(t.Pushes), uint64(t.Rejected)
+		n.Reservations, n.Transactions = int(t.Reservations), int(t.Transactions)
+		open, err := tx.OpenOps()
+		if err != nil {
+			return err
+		}
+		for _, o := range open {
+			op, err := getOp(tx, o.ID)
 			if err != nil {
 				return err
 			}

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"errors"
 	"net/http"
 	"time"
@@ -254,38 +253,16 @@ type Change struct {
 	newReservations, newTransactions int
 }
 
-// writeCounts adds what the commit stored to the counts kept in meta. The
-// writers call it once, after every change of the transaction. shard is
-// appended to each counter's key: on a shared database every process keeps
-// counters of its own (several listeners would otherwise all update one row
-// and wait on each other); the counts are their sums (metaCount).
-func (c *Change) writeCounts(tx Tx, shard []byte) error {
-	m := tx.Bucket(bMeta)
-	for _, k := range []struct {
-		key []byte
-		n   int
-	}{{kPushCount, c.Pushes}, {kRejectedCount, c.Rejected}, {kReservationCount, c.newReservations}, {kTransactionCount, c.newTransactions}} {
-		if k.n == 0 {
-			continue
-		}
-		key := append(append([]byte(nil), k.key...), shard...)
-		if err := m.Put(key, u64(be64(m.Get(key))+uint64(k.n))); err != nil {
-			return err
-		}
+// writeCounts adds what the commit stored to the counters. The writers call
+// it once, after every change of the transaction: the counters are added
+// once per commit, not read and written per record.
+func (c *Change) writeCounts(tx RepoTx) error {
+	d := Tally{Pushes: int64(c.Pushes), Rejected: int64(c.Rejected),
+		Reservations: int64(c.newReservations), Transactions: int64(c.newTransactions)}
+	if d == (Tally{}) {
+		return nil
 	}
-	return nil
-}
-
-// metaCount is a counter of meta: its own key plus every process's shard
-// of it (key/…).
-func metaCount(m Bucket, key []byte) uint64 {
-	n := be64(m.Get(key))
-	prefix := append(append([]byte(nil), key...), '/')
-	c := m.Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		n += be64(v)
-	}
-	return n
+	return tx.AddTally(d)
 }
 
 func (c *Change) addReservation(key string) {

@@ -31,11 +31,6 @@ const (
 	OtherSources = "(other sources)"
 )
 
-// kRejectedGroup prefixes, in meta, the index group key → ID of the
-// rejected log's entry for that group. It lives in meta rather than a
-// bucket of its own so that the schema does not change.
-var kRejectedGroup = []byte("rejgroup\x00")
-
 // RejectedEvidence bounds rec to what the rejected log keeps of a request:
 // the body's first MaxRejectedExcerpt bytes, its size and SHA-256, and a
 // few header values cut short. The listener calls it before it stores
@@ -99,10 +94,6 @@ func rejectedClass(rec *PushRecord) string {
 	return rec.Signature + "\x00" + cut(reason, 40)
 }
 
-func rejectedGroupKey(source, class string) []byte {
-	return append(append(append([]byte(nil), kRejectedGroup...), source...), append([]byte{0}, class...)...)
-}
-
 // RecordRejectedPush keeps a request that was refused (bad signature,
 // malformed body, too large) in the rejected log, bounded in bytes
 // (RejectedEvidence) and aggregated: one entry per source and kind of
@@ -139,7 +130,7 @@ func (db *DB) RecordRejectedPushes(ctx context.Context, recs []PushRecord) ([]ui
 		prepared[i] = rec
 	}
 	ids := make([]uint64, len(recs))
-	err := db.batch.do(ctx, func(tx Tx, c *Change) error {
+	err := db.batch.do(ctx, func(tx RepoTx, c *Change) error {
 		for i := range prepared {
 			source, class := RejectedSource(prepared[i].RemoteAddr), rejectedClass(&prepared[i])
 			id, err := recordRejected(tx, prepared[i], source, class, db.opts.MaxRejected)
@@ -166,20 +157,22 @@ func RejectedGroup(rec *PushRecord) string {
 
 // recordRejected runs inside a batch, which may run it more than once: it
 // only reads and writes through tx.
-func recordRejected(tx Tx, rec PushRecord, source, class string, maxGroups int) (uint64, error) {
-	b, m := appendOnly(tx, bRejected), tx.Bucket(bMeta)
-	entries, err := rejectedEntries(b, m)
+func recordRejected(tx RepoTx, rec PushRecord, source, class string, maxGroups int) (uint64, error) {
+	entries, err := tx.RejectedEntries()
 	if err != nil {
 		return 0, err
 	}
-	gk := rejectedGroupKey(source, class)
 	entry := &rec
-	if old := m.Get(gk); old != nil {
-		if v := b.Get(old); v != nil {
-			prev, err := decodePush(v)
-			if err != nil {
-				return 0, fmt.Errorf("rejected entry %d: %w", be64(old), err)
-			}
+	gid, err := tx.RejectedGroupEntry(source, class)
+	if err != nil {
+		return 0, err
+	}
+	if gid != 0 {
+		prev, err := tx.Rejected(gid)
+		if err != nil {
+			return 0, err
+		}
+		if prev != nil {
 			// The first request's evidence stays; the count and the last
 			// time move on.
 			prev.Count = max(prev.Count, 1) + rec.Count
@@ -188,30 +181,25 @@ func recordRejected(tx Tx, rec PushRecord, source, class string, maxGroups int) 
 			}
 			entry = prev
 		}
-		if err := b.Delete(old); err != nil {
-			return 0, err
-		}
-		if err := addRejectedEntries(b, m, -1); err != nil {
+		if err := tx.DeleteRejected(gid); err != nil {
 			return 0, err
 		}
 	} else if entries >= maxGroups {
 		// Full: the least recently seen entry is first (entries move to
 		// the top when they grow).
-		k, v := b.Cursor().First()
-		oldest, err := decodePush(v)
+		oldest, err := tx.OldestRejected()
 		if err != nil {
-			return 0, fmt.Errorf("rejected entry %d: %w", be64(k), err)
+			return 0, err
 		}
-		if rec.LastSeen.Sub(lastSeen(oldest)) > rejectedRetention {
-			if err := b.Delete(k); err != nil {
+		if oldest != nil && rec.LastSeen.Sub(lastSeen(oldest)) > rejectedRetention {
+			if err := tx.DeleteRejected(oldest.ID); err != nil {
 				return 0, err
 			}
-			if err := addRejectedEntries(b, m, -1); err != nil {
+			os, oc := RejectedSource(oldest.RemoteAddr), rejectedClass(oldest)
+			if g, err := tx.RejectedGroupEntry(os, oc); err != nil {
 				return 0, err
-			}
-			ok := rejectedGroupKey(RejectedSource(oldest.RemoteAddr), rejectedClass(oldest))
-			if string(m.Get(ok)) == string(k) {
-				if err := m.Delete(ok); err != nil {
+			} else if g == oldest.ID {
+				if err := tx.DeleteRejectedGroup(os, oc); err != nil {
 					return 0, err
 				}
 			}
@@ -224,41 +212,11 @@ func recordRejected(tx Tx, rec PushRecord, source, class string, maxGroups int) 
 			return recordRejected(tx, r, OtherSources, verdict, maxGroups+1<<20)
 		}
 	}
-	n, err := b.NextSequence()
+	n, err := tx.AppendRejected(entry)
 	if err != nil {
 		return 0, err
 	}
-	entry.ID = n
-	if err := b.Put(u64(n), encodePush(entry)); err != nil {
-		return 0, err
-	}
-	if err := addRejectedEntries(b, m, 1); err != nil {
-		return 0, err
-	}
-	return n, m.Put(gk, u64(n))
-}
-
-// kRejectedEntries counts the rejected log's entries in meta: bbolt's
-// Bucket.Stats walks every page, too slow to run per rejection.
-var kRejectedEntries = []byte("rejectedentries")
-
-// rejectedEntries is the count; a file from before it is counted once,
-// before this transaction changes the bucket (Stats reads the pages as
-// they were committed).
-func rejectedEntries(b Bucket, m Bucket) (int, error) {
-	if v := m.Get(kRejectedEntries); v != nil {
-		return int(be64(v)), nil
-	}
-	n := keyCount(b)
-	return n, m.Put(kRejectedEntries, u64(uint64(n)))
-}
-
-func addRejectedEntries(b Bucket, m Bucket, d int) error {
-	n, err := rejectedEntries(b, m)
-	if err != nil {
-		return err
-	}
-	return m.Put(kRejectedEntries, u64(uint64(max(n+d, 0))))
+	return n, tx.SetRejectedGroupEntry(source, class, n)
 }
 
 func lastSeen(p *PushRecord) time.Time {

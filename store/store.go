@@ -83,10 +83,16 @@ type DB struct {
 	damage *damage
 	// audit keys the audit log (Options.AuditKey); nil: unkeyed.
 	audit *auditKeyring
-	eng   Engine
-	path  string
-	opts  Options
-	now   func() time.Time
+	// repo is the engine under the contract the rules are written
+	// against (repo.go); kv is the same engine as buckets, for the code
+	// that works on the layout itself (migrations, list indexes, copies,
+	// the push inbox).
+	repo Repo
+	kv   *kvRepo
+	eng  Engine
+	path string
+	opts Options
+	now  func() time.Time
 
 	batch *batcher
 
@@ -167,6 +173,8 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("cache %s: %w", path, err)
 	}
 	db := &DB{bolt: bdb, eng: boltEngine{db: bdb, damage: dmg}, damage: dmg, audit: newAuditKeyring(opts.AuditKey), path: path, opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}}
+	db.kv = &kvRepo{eng: db.eng, path: path}
+	db.repo = db.kv
 	if err := db.checkPages(clean); err != nil {
 		_ = bdb.Close()
 		return nil, err
@@ -214,6 +222,8 @@ func openShared(dsn string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{eng: eng, audit: newAuditKeyring(opts.AuditKey), path: RedactURL(dsn), opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}, shared: true}
+	db.kv = &kvRepo{eng: eng, path: db.path, shared: true}
+	db.repo = db.kv
 	if err := db.migrate(); err != nil {
 		_ = eng.Close()
 		return nil, fmt.Errorf("database %s: %w", db.path, err)
@@ -240,6 +250,7 @@ func openShared(dsn string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	db.shard = []byte("/" + db.bus.origin)
+	db.kv.shard = db.shard
 	db.batch = newBatcher(db)
 	return db, nil
 }

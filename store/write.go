@@ -1,33 +1,15 @@
 package store
 
 import (
-	"encoding/json"
 	"fmt"
 )
-
-// trim deletes the oldest entries of a sequence-numbered bucket beyond max.
-// The newest ID is the bucket's sequence, so the oldest kept is seq−max+1.
-func trim(b Bucket, max int) error {
-	seq := b.Sequence()
-	if seq <= uint64(max) {
-		return nil
-	}
-	limit := seq - uint64(max) // delete IDs ≤ limit
-	c := b.Cursor()
-	for k, _ := c.First(); k != nil && be64(k) <= limit; k, _ = c.First() {
-		if err := b.Delete(k); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // AppendAudit adds an entry to the append-only audit log and returns its ID.
 // A zero Time is set to now.
 func (db *DB) AppendAudit(e AuditEntry) (uint64, error) {
 	e.Time = nowOr(e.Time, db.now)
 	var id uint64
-	err := db.update(func(tx Tx, c *Change) (err error) {
+	err := db.update(func(tx RepoTx, c *Change) (err error) {
 		id, err = appendAudit(tx, e, c)
 		return err
 	})
@@ -43,22 +25,10 @@ func (db *DB) AppendExchange(x Exchange) (uint64, error) {
 	x.Time = nowOr(x.Time, db.now)
 	x.RequestBody = maskBody(x.RequestBody)
 	var id uint64
-	err := db.update(func(tx Tx, c *Change) error {
-		b := appendOnly(tx, bExchange)
-		n, err := b.NextSequence()
-		if err != nil {
-			return err
-		}
-		x.ID, id = n, n
-		v, err := json.Marshal(x)
-		if err != nil {
-			return err
-		}
-		if err := b.Put(u64(n), v); err != nil {
-			return err
-		}
+	err := db.update(func(tx RepoTx, c *Change) (err error) {
+		id, err = tx.AppendExchange(&x, db.opts.MaxExchanges)
 		c.Exchanges = true
-		return trim(b, db.opts.MaxExchanges)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("gateway log: %w", err)
@@ -71,7 +41,7 @@ func (db *DB) AppendExchange(x Exchange) (uint64, error) {
 // with the same key. It is for imports, fixtures and generated benchmark
 // data (storetest.Generate), not for gateway answers.
 func (db *DB) PutReservations(rs []*Reservation) error {
-	return db.update(func(tx Tx, c *Change) error {
+	return db.update(func(tx RepoTx, c *Change) error {
 		for _, r := range rs {
 			if r.Key == "" {
 				return fmt.Errorf("put reservation: empty key")
@@ -87,7 +57,7 @@ func (db *DB) PutReservations(rs []*Reservation) error {
 // PutTransactions writes transactions as given (for imports and generated
 // data), linking them to their reservations and originals.
 func (db *DB) PutTransactions(ts []*Transaction) error {
-	return db.update(func(tx Tx, c *Change) error {
+	return db.update(func(tx RepoTx, c *Change) error {
 		for _, t := range ts {
 			if t.Key == "" {
 				return fmt.Errorf("put transaction: empty key")
@@ -106,44 +76,23 @@ func (db *DB) PutTransactions(ts []*Transaction) error {
 // afterwards without it showing — though nothing proves who wrote them.
 const AuditCheckpoint = "checkpoint"
 
-func appendAudit(tx Tx, e AuditEntry, c *Change) (uint64, error) {
-	b := appendOnly(tx, bAudit)
-	lastK, last := b.Cursor().Last()
-	if c.keys != nil && lastK != nil {
-		var prev AuditEntry
-		if json.Unmarshal(last, &prev) == nil && prev.KeyID == "" && prev.MAC == "" {
+// appendAudit adds e to the audit log, keyed with the commit's key. The
+// first keyed entry after unkeyed ones is a checkpoint that anchors them.
+func appendAudit(tx RepoTx, e AuditEntry, c *Change) (uint64, error) {
+	if c.keys != nil {
+		// A last entry that does not read is no reason to refuse a new one.
+		if last, err := tx.LastAudit(); err == nil && last != nil && last.KeyID == "" && last.MAC == "" {
 			cp := AuditEntry{Time: e.Time, Operator: "paydesk", Action: AuditCheckpoint,
-				Result: fmt.Sprintf("keyed from here on; entries up to %d were written before the log was keyed", be64(lastK))}
-			var err error
-			if _, last, err = putAudit(b, cp, last, c.keys); err != nil {
+				Result: fmt.Sprintf("keyed from here on; entries up to %d were written before the log was keyed", last.ID)}
+			if _, err := tx.AppendAudit(cp, c.keys); err != nil {
 				return 0, err
 			}
 		}
 	}
-	n, _, err := putAudit(b, e, last, c.keys)
+	stored, err := tx.AppendAudit(e, c.keys)
 	if err != nil {
 		return 0, err
 	}
 	c.Audit = true
-	return n, nil
-}
-
-// putAudit stores e as the log's next entry, chained to prev (the last
-// entry as stored, nil for the first) and keyed with keys (nil: unkeyed),
-// and returns its number and what was stored.
-func putAudit(b Bucket, e AuditEntry, prev []byte, keys *auditKeyring) (uint64, []byte, error) {
-	n, err := b.NextSequence()
-	if err != nil {
-		return 0, nil, err
-	}
-	e.ID = n
-	e.Prev = ""
-	if prev != nil {
-		e.Prev = chainHash(prev)
-	}
-	v, err := keys.seal(e)
-	if err != nil {
-		return 0, nil, err
-	}
-	return n, v, b.Put(u64(n), v)
+	return stored.ID, nil
 }
