@@ -109,7 +109,7 @@ func readKVLedger(t *testing.T, url string) kvLedger {
 		invoices: map[byte]map[string][]string{invReservation: {}, invTransaction: {}, invOrphan: {}}}
 	err = eng.View(func(tx Tx) error {
 		if err := tx.Bucket(bReservation).ForEach(func(k, _ []byte) error {
-			r, err := getReservation(tx, string(k))
+			r, err := (&kvTx{tx: tx}).Reservation(string(k))
 			l.reservations[string(k)] = r
 			return err
 		}); err != nil {
@@ -119,7 +119,7 @@ func readKVLedger(t *testing.T, url string) kvLedger {
 			if isPushIndexKey(k) {
 				return nil
 			}
-			x, err := getTx(tx, string(k))
+			x, err := (&kvTx{tx: tx}).Transaction(string(k))
 			l.transactions[string(k)] = x
 			return err
 		}); err != nil {
