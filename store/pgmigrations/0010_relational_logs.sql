@@ -17,8 +17,8 @@
 -- and is not stored twice. IDs come from paydesk_seq_pushes (0003).
 CREATE TABLE paydesk_pushes (
 	id              bigint      PRIMARY KEY,
-	received        timestamptz NOT NULL,
-	key             text        NOT NULL,                 -- the transaction or data request key
+	received        timestamptz,
+	key             text COLLATE "C" NOT NULL,            -- the transaction or data request key
 	hash            bytea       NOT NULL CHECK (length(hash) = 32),
 	envelope        text        NOT NULL DEFAULT '',      -- DataRequest or Transaction ('' undecoded)
 	kind            text        NOT NULL DEFAULT '',      -- action code (data request) or transaction type (C700, V238, …)
@@ -28,8 +28,10 @@ CREATE TABLE paydesk_pushes (
 	sub_code        text        NOT NULL DEFAULT '',
 	status_time     timestamptz,                          -- the status's own DateTime
 	currency        text        NOT NULL DEFAULT '',
-	amount          numeric,                              -- NULL: the push carried no amount
+	amount          numeric     NOT NULL DEFAULT 0,
+	has_amount      boolean     NOT NULL DEFAULT false,   -- the push carried an amount
 	signature       text        NOT NULL,                 -- the verdict: valid, missing, mismatch, …
+	reason          text        NOT NULL DEFAULT '',
 	website_key     text        NOT NULL DEFAULT '',
 	applied         boolean     NOT NULL DEFAULT false,   -- it changed the store
 	ignored         text        NOT NULL DEFAULT '',      -- why it changed nothing
@@ -37,8 +39,8 @@ CREATE TABLE paydesk_pushes (
 	remote_addr     text        NOT NULL DEFAULT '',
 	method          text        NOT NULL DEFAULT '',
 	url             text        NOT NULL DEFAULT '',
-	header          jsonb       NOT NULL DEFAULT '{}',    -- the HTTP header as received (no secret in it)
-	body            bytea       NOT NULL,                 -- the request body, byte for byte
+	header          jsonb,                                -- the HTTP header as received (no secret in it)
+	body            bytea,                                -- the request body, byte for byte
 	push            jsonb,                                -- the body as JSON, NULL when it is not JSON
 	UNIQUE (key, hash)
 );
@@ -51,33 +53,41 @@ CREATE INDEX paydesk_pushes_reservation ON paydesk_pushes (reservation_key) WHER
 -- (body_size and hash are the whole body's). IDs from paydesk_seq_rejected.
 CREATE TABLE paydesk_rejected (
 	id          bigint      PRIMARY KEY,
-	received    timestamptz NOT NULL,                 -- the first request of the entry
-	last_seen   timestamptz NOT NULL,                 -- the latest
-	count       bigint      NOT NULL DEFAULT 1 CHECK (count >= 1),
+	received    timestamptz,                          -- the first request of the entry
+	last_seen   timestamptz,                          -- the latest
+	count       bigint      NOT NULL DEFAULT 0,       -- the requests it stands for
 	remote_addr text        NOT NULL DEFAULT '',
 	signature   text        NOT NULL DEFAULT '',      -- the verdict
 	reason      text        NOT NULL DEFAULT '',      -- which check failed
 	website_key text        NOT NULL DEFAULT '',
 	method      text        NOT NULL DEFAULT '',
 	url         text        NOT NULL DEFAULT '',
-	header      jsonb       NOT NULL DEFAULT '{}',
-	body        bytea       NOT NULL,                 -- the first bytes of the body (an excerpt)
+	header      jsonb,
+	body        bytea,                                -- the first bytes of the body (an excerpt)
 	body_size   bigint      NOT NULL DEFAULT 0,
 	hash        bytea       NOT NULL,                 -- SHA-256 of the whole body
-	envelope    text        NOT NULL DEFAULT '',      -- what could be decoded of it, if anything
+	-- what could be decoded of it, if anything
+	envelope    text        NOT NULL DEFAULT '',
 	key         text        NOT NULL DEFAULT '',
 	invoice     text        NOT NULL DEFAULT '',
 	service     text        NOT NULL DEFAULT '',
 	kind        text        NOT NULL DEFAULT '',
+	status      integer     NOT NULL DEFAULT 0,
+	sub_code    text        NOT NULL DEFAULT '',
+	status_time timestamptz,
 	currency    text        NOT NULL DEFAULT '',
-	record      bytea       NOT NULL                  -- the entry as the store encodes it, for the fields above it has no column for
+	amount      numeric     NOT NULL DEFAULT 0,
+	has_amount  boolean     NOT NULL DEFAULT false,
+	applied     boolean     NOT NULL DEFAULT false,   -- never, for a refused request; kept as the store had it
+	ignored     text        NOT NULL DEFAULT '',
+	reservation_key text    NOT NULL DEFAULT ''
 );
 
 -- Which entry aggregates a group (source host, kind of refusal): the next
 -- request of the group adds to it. Gone with its entry.
 CREATE TABLE paydesk_rejected_groups (
-	source   text   NOT NULL,
-	class    text   NOT NULL,
+	source   text   COLLATE "C" NOT NULL, -- the sender's host (an IPv6 sender's /64)
+	class    bytea  NOT NULL,             -- the kind of refusal: the verdict, a NUL, the reason's start
 	entry_id bigint NOT NULL REFERENCES paydesk_rejected (id) ON DELETE CASCADE,
 	PRIMARY KEY (source, class)
 );
@@ -88,17 +98,17 @@ CREATE INDEX paydesk_rejected_groups_entry ON paydesk_rejected_groups (entry_id)
 -- IDs from paydesk_seq_exchanges.
 CREATE TABLE paydesk_exchanges (
 	id            bigint      PRIMARY KEY,
-	time          timestamptz NOT NULL,
+	time          timestamptz,
 	action        text        NOT NULL DEFAULT '',
 	service       text        NOT NULL DEFAULT '',
 	method        text        NOT NULL DEFAULT '',
 	url           text        NOT NULL DEFAULT '',
 	http_status   integer     NOT NULL DEFAULT 0,       -- 0: no answer
-	duration      interval    NOT NULL DEFAULT '0',
-	duration_ns   bigint      NOT NULL DEFAULT 0,       -- the same, to the nanosecond the store measured
+	duration_ns   bigint      NOT NULL DEFAULT 0,       -- how long the request took
+	duration      interval    GENERATED ALWAYS AS (make_interval(secs => duration_ns / 1e9)) STORED,
 	error         text        NOT NULL DEFAULT '',
-	request_body  bytea       NOT NULL DEFAULT '',
-	response_body bytea       NOT NULL DEFAULT '',
+	request_body  bytea,
+	response_body bytea,
 	request       jsonb,                                -- the bodies as JSON, NULL when not JSON
 	response      jsonb
 );
@@ -109,12 +119,12 @@ CREATE TABLE paydesk_exchanges (
 -- outcome is unknown; settled, failed and resolved are final.
 CREATE TABLE paydesk_operations (
 	id               bigint      PRIMARY KEY,
-	created          timestamptz NOT NULL,
-	updated          timestamptz NOT NULL,
+	created          timestamptz,
+	updated          timestamptz,
 	operator         text        NOT NULL DEFAULT '',
 	action           text        NOT NULL DEFAULT '',  -- Reserve, Pay, Refund, CancelReservation, PayRemainder, …
 	service          text        NOT NULL DEFAULT '',
-	target           text        NOT NULL DEFAULT '',  -- a reservation number, the key a refund refunds, or an invoice
+	target           text COLLATE "C" NOT NULL DEFAULT '',  -- a reservation number, the key a refund refunds, or an invoice
 	reservation_key  text        NOT NULL DEFAULT '',
 	invoice          text        NOT NULL DEFAULT '',
 	currency         text        NOT NULL DEFAULT '',
@@ -128,8 +138,8 @@ CREATE TABLE paydesk_operations (
 	note             text        NOT NULL DEFAULT '',  -- the operator's note when resolving it by hand
 	audit_id         bigint      NOT NULL DEFAULT 0,   -- its entry in paydesk_audit
 	lease            bigint      NOT NULL DEFAULT 0,   -- the liveness lock of the process that journaled it
-	lines            jsonb       NOT NULL DEFAULT '[]', -- the returned units a refund pays back
-	parcels          jsonb       NOT NULL DEFAULT '[]', -- what a capture shipped
+	lines            jsonb,                             -- the returned units a refund pays back
+	parcels          jsonb,                             -- what a capture shipped
 	request          jsonb                              -- the request as sent, card PINs masked
 );
 -- One open operation per action and target: a second capture of the same
@@ -164,48 +174,48 @@ CREATE TABLE paydesk_counters (
 -- Webshop orders: the lines and addresses a Reserve push does not carry,
 -- joined to their reservation on the invoice. One per invoice.
 CREATE TABLE paydesk_orders (
-	invoice            text        PRIMARY KEY,
+	invoice            text COLLATE "C" PRIMARY KEY,
 	reservation_number text        NOT NULL DEFAULT '',  -- when the shop sent it
 	reservation_key    text        NOT NULL DEFAULT '',  -- the reservation it joined, '' while none has
 	currency           text        NOT NULL DEFAULT '',
 	amount             numeric     NOT NULL DEFAULT 0,   -- the sum of its lines
 	customer           text        NOT NULL DEFAULT '',  -- the billing name
 	source             text        NOT NULL DEFAULT '',  -- "intake 192.0.2.20:51000", "import orders.csv"
-	received           timestamptz NOT NULL,
+	received           timestamptz,
 	hash               text        NOT NULL,             -- its content's SHA-256: the same order twice is one
-	articles           jsonb       NOT NULL DEFAULT '[]',
-	billing            jsonb       NOT NULL DEFAULT '{}',
-	shipping           jsonb       NOT NULL DEFAULT '{}'
+	articles           jsonb,
+	billing            jsonb,
+	shipping           jsonb
 );
 CREATE INDEX paydesk_orders_waiting ON paydesk_orders (invoice) WHERE reservation_key = '';
 
 -- Orders refused because their invoice was known with other lines: kept
 -- beside the first for a person to look at, each once.
 CREATE TABLE paydesk_order_conflicts (
-	invoice            text        NOT NULL,
-	hash               text        NOT NULL,
+	invoice            text COLLATE "C" NOT NULL,
+	hash               text COLLATE "C" NOT NULL,
 	reservation_number text        NOT NULL DEFAULT '',
 	reservation_key    text        NOT NULL DEFAULT '',
 	currency           text        NOT NULL DEFAULT '',
 	amount             numeric     NOT NULL DEFAULT 0,
 	customer           text        NOT NULL DEFAULT '',
 	source             text        NOT NULL DEFAULT '',
-	received           timestamptz NOT NULL,
-	articles           jsonb       NOT NULL DEFAULT '[]',
-	billing            jsonb       NOT NULL DEFAULT '{}',
-	shipping           jsonb       NOT NULL DEFAULT '{}',
+	received           timestamptz,
+	articles           jsonb,
+	billing            jsonb,
+	shipping           jsonb,
 	PRIMARY KEY (invoice, hash)
 );
 
 -- Batches: runs of a shipment manifest (captures, or cancels of what was
 -- not shipped), so a second run or a resume never sends a row twice.
 CREATE TABLE paydesk_batches (
-	id       text        PRIMARY KEY,                  -- B1, B2, …
+	id       text COLLATE "C" PRIMARY KEY,             -- B1, B2, …
 	kind     text        NOT NULL CHECK (kind IN ('capture', 'cancel-rest')),
 	hash     text        NOT NULL DEFAULT '',          -- the manifest's SHA-256
 	source   text        NOT NULL DEFAULT '',          -- the file as given
 	operator text        NOT NULL DEFAULT '',
-	created  timestamptz NOT NULL,
+	created  timestamptz,
 	late     boolean     NOT NULL DEFAULT false,       -- captures past the 14-day window were confirmed
 	rows     integer     NOT NULL DEFAULT 0,
 	items    integer     NOT NULL DEFAULT 0,
@@ -218,22 +228,22 @@ CREATE UNIQUE INDEX paydesk_batches_manifest ON paydesk_batches (kind, hash) WHE
 -- A batch's items: one reservation's capture (or cancel) each, and where
 -- it is.
 CREATE TABLE paydesk_batch_items (
-	batch_id           text        NOT NULL REFERENCES paydesk_batches (id),
+	batch_id           text COLLATE "C" NOT NULL REFERENCES paydesk_batches (id),
 	idx                integer     NOT NULL CHECK (idx >= 0),
 	reservation_number text        NOT NULL DEFAULT '',
 	invoice            text        NOT NULL DEFAULT '',
 	state              text        NOT NULL CHECK (state IN ('planned', 'settled', 'sent', 'failed', 'outcome_unknown', 'refused', 'resolved')),
 	amount             numeric     NOT NULL DEFAULT 0,
 	currency           text        NOT NULL DEFAULT '',
-	rows               integer[]   NOT NULL DEFAULT '{}', -- the manifest's line numbers
-	lines              jsonb       NOT NULL DEFAULT '[]',
-	parcels            jsonb       NOT NULL DEFAULT '[]',
+	rows               integer[],                         -- the manifest's line numbers
+	lines              jsonb,
+	parcels            jsonb,
 	note               text        NOT NULL DEFAULT '',
 	rule               text        NOT NULL DEFAULT '',   -- the pre-flight rule that refused it
 	message            text        NOT NULL DEFAULT '',
 	op_id              bigint      NOT NULL DEFAULT 0,    -- the operation that carried it
 	key                text        NOT NULL DEFAULT '',
-	updated            timestamptz NOT NULL,
+	updated            timestamptz,
 	PRIMARY KEY (batch_id, idx)
 );
 
@@ -349,13 +359,11 @@ CREATE TRIGGER paydesk_audit_from_kv
 	EXECUTE FUNCTION paydesk_audit_from_kv();
 
 -- What the relational engine's first open still has to copy from
--- paydesk_kv (store/pgrel_logs_convert.go): one row per bucket, the last
--- key copied, done when it is all there. A copy cut short goes on from
--- there.
+-- paydesk_kv (store/pgrel_logs_convert.go): the step (bucket) it is at and
+-- the last key it copied there. A copy cut short goes on from there; the
+-- row goes when everything is copied.
 CREATE TABLE paydesk_logs_conversion (
-	bucket text    PRIMARY KEY,
-	after  bytea,                      -- the last key copied; NULL: none yet
-	done   boolean NOT NULL DEFAULT false
+	step  integer NOT NULL,
+	after bytea             -- the last key copied; NULL: none yet
 );
-INSERT INTO paydesk_logs_conversion (bucket) VALUES
-	('pushes'), ('rejected'), ('exchanges'), ('ops'), ('orders'), ('orderconflicts'), ('batches'), ('batchitems'), ('counters');
+INSERT INTO paydesk_logs_conversion VALUES (0, NULL);
