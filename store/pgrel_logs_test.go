@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -203,5 +206,214 @@ func TestRelationalPushIdentity(t *testing.T) {
 		if _, err := conn.Exec(ctx, ins, c.id, c.key, c.hash); (err == nil) != c.ok {
 			t.Errorf("push %d (%s): %v, want ok=%v", c.id, c.key, err, c.ok)
 		}
+	}
+}
+
+// readLogs reads, through the contract, everything of the logs half that
+// tx holds: the pushes and their identity, the rejected log and its
+// groups, the gateway log, the journal, the audit log as stored, orders,
+// conflicts, batches, numbers and counters — as one JSON text.
+func readLogs(t *testing.T, tx RepoTx) string {
+	t.Helper()
+	out := map[string]any{}
+	must := func(name string, v any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out[name] = v
+	}
+	pushes, err := tx.PushesBefore(0, 0)
+	must("pushes", pushes, err)
+	for _, p := range pushes {
+		one, err := tx.Push(p.ID)
+		must(fmt.Sprintf("push %d", p.ID), one, err)
+		ids, err := tx.PushIDsOf(p.Key)
+		must("pushes of "+p.Key, ids, err)
+		dup, err := tx.PushDuplicate(p.Key, p.Hash)
+		must(fmt.Sprintf("duplicate of %d", p.ID), dup, err)
+		other := p.Hash
+		other[0] ^= 1
+		dup, err = tx.PushDuplicate(p.Key, other)
+		must(fmt.Sprintf("other content than %d", p.ID), dup, err)
+	}
+	older, err := tx.PushesBefore(10, 3)
+	must("3 pushes before 10", older, err)
+	rej, err := tx.RejectedNewest(0)
+	must("rejected", rej, err)
+	for _, r := range rej {
+		one, err := tx.Rejected(r.ID)
+		must(fmt.Sprintf("rejected %d", r.ID), one, err)
+		id, err := tx.RejectedGroupEntry(RejectedSource(r.RemoteAddr), rejectedClass(r))
+		must(fmt.Sprintf("group of rejected %d", r.ID), id, err)
+	}
+	n, err := tx.RejectedEntries()
+	must("rejected entries", n, err)
+	oldest, err := tx.OldestRejected()
+	must("oldest rejected", oldest, err)
+	xs, err := tx.Exchanges(0)
+	must("exchanges", xs, err)
+	xs, err = tx.Exchanges(2)
+	must("2 exchanges", xs, err)
+	ops, err := tx.Ops()
+	must("ops", ops, err)
+	for _, op := range ops {
+		one, err := tx.Op(op.ID)
+		must(fmt.Sprintf("op %d", op.ID), one, err)
+	}
+	open, err := tx.OpenOps()
+	must("open ops", open, err)
+	type stored struct {
+		ID    uint64
+		Entry *AuditEntry
+		Text  string
+	}
+	var walk []stored
+	if err := tx.WalkAudit(true, func(id uint64, e *AuditEntry, text []byte, err error) bool {
+		if err != nil {
+			t.Fatalf("audit %d: %v", id, err)
+		}
+		walk = append(walk, stored{id, e, string(text)})
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	out["audit"] = walk
+	last, err := tx.LastAudit()
+	must("last audit", last, err)
+	seq, err := tx.AuditSequence()
+	must("audit sequence", seq, err)
+	e, err := tx.AuditEntry(3)
+	must("audit 3", e, err)
+	orders, err := tx.Orders()
+	must("orders", orders, err)
+	for _, o := range orders {
+		one, err := tx.Order(o.Invoice)
+		must("order "+o.Invoice, one, err)
+		cs, err := tx.OrderConflicts(o.Invoice)
+		must("conflicts of "+o.Invoice, cs, err)
+	}
+	cs, err := tx.OrderConflicts("")
+	must("conflicts", cs, err)
+	bs, err := tx.Batches()
+	must("batches", bs, err)
+	for _, b := range bs {
+		one, err := tx.Batch(b.ID)
+		must("batch "+b.ID, one, err)
+		id, err := tx.BatchByHash(b.Kind, b.Hash)
+		must("batch by hash "+b.ID, id, err)
+		items, err := tx.BatchItems(b.ID)
+		must("items of "+b.ID, items, err)
+	}
+	tally, err := tx.Tally()
+	must("tally", tally, err)
+	b, err := json.MarshalIndent(out, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A database gives a time back in the local zone, the same instant
+	// (pgrel_ledger.go): compare instants.
+	return pgTimeText.ReplaceAllStringFunc(string(b), func(s string) string {
+		at, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return s
+		}
+		return at.UTC().Format(time.RFC3339Nano)
+	})
+}
+
+// pgTimeText matches a time in a JSON text.
+var pgTimeText = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`)
+
+// readKVLogs is readLogs on the bucket engine's records of the database.
+func readKVLogs(t *testing.T, url string) string {
+	t.Helper()
+	eng, err := openPostgres(context.Background(), url, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	var s string
+	if err := eng.View(func(tx Tx) error { s = readLogs(t, &kvTx{tx: tx}); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func readRelLogs(t *testing.T, e *pgRelEngine) string {
+	t.Helper()
+	var s string
+	if err := e.view(context.Background(), func(tx *pgRelTx) error { s = readLogs(t, tx); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// The layout-7 database's logs, converted into the tables, read through
+// the native engine exactly as the bucket engine reads them from
+// paydesk_kv: every push, rejected entry, exchange, operation, audit entry
+// (its text byte for byte), order, conflict, batch and item, with the same
+// IDs, look-ups, numbering and counts.
+func TestRelationalLogsConvertReadsTheSame(t *testing.T) {
+	db, _, u := relLogsDB(t, nil)
+	_ = db.Close()
+	want := readKVLogs(t, u)
+	e, err := openPgRel(context.Background(), u, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if pending, err := e.logsConversionPending(context.Background()); err != nil || !pending {
+		t.Fatalf("before the conversion: pending %v, %v", pending, err)
+	}
+	if err := e.convertLogs(context.Background(), 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if pending, err := e.logsConversionPending(context.Background()); err != nil || pending {
+		t.Fatalf("after the conversion: pending %v, %v", pending, err)
+	}
+	if got := readRelLogs(t, e); got != want {
+		t.Fatalf("the converted logs read otherwise:\n%s", layout7Diff([]byte(want), []byte(got)))
+	}
+	// Once done, a conversion again changes nothing.
+	if err := e.convertLogs(context.Background(), 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := readRelLogs(t, e); got != want {
+		t.Fatalf("a second conversion changed the logs:\n%s", layout7Diff([]byte(want), []byte(got)))
+	}
+}
+
+// A conversion cut short (killed after some chunks) goes on where it
+// stopped when run again, at every point it can stop, and ends with the
+// same tables as one that ran through: nothing lost, nothing twice.
+func TestRelationalLogsConvertCutShortGoesOn(t *testing.T) {
+	db, _, u := relLogsDB(t, nil)
+	_ = db.Close()
+	want := readKVLogs(t, u)
+	e, err := openPgRel(context.Background(), u, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	cuts := 0
+	for {
+		err := e.convertLogs(context.Background(), 4, 1)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errFillCut) {
+			t.Fatal(err)
+		}
+		cuts++
+		if cuts > 200 {
+			t.Fatal("the conversion does not end")
+		}
+	}
+	if cuts < 10 {
+		t.Fatalf("cut %d times only: the fixture's logs should take more chunks of 4", cuts)
+	}
+	if got := readRelLogs(t, e); got != want {
+		t.Fatalf("after %d cuts the converted logs read otherwise:\n%s", cuts, layout7Diff([]byte(want), []byte(got)))
 	}
 }
