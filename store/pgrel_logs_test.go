@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"paydesk/api"
 	"paydesk/internal/pgtest"
 )
 
@@ -415,5 +417,246 @@ func TestRelationalLogsConvertCutShortGoesOn(t *testing.T) {
 	}
 	if got := readRelLogs(t, e); got != want {
 		t.Fatalf("after %d cuts the converted logs read otherwise:\n%s", cuts, layout7Diff([]byte(want), []byte(got)))
+	}
+}
+
+// relLogsEngine is the native engine on a fresh database (0009, 0010).
+func relLogsEngine(t *testing.T) *pgRelEngine {
+	t.Helper()
+	e, err := openPgRel(context.Background(), pgtest.Fresh(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	return e
+}
+
+func relUpdate(t *testing.T, e *pgRelEngine, fn func(tx *pgRelTx) error) {
+	t.Helper()
+	if err := e.update(context.Background(), fn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The native engine's writes of the logs half, read back through the
+// contract as written; the rules the tables keep refuse what breaks them.
+func TestRelationalLogsWrites(t *testing.T) {
+	e := relLogsEngine(t)
+	h := func(b byte) (x [32]byte) { x[0] = b; return x }
+	relUpdate(t, e, func(tx *pgRelTx) error {
+		for i, rec := range []*PushRecord{
+			{Key: "K1", Hash: h(1), Body: []byte(`{"Transaction":{"Key":"K1"}}`), Header: http.Header{"Content-Type": {"application/json"}},
+				Signature: SignatureValid, Amount: dec("12.345"), HasAmount: true, ReceivedAt: t0, Status: Status{Code: 190, Time: t0}},
+			{Key: "K1", Hash: h(2), Body: []byte("not json"), Signature: SignatureValid, ReceivedAt: t0},
+			{Key: "K2", Hash: h(1), Signature: SignatureValid, ReceivedAt: t0},
+		} {
+			id, err := tx.AppendPush(rec, PushEncoding{})
+			if err != nil || id != uint64(i+1) || rec.ID != id {
+				t.Fatalf("push %d: id %d (rec %d), %v", i, id, rec.ID, err)
+			}
+		}
+		if ids, err := tx.PushIDsOf("K1"); err != nil || len(ids) != 2 || ids[0] != 1 || ids[1] != 2 {
+			t.Errorf("pushes of K1: %v %v", ids, err)
+		}
+		if id, err := tx.PushDuplicate("K2", h(1)); err != nil || id != 3 {
+			t.Errorf("duplicate of K2: %d %v", id, err)
+		}
+		p, err := tx.Push(1)
+		if err != nil || p == nil || !p.Amount.Equal(dec("12.345")) || p.Header.Get("Content-Type") != "application/json" || string(p.Body) != `{"Transaction":{"Key":"K1"}}` {
+			t.Errorf("push 1 reads %+v %v", p, err)
+		}
+		if p, err := tx.Push(3); err != nil || p.Body != nil || p.Header != nil {
+			t.Errorf("push 3 without body or header reads %q %v %v", p.Body, p.Header, err)
+		}
+		if before, err := tx.PushesBefore(3, 1); err != nil || len(before) != 1 || before[0].ID != 2 {
+			t.Errorf("1 push before 3: %v %v", before, err)
+		}
+		return nil
+	})
+	// The same identity again: the database refuses it.
+	if err := e.update(context.Background(), func(tx *pgRelTx) error {
+		_, err := tx.AppendPush(&PushRecord{Key: "K1", Hash: h(1), Signature: SignatureValid}, PushEncoding{})
+		return err
+	}); err == nil || !strings.Contains(err.Error(), "paydesk_pushes_key_hash_key") {
+		t.Errorf("the same push twice: %v", err)
+	}
+	var pushJSON, headerJSON string
+	conn, err := e.pool.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if err := conn.QueryRow(context.Background(), `SELECT push->'Transaction'->>'Key', header->'Content-Type'->>0 FROM paydesk_pushes WHERE id = 1`).
+		Scan(&pushJSON, &headerJSON); err != nil || pushJSON != "K1" || headerJSON != "application/json" {
+		t.Errorf("push 1 in SQL: %q %q %v", pushJSON, headerJSON, err)
+	}
+
+	// The rejected log and its groups: a group's entry goes with it.
+	relUpdate(t, e, func(tx *pgRelTx) error {
+		for i := range 3 {
+			rec := &PushRecord{RemoteAddr: "198.51.100.7:1", Hash: h(byte(i)), Body: []byte("x"), BodySize: 1, Count: 2, Reason: "bad", Rejected: true,
+				ReceivedAt: t0, LastSeen: t0.Add(time.Minute)}
+			if _, err := tx.AppendRejected(rec); err != nil {
+				return err
+			}
+		}
+		if err := tx.SetRejectedGroupEntry("198.51.100.7", "mismatch\x00bad", 2); err != nil {
+			return err
+		}
+		if id, err := tx.RejectedGroupEntry("198.51.100.7", "mismatch\x00bad"); err != nil || id != 2 {
+			t.Errorf("group entry %d %v", id, err)
+		}
+		if err := tx.SetRejectedGroupEntry("198.51.100.7", "mismatch\x00bad", 3); err != nil {
+			return err
+		}
+		if err := tx.DeleteRejected(3); err != nil {
+			return err
+		}
+		if id, err := tx.RejectedGroupEntry("198.51.100.7", "mismatch\x00bad"); err != nil || id != 0 {
+			t.Errorf("the group of a removed entry leads to %d %v", id, err)
+		}
+		if n, err := tx.RejectedEntries(); err != nil || n != 2 {
+			t.Errorf("rejected entries %d %v", n, err)
+		}
+		if o, err := tx.OldestRejected(); err != nil || o.ID != 1 || o.Count != 2 || !o.Rejected || o.BodySize != 1 || !o.LastSeen.Equal(t0.Add(time.Minute)) {
+			t.Errorf("oldest rejected %+v %v", o, err)
+		}
+		return nil
+	})
+
+	// The gateway log keeps the newest.
+	relUpdate(t, e, func(tx *pgRelTx) error {
+		for i := range 5 {
+			if _, err := tx.AppendExchange(&Exchange{Time: t0, Action: "Pay", Duration: time.Duration(i) * 1500 * time.Microsecond,
+				RequestBody: []byte(`{"n":1}`)}, 3); err != nil {
+				return err
+			}
+		}
+		xs, err := tx.Exchanges(0)
+		if err != nil || len(xs) != 3 || xs[0].ID != 5 || xs[2].ID != 3 || xs[0].Duration != 6*time.Millisecond {
+			t.Errorf("gateway log %+v %v", xs, err)
+		}
+		return nil
+	})
+	var dur string
+	if err := conn.QueryRow(context.Background(), `SELECT duration::text FROM paydesk_exchanges WHERE id = 5`).Scan(&dur); err != nil || dur != "00:00:00.006" {
+		t.Errorf("duration in SQL %q %v", dur, err)
+	}
+
+	// The journal: numbers one after the other, the open ones listed, and
+	// a second open operation on a target refused by the database.
+	relUpdate(t, e, func(tx *pgRelTx) error {
+		for i := range 3 {
+			id, err := tx.NextOpID()
+			if err != nil || id != uint64(i+1) {
+				t.Fatalf("op id %d %v", id, err)
+			}
+			state := []OpState{OpPending, OpSettled, OpOutcomeUnknown}[i]
+			if err := tx.PutOp(&PendingOp{ID: id, Action: "Pay", Target: fmt.Sprintf("RES-%d", i), State: state, Amount: dec("10.00"),
+				Lines: []api.CaptureLine{{ArticleNumber: "A", Quantity: 1}}, Created: t0, Updated: t0, ResultKey: "RK"}); err != nil {
+				return err
+			}
+		}
+		open, err := tx.OpenOps()
+		if err != nil || len(open) != 2 || open[0].ID != 1 || open[1].ID != 3 || open[0].ResultKey != "RK" {
+			t.Errorf("open ops %+v %v", open, err)
+		}
+		op, err := tx.Op(1)
+		if err != nil || op == nil || len(op.Lines) != 1 || op.Parcels != nil || op.Request != nil || !op.Amount.Equal(dec("10")) {
+			t.Errorf("op 1 reads %+v %v", op, err)
+		}
+		return nil
+	})
+	if err := e.update(context.Background(), func(tx *pgRelTx) error {
+		return tx.PutOp(&PendingOp{ID: 9, Action: "Pay", Target: "RES-0", State: OpSent})
+	}); err == nil || !strings.Contains(err.Error(), "paydesk_operations_one_open") {
+		t.Errorf("a second open capture of RES-0: %v", err)
+	}
+
+	// The audit log: chained, keyed, numbered without a gap.
+	keys := newAuditKeyring(testAuditKey)
+	relUpdate(t, e, func(tx *pgRelTx) error {
+		var prev []byte
+		for i := range 3 {
+			got, err := tx.AppendAudit(AuditEntry{Time: t0, Operator: "op", Action: "refund", Amount: dec("1.50")}, keys)
+			if err != nil || got.ID != uint64(i+1) || got.MAC == "" {
+				t.Fatalf("audit %d: %+v %v", i, got, err)
+			}
+			if (prev == nil) != (got.Prev == "") || (prev != nil && got.Prev != chainHash(prev)) {
+				t.Errorf("entry %d's prev %q is not the hash of the one before", got.ID, got.Prev)
+			}
+			if err := tx.WalkAudit(true, func(_ uint64, _ *AuditEntry, stored []byte, _ error) bool {
+				prev = append([]byte(nil), stored...)
+				return false
+			}); err != nil {
+				return err
+			}
+		}
+		if last, err := tx.LastAudit(); err != nil || last.ID != 3 {
+			t.Errorf("last audit %+v %v", last, err)
+		}
+		return nil
+	})
+
+	// Orders, conflicts, batches, counters.
+	relUpdate(t, e, func(tx *pgRelTx) error {
+		o := &Order{Invoice: "INV-b", Currency: "EUR", Articles: []api.Article{{Number: "A", Price: dec("2.50"), Quantity: 2, Vat: dec("21")}},
+			Billing: api.Address{FirstName: "Zoë", LastName: "Ångström"}, Received: t0, Hash: "h1"}
+		for _, o := range []*Order{o, {Invoice: "INV-a", Received: t0, Hash: "h0"}} {
+			if err := tx.PutOrder(o); err != nil {
+				return err
+			}
+		}
+		if err := tx.PutOrderConflict(&Order{Invoice: "INV-b", Hash: "h2", Received: t0}); err != nil {
+			return err
+		}
+		if err := tx.PutOrderConflict(&Order{Invoice: "INV-b", Hash: "h2", Received: t0, Source: "again"}); err != nil {
+			return err
+		}
+		os, err := tx.Orders()
+		if err != nil || len(os) != 2 || os[0].Invoice != "INV-a" || os[1].Articles[0].Price.String() != "2.5" {
+			t.Errorf("orders %+v %v", os, err)
+		}
+		if cs, err := tx.OrderConflicts("INV-b"); err != nil || len(cs) != 1 || cs[0].Source != "again" {
+			t.Errorf("conflicts %+v %v", cs, err)
+		}
+		for range 10 {
+			n, err := tx.NextBatchNumber()
+			if err != nil {
+				return err
+			}
+			if err := tx.PutBatch(&Batch{ID: fmt.Sprintf("B%d", n), Kind: BatchCapture, Hash: fmt.Sprintf("m%d", n), Created: t0, Total: dec("1")}); err != nil {
+				return err
+			}
+		}
+		if bs, err := tx.Batches(); err != nil || len(bs) != 10 || bs[0].ID != "B1" || bs[1].ID != "B10" || bs[2].ID != "B2" {
+			t.Errorf("batches in ID order as text: %+v %v", bs, err)
+		}
+		if id, err := tx.BatchByHash(BatchCapture, "m7"); err != nil || id != "B7" {
+			t.Errorf("batch by hash %q %v", id, err)
+		}
+		for _, it := range []BatchItem{{Index: 1, Rows: []int{3, 4}, State: ItemSent}, {Index: 0, State: ItemPlanned}} {
+			if err := tx.PutBatchItem("B1", it); err != nil {
+				return err
+			}
+		}
+		if items, err := tx.BatchItems("B1"); err != nil || len(items) != 2 || items[0].Index != 0 || items[0].Rows != nil || items[1].Rows[1] != 4 {
+			t.Errorf("items %+v %v", items, err)
+		}
+		if err := tx.AddTally(Tally{Pushes: 3, Reservations: 2}); err != nil {
+			return err
+		}
+		if err := tx.AddTally(Tally{Pushes: 1, Reservations: -1}); err != nil {
+			return err
+		}
+		if d, err := tx.Tally(); err != nil || d != (Tally{Pushes: 4, Reservations: 1}) {
+			t.Errorf("tally %+v %v", d, err)
+		}
+		return nil
+	})
+	if err := e.update(context.Background(), func(tx *pgRelTx) error {
+		return tx.PutBatch(&Batch{ID: "B99", Kind: BatchCapture, Hash: "m7", Created: t0})
+	}); err == nil || !strings.Contains(err.Error(), "paydesk_batches_manifest") {
+		t.Errorf("a second batch of one manifest: %v", err)
 	}
 }
