@@ -367,3 +367,20 @@ CREATE TABLE paydesk_logs_conversion (
 	after bytea             -- the last key copied; NULL: none yet
 );
 INSERT INTO paydesk_logs_conversion VALUES (0, NULL);
+
+-- The reservation and transaction lists, paged from the ledger's tables
+-- (0009) by store/pgrel_page.go: the orders as the lists' position keys
+-- have them, where a time or an amount not known sorts first.
+CREATE INDEX paydesk_reservations_list_created ON paydesk_reservations ((coalesce(created, '-infinity'::timestamptz)), key);
+CREATE INDEX paydesk_reservations_list_invoice ON paydesk_reservations (invoice, (coalesce(created, '-infinity'::timestamptz)), key);
+CREATE INDEX paydesk_reservations_list_customer ON paydesk_reservations (customer_sort, (coalesce(created, '-infinity'::timestamptz)), key);
+CREATE INDEX paydesk_reservations_list_amount ON paydesk_reservations ((coalesce(amount, 0)), (coalesce(created, '-infinity'::timestamptz)), key);
+CREATE INDEX paydesk_reservations_list_state ON paydesk_reservations (state_rank, (coalesce(created, '-infinity'::timestamptz)), key);
+CREATE INDEX paydesk_reservations_list_unknown ON paydesk_reservations ((coalesce(created, '-infinity'::timestamptz)), key) WHERE outcome_unknown;
+CREATE INDEX paydesk_reservations_list_missing ON paydesk_reservations ((coalesce(created, '-infinity'::timestamptz)), key) WHERE order_missing;
+CREATE INDEX paydesk_transactions_list_created ON paydesk_transactions ((coalesce(created, '-infinity'::timestamptz)), key);
+CREATE INDEX paydesk_transactions_list_kind ON paydesk_transactions (kind, (coalesce(created, '-infinity'::timestamptz)), key);
+CREATE INDEX paydesk_transactions_list_invoice ON paydesk_transactions (invoice, (coalesce(created, '-infinity'::timestamptz)), key);
+CREATE INDEX paydesk_transactions_list_customer ON paydesk_transactions (customer_sort, (coalesce(created, '-infinity'::timestamptz)), key);
+CREATE INDEX paydesk_transactions_list_amount ON paydesk_transactions (amount, (coalesce(created, '-infinity'::timestamptz)), key);
+CREATE INDEX paydesk_transactions_list_status ON paydesk_transactions (status_code, (coalesce(created, '-infinity'::timestamptz)), key);
