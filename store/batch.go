@@ -82,7 +82,7 @@ func (b *batcher) run() {
 	// listeners' and PostgreSQL's conflict tracking coarsens as a
 	// transaction reads more: smaller batches lose fewer races.
 	limit := maxBatch
-	if b.db.shared {
+	if b.db.repo.Capabilities().Shared {
 		limit = maxSharedBatch
 	}
 	jobs := make([]*job, 0, limit)
@@ -154,11 +154,4 @@ func (db *DB) update(fn writeFn) error {
 // read runs fn in a read transaction of the engine.
 func (db *DB) read(fn func(tx RepoTx) error) error {
 	return db.repo.View(context.Background(), fn)
-}
-
-// guardedUpdate is bolt's Update with a damaged page reported as an error
-// (recoverDamage); bolt rolls the transaction back as the panic passes.
-func (db *DB) guardedUpdate(fn func(tx Tx) error) (err error) {
-	defer recoverDamage(db.path, &err)
-	return db.eng.Update(fn)
 }

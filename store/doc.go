@@ -3,6 +3,14 @@
 // log, on one of two engines: a bbolt file (one console and its listener) or
 // a PostgreSQL database (a team's consoles and listeners).
 //
+// The rules (ledger.go, apply.go, ops.go, orders.go, batches.go, audit.go,
+// rejected.go, read.go, write.go) are written once against the engine
+// contract of repo.go: RepoTx, one transaction's reads and writes in domain
+// terms, and Repo, which runs them and names what an engine has beyond them
+// (Capabilities). The bucket-backed engine (kvrepo*.go, kvlists.go) serves
+// both bbolt (engine.go) and the kv PostgreSQL (pgengine.go); nothing of a
+// bucket, a byte key or a codec reaches the rules.
+//
 // On bbolt every write is one short transaction. Pushes are group-committed: many
 // pushes share one fsync, and ApplyPush returns only after its push is on disk.
 // Reads return copies; views never hold a transaction open. Methods that only

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -130,10 +131,13 @@ func (q *PageQuery) check(sorts SortBy) error {
 func filterWords(q string) []string { return strings.Fields(fold.String(textsafe.Clean(q))) }
 
 // ReservationPage returns one window of the reservation list: sorted and
-// filtered in the store, from its indexes (bbolt) or its list table
-// (PostgreSQL).
+// filtered in the store, by the engine (its indexes, its list table:
+// Capabilities.Lists) or else in memory.
 func (db *DB) ReservationPage(q PageQuery) (Page, error) {
-	p, err := resList.page(db, q)
+	if ls := db.repo.Capabilities().Lists; ls != nil {
+		return ls.ReservationPage(context.Background(), q)
+	}
+	p, err := resList.memPage(db, q)
 	return Page{Rows: p.rows, Total: p.total, More: p.more, Less: p.less}, err
 }
 
@@ -143,7 +147,12 @@ func (db *DB) ReservationPage(q PageQuery) (Page, error) {
 // PostgreSQL a filter that most rows pass is counted in a blink up to
 // ten thousand, in seconds up to a million). Without a limit a count that
 // takes too long is the planner's estimate.
-func (db *DB) ReservationCount(q PageQuery) (int, error) { return resList.count(db, q) }
+func (db *DB) ReservationCount(q PageQuery) (int, error) {
+	if ls := db.repo.Capabilities().Lists; ls != nil {
+		return ls.ReservationCount(context.Background(), q)
+	}
+	return resList.memCount(db, q)
+}
 
 // storeList is one list as the store pages it: its bbolt indexes, its
 // PostgreSQL table, its filter cache, how its rows are made, and the
@@ -166,66 +175,38 @@ type listPage[R any] struct {
 	more, less bool
 }
 
-func (l *storeList[R, T]) page(db *DB, q PageQuery) (listPage[R], error) {
+// memPage pages the list in memory, for an engine that does not page it
+// itself (Capabilities.Lists).
+func (l *storeList[R, T]) memPage(db *DB, q PageQuery) (listPage[R], error) {
 	if err := q.check(l.sorts); err != nil {
 		return listPage[R]{}, err
 	}
-	var p listPage[R]
-	var err error
-	switch {
-	case db.bolt != nil:
-		defer db.listReading()()
-		err = db.view(func(tx Tx) error {
-			kp, err := l.cache(db).boltPage(tx.(boltTx), l.bolt, q)
-			if err != nil {
-				return err
-			}
-			p.total, p.more, p.less = kp.total, kp.more, kp.less
-			p.rows, err = pageRows(tx, l.bolt, kp, l.dec, l.row)
-			return err
-		})
-	case db.pg() != nil:
-		var kp keyPage
-		if kp, err = db.pgPage(l.pg, q); err == nil {
-			p.total, p.more, p.less = kp.total, kp.more, kp.less
-			p.rows, err = valueRows(kp, l.dec, l.row)
-		}
-	default:
-		p, err = l.mem(db, q)
-	}
+	p, err := l.mem(db, q)
 	if err != nil {
 		return listPage[R]{}, fmt.Errorf("%s list: %w", l.name, err)
 	}
-	if p.total < 0 && !p.more && !p.less {
-		p.total = len(p.rows) // the page is the whole list: nothing to count
-	}
-	return p, nil
+	return p.whole(), nil
 }
 
-func (l *storeList[R, T]) count(db *DB, q PageQuery) (int, error) {
+// whole sets the total of a page that is the whole list: nothing to count.
+func (p listPage[R]) whole() listPage[R] {
+	if p.total < 0 && !p.more && !p.less {
+		p.total = len(p.rows)
+	}
+	return p
+}
+
+// memCount is memPage's count.
+func (l *storeList[R, T]) memCount(db *DB, q PageQuery) (int, error) {
 	upTo := q.Limit
 	q.After, q.Before, q.From, q.Last, q.Limit = nil, nil, nil, false, 1
-	n := 0
-	var err error
-	switch {
-	case db.pg() != nil:
-		n, err = db.pgCount(l.pg, q, upTo)
-	case db.bolt != nil:
-		defer db.listReading()()
-		err = db.view(func(tx Tx) (err error) {
-			n, err = l.cache(db).boltCount(tx.(boltTx), l.bolt, q, upTo)
-			return err
-		})
-	default:
-		var p listPage[R]
-		p, err = l.mem(db, q)
-		n = p.total
-		if upTo > 0 {
-			n = min(n, upTo)
-		}
-	}
+	p, err := l.mem(db, q)
 	if err != nil {
 		return 0, fmt.Errorf("%s count: %w", l.name, err)
+	}
+	n := p.total
+	if upTo > 0 {
+		n = min(n, upTo)
 	}
 	return n, nil
 }
@@ -241,11 +222,6 @@ var resList = &storeList[PageRow, Summary]{
 		p := PageSummaries(all, q)
 		return listPage[PageRow]{rows: p.Rows, total: p.Total, more: p.More, less: p.Less}, err
 	},
-}
-
-func (db *DB) pg() *pgEngine {
-	e, _ := db.eng.(*pgEngine)
-	return e
 }
 
 // posKey is a row's position in the order of column col, as bytes that

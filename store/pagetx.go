@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -150,13 +151,21 @@ var txBolt = &boltList{
 // TransactionPage returns one window of the transaction list, sorted and
 // filtered in the store (q.Sort is a TxSort order, q.State a Kind or "").
 func (db *DB) TransactionPage(q PageQuery) (TxPage, error) {
-	p, err := txList.page(db, q)
+	if ls := db.repo.Capabilities().Lists; ls != nil {
+		return ls.TransactionPage(context.Background(), q)
+	}
+	p, err := txList.memPage(db, q)
 	return TxPage{Rows: p.rows, Total: p.total, More: p.more, Less: p.less}, err
 }
 
 // TransactionCount counts the transactions that pass q's filter and
 // state, up to q.Limit when it is > 0 (see ReservationCount).
-func (db *DB) TransactionCount(q PageQuery) (int, error) { return txList.count(db, q) }
+func (db *DB) TransactionCount(q PageQuery) (int, error) {
+	if ls := db.repo.Capabilities().Lists; ls != nil {
+		return ls.TransactionCount(context.Background(), q)
+	}
+	return txList.memCount(db, q)
+}
 
 // txList is the transaction list.
 var txList = &storeList[TxPageRow, *Transaction]{

@@ -174,6 +174,7 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	db := &DB{bolt: bdb, eng: boltEngine{db: bdb, damage: dmg}, damage: dmg, audit: newAuditKeyring(opts.AuditKey), path: path, opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}}
 	db.kv = &kvRepo{eng: db.eng, path: path}
+	db.kv.lists = kvLister{db}
 	db.repo = db.kv
 	if err := db.checkPages(clean); err != nil {
 		_ = bdb.Close()
@@ -223,6 +224,7 @@ func openShared(dsn string, opts Options) (*DB, error) {
 	}
 	db := &DB{eng: eng, audit: newAuditKeyring(opts.AuditKey), path: RedactURL(dsn), opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}, shared: true}
 	db.kv = &kvRepo{eng: eng, path: db.path, shared: true}
+	db.kv.lists = kvLister{db}
 	db.repo = db.kv
 	if err := db.migrate(); err != nil {
 		_ = eng.Close()
