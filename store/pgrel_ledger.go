@@ -357,11 +357,14 @@ func resArgs(r *Reservation, f *fold.Folder) ([]any, error) {
 		unknown, pgSearchText(AppendSearchText(nil, &s, f)), billing, shipping, reserve, requests}, nil
 }
 
-const pgResInsert = `INSERT INTO paydesk_reservations (key, reservation_number, invoice, state, state_rank,
+// pgResCols are paydesk_reservations' columns in resArgs's order.
+const pgResCols = `key, reservation_number, invoice, state, state_rank,
 	status_code, status_subcode, status_time, amount, captured, refunded, remaining, unsplit_captured,
 	currency, customer, customer_sort, email, country, is_test, created, updated, lines_known, cancelled,
 	captured_in_full, outcome_unknown, order_missing, order_source, redirect_url, invoice_numbers,
-	transaction_keys, unknown_ops, search, billing, shipping, reserve, requests)
+	transaction_keys, unknown_ops, search, billing, shipping, reserve, requests`
+
+const pgResInsert = `INSERT INTO paydesk_reservations (` + pgResCols + `)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
 	$23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36)`
 
@@ -409,8 +412,11 @@ func lineArgs(r *Reservation) ([]any, error) {
 	return []any{pgText(r.Key), pgText(r.ReservationNumber), pos, numbers, titles, types, prices, vats, reserved, captured, cancelled, refunded}, nil
 }
 
-const pgLinesInsert = `INSERT INTO paydesk_lines (reservation_key, reservation_number, position, article_number, title, type,
-	price, vat, reserved, captured, cancelled, refunded)
+// pgLineCols are paydesk_lines' columns in lineArgs's order.
+const pgLineCols = `reservation_key, reservation_number, position, article_number, title, type,
+	price, vat, reserved, captured, cancelled, refunded`
+
+const pgLinesInsert = `INSERT INTO paydesk_lines (` + pgLineCols + `)
 	SELECT $1, $2, * FROM unnest($3::integer[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::numeric[],
 	$9::integer[], $10::integer[], $11::integer[], $12::integer[])`
 
@@ -419,14 +425,30 @@ const pgLinesInsert = `INSERT INTO paydesk_lines (reservation_key, reservation_n
 // the ledger — its number, and its requests' and transactions' keys made
 // its own, in one round trip.
 func (t *pgRelTx) PutReservation(r *Reservation) (created bool, err error) {
+	if t.err != nil {
+		return false, t.err
+	}
+	var b pgx.Batch
+	if err := queueReservation(&b, r, &created); err != nil {
+		return false, err
+	}
+	if err := t.tx.SendBatch(t.ctx, &b).Close(); err != nil {
+		return false, t.fail(fmt.Errorf("reservation %s: %w", r.Key, err))
+	}
+	return created, nil
+}
+
+// queueReservation adds to b the statements that put r (PutReservation);
+// created, when not nil, is set to whether r is new when b runs.
+func queueReservation(b *pgx.Batch, r *Reservation, created *bool) error {
 	largs, err := lineArgs(r) // first: a line's price is the cause of a derived amount's trouble
 	if err != nil {
-		return false, err
+		return err
 	}
 	var f fold.Folder
 	args, err := resArgs(r, &f)
 	if err != nil {
-		return false, err
+		return err
 	}
 	owned := make([]string, 0, len(r.Requests)+len(r.Transactions))
 	seen := make(map[string]bool, cap(owned))
@@ -442,41 +464,39 @@ func (t *pgRelTx) PutReservation(r *Reservation) (created bool, err error) {
 	}
 	for _, rq := range r.Requests {
 		if err := own(rq.Key); err != nil {
-			return false, err
+			return err
 		}
 	}
 	for _, k := range r.Transactions {
 		if err := own(k); err != nil {
-			return false, err
+			return err
 		}
 	}
-	if t.err != nil {
-		return false, t.err
+	if created != nil {
+		b.Queue(`SELECT NOT EXISTS (SELECT 1 FROM paydesk_reservations WHERE key = $1)`, pgText(r.Key)).QueryRow(func(row pgx.Row) error {
+			return row.Scan(created)
+		})
 	}
-	var b pgx.Batch
-	b.Queue(`SELECT NOT EXISTS (SELECT 1 FROM paydesk_reservations WHERE key = $1)`, pgText(r.Key)).QueryRow(func(row pgx.Row) error {
-		return row.Scan(&created)
-	})
 	b.Queue(pgResUpsert, args...)
 	b.Queue(`DELETE FROM paydesk_lines WHERE reservation_key = $1`, pgText(r.Key))
 	if len(r.Lines) > 0 {
 		b.Queue(pgLinesInsert, largs...)
 	}
 	if r.ReservationNumber != "" {
-		b.Queue(`INSERT INTO paydesk_reservation_numbers (reservation_number, reservation_key) VALUES ($1, $2)
-			ON CONFLICT (reservation_number) DO UPDATE SET reservation_key = excluded.reservation_key
-			WHERE paydesk_reservation_numbers.reservation_key <> excluded.reservation_key`, pgText(r.ReservationNumber), pgText(r.Key))
+		b.Queue(pgNumberUpsert, pgText(r.ReservationNumber), pgText(r.Key))
 	}
 	if len(owned) > 0 {
 		b.Queue(`INSERT INTO paydesk_key_owners (key, reservation_key) SELECT k, $2 FROM unnest($1::text[]) AS k
 			ON CONFLICT (key) DO UPDATE SET reservation_key = excluded.reservation_key
 			WHERE paydesk_key_owners.reservation_key <> excluded.reservation_key`, owned, pgText(r.Key))
 	}
-	if err := t.tx.SendBatch(t.ctx, &b).Close(); err != nil {
-		return false, t.fail(fmt.Errorf("reservation %s: %w", r.Key, err))
-	}
-	return created, nil
+	return nil
 }
+
+// pgNumberUpsert makes a reservation number lead to a reservation.
+const pgNumberUpsert = `INSERT INTO paydesk_reservation_numbers (reservation_number, reservation_key) VALUES ($1, $2)
+	ON CONFLICT (reservation_number) DO UPDATE SET reservation_key = excluded.reservation_key
+	WHERE paydesk_reservation_numbers.reservation_key <> excluded.reservation_key`
 
 // DeleteReservation is RepoTx.DeleteReservation: the row, its lines, and
 // the number and owners that lead to it.
@@ -727,6 +747,10 @@ var pgTxUpsert = `INSERT INTO paydesk_transactions (` + pgTxCols + `) VALUES ($1
 	$11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33,
 	$34, $35) ON CONFLICT (key) DO UPDATE SET ` + upsertSet(strings.TrimPrefix(pgTxCols, "key, "))
 
+// pgTxUpsertNew is pgTxUpsert reporting whether the row is new: xmax is 0
+// on a row the statement inserted, not on one it updated.
+var pgTxUpsertNew = pgTxUpsert + ` RETURNING xmax = 0`
+
 // PutTransaction is RepoTx.PutTransaction: x's row as it is, which is also
 // its row of the transaction list and its invoice look-up.
 func (t *pgRelTx) PutTransaction(x *Transaction) (created bool, err error) {
@@ -738,8 +762,7 @@ func (t *pgRelTx) PutTransaction(x *Transaction) (created bool, err error) {
 	if t.err != nil {
 		return false, t.err
 	}
-	// xmax is 0 on a row the statement inserted, not on one it updated.
-	if err := t.tx.QueryRow(t.ctx, pgTxUpsert+` RETURNING xmax = 0`, args...).Scan(&created); err != nil {
+	if err := t.tx.QueryRow(t.ctx, pgTxUpsertNew, args...).Scan(&created); err != nil {
 		return false, t.fail(fmt.Errorf("transaction %s: %w", x.Key, err))
 	}
 	return created, nil

@@ -6,8 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"paydesk/internal/fold"
 )
 
 // A database written before the relations (layout 7: the buckets of
@@ -27,20 +31,42 @@ import (
 // The kv rows stay where they are.
 
 // ledgerConversionSteps are the buckets converted, in order, and how a
-// record of each becomes rows.
+// record of each becomes rows of the tables. The rows of a chunk are
+// copied in (COPY), a table at a time: the tables hold nothing of these
+// records yet (a chunk's rows commit with the step's progress, and nothing
+// else writes the ledger before the conversion ends), so there is nothing
+// to replace, and a statement per row would cost ten times as much.
 var ledgerConversionSteps = []struct {
 	bucket []byte
-	put    func(t *pgRelTx, k, v []byte) error
+	rows   func(k, v []byte, add func(table int, row []any)) error
 }{
-	{bReservation, func(t *pgRelTx, k, v []byte) error {
+	{bReservation, func(k, v []byte, add func(int, []any)) error {
 		var r Reservation
 		if err := json.Unmarshal(v, &r); err != nil {
 			return fmt.Errorf("reservation %s: %w", k, err)
 		}
-		_, err := t.PutReservation(&r)
-		return err
+		largs, err := lineArgs(&r)
+		if err != nil {
+			return err
+		}
+		var f fold.Folder
+		args, err := resArgs(&r, &f)
+		if err != nil {
+			return err
+		}
+		add(convReservations, args)
+		// lineArgs gives a column each (the arrays an insert unnests):
+		// one row per line here.
+		for i := range r.Lines {
+			row := []any{largs[0], largs[1]}
+			for _, col := range largs[2:] {
+				row = append(row, reflect.ValueOf(col).Index(i).Interface())
+			}
+			add(convLines, row)
+		}
+		return nil
 	}},
-	{bTransaction, func(t *pgRelTx, k, v []byte) error {
+	{bTransaction, func(k, v []byte, add func(int, []any)) error {
 		if isPushIndexKey(k) {
 			return nil // the push index beside the records: the push log's (0010)
 		}
@@ -48,17 +74,22 @@ var ledgerConversionSteps = []struct {
 		if err != nil {
 			return fmt.Errorf("transaction %s: %w", k, err)
 		}
-		_, err = t.PutTransaction(x)
-		return err
+		var f fold.Folder
+		args, err := txArgs(x, &f)
+		if err != nil {
+			return err
+		}
+		add(convTransactions, args)
+		return nil
 	}},
-	{bKeyOwner, func(t *pgRelTx, k, v []byte) error {
+	{bKeyOwner, func(k, v []byte, add func(int, []any)) error {
 		if err := pgTextErr("key owner", "key", string(k), "reservation key", string(v)); err != nil {
 			return err
 		}
-		return t.exec(`INSERT INTO paydesk_key_owners (key, reservation_key) VALUES ($1, $2)
-			ON CONFLICT (key) DO UPDATE SET reservation_key = excluded.reservation_key`, pgText(string(k)), pgText(string(v)))
+		add(convOwners, []any{pgText(string(k)), pgText(string(v))})
+		return nil
 	}},
-	{bOrphan, func(t *pgRelTx, k, v []byte) error {
+	{bOrphan, func(k, v []byte, add func(int, []any)) error {
 		var o orphanRequest
 		if err := json.Unmarshal(v, &o); err != nil {
 			return fmt.Errorf("orphan request %s: %w", k, err)
@@ -66,22 +97,56 @@ var ledgerConversionSteps = []struct {
 		if o.Key == "" {
 			o.Key = string(k)
 		}
-		return t.PutOrphan(&o)
+		args, err := orphanArgs(&o)
+		if err != nil {
+			return err
+		}
+		add(convOrphans, args)
+		return nil
 	}},
-	{bResNumber, func(t *pgRelTx, k, v []byte) error {
+	{bResNumber, func(k, v []byte, add func(int, []any)) error {
 		if err := pgTextErr("reservation number", "number", string(k), "reservation key", string(v)); err != nil {
 			return err
 		}
-		return t.exec(`INSERT INTO paydesk_reservation_numbers (reservation_number, reservation_key) VALUES ($1, $2)
-			ON CONFLICT (reservation_number) DO UPDATE SET reservation_key = excluded.reservation_key`, pgText(string(k)), pgText(string(v)))
+		add(convNumbers, []any{pgText(string(k)), pgText(string(v))})
+		return nil
 	}},
-	{bRelated, func(t *pgRelTx, k, _ []byte) error {
+	{bRelated, func(k, _ []byte, add func(int, []any)) error {
 		orig, refund, ok := bytes.Cut(k, []byte{0})
 		if !ok {
 			return fmt.Errorf("refund link %q: no 0x00 between the payment's key and the refund's", k)
 		}
-		return t.LinkRefund(string(orig), string(refund))
+		if err := pgTextErr("refund link", "payment's key", string(orig), "refund's key", string(refund)); err != nil {
+			return err
+		}
+		add(convRefunds, []any{pgText(string(orig)), pgText(string(refund))})
+		return nil
 	}},
+}
+
+// The tables a conversion copies into, in the order of their copies (a
+// reservation before its lines).
+const (
+	convReservations = iota
+	convLines
+	convTransactions
+	convOwners
+	convOrphans
+	convNumbers
+	convRefunds
+)
+
+var convTables = []struct {
+	name    string
+	columns string
+}{
+	convReservations: {"paydesk_reservations", pgResCols},
+	convLines:        {"paydesk_lines", pgLineCols},
+	convTransactions: {"paydesk_transactions", pgTxCols},
+	convOwners:       {"paydesk_key_owners", "key, reservation_key"},
+	convOrphans:      {"paydesk_orphan_requests", pgOrphanSelect},
+	convNumbers:      {"paydesk_reservation_numbers", "reservation_number, reservation_key"},
+	convRefunds:      {"paydesk_refunds", "original, refund"},
 }
 
 // ledgerConversionChunk is the number of records one conversion
@@ -117,7 +182,7 @@ func (e *pgRelEngine) convertLedger(ctx context.Context, n, failAfter int) error
 				return t.exec(`DELETE FROM paydesk_ledger_conversion`)
 			}
 			s := ledgerConversionSteps[step]
-			last, err := t.convertChunk(s.bucket, after, n, s.put)
+			last, err := t.convertChunk(s.bucket, after, n, s.rows)
 			if err != nil {
 				return fmt.Errorf("bucket %s: %w", s.bucket, err)
 			}
@@ -141,35 +206,52 @@ func (e *pgRelEngine) convertLedger(ctx context.Context, n, failAfter int) error
 // convertChunk converts up to n records of bucket after the key after
 // (nil: from the first) and returns the last key it converted, nil when
 // the bucket had no more.
-func (t *pgRelTx) convertChunk(bucket, after []byte, n int, put func(t *pgRelTx, k, v []byte) error) ([]byte, error) {
+func (t *pgRelTx) convertChunk(bucket, after []byte, n int, rowsOf func(k, v []byte, add func(int, []any)) error) ([]byte, error) {
 	rows, err := t.query(`SELECT k, v FROM paydesk_kv WHERE bucket = $1 AND ($2::bytea IS NULL OR k > $2) ORDER BY k LIMIT $3`,
 		bucket, after, n)
 	if err != nil {
 		return nil, err
 	}
-	type kv struct{ k, v []byte }
-	var recs []kv
+	out := make([][][]any, len(convTables))
+	add := func(table int, row []any) { out[table] = append(out[table], row) }
+	var first, last []byte
+	count := 0
 	for rows.Next() {
-		var r kv
-		if err := rows.Scan(&r.k, &r.v); err != nil {
+		var k, v []byte
+		if err := rows.Scan(&k, &v); err != nil {
 			rows.Close()
 			return nil, t.fail(err)
 		}
-		recs = append(recs, r)
+		if err := rowsOf(k, v, add); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if first == nil {
+			first = k
+		}
+		last = k
+		count++
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, t.fail(err)
 	}
-	for _, r := range recs {
-		if err := put(t, r.k, r.v); err != nil {
-			return nil, err
+	for table, rs := range out {
+		if len(rs) == 0 {
+			continue
+		}
+		cols := strings.Split(convTables[table].columns, ",")
+		for i := range cols {
+			cols[i] = strings.TrimSpace(cols[i])
+		}
+		if _, err := t.tx.CopyFrom(t.ctx, pgx.Identifier{convTables[table].name}, cols, pgx.CopyFromRows(rs)); err != nil {
+			return nil, t.fail(fmt.Errorf("the records %q to %q into %s: %w", first, last, convTables[table].name, err))
 		}
 	}
-	if len(recs) < n {
+	if count < n {
 		return nil, nil // the bucket's end
 	}
-	return recs[len(recs)-1].k, nil
+	return last, nil
 }
 
 // ledgerConversionPending reports whether the ledger still waits for its
@@ -181,4 +263,21 @@ func (e *pgRelEngine) ledgerConversionPending(ctx context.Context) (bool, error)
 		return false, fmt.Errorf("database %s: %w", e.url, err)
 	}
 	return pending, nil
+}
+
+// convertLedgerAtOpen runs what is left of the ledger's conversion as a
+// database is opened (Options.fillChunk sizes its chunks, failFillAfter
+// cuts it short for the tests). A role that may not write cannot do it,
+// and the tables would show it part of the ledger: its open is refused,
+// saying so, until a role that may write has opened the database once.
+func (e *pgRelEngine) convertLedgerAtOpen(ctx context.Context, opts Options) error {
+	pending, err := e.ledgerConversionPending(ctx)
+	if err != nil || !pending {
+		return err
+	}
+	err = e.convertLedger(ctx, opts.fillChunk, opts.failFillAfter)
+	if errors.Is(err, ErrReadOnlyRole) {
+		return fmt.Errorf("database %s: its ledger waits to be converted to tables, which the first open by a role that may write does: %w", e.url, ErrNeedsMigration)
+	}
+	return err
 }

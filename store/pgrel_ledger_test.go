@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	neturl "net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -568,5 +569,150 @@ func TestPgRelLedgerRefusesWhatItCannotKeep(t *testing.T) {
 				t.Errorf("the refused transaction wrote %d rows (%v)", n, err)
 			}
 		})
+	}
+}
+
+// pgLedgerRepo runs the contract test's ledger cases on the native
+// engine's ledger half alone: pgLedgerTx forwards the ledger's methods to
+// the engine's transaction; the rest of RepoTx is nil here (those cases
+// are not run), so a call to it would fail the test loudly.
+type pgLedgerRepo struct{ e *pgRelEngine }
+
+func (r pgLedgerRepo) Update(ctx context.Context, fn func(RepoTx) error) error {
+	return r.e.update(ctx, func(t *pgRelTx) error { return fn(pgLedgerTx{t: t}) })
+}
+
+func (r pgLedgerRepo) View(ctx context.Context, fn func(RepoTx) error) error {
+	return r.e.view(ctx, func(t *pgRelTx) error { return fn(pgLedgerTx{t: t}) })
+}
+
+func (r pgLedgerRepo) EncodePush(*PushRecord) PushEncoding { return PushEncoding{} }
+func (r pgLedgerRepo) Capabilities() Capabilities          { return Capabilities{Shared: true, Reruns: true} }
+func (r pgLedgerRepo) Close() error                        { return r.e.Close() }
+
+type pgLedgerTx struct {
+	RepoTx
+	t *pgRelTx
+}
+
+func (x pgLedgerTx) Reservation(k string) (*Reservation, error) { return x.t.Reservation(k) }
+func (x pgLedgerTx) ReservationLedger(k string) (*Reservation, error) {
+	return x.t.ReservationLedger(k)
+}
+func (x pgLedgerTx) ReservationKeyByNumber(n string) (string, error) {
+	return x.t.ReservationKeyByNumber(n)
+}
+func (x pgLedgerTx) ReservationKeysByInvoice(i string) ([]string, error) {
+	return x.t.ReservationKeysByInvoice(i)
+}
+func (x pgLedgerTx) OwnerOf(k string) (string, error)            { return x.t.OwnerOf(k) }
+func (x pgLedgerTx) PutReservation(r *Reservation) (bool, error) { return x.t.PutReservation(r) }
+func (x pgLedgerTx) DeleteReservation(k string) error            { return x.t.DeleteReservation(k) }
+func (x pgLedgerTx) Summaries() ([]Summary, error)               { return x.t.Summaries() }
+func (x pgLedgerTx) Transaction(k string) (*Transaction, error)  { return x.t.Transaction(k) }
+func (x pgLedgerTx) PutTransaction(t *Transaction) (bool, error) { return x.t.PutTransaction(t) }
+func (x pgLedgerTx) Transactions() ([]*Transaction, error)       { return x.t.Transactions() }
+func (x pgLedgerTx) TransactionGroup(g string) ([]*Transaction, error) {
+	return x.t.TransactionGroup(g)
+}
+func (x pgLedgerTx) LinkRefund(o, r string) error            { return x.t.LinkRefund(o, r) }
+func (x pgLedgerTx) RefundKeys(o string) ([]string, error)   { return x.t.RefundKeys(o) }
+func (x pgLedgerTx) Orphan(k string) (*orphanRequest, error) { return x.t.Orphan(k) }
+func (x pgLedgerTx) PutOrphan(o *orphanRequest) error        { return x.t.PutOrphan(o) }
+func (x pgLedgerTx) OrphanKeysByInvoice(i string) ([]string, error) {
+	return x.t.OrphanKeysByInvoice(i)
+}
+func (x pgLedgerTx) DeleteOrphan(k string) error { return x.t.DeleteOrphan(k) }
+func (x pgLedgerTx) TransactionKeysByInvoice(i string) ([]string, error) {
+	return x.t.TransactionKeysByInvoice(i)
+}
+
+// The contract test's ledger cases (repo_test.go) hold on the native
+// engine's ledger half, as on the bucket engines.
+func TestPgRelLedgerContract(t *testing.T) {
+	pgtest.URL(t)
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T, r Repo)
+	}{
+		{"reservations and their lookups", repoReservations},
+		{"deleting a reservation keeps lookups another took over", repoDeleteReservation},
+		{"transactions, invoice lookup and refund links", repoTransactions},
+		{"orphan data requests", repoOrphans},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, pgLedgerRepo{freshPgRel(t)}) })
+	}
+	t.Run("absent is nil, not an error", func(t *testing.T) {
+		view(t, pgLedgerRepo{freshPgRel(t)}, func(tx RepoTx) error {
+			for what, got := range map[string]func() (bool, error){
+				"Reservation":              func() (bool, error) { v, err := tx.Reservation("nope"); return v == nil, err },
+				"ReservationKeyByNumber":   func() (bool, error) { v, err := tx.ReservationKeyByNumber("nope"); return v == "", err },
+				"ReservationKeysByInvoice": func() (bool, error) { v, err := tx.ReservationKeysByInvoice("nope"); return len(v) == 0, err },
+				"OwnerOf":                  func() (bool, error) { v, err := tx.OwnerOf("nope"); return v == "", err },
+				"Transaction":              func() (bool, error) { v, err := tx.Transaction("nope"); return v == nil, err },
+				"TransactionKeysByInvoice": func() (bool, error) { v, err := tx.TransactionKeysByInvoice("nope"); return len(v) == 0, err },
+				"RefundKeys":               func() (bool, error) { v, err := tx.RefundKeys("nope"); return len(v) == 0, err },
+				"TransactionGroup":         func() (bool, error) { v, err := tx.TransactionGroup("nope"); return len(v) == 0, err },
+				"Orphan":                   func() (bool, error) { v, err := tx.Orphan("nope"); return v == nil, err },
+				"Summaries":                func() (bool, error) { v, err := tx.Summaries(); return len(v) == 0, err },
+				"Transactions":             func() (bool, error) { v, err := tx.Transactions(); return len(v) == 0, err },
+			} {
+				if ok, err := got(); err != nil || !ok {
+					t.Errorf("%s of nothing: absent %v, err %v; want absent and no error", what, ok, err)
+				}
+			}
+			return nil
+		})
+	})
+}
+
+// The conversion runs at open: a role that may only read is refused while
+// it is due (it would see part of the ledger), and the first open by a
+// role that may write converts it, also after an open that was cut short.
+func TestPgRelConvertLedgerAtOpen(t *testing.T) {
+	url := layout7Ledger(t)
+	want := readKVLedger(t, url)
+	ctx := context.Background()
+	owner, err := openPgRel(ctx, url, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
+
+	role := "paydesk_test_reader_" + strings.ToLower(t.Name())
+	role = role[:min(len(role), 60)]
+	exec := func(q string) {
+		t.Helper()
+		if _, err := owner.pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _ = owner.pool.Exec(ctx, `DROP OWNED BY `+role)
+	_, _ = owner.pool.Exec(ctx, `DROP ROLE IF EXISTS `+role)
+	exec(`CREATE ROLE ` + role + ` LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO ` + role)
+	t.Cleanup(func() { _, _ = owner.pool.Exec(ctx, `DROP OWNED BY `+role+`; DROP ROLE IF EXISTS `+role) })
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = neturl.User(role)
+	reader, err := openPgRel(ctx, u.String(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	if err := reader.convertLedgerAtOpen(ctx, Options{}); !errors.Is(err, ErrNeedsMigration) {
+		t.Fatalf("a reader's open while the conversion is due: %v, want ErrNeedsMigration", err)
+	}
+
+	if err := owner.convertLedgerAtOpen(ctx, Options{fillChunk: 3, failFillAfter: 2}); !errors.Is(err, errFillCut) {
+		t.Fatalf("an open cut short: %v", err)
+	}
+	if err := owner.convertLedgerAtOpen(ctx, Options{fillChunk: 3}); err != nil {
+		t.Fatal(err)
+	}
+	checkConverted(t, owner, want)
+	if err := reader.convertLedgerAtOpen(ctx, Options{}); err != nil {
+		t.Fatalf("a reader's open once converted: %v", err)
 	}
 }

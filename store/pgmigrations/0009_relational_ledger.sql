@@ -196,6 +196,30 @@ CREATE TABLE paydesk_orphan_requests (
 
 CREATE INDEX paydesk_orphan_requests_invoice ON paydesk_orphan_requests (invoice) WHERE invoice <> '';
 
+-- What psql shows (\dt+, \d+) of each relation and of the columns whose
+-- name does not say it all.
+COMMENT ON TABLE paydesk_reservations IS 'paydesk: one row per reservation (key: its Reserve''s key) with its ledger as paydesk show shows it';
+COMMENT ON COLUMN paydesk_reservations.state IS 'awaiting_customer, reserved, partly_captured, captured, cancelled, closed, declined';
+COMMENT ON COLUMN paydesk_reservations.amount IS 'reserved: the lines at their current quantities; NULL while the lines are not known';
+COMMENT ON COLUMN paydesk_reservations.captured IS 'successful captures, as the gateway booked them';
+COMMENT ON COLUMN paydesk_reservations.refunded IS 'successful refunds against its captures';
+COMMENT ON COLUMN paydesk_reservations.remaining IS 'what can still be captured; NULL when unknown (lines not known, still open)';
+COMMENT ON COLUMN paydesk_reservations.created IS 'the reservation date (its Reserve''s earliest status)';
+COMMENT ON COLUMN paydesk_reservations.lines_known IS 'false: seen only in a push, its order never arrived; no lines';
+COMMENT ON COLUMN paydesk_reservations.outcome_unknown IS 'an operation on it has an unknown outcome (unknown_ops)';
+COMMENT ON COLUMN paydesk_reservations.search IS 'folded search text of the list filter, fields separated by 0x01';
+COMMENT ON COLUMN paydesk_reservations.reserve IS 'what the Reserve sent: articles and addresses';
+COMMENT ON COLUMN paydesk_reservations.requests IS 'its data requests (Reserve, cancels, updates with what they asked), first seen first';
+COMMENT ON TABLE paydesk_lines IS 'paydesk: the article lines of a reservation, with the ledger in units';
+COMMENT ON COLUMN paydesk_lines.price IS 'per unit, VAT included; negative for a discount';
+COMMENT ON TABLE paydesk_transactions IS 'paydesk: captures and refunds of reservations, gift card payments and refunds, with their last status';
+COMMENT ON COLUMN paydesk_transactions.original IS 'a refund: the key of the payment it refunds';
+COMMENT ON COLUMN paydesk_transactions.refunded IS 'a payment: what successful refunds took back';
+COMMENT ON TABLE paydesk_refunds IS 'paydesk: which refunds refund a payment';
+COMMENT ON TABLE paydesk_key_owners IS 'paydesk: the reservation a data request''s or transaction''s key belongs to';
+COMMENT ON TABLE paydesk_reservation_numbers IS 'paydesk: the reservation a reservation number leads to (the last put with it)';
+COMMENT ON TABLE paydesk_orphan_requests IS 'paydesk: cancel and update pushes whose reservation has not arrived yet';
+
 -- The conversion of the ledger kept in paydesk_kv (layout 7) into the
 -- tables above: while this row exists it is not done; step and after say
 -- where the next chunk starts (the bucket being copied and the last key
