@@ -152,7 +152,7 @@ func (e *pgRelEngine) convertLogs(ctx context.Context, n, failAfter int) error {
 				return t.exec(`DELETE FROM paydesk_logs_conversion`)
 			}
 			s := logsConversionSteps[step]
-			last, err := t.convertChunk(s.bucket, after, n, s.put)
+			last, err := t.convertRecords(s.bucket, after, n, s.put)
 			if err != nil {
 				return fmt.Errorf("bucket %s: %w", s.bucket, err)
 			}
@@ -171,6 +171,40 @@ func (e *pgRelEngine) convertLogs(ctx context.Context, n, failAfter int) error {
 			return fmt.Errorf("database %s: convert the logs to tables: %w", e.url, errFillCut)
 		}
 	}
+}
+
+// convertRecords converts up to n records of bucket after the key after
+// (nil: from the first), a row or two each, and returns the last key it
+// converted, nil when the bucket had no more.
+func (t *pgRelTx) convertRecords(bucket, after []byte, n int, put func(t *pgRelTx, k, v []byte) error) ([]byte, error) {
+	rows, err := t.query(`SELECT k, v FROM paydesk_kv WHERE bucket = $1 AND ($2::bytea IS NULL OR k > $2) ORDER BY k LIMIT $3`,
+		bucket, after, n)
+	if err != nil {
+		return nil, err
+	}
+	type kv struct{ k, v []byte }
+	var recs []kv
+	for rows.Next() {
+		var r kv
+		if err := rows.Scan(&r.k, &r.v); err != nil {
+			rows.Close()
+			return nil, t.fail(err)
+		}
+		recs = append(recs, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, t.fail(err)
+	}
+	for _, r := range recs {
+		if err := put(t, r.k, r.v); err != nil {
+			return nil, err
+		}
+	}
+	if len(recs) < n {
+		return nil, nil // the bucket's end
+	}
+	return recs[len(recs)-1].k, nil
 }
 
 // convertNumbers copies the journal's and the batches' numbering and the
