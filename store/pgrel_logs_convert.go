@@ -255,3 +255,20 @@ func (e *pgRelEngine) logsConversionPending(ctx context.Context) (bool, error) {
 	}
 	return pending, nil
 }
+
+// convertLogsAtOpen runs what is left of the logs' conversion as a
+// database is opened, after the ledger's (Options.fillChunk sizes its
+// chunks, failFillAfter cuts it short for the tests). A role that may not
+// write cannot do it: its open is refused, saying so, until a role that
+// may write has opened the database once.
+func (e *pgRelEngine) convertLogsAtOpen(ctx context.Context, opts Options) error {
+	pending, err := e.logsConversionPending(ctx)
+	if err != nil || !pending {
+		return err
+	}
+	err = e.convertLogs(ctx, opts.fillChunk, opts.failFillAfter)
+	if errors.Is(err, ErrReadOnlyRole) {
+		return fmt.Errorf("database %s: its logs wait to be converted to tables, which the first open by a role that may write does: %w", e.url, ErrNeedsMigration)
+	}
+	return err
+}

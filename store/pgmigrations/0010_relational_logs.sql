@@ -232,7 +232,7 @@ CREATE TABLE paydesk_batch_items (
 	idx                integer     NOT NULL CHECK (idx >= 0),
 	reservation_number text        NOT NULL DEFAULT '',
 	invoice            text        NOT NULL DEFAULT '',
-	state              text        NOT NULL CHECK (state IN ('planned', 'settled', 'sent', 'failed', 'outcome_unknown', 'refused', 'resolved')),
+	state              text        NOT NULL CHECK (state IN ('', 'planned', 'settled', 'sent', 'failed', 'outcome_unknown', 'refused', 'resolved')), -- '': not set
 	amount             numeric     NOT NULL DEFAULT 0,
 	currency           text        NOT NULL DEFAULT '',
 	rows               integer[],                         -- the manifest's line numbers
