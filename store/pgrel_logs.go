@@ -373,7 +373,10 @@ func (t *pgRelTx) AddTally(d Tally) error {
 		if n == 0 {
 			continue
 		}
-		if err := t.exec(`INSERT INTO paydesk_counters (name, process, n) VALUES ($1, '', $2)
+		// Each database session adds to rows of its own (a session runs
+		// one transaction at a time), so listeners committing at once do
+		// not wait on, or lose a race over, one row; Tally sums them.
+		if err := t.exec(`INSERT INTO paydesk_counters (name, process, n) VALUES ($1, pg_backend_pid()::text, $2)
 			ON CONFLICT (name, process) DO UPDATE SET n = paydesk_counters.n + excluded.n`, pgTallyNames[i], n); err != nil {
 			return err
 		}

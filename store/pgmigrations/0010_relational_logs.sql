@@ -161,9 +161,10 @@ CREATE TABLE paydesk_numbers (
 );
 
 -- The status bar's counters: pushes and rejected requests ever,
--- reservations and transactions stored. Each process adds to rows of its
--- own (process), so that listeners do not wait on one row; a figure is
--- the sum over processes.
+-- reservations and transactions stored. Each database session adds to
+-- rows of its own (process: its backend's pid; '' for what a conversion
+-- brought), so that listeners do not wait on one row; a figure is the sum
+-- of its rows.
 CREATE TABLE paydesk_counters (
 	name    text   NOT NULL CHECK (name IN ('pushes', 'rejected', 'reservations', 'transactions')),
 	process text   NOT NULL DEFAULT '',
