@@ -155,10 +155,3 @@ func (db *DB) update(fn writeFn) error {
 func (db *DB) read(fn func(tx RepoTx) error) error {
 	return db.repo.View(context.Background(), fn)
 }
-
-// guardedUpdate is bolt's Update with a damaged page reported as an error
-// (recoverDamage); bolt rolls the transaction back as the panic passes.
-func (db *DB) guardedUpdate(fn func(tx Tx) error) (err error) {
-	defer recoverDamage(db.path, &err)
-	return db.eng.Update(fn)
-}

@@ -3,10 +3,9 @@ package store
 import (
 	"errors"
 	"fmt"
+	bolt "go.etcd.io/bbolt"
 	"path/filepath"
 	"testing"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/shopspring/decimal"
 

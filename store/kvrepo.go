@@ -56,6 +56,13 @@ func (db *DB) view(fn func(tx Tx) error) (err error) {
 	return db.eng.View(fn)
 }
 
+// guardedUpdate is bolt's Update with a damaged page reported as an error
+// (recoverDamage); bolt rolls the transaction back as the panic passes.
+func (db *DB) guardedUpdate(fn func(tx Tx) error) (err error) {
+	defer recoverDamage(db.path, &err)
+	return db.eng.Update(fn)
+}
+
 // kvTx is one transaction of the bucket-backed engine.
 type kvTx struct {
 	tx    Tx

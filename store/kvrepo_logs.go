@@ -215,8 +215,13 @@ func (k *kvTx) DeleteRejected(id uint64) error {
 	return addRejectedEntries(b, m, -1)
 }
 
+// RejectedEntries only reads (it may run in a read transaction): the
+// writers keep the count in meta from their first change on.
 func (k *kvTx) RejectedEntries() (int, error) {
-	return rejectedEntries(k.tx.Bucket(bRejected), k.tx.Bucket(bMeta))
+	if v := k.tx.Bucket(bMeta).Get(kRejectedEntries); v != nil {
+		return int(be64(v)), nil
+	}
+	return keyCount(k.tx.Bucket(bRejected)), nil
 }
 
 func (k *kvTx) RejectedNewest(limit int) ([]*PushRecord, error) {
