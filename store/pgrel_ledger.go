@@ -189,10 +189,10 @@ func (t *pgRelTx) reservationsWhere(cond, order string, args ...any) ([]*Reserva
 			return nil, t.fail(err)
 		}
 		out = append(out, r)
-		if r.LinesKnown {
-			byKey[r.Key] = r
-			keys = append(keys, r.Key)
-		}
+		// Lines are read whether or not they are known: a record written
+		// before LinesKnown existed has lines without it, and reads so.
+		byKey[r.Key] = r
+		keys = append(keys, r.Key)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {

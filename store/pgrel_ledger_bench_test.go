@@ -80,3 +80,38 @@ func BenchmarkPgRelConvertLedger(b *testing.B) {
 		_ = e.Close()
 	}
 }
+
+// BenchmarkPgRelPutReservation is what a push does to the ledger on the
+// native engine: a transaction that reads a reservation, puts it back
+// (row, lines, number, owners) and puts a transaction.
+func BenchmarkPgRelPutReservation(b *testing.B) {
+	ctx := context.Background()
+	e, err := openPgRel(ctx, pgtest.Fresh(b), true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	at := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k := fmt.Sprintf("%032X", i%1000)
+		err := e.update(ctx, func(tx *pgRelTx) error {
+			r, err := tx.Reservation(k)
+			if err != nil {
+				return err
+			}
+			if r == nil {
+				r = ledgerReservation(k, "RES-"+k, "INV-"+k, at)
+			}
+			if _, err := tx.PutReservation(r); err != nil {
+				return err
+			}
+			_, err = tx.PutTransaction(&Transaction{Key: fmt.Sprintf("T%d", i), Kind: KindCapture, Invoice: r.Invoice,
+				Amount: dec("49.95"), ReservationKey: k, Status: Status{Code: 190, Time: at}})
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -167,7 +167,12 @@ func (e *pgRelEngine) convertLedger(ctx context.Context, n, failAfter int) error
 	}
 	for chunks := 0; ; {
 		done := false
-		err := e.update(ctx, func(t *pgRelTx) error {
+		// READ COMMITTED: each statement reads what is committed when it
+		// starts, so the progress read after the lock is the last chunk's,
+		// whoever converted it (a SERIALIZABLE transaction would read it
+		// from the snapshot it took before it waited for the lock, and
+		// convert that chunk again). The lock makes the chunks take turns.
+		err := e.run(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, true, func(t *pgRelTx) error {
 			if err := t.exec(`SELECT pg_advisory_xact_lock($1)`, int64(ledgerConversionLock)); err != nil {
 				return err
 			}
@@ -191,6 +196,9 @@ func (e *pgRelEngine) convertLedger(ctx context.Context, n, failAfter int) error
 			}
 			return t.exec(`UPDATE paydesk_ledger_conversion SET step = $1, after = $2`, step, last)
 		})
+		if deniedWrite(err) {
+			err = &readOnlyError{url: e.url, err: err}
+		}
 		if err != nil {
 			return fmt.Errorf("database %s: convert the ledger to tables: %w", e.url, err)
 		}

@@ -716,3 +716,30 @@ func TestPgRelConvertLedgerAtOpen(t *testing.T) {
 		t.Fatalf("a reader's open once converted: %v", err)
 	}
 }
+
+// Two processes opening the database at once take turns: each chunk is
+// converted once, and both opens end with the whole ledger.
+func TestPgRelConvertLedgerTwoAtOnce(t *testing.T) {
+	url := layout7Ledger(t)
+	want := readKVLedger(t, url)
+	ctx := context.Background()
+	var es [2]*pgRelEngine
+	for i := range es {
+		e, err := openPgRel(ctx, url, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		es[i] = e
+	}
+	errs := make(chan error, len(es))
+	for _, e := range es {
+		go func() { errs <- e.convertLedgerAtOpen(ctx, Options{fillChunk: 2}) }()
+	}
+	for range es {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkConverted(t, es[1], want)
+}
