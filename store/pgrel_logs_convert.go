@@ -141,7 +141,12 @@ func (e *pgRelEngine) convertLogs(ctx context.Context, n, failAfter int) error {
 	}
 	for chunks := 0; ; {
 		done := false
-		err := e.update(ctx, func(t *pgRelTx) error {
+		// READ COMMITTED: the progress read after the lock is the last
+		// chunk's, whoever converted it; a SERIALIZABLE transaction would
+		// read it from the snapshot it took before it waited for the lock
+		// and convert that chunk again. The lock makes the chunks take
+		// turns.
+		err := e.run(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, true, func(t *pgRelTx) error {
 			if err := t.exec(`SELECT pg_advisory_xact_lock($1)`, int64(logsConversionLock)); err != nil {
 				return err
 			}
