@@ -109,6 +109,10 @@ func (db *DB) applyPushDirect(pp *preparedPush, p *api.Push) (ApplyResult, error
 type preparedPush struct {
 	rec PushRecord
 	enc PushEncoding
+	// scratch is the record a run of the job stores: a copy of rec made
+	// afresh each run (the job may run twice), inside this allocation
+	// rather than one of its own per push.
+	scratch PushRecord
 }
 
 func (db *DB) preparePush(rec PushRecord, p *api.Push) *preparedPush {
@@ -120,11 +124,14 @@ func (db *DB) preparePush(rec PushRecord, p *api.Push) *preparedPush {
 		rec.Signature = SignatureValid
 	}
 	rec.Hash = pushHash(p, rec.Body)
-	return &preparedPush{rec: rec, enc: db.repo.EncodePush(&rec)}
+	pp := &preparedPush{rec: rec}
+	pp.enc = db.repo.EncodePush(&pp.rec)
+	return pp
 }
 
 func (db *DB) applyPush(tx RepoTx, pp *preparedPush, p *api.Push, res *ApplyResult, c *Change) error {
-	rec := pp.rec // a copy: the job may run twice
+	rec := &pp.scratch
+	*rec = pp.rec // a copy: the job may run twice
 	id, err := tx.PushDuplicate(rec.Key, rec.Hash)
 	if err != nil {
 		return err
@@ -157,7 +164,7 @@ func (db *DB) applyPush(tx RepoTx, pp *preparedPush, p *api.Push, res *ApplyResu
 	}
 
 	rec.Applied, rec.Ignored, rec.ReservationKey = eff.applied, eff.ignored, eff.resKey
-	if id, err = tx.AppendPush(&rec, pp.enc); err != nil {
+	if id, err = tx.AppendPush(rec, pp.enc); err != nil {
 		return err
 	}
 	c.Pushes++

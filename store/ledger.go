@@ -107,6 +107,9 @@ func uniqueTx(lists ...[]*Transaction) []*Transaction {
 // loadLedger reads what the ledger of r is computed from: its
 // transactions and the refunds of each, by key; missing ones are absent.
 func loadLedger(tx RepoTx, r *Reservation) (map[string]*Transaction, error) {
+	if len(r.Transactions) == 0 {
+		return nil, nil // most pushes: a reservation nothing was captured of yet
+	}
 	txs := make(map[string]*Transaction, len(r.Transactions))
 	load := func(k string) (*Transaction, error) {
 		if t, ok := txs[k]; ok {

@@ -107,14 +107,29 @@ func scanPush(row pgx.Row, extra ...any) (*PushRecord, error) {
 	return &p, nil
 }
 
-// insertPush writes rec, whose ID is set, into the push log.
-func (t *pgRelTx) insertPush(rec *PushRecord) error {
-	args, err := pushArgs(fmt.Sprintf("push %d", rec.ID), rec)
+// pgStmt is one statement and its arguments: what a write runs, or what a
+// conversion queues with others in one round trip.
+type pgStmt struct {
+	sql  string
+	args []any
+}
+
+// run runs st in the transaction.
+func (t *pgRelTx) run(st pgStmt, err error) error {
 	if err != nil {
 		return err
 	}
+	return t.exec(st.sql, st.args...)
+}
+
+// pushInsert writes rec, whose ID is set, into the push log.
+func pushInsert(rec *PushRecord) (pgStmt, error) {
+	args, err := pushArgs(fmt.Sprintf("push %d", rec.ID), rec)
+	if err != nil {
+		return pgStmt{}, err
+	}
 	args = append(args, pgBodyJSON(rec.Body))
-	return t.exec(`INSERT INTO paydesk_pushes (`+pgPushCols+`, push) VALUES (`+placeholders(len(args))+`)`, args...)
+	return pgStmt{`INSERT INTO paydesk_pushes (` + pgPushCols + `, push) VALUES (` + placeholders(len(args)) + `)`, args}, nil
 }
 
 // placeholders is "$1, $2, …, $n".
@@ -160,7 +175,7 @@ func (t *pgRelTx) AppendPush(rec *PushRecord, _ PushEncoding) (uint64, error) {
 		return 0, err
 	}
 	rec.ID = uint64(id)
-	return rec.ID, t.insertPush(rec)
+	return rec.ID, t.run(pushInsert(rec))
 }
 
 func (t *pgRelTx) Push(id uint64) (*PushRecord, error) {
@@ -208,15 +223,15 @@ func (t *pgRelTx) ids(sql string, args ...any) ([]uint64, error) {
 // pgRejectedCols are the rejected log's columns: a push's and its own.
 const pgRejectedCols = pgPushCols + `, body_size, count, last_seen`
 
-// insertRejected writes rec, whose ID is set, into the rejected log.
-func (t *pgRelTx) insertRejected(rec *PushRecord) error {
+// rejectedInsert writes rec, whose ID is set, into the rejected log.
+func rejectedInsert(rec *PushRecord) (pgStmt, error) {
 	what := fmt.Sprintf("rejected entry %d", rec.ID)
 	args, err := pushArgs(what, rec)
 	if err != nil {
-		return err
+		return pgStmt{}, err
 	}
 	args = append(args, int64(rec.BodySize), int64(rec.Count), pgTime(rec.LastSeen))
-	return t.exec(`INSERT INTO paydesk_rejected (`+pgRejectedCols+`) VALUES (`+placeholders(len(args))+`)`, args...)
+	return pgStmt{`INSERT INTO paydesk_rejected (` + pgRejectedCols + `) VALUES (` + placeholders(len(args)) + `)`, args}, nil
 }
 
 func (t *pgRelTx) rejected(sql string, args ...any) ([]*PushRecord, error) {
@@ -245,7 +260,7 @@ func (t *pgRelTx) AppendRejected(rec *PushRecord) (uint64, error) {
 		return 0, err
 	}
 	rec.ID = uint64(id)
-	return rec.ID, t.insertRejected(rec)
+	return rec.ID, t.run(rejectedInsert(rec))
 }
 
 func (t *pgRelTx) Rejected(id uint64) (*PushRecord, error) {
@@ -286,11 +301,15 @@ func (t *pgRelTx) RejectedGroupEntry(source, class string) (uint64, error) {
 }
 
 func (t *pgRelTx) SetRejectedGroupEntry(source, class string, id uint64) error {
+	return t.run(rejectedGroupUpsert(source, class, id))
+}
+
+func rejectedGroupUpsert(source, class string, id uint64) (pgStmt, error) {
 	if err := pgTextErr("rejected group", "source", source); err != nil {
-		return err
+		return pgStmt{}, err
 	}
-	return t.exec(`INSERT INTO paydesk_rejected_groups (source, class, entry_id) VALUES ($1, $2, $3)
-		ON CONFLICT (source, class) DO UPDATE SET entry_id = excluded.entry_id`, pgText(source), []byte(class), int64(id))
+	return pgStmt{`INSERT INTO paydesk_rejected_groups (source, class, entry_id) VALUES ($1, $2, $3)
+		ON CONFLICT (source, class) DO UPDATE SET entry_id = excluded.entry_id`, []any{pgText(source), []byte(class), int64(id)}}, nil
 }
 
 func (t *pgRelTx) DeleteRejectedGroup(source, class string) error {
@@ -301,15 +320,15 @@ func (t *pgRelTx) DeleteRejectedGroup(source, class string) error {
 
 const pgExchangeCols = `id, time, action, service, method, url, http_status, duration_ns, error, request_body, response_body`
 
-func (t *pgRelTx) insertExchange(x *Exchange) error {
+func exchangeInsert(x *Exchange) (pgStmt, error) {
 	if err := pgTextErr(fmt.Sprintf("gateway log entry %d", x.ID), "action", x.Action, "service", x.Service,
 		"method", x.Method, "url", x.URL, "error", x.Error); err != nil {
-		return err
+		return pgStmt{}, err
 	}
-	return t.exec(`INSERT INTO paydesk_exchanges (`+pgExchangeCols+`, request, response) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-		int64(x.ID), pgTime(x.Time), pgText(x.Action), pgText(x.Service), pgText(x.Method), pgText(x.URL), x.HTTPStatus,
-		int64(x.Duration), pgText(x.Error), pgBytes(x.RequestBody), pgBytes(x.ResponseBody),
-		pgBodyJSON(x.RequestBody), pgBodyJSON(x.ResponseBody))
+	return pgStmt{`INSERT INTO paydesk_exchanges (` + pgExchangeCols + `, request, response) VALUES (` + placeholders(13) + `)`,
+		[]any{int64(x.ID), pgTime(x.Time), pgText(x.Action), pgText(x.Service), pgText(x.Method), pgText(x.URL), x.HTTPStatus,
+			int64(x.Duration), pgText(x.Error), pgBytes(x.RequestBody), pgBytes(x.ResponseBody),
+			pgBodyJSON(x.RequestBody), pgBodyJSON(x.ResponseBody)}}, nil
 }
 
 func (t *pgRelTx) AppendExchange(x *Exchange, keep int) (uint64, error) {
@@ -318,7 +337,7 @@ func (t *pgRelTx) AppendExchange(x *Exchange, keep int) (uint64, error) {
 		return 0, err
 	}
 	x.ID = uint64(id)
-	if err := t.insertExchange(x); err != nil {
+	if err := t.run(exchangeInsert(x)); err != nil {
 		return 0, err
 	}
 	if keep > 0 {
@@ -416,31 +435,35 @@ func (t *pgRelTx) Tally() (Tally, error) {
 const pgOpCols = `id, created, updated, operator, action, service, target, reservation_key, invoice, currency, amount,
 	state, result_key, result_status, result_sub_code, result_time, reason, note, audit_id, lease, lines, parcels, request`
 
-func (t *pgRelTx) PutOp(op *PendingOp) error {
+func (t *pgRelTx) PutOp(op *PendingOp) error { return t.run(opUpsert(op)) }
+
+var pgOpUpsert = `INSERT INTO paydesk_operations (` + pgOpCols + `) VALUES (` + placeholders(23) + `)
+	ON CONFLICT (id) DO UPDATE SET ` + upsertSet(pgOpCols)
+
+func opUpsert(op *PendingOp) (pgStmt, error) {
 	what := fmt.Sprintf("operation %d", op.ID)
 	if err := pgTextErr(what, "operator", op.Operator, "action", op.Action, "service", op.Service, "target", op.Target,
 		"reservation key", op.ReservationKey, "invoice", op.Invoice, "currency", op.Currency, "result key", op.ResultKey,
 		"result sub code", op.ResultStatus.SubCode, "error", op.Error, "note", op.Note); err != nil {
-		return err
+		return pgStmt{}, err
 	}
 	lines, err := pgJSON(what+" lines", op.Lines, op.Lines == nil)
 	if err != nil {
-		return err
+		return pgStmt{}, err
 	}
 	parcels, err := pgJSON(what+" parcels", op.Parcels, op.Parcels == nil)
 	if err != nil {
-		return err
+		return pgStmt{}, err
 	}
 	req, err := pgJSON(what+" request", op.Request, op.Request == nil)
 	if err != nil {
-		return err
+		return pgStmt{}, err
 	}
-	return t.exec(`INSERT INTO paydesk_operations (`+pgOpCols+`) VALUES (`+placeholders(23)+`)
-		ON CONFLICT (id) DO UPDATE SET `+upsertSet(pgOpCols),
+	return pgStmt{pgOpUpsert, []any{
 		int64(op.ID), pgTime(op.Created), pgTime(op.Updated), pgText(op.Operator), pgText(op.Action), pgText(op.Service),
 		pgText(op.Target), pgText(op.ReservationKey), pgText(op.Invoice), pgText(op.Currency), pgNumeric(op.Amount),
 		string(op.State), pgText(op.ResultKey), op.ResultStatus.Code, pgText(op.ResultStatus.SubCode), pgTime(op.ResultStatus.Time),
-		pgText(op.Error), pgText(op.Note), int64(op.AuditID), op.Lease, lines, parcels, req)
+		pgText(op.Error), pgText(op.Note), int64(op.AuditID), op.Lease, lines, parcels, req}}, nil
 }
 
 func scanOp(row pgx.Row) (*PendingOp, error) {
@@ -718,13 +741,17 @@ func (t *pgRelTx) Order(invoice string) (*Order, error) {
 	return os[0], nil
 }
 
-func (t *pgRelTx) PutOrder(o *Order) error {
+func (t *pgRelTx) PutOrder(o *Order) error { return t.run(orderUpsert("paydesk_orders", "invoice", o)) }
+
+// orderUpsert writes o into table (the orders or their conflicts), whose
+// key is key.
+func orderUpsert(table, key string, o *Order) (pgStmt, error) {
 	args, err := orderArgs(o)
 	if err != nil {
-		return err
+		return pgStmt{}, err
 	}
-	return t.exec(`INSERT INTO paydesk_orders (`+pgOrderCols+`) VALUES (`+placeholders(len(args))+`)
-		ON CONFLICT (invoice) DO UPDATE SET `+upsertSet(pgOrderCols), args...)
+	return pgStmt{`INSERT INTO ` + table + ` (` + pgOrderCols + `) VALUES (` + placeholders(len(args)) + `)
+		ON CONFLICT (` + key + `) DO UPDATE SET ` + upsertSet(pgOrderCols), args}, nil
 }
 
 func (t *pgRelTx) Orders() ([]*Order, error) {
@@ -732,12 +759,7 @@ func (t *pgRelTx) Orders() ([]*Order, error) {
 }
 
 func (t *pgRelTx) PutOrderConflict(o *Order) error {
-	args, err := orderArgs(o)
-	if err != nil {
-		return err
-	}
-	return t.exec(`INSERT INTO paydesk_order_conflicts (`+pgOrderCols+`) VALUES (`+placeholders(len(args))+`)
-		ON CONFLICT (invoice, hash) DO UPDATE SET `+upsertSet(pgOrderCols), args...)
+	return t.run(orderUpsert("paydesk_order_conflicts", "invoice, hash", o))
 }
 
 func (t *pgRelTx) OrderConflicts(invoice string) ([]*Order, error) {
@@ -748,15 +770,17 @@ func (t *pgRelTx) OrderConflicts(invoice string) ([]*Order, error) {
 
 const pgBatchCols = `id, kind, hash, source, operator, created, late, rows, items, total, currency`
 
-func (t *pgRelTx) PutBatch(b *Batch) error {
+func (t *pgRelTx) PutBatch(b *Batch) error { return t.run(batchUpsert(b)) }
+
+func batchUpsert(b *Batch) (pgStmt, error) {
 	if err := pgTextErr("batch "+b.ID, "id", b.ID, "kind", b.Kind, "hash", b.Hash, "source", b.Source,
 		"operator", b.Operator, "currency", b.Currency); err != nil {
-		return err
+		return pgStmt{}, err
 	}
-	return t.exec(`INSERT INTO paydesk_batches (`+pgBatchCols+`) VALUES (`+placeholders(11)+`)
-		ON CONFLICT (id) DO UPDATE SET `+upsertSet(pgBatchCols),
+	return pgStmt{`INSERT INTO paydesk_batches (` + pgBatchCols + `) VALUES (` + placeholders(11) + `)
+		ON CONFLICT (id) DO UPDATE SET ` + upsertSet(pgBatchCols), []any{
 		pgText(b.ID), pgText(b.Kind), pgText(b.Hash), pgText(b.Source), pgText(b.Operator), pgTime(b.Created), b.Late,
-		b.Rows, b.Items, pgNumeric(b.Total), pgText(b.Currency))
+		b.Rows, b.Items, pgNumeric(b.Total), pgText(b.Currency)}}, nil
 }
 
 func (t *pgRelTx) batches(sql string, args ...any) ([]Batch, error) {
@@ -802,19 +826,21 @@ func (t *pgRelTx) Batches() ([]Batch, error) {
 const pgBatchItemCols = `batch_id, idx, reservation_number, invoice, state, amount, currency, rows, lines, parcels,
 	note, rule, message, op_id, key, updated`
 
-func (t *pgRelTx) PutBatchItem(id string, it BatchItem) error {
+func (t *pgRelTx) PutBatchItem(id string, it BatchItem) error { return t.run(batchItemUpsert(id, it)) }
+
+func batchItemUpsert(id string, it BatchItem) (pgStmt, error) {
 	what := fmt.Sprintf("batch %s item %d", id, it.Index)
 	if err := pgTextErr(what, "reservation", it.Reservation, "invoice", it.Invoice, "currency", it.Currency,
 		"note", it.Note, "rule", it.Rule, "message", it.Message, "key", it.Key); err != nil {
-		return err
+		return pgStmt{}, err
 	}
 	lines, err := pgJSON(what+" lines", it.Lines, it.Lines == nil)
 	if err != nil {
-		return err
+		return pgStmt{}, err
 	}
 	parcels, err := pgJSON(what+" parcels", it.Parcels, it.Parcels == nil)
 	if err != nil {
-		return err
+		return pgStmt{}, err
 	}
 	var rows []int32
 	if it.Rows != nil {
@@ -823,11 +849,11 @@ func (t *pgRelTx) PutBatchItem(id string, it BatchItem) error {
 			rows[i] = int32(r)
 		}
 	}
-	return t.exec(`INSERT INTO paydesk_batch_items (`+pgBatchItemCols+`) VALUES (`+placeholders(16)+`)
-		ON CONFLICT (batch_id, idx) DO UPDATE SET `+upsertSet(pgBatchItemCols),
+	return pgStmt{`INSERT INTO paydesk_batch_items (` + pgBatchItemCols + `) VALUES (` + placeholders(16) + `)
+		ON CONFLICT (batch_id, idx) DO UPDATE SET ` + upsertSet(pgBatchItemCols), []any{
 		pgText(id), it.Index, pgText(it.Reservation), pgText(it.Invoice), string(it.State), pgNumeric(it.Amount),
 		pgText(it.Currency), rows, lines, parcels, pgText(it.Note), pgText(it.Rule), pgText(it.Message),
-		int64(it.OpID), pgText(it.Key), pgTime(it.Updated))
+		int64(it.OpID), pgText(it.Key), pgTime(it.Updated)}}, nil
 }
 
 func (t *pgRelTx) BatchItems(id string) ([]BatchItem, error) {

@@ -35,88 +35,99 @@ const logsConversionLock = 7305482193
 // logsConversionChunk is the records per transaction.
 const logsConversionChunk = 500
 
-// logsConversionSteps are the buckets converted, in order, and how a
-// record of each becomes a row.
+// logsConversionSteps are the buckets converted, in order, and the
+// statement that makes a record of each a row (ok false: the record is
+// none of the table's). A chunk's statements go in one round trip.
 var logsConversionSteps = []struct {
 	bucket []byte
-	put    func(t *pgRelTx, k, v []byte) error
+	row    func(k, v []byte) (st pgStmt, ok bool, err error)
 }{
-	{bPush, func(t *pgRelTx, k, v []byte) error {
+	{bPush, func(k, v []byte) (pgStmt, bool, error) {
 		p, err := decodePush(v)
 		if err != nil {
-			return fmt.Errorf("push %d: %w", be64(k), err)
+			return pgStmt{}, false, fmt.Errorf("push %d: %w", be64(k), err)
 		}
 		p.ID = be64(k)
-		return t.insertPush(p)
+		st, err := pushInsert(p)
+		return st, true, err
 	}},
-	{bRejected, func(t *pgRelTx, k, v []byte) error {
+	{bRejected, func(k, v []byte) (pgStmt, bool, error) {
 		p, err := decodePush(v)
 		if err != nil {
-			return fmt.Errorf("rejected entry %d: %w", be64(k), err)
+			return pgStmt{}, false, fmt.Errorf("rejected entry %d: %w", be64(k), err)
 		}
 		p.ID = be64(k)
-		return t.insertRejected(p)
+		st, err := rejectedInsert(p)
+		return st, true, err
 	}},
-	{bMeta, func(t *pgRelTx, k, v []byte) error {
+	{bMeta, func(k, v []byte) (pgStmt, bool, error) {
 		// Of meta, the rejected log's groups: group key → entry.
 		g, ok := bytes.CutPrefix(k, kRejectedGroup)
 		if !ok || len(v) != 8 {
-			return nil
+			return pgStmt{}, false, nil
 		}
 		source, class, _ := bytes.Cut(g, []byte{0})
-		var exists bool
-		if _, err := t.scanRow(`SELECT EXISTS (SELECT 1 FROM paydesk_rejected WHERE id = $1)`, []any{int64(be64(v))}, &exists); err != nil || !exists {
-			return err // a group whose entry is gone leads nowhere
+		if err := pgTextErr("rejected group", "source", string(source)); err != nil {
+			return pgStmt{}, false, err
 		}
-		return t.SetRejectedGroupEntry(string(source), string(class), be64(v))
+		// A group whose entry is gone leads nowhere: not copied.
+		return pgStmt{`INSERT INTO paydesk_rejected_groups (source, class, entry_id)
+			SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM paydesk_rejected WHERE id = $3)`,
+			[]any{pgText(string(source)), class, int64(be64(v))}}, true, nil
 	}},
-	{bExchange, func(t *pgRelTx, k, v []byte) error {
+	{bExchange, func(k, v []byte) (pgStmt, bool, error) {
 		var x Exchange
 		if err := json.Unmarshal(v, &x); err != nil {
-			return fmt.Errorf("gateway log entry %d: %w", be64(k), err)
+			return pgStmt{}, false, fmt.Errorf("gateway log entry %d: %w", be64(k), err)
 		}
 		x.ID = be64(k)
-		return t.insertExchange(&x)
+		st, err := exchangeInsert(&x)
+		return st, true, err
 	}},
-	{bOp, func(t *pgRelTx, k, v []byte) error {
+	{bOp, func(k, v []byte) (pgStmt, bool, error) {
 		var op PendingOp
 		if err := json.Unmarshal(v, &op); err != nil {
-			return fmt.Errorf("operation %d: %w", be64(k), err)
+			return pgStmt{}, false, fmt.Errorf("operation %d: %w", be64(k), err)
 		}
 		op.ID = be64(k)
-		return t.PutOp(&op)
+		st, err := opUpsert(&op)
+		return st, true, err
 	}},
-	{bOrder, func(t *pgRelTx, k, v []byte) error {
+	{bOrder, func(k, v []byte) (pgStmt, bool, error) {
 		var o Order
 		if err := json.Unmarshal(v, &o); err != nil {
-			return fmt.Errorf("order %s: %w", k, err)
+			return pgStmt{}, false, fmt.Errorf("order %s: %w", k, err)
 		}
-		return t.PutOrder(&o)
+		st, err := orderUpsert("paydesk_orders", "invoice", &o)
+		return st, true, err
 	}},
-	{bOrderConflict, func(t *pgRelTx, k, v []byte) error {
+	{bOrderConflict, func(k, v []byte) (pgStmt, bool, error) {
 		var o Order
 		if err := json.Unmarshal(v, &o); err != nil {
-			return fmt.Errorf("order conflict %q: %w", k, err)
+			return pgStmt{}, false, fmt.Errorf("order conflict %q: %w", k, err)
 		}
-		return t.PutOrderConflict(&o)
+		st, err := orderUpsert("paydesk_order_conflicts", "invoice, hash", &o)
+		return st, true, err
 	}},
-	{bBatch, func(t *pgRelTx, k, v []byte) error {
+	{bBatch, func(k, v []byte) (pgStmt, bool, error) {
 		var b Batch
 		if err := json.Unmarshal(v, &b); err != nil {
-			return fmt.Errorf("batch %s: %w", k, err)
+			return pgStmt{}, false, fmt.Errorf("batch %s: %w", k, err)
 		}
-		return t.PutBatch(&b)
+		st, err := batchUpsert(&b)
+		return st, true, err
 	}},
-	{bBatchItem, func(t *pgRelTx, k, v []byte) error {
+	{bBatchItem, func(k, v []byte) (pgStmt, bool, error) {
 		id, _, ok := bytes.Cut(k, []byte{0})
 		if !ok {
-			return fmt.Errorf("batch item %q: the key names no batch", k)
+			return pgStmt{}, false, fmt.Errorf("batch item %q: the key names no batch", k)
 		}
 		var it BatchItem
 		if err := json.Unmarshal(v, &it); err != nil {
-			return fmt.Errorf("batch %s item: %w", id, err)
+			return pgStmt{}, false, fmt.Errorf("batch %s item: %w", id, err)
 		}
-		return t.PutBatchItem(string(id), it)
+		st, err := batchItemUpsert(string(id), it)
+		return st, true, err
 	}},
 }
 
@@ -130,7 +141,12 @@ func (e *pgRelEngine) convertLogs(ctx context.Context, n, failAfter int) error {
 	}
 	for chunks := 0; ; {
 		done := false
-		err := e.update(ctx, func(t *pgRelTx) error {
+		// READ COMMITTED: the progress read after the lock is the last
+		// chunk's, whoever converted it; a SERIALIZABLE transaction would
+		// read it from the snapshot it took before it waited for the lock
+		// and convert that chunk again. The lock makes the chunks take
+		// turns.
+		err := e.run(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, true, func(t *pgRelTx) error {
 			if err := t.exec(`SELECT pg_advisory_xact_lock($1)`, int64(logsConversionLock)); err != nil {
 				return err
 			}
@@ -152,7 +168,7 @@ func (e *pgRelEngine) convertLogs(ctx context.Context, n, failAfter int) error {
 				return t.exec(`DELETE FROM paydesk_logs_conversion`)
 			}
 			s := logsConversionSteps[step]
-			last, err := t.convertRecords(s.bucket, after, n, s.put)
+			last, err := t.convertRecords(s.bucket, after, n, s.row)
 			if err != nil {
 				return fmt.Errorf("bucket %s: %w", s.bucket, err)
 			}
@@ -174,37 +190,47 @@ func (e *pgRelEngine) convertLogs(ctx context.Context, n, failAfter int) error {
 }
 
 // convertRecords converts up to n records of bucket after the key after
-// (nil: from the first), a row or two each, and returns the last key it
-// converted, nil when the bucket had no more.
-func (t *pgRelTx) convertRecords(bucket, after []byte, n int, put func(t *pgRelTx, k, v []byte) error) ([]byte, error) {
+// (nil: from the first), their statements sent in one batch, and returns
+// the last key it converted, nil when the bucket had no more.
+func (t *pgRelTx) convertRecords(bucket, after []byte, n int, row func(k, v []byte) (pgStmt, bool, error)) ([]byte, error) {
 	rows, err := t.query(`SELECT k, v FROM paydesk_kv WHERE bucket = $1 AND ($2::bytea IS NULL OR k > $2) ORDER BY k LIMIT $3`,
 		bucket, after, n)
 	if err != nil {
 		return nil, err
 	}
-	type kv struct{ k, v []byte }
-	var recs []kv
+	var b pgx.Batch
+	var last []byte
+	count := 0
 	for rows.Next() {
-		var r kv
-		if err := rows.Scan(&r.k, &r.v); err != nil {
+		var k, v []byte
+		if err := rows.Scan(&k, &v); err != nil {
 			rows.Close()
 			return nil, t.fail(err)
 		}
-		recs = append(recs, r)
+		st, ok, err := row(k, v)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if ok {
+			b.Queue(st.sql, st.args...)
+		}
+		last = k
+		count++
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, t.fail(err)
 	}
-	for _, r := range recs {
-		if err := put(t, r.k, r.v); err != nil {
-			return nil, err
+	if b.Len() > 0 {
+		if err := t.tx.SendBatch(t.ctx, &b).Close(); err != nil {
+			return nil, t.fail(fmt.Errorf("the records after %q: %w", after, err))
 		}
 	}
-	if len(recs) < n {
+	if count < n {
 		return nil, nil // the bucket's end
 	}
-	return recs[len(recs)-1].k, nil
+	return last, nil
 }
 
 // convertNumbers copies the journal's and the batches' numbering and the

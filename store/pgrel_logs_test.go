@@ -736,3 +736,36 @@ func TestRelationalLogsConvertAtOpen(t *testing.T) {
 		t.Fatalf("converted at open, the logs read otherwise:\n%s", layout7Diff([]byte(want), []byte(got)))
 	}
 }
+
+// Two processes opening a layout-7 database at once take turns over the
+// logs' conversion: each chunk is converted once (no duplicate key), and
+// both end with all of it.
+func TestRelationalLogsConvertTwoAtOnce(t *testing.T) {
+	db, _, u := relLogsDB(t, nil)
+	_ = db.Close()
+	want := readKVLogs(t, u)
+	ctx := context.Background()
+	var es [2]*pgRelEngine
+	for i := range es {
+		e, err := openPgRel(ctx, u, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		es[i] = e
+	}
+	errs := make(chan error, len(es))
+	for _, e := range es {
+		go func() { errs <- e.convertLogsAtOpen(ctx, Options{fillChunk: 2}) }()
+	}
+	for range es {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, e := range es {
+		if got := readRelLogs(t, e); got != want {
+			t.Fatalf("converted by two at once, the logs read otherwise:\n%s", layout7Diff([]byte(want), []byte(got)))
+		}
+	}
+}
