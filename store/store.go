@@ -90,6 +90,10 @@ type DB struct {
 	repo Repo
 	kv   *kvRepo
 	eng  Engine
+	// rel is the native engine on a team's database (pgrel*.go), which
+	// repo is then; eng and kv stay for the conversion of the kv tables
+	// at open, the connections and the layout's checks.
+	rel *pgRelEngine
 	path string
 	opts Options
 	now  func() time.Time
@@ -213,8 +217,9 @@ func (db *DB) Migrated() []string {
 }
 
 // openShared opens a team's store on PostgreSQL: the schema migrated (or
-// refused, see Options.NoMigrate), the store's own layout made or migrated
-// in a transaction like a file's, and changes from other processes heard
+// refused, see Options.NoMigrate), the records of a database written
+// before the typed relations converted into them (openRelational), the
+// native engine under the rules, and changes from other processes heard
 // through LISTEN/NOTIFY.
 func openShared(dsn string, opts Options) (*DB, error) {
 	ctx := context.Background()
@@ -226,7 +231,7 @@ func openShared(dsn string, opts Options) (*DB, error) {
 	db.kv = &kvRepo{eng: eng, path: db.path, shared: true}
 	db.kv.lists = kvLister{db}
 	db.repo = db.kv
-	if err := db.migrate(); err != nil {
+	if err := db.openRelational(ctx, eng); err != nil {
 		_ = eng.Close()
 		return nil, fmt.Errorf("database %s: %w", db.path, err)
 	}
@@ -238,11 +243,6 @@ func openShared(dsn string, opts Options) (*DB, error) {
 		db.lease.close()
 		_ = eng.Close()
 		return nil, fmt.Errorf("database %s: %w", db.path, err)
-	}
-	if err := db.fillListTables(ctx); err != nil && !isReadOnlyRole(err) {
-		db.lease.close()
-		_ = eng.Close()
-		return nil, fmt.Errorf("database %s: the list tables: %w", db.path, err)
 	}
 	db.inbox = newInbox(db, eng, dsn) // before the bus, whose listener looks at it
 	if err := db.startBus(dsn); err != nil {
