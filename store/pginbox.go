@@ -169,7 +169,13 @@ func (db *DB) IngestPush(ctx context.Context, rec PushRecord, p *api.Push, onApp
 		return Ingested{}, errors.New("ingest push: no decoded push with a key")
 	}
 	pp := db.preparePush(rec, p)
-	j := &ingestJob{key: []byte(pp.rec.Key), hash: pp.rec.Hash[:], rec: encodePushHead(&pp.rec, pp.enc.b), done: make(chan ingestAnswer, 1)}
+	// The inbox row holds the push in the binary codec whatever the
+	// engine; the kv engine has made its tail already (EncodePush).
+	stored := pp.enc.b
+	if stored == nil {
+		stored = encodePushTail(&pp.rec)
+	}
+	j := &ingestJob{key: []byte(pp.rec.Key), hash: pp.rec.Hash[:], rec: encodePushHead(&pp.rec, stored), done: make(chan ingestAnswer, 1)}
 	ib.closeMu.RLock()
 	if ib.closed {
 		ib.closeMu.RUnlock()

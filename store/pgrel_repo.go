@@ -98,3 +98,16 @@ func (t *pgRelTx) prefetchForPushes([]string, []string, int) error { return nil 
 func (t *pgRelTx) inboxMark(ids, pushIDs []int64, results [][]byte) error {
 	return t.exec(qInboxMark, ids, pushIDs, results)
 }
+
+// relationalBegun reports whether the database's conversion to the typed
+// relations began (or is done): from then on the kv tables are not the
+// store, and every open must use the native engine.
+func relationalBegun(ctx context.Context, kv *pgEngine) (bool, error) {
+	var begun bool
+	err := kv.pool.QueryRow(ctx, `SELECT NOT EXISTS (SELECT 1 FROM paydesk_ledger_conversion WHERE step = 0 AND after IS NULL)
+		OR NOT EXISTS (SELECT 1 FROM paydesk_logs_conversion WHERE step = 0 AND after IS NULL)`).Scan(&begun)
+	if err != nil {
+		return false, fmt.Errorf("database %s: which engine: %w", kv.url, err)
+	}
+	return begun, nil
+}

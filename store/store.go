@@ -68,6 +68,12 @@ type Options struct {
 	// this paydesk instead of migrating it (a role that may not change the
 	// schema; `paydesk db migrate` does it).
 	NoMigrate bool
+	// Relational opens a team's database on the native engine, its records
+	// typed rows of relations (pgrel*.go), converting at this open what
+	// the kv tables hold (resumably). A database whose conversion began
+	// opens on the native engine whatever this says: its kv tables are no
+	// longer the store. Not yet the default: see docs/team.md.
+	Relational bool
 
 	// fillChunk overrides the rows per transaction of a fill at open
 	// (pagefill.go), failFillAfter stops a fill after that many chunks:
@@ -231,7 +237,19 @@ func openShared(dsn string, opts Options) (*DB, error) {
 	db.kv = &kvRepo{eng: eng, path: db.path, shared: true}
 	db.kv.lists = kvLister{db}
 	db.repo = db.kv
-	if err := db.openRelational(ctx, eng); err != nil {
+	native := opts.Relational
+	if !native {
+		if native, err = relationalBegun(ctx, eng); err != nil {
+			_ = eng.Close()
+			return nil, err
+		}
+	}
+	if native {
+		err = db.openRelational(ctx, eng)
+	} else {
+		err = db.migrate()
+	}
+	if err != nil {
 		_ = eng.Close()
 		return nil, fmt.Errorf("database %s: %w", db.path, err)
 	}
@@ -243,6 +261,13 @@ func openShared(dsn string, opts Options) (*DB, error) {
 		db.lease.close()
 		_ = eng.Close()
 		return nil, fmt.Errorf("database %s: %w", db.path, err)
+	}
+	if db.rel == nil {
+		if err := db.fillListTables(ctx); err != nil && !isReadOnlyRole(err) {
+			db.lease.close()
+			_ = eng.Close()
+			return nil, fmt.Errorf("database %s: the list tables: %w", db.path, err)
+		}
 	}
 	db.inbox = newInbox(db, eng, dsn) // before the bus, whose listener looks at it
 	if err := db.startBus(dsn); err != nil {
