@@ -99,7 +99,7 @@ type DB struct {
 	// rel is the native engine on a team's database (pgrel*.go), which
 	// repo is then; eng and kv stay for the conversion of the kv tables
 	// at open, the connections and the layout's checks.
-	rel *pgRelEngine
+	rel  *pgRelEngine
 	path string
 	opts Options
 	now  func() time.Time
