@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"regexp"
 	"testing"
 	"time"
 
@@ -62,4 +63,82 @@ func TestRelationalShowMatchesSQL(t *testing.T) {
 			t.Errorf("%s: SQL says captured %s refunded %s, show %s %s", step.name, captured, refunded, show[0], show[1])
 		}
 	}
+}
+
+// TestRelationalOpenConvertsKV: a database paydesk wrote on the kv engine
+// (layout 7) opens on the native engine with Options.Relational, its
+// records converted at that open in chunks (the ledger, then the logs); it
+// reads the same afterwards, the audit chain still verifies, and every
+// later open uses the native engine, Relational or not (the kv tables are
+// no longer the store). The old code opened it on the kv engine again.
+func TestRelationalOpenConvertsKV(t *testing.T) {
+	url := pgtest.Fresh(t)
+	now := func() time.Time { return t0 }
+	open := func(opts Options) *DB {
+		t.Helper()
+		opts.NoSync, opts.Now = true, now
+		db, err := Open(url, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	kv := open(Options{})
+	if kv.rel != nil {
+		t.Fatal("a new database opened on the native engine without Relational")
+	}
+	s := newScenario(t, kv, &gw{clock: t0}, "INV-CONV-1")
+	cl := func(n string, q int) api.CaptureLine { return api.CaptureLine{ArticleNumber: n, Quantity: q} }
+	s.reserve(articles(), true)
+	c1 := s.capture("39.98", true, cl("A", 2))
+	s.refund(c1, "19.99", true)
+	auditLog(t, kv, 2)
+	want := utcTimes(snapshot(t, kv))
+	wantOps, err := kv.Ops()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		name string
+		opts Options
+	}{
+		{"converted at open", Options{Relational: true, fillChunk: 2}},
+		{"opened again without Relational", Options{}},
+	} {
+		db := open(tc.opts)
+		if db.rel == nil {
+			t.Fatalf("%s: opened on the kv engine", tc.name)
+		}
+		if got := utcTimes(snapshot(t, db)); got != want {
+			t.Errorf("%s: reads otherwise:\n got %s\nwant %s", tc.name, got, want)
+		}
+		ops, err := db.Ops()
+		if err != nil || len(ops) != len(wantOps) {
+			t.Errorf("%s: %d operations (%v), want %d", tc.name, len(ops), err, len(wantOps))
+		}
+		if chk, err := db.VerifyAudit(); err != nil || !chk.OK() {
+			t.Errorf("%s: the audit: %+v %v", tc.name, chk, err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+var rfc3339 = regexp.MustCompile(`"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)"`)
+
+// utcTimes writes the times in a snapshot in UTC: the native engine keeps
+// a time's instant (timestamptz), not the offset the gateway wrote it with.
+func utcTimes(s string) string {
+	return rfc3339.ReplaceAllStringFunc(s, func(q string) string {
+		tm, err := time.Parse(time.RFC3339Nano, q[1:len(q)-1])
+		if err != nil {
+			return q
+		}
+		return `"` + tm.UTC().Format(time.RFC3339Nano) + `"`
+	})
 }
