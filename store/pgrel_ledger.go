@@ -166,6 +166,13 @@ func scanRes(row pgx.Row) (*Reservation, error) {
 			return nil, fmt.Errorf("reservation %s: %s: %w", r.Key, j.name, err)
 		}
 	}
+	// A request's status time is kept in the requests' JSON with the
+	// offset it came with; the columns' times read back in UTC. The rules
+	// copy a status from one to the other, so a record would read
+	// otherwise by the order its pushes came in: every time reads in UTC.
+	for i := range r.Requests {
+		r.Requests[i].Status.Time = r.Requests[i].Status.Time.UTC()
+	}
 	if r.LinesKnown {
 		r.Lines = []Line{}
 	}
