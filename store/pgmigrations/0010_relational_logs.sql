@@ -359,6 +359,30 @@ CREATE TRIGGER paydesk_audit_from_kv
 	FOR EACH ROW WHEN (NEW.bucket = convert_to('audit', 'UTF8'))
 	EXECUTE FUNCTION paydesk_audit_from_kv();
 
+-- What \dt+ and \d+ say in psql.
+COMMENT ON TABLE paydesk_pushes IS 'paydesk: the push log, every push stored once; (key, hash) is a push''s identity';
+COMMENT ON COLUMN paydesk_pushes.hash IS 'SHA-256 of the push''s content: the same push again is a duplicate';
+COMMENT ON COLUMN paydesk_pushes.kind IS 'the action code of a data request, the transaction type (C700, V238, …) of a transaction';
+COMMENT ON COLUMN paydesk_pushes.signature IS 'the verdict of its signature: valid, missing, malformed, mismatch, …';
+COMMENT ON COLUMN paydesk_pushes.body IS 'the request body byte for byte (what the signature covers)';
+COMMENT ON COLUMN paydesk_pushes.push IS 'the body as jsonb; NULL when it is not JSON';
+COMMENT ON TABLE paydesk_rejected IS 'paydesk: requests the listener refused, one entry per source and kind of refusal (count, received … last_seen)';
+COMMENT ON COLUMN paydesk_rejected.body IS 'the first bytes of the body; body_size and hash are the whole body''s';
+COMMENT ON TABLE paydesk_rejected_groups IS 'paydesk: the entry of paydesk_rejected a source''s next refusal of that kind adds to';
+COMMENT ON TABLE paydesk_exchanges IS 'paydesk: the gateway log, requests sent and what came back (the newest kept; card PINs masked)';
+COMMENT ON TABLE paydesk_operations IS 'paydesk: the journal, every request to the gateway, written before it is sent; one open (pending, sent, outcome_unknown) per action and target';
+COMMENT ON COLUMN paydesk_operations.state IS 'pending, sent, outcome_unknown (open); settled, failed, resolved (final)';
+COMMENT ON COLUMN paydesk_operations.target IS 'a reservation number, the key a refund refunds, or the invoice of a new payment';
+COMMENT ON COLUMN paydesk_operations.request IS 'the request as sent, card PINs masked';
+COMMENT ON TABLE paydesk_audit IS 'paydesk: the audit log, inserts only; entry is each entry''s text as written, which prev (the chain) and mac (the key) cover';
+COMMENT ON TABLE paydesk_orders IS 'paydesk: webshop orders (the lines and addresses a Reserve push does not carry), one per invoice';
+COMMENT ON COLUMN paydesk_orders.reservation_key IS 'the reservation it joined; empty while none has';
+COMMENT ON TABLE paydesk_order_conflicts IS 'paydesk: orders refused because their invoice was known with other lines';
+COMMENT ON TABLE paydesk_batches IS 'paydesk: runs of a shipment manifest (captures, cancels of what was not shipped), one per kind and manifest';
+COMMENT ON TABLE paydesk_batch_items IS 'paydesk: a batch''s items, one reservation''s capture or cancel each, and where it is';
+COMMENT ON TABLE paydesk_numbers IS 'paydesk: the last number handed out of the journal, the batches and the audit log';
+COMMENT ON TABLE paydesk_counters IS 'paydesk: the status bar''s counters, a row per database session that added; a figure is the sum';
+
 -- What the relational engine's first open still has to copy from
 -- paydesk_kv (store/pgrel_logs_convert.go): the step (bucket) it is at and
 -- the last key it copied there. A copy cut short goes on from there; the
