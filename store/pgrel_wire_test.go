@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -69,7 +70,8 @@ func TestRelationalShowMatchesSQL(t *testing.T) {
 
 // TestRelationalOpenConvertsKV: a database paydesk wrote on the kv engine
 // (layout 7) opens on the native engine with Options.Relational, its
-// records converted at that open in chunks (the ledger, then the logs); it
+// records converted at open in chunks (the ledger, then the logs; an open
+// cut short in the middle is gone on from by the next); it
 // reads the same afterwards, the audit chain still verifies, and every
 // later open uses the native engine, Relational or not (the kv tables are
 // no longer the store). The old code opened it on the kv engine again.
@@ -104,11 +106,20 @@ func TestRelationalOpenConvertsKV(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// An open cut short in the conversion fails; the next one, Relational
+	// or not, goes on where it stopped (the kv tables are no longer the
+	// store once it began).
+	if db, err := Open(url, Options{NoSync: true, Now: now, Relational: true, fillChunk: 1, failFillAfter: 1}); err == nil {
+		_ = db.Close()
+		t.Fatal("an open whose conversion was cut short succeeded")
+	} else if !errors.Is(err, errFillCut) {
+		t.Fatalf("an open cut short: %v", err)
+	}
 	for _, tc := range []struct {
 		name string
 		opts Options
 	}{
-		{"converted at open", Options{Relational: true, fillChunk: 2}},
+		{"the conversion goes on without Relational", Options{fillChunk: 2}},
 		{"opened again without Relational", Options{}},
 	} {
 		db := open(tc.opts)
