@@ -16,6 +16,11 @@ const copyBatch = 1000
 // each bucket's sequence becomes the larger of the two. progress, if set,
 // hears each bucket's count as it goes.
 func (db *DB) CopyTo(dst *DB, progress func(bucket string, keys int)) error {
+	if db.rel != nil || dst.rel != nil {
+		// The copy moves buckets: on the native engine they are not the
+		// store, and what it wrote there would never be read.
+		return errors.New("copy: key by key between kv stores only; the database is on the native engine (its typed tables)")
+	}
 	if err := db.copyClash(dst); err != nil {
 		return err
 	}

@@ -17,8 +17,8 @@ import (
 // resume, writes key by key). The database must hold no reservations yet.
 func (db *DB) CopyBulkTo(dst *DB) error {
 	pg := dst.pg()
-	if db.bolt == nil || pg == nil {
-		return errors.New("bulk copy: from a file into a PostgreSQL database only")
+	if db.bolt == nil || pg == nil || dst.rel != nil {
+		return errors.New("bulk copy: from a file into a PostgreSQL database on the kv engine only")
 	}
 	ctx := context.Background()
 	var any bool

@@ -628,7 +628,12 @@ func (db *DB) Identity(ctx context.Context) (role string, canWrite bool, err err
 	if !ok {
 		return "", true, nil
 	}
-	err = e.pool.QueryRow(ctx, `SELECT session_user::text, has_table_privilege(current_user, 'paydesk_kv', 'INSERT')`).Scan(&role, &canWrite)
+	// The table every write of the engine in use goes to.
+	table := "paydesk_kv"
+	if db.rel != nil {
+		table = "paydesk_reservations"
+	}
+	err = e.pool.QueryRow(ctx, `SELECT session_user::text, has_table_privilege(current_user, $1, 'INSERT')`, table).Scan(&role, &canWrite)
 	if err != nil {
 		return "", false, fmt.Errorf("database %s: who am I: %w", e.url, err)
 	}

@@ -169,7 +169,13 @@ func (db *DB) IngestPush(ctx context.Context, rec PushRecord, p *api.Push, onApp
 		return Ingested{}, errors.New("ingest push: no decoded push with a key")
 	}
 	pp := db.preparePush(rec, p)
-	j := &ingestJob{key: []byte(pp.rec.Key), hash: pp.rec.Hash[:], rec: encodePushHead(&pp.rec, pp.enc.b), done: make(chan ingestAnswer, 1)}
+	// The inbox row holds the push in the binary codec whatever the
+	// engine; the kv engine has made its tail already (EncodePush).
+	stored := pp.enc.b
+	if stored == nil {
+		stored = encodePushTail(&pp.rec)
+	}
+	j := &ingestJob{key: []byte(pp.rec.Key), hash: pp.rec.Hash[:], rec: encodePushHead(&pp.rec, stored), done: make(chan ingestAnswer, 1)}
 	ib.closeMu.RLock()
 	if ib.closed {
 		ib.closeMu.RUnlock()
@@ -581,14 +587,9 @@ func (ib *inbox) applyRows(limit int, after int64, failed bool) ([]appliedRow, e
 	db := ib.db
 	var c Change
 	var done []appliedRow
-	err := db.guardedUpdate(func(tx Tx) error {
+	err := db.inboxUpdate(func(rt RepoTx, it inboxTx) error {
 		c, done = Change{keys: db.audit}, done[:0] // a transaction that lost a race runs again
-		pt, ok := tx.(*pgTx)
-		if !ok {
-			return errors.New("the push inbox needs PostgreSQL")
-		}
-		rt := db.kv.tx(tx) // the rules, in this transaction
-		ids, stored, err := pt.inboxWaiting(limit, after)
+		ids, stored, err := it.inboxWaiting(limit, after)
 		if err != nil || len(ids) == 0 {
 			return err
 		}
@@ -604,14 +605,14 @@ func (ib *inbox) applyRows(limit int, after int64, failed bool) ([]appliedRow, e
 				dataKeys = append(dataKeys, recs[i].Key)
 			}
 		}
-		if err := pt.prefetchForPushes(keys, dataKeys, len(recs)); err != nil {
+		if err := it.prefetchForPushes(keys, dataKeys, len(recs)); err != nil {
 			return err
 		}
 		for i, id := range ids {
 			res, err := db.applyInboxRow(rt, recs[i], failed, &c)
 			if err != nil {
-				if pt.err != nil {
-					return pt.err
+				if terr := it.txErr(); terr != nil {
+					return terr
 				}
 				return &ruleError{id: id, err: err}
 			}
@@ -622,11 +623,7 @@ func (ib *inbox) applyRows(limit int, after int64, failed bool) ([]appliedRow, e
 		for i, d := range done {
 			idArg[i], pushIDs[i], results[i] = int64(d.id), int64(d.res.ID), encodeApplyResult(d.res)
 		}
-		if err := pt.flush(); err != nil {
-			return err
-		}
-		if _, err := pt.tx.Exec(pt.ctx, qInboxMark, idArg, pushIDs, results); err != nil {
-			pt.fail(err)
+		if err := it.inboxMark(idArg, pushIDs, results); err != nil {
 			return err
 		}
 		c.inbox = true
@@ -638,6 +635,50 @@ func (ib *inbox) applyRows(limit int, after int64, failed bool) ([]appliedRow, e
 	db.notify(c)
 	ib.resolve(done)
 	return done, nil
+}
+
+// inboxTx is what the apply transaction needs of an engine's transaction
+// beyond the contract: the inbox rows it reads and marks in the same
+// transaction as the rules' writes.
+type inboxTx interface {
+	inboxWaiting(limit int, after int64) ([]uint64, [][]byte, error)
+	// prefetchForPushes may read ahead what the rules will read of the
+	// pushes' keys (the kv engine's round trips).
+	prefetchForPushes(keys, dataKeys []string, n int) error
+	inboxMark(ids, pushIDs []int64, results [][]byte) error
+	// txErr is the database's error that failed the transaction, if any.
+	txErr() error
+}
+
+// inboxUpdate runs fn in a write transaction of the store's engine on
+// PostgreSQL, the rules' view of it and the inbox's.
+func (db *DB) inboxUpdate(fn func(rt RepoTx, it inboxTx) error) error {
+	if db.rel != nil {
+		return db.rel.update(context.Background(), func(t *pgRelTx) error { return fn(t, t) })
+	}
+	return db.guardedUpdate(func(tx Tx) error {
+		pt, ok := tx.(*pgTx)
+		if !ok {
+			return errors.New("the push inbox needs PostgreSQL")
+		}
+		return fn(db.kv.tx(tx), pt) // the rules, in this transaction
+	})
+}
+
+func (t *pgTx) txErr() error    { return t.err }
+func (t *pgRelTx) txErr() error { return t.err }
+
+// inboxMark marks inbox rows applied, after the transaction's buffered
+// writes.
+func (t *pgTx) inboxMark(ids, pushIDs []int64, results [][]byte) error {
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if _, err := t.tx.Exec(t.ctx, qInboxMark, ids, pushIDs, results); err != nil {
+		t.fail(err)
+		return err
+	}
+	return nil
 }
 
 // inboxWaiting reads up to limit rows not applied yet, oldest first.

@@ -22,15 +22,20 @@ var repoEngines = []struct {
 	// Skipped without PAYDESK_TEST_PG: from the repository root run
 	// `. .ci/pg && go test -run TestRepoContract ./store/`.
 	{"postgres-kv", func(t *testing.T) { pgtest.URL(t) }, func(t *testing.T) Repo { return openRepoAt(t, pgtest.Fresh(t)) }},
+	// The native engine as Open wires it (Options.Relational).
+	{"postgres", func(t *testing.T) { pgtest.URL(t) }, func(t *testing.T) Repo { return openRepoAt(t, pgtest.Fresh(t), true) }},
 }
 
-func openRepoAt(t *testing.T, where string) Repo {
+func openRepoAt(t *testing.T, where string, relational ...bool) Repo {
 	t.Helper()
-	db, err := Open(where, Options{NoSync: true, Now: func() time.Time { return t0 }})
+	db, err := Open(where, Options{NoSync: true, Now: func() time.Time { return t0 }, Relational: len(relational) > 0 && relational[0]})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
+	if _, native := db.repo.(*pgRelEngine); native != (len(relational) > 0 && relational[0]) {
+		t.Fatalf("opened on %T", db.repo)
+	}
 	return db.repo
 }
 

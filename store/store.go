@@ -68,6 +68,12 @@ type Options struct {
 	// this paydesk instead of migrating it (a role that may not change the
 	// schema; `paydesk db migrate` does it).
 	NoMigrate bool
+	// Relational opens a team's database on the native engine, its records
+	// typed rows of relations (pgrel*.go), converting at this open what
+	// the kv tables hold (resumably). A database whose conversion began
+	// opens on the native engine whatever this says: its kv tables are no
+	// longer the store. Not yet the default: see docs/team.md.
+	Relational bool
 
 	// fillChunk overrides the rows per transaction of a fill at open
 	// (pagefill.go), failFillAfter stops a fill after that many chunks:
@@ -90,6 +96,10 @@ type DB struct {
 	repo Repo
 	kv   *kvRepo
 	eng  Engine
+	// rel is the native engine on a team's database (pgrel*.go), which
+	// repo is then; eng and kv stay for the conversion of the kv tables
+	// at open, the connections and the layout's checks.
+	rel  *pgRelEngine
 	path string
 	opts Options
 	now  func() time.Time
@@ -213,8 +223,9 @@ func (db *DB) Migrated() []string {
 }
 
 // openShared opens a team's store on PostgreSQL: the schema migrated (or
-// refused, see Options.NoMigrate), the store's own layout made or migrated
-// in a transaction like a file's, and changes from other processes heard
+// refused, see Options.NoMigrate), the records of a database written
+// before the typed relations converted into them (openRelational), the
+// native engine under the rules, and changes from other processes heard
 // through LISTEN/NOTIFY.
 func openShared(dsn string, opts Options) (*DB, error) {
 	ctx := context.Background()
@@ -226,7 +237,19 @@ func openShared(dsn string, opts Options) (*DB, error) {
 	db.kv = &kvRepo{eng: eng, path: db.path, shared: true}
 	db.kv.lists = kvLister{db}
 	db.repo = db.kv
-	if err := db.migrate(); err != nil {
+	native := opts.Relational
+	if !native {
+		if native, err = relationalBegun(ctx, eng); err != nil {
+			_ = eng.Close()
+			return nil, err
+		}
+	}
+	if native {
+		err = db.openRelational(ctx, eng)
+	} else {
+		err = db.migrate()
+	}
+	if err != nil {
 		_ = eng.Close()
 		return nil, fmt.Errorf("database %s: %w", db.path, err)
 	}
@@ -239,10 +262,12 @@ func openShared(dsn string, opts Options) (*DB, error) {
 		_ = eng.Close()
 		return nil, fmt.Errorf("database %s: %w", db.path, err)
 	}
-	if err := db.fillListTables(ctx); err != nil && !isReadOnlyRole(err) {
-		db.lease.close()
-		_ = eng.Close()
-		return nil, fmt.Errorf("database %s: the list tables: %w", db.path, err)
+	if db.rel == nil {
+		if err := db.fillListTables(ctx); err != nil && !isReadOnlyRole(err) {
+			db.lease.close()
+			_ = eng.Close()
+			return nil, fmt.Errorf("database %s: the list tables: %w", db.path, err)
+		}
 	}
 	db.inbox = newInbox(db, eng, dsn) // before the bus, whose listener looks at it
 	if err := db.startBus(dsn); err != nil {

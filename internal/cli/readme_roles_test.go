@@ -41,11 +41,25 @@ func readmeRolesSQL(t *testing.T) string {
 // the roles it makes: the listener role stores a push through the inbox
 // and applies it, an operator journals and audits an operation, and the
 // viewer reads both lists and is told it may not write.
+//
+// On the native engine (the owner's open with Relational converts the
+// database; every later open uses it) the same holds with the grants the
+// README gives on its tables, and what the operator was not granted is
+// refused: changing a stored push, removing an audit entry.
 func TestREADMERolesSQL(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		relational bool
+	}{{"kv", false}, {"native", true}} {
+		t.Run(tc.name, func(t *testing.T) { readmeRoles(t, tc.relational) })
+	}
+}
+
+func readmeRoles(t *testing.T, relational bool) {
 	base := pgtest.Fresh(t)
 	sql := readmeRolesSQL(t)
 
-	owner, err := store.Open(base, store.Options{}) // `paydesk db migrate` by the owner
+	owner, err := store.Open(base, store.Options{Relational: relational}) // `paydesk db migrate` by the owner
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,6 +143,25 @@ func TestREADMERolesSQL(t *testing.T) {
 	}
 	if err := alice.ResolveOp(id, "test"); err != nil {
 		t.Fatalf("an operator resolves it: %v", err)
+	}
+
+	if relational {
+		u, _ := url.Parse(base)
+		u.User = url.User("alice" + suffix)
+		ac, err := pgx.Connect(ctx, u.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ac.Close(ctx)
+		for _, q := range []string{`UPDATE paydesk_pushes SET applied = false`, `DELETE FROM paydesk_audit`, `DELETE FROM paydesk_pushes`} {
+			if _, err := ac.Exec(ctx, q); err == nil {
+				t.Errorf("the operator may %s", q)
+			}
+		}
+		var n int
+		if err := ac.QueryRow(ctx, `SELECT count(*) FROM paydesk_transactions`).Scan(&n); err != nil || n != 1 {
+			t.Errorf("the operator reads paydesk_transactions: %d rows, %v", n, err)
+		}
 	}
 
 	carol := as("carol")

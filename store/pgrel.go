@@ -1,0 +1,172 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	mathrand "math/rand/v2"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// pgRelEngine is the native PostgreSQL engine: the store's records are
+// typed rows of relations people can read with SQL (the ledger,
+// pgmigrations/0009 and pgrel_ledger.go; the logs, the journal, orders
+// and batches, 0010 and pgrel_logs.go), and the database does what it is
+// good at — look-ups by index, uniqueness, insert-only tables — instead of
+// keeping buckets of bytes (pgengine.go).
+//
+// Write transactions are SERIALIZABLE and run again when they lost a race,
+// as pgEngine's are: several paydesk processes run the same rules on one
+// database, and a check made inside a transaction (one open operation per
+// target, what remains to capture) holds across all of them.
+type pgRelEngine struct {
+	pool *pgxpool.Pool
+	url  string // redacted: for messages
+	// migrated are the schema steps the open applied.
+	migrated []string
+}
+
+// openPgRel opens the database and brings its schema up to date (or
+// refuses to, see Options.NoMigrate), the same migrations, lock and
+// checks as the bucket engine's open.
+func openPgRel(ctx context.Context, dsn string, migrate bool) (*pgRelEngine, error) {
+	kv, err := openPostgres(ctx, dsn, migrate)
+	if err != nil {
+		return nil, err
+	}
+	return &pgRelEngine{pool: kv.pool, url: kv.url, migrated: kv.migrated}, nil
+}
+
+func (e *pgRelEngine) Close() error { e.pool.Close(); return nil }
+
+// pgRelTx is one transaction of the native engine. The typed reads and
+// writes of the rules (pgrel_ledger.go, pgrel_logs.go) are its methods.
+// A method that cannot return an error keeps the first database error in
+// err; the transaction then fails with it.
+type pgRelTx struct {
+	ctx   context.Context
+	tx    pgx.Tx
+	e     *pgRelEngine
+	write bool
+	err   error
+}
+
+// fail keeps the first error of the transaction.
+func (t *pgRelTx) fail(err error) error {
+	if t.err == nil && err != nil {
+		t.err = err
+	}
+	return err
+}
+
+// exec runs a statement in the transaction.
+func (t *pgRelTx) exec(sql string, args ...any) error {
+	if t.err != nil {
+		return t.err
+	}
+	_, err := t.tx.Exec(t.ctx, sql, args...)
+	return t.fail(err)
+}
+
+// queryRow is tx.QueryRow; Scan's error other than ErrNoRows fails the
+// transaction (see scanRow).
+func (t *pgRelTx) queryRow(sql string, args ...any) pgx.Row {
+	if t.err != nil {
+		return errRow{t.err}
+	}
+	return t.tx.QueryRow(t.ctx, sql, args...)
+}
+
+// scanRow scans a one-row query into dest and reports whether there was a
+// row; a database error fails the transaction.
+func (t *pgRelTx) scanRow(sql string, args []any, dest ...any) (bool, error) {
+	err := t.queryRow(sql, args...).Scan(dest...)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, t.fail(err)
+	}
+	return true, nil
+}
+
+// query runs a query; rows is nil when it failed.
+func (t *pgRelTx) query(sql string, args ...any) (pgx.Rows, error) {
+	if t.err != nil {
+		return nil, t.err
+	}
+	rows, err := t.tx.Query(t.ctx, sql, args...)
+	if err != nil {
+		return nil, t.fail(err)
+	}
+	return rows, nil
+}
+
+// errRow is a row whose Scan returns the transaction's earlier error.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+// update runs fn in a SERIALIZABLE write transaction and commits it,
+// running it again (after a short random pause) when it lost a race with
+// another transaction; fn may therefore run more than once.
+func (e *pgRelEngine) update(ctx context.Context, fn func(*pgRelTx) error) error {
+	var err error
+	for try := 0; try < pgMaxTries; try++ {
+		if err = e.run(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable}, true, fn); !retryable(err) {
+			if deniedWrite(err) {
+				return &readOnlyError{url: e.url, err: err}
+			}
+			return err
+		}
+		step := time.Duration(min(try+1, 10)) * 2 * time.Millisecond
+		t := time.NewTimer(step/2 + time.Duration(mathrand.Int64N(int64(step))))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("database %s: %w (after %d conflicting tries: %w)", e.url, ctx.Err(), try+1, err)
+		case <-t.C:
+		}
+	}
+	return fmt.Errorf("database %s: gave up after %d conflicting tries: %w", e.url, pgMaxTries, err)
+}
+
+// view runs fn in a read-only transaction over one snapshot.
+func (e *pgRelEngine) view(ctx context.Context, fn func(*pgRelTx) error) error {
+	return e.run(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, false, fn)
+}
+
+func (e *pgRelEngine) run(ctx context.Context, opts pgx.TxOptions, write bool, fn func(*pgRelTx) error) error {
+	ptx, err := e.pool.BeginTx(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("database %s: %w", e.url, err)
+	}
+	// Whatever happens in fn — an error, a panic — the connection goes back
+	// to the pool (a rollback after a commit does nothing).
+	defer func() { _ = ptx.Rollback(context.WithoutCancel(ctx)) }()
+	t := &pgRelTx{ctx: ctx, tx: ptx, e: e, write: write}
+	err = fn(t)
+	if err == nil {
+		err = t.err
+	}
+	if err != nil {
+		if t.err != nil && !errors.Is(err, t.err) {
+			// What the database said (a lost race, so that update runs fn
+			// again) is more than what the rules made of it.
+			return t.err
+		}
+		return err
+	}
+	if err := ptx.Commit(ctx); err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) {
+			return err // retryable (40001 at commit) or what the database said
+		}
+		return fmt.Errorf("database %s: commit: %w", e.url, err)
+	}
+	return nil
+}

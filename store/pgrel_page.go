@@ -1,0 +1,356 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/shopspring/decimal"
+)
+
+// The lists on the native PostgreSQL engine: the reservation and the
+// transaction list are paged straight from paydesk_reservations and
+// paydesk_transactions (0009), whose rows carry the sort columns and the
+// folded search text. The order, the filter and the cursors are page.go's
+// (posKey, txPosKey, AppendSearchText): a page is the rows past a keyset
+// cursor in the order's columns, the filter a LIKE per word that the
+// pg_trgm index answers, so every engine shows the same rows in the same
+// order and a cursor from one page leads on in the next. A reservation
+// whose creation time or amount is not known sorts as the position key
+// has it (the earliest time, 0.00); 0010's list indexes are on those
+// expressions.
+
+// pgRelCreated is a list row's creation time as the order has it: an
+// unknown one first.
+const pgRelCreated = `coalesce(created, '-infinity'::timestamptz)`
+
+// pgRelList is one list over a table of the native engine.
+type pgRelList struct {
+	table   string
+	counter string     // paydesk_counters' name of its records
+	order   [][]string // per sort order, the position's columns (the cursor's tuple)
+	kinds   []colKind
+	sorts   SortBy
+	// state is a state filter's condition (arg adds an argument).
+	state func(st State, arg func(any) string) string
+	// amount: the sort order whose value is an amount in cents.
+	amount SortBy
+}
+
+var pgRelReservations = &pgRelList{
+	table: "paydesk_reservations r", counter: "reservations",
+	order: [][]string{
+		SortCreated:  {pgRelCreated, "key"},
+		SortInvoice:  {"invoice", pgRelCreated, "key"},
+		SortCustomer: {"customer_sort", pgRelCreated, "key"},
+		SortAmount:   {"coalesce(amount, 0)", pgRelCreated, "key"},
+		SortState:    {"state_rank", pgRelCreated, "key"},
+	},
+	kinds: resCols, sorts: sortCount, amount: SortAmount,
+	state: func(st State, arg func(any) string) string {
+		switch st {
+		case StateOutcomeUnknown:
+			return "outcome_unknown"
+		case StateOrderMissing:
+			return "order_missing"
+		}
+		return "state = " + arg(string(st))
+	},
+}
+
+var pgRelTransactions = &pgRelList{
+	table: "paydesk_transactions", counter: "transactions",
+	order: [][]string{
+		TxSortCreated:  {pgRelCreated, "key"},
+		TxSortKind:     {"kind", pgRelCreated, "key"},
+		TxSortInvoice:  {"invoice", pgRelCreated, "key"},
+		TxSortCustomer: {"customer_sort", pgRelCreated, "key"},
+		TxSortAmount:   {"amount", pgRelCreated, "key"},
+		TxSortStatus:   {"status_code", pgRelCreated, "key"},
+	},
+	kinds: []colKind{TxSortCreated: colNone, TxSortKind: colString, TxSortInvoice: colString, TxSortCustomer: colString,
+		TxSortAmount: colInt64, TxSortStatus: colInt64},
+	sorts: txSortCount, amount: TxSortAmount,
+	state: func(st State, arg func(any) string) string { return "kind = " + arg(string(st)) },
+}
+
+// pgRelLists is the native engine's Lister.
+type pgRelLists struct{ e *pgRelEngine }
+
+var _ Lister = pgRelLists{}
+
+// lists is the engine's Lister (Capabilities.Lists).
+func (e *pgRelEngine) lists() Lister { return pgRelLists{e} }
+
+// zeroNano is the position key's time of a row whose time is not known.
+var zeroNano = time.Time{}.UnixNano()
+
+// cursorArgs turns a position key into the values of the order's columns.
+func (l *pgRelList) cursorArgs(sort SortBy, pos []byte) ([]any, error) {
+	kind := l.kinds[sort]
+	val, created, key, err := posParts(kind, pos)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]any, 0, 3)
+	switch {
+	case kind == colString:
+		out = append(out, string(val))
+	case kind == colInt64 && sort == l.amount:
+		out = append(out, pgNumeric(decimal.New(readInt64(val), -2)))
+	case kind == colInt64:
+		out = append(out, readInt64(val))
+	case kind == colByte:
+		out = append(out, int16(val[0]))
+	}
+	at := pgtype.Timestamptz{Time: time.Unix(0, created), Valid: true}
+	if created == zeroNano {
+		at = pgtype.Timestamptz{InfinityModifier: pgtype.NegativeInfinity, Valid: true}
+	}
+	return append(out, at, key), nil
+}
+
+// where is the filter's condition and its arguments.
+func (l *pgRelList) where(q PageQuery) (string, []any) {
+	var conds []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	for _, w := range filterWords(q.Filter) {
+		conds = append(conds, "search LIKE "+arg("%"+likeEscape(w)+"%"))
+	}
+	if q.State != "" {
+		conds = append(conds, l.state(q.State, arg))
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// pgRelRows is what a page query read: each row's position and record.
+type pgRelRows[T any] struct {
+	rows       []T
+	pos        [][]byte
+	total      int
+	more, less bool
+}
+
+// page answers q over the list; read scans one row of sql's result into a
+// record and its position.
+func pgRelPage[T any](ctx context.Context, e *pgRelEngine, l *pgRelList, q PageQuery, cols string,
+	scan func(row pgx.Row) (T, []byte, error)) (pgRelRows[T], error) {
+	if err := q.check(l.sorts); err != nil {
+		return pgRelRows[T]{}, err
+	}
+	where, args := l.where(q)
+	order := strings.Join(l.order[q.Sort], ", ")
+	lim := q.limit()
+	// fwd: read in the list's order; else backwards from the end or from
+	// a Before cursor, and turned round.
+	fwd := q.Before == nil && !q.Last
+	anchor := q.After
+	if q.Before != nil {
+		anchor = q.Before
+	}
+	if q.From != nil {
+		anchor = q.From
+	}
+	eq := ""
+	if q.From != nil {
+		eq = "=" // the anchor's row is on the page
+	}
+	asc := q.Desc != fwd
+	cond := where
+	and := func(c string) {
+		if cond != "" {
+			cond += " AND "
+		}
+		cond += c
+	}
+	var tuple string
+	if anchor != nil {
+		cur, err := l.cursorArgs(q.Sort, anchor)
+		if err != nil {
+			return pgRelRows[T]{}, err
+		}
+		ph := make([]string, len(cur))
+		for i, v := range cur {
+			args = append(args, v)
+			ph[i] = "$" + strconv.Itoa(len(args))
+		}
+		tuple = "(" + strings.Join(ph, ", ") + ")"
+		op := "<" + eq
+		if asc {
+			op = ">" + eq
+		}
+		and("(" + order + ") " + op + " " + tuple)
+	}
+	dir := " DESC"
+	if asc {
+		dir = ""
+	}
+	sql := "SELECT " + cols + " FROM " + l.table
+	if cond != "" {
+		sql += " WHERE " + cond
+	}
+	sql += " ORDER BY " + strings.Join(l.order[q.Sort], dir+", ") + dir + " LIMIT " + strconv.Itoa(lim+1)
+
+	p := pgRelRows[T]{total: -1}
+	var behind bool
+	err := e.view(ctx, func(t *pgRelTx) error {
+		rows, err := t.query(sql, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			if len(p.rows) == lim {
+				p.more = true
+				continue
+			}
+			v, pos, err := scan(rows)
+			if err != nil {
+				rows.Close()
+				return t.fail(err)
+			}
+			p.rows, p.pos = append(p.rows, v), append(p.pos, pos)
+		}
+		rows.Close()
+		if err := t.fail(rows.Err()); err != nil {
+			return err
+		}
+		if anchor != nil {
+			// Is there a row at or behind the anchor?
+			back := where
+			if back != "" {
+				back += " AND "
+			}
+			op := ">="
+			if asc {
+				op = "<="
+			}
+			if eq != "" {
+				op = op[:1]
+			}
+			back += "(" + order + ") " + op + " " + tuple
+			if _, err := t.scanRow("SELECT EXISTS (SELECT 1 FROM "+l.table+" WHERE "+back+")", args, &behind); err != nil {
+				return err
+			}
+		}
+		if where == "" {
+			var n int64
+			if _, err := t.scanRow(`SELECT coalesce(sum(n), 0)::bigint FROM paydesk_counters WHERE name = $1`, []any{l.counter}, &n); err != nil {
+				return err
+			}
+			p.total = int(n)
+		}
+		return nil
+	})
+	if err != nil {
+		return pgRelRows[T]{}, err
+	}
+	if !fwd {
+		slices.Reverse(p.rows)
+		slices.Reverse(p.pos)
+		p.more, behind = behind, p.more
+	}
+	p.less = behind
+	return p, nil
+}
+
+// count counts the rows q keeps, up to upTo (> 0; 0: all); past
+// pgCountTimeout the planner's estimate is the answer.
+func (l *pgRelList) count(ctx context.Context, e *pgRelEngine, q PageQuery, upTo int) (int, error) {
+	if err := q.check(l.sorts); err != nil {
+		return 0, err
+	}
+	where, args := l.where(q)
+	n := 0
+	err := e.view(ctx, func(t *pgRelTx) error {
+		if where == "" {
+			var c int64
+			_, err := t.scanRow(`SELECT coalesce(sum(n), 0)::bigint FROM paydesk_counters WHERE name = $1`, []any{l.counter}, &c)
+			n = int(c)
+			return err
+		}
+		if err := t.exec("SET LOCAL statement_timeout = '" + pgCountTimeout + "'"); err != nil {
+			return err
+		}
+		sql := "SELECT count(*) FROM " + l.table + " WHERE " + where
+		if upTo > 0 {
+			sql = "SELECT count(*) FROM (SELECT 1 FROM " + l.table + " WHERE " + where + " LIMIT " + strconv.Itoa(upTo) + ") s"
+		}
+		_, err := t.scanRow(sql, args, &n)
+		return err
+	})
+	if err == nil || !isTimeout(err) {
+		return n, err
+	}
+	var plan []map[string]any
+	if err := e.pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) SELECT 1 FROM "+l.table+" WHERE "+where, args...).Scan(&plan); err != nil || len(plan) == 0 {
+		return 0, fmt.Errorf("count: %w", err)
+	}
+	if p, ok := plan[0]["Plan"].(map[string]any); ok {
+		if r, ok := p["Plan Rows"].(float64); ok {
+			return int(r), nil
+		}
+	}
+	return 0, errors.New("count: no estimate")
+}
+
+func (l pgRelLists) ReservationPage(ctx context.Context, q PageQuery) (Page, error) {
+	p, err := pgRelPage(ctx, l.e, pgRelReservations, q, pgSummarySelect, func(row pgx.Row) (Summary, []byte, error) {
+		s, err := scanSummary(row)
+		if err != nil {
+			return s, nil, err
+		}
+		return s, posKey(nil, q.Sort, &s), nil
+	})
+	if err != nil {
+		return Page{}, fmt.Errorf("reservation list: %w", err)
+	}
+	out := Page{Total: p.total, More: p.more, Less: p.less, Rows: make([]PageRow, len(p.rows))}
+	for i := range p.rows {
+		out.Rows[i] = PageRow{Summary: p.rows[i], Pos: p.pos[i]}
+	}
+	return out, nil
+}
+
+func (l pgRelLists) ReservationCount(ctx context.Context, q PageQuery) (int, error) {
+	n, err := pgRelReservations.count(ctx, l.e, q, q.Limit)
+	if err != nil {
+		return 0, fmt.Errorf("reservation list: %w", err)
+	}
+	return n, nil
+}
+
+func (l pgRelLists) TransactionPage(ctx context.Context, q PageQuery) (TxPage, error) {
+	p, err := pgRelPage(ctx, l.e, pgRelTransactions, q, pgTxSelect, func(row pgx.Row) (*Transaction, []byte, error) {
+		x, err := scanTxRow(row)
+		if err != nil {
+			return nil, nil, err
+		}
+		return x, txPosKey(nil, q.Sort, x), nil
+	})
+	if err != nil {
+		return TxPage{}, fmt.Errorf("transaction list: %w", err)
+	}
+	out := TxPage{Total: p.total, More: p.more, Less: p.less, Rows: make([]TxPageRow, len(p.rows))}
+	for i := range p.rows {
+		out.Rows[i] = TxPageRow{Tx: p.rows[i], Pos: p.pos[i]}
+	}
+	return out, nil
+}
+
+func (l pgRelLists) TransactionCount(ctx context.Context, q PageQuery) (int, error) {
+	n, err := pgRelTransactions.count(ctx, l.e, q, q.Limit)
+	if err != nil {
+		return 0, fmt.Errorf("transaction list: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,154 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+// relListsFrom copies the reservations and transactions of db into a fresh
+// database of the native engine (through the contract, as the rules write
+// them, with the counters they keep) and returns its lists and what it
+// holds.
+func relListsFrom(t *testing.T, db *DB) (Lister, []Summary, []*Transaction) {
+	t.Helper()
+	sums, err := db.LoadReservationSummaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []*Reservation
+	for _, s := range sums {
+		r, err := db.Reservation(s.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	txs, err := db.Transactions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := relLogsEngine(t)
+	relUpdate(t, e, func(tx *pgRelTx) error {
+		for _, r := range rs {
+			if _, err := tx.PutReservation(r); err != nil {
+				return err
+			}
+		}
+		for _, x := range txs {
+			if _, err := tx.PutTransaction(x); err != nil {
+				return err
+			}
+		}
+		return tx.AddTally(Tally{Reservations: int64(len(rs)), Transactions: int64(len(txs))})
+	})
+	var all []Summary
+	var allTx []*Transaction
+	if err := e.view(context.Background(), func(tx *pgRelTx) error {
+		var err error
+		if all, err = tx.Summaries(); err != nil {
+			return err
+		}
+		allTx, err = tx.Transactions()
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != len(rs) || len(allTx) != len(txs) {
+		t.Fatalf("%d reservations and %d transactions read back, %d and %d put", len(all), len(allTx), len(rs), len(txs))
+	}
+	return e.lists(), all, allTx
+}
+
+// The reservation list paged from paydesk_reservations: every order both
+// ways, filters and states, forwards, backwards and from a cursor in the
+// middle, page by page as the in-memory reference pages the same rows —
+// the expectations of TestReservationPage.
+func TestRelationalReservationPage(t *testing.T) {
+	db := openTest(t)
+	pageData(t, db, 600)
+	lists, all, _ := relListsFrom(t, db)
+	ctx := context.Background()
+	cases := []struct {
+		name   string
+		filter string
+		state  State
+	}{
+		{name: "all"},
+		{name: "common word", filter: "a"},
+		{name: "folded", filter: "MULLER"},
+		{name: "accent in the query", filter: "müll"},
+		{name: "two words", filter: "anna cups"},
+		{name: "rare", filter: all[17].ReservationNumber},
+		{name: "e-mail", filter: "c42@example"},
+		{name: "none", filter: "no such thing"},
+		{name: "like characters", filter: "%_"},
+		{name: "state", state: StateCancelled},
+		{name: "state and word", state: StateReserved, filter: "boots"},
+		{name: "outcome unknown", state: StateOutcomeUnknown},
+		{name: "order missing", state: StateOrderMissing},
+	}
+	for _, c := range cases {
+		for sort := SortBy(0); sort < sortCount; sort++ {
+			for _, desc := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/sort%d/desc=%v", c.name, sort, desc), func(t *testing.T) {
+					checkPaging(t, PageQuery{Sort: sort, Desc: desc, Filter: c.filter, State: c.state, Limit: 37},
+						func(q PageQuery) (keyedPage, error) {
+							p, err := lists.ReservationPage(ctx, q)
+							return resKeyed(p), err
+						},
+						func(q PageQuery) keyedPage { return resKeyed(PageSummaries(all, q)) },
+						func(q PageQuery) (int, error) { return lists.ReservationCount(ctx, q) })
+				})
+			}
+		}
+	}
+	if _, err := lists.ReservationPage(ctx, PageQuery{Sort: sortCount}); err == nil {
+		t.Error("a sort order that does not exist was answered")
+	}
+	if _, err := lists.ReservationPage(ctx, PageQuery{After: []byte("short")}); err == nil {
+		t.Error("a cursor that is no position was answered")
+	}
+}
+
+// The transaction list paged from paydesk_transactions, as
+// TestTransactionPage expects it.
+func TestRelationalTransactionPage(t *testing.T) {
+	db := openTest(t)
+	txPageData(t, db, 500)
+	lists, _, all := relListsFrom(t, db)
+	ctx := context.Background()
+	cases := []struct {
+		name   string
+		filter string
+		state  State
+	}{
+		{name: "all"},
+		{name: "common word", filter: "a"},
+		{name: "folded", filter: "MULLER"},
+		{name: "kind words", filter: "giftcard rem"},
+		{name: "two words", filter: "anna capture"},
+		{name: "rare", filter: all[17].Key[:12]},
+		{name: "provider invoice", filter: "pi0000004"},
+		{name: "refund of", filter: all[3].Key},
+		{name: "none", filter: "no such thing"},
+		{name: "like characters", filter: "%_"},
+		{name: "kind", state: State(KindGiftCardRemainder)},
+		{name: "kind and word", state: State(KindCapture), filter: "anna"},
+	}
+	for _, c := range cases {
+		for sort := SortBy(0); sort < txSortCount; sort++ {
+			for _, desc := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/sort%d/desc=%v", c.name, sort, desc), func(t *testing.T) {
+					checkPaging(t, PageQuery{Sort: sort, Desc: desc, Filter: c.filter, State: c.state, Limit: 37},
+						func(q PageQuery) (keyedPage, error) {
+							p, err := lists.TransactionPage(ctx, q)
+							return txKeyed(p), err
+						},
+						func(q PageQuery) keyedPage { return txKeyed(PageTransactions(all, q)) },
+						func(q PageQuery) (int, error) { return lists.TransactionCount(ctx, q) })
+				})
+			}
+		}
+	}
+}
