@@ -129,7 +129,7 @@ func pgStrings(ss []string) []string {
 // order.
 const pgResSelect = `key, reservation_number, invoice, currency, is_test, customer, email, country,
 	billing, shipping, reserve, lines_known, order_source, unsplit_captured, invoice_numbers, captured_in_full,
-	status_code, status_subcode, status_time, created, redirect_url, requests, transaction_keys, cancelled,
+	status, sub_code, status_time, created, redirect_url, requests, transaction_keys, cancelled,
 	captured, refunded, outcome_unknown, unknown_ops, updated`
 
 // scanRes reads a reservation row (pgResSelect) without its lines.
@@ -366,7 +366,7 @@ func resArgs(r *Reservation, f *fold.Folder) ([]any, error) {
 
 // pgResCols are paydesk_reservations' columns in resArgs's order.
 const pgResCols = `key, reservation_number, invoice, state, state_rank,
-	status_code, status_subcode, status_time, amount, captured, refunded, remaining, unsplit_captured,
+	status, sub_code, status_time, amount, captured, refunded, remaining, unsplit_captured,
 	currency, customer, customer_sort, email, country, is_test, created, updated, lines_known, cancelled,
 	captured_in_full, outcome_unknown, order_missing, order_source, redirect_url, invoice_numbers,
 	transaction_keys, unknown_ops, search, billing, shipping, reserve, requests`
@@ -377,7 +377,7 @@ const pgResInsert = `INSERT INTO paydesk_reservations (` + pgResCols + `)
 
 // pgResUpsert replaces the row of a reservation written before.
 var pgResUpsert = pgResInsert + ` ON CONFLICT (key) DO UPDATE SET ` + upsertSet(`reservation_number, invoice, state, state_rank,
-	status_code, status_subcode, status_time, amount, captured, refunded, remaining, unsplit_captured,
+	status, sub_code, status_time, amount, captured, refunded, remaining, unsplit_captured,
 	currency, customer, customer_sort, email, country, is_test, created, updated, lines_known, cancelled,
 	captured_in_full, outcome_unknown, order_missing, order_source, redirect_url, invoice_numbers,
 	transaction_keys, unknown_ops, search, billing, shipping, reserve, requests`)
@@ -573,7 +573,7 @@ func (t *pgRelTx) Summaries() ([]Summary, error) {
 // ---- transactions ----
 
 // pgTxSelect are the columns a transaction is read from, in scanTx's order.
-const pgTxSelect = `key, kind, transaction_type, service, invoice, currency, amount, status_code, status_subcode,
+const pgTxSelect = `key, kind, transaction_type, service, invoice, currency, amount, status, sub_code,
 	status_time, is_test, reservation_key, reservation_number, invoice_number, payment_key, original, grp, related,
 	lines, full_capture, refunded, refunds, provider, has_contact, remainder_amount, customer, op_id, created,
 	updated, order_ref, additional, custom, parcels`
@@ -745,7 +745,7 @@ func txArgs(x *Transaction, f *fold.Folder) ([]any, error) {
 		pgTime(x.Updated), pgSearchText(AppendTxSearchText(nil, x, f)), js[1], js[4], js[0], js[2], js[3]}, nil
 }
 
-const pgTxCols = `key, kind, transaction_type, service, status_code, status_subcode, status_time, amount, currency, invoice,
+const pgTxCols = `key, kind, transaction_type, service, status, sub_code, status_time, amount, currency, invoice,
 	is_test, reservation_key, reservation_number, original, grp, invoice_number, payment_key, refunded, refunds,
 	full_capture, provider, has_contact, remainder_amount, customer, customer_sort, op_id, order_ref, created, updated,
 	search, lines, parcels, related, additional, custom`
@@ -777,7 +777,7 @@ func (t *pgRelTx) PutTransaction(x *Transaction) (created bool, err error) {
 
 // ---- orphan data requests ----
 
-const pgOrphanSelect = `key, invoice, reservation_number, action, status_code, status_subcode, status_time, op_id, update`
+const pgOrphanSelect = `key, invoice, reservation_number, action, status, sub_code, status_time, op_id, update`
 
 func scanOrphan(row pgx.Row) (*orphanRequest, error) {
 	var o orphanRequest
@@ -837,7 +837,7 @@ func orphanArgs(o *orphanRequest) ([]any, error) {
 
 const pgOrphanUpsert = `INSERT INTO paydesk_orphan_requests (` + pgOrphanSelect + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 	ON CONFLICT (key) DO UPDATE SET invoice = excluded.invoice, reservation_number = excluded.reservation_number,
-	action = excluded.action, status_code = excluded.status_code, status_subcode = excluded.status_subcode,
+	action = excluded.action, status = excluded.status, sub_code = excluded.sub_code,
 	status_time = excluded.status_time, op_id = excluded.op_id, update = excluded.update`
 
 // PutOrphan is RepoTx.PutOrphan: its row, which its invoice look-up reads.

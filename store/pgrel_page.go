@@ -72,7 +72,7 @@ var pgRelTransactions = &pgRelList{
 		TxSortInvoice:  {"invoice", pgRelCreated, "key"},
 		TxSortCustomer: {"customer_sort", pgRelCreated, "key"},
 		TxSortAmount:   {"amount", pgRelCreated, "key"},
-		TxSortStatus:   {"status_code", pgRelCreated, "key"},
+		TxSortStatus:   {"status", pgRelCreated, "key"},
 	},
 	kinds: []colKind{TxSortCreated: colNone, TxSortKind: colString, TxSortInvoice: colString, TxSortCustomer: colString,
 		TxSortAmount: colInt64, TxSortStatus: colInt64},

@@ -23,8 +23,8 @@ CREATE TABLE paydesk_reservations (
 	invoice            text COLLATE "C" NOT NULL DEFAULT '',
 	state              text NOT NULL,     -- awaiting_customer, reserved, partly_captured, captured, cancelled, closed, declined
 	state_rank         smallint NOT NULL, -- the life cycle's order of state (the list sorts by it)
-	status_code        integer NOT NULL DEFAULT 0, -- the Reserve's status: 791 awaiting the customer, 190, 690 …
-	status_subcode     text NOT NULL DEFAULT '',
+	status        integer NOT NULL DEFAULT 0, -- the Reserve's status: 791 awaiting the customer, 190, 690 …
+	sub_code     text NOT NULL DEFAULT '',
 	status_time        timestamptz,
 	amount             numeric(14,2),          -- reserved; NULL when its lines are not known (its order never arrived)
 	captured           numeric(14,2) NOT NULL, -- successful captures, as the gateway booked them
@@ -101,8 +101,8 @@ CREATE TABLE paydesk_transactions (
 	kind               text COLLATE "C" NOT NULL, -- capture, refund, giftcard_pay, giftcard_remainder, giftcard_refund, unknown
 	transaction_type   text NOT NULL DEFAULT '', -- C700, C701, V238, V239
 	service            text NOT NULL DEFAULT '',
-	status_code        integer NOT NULL DEFAULT 0,
-	status_subcode     text NOT NULL DEFAULT '',
+	status        integer NOT NULL DEFAULT 0,
+	sub_code     text NOT NULL DEFAULT '',
 	status_time        timestamptz,
 	amount             numeric(14,2) NOT NULL, -- debited for a payment, credited for a refund
 	currency           text NOT NULL DEFAULT '',
@@ -145,7 +145,7 @@ CREATE INDEX paydesk_transactions_created ON paydesk_transactions (created, key)
 CREATE INDEX paydesk_transactions_kind ON paydesk_transactions (kind, created, key);
 CREATE INDEX paydesk_transactions_customer ON paydesk_transactions (customer_sort, created, key);
 CREATE INDEX paydesk_transactions_amount ON paydesk_transactions (amount, created, key);
-CREATE INDEX paydesk_transactions_status ON paydesk_transactions (status_code, created, key);
+CREATE INDEX paydesk_transactions_status ON paydesk_transactions (status, created, key);
 CREATE INDEX paydesk_transactions_grp ON paydesk_transactions (grp) WHERE grp <> '';
 CREATE INDEX paydesk_transactions_search ON paydesk_transactions USING gin (search gin_trgm_ops);
 
@@ -187,8 +187,8 @@ CREATE TABLE paydesk_orphan_requests (
 	invoice            text COLLATE "C" NOT NULL DEFAULT '',
 	reservation_number text COLLATE "C" NOT NULL DEFAULT '',
 	action             text NOT NULL DEFAULT '', -- CancelReservation, UpdateReservation …
-	status_code        integer NOT NULL DEFAULT 0,
-	status_subcode     text NOT NULL DEFAULT '',
+	status        integer NOT NULL DEFAULT 0,
+	sub_code     text NOT NULL DEFAULT '',
 	status_time        timestamptz,
 	op_id              bigint NOT NULL DEFAULT 0,
 	update             jsonb -- what an update asked for, when paydesk sent it

@@ -408,4 +408,4 @@ CREATE INDEX paydesk_transactions_list_kind ON paydesk_transactions (kind, (coal
 CREATE INDEX paydesk_transactions_list_invoice ON paydesk_transactions (invoice, (coalesce(created, '-infinity'::timestamptz)), key);
 CREATE INDEX paydesk_transactions_list_customer ON paydesk_transactions (customer_sort, (coalesce(created, '-infinity'::timestamptz)), key);
 CREATE INDEX paydesk_transactions_list_amount ON paydesk_transactions (amount, (coalesce(created, '-infinity'::timestamptz)), key);
-CREATE INDEX paydesk_transactions_list_status ON paydesk_transactions (status_code, (coalesce(created, '-infinity'::timestamptz)), key);
+CREATE INDEX paydesk_transactions_list_status ON paydesk_transactions (status, (coalesce(created, '-infinity'::timestamptz)), key);
