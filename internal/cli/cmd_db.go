@@ -30,11 +30,11 @@ only once an owner has run 'paydesk db migrate'. 'paydesk db copy' moves a one-p
 func dbMigrateCmd(sio IO) *cobra.Command {
 	var relational bool
 	cmd := &cobra.Command{
-		Use:     "migrate",
-		Short:   "Bring the database's schema up to this paydesk (as a role that may change it)",
+		Use:   "migrate",
+		Short: "Bring the database's schema up to this paydesk (as a role that may change it)",
 		Example: "paydesk db migrate --db postgres://paydesk_owner@db.example.com/paydesk\n" +
 			"paydesk db migrate --relational --db postgres://paydesk_owner@db.example.com/paydesk   # the records as typed relations",
-		Args:    cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			l, err := loadLayers(cmd.Flags(), getenvOf(sio))
 			if err != nil {
