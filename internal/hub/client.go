@@ -210,7 +210,11 @@ func (c *Client) interrupt(ctx context.Context, token string, ended <-chan struc
 // feed posts stdin for the command that asked under token; it ends with
 // stdin, or when the command ends (the owner then stops reading).
 func (c *Client) feed(ctx context.Context, token string, stdin io.Reader) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://paydesk/stdin/"+token, io.NopCloser(stdin))
+	// Not cut off with ctx either: an interrupt ends the command in the
+	// owner (interrupt), which then ends this feed. Cut off here, the
+	// owner's command would read the end of its input before the
+	// interrupt and end as if all was read.
+	req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodPost, "http://paydesk/stdin/"+token, io.NopCloser(stdin))
 	if err != nil {
 		return
 	}
