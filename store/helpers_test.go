@@ -10,7 +10,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"paydesk/api"
-	"paydesk/internal/pgtest"
 )
 
 var t0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
@@ -23,7 +22,7 @@ func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 func openTest(t testing.TB) *DB {
 	t.Helper()
 	now := t0
-	where := pgtest.StoreAt(t, filepath.Join(t.TempDir(), "sub", "paydesk.db"))
+	where := storeTemplate.StoreAt(t, filepath.Join(t.TempDir(), "sub", "paydesk.db"))
 	db, err := Open(where, Options{NoSync: true, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)

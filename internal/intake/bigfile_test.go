@@ -77,6 +77,9 @@ func TestImportLargeNDJSONWhole(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes and imports 300 MiB")
 	}
+	if raceEnabled {
+		t.Skip("one goroutine reading hundreds of MiB: .ci/run runs it without the race detector")
+	}
 	const lines, size = 600, 512 << 10
 	path := writeFile(t, "orders.ndjson", func(w *bufio.Writer) {
 		for i := range lines {
@@ -100,6 +103,9 @@ func TestImportLargeNDJSONWhole(t *testing.T) {
 func TestImportLargeCSVWhole(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes and imports 1.2 million rows")
+	}
+	if raceEnabled {
+		t.Skip("one goroutine reading hundreds of MiB: .ci/run runs it without the race detector")
 	}
 	const orders, lines = 1200, 1000
 	path := writeFile(t, "orders.csv", func(w *bufio.Writer) {
@@ -138,6 +144,9 @@ func TestImportLargeCSVWhole(t *testing.T) {
 func TestImportHugeCellRefused(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes a 200 MiB cell")
+	}
+	if raceEnabled {
+		t.Skip("one goroutine reading hundreds of MiB: .ci/run runs it without the race detector")
 	}
 	path := writeFile(t, "cell.csv", func(w *bufio.Writer) {
 		w.WriteString("invoice,article_number,title,quantity,price,vat\nOK-0,A,Mug,1,1.00,21\nOK-1,A,Mug,1,1.00,21\nHUGE-1,A,\"")
