@@ -106,6 +106,24 @@ func (t *pgRelTx) query(sql string, args ...any) (pgx.Rows, error) {
 	return rows, nil
 }
 
+// rowsOf reads every row of a query with scan (pgx.CollectRows); the
+// first error fails the transaction. No rows is nil, as the bucket engine
+// returns it.
+func rowsOf[T any](t *pgRelTx, scan pgx.RowToFunc[T], sql string, args ...any) ([]T, error) {
+	rows, err := t.query(sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	out, err := pgx.CollectRows(rows, scan)
+	if err != nil {
+		return nil, t.fail(err)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
 // errRow is a row whose Scan returns the transaction's earlier error.
 type errRow struct{ err error }
 

@@ -282,15 +282,7 @@ func (t *pgRelTx) OwnerOf(key string) (string, error) {
 
 // strings reads a one-column query of text.
 func (t *pgRelTx) strings(sql string, args ...any) ([]string, error) {
-	rows, err := t.query(sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, t.fail(err)
-	}
-	return out, nil
+	return rowsOf(t, pgx.RowTo[string], sql, args...)
 }
 
 // resArgs are a reservation's row values, in pgResInsert's column order.

@@ -265,8 +265,15 @@ func (t *pgRelTx) convertChunk(bucket, after []byte, n int, rowsOf func(k, v []b
 // ledgerConversionPending reports whether the ledger still waits for its
 // conversion (or a part of it).
 func (e *pgRelEngine) ledgerConversionPending(ctx context.Context) (bool, error) {
+	return e.conversionPending(ctx, "paydesk_ledger_conversion")
+}
+
+// conversionPending reports whether the progress table of a conversion
+// (paydesk_ledger_conversion, paydesk_logs_conversion) still has its row:
+// the conversion has not finished.
+func (e *pgRelEngine) conversionPending(ctx context.Context, table string) (bool, error) {
 	var pending bool
-	err := e.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM paydesk_ledger_conversion)`).Scan(&pending)
+	err := e.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+pgx.Identifier{table}.Sanitize()+`)`).Scan(&pending)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return false, fmt.Errorf("database %s: %w", e.url, err)
 	}

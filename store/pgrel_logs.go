@@ -145,20 +145,7 @@ func placeholders(n int) string {
 }
 
 func (t *pgRelTx) pushes(sql string, args ...any) ([]*PushRecord, error) {
-	rows, err := t.query(sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*PushRecord
-	for rows.Next() {
-		p, err := scanPush(rows)
-		if err != nil {
-			return nil, t.fail(err)
-		}
-		out = append(out, p)
-	}
-	return out, t.fail(rows.Err())
+	return rowsOf(t, func(r pgx.CollectableRow) (*PushRecord, error) { return scanPush(r) }, sql, args...)
 }
 
 func (t *pgRelTx) PushDuplicate(key string, hash [32]byte) (uint64, error) {
@@ -204,20 +191,11 @@ func (t *pgRelTx) PushIDsOf(key string) ([]uint64, error) {
 }
 
 func (t *pgRelTx) ids(sql string, args ...any) ([]uint64, error) {
-	rows, err := t.query(sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []uint64
-	for rows.Next() {
+	return rowsOf(t, func(r pgx.CollectableRow) (uint64, error) {
 		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, t.fail(err)
-		}
-		out = append(out, uint64(id))
-	}
-	return out, t.fail(rows.Err())
+		err := r.Scan(&id)
+		return uint64(id), err
+	}, sql, args...)
 }
 
 // pgRejectedCols are the rejected log's columns: a push's and its own.
@@ -235,23 +213,16 @@ func rejectedInsert(rec *PushRecord) (pgStmt, error) {
 }
 
 func (t *pgRelTx) rejected(sql string, args ...any) ([]*PushRecord, error) {
-	rows, err := t.query(sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*PushRecord
-	for rows.Next() {
+	return rowsOf(t, func(r pgx.CollectableRow) (*PushRecord, error) {
 		var size, count int64
 		var last *time.Time
-		p, err := scanPush(rows, &size, &count, &last)
+		p, err := scanPush(r, &size, &count, &last)
 		if err != nil {
-			return nil, t.fail(err)
+			return nil, err
 		}
 		p.Rejected, p.BodySize, p.Count, p.LastSeen = true, int(size), uint64(count), timeOf(last)
-		out = append(out, p)
-	}
-	return out, t.fail(rows.Err())
+		return p, nil
+	}, sql, args...)
 }
 
 func (t *pgRelTx) AppendRejected(rec *PushRecord) (uint64, error) {
@@ -498,20 +469,7 @@ func scanOp(row pgx.Row) (*PendingOp, error) {
 }
 
 func (t *pgRelTx) ops(sql string, args ...any) ([]*PendingOp, error) {
-	rows, err := t.query(sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*PendingOp
-	for rows.Next() {
-		op, err := scanOp(rows)
-		if err != nil {
-			return nil, t.fail(err)
-		}
-		out = append(out, op)
-	}
-	return out, t.fail(rows.Err())
+	return rowsOf(t, func(r pgx.CollectableRow) (*PendingOp, error) { return scanOp(r) }, sql, args...)
 }
 
 func (t *pgRelTx) Op(id uint64) (*PendingOp, error) {
@@ -717,20 +675,7 @@ func scanOrder(row pgx.Row) (*Order, error) {
 }
 
 func (t *pgRelTx) orders(sql string, args ...any) ([]*Order, error) {
-	rows, err := t.query(sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*Order
-	for rows.Next() {
-		o, err := scanOrder(rows)
-		if err != nil {
-			return nil, t.fail(err)
-		}
-		out = append(out, o)
-	}
-	return out, t.fail(rows.Err())
+	return rowsOf(t, func(r pgx.CollectableRow) (*Order, error) { return scanOrder(r) }, sql, args...)
 }
 
 func (t *pgRelTx) Order(invoice string) (*Order, error) {
@@ -784,24 +729,17 @@ func batchUpsert(b *Batch) (pgStmt, error) {
 }
 
 func (t *pgRelTx) batches(sql string, args ...any) ([]Batch, error) {
-	rows, err := t.query(sql, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Batch
-	for rows.Next() {
+	return rowsOf(t, func(r pgx.CollectableRow) (Batch, error) {
 		var b Batch
 		var created *time.Time
 		var total pgtype.Numeric
-		if err := rows.Scan(&b.ID, &b.Kind, &b.Hash, &b.Source, &b.Operator, &created, &b.Late, &b.Rows, &b.Items,
+		if err := r.Scan(&b.ID, &b.Kind, &b.Hash, &b.Source, &b.Operator, &created, &b.Late, &b.Rows, &b.Items,
 			&total, &b.Currency); err != nil {
-			return nil, t.fail(err)
+			return Batch{}, err
 		}
 		b.Created, b.Total = timeOf(created), decOf(total)
-		out = append(out, b)
-	}
-	return out, t.fail(rows.Err())
+		return b, nil
+	}, sql, args...)
 }
 
 func (t *pgRelTx) Batch(id string) (*Batch, error) {

@@ -274,12 +274,7 @@ func (t *pgRelTx) convertNumbers() error {
 // logsConversionPending reports whether the logs still wait for their
 // conversion (or a part of it).
 func (e *pgRelEngine) logsConversionPending(ctx context.Context) (bool, error) {
-	var pending bool
-	err := e.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM paydesk_logs_conversion)`).Scan(&pending)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return false, fmt.Errorf("database %s: %w", e.url, err)
-	}
-	return pending, nil
+	return e.conversionPending(ctx, "paydesk_logs_conversion")
 }
 
 // convertLogsAtOpen runs what is left of the logs' conversion as a
