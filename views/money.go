@@ -99,6 +99,14 @@ func (m *Money) View() string {
 	for _, r := range m.rep.Totals {
 		b.WriteString(t.Accent.Render(line(row(r))) + "\n")
 	}
+	// What the statements reconciled say was paid out, per currency: the
+	// table has no room for two more columns at 90 wide.
+	for _, r := range m.rep.Totals {
+		if r.Settled.IsZero() && r.Fees.IsZero() {
+			continue
+		}
+		b.WriteString(t.Muted.Render(fmt.Sprintf("settled by the statements reconciled: %s %s, fees %s %s", money(r.Settled), clean(r.Currency), money(r.Fees), clean(r.Currency))) + "\n")
+	}
 	cur := m.chartCurrency()
 	b.WriteString("\n" + t.Accent.Render("Captured and refunded per day ("+clean(cur)+")") + "\n")
 	top := decimal.Zero

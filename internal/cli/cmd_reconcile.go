@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"paydesk/internal/reconcile"
+	"paydesk/internal/report"
 	"paydesk/store"
 	"paydesk/views"
 )
@@ -128,6 +129,16 @@ func auditReconcile(env *runtime, files []string, res reconcile.Result) error {
 		if err := add(store.AuditEntry{Action: AuditReconcileItem, Target: targetOf(b.Key, b.Invoice, ""), Amount: b.Amount, Currency: b.Currency,
 			Result: string(reconcile.Unsettled), Reason: fmt.Sprintf("%s of %s on no statement of %s to %s", b.Kind, b.At.Format(time.DateOnly),
 				res.From.Format(time.DateOnly), res.To.Format(time.DateOnly))}); err != nil {
+			return err
+		}
+	}
+	// Each payout, for the report's settled and fees on its day.
+	for _, p := range res.Payouts {
+		day := p.Date.Format(time.DateOnly)
+		if err := add(store.AuditEntry{Action: report.AuditSettlement, Target: p.Reference, Amount: p.Gross, Currency: p.Currency, Result: day}); err != nil {
+			return err
+		}
+		if err := add(store.AuditEntry{Action: report.AuditSettlementFee, Target: p.Reference, Amount: p.Fees, Currency: p.Currency, Result: day}); err != nil {
 			return err
 		}
 	}

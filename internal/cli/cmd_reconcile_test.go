@@ -70,6 +70,39 @@ func TestReconcileCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "matched 2 · unsettled 0 · unknown 0 · differs 0") {
 		t.Fatalf("the whole statement: exit %d\n%s%s", code, out, errs)
 	}
+	// The report's settled and fees are the payout's, on its day, however
+	// often the statement is reconciled.
+	day := lines[0].SettlementDate
+	capGross := lines[0].Gross.Add(lines[1].Gross) // the capture, and the refund as a negative line
+	settled := func() (string, string) {
+		t.Helper()
+		code, out, errs := runCLI(t, dir, "", "report", "--since", day, "--until", day, "--json")
+		rep := decodeJSON[struct {
+			Rows []struct {
+				Group, Settled, Fees string
+			} `json:"rows"`
+		}](t, out)
+		if code != 0 {
+			t.Fatalf("report: exit %d %s", code, errs)
+		}
+		for _, r := range rep.Rows {
+			if r.Group == day {
+				return r.Settled, r.Fees
+			}
+		}
+		t.Fatalf("report: no row for %s: %s", day, out)
+		return "", ""
+	}
+	for run := 1; run <= 2; run++ {
+		if got, fees := settled(); got != capGross.StringFixed(2) || fees != "0.00" {
+			t.Fatalf("after reconciling %d time(s): settled %s, fees %s; want %s and 0.00", run, got, fees, capGross.StringFixed(2))
+		}
+		if run == 1 {
+			if code, out, errs = runCLI(t, dir, "", "reconcile", whole); code != 0 {
+				t.Fatalf("the whole statement again: exit %d\n%s%s", code, out, errs)
+			}
+		}
+	}
 
 	var edited []sandbox.StatementLine
 	for _, l := range lines {
@@ -113,7 +146,12 @@ func TestReconcileCommand(t *testing.T) {
 		t.Fatalf("the bookkeeper's CSV: exit %d, the formula is not made inert:\n%s", code, out)
 	}
 	code, out, _ = runCLI(t, dir, "", "audit", "--json", "--limit", "0")
-	if code != 0 || strings.Count(out, `"action": "reconcile-item"`) != 6 || strings.Count(out, `"action": "reconcile"`) != 3 {
-		t.Fatalf("audit: exit %d: want 3 runs and 6 items (3 for each run of the copy)\n%s", code, out)
+	if code != 0 || strings.Count(out, `"action": "reconcile-item"`) != 6 || strings.Count(out, `"action": "reconcile"`) != 4 {
+		t.Fatalf("audit: exit %d: want 4 runs and 6 items (3 for each run of the copy)\n%s", code, out)
+	}
+	// The copy reconciled last speaks for its payouts: the capture's one
+	// less, the refund gone, and the foreign payout of 10.
+	if got, _ := settled(); got != lines[0].Gross.Sub(decimal.NewFromInt(1)).Add(decimal.NewFromInt(10)).StringFixed(2) {
+		t.Fatalf("after the copy: settled %s", got)
 	}
 }

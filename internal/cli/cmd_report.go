@@ -19,7 +19,7 @@ func reportCmd(sio IO) *cobra.Command {
 	c := &cmdContext{name: "report", sio: sio}
 	var since, until, by string
 	var asCSV bool
-	cmd := c.command("report", "The money of each day (or operator, or service): reserved, captured, cancelled, refunded by reason, gift cards", cobra.NoArgs,
+	cmd := c.command("report", "The money of each day (or operator, or service): reserved, captured, cancelled, refunded by reason, gift cards, settled and fees", cobra.NoArgs,
 		func(ctx context.Context, c *cmdContext) int { return runReport(ctx, c, since, until, by, asCSV) })
 	cmd.Example = "paydesk report\npaydesk report --since 2026-11-01 --until 2026-11-30 --by operator\npaydesk report --since 30d --csv > november.csv"
 	c.lookFlags()
@@ -90,12 +90,14 @@ type figuresJSON struct {
 	GiftCardsRefund  string            `json:"giftCardsRefunded"`
 	Captures         int               `json:"captures"`
 	Refunds          int               `json:"refunds"`
+	Settled          string            `json:"settled"`
+	Fees             string            `json:"fees"`
 }
 
 func figuresJSONOf(r report.Row) figuresJSON {
 	out := figuresJSON{Group: clean(r.Group), Currency: clean(r.Currency), Reserved: money(r.Reserved), Captured: money(r.Captured),
 		Cancelled: money(r.Cancelled), Refunded: money(r.Refunded), RefundedByReason: map[string]string{}, GiftCardsPaid: money(r.GiftCardPaid),
-		GiftCardsRefund: money(r.GiftCardRefnd), Captures: r.Captures, Refunds: r.Refunds}
+		GiftCardsRefund: money(r.GiftCardRefnd), Captures: r.Captures, Refunds: r.Refunds, Settled: money(r.Settled), Fees: money(r.Fees)}
 	for reason, a := range r.RefundedBy {
 		out.RefundedByReason[reasonName(reason)] = money(a)
 	}
@@ -129,14 +131,14 @@ func reportJSONOf(rep report.Report) any {
 func printReport(sio IO, rep report.Report) {
 	fmt.Fprintf(sio.Stdout, "%s to %s, by %s\n", rep.From.Format(time.DateOnly), rep.To.Format(time.DateOnly), rep.By)
 	if len(rep.Rows) == 0 {
-		fmt.Fprintln(sio.Stdout, "nothing reserved, captured, cancelled or refunded")
+		fmt.Fprintln(sio.Stdout, "nothing reserved, captured, cancelled, refunded or settled")
 		return
 	}
 	tw := tabwriter.NewWriter(sio.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tCUR\tRESERVED\tCAPTURED\tCANCELLED\tREFUNDED\tGIFT CARDS\tCAPTURES\tREFUNDS\t\n", strings.ToUpper(string(rep.By)))
+	fmt.Fprintf(tw, "%s\tCUR\tRESERVED\tCAPTURED\tCANCELLED\tREFUNDED\tGIFT CARDS\tCAPTURES\tREFUNDS\tSETTLED\tFEES\t\n", strings.ToUpper(string(rep.By)))
 	line := func(r report.Row) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t\n", clean(r.Group), clean(r.Currency), money(r.Reserved), money(r.Captured),
-			money(r.Cancelled), money(r.Refunded), money(r.GiftCardPaid.Sub(r.GiftCardRefnd)), r.Captures, r.Refunds)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t\n", clean(r.Group), clean(r.Currency), money(r.Reserved), money(r.Captured),
+			money(r.Cancelled), money(r.Refunded), money(r.GiftCardPaid.Sub(r.GiftCardRefnd)), r.Captures, r.Refunds, money(r.Settled), money(r.Fees))
 	}
 	for _, r := range rep.Rows {
 		line(r)
@@ -165,12 +167,12 @@ func printReport(sio IO, rep report.Report) {
 func reportTable(rep report.Report) views.ExportTable {
 	rows := append(append([]report.Row{}, rep.Rows...), rep.Totals...)
 	return views.ExportTable{
-		Columns: []string{string(rep.By), "currency", "reserved", "captured", "cancelled", "refunded", "gift_cards_paid", "gift_cards_refunded", "captures", "refunds"},
+		Columns: []string{string(rep.By), "currency", "reserved", "captured", "cancelled", "refunded", "gift_cards_paid", "gift_cards_refunded", "captures", "refunds", "settled", "fees"},
 		Len:     len(rows),
 		Row: func(i int) []string {
 			r := rows[i]
 			return []string{r.Group, r.Currency, money(r.Reserved), money(r.Captured), money(r.Cancelled), money(r.Refunded),
-				money(r.GiftCardPaid), money(r.GiftCardRefnd), strconv.Itoa(r.Captures), strconv.Itoa(r.Refunds)}
+				money(r.GiftCardPaid), money(r.GiftCardRefnd), strconv.Itoa(r.Captures), strconv.Itoa(r.Refunds), money(r.Settled), money(r.Fees)}
 		},
 	}
 }

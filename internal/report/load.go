@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"sort"
 	"time"
 
 	"paydesk/store"
@@ -52,5 +53,58 @@ func Load(src Source, by By, from, to time.Time, loc *time.Location) (Report, er
 			in.Reasons[e.OpID] = e.Reason
 		}
 	}
+	in.Settlements = Settlements(audit)
 	return Build(in, by, from, to, loc), nil
+}
+
+// The audit actions reconcile records a statement's payouts with: one
+// entry for what a payout paid out and one for the fees it kept, both
+// naming the payout reference and, as their result, its day.
+const (
+	AuditSettlement    = "settlement"
+	AuditSettlementFee = "settlement-fee"
+)
+
+// Settlements reads the payouts reconcile recorded in the audit log. A
+// statement reconciled again records its payouts again: the newest entry
+// of a payout reference (and currency) is the one that counts, so a day is
+// never settled twice.
+func Settlements(audit []store.AuditEntry) []Settlement {
+	type id struct{ ref, cur string }
+	type seen struct {
+		entry uint64
+		st    Settlement
+	}
+	gross, fees := map[id]seen{}, map[id]seen{}
+	for _, e := range audit {
+		var m map[id]seen
+		switch e.Action {
+		case AuditSettlement:
+			m = gross
+		case AuditSettlementFee:
+			m = fees
+		default:
+			continue
+		}
+		k := id{e.Target, e.Currency}
+		if old, ok := m[k]; ok && old.entry > e.ID {
+			continue
+		}
+		m[k] = seen{e.ID, Settlement{Reference: e.Target, Currency: e.Currency, Day: e.Result, Gross: e.Amount}}
+	}
+	out := make([]Settlement, 0, len(gross))
+	for k, g := range gross {
+		st := g.st
+		if f, ok := fees[k]; ok {
+			st.Fees = f.st.Gross
+		}
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Day != out[j].Day {
+			return out[i].Day < out[j].Day
+		}
+		return out[i].Reference+out[i].Currency < out[j].Reference+out[j].Currency
+	})
+	return out
 }

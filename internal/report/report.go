@@ -41,6 +41,10 @@ type Figures struct {
 	GiftCardRefnd decimal.Decimal
 	Captures      int
 	Refunds       int
+	// Settled and Fees are what the gateway paid out and kept, by the
+	// statements reconciled (paydesk reconcile): on the day of the payout.
+	Settled decimal.Decimal
+	Fees    decimal.Decimal
 }
 
 func (f *Figures) add(g Figures) {
@@ -52,6 +56,8 @@ func (f *Figures) add(g Figures) {
 	f.GiftCardRefnd = f.GiftCardRefnd.Add(g.GiftCardRefnd)
 	f.Captures += g.Captures
 	f.Refunds += g.Refunds
+	f.Settled = f.Settled.Add(g.Settled)
+	f.Fees = f.Fees.Add(g.Fees)
 	for r, a := range g.RefundedBy {
 		if f.RefundedBy == nil {
 			f.RefundedBy = map[string]decimal.Decimal{}
@@ -83,6 +89,17 @@ type Input struct {
 	Transactions []*store.Transaction
 	Ops          map[uint64]*store.PendingOp // by ID: who sent it
 	Reasons      map[uint64]string           // a refund operation's reason, by operation ID (its audit entry)
+	Settlements  []Settlement                // the payouts of the statements reconciled
+}
+
+// Settlement is one payout of a statement reconciled: its reference, the
+// day it was paid out, what it paid out (gross) and the fees kept.
+type Settlement struct {
+	Reference string
+	Currency  string
+	Day       string // YYYY-MM-DD, as the statement gives it
+	Gross     decimal.Decimal
+	Fees      decimal.Decimal
 }
 
 // NeedsReservation reports whether Build reads the reservation of s in
@@ -180,6 +197,19 @@ func Build(in Input, by By, from, to time.Time, loc *time.Location) Report {
 		case store.KindGiftCardRefund:
 			f.GiftCardRefnd = f.GiftCardRefnd.Add(t.Amount)
 		}
+	}
+	for _, st := range in.Settlements {
+		if st.Day < lo || st.Day > hi {
+			continue
+		}
+		// A payout has a day but no operator or service of its own.
+		g := st.Day
+		if by != ByDay {
+			g = "-"
+		}
+		f := at(g, st.Currency)
+		f.Settled = f.Settled.Add(st.Gross)
+		f.Fees = f.Fees.Add(st.Fees)
 	}
 	rep := Report{By: by, From: from, To: to}
 	totals := map[string]*Figures{}

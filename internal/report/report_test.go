@@ -69,3 +69,66 @@ func TestBuild(t *testing.T) {
 		}
 	}
 }
+
+// The payouts reconcile recorded count on their day, the newest record of
+// a payout reference replacing older ones; by operator or service they
+// have a group of their own ("-"); days outside the report do not count.
+func TestSettlements(t *testing.T) {
+	d := decimal.RequireFromString
+	e := func(id uint64, action, ref, cur, day, amount string) store.AuditEntry {
+		return store.AuditEntry{ID: id, Action: action, Target: ref, Currency: cur, Result: day, Amount: d(amount)}
+	}
+	audit := []store.AuditEntry{ // newest first, as the store reads them
+		e(9, AuditSettlementFee, "PO-1", "EUR", "2026-11-24", "0.75"),
+		e(8, AuditSettlement, "PO-1", "EUR", "2026-11-24", "300.00"),
+		e(7, "reconcile", "a.csv", "", "matched 3", "0"),
+		e(6, AuditSettlement, "PO-2", "EUR", "2026-11-25", "50.00"),
+		e(5, AuditSettlementFee, "PO-2", "EUR", "2026-11-25", "0.25"),
+		e(4, AuditSettlementFee, "PO-1", "EUR", "2026-11-24", "0.50"),
+		e(3, AuditSettlement, "PO-1", "EUR", "2026-11-24", "200.00"),
+		e(2, AuditSettlement, "PO-0", "EUR", "2026-11-01", "99.00"),
+		e(1, AuditSettlement, "PO-1", "SEK", "2026-11-24", "1000.00"),
+	}
+	got := Settlements(audit)
+	want := []Settlement{
+		{Reference: "PO-0", Currency: "EUR", Day: "2026-11-01", Gross: d("99.00")},
+		{Reference: "PO-1", Currency: "EUR", Day: "2026-11-24", Gross: d("300.00"), Fees: d("0.75")},
+		{Reference: "PO-1", Currency: "SEK", Day: "2026-11-24", Gross: d("1000.00")},
+		{Reference: "PO-2", Currency: "EUR", Day: "2026-11-25", Gross: d("50.00"), Fees: d("0.25")},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Settlements: %+v, want %+v", got, want)
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.Reference != w.Reference || g.Currency != w.Currency || g.Day != w.Day || !g.Gross.Equal(w.Gross) || !g.Fees.Equal(w.Fees) {
+			t.Errorf("settlement %d: %+v, want %+v", i, g, w)
+		}
+	}
+	from, to := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		by    By
+		group string
+		want  map[string][2]string // currency → settled, fees
+	}{
+		{ByDay, "2026-11-24", map[string][2]string{"EUR": {"300", "0.75"}, "SEK": {"1000", "0"}}},
+		{ByDay, "2026-11-25", map[string][2]string{"EUR": {"50", "0.25"}}},
+		{ByOperator, "-", map[string][2]string{"EUR": {"350", "1"}, "SEK": {"1000", "0"}}},
+	} {
+		rep := Build(Input{Settlements: got}, tc.by, from, to, time.UTC)
+		seen := 0
+		for _, r := range rep.Rows {
+			if r.Group != tc.group {
+				continue
+			}
+			w, ok := tc.want[r.Currency]
+			if !ok || !r.Settled.Equal(d(w[0])) || !r.Fees.Equal(d(w[1])) {
+				t.Errorf("by %s, %s %s: settled %s fees %s, want %v", tc.by, tc.group, r.Currency, r.Settled, r.Fees, w)
+			}
+			seen++
+		}
+		if seen != len(tc.want) {
+			t.Errorf("by %s: %d rows for %s, want %d: %+v", tc.by, seen, tc.group, len(tc.want), rep.Rows)
+		}
+	}
+}
