@@ -46,6 +46,12 @@ func (r *runtime) startAlerts(set settings) error {
 			}
 			cur, err := alert.Current(r.db, now)
 			if err == nil {
+				var q *alert.Alert
+				if q, err = alert.Quiet(r.db, now, set.AlertQuiet, set.OpeningHours); q != nil {
+					cur = append(cur, *q)
+				}
+			}
+			if err == nil {
 				var sent int
 				sent, err = st.Step(ctx, now, cur, n.Send)
 				if sent > 0 {
@@ -64,4 +70,29 @@ func (r *runtime) startAlerts(set settings) error {
 	}()
 	r.closers = append(r.closers, func() { cancel(); t.Stop(); <-done })
 	return nil
+}
+
+// defaultOpeningHours are the hours alert-quiet watches when the config
+// names none.
+const defaultOpeningHours = "08:00-20:00"
+
+// parseQuiet reads alert-quiet (a duration of a minute or more; "" or 0
+// for no such alert) and opening-hours.
+func parseQuiet(quiet, hours string) (time.Duration, alert.Hours, error) {
+	if strings.TrimSpace(hours) == "" {
+		hours = defaultOpeningHours
+	}
+	h, err := alert.ParseHours(hours)
+	if err != nil {
+		return 0, alert.Hours{}, err
+	}
+	switch strings.TrimSpace(quiet) {
+	case "", "0", "off":
+		return 0, alert.Hours{}, nil // checked, and of no use without the alert
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(quiet))
+	if err != nil || d < time.Minute {
+		return 0, alert.Hours{}, fmt.Errorf("alert-quiet = %q: a duration of a minute or more (30m, 2h), or 0 for no such alert", quiet)
+	}
+	return d, h, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"paydesk/api"
+	"paydesk/internal/alert"
 	"paydesk/internal/ops"
 	"paydesk/internal/private"
 	"paydesk/store"
@@ -49,6 +50,9 @@ type settings struct {
 	// AlertWebhook, AlertSecretFile and AlertCommand are where alerts go
 	// (alerts.go): a webhook signed with the secret file's key, a command.
 	AlertWebhook, AlertSecretFile, AlertCommand string
+	// AlertQuiet is the silence in opening hours that is an alert (0: none).
+	AlertQuiet   time.Duration
+	OpeningHours alert.Hours
 	// Merchant is the merchant account's configuration: the embedded
 	// sandbox runs with it and the forms allow what it allows.
 	Merchant api.Merchant
@@ -94,6 +98,8 @@ type fileConfig struct {
 	AlertWebhook    string `toml:"alert-webhook"`
 	AlertSecretFile string `toml:"alert-secret-file"`
 	AlertCommand    string `toml:"alert-command"`
+	AlertQuiet      string `toml:"alert-quiet"`
+	OpeningHours    string `toml:"opening-hours"`
 	ScanSuffix      string `toml:"scan-suffix"`
 	// The merchant account's settings (api.Merchant): what the sandbox
 	// does and what the forms allow.
@@ -132,7 +138,7 @@ func (t *textOrList) UnmarshalTOML(v any) error {
 var fileKeys = []string{"gateway", "mode", "website-key", "secret-file", "listen", "push-url", "db", "read-only",
 	"autocapture", "partial-refunds", "gift-card-codes",
 	"export-dir", "fixture-dir", "currency", "scan-prefix", "scan-suffix", "sync-every",
-	"alert-webhook", "alert-secret-file", "alert-command"}
+	"alert-webhook", "alert-secret-file", "alert-command", "alert-quiet", "opening-hours"}
 
 // settingEnv maps setting names to their environment variables.
 var settingEnv = map[string]string{
@@ -228,6 +234,10 @@ func (l layers) settings() (settings, error) {
 	}
 	s.SyncEvery = every
 	s.AlertWebhook, s.AlertSecretFile, s.AlertCommand = l.value("alert-webhook"), l.value("alert-secret-file"), l.value("alert-command")
+	var qerr error
+	if s.AlertQuiet, s.OpeningHours, qerr = parseQuiet(l.value("alert-quiet"), l.value("opening-hours")); qerr != nil {
+		return settings{}, qerr
+	}
 	if s.AlertWebhook != "" {
 		u, err := url.Parse(s.AlertWebhook)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -379,6 +389,7 @@ func readConfigFile(path string) (map[string]string, error) {
 		"listen": fc.Listen, "push-url": fc.PushURL, "db": fc.DB, "read-only": strconv.FormatBool(fc.ReadOnly),
 		"export-dir": fc.ExportDir, "fixture-dir": fc.FixtureDir, "currency": fc.Currency, "scan-prefix": fc.ScanPrefix, "scan-suffix": fc.ScanSuffix, "sync-every": fc.SyncEvery,
 		"alert-webhook": fc.AlertWebhook, "alert-secret-file": fc.AlertSecretFile, "alert-command": fc.AlertCommand,
+		"alert-quiet": fc.AlertQuiet, "opening-hours": fc.OpeningHours,
 		"autocapture": strconv.FormatBool(fc.Autocapture), "partial-refunds": string(fc.PartialRefunds), "gift-card-codes": string(fc.GiftCardCodes)}
 	out := map[string]string{}
 	for k, v := range values {

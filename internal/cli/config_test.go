@@ -121,6 +121,8 @@ func TestSettingsRefuse(t *testing.T) {
 		{"bad push url", "push-url = \"hooks.example.com\"\n", nil, "push-url"},
 		{"bad bool", "read-only = maybe\n", nil, "line 1"},
 		{"config named but missing", "", []string{"--config", "/nonexistent/paydesk.toml"}, "no such file"},
+		{"alert-quiet not a duration", "alert-quiet = \"half an hour\"\n", nil, `alert-quiet = "half an hour": a duration of a minute or more`},
+		{"opening hours backwards", "alert-quiet = \"30m\"\nopening-hours = \"20:00-08:00\"\n", nil, "opening-hours \"20:00-08:00\": hours must be HH:MM-HH:MM, opening before closing"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"--config", writeConfig(t, tc.file)}, tc.args...)
