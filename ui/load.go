@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"paydesk/api"
+	"paydesk/internal/reconcile"
 	"paydesk/store"
 	"paydesk/views"
 )
@@ -284,10 +285,6 @@ type AttentionSource interface {
 	AttentionRows(now time.Time) ([]views.AttentionRow, error)
 }
 
-// unreconciledScan bounds the newest audit entries the attention tab
-// reads for what did not reconcile.
-const unreconciledScan = 2000
-
 // failedChangeDays is how long a failed cancel or update stays on the
 // attention tab when nothing was done since.
 const failedChangeDays = 7
@@ -330,18 +327,11 @@ func (a *App) loadAttention() tea.Cmd {
 		msg := views.AttentionOpsMsg{Ops: out}
 		// What paydesk reconcile did not match in the last days: the
 		// newest entry of each target.
-		entries, err := st.Audit(unreconciledScan)
+		entries, err := st.Audit(reconcile.ItemScan)
 		if err != nil {
 			return views.AttentionOpsMsg{Err: err}
 		}
-		seen := map[string]bool{}
-		for _, e := range entries {
-			if e.Action != views.AuditReconcileItem || now().Sub(e.Time) > views.ReconcileDays*24*time.Hour || seen[e.Target] {
-				continue
-			}
-			seen[e.Target] = true
-			msg.Unreconciled = append(msg.Unreconciled, e)
-		}
+		msg.Unreconciled = reconcile.OpenItems(entries, now())
 		// Orders refused (409) for other lines in the last days, for a
 		// person to compare (a store that keeps none lacks the method).
 		if oc, ok := st.(interface {

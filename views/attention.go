@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"paydesk/api"
+	"paydesk/internal/reconcile"
 	"paydesk/store"
 	"paydesk/ui/theme"
 )
@@ -401,12 +402,8 @@ func (a *Attention) build() []AttentionRow {
 
 // AuditReconcileItem is the audit action paydesk reconcile records for a
 // statement line or a capture that did not match; the Attention tab shows
-// those of the last ReconcileDays.
-const AuditReconcileItem = "reconcile-item"
-
-// ReconcileDays is how long what did not reconcile stays on the Attention
-// tab (until a person looked, or the next statements were read).
-const ReconcileDays = 7
+// those still open (reconcile.OpenItems).
+const AuditReconcileItem = reconcile.ItemAction
 
 // learnedDays is how long what sync learned stays on the Attention tab.
 const learnedDays = 7

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"paydesk/internal/private"
+	"paydesk/internal/reconcile"
 	"paydesk/store"
 )
 
@@ -44,10 +45,6 @@ type Source interface {
 	LoadReservationSummaries() ([]store.Summary, error)
 	Audit(limit int) ([]store.AuditEntry, error)
 }
-
-// AuditReconcileItem is the audit action of what paydesk reconcile did not
-// match (views.AuditReconcileItem; the package keeps no import of views).
-const AuditReconcileItem = "reconcile-item"
 
 // Current is what needs someone now: every operation whose outcome is
 // unknown, every reservation with something left to ship whose 14-day
@@ -83,16 +80,11 @@ func Current(src Source, now time.Time) ([]Alert, error) {
 			Text: fmt.Sprintf("the 14-day window of %s (%s) ends in %d day(s); %s %s not shipped: capture or cancel", ref, s.Invoice,
 				max(0, s.DaysLeft(now)), s.Remaining.StringFixed(2), s.Currency)})
 	}
-	entries, err := src.Audit(2000)
+	entries, err := src.Audit(reconcile.ItemScan)
 	if err != nil {
 		return nil, fmt.Errorf("alerts: audit: %w", err)
 	}
-	seen := map[string]bool{}
-	for _, e := range entries {
-		if e.Action != AuditReconcileItem || now.Sub(e.Time) > 7*24*time.Hour || seen[e.Target] {
-			continue
-		}
-		seen[e.Target] = true
+	for _, e := range reconcile.OpenItems(entries, now) {
 		out = append(out, Alert{ID: "not-reconciled/" + e.Target, Kind: "not-reconciled", Subject: e.Target, Since: e.Time,
 			Text: e.Result + ": " + e.Reason})
 	}

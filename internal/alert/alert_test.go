@@ -14,6 +14,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"paydesk/internal/reconcile"
 	"paydesk/store"
 )
 
@@ -124,9 +125,9 @@ func TestCurrent(t *testing.T) {
 			{Key: "K3", ReservationNumber: "R-3", State: store.StateCaptured, Created: t0.AddDate(0, 0, -13)},
 		},
 		audit: []store.AuditEntry{
-			{Action: AuditReconcileItem, Target: "FOREIGN", Result: "unknown", Time: t0.Add(-time.Hour)},
-			{Action: AuditReconcileItem, Target: "FOREIGN", Result: "unknown", Time: t0.Add(-2 * time.Hour)},
-			{Action: AuditReconcileItem, Target: "OLD", Result: "unknown", Time: t0.AddDate(0, 0, -8)},
+			{Action: reconcile.ItemAction, Target: "FOREIGN", Result: "unknown", Time: t0.Add(-time.Hour)},
+			{Action: reconcile.ItemAction, Target: "FOREIGN", Result: "unknown", Time: t0.Add(-2 * time.Hour)},
+			{Action: reconcile.ItemAction, Target: "OLD", Result: "unknown", Time: t0.AddDate(0, 0, -8)},
 		},
 	}
 	got, err := Current(src, t0)

@@ -116,8 +116,32 @@ func auditReconcile(env *runtime, files []string, res reconcile.Result) error {
 		}
 		return nil
 	}
+	// What an earlier run left open and this one matched is closed by an
+	// entry of its own: the Attention tab and the alerts let it go.
+	recent, err := env.db.Audit(reconcile.ItemScan)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	open := map[string]bool{}
+	for _, e := range reconcile.OpenItems(recent, now) {
+		open[e.Target] = true
+	}
 	for _, m := range res.Lines {
 		if m.Outcome == reconcile.Matched {
+			targets := []string{m.Line.Key, m.Line.Invoice, m.Line.Payout}
+			if m.Booked != nil {
+				targets = append(targets, m.Booked.Key)
+			}
+			for _, target := range targets {
+				if target == "" || !open[target] {
+					continue
+				}
+				open[target] = false
+				if err := add(store.AuditEntry{Action: AuditReconcileItem, Target: target, Amount: m.Line.Gross, Currency: m.Line.Currency,
+					Result: reconcile.ItemMatched, Reason: "matched on the statement of " + m.Line.Date.Format(time.DateOnly) + " (" + m.Line.Payout + ")"}); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		if err := add(store.AuditEntry{Action: AuditReconcileItem, Target: targetOf(m.Line.Key, m.Line.Invoice, m.Line.Payout),
@@ -147,7 +171,7 @@ func auditReconcile(env *runtime, files []string, res reconcile.Result) error {
 
 // AuditReconcileItem is the audit action of a statement line or a booked
 // transaction that did not match: the Attention tab reads them.
-const AuditReconcileItem = views.AuditReconcileItem
+const AuditReconcileItem = reconcile.ItemAction
 
 func targetOf(key, invoice, payout string) string {
 	switch {

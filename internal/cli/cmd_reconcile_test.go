@@ -154,4 +154,25 @@ func TestReconcileCommand(t *testing.T) {
 	if got, _ := settled(); got != lines[0].Gross.Sub(decimal.NewFromInt(1)).Add(decimal.NewFromInt(10)).StringFixed(2) {
 		t.Fatalf("after the copy: settled %s", got)
 	}
+	// The whole statement read once more matches the capture and the
+	// refund the copy left open: each closed by an entry of its own; the
+	// foreign payout stays open.
+	if code, out, errs = runCLI(t, dir, "", "reconcile", whole); code != 0 {
+		t.Fatalf("the whole statement after the copy: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = runCLI(t, dir, "", "audit", "--json", "--limit", "0")
+	entries := decodeJSON[[]struct {
+		Action, Target, Result string
+	}](t, out)
+	closed := map[string]bool{}
+	for _, e := range entries {
+		if e.Action == "reconcile-item" && e.Result == "matched" {
+			closed[e.Target] = true
+		}
+	}
+	k0, _ := txs[0]["key"].(string)
+	k1, _ := txs[1]["key"].(string)
+	if code != 0 || len(closed) != 2 || !closed[k0] || !closed[k1] || closed["FOREIGN"] {
+		t.Fatalf("closed items %v; want the capture and the refund (%s, %s), not FOREIGN", closed, k0, k1)
+	}
 }
