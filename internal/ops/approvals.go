@@ -132,6 +132,18 @@ func (s *Service) Approvals(ctx context.Context) ([]*store.Approval, error) {
 	return as.Approvals()
 }
 
+// Approval returns request id.
+func (s *Service) Approval(ctx context.Context, id uint64) (*store.Approval, error) {
+	if err := s.Check(ctx, access.Read); err != nil {
+		return nil, err
+	}
+	as, err := s.approvals()
+	if err != nil {
+		return nil, err
+	}
+	return as.Approval(id)
+}
+
 // Approve approves request id and sends it, as the approver, through the
 // usual path. Refused: a principal who may not approve, the requester
 // themself, a request decided or expired, an amount above the approver's
