@@ -44,7 +44,7 @@ func (a *App) allows(acts ...access.Action) bool {
 // not govern.
 func (a *App) keyNeeds(b key.Binding) ([]access.Action, bool) {
 	k := a.keys
-	same := func(x key.Binding) bool { return x.Help().Key == b.Help().Key && x.Help().Desc == b.Help().Desc }
+	same := func(x key.Binding) bool { return x.Help().Key == b.Help().Key } // a screen may word a key its own way (f: refund a return)
 	switch {
 	case same(k.Capture):
 		return []access.Action{access.Capture}, true
