@@ -2,8 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os/user"
-	"sort"
 	"strings"
 	"time"
 
@@ -86,25 +84,6 @@ func (t team) principal(name, owner string, via access.Via) access.Principal {
 // apply puts the team's rules into an operations config.
 func (t team) apply(oc *ops.Config) {
 	oc.Policy, oc.ApprovalOver, oc.ApprovalTTL = t.Policy, t.ApprovalOver, t.ApprovalTTL
-}
-
-// userNames lists the configured users and roles, sorted, for messages.
-func (t team) userNames() string {
-	var out []string
-	for n, r := range t.Users {
-		out = append(out, n+"="+string(r))
-	}
-	sort.Strings(out)
-	return strings.Join(out, ", ")
-}
-
-// osUser is the account this process runs as ($USER when the system will
-// not say).
-func osUser(getenv func(string) string) string {
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return u.Username
-	}
-	return operatorName(getenv)
 }
 
 // teamFlags are the console's and paydesk serve's four-eyes flags (the
