@@ -182,7 +182,7 @@ func Alone(user string) Principal {
 // "<role>-refund-limit" with a decimal amount (text, "100.00"). An
 // unknown key, role or a bad amount is an error naming it.
 func ParseLimits(table map[string]string) (Policy, error) {
-	pol := Policy{RefundLimit: map[Role]decimal.Decimal{}}
+	var pol Policy
 	for k, v := range table {
 		name, ok := strings.CutSuffix(k, "-refund-limit")
 		if !ok {
@@ -198,6 +198,9 @@ func ParseLimits(table map[string]string) (Policy, error) {
 		}
 		if !d.IsPositive() || !d.Equal(d.Round(2)) {
 			return Policy{}, fmt.Errorf("roles.%s: %s must be a positive amount with at most two decimals", k, v)
+		}
+		if pol.RefundLimit == nil {
+			pol.RefundLimit = map[Role]decimal.Decimal{}
 		}
 		pol.RefundLimit[r] = d
 	}

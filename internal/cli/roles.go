@@ -26,7 +26,7 @@ type team struct {
 
 // team reads the team's settings; a wrong value is an error naming it.
 func (l layers) team() (team, error) {
-	t := team{Users: map[string]access.Role{}}
+	var t team
 	limits := map[string]string{}
 	for k, v := range l.file {
 		switch {
@@ -37,6 +37,9 @@ func (l layers) team() (team, error) {
 			r, err := access.ParseRole(v)
 			if err != nil {
 				return team{}, fmt.Errorf("users.%s: %w", name, err)
+			}
+			if t.Users == nil {
+				t.Users = map[string]access.Role{}
 			}
 			t.Users[name] = r
 		}
