@@ -896,6 +896,9 @@ func resultView(r *ops.Result, err error) string {
 			b.WriteString(Clean(msg) + "\n")
 		}
 		b.WriteString("\n")
+	case r.AwaitsApproval():
+		// Not done and not failed: kept for a second person.
+		b.WriteString(titleStyle.Render(fmt.Sprintf("Awaiting approval (request %d)", r.Approval)) + " — nothing was sent.\n\n")
 	case r.OK():
 		b.WriteString(titleStyle.Render("✓ Done") + "\n\n")
 	}
