@@ -15,7 +15,7 @@ func TestResultAwaitingApproval(t *testing.T) {
 	r := ops.Result{Action: "Refund", Target: "K1", Amount: decimal.RequireFromString("150"), Currency: "EUR", Approval: 4,
 		Message: "above 100.00: kept as approval request 4, not sent"}
 	got := resultView(&r, nil)
-	if !strings.Contains(got, "Awaiting approval (request 4) — nothing was sent.") || strings.Contains(got, "Done") ||
+	if !strings.Contains(got, "Awaiting approval (request 4)") || !strings.Contains(got, "nothing was sent.") || strings.Contains(got, "Done") ||
 		!strings.Contains(got, "kept as approval request 4") {
 		t.Fatalf("result view:\n%s", got)
 	}
