@@ -239,3 +239,30 @@ func TestApproverLimit(t *testing.T) {
 		t.Fatalf("admin approves: %+v %v", got, err)
 	}
 }
+
+// TestFourEyesReturn: a return refunded by line above the threshold is
+// one request for the whole return; approved, its refunds go out by line.
+func TestFourEyesReturn(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, envOpt{})
+	r, capKey := e.captured(ctx)
+	alice := e.as("alice", access.Agent, access.Policy{}, "100.00", nil)
+	sent := e.requests.Load()
+	res, err := alice.RefundReturn(ctx, ReturnRequest{Reservation: r.ReservationNumber, Units: map[string]int{"SHOE-42": 2},
+		Reason: Reason{Code: ReasonReturn}})
+	if err != nil || !res.AwaitsApproval() || !res.Amount.Equal(dec("119.90")) || e.requests.Load() != sent {
+		t.Fatalf("return request: %+v %v", res, err)
+	}
+	a, err := e.db.Approval(res.Approval)
+	if err != nil || a.Kind != "return" || !strings.Contains(a.Note, "SHOE-42=2") {
+		t.Fatalf("request %+v %v", a, err)
+	}
+	got, err := e.as("bob", access.Finance, access.Policy{}, "100.00", nil).Approve(ctx, res.Approval)
+	if err != nil || got.State != store.OpSettled {
+		t.Fatalf("approve the return: %+v %v", got, err)
+	}
+	op, err := e.db.Op(got.OpID)
+	if err != nil || len(op.Lines) != 1 || op.Lines[0].ArticleNumber != "SHOE-42" || op.Lines[0].Quantity != 2 || op.Target != capKey {
+		t.Fatalf("the refund by line: %+v %v", op, err)
+	}
+}
