@@ -847,7 +847,11 @@ func (k *kit) View() string {
 			}
 			help := "enter next · shift+tab back · esc cancel"
 			if k.scan != nil {
-				help = "enter next · shift+tab back · " + fillKey + " all that remains · " + scanToggle + " scan mode · esc cancel"
+				fill := ""
+				if _, ok := k.spec.(filler); ok {
+					fill = fillKey + " all that remains · "
+				}
+				help = "enter next · shift+tab back · " + fill + scanToggle + " scan mode · esc cancel"
 			}
 			b.WriteString("\n" + mutedStyle.Render(wrapWords(help, k.width)))
 		}
