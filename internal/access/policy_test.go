@@ -67,3 +67,27 @@ func TestRefundLimits(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseLimits: the [roles] table of a config file is outside input:
+// whatever it holds is read without a panic, and a limit accepted is a
+// positive amount of cents for a known role.
+func FuzzParseLimits(f *testing.F) {
+	f.Add("agent-refund-limit", "100.00")
+	f.Add("finance-refund-limit", "1e3")
+	f.Add("boss-refund-limit", "-1")
+	f.Add("agent-refund-limit", "0.001")
+	f.Fuzz(func(t *testing.T, k, v string) {
+		pol, err := ParseLimits(map[string]string{k: v})
+		if err != nil {
+			return
+		}
+		if len(pol.RefundLimit) != 1 {
+			t.Fatalf("%q=%q: %d limits", k, v, len(pol.RefundLimit))
+		}
+		for r, l := range pol.RefundLimit {
+			if _, err := ParseRole(string(r)); err != nil || !l.IsPositive() || !l.Equal(l.Round(2)) {
+				t.Fatalf("%q=%q accepted as %s %s", k, v, r, l)
+			}
+		}
+	})
+}
