@@ -145,6 +145,14 @@ func runDecide(ctx context.Context, c *cmdContext, approve bool, reason string) 
 	}
 	s := summary{Action: "Approve and refund", Amount: a.Amount, Currency: a.Currency, Target: clean(a.Kind + " " + a.Target),
 		Notes: []string{fmt.Sprintf("request %d by %s", id, clean(a.RequestedBy)), clean(a.Note)}}
+	// Against a live gateway the approver types the invoice number too:
+	// the target's (a capture or gift card payment, or a return's
+	// reservation).
+	if t, err := env.db.ResolveTransaction(a.Target); err == nil {
+		s.Invoice = t.Invoice
+	} else if r, err := env.db.Reservation(a.Target); err == nil {
+		s.Invoice = r.Invoice
+	}
 	if !c.confirm(env.svc.Mode(), s) {
 		return exitFailed
 	}

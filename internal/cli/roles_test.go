@@ -40,7 +40,7 @@ func TestFourEyesThroughOwner(t *testing.T) {
 	dir := shortTemp(t)
 	env := cliEnv(dir)
 	env["XDG_RUNTIME_DIR"] = shortTemp(t)
-	teamConfig(t, dir, "")
+	teamConfig(t, dir, "[roles]\nagent-refund-limit = \"50.00\"")
 	startOwner(t, env)
 	ctx := context.Background()
 	run := func(user string, args ...string) (int, string, string) {
@@ -64,6 +64,12 @@ func TestFourEyesThroughOwner(t *testing.T) {
 		t.Fatalf("carol refunds: %d %v", code, res)
 	}
 
+	// Within the threshold but above her limit from the config: refused.
+	code, out, _ = run("alice", "refund", capKey, "60", "--reason", "return", "--yes", "--json")
+	res = decodeJSON[map[string]any](t, out)
+	if code != exitFailed || !strings.Contains(res["error"].(string), "alice (role agent) may refund at most 50.00 at once, not 60.00: finance, admin may refund it") {
+		t.Fatalf("alice above her limit: %d %v", code, res)
+	}
 	code, out, errs = run("alice", "refund", capKey, "150", "--reason", "return", "--yes", "--json")
 	res = decodeJSON[map[string]any](t, out)
 	if code != 0 || res["state"] != "awaiting_approval" || res["approval"] != float64(1) || res["opId"] != nil {
