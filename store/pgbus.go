@@ -30,6 +30,7 @@ type busMessage struct {
 	Audit        bool     `json:"a,omitempty"`
 	Exchanges    bool     `json:"e,omitempty"`
 	Orders       bool     `json:"or,omitempty"`
+	Approvals    bool     `json:"ap,omitempty"`
 	Overflow     bool     `json:"of,omitempty"`
 	Inbox        bool     `json:"in,omitempty"`
 }
@@ -75,7 +76,7 @@ func (b *changeBus) close() {
 // costs a live update, not data).
 func (b *changeBus) publish(c Change) {
 	m := busMessage{Origin: b.origin, Pushes: c.Pushes, Rejected: c.Rejected, Reservations: c.Reservations,
-		Transactions: c.Transactions, Ops: c.Ops, Audit: c.Audit, Exchanges: c.Exchanges, Orders: c.Orders, Overflow: c.Overflow, Inbox: c.inbox}
+		Transactions: c.Transactions, Ops: c.Ops, Audit: c.Audit, Exchanges: c.Exchanges, Orders: c.Orders, Approvals: c.Approvals, Overflow: c.Overflow, Inbox: c.inbox}
 	payload, err := json.Marshal(m)
 	if err != nil || len(payload) > maxPayload {
 		payload, _ = json.Marshal(busMessage{Origin: b.origin, Pushes: c.Pushes, Rejected: c.Rejected, Overflow: true, Inbox: c.inbox})
@@ -129,7 +130,7 @@ func (b *changeBus) listen() {
 				poke(b.db.inbox.reportWake) // another process applied pushes: perhaps ours
 			}
 			b.db.deliver(Change{Pushes: m.Pushes, Rejected: m.Rejected, Reservations: m.Reservations, Transactions: m.Transactions,
-				Ops: m.Ops, Audit: m.Audit, Exchanges: m.Exchanges, Orders: m.Orders, Overflow: m.Overflow})
+				Ops: m.Ops, Audit: m.Audit, Exchanges: m.Exchanges, Orders: m.Orders, Approvals: m.Approvals, Overflow: m.Overflow})
 		}
 		_ = conn.Close(context.Background())
 	}

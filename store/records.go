@@ -233,6 +233,7 @@ type Change struct {
 	Audit        bool
 	Exchanges    bool
 	Orders       bool // an order was stored (intake, import) or refused as a conflict
+	Approvals    bool // an approval request was made, decided or sent
 	// Overflow means earlier notifications were dropped because the
 	// subscriber was slow: reload everything.
 	Overflow bool

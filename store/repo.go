@@ -31,6 +31,8 @@ import (
 
 // RepoTx is one engine transaction: what the rules read and write.
 type RepoTx interface {
+	ApprovalsTx // four-eyes approval requests (approvals.go)
+
 	// --- Reservations ---
 
 	// Reservation returns the reservation stored under its gateway key

@@ -10,6 +10,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"paydesk/internal/access"
 	"paydesk/internal/ops"
 	"paydesk/store"
 	"paydesk/ui/keys"
@@ -564,7 +565,13 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Tab5):
 		return a.switchTab(4)
 	case key.Matches(msg, k.Batch):
+		if !a.allows(access.Batch) {
+			a.status = views.StatusMsg{Level: views.LevelWarn, Text: a.whoMay(access.Batch)}
+			return nil
+		}
 		return a.openBatch()
+	case key.Matches(msg, k.Approvals):
+		return a.openApprovals()
 	case key.Matches(msg, k.Money):
 		return a.openMoney()
 	case key.Matches(msg, k.Refresh):
@@ -586,6 +593,10 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 		case TabGateway:
 			return a.export(views.ExchangeExport(a.exchangeRows, format))
 		}
+	}
+	if why := a.refusedKey(msg); why != "" {
+		a.status = views.StatusMsg{Level: views.LevelWarn, Text: why}
+		return nil
 	}
 	if a.cfg.ReadOnly && a.refusedInReadOnly(msg, top) {
 		a.status = views.StatusMsg{Level: views.LevelWarn, Text: "read-only console: " + a.bindingDesc(msg) + " is off (--read-only, or a database role that may only read)"}

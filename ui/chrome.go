@@ -180,7 +180,7 @@ func (a *App) shortHelp() []key.Binding {
 	k := a.keys
 	out := []key.Binding{k.Help, k.Palette}
 	for _, act := range a.actions() {
-		if act.Changes && a.cfg.ReadOnly {
+		if act.Changes && (a.cfg.ReadOnly || !a.keyAllowed(act.Key)) {
 			continue
 		}
 		out = append(out, act.Key)
@@ -215,7 +215,7 @@ func (a *App) helpGroups() ([]string, [][]key.Binding) {
 	k := a.keys
 	var screen []key.Binding
 	for _, act := range a.actions() {
-		if act.Changes && a.cfg.ReadOnly {
+		if act.Changes && (a.cfg.ReadOnly || !a.keyAllowed(act.Key)) {
 			continue
 		}
 		screen = append(screen, act.Key)
@@ -226,9 +226,12 @@ func (a *App) helpGroups() ([]string, [][]key.Binding) {
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End, k.Wheel, k.Back},
 		{k.Tabs, k.Tab0, k.NextTab, k.PrevTab, k.Money, k.Palette, k.Refresh, k.Help, k.Quit},
 	}
-	if !a.cfg.ReadOnly {
+	if !a.cfg.ReadOnly && a.keyAllowed(k.Batch) {
 		// B opens the batch page from every tab.
 		groups[2] = append(groups[2][:7:7], append([]key.Binding{k.Batch}, groups[2][7:]...)...)
+	}
+	if a.approvalsOn() {
+		groups[2] = append(groups[2][:len(groups[2])-3:len(groups[2])-3], append([]key.Binding{k.Approvals}, groups[2][len(groups[2])-3:]...)...)
 	}
 	return titles, groups
 }
@@ -268,6 +271,8 @@ func (a *App) helpView() string {
 	note := t.Muted.Render("Any key closes this help. : or ctrl+p lists every action by name.")
 	if a.cfg.ReadOnly {
 		note = t.Warning.Render("Read-only: capture, cancel, update, refund, gift card, resend and resolve are off.") + "\n" + note
+	} else if rn := a.roleNote(); rn != "" {
+		note = t.Warning.Render(rn) + "\n" + note
 	}
 	content := t.Accent.Render("Keys") + "\n\n" + strings.Join(rows, "\n\n") + "\n\n" + note
 	box := t.Box.Render(content)

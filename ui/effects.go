@@ -17,6 +17,13 @@ func (a *App) intent(i views.Intent) tea.Cmd {
 		a.status = views.StatusMsg{Level: views.LevelWarn, Text: "read-only console: changing actions are off (started with --read-only)"}
 		return nil
 	}
+	if why := a.refusedByRole(i); why != "" {
+		a.status = views.StatusMsg{Level: views.LevelWarn, Text: why}
+		return nil
+	}
+	if cmd, ok := a.approvalIntent(i); ok {
+		return cmd
+	}
 	switch i := i.(type) {
 	case views.OpenReservation:
 		return a.loadReservation(i.Key, true)

@@ -214,6 +214,9 @@ func (a *App) reload(c store.Change) tea.Cmd {
 	if full || c.Ops || c.Orders || len(c.Reservations) > 0 {
 		cmds = append(cmds, a.loadAttention())
 	}
+	if full || c.Approvals {
+		cmds = append(cmds, a.loadApprovals())
+	}
 	cmds = append(cmds, a.reloadPages()...)
 	return tea.Batch(cmds...)
 }

@@ -37,6 +37,10 @@ func newPalette(a *App) *palette {
 		it := paletteItem{binding: b, group: group}
 		if changes && a.cfg.ReadOnly {
 			it.disabled = "read-only"
+		} else if changes && !a.keyAllowed(b) {
+			// Greyed, not hidden: the palette is where one looks up an
+			// action by name, and learns it is another role's.
+			it.disabled = "not for role " + string(a.cfg.Ops.Principal(a.opsCtx()).Role)
 		}
 		p.items = append(p.items, it)
 	}
@@ -53,6 +57,9 @@ func newPalette(a *App) *palette {
 	}
 	add("Console", k.Batch, true)
 	add("Console", k.Money, false)
+	if a.approvalsOn() {
+		add("Console", k.Approvals, false)
+	}
 	for _, b := range []key.Binding{k.Refresh, k.Help, k.Quit} {
 		add("Console", b, false)
 	}

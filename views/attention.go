@@ -35,6 +35,8 @@ const (
 	// AttnReconcile: a statement line or a capture that did not reconcile
 	// (paydesk reconcile) in the last days.
 	AttnReconcile
+	// AttnApproval: a refund waits for a second person's approval.
+	AttnApproval
 	// AttnRemainder: a gift card payment with a rest still unpaid.
 	AttnRemainder
 	// AttnOrder: orders without their Reserve push, reservations without
@@ -59,6 +61,8 @@ func (k AttentionKind) label() (string, string) {
 		return "learned by sync", theme.PaintWarning
 	case AttnReconcile:
 		return "not reconciled", theme.PaintFailed
+	case AttnApproval:
+		return "needs approval", theme.PaintPending
 	case AttnRemainder:
 		return "unpaid remainder", theme.PaintPending
 	}
@@ -125,6 +129,7 @@ type Attention struct {
 	// unreconciled: what paydesk reconcile did not match, from the audit log
 	unreconciled []store.AuditEntry
 	ops          []*store.PendingOp
+	approvals    []*store.Approval // four-eyes requests (approvals.go)
 	conflict     []*store.Order
 	extra        []AttentionRow
 	err          error
@@ -197,7 +202,7 @@ func (a *Attention) Count() int {
 
 // count is len(build()) without building: the same tests, no text.
 func (a *Attention) count(now time.Time) int {
-	n := len(a.ops) + len(a.conflict) + len(a.unreconciled) + len(a.remainderRows()) + len(a.extra)
+	n := len(a.ops) + len(a.conflict) + len(a.unreconciled) + len(a.remainderRows()) + len(a.extra) + len(approvalRows(a.approvals, now))
 	for _, s := range a.resv {
 		if s.DaysLeft(now) <= windowWarnDays {
 			n++
@@ -291,6 +296,11 @@ func (a *Attention) Update(msg tea.Msg) tea.Cmd {
 	case AttentionOpsMsg:
 		a.ops, a.conflict, a.unreconciled, a.err = msg.Ops, msg.Conflicts, msg.Unreconciled, msg.Err
 		a.changed()
+	case ApprovalsMsg:
+		if msg.Err == nil {
+			a.approvals = msg.List
+			a.changed()
+		}
 	case AttentionExtraMsg:
 		if msg.Err == nil {
 			a.extra = msg.Rows
@@ -386,6 +396,7 @@ func (a *Attention) build() []AttentionRow {
 		rows = append(rows, learnedRow(p))
 	}
 	rows = append(rows, a.remainderRows()...)
+	rows = append(rows, approvalRows(a.approvals, now)...)
 	rows = append(rows, a.extra...)
 	slices.SortStableFunc(rows, func(x, y AttentionRow) int {
 		if x.Kind != y.Kind {

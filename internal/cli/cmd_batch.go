@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 
+	"paydesk/internal/access"
 	"paydesk/internal/batch"
 	"paydesk/internal/ops"
 	"paydesk/store"
@@ -123,6 +124,11 @@ func runBatch(ctx context.Context, c *cmdContext, kind string, f batchFlags) int
 		return code
 	}
 	defer env.Close()
+	// Refused whole before the pre-flight: a batch item by item would
+	// only say the same for every reservation.
+	if err := env.svc.Check(ctx, access.Batch); err != nil {
+		return c.fail(err)
+	}
 	rn := &batch.Runner{Svc: env.svc, Store: env.db, Concurrency: f.concurrency}
 
 	// A manifest already run, or --resume: that batch, never a second one.

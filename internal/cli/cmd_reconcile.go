@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"paydesk/internal/access"
 	"paydesk/internal/reconcile"
 	"paydesk/internal/report"
 	"paydesk/store"
@@ -59,6 +60,9 @@ func runReconcile(ctx context.Context, c *cmdContext, settleDays int, asCSV bool
 		return code
 	}
 	defer env.Close()
+	if err := env.svc.Check(ctx, access.Reconcile); err != nil {
+		return c.fail(err)
+	}
 	txs, err := env.db.Transactions()
 	if err != nil {
 		return c.fail(err)

@@ -64,6 +64,8 @@ type settings struct {
 	localData string
 	// ConfigFile is the file that was read, "" when none.
 	ConfigFile string
+	// Team is who may do what (roles.go).
+	Team team
 }
 
 // Embedded reports whether the console runs its own sandbox.
@@ -106,6 +108,12 @@ type fileConfig struct {
 	Autocapture    bool       `toml:"autocapture"`
 	PartialRefunds textOrList `toml:"partial-refunds"`
 	GiftCardCodes  textOrList `toml:"gift-card-codes"`
+	// A team (roles.go): four-eyes approvals, refund limits per role,
+	// the role of each user of this machine.
+	ApprovalOver string            `toml:"approval-over"`
+	ApprovalTTL  string            `toml:"approval-ttl"`
+	Roles        map[string]string `toml:"roles"`
+	Users        map[string]string `toml:"users"`
 }
 
 // textOrList is a setting that the config file may give as "B, C" or as
@@ -138,7 +146,8 @@ func (t *textOrList) UnmarshalTOML(v any) error {
 var fileKeys = []string{"gateway", "mode", "website-key", "secret-file", "listen", "push-url", "db", "read-only",
 	"autocapture", "partial-refunds", "gift-card-codes",
 	"export-dir", "fixture-dir", "currency", "scan-prefix", "scan-suffix", "sync-every",
-	"alert-webhook", "alert-secret-file", "alert-command", "alert-quiet", "opening-hours"}
+	"alert-webhook", "alert-secret-file", "alert-command", "alert-quiet", "opening-hours",
+	"approval-over", "approval-ttl", "roles", "users"}
 
 // settingEnv maps setting names to their environment variables.
 var settingEnv = map[string]string{
@@ -222,6 +231,7 @@ func resolveSettings(flags *pflag.FlagSet, getenv func(string) string) (settings
 }
 
 func (l layers) settings() (settings, error) {
+	var err error
 	s := settings{ConfigFile: l.path, Gateway: l.value("gateway"), WebsiteKey: l.value("website-key"), SecretFile: l.value("secret-file"),
 		Listen: l.value("listen"), PushURL: l.value("push-url"), DB: l.value("db"), ExportDir: l.value("export-dir"),
 		FixtureDir: l.value("fixture-dir"), Currency: l.value("currency"), ScanPrefix: l.value("scan-prefix"), ScanSuffix: l.value("scan-suffix")}
@@ -252,6 +262,9 @@ func (l layers) settings() (settings, error) {
 		return settings{}, merr
 	}
 	s.Merchant = m
+	if s.Team, err = l.team(); err != nil {
+		return settings{}, err
+	}
 	for name, dst := range map[string]*bool{"read-only": &s.ReadOnly, "demo": &s.Demo} {
 		v := l.value(name)
 		if v == "" {
@@ -283,7 +296,6 @@ func (l layers) settings() (settings, error) {
 	if mode == "" {
 		mode = string(guessMode(s.Gateway))
 	}
-	var err error
 	if s.Mode, err = ops.ParseMode(mode); err != nil {
 		return settings{}, err
 	}
@@ -390,11 +402,17 @@ func readConfigFile(path string) (map[string]string, error) {
 		"export-dir": fc.ExportDir, "fixture-dir": fc.FixtureDir, "currency": fc.Currency, "scan-prefix": fc.ScanPrefix, "scan-suffix": fc.ScanSuffix, "sync-every": fc.SyncEvery,
 		"alert-webhook": fc.AlertWebhook, "alert-secret-file": fc.AlertSecretFile, "alert-command": fc.AlertCommand,
 		"alert-quiet": fc.AlertQuiet, "opening-hours": fc.OpeningHours,
-		"autocapture": strconv.FormatBool(fc.Autocapture), "partial-refunds": string(fc.PartialRefunds), "gift-card-codes": string(fc.GiftCardCodes)}
+		"autocapture": strconv.FormatBool(fc.Autocapture), "partial-refunds": string(fc.PartialRefunds), "gift-card-codes": string(fc.GiftCardCodes),
+		"approval-over": fc.ApprovalOver, "approval-ttl": fc.ApprovalTTL}
 	out := map[string]string{}
 	for k, v := range values {
 		if md.IsDefined(k) {
 			out[k] = v
+		}
+	}
+	for table, m := range map[string]map[string]string{"roles": fc.Roles, "users": fc.Users} {
+		for k, v := range m {
+			out[table+"."+k] = v
 		}
 	}
 	return out, nil

@@ -371,6 +371,10 @@ type resultJSON struct {
 	FieldErrors      []fieldErrJSON  `json:"fieldErrors,omitempty"`
 	GatewayErrors    []errorItemJSON `json:"gatewayErrors,omitempty"`
 	Warning          string          `json:"warning,omitempty"`
+	// Approval is the approval request the operation became (state
+	// awaiting_approval: nothing sent) or carried out.
+	Approval uint64 `json:"approval,omitempty"`
+	Message  string `json:"message,omitempty"`
 }
 
 type fieldErrJSON struct {
@@ -385,7 +389,10 @@ func (c *cmdContext) report(res ops.Result, err error, pushed bool) int {
 	out := resultJSON{OK: err == nil && res.OK(), OpID: res.OpID, Action: res.Action, Target: res.Target, State: string(res.State),
 		Key: res.Key, Status: res.Status, SubCode: res.SubCode, StatusText: res.StatusText(), InvoiceNumber: clean(res.InvoiceNumber),
 		Invoice: clean(res.Invoice), Currency: res.Currency, RedirectURL: clean(res.RedirectURL), GroupTransaction: res.GroupTransaction,
-		PushReceived: pushed, Warning: res.Warning}
+		PushReceived: pushed, Warning: res.Warning, Approval: res.Approval}
+	if res.AwaitsApproval() {
+		out.State, out.Message = "awaiting_approval", clean(res.Message)
+	}
 	if !res.Amount.IsZero() {
 		out.Amount = money(res.Amount)
 	}
@@ -438,6 +445,9 @@ func humanResult(res ops.Result, err error, pushed bool) string {
 		if pushed {
 			b.WriteString("\n  Settled by its push meanwhile.")
 		}
+		return b.String()
+	case err == nil && res.AwaitsApproval():
+		fmt.Fprintf(&b, "AWAITING APPROVAL: %s %s · %s %s: %s", actionWord(res), res.Target, money(res.Amount), res.Currency, clean(res.Message))
 		return b.String()
 	case err != nil:
 		msg := strings.TrimPrefix(clean(err.Error()), res.Action+" "+res.Target+": ")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"paydesk/internal/access"
 	"paydesk/internal/hub"
 	"paydesk/internal/ops"
 	"paydesk/store"
@@ -264,9 +265,14 @@ func (h *host) runtimeFor(name string, set settings, getenv func(string) string)
 	}
 	rt := *h.rt
 	rt.closers = nil
-	if op := operatorName(getenv); op != h.rt.svc.Operator() && !h.db.Shared() {
+	// The client is a user of this machine (the socket answers the
+	// owner's own account only): its role is the owner's config's word
+	// for its name, never the client's own config.
+	op := operatorName(getenv)
+	p := hs.Team.principal(op, h.rt.opsCfg.Principal.User, access.Socket)
+	if (op != h.rt.svc.Operator() || p != h.rt.opsCfg.Principal) && !h.db.Shared() {
 		cfg := h.rt.opsCfg
-		cfg.Operator = op
+		cfg.Operator, cfg.Principal = op, p
 		svc, err := ops.New(cfg)
 		if err != nil {
 			return nil, err

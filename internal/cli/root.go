@@ -251,6 +251,7 @@ PAYDESK_SECRET_KEY=… paydesk --gateway https://testcheckout.example.nl --websi
 	for _, c := range []*cobra.Command{
 		captureCmd(sio), cancelCmd(sio), updateCmd(sio), refundCmd(sio), giftCardCmd(sio),
 		testReservationCmd(sio), resolveCmd(sio), syncCmd(sio), reconcileCmd(sio), reportCmd(sio), formCmd(sio), importCmd(sio), batchCmd(sio),
+		approvalsCmd(sio), approveCmd(sio), denyCmd(sio),
 	} {
 		c.GroupID = groupMoney
 		root.AddCommand(c)

@@ -32,6 +32,7 @@ paydesk serve --db ./shop.db --listen 127.0.0.1:8801`,
 	addFlags(fs, gatewayFlags...)
 	addFlags(fs, "currency")
 	addFlags(fs, merchantFlags...)
+	teamFlags(fs)
 	return cmd
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"paydesk/api"
 	"paydesk/api/sandbox"
+	"paydesk/internal/access"
 	"paydesk/internal/ops"
 	"paydesk/internal/private"
 	"paydesk/pushlistener"
@@ -177,6 +178,10 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 		}
 	}
 	oc := ops.Config{Gateway: client, Store: db, Mode: set.Mode, Operator: operator, Currency: set.Currency, Merchant: set.Merchant}
+	// The one who runs this process: admin unless [users] names them.
+	me := operatorName(getenv)
+	oc.Principal = set.Team.principal(me, me, access.Local)
+	set.Team.apply(&oc)
 	if sb := r.sandbox; sb != nil {
 		oc.CustomerStep = func(ctx context.Context, key, _ string, approve bool) error {
 			if approve {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"paydesk/api"
+	"paydesk/internal/access"
 	"paydesk/store"
 )
 
@@ -31,6 +32,9 @@ var ErrCannotAsk = errors.New("the gateway client cannot look transactions up")
 // it may be sent again. The console's "ask" action and
 // `paydesk resolve --ask` call this.
 func (s *Service) Ask(ctx context.Context, id uint64) (Result, error) {
+	if err := s.Check(ctx, access.Lookup); err != nil {
+		return Result{OpID: id}, fmt.Errorf("ask about operation %d: %w", id, err)
+	}
 	st := s.cfg.Store
 	op, err := st.Op(id)
 	if err != nil {

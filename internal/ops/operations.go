@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"paydesk/api"
+	"paydesk/internal/access"
 	"paydesk/store"
 )
 
@@ -34,6 +35,9 @@ type CaptureRequest struct {
 // Capture announces a shipment (deferred Pay): full when it takes all that
 // remains, else partial with one article group per shipped line.
 func (s *Service) Capture(ctx context.Context, cr CaptureRequest) (Result, error) {
+	if err := s.Check(ctx, access.Capture); err != nil {
+		return Result{Action: api.ActionPay, Target: cr.Reservation}, fmt.Errorf("capture %s: %w", cr.Reservation, err)
+	}
 	r, err := s.reservation(cr.Reservation)
 	if err != nil {
 		return Result{Action: api.ActionPay, Target: cr.Reservation}, err
@@ -93,6 +97,15 @@ func (s *Service) Cancel(ctx context.Context, cr CancelRequest) (Result, error) 
 	if err != nil {
 		return Result{Action: api.ActionCancelReservation, Target: cr.Reservation}, err
 	}
+	// What remains after a shipment is the warehouse's to cancel; a whole
+	// reservation is the customer's business.
+	act := access.Cancel
+	if r.CapturedAmount.IsPositive() {
+		act = access.CancelRest
+	}
+	if err := s.Check(ctx, act); err != nil {
+		return Result{Action: api.ActionCancelReservation, Target: r.ReservationNumber}, fmt.Errorf("cancel %s: %w", r.ReservationNumber, err)
+	}
 	amount, err := PlanCancel(r)
 	if err != nil {
 		return Result{Action: api.ActionCancelReservation, Target: r.ReservationNumber}, err
@@ -119,6 +132,9 @@ type UpdateRequest struct {
 // before anything is sent. A 690 (risk check) leaves the reservation as it
 // was and comes back as an *OperationError wrapping *api.RejectedError.
 func (s *Service) Update(ctx context.Context, ur UpdateRequest) (Result, error) {
+	if err := s.Check(ctx, access.Update); err != nil {
+		return Result{Action: api.ActionUpdateReservation, Target: ur.Reservation}, fmt.Errorf("update %s: %w", ur.Reservation, err)
+	}
 	r, err := s.reservation(ur.Reservation)
 	if err != nil {
 		return Result{Action: api.ActionUpdateReservation, Target: ur.Reservation}, err
@@ -162,6 +178,9 @@ type RefundRequest struct {
 
 // Refund refunds a capture in full or in part, never above what is left.
 func (s *Service) Refund(ctx context.Context, rr RefundRequest) (Result, error) {
+	if err := s.Check(ctx, access.Refund); err != nil {
+		return Result{Action: api.ActionRefund, Target: rr.Transaction}, fmt.Errorf("refund %s: %w", rr.Transaction, err)
+	}
 	t, err := s.transaction(rr.Transaction)
 	if err != nil {
 		return Result{Action: api.ActionRefund, Target: rr.Transaction}, err
@@ -172,6 +191,11 @@ func (s *Service) Refund(ctx context.Context, rr RefundRequest) (Result, error) 
 	}
 	if err := s.liveConfirm("refund "+t.Key, t.Invoice, rr.Confirm); err != nil {
 		return Result{Action: api.ActionRefund, Target: t.Key}, err
+	}
+	keep := rr
+	keep.Transaction, keep.Amount = t.Key, &op.Amount
+	if res, held, err := s.refundGate(ctx, approvalRefund, t.Key, t.Currency, "reason "+rr.Reason.String(), op.Amount, keep); held || err != nil {
+		return res, err
 	}
 	return s.submit(ctx, submission{op: op, audit: "refund", target: t.Key, reservationKey: t.ReservationKey,
 		amount: op.Amount, currency: t.Currency, reason: rr.Reason.String(), lines: rr.Lines})
@@ -194,6 +218,9 @@ type GiftCardPayRequest struct {
 // GiftCardPay pays with a gift card. When the balance is short the result
 // is partial (S003) and carries the redirect and the remainder.
 func (s *Service) GiftCardPay(ctx context.Context, gr GiftCardPayRequest) (Result, error) {
+	if err := s.Check(ctx, access.Payment); err != nil {
+		return Result{Action: api.ActionPay, Target: gr.Invoice}, fmt.Errorf("gift card payment: %w", err)
+	}
 	if gr.Currency == "" {
 		gr.Currency = s.cfg.Currency
 	}
@@ -222,6 +249,9 @@ type GiftCardRefundRequest struct {
 // GiftCardRefund refunds a gift card payment, checking the partial refund
 // conditions before sending.
 func (s *Service) GiftCardRefund(ctx context.Context, gr GiftCardRefundRequest) (Result, error) {
+	if err := s.Check(ctx, access.Refund); err != nil {
+		return Result{Action: api.ActionRefund, Target: gr.Transaction}, fmt.Errorf("gift card refund %s: %w", gr.Transaction, err)
+	}
 	t, err := s.transaction(gr.Transaction)
 	if err != nil {
 		return Result{Action: api.ActionRefund, Target: gr.Transaction}, err
@@ -232,6 +262,11 @@ func (s *Service) GiftCardRefund(ctx context.Context, gr GiftCardRefundRequest) 
 	}
 	if err := s.liveConfirm("gift card refund "+t.Key, t.Invoice, gr.Confirm); err != nil {
 		return Result{Action: api.ActionRefund, Target: t.Key}, err
+	}
+	keep := gr
+	keep.Transaction = t.Key
+	if res, held, err := s.refundGate(ctx, approvalGiftCardRefund, t.Key, t.Currency, "gift card, reason "+gr.Change.Reason.String(), op.Amount, keep); held || err != nil {
+		return res, err
 	}
 	return s.submit(ctx, submission{op: op, audit: "giftcard-refund", target: t.Key, amount: op.Amount,
 		currency: t.Currency, reason: gr.Change.Reason.String()})
@@ -248,6 +283,9 @@ func MaskCard(n string) string {
 // Resolve closes an operation whose outcome is unknown by hand, with the
 // operator's note (what the gateway's back office showed).
 func (s *Service) Resolve(ctx context.Context, id uint64, note string) error {
+	if err := s.Check(ctx, access.Resolve); err != nil {
+		return fmt.Errorf("resolve operation %d: %w", id, err)
+	}
 	op, err := s.cfg.Store.Op(id)
 	if err != nil {
 		return fmt.Errorf("resolve operation %d: %w", id, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"paydesk/api"
+	"paydesk/internal/access"
 	"paydesk/store"
 )
 
@@ -89,6 +90,17 @@ type Config struct {
 	HTTP api.Doer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Principal is who the operations run as (roles.go): the zero value
+	// is one person alone, who may do everything. A principal in an
+	// operation's context comes first.
+	Principal access.Principal
+	// Policy is what each role may do, with its refund limits.
+	Policy access.Policy
+	// ApprovalOver: a refund above it becomes an approval request
+	// (approvals.go) instead of being sent; zero: never.
+	ApprovalOver decimal.Decimal
+	// ApprovalTTL is how long a request may be approved; 0: 72 hours.
+	ApprovalTTL time.Duration
 }
 
 // Service runs operations. It is safe for concurrent use.
@@ -190,13 +202,23 @@ type Result struct {
 	// Warning is a problem beside the outcome (the audit log could not be
 	// written).
 	Warning string
+	// Approval is the approval request the operation became (nothing was
+	// sent) or, for an approval, the request it carried out.
+	Approval uint64
 }
 
 // OK reports whether the gateway accepted the operation (190, or a pending
 // 79x such as a Reserve awaiting the customer).
 func (r Result) OK() bool {
+	if r.AwaitsApproval() {
+		return true
+	}
 	return r.State == store.OpSettled || r.State == store.OpSent
 }
+
+// AwaitsApproval reports an operation kept as an approval request: nothing
+// was sent.
+func (r Result) AwaitsApproval() bool { return r.Approval != 0 && r.OpID == 0 && r.State == "" }
 
 // OutcomeUnknown reports whether it is open whether the gateway acted.
 func (r Result) OutcomeUnknown() bool { return r.State == store.OpOutcomeUnknown }

@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"paydesk/api"
+	"paydesk/internal/access"
 	"paydesk/store"
 )
 
@@ -53,6 +54,9 @@ func TestReservationWith(now time.Time, currency, suffix string) api.Reserve {
 // Reserve sends a new test reservation. It is refused against a live
 // gateway: the console never creates real reservations.
 func (s *Service) Reserve(ctx context.Context, r api.Reserve) (Result, error) {
+	if err := s.Check(ctx, access.Payment); err != nil {
+		return Result{Action: api.ActionReserve, Target: r.Invoice}, fmt.Errorf("new test reservation: %w", err)
+	}
 	if s.cfg.Mode.IsLive() {
 		return Result{Action: api.ActionReserve, Target: r.Invoice}, fmt.Errorf("new test reservation: %w", ErrLiveRefused)
 	}
@@ -73,6 +77,9 @@ func (s *Service) CustomerStep(ctx context.Context, ref string, approve bool) er
 	}
 	if s.cfg.Mode.IsLive() {
 		return fmt.Errorf("customer %s: %w", verb, ErrLiveRefused)
+	}
+	if err := s.Check(ctx, access.Payment); err != nil {
+		return fmt.Errorf("customer %s: %w", verb, err)
 	}
 	r, err := s.reservation(ref)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"paydesk/api"
+	"paydesk/internal/access"
 	"paydesk/store"
 )
 
@@ -286,6 +287,9 @@ func (rr ReturnRequest) Describe() string { return "refund a return of " + rr.Re
 // RefundReturn refunds a return by article line.
 func (s *Service) RefundReturn(ctx context.Context, rr ReturnRequest) (Result, error) {
 	res := Result{Action: api.ActionRefund, Target: rr.Reservation}
+	if err := s.Check(ctx, access.Refund); err != nil {
+		return res, fmt.Errorf("refund return of %s: %w", rr.Reservation, err)
+	}
 	r, err := s.reservation(rr.Reservation)
 	if err != nil {
 		return res, err
@@ -303,6 +307,12 @@ func (s *Service) RefundReturn(ctx context.Context, rr ReturnRequest) (Result, e
 		return res, err
 	}
 	res.Currency, res.Invoice = r.Currency, r.Invoice
+	// The whole return is one decision: approved, refused or sent whole,
+	// never some of its refunds sent and the rest waiting.
+	if held, held1, err := s.refundGate(ctx, approvalReturn, r.ReservationNumber, r.Currency, returnNote(plan, rr.Reason), plan.Total, rr); held1 || err != nil {
+		held.Invoice = r.Invoice
+		return held, err
+	}
 	var done []string
 	total := decimal.Zero
 	for i, pt := range plan.Parts {
@@ -324,4 +334,19 @@ func (s *Service) RefundReturn(ctx context.Context, rr ReturnRequest) (Result, e
 		res.Message = fmt.Sprintf("%d refunds: %s", len(done), strings.Join(done, "; "))
 	}
 	return res, nil
+}
+
+// returnNote is a return's lines for an approval request: what came back.
+func returnNote(p ReturnPlan, reason Reason) string {
+	var parts []string
+	for _, pt := range p.Parts {
+		for _, l := range pt.Lines {
+			parts = append(parts, fmt.Sprintf("%s=%d", l.ArticleNumber, l.Quantity))
+		}
+	}
+	note := "return " + strings.Join(parts, " ") + ", reason " + reason.String()
+	if p.Extra.IsPositive() {
+		note += ", extra " + p.Extra.StringFixed(2)
+	}
+	return note
 }

@@ -49,6 +49,9 @@ func (s *Service) submit(ctx context.Context, sub submission) (Result, error) {
 	}
 	defer s.release(twin)
 
+	if note := approvalNote(ctx); note != "" {
+		sub.reason = strings.TrimPrefix(sub.reason+"; "+note, "; ")
+	}
 	now := s.cfg.Now()
 	// The audit entry is written with the journal entry, before sending:
 	// an operation cut short after it left (the process killed, the disk

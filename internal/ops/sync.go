@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"paydesk/internal/access"
 	"paydesk/internal/gwsync"
 )
 
@@ -21,6 +22,9 @@ var ErrCannotSync = errors.New("this gateway connection cannot look up invoices"
 // lookup only reads. The console, `paydesk listen` (on a schedule) and
 // `paydesk sync` call it.
 func (s *Service) Sync(ctx context.Context, since time.Time) (gwsync.Result, error) {
+	if err := s.Check(ctx, access.Lookup); err != nil {
+		return gwsync.Result{}, fmt.Errorf("sync: %w", err)
+	}
 	gw, ok := s.cfg.Gateway.(gwsync.Lookup)
 	if !ok {
 		return gwsync.Result{}, fmt.Errorf("sync: %w", ErrCannotSync)

@@ -63,6 +63,7 @@ type KeyMap struct {
 	SaveFixture key.Binding
 	// Money opens the Money page from every tab.
 	Money        key.Binding
+	Approvals    key.Binding
 	Resend       key.Binding
 	FilterType   key.Binding
 	FilterStatus key.Binding
@@ -117,6 +118,7 @@ func Default() *KeyMap {
 		Resolve:        b("o", "resolve unknown outcome", "o"),
 		Batch:          b("B", "batch capture from a manifest", "B"),
 		Money:          b("M", "money: the days' totals", "M"),
+		Approvals:      b("A", "approvals: refunds waiting", "A"),
 
 		CopyKey:      b("y", "copy key", "y"),
 		CopyJSON:     b("Y", "copy JSON", "Y"),

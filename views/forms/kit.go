@@ -847,7 +847,11 @@ func (k *kit) View() string {
 			}
 			help := "enter next · shift+tab back · esc cancel"
 			if k.scan != nil {
-				help = "enter next · shift+tab back · " + fillKey + " all that remains · " + scanToggle + " scan mode · esc cancel"
+				fill := ""
+				if _, ok := k.spec.(filler); ok {
+					fill = fillKey + " all that remains · "
+				}
+				help = "enter next · shift+tab back · " + fill + scanToggle + " scan mode · esc cancel"
 			}
 			b.WriteString("\n" + mutedStyle.Render(wrapWords(help, k.width)))
 		}
@@ -896,6 +900,9 @@ func resultView(r *ops.Result, err error) string {
 			b.WriteString(Clean(msg) + "\n")
 		}
 		b.WriteString("\n")
+	case r.AwaitsApproval():
+		// Not done and not failed: kept for a second person.
+		b.WriteString(titleStyle.Render(fmt.Sprintf("Awaiting approval (request %d)", r.Approval)) + " — nothing was sent.\n\n")
 	case r.OK():
 		b.WriteString(titleStyle.Render("✓ Done") + "\n\n")
 	}

@@ -218,16 +218,23 @@ func TestScanNeverLandsInAUnitsField(t *testing.T) {
 	}
 }
 
-// TestUnitsFieldRefusesTextWithoutScanMode: the return form's units field
-// has no scan mode: text in it is refused with a message naming it.
-func TestUnitsFieldRefusesTextWithoutScanMode(t *testing.T) {
+// TestReturnScanCountsUnits: the return form has the capture form's scan
+// mode (a returned parcel scanned at the warehouse door): a code + enter
+// in a units field counts one unit of its line, never more than shipped
+// and not refunded. Before, the text was refused: the form had no scan
+// mode.
+func TestReturnScanCountsUnits(t *testing.T) {
 	r, txs := twoCaptures()
-	h := runForm(t, NewReturn(r, txs, ops.ModeSandbox), scan("SHOE-42", cr)...)
-	if got := values(h.f)[0]; got != "0" {
-		t.Fatalf("units field = %q, want 0", got)
+	h := runForm(t, NewReturn(r, txs, ops.ModeSandbox), msgs(one(press("ctrl+s")), scan("SHOE-42", cr), scan("shoe-42", cr),
+		scan("SOCK-3P", cr), scan("SHOE-42", cr), scan("SHOE-42", cr), scan("4006381333931", cr))...)
+	if got := h.f.(*kit).spec.(*returnSpec).units; got[0] != "3" || got[1] != "1" {
+		t.Fatalf("units = %q, want 3 shoes (all that shipped) and 1 pack of socks", got)
 	}
-	if v := plainView(h.f); !strings.Contains(v, `"SHOE-42" is not a number of units: refused`) {
-		t.Fatalf("no refusal on screen:\n%s", v)
+	v := strings.Join(strings.Fields(plainView(h.f)), " ")
+	for _, want := range []string{"Back 4 unit(s) · 194.35 EUR", "all 3 shipped and not refunded already counted", "4006381333931 is not an article"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("screen lacks %q:\n%s", want, v)
+		}
 	}
 }
 
