@@ -135,5 +135,14 @@ func Quiet(src PushSource, now time.Time, after time.Duration, hours Hours) (*Al
 	}
 	return &Alert{ID: "quiet/" + since.UTC().Format(time.RFC3339), Kind: "quiet", Subject: "pushes", Since: since,
 		Text: fmt.Sprintf("nothing received for %s in opening hours (%s): is the gateway's push URL still paydesk's, and is paydesk listen reachable?",
-			now.Sub(since).Truncate(time.Minute), what)}, nil
+			minutes(now.Sub(since)), what)}, nil
+}
+
+// minutes words a silence: "45m", "2h05m".
+func minutes(d time.Duration) string {
+	m := int(d / time.Minute)
+	if m < 60 {
+		return fmt.Sprintf("%dm", m)
+	}
+	return fmt.Sprintf("%dh%02dm", m/60, m%60)
 }

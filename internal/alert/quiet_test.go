@@ -85,7 +85,7 @@ func TestQuiet(t *testing.T) {
 				}
 				return
 			}
-			if a == nil || !a.Since.Equal(tc.since) || a.Kind != "quiet" || !strings.Contains(a.Text, "nothing received for") {
+			if a == nil || !a.Since.Equal(tc.since) || a.Kind != "quiet" || !strings.Contains(a.Text, "nothing received for "+minutes(tc.now.Sub(tc.since))+" ") {
 				t.Fatalf("alert %+v, want one since %s", a, tc.since)
 			}
 			// The same silence keeps its ID a minute later, so it is sent once.
@@ -94,5 +94,13 @@ func TestQuiet(t *testing.T) {
 				t.Fatalf("a minute later: %+v, want the same ID %s", b, a.ID)
 			}
 		})
+	}
+}
+
+func TestMinutes(t *testing.T) {
+	for d, want := range map[time.Duration]string{time.Minute + 47*time.Second: "1m", 59 * time.Minute: "59m", 2*time.Hour + 5*time.Minute: "2h05m"} {
+		if got := minutes(d); got != want {
+			t.Errorf("minutes(%s) = %q, want %q", d, got, want)
+		}
 	}
 }
