@@ -95,6 +95,10 @@ type fileConfig struct {
 	AlertSecretFile string `toml:"alert-secret-file"`
 	AlertCommand    string `toml:"alert-command"`
 	ScanSuffix      string `toml:"scan-suffix"`
+	// paydesk serve over SSH (sshserve.go).
+	SSH        string `toml:"ssh"`
+	SSHHostKey string `toml:"ssh-host-key"`
+	SSHIdle    string `toml:"ssh-idle"`
 	// The merchant account's settings (api.Merchant): what the sandbox
 	// does and what the forms allow.
 	Autocapture    bool       `toml:"autocapture"`
@@ -132,7 +136,7 @@ func (t *textOrList) UnmarshalTOML(v any) error {
 var fileKeys = []string{"gateway", "mode", "website-key", "secret-file", "listen", "push-url", "db", "read-only",
 	"autocapture", "partial-refunds", "gift-card-codes",
 	"export-dir", "fixture-dir", "currency", "scan-prefix", "scan-suffix", "sync-every",
-	"alert-webhook", "alert-secret-file", "alert-command"}
+	"alert-webhook", "alert-secret-file", "alert-command", "ssh", "ssh-host-key", "ssh-idle"}
 
 // settingEnv maps setting names to their environment variables.
 var settingEnv = map[string]string{
@@ -140,7 +144,7 @@ var settingEnv = map[string]string{
 }
 
 // pathKeys may start with ~/ in the config file.
-var pathKeys = map[string]bool{"db": true, "secret-file": true, "export-dir": true, "fixture-dir": true, "alert-secret-file": true}
+var pathKeys = map[string]bool{"ssh-host-key": true, "db": true, "secret-file": true, "export-dir": true, "fixture-dir": true, "alert-secret-file": true}
 
 // layers are the sources of the settings below the defaults: the flags of
 // the command that runs (only those the user set count), the environment
@@ -379,6 +383,7 @@ func readConfigFile(path string) (map[string]string, error) {
 		"listen": fc.Listen, "push-url": fc.PushURL, "db": fc.DB, "read-only": strconv.FormatBool(fc.ReadOnly),
 		"export-dir": fc.ExportDir, "fixture-dir": fc.FixtureDir, "currency": fc.Currency, "scan-prefix": fc.ScanPrefix, "scan-suffix": fc.ScanSuffix, "sync-every": fc.SyncEvery,
 		"alert-webhook": fc.AlertWebhook, "alert-secret-file": fc.AlertSecretFile, "alert-command": fc.AlertCommand,
+		"ssh": fc.SSH, "ssh-host-key": fc.SSHHostKey, "ssh-idle": fc.SSHIdle,
 		"autocapture": strconv.FormatBool(fc.Autocapture), "partial-refunds": string(fc.PartialRefunds), "gift-card-codes": string(fc.GiftCardCodes)}
 	out := map[string]string{}
 	for k, v := range values {

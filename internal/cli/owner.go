@@ -13,6 +13,7 @@ import (
 
 	"paydesk/internal/hub"
 	"paydesk/internal/ops"
+	"paydesk/internal/sshd"
 	"paydesk/store"
 )
 
@@ -46,6 +47,8 @@ type host struct {
 	set settings
 	// getenv is the owner's environment (where its socket goes).
 	getenv func(string) string
+	// sshd is the owner's SSH server (paydesk serve --ssh), nil without.
+	sshd *sshd.Server
 }
 
 // forwardedEnv are the variables a client sends with its command: those
@@ -264,7 +267,9 @@ func (h *host) runtimeFor(name string, set settings, getenv func(string) string)
 	}
 	rt := *h.rt
 	rt.closers = nil
-	if op := operatorName(getenv); op != h.rt.svc.Operator() && !h.db.Shared() {
+	// A team's database has no socket; its host runs commands over SSH
+	// only, each as its user.
+	if op := operatorName(getenv); op != h.rt.svc.Operator() {
 		cfg := h.rt.opsCfg
 		cfg.Operator = op
 		svc, err := ops.New(cfg)
