@@ -346,6 +346,11 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 		in = idleReader(in, s.cfg.Idle, se)
 	}
 	opts := append(bm.MakeOptions(sess), tea.WithContext(se.ctx), tea.WithInput(in))
+	if pty, _, _ := sess.Pty(); pty.Window.Width <= 0 || pty.Window.Height <= 0 {
+		// A client whose own side is no terminal (ssh -tt from a script)
+		// sends no size: the console would draw nothing.
+		opts = append(opts, tea.WithWindowSize(80, 24))
+	}
 	return tea.NewProgram(m, opts...)
 }
 
