@@ -83,7 +83,9 @@ func (m lineModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	return m, nil
 }
-func (m lineModel) View() tea.View { return tea.NewView("console of " + m.who + " typed:" + m.typed + "|") }
+func (m lineModel) View() tea.View {
+	return tea.NewView("console of " + m.who + " typed:" + m.typed + "|")
+}
 
 // testServer starts a server whose commands are run; the users are us.
 func testServer(t testing.TB, us *users, run func(ctx context.Context, p access.Principal, args []string, s Streams) int, tweak func(*Config)) (*Server, *lockedLog) {
