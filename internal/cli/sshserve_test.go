@@ -166,6 +166,23 @@ func TestCommandsOverSSH(t *testing.T) {
 			t.Errorf("%s: exit %d stdout %q stderr %q; want exit %d, %q, %q", tc.name, code, out, errs, tc.code, tc.stdout, tc.stderr)
 		}
 	}
+	// Who added whom: the socket's user, and an admin over SSH with the
+	// key's fingerprint.
+	bobKey := userKey(t)
+	if code, _, errs := d.sshRun(t, "root", adminKey, "user", "add", "bob", "--key", bobKey+".pub", "--role", "viewer"); code != 0 {
+		t.Fatalf("an admin adds bob over ssh: exit %d %s", code, errs)
+	}
+	code, out, errs = runEnv(t, context.Background(), d.env, nil, false, "user", "list", "--json")
+	var us []struct {
+		Name    string `json:"name"`
+		AddedBy string `json:"added_by"`
+	}
+	if err := json.Unmarshal([]byte(out), &us); code != 0 || err != nil || len(us) != 3 {
+		t.Fatalf("user list --json: exit %d %v %s %s", code, err, out, errs)
+	}
+	if us[0].Name != "alice" || us[0].AddedBy != "clitest" || us[1].Name != "bob" || !strings.HasPrefix(us[1].AddedBy, "root (SHA256:") {
+		t.Errorf("added by: %+v; want alice by clitest (the socket), bob by root (SHA256:…)", us)
+	}
 	if !strings.Contains(readLog(t, d), "login refused") {
 		t.Errorf("the refused logins are not in the log")
 	}
