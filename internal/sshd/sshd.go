@@ -298,15 +298,20 @@ func (s *Server) track(next ssh.Handler) ssh.Handler {
 		s.cfg.Logf("ssh: %s from %s: %s", p, sess.RemoteAddr(), what)
 		// Closing the channel is what ends the client's ssh: a command
 		// still running here ends with its context.
-		stopWatch := context.AfterFunc(ctx, func() {
+		// It runs once: when the server ends the session (a command or a
+		// console blocked on a client may not return before), or after the
+		// handler returned, whichever comes first; the other waits for it.
+		report := sync.OnceFunc(func() {
 			if why := se.reason(); why != "" {
 				fmt.Fprintf(sess.Stderr(), "\r\npaydesk: %s; the session ends\r\n", why)
 				_ = sess.Exit(1)
 				_ = sess.Close()
 			}
 		})
-		defer stopWatch()
+		stopWatch := context.AfterFunc(ctx, report)
 		next(sess)
+		stopWatch()
+		report()
 	}
 }
 
