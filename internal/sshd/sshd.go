@@ -350,13 +350,18 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	if s.cfg.Idle > 0 {
 		in = idleReader(in, s.cfg.Idle, se)
 	}
-	opts := append(bm.MakeOptions(sess), tea.WithContext(se.ctx), tea.WithInput(in))
+	opts := append(bm.MakeOptions(sess), tea.WithInput(in))
 	if pty, _, _ := sess.Pty(); pty.Window.Width <= 0 || pty.Window.Height <= 0 {
 		// A client whose own side is no terminal (ssh -tt from a script)
 		// sends no size: the console would draw nothing.
 		opts = append(opts, tea.WithWindowSize(80, 24))
 	}
-	return tea.NewProgram(m, opts...)
+	p := tea.NewProgram(m, opts...)
+	// Quit, not a cancelled context: the program ends as when the user
+	// quits (a killed one is logged as an error by the middleware), and
+	// a program stuck writing to a client ends as the channel closes.
+	context.AfterFunc(se.ctx, p.Quit)
+	return p
 }
 
 // command runs the session's command line (or says the console needs a
