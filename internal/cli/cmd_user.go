@@ -88,12 +88,21 @@ func readPublicKey(file string) (gossh.PublicKey, error) {
 	if len(b) > 64<<10 {
 		return nil, fmt.Errorf("--key %s: %d bytes; a public key is one short line", file, len(b))
 	}
+	key, err := parsePublicKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("--key %s: %w", file, err)
+	}
+	return key, nil
+}
+
+// parsePublicKey reads exactly one public key in authorized_keys form.
+func parsePublicKey(b []byte) (gossh.PublicKey, error) {
 	key, _, _, rest, err := gossh.ParseAuthorizedKey(b)
 	if err != nil {
-		return nil, fmt.Errorf("--key %s: not a public key (one authorized_keys line, e.g. id_ed25519.pub): %w", file, err)
+		return nil, fmt.Errorf("not a public key (one authorized_keys line, e.g. id_ed25519.pub): %w", err)
 	}
 	if strings.TrimSpace(string(rest)) != "" {
-		return nil, fmt.Errorf("--key %s: holds more than one key; give the user's one key", file)
+		return nil, errors.New("holds more than one key; give the user's one key")
 	}
 	return key, nil
 }
