@@ -263,6 +263,8 @@ type RepoTx interface {
 	AddTally(d Tally) error
 	// Tally returns the counters.
 	Tally() (Tally, error)
+
+	UsersTx // users.go
 }
 
 // OpenOp is an open operation as OpenOps lists it.

@@ -103,6 +103,10 @@ type fileConfig struct {
 	AlertQuiet      string `toml:"alert-quiet"`
 	OpeningHours    string `toml:"opening-hours"`
 	ScanSuffix      string `toml:"scan-suffix"`
+	// paydesk serve over SSH (sshserve.go).
+	SSH        string `toml:"ssh"`
+	SSHHostKey string `toml:"ssh-host-key"`
+	SSHIdle    string `toml:"ssh-idle"`
 	// The merchant account's settings (api.Merchant): what the sandbox
 	// does and what the forms allow.
 	Autocapture    bool       `toml:"autocapture"`
@@ -147,7 +151,7 @@ var fileKeys = []string{"gateway", "mode", "website-key", "secret-file", "listen
 	"autocapture", "partial-refunds", "gift-card-codes",
 	"export-dir", "fixture-dir", "currency", "scan-prefix", "scan-suffix", "sync-every",
 	"alert-webhook", "alert-secret-file", "alert-command", "alert-quiet", "opening-hours",
-	"approval-over", "approval-ttl", "roles", "users"}
+	"approval-over", "approval-ttl", "roles", "users", "ssh", "ssh-host-key", "ssh-idle"}
 
 // settingEnv maps setting names to their environment variables.
 var settingEnv = map[string]string{
@@ -155,7 +159,7 @@ var settingEnv = map[string]string{
 }
 
 // pathKeys may start with ~/ in the config file.
-var pathKeys = map[string]bool{"db": true, "secret-file": true, "export-dir": true, "fixture-dir": true, "alert-secret-file": true}
+var pathKeys = map[string]bool{"ssh-host-key": true, "db": true, "secret-file": true, "export-dir": true, "fixture-dir": true, "alert-secret-file": true}
 
 // layers are the sources of the settings below the defaults: the flags of
 // the command that runs (only those the user set count), the environment
@@ -402,6 +406,7 @@ func readConfigFile(path string) (map[string]string, error) {
 		"export-dir": fc.ExportDir, "fixture-dir": fc.FixtureDir, "currency": fc.Currency, "scan-prefix": fc.ScanPrefix, "scan-suffix": fc.ScanSuffix, "sync-every": fc.SyncEvery,
 		"alert-webhook": fc.AlertWebhook, "alert-secret-file": fc.AlertSecretFile, "alert-command": fc.AlertCommand,
 		"alert-quiet": fc.AlertQuiet, "opening-hours": fc.OpeningHours,
+		"ssh": fc.SSH, "ssh-host-key": fc.SSHHostKey, "ssh-idle": fc.SSHIdle,
 		"autocapture": strconv.FormatBool(fc.Autocapture), "partial-refunds": string(fc.PartialRefunds), "gift-card-codes": string(fc.GiftCardCodes),
 		"approval-over": fc.ApprovalOver, "approval-ttl": fc.ApprovalTTL}
 	out := map[string]string{}

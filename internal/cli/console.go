@@ -114,14 +114,7 @@ func startConsole(ctx context.Context, set settings, getenv func(string) string)
 	if err != nil {
 		return nil, err
 	}
-	cfg := ui.Config{Store: rt.db, Ops: rt.svc, Mode: set.Mode, GatewayURL: rt.gatewayURL, ListenAddr: rt.listenAddr, IntakeURL: rt.intakeURL,
-		PartialRefunds: set.Merchant.PartialRefundsFor(api.ProviderB), GiftCardCodes: set.Merchant.Codes(),
-		ReadOnly: rt.set.ReadOnly, Currency: set.Currency, ExportDir: set.ExportDir, FixtureDir: set.FixtureDir, Context: ctx,
-		ScanPrefix: set.ScanPrefix, ScanSuffix: set.ScanSuffix}
-	if rt.sandbox != nil {
-		cfg.Sandbox = rt.sandbox
-	}
-	con := &console{runtime: rt, app: ui.New(cfg)}
+	con := &console{runtime: rt, app: ui.New(consoleConfig(ctx, rt, set))}
 	// Without its socket the console still works; the commands then say
 	// the cache is in use, as they did before there was one.
 	srv, err := (&host{what: "the console", rt: rt, db: rt.db, set: rt.set, getenv: getenv}).serve()
@@ -130,6 +123,19 @@ func startConsole(ctx context.Context, set settings, getenv func(string) string)
 	}
 	con.hub = srv
 	return con, nil
+}
+
+// consoleConfig is the console's configuration on rt: the local console's,
+// and each SSH session's (with a service of the session's user).
+func consoleConfig(ctx context.Context, rt *runtime, set settings) ui.Config {
+	cfg := ui.Config{Store: rt.db, Ops: rt.svc, Mode: set.Mode, GatewayURL: rt.gatewayURL, ListenAddr: rt.listenAddr, IntakeURL: rt.intakeURL,
+		PartialRefunds: set.Merchant.PartialRefundsFor(api.ProviderB), GiftCardCodes: set.Merchant.Codes(),
+		ReadOnly: rt.set.ReadOnly, Currency: set.Currency, ExportDir: set.ExportDir, FixtureDir: set.FixtureDir, Context: ctx,
+		ScanPrefix: set.ScanPrefix, ScanSuffix: set.ScanSuffix}
+	if rt.sandbox != nil {
+		cfg.Sandbox = rt.sandbox
+	}
+	return cfg
 }
 
 // runDemo fills the embedded sandbox and reports progress in the status

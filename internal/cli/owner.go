@@ -14,6 +14,7 @@ import (
 	"paydesk/internal/access"
 	"paydesk/internal/hub"
 	"paydesk/internal/ops"
+	"paydesk/internal/sshd"
 	"paydesk/store"
 )
 
@@ -47,6 +48,8 @@ type host struct {
 	set settings
 	// getenv is the owner's environment (where its socket goes).
 	getenv func(string) string
+	// sshd is the owner's SSH server (paydesk serve --ssh), nil without.
+	sshd *sshd.Server
 }
 
 // forwardedEnv are the variables a client sends with its command: those
@@ -218,6 +221,13 @@ func (h *host) run(ctx context.Context, req hub.Request, s hub.Streams) int {
 		fmt.Fprintf(s.Stderr, "paydesk: %s owns this cache and runs commands for others on this machine, not %s: stop it first\n", h.what, name)
 		return exitFailed
 	}
+	if _, ok := access.From(ctx); !ok {
+		// A client of the socket: the same OS user as the owner (the
+		// socket answers no other), named as its login names itself, with
+		// the role the owner's config gives that name (one person alone:
+		// admin).
+		ctx = access.With(ctx, h.socketPrincipal(operatorName(sio.Getenv)))
+	}
 	return execute(ctx, sio, req.Args)
 }
 
@@ -267,10 +277,12 @@ func (h *host) runtimeFor(name string, set settings, getenv func(string) string)
 	rt.closers = nil
 	// The client is a user of this machine (the socket answers the
 	// owner's own account only): its role is the owner's config's word
-	// for its name, never the client's own config.
+	// for its name, never the client's own config. Over SSH the session's
+	// principal, in the context, is the one ops checks. A team's database
+	// has no socket: its host runs commands over SSH only, each as its user.
 	op := operatorName(getenv)
 	p := hs.Team.principal(op, h.rt.opsCfg.Principal.User, access.Socket)
-	if (op != h.rt.svc.Operator() || p != h.rt.opsCfg.Principal) && !h.db.Shared() {
+	if op != h.rt.svc.Operator() || p != h.rt.opsCfg.Principal {
 		cfg := h.rt.opsCfg
 		cfg.Operator, cfg.Principal = op, p
 		svc, err := ops.New(cfg)
@@ -322,4 +334,14 @@ func ownedError(ctx context.Context, err error, set settings, getenv func(string
 	cl.Close()
 	return fmt.Errorf("%s owns the cache %s: commands on this machine run through it, %s does not; use it, stop it, or give this one a cache of its own (--db FILE)",
 		ownedBy(info), clean(info.Cache), what)
+}
+
+// socketPrincipal is who a client of the socket acts as: name, with the
+// role the owner's [users] give it (roles.go).
+func (h *host) socketPrincipal(name string) access.Principal {
+	owner := operatorName(h.getenv)
+	if h.rt != nil && h.rt.opsCfg.Principal.User != "" {
+		owner = h.rt.opsCfg.Principal.User
+	}
+	return h.set.Team.principal(name, owner, access.Socket)
 }

@@ -256,7 +256,7 @@ PAYDESK_SECRET_KEY=… paydesk --gateway https://testcheckout.example.nl --websi
 		c.GroupID = groupMoney
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{serveCmd(sio), sandboxCmd(sio), listenCmd(sio), replayCmd(sio), dbCmd(sio)} {
+	for _, c := range []*cobra.Command{serveCmd(sio), userCmd(sio), sandboxCmd(sio), listenCmd(sio), replayCmd(sio), dbCmd(sio)} {
 		c.GroupID = groupServers
 		root.AddCommand(c)
 	}

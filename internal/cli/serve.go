@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"paydesk/internal/hub"
+	"paydesk/internal/sshd"
 )
 
 func serveCmd(sio IO) *cobra.Command {
@@ -22,7 +23,8 @@ over a unix socket beside it, run here on the open cache, its output and exit co
 the command — instead of failing because the cache is in use. Only the same OS user may
 use the socket. See docs/serve.md.`,
 		Example: `paydesk serve                       # the embedded sandbox, the default cache
-paydesk serve --db ./shop.db --listen 127.0.0.1:8801`,
+paydesk serve --db ./shop.db --listen 127.0.0.1:8801
+paydesk serve --ssh :2222               # and over SSH, to the users of paydesk user add`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return exit(runServe(cmd.Context(), sio, cmd.Flags()))
@@ -33,6 +35,7 @@ paydesk serve --db ./shop.db --listen 127.0.0.1:8801`,
 	addFlags(fs, "currency")
 	addFlags(fs, merchantFlags...)
 	teamFlags(fs)
+	sshFlags(fs)
 	return cmd
 }
 
@@ -41,6 +44,11 @@ paydesk serve --db ./shop.db --listen 127.0.0.1:8801`,
 func runServe(ctx context.Context, sio IO, fs *pflag.FlagSet) int {
 	getenv := getenvOf(sio)
 	set, err := resolveSettings(fs, getenv)
+	if err != nil {
+		fmt.Fprintf(sio.Stderr, "paydesk serve: %v\n", err)
+		return exitUsage
+	}
+	so, err := resolveSSH(fs, getenv, set)
 	if err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk serve: %v\n", err)
 		return exitUsage
@@ -63,22 +71,31 @@ func runServe(ctx context.Context, sio IO, fs *pflag.FlagSet) int {
 		fmt.Fprintf(sio.Stderr, "paydesk serve: %v\n", err)
 		return exitFailed
 	}
+	h := &host{what: "paydesk serve", rt: rt, db: rt.db, set: rt.set, getenv: getenv}
 	var sock *hub.Server
 	if !rt.db.Shared() {
-		if sock, err = (&host{what: "paydesk serve", rt: rt, db: rt.db, set: rt.set, getenv: getenv}).serve(); err != nil {
+		if sock, err = h.serve(); err != nil {
 			fmt.Fprintf(sio.Stderr, "paydesk serve: %v\n", err)
 			return exitFailed
 		}
 		defer sock.Close()
 	}
-	fmt.Fprint(sio.Stderr, serveBanner(rt, sock))
+	var ssh *sshd.Server
+	if so.Addr != "" {
+		if ssh, err = h.startSSH(ctx, so); err != nil {
+			fmt.Fprintf(sio.Stderr, "paydesk serve: %v\n", err)
+			return exitFailed
+		}
+		defer ssh.Close()
+	}
+	fmt.Fprint(sio.Stderr, serveBanner(rt, sock, ssh))
 	<-ctx.Done()
 	fmt.Fprintln(sio.Stderr, "paydesk serve: stopped")
 	return exitOK
 }
 
 // serveBanner says what serve runs, on stderr.
-func serveBanner(rt *runtime, sock *hub.Server) string {
+func serveBanner(rt *runtime, sock *hub.Server, ssh *sshd.Server) string {
 	var b strings.Builder
 	gateway := rt.gatewayURL
 	if rt.sandbox != nil {
@@ -94,6 +111,9 @@ func serveBanner(rt *runtime, sock *hub.Server) string {
 	fmt.Fprintf(&b, "  order intake:   %s\n", rt.intakeURL)
 	fmt.Fprintf(&b, "  operator:       %s\n", rt.svc.Operator())
 	fmt.Fprintf(&b, "  socket:         %s\n", socket)
+	if ssh != nil {
+		fmt.Fprintf(&b, "  ssh:            %s (ssh -p PORT USER@host; paydesk user add)\n", ssh.Addr())
+	}
 	b.WriteString("Ctrl-C stops it.\n")
 	return b.String()
 }

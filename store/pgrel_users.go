@@ -1,0 +1,48 @@
+package store
+
+import (
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The users on the native engine: paydesk_users (0012).
+
+const pgUserCols = `name, role, key, fingerprint, added, added_by`
+
+func scanUser(r pgx.CollectableRow) (*User, error) {
+	var u User
+	var added *time.Time
+	if err := r.Scan(&u.Name, &u.Role, &u.Key, &u.Fingerprint, &added, &u.AddedBy); err != nil {
+		return nil, err
+	}
+	if added != nil {
+		u.Added = *added
+	}
+	return &u, nil
+}
+
+func (t *pgRelTx) User(name string) (*User, error) {
+	us, err := rowsOf(t, scanUser, `SELECT `+pgUserCols+` FROM paydesk_users WHERE name = $1`, pgText(name))
+	if err != nil || len(us) == 0 {
+		return nil, err
+	}
+	return us[0], nil
+}
+
+func (t *pgRelTx) PutUser(u *User) error {
+	if err := pgTextErr("user "+u.Name, "name", u.Name, "role", u.Role, "key", u.Key, "added by", u.AddedBy); err != nil {
+		return err
+	}
+	return t.exec(`INSERT INTO paydesk_users (`+pgUserCols+`) VALUES (`+placeholders(6)+`)
+		ON CONFLICT (name) DO UPDATE SET `+upsertSet(pgUserCols),
+		u.Name, u.Role, u.Key, u.Fingerprint, pgTime(u.Added), pgText(u.AddedBy))
+}
+
+func (t *pgRelTx) DeleteUser(name string) error {
+	return t.exec(`DELETE FROM paydesk_users WHERE name = $1`, pgText(name))
+}
+
+func (t *pgRelTx) Users() ([]*User, error) {
+	return rowsOf(t, scanUser, `SELECT `+pgUserCols+` FROM paydesk_users ORDER BY name`)
+}

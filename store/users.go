@@ -1,0 +1,138 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// User is a person who reaches paydesk over SSH: a name, the role the
+// server grants (internal/access names the roles), and the public key
+// they prove themselves with. The store keeps users so that several
+// paydesk serve on one PostgreSQL know the same people.
+type User struct {
+	Name string `json:"name"`
+	Role string `json:"role"`
+	// Key is the public key in authorized_keys form ("ssh-ed25519 AAAA…"),
+	// without its comment.
+	Key string `json:"key"`
+	// Fingerprint is the key's SHA256 fingerprint ("SHA256:…"): how the
+	// SSH server finds the user and the audit log names the key.
+	Fingerprint string    `json:"fingerprint"`
+	Added       time.Time `json:"added"`
+	AddedBy     string    `json:"added_by"`
+}
+
+// UsersTx is the engines' part of the contract for users.
+type UsersTx interface {
+	// User is the user called name, nil when there is none.
+	User(name string) (*User, error)
+	// PutUser writes u under its name.
+	PutUser(u *User) error
+	// DeleteUser removes the user called name (nothing when there is none).
+	DeleteUser(name string) error
+	// Users lists every user, by name.
+	Users() ([]*User, error)
+}
+
+// ErrNoUser: no user has that name or key.
+var ErrNoUser = errors.New("no such user")
+
+// userName is what a user's name may be: a login name, so that it reads
+// the same in ssh's command line, the journal and the audit log.
+var userName = regexp.MustCompile(`^[a-z_][a-z0-9._-]{0,31}$`)
+
+// checkUser applies the rules every user keeps.
+func checkUser(u *User) error {
+	if !userName.MatchString(u.Name) {
+		return fmt.Errorf("user %q: the name must be 1 to 32 of a-z, 0-9, '.', '_', '-', starting with a letter or '_'", u.Name)
+	}
+	if u.Role == "" {
+		return fmt.Errorf("user %s: role: must be set", u.Name)
+	}
+	if !strings.HasPrefix(u.Fingerprint, "SHA256:") {
+		return fmt.Errorf("user %s: fingerprint %q: must be a SHA256 fingerprint", u.Name, u.Fingerprint)
+	}
+	if u.Key == "" || strings.ContainsAny(u.Key, "\r\n") {
+		return fmt.Errorf("user %s: key: must be one authorized_keys line", u.Name)
+	}
+	return nil
+}
+
+// AddUser adds u. A name is added once, and a key names one user: the
+// server could not tell two people with one key apart.
+func (db *DB) AddUser(u User) error {
+	if err := checkUser(&u); err != nil {
+		return err
+	}
+	return db.repo.Update(context.Background(), func(tx RepoTx) error {
+		old, err := tx.User(u.Name)
+		if err != nil {
+			return err
+		}
+		if old != nil {
+			return fmt.Errorf("user %s: exists already (paydesk user remove %s first)", u.Name, u.Name)
+		}
+		all, err := tx.Users()
+		if err != nil {
+			return err
+		}
+		for _, o := range all {
+			if o.Fingerprint == u.Fingerprint {
+				return fmt.Errorf("user %s: key %s: is %s's already; a key names one user", u.Name, u.Fingerprint, o.Name)
+			}
+		}
+		return tx.PutUser(&u)
+	})
+}
+
+// RemoveUser removes the user called name; ErrNoUser when there is none.
+func (db *DB) RemoveUser(name string) error {
+	return db.repo.Update(context.Background(), func(tx RepoTx) error {
+		old, err := tx.User(name)
+		if err != nil {
+			return err
+		}
+		if old == nil {
+			return fmt.Errorf("user %q: %w", name, ErrNoUser)
+		}
+		return tx.DeleteUser(name)
+	})
+}
+
+// Users lists the users by name.
+func (db *DB) Users() ([]User, error) {
+	var out []User
+	err := db.read(func(tx RepoTx) error {
+		all, err := tx.Users()
+		if err != nil {
+			return err
+		}
+		out = make([]User, 0, len(all))
+		for _, u := range all {
+			out = append(out, *u)
+		}
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, err
+}
+
+// UserByKey is the user whose key has fingerprint fp; ErrNoUser when
+// nobody's has.
+func (db *DB) UserByKey(fp string) (User, error) {
+	all, err := db.Users()
+	if err != nil {
+		return User{}, err
+	}
+	for _, u := range all {
+		if u.Fingerprint == fp {
+			return u, nil
+		}
+	}
+	return User{}, fmt.Errorf("key %s: %w", fp, ErrNoUser)
+}
