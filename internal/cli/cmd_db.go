@@ -96,15 +96,9 @@ it again is harmless and finishes a copy that was cut short. Close the console t
 				return exit(exitFailed)
 			}
 			defer src.Close()
-			dst, err := store.Open(to, store.Options{})
-			if err != nil {
-				fmt.Fprintf(sio.Stderr, "paydesk db copy: %v\n", err)
-				return exit(exitFailed)
-			}
-			defer dst.Close()
 			start := time.Now()
 			total := 0
-			err = src.CopyTo(dst, func(bucket string, n int) {
+			err = src.CopyInto(to, func(bucket string, n int) {
 				total += n
 				if n > 0 {
 					fmt.Fprintf(sio.Stdout, "  %-16s %d\n", bucket, n)
