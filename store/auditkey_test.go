@@ -35,6 +35,34 @@ func openAt(t *testing.T, where string, key []byte) *DB {
 func forge(t *testing.T, db *DB, e AuditEntry) uint64 {
 	t.Helper()
 	var id uint64
+	// The forger writes the engine's own storage: the bucket, or the
+	// table with psql (as paydesk's role, which may insert into it).
+	if rel, ok := db.repo.(*pgRelEngine); ok {
+		err := rel.update(context.Background(), func(tx *pgRelTx) error {
+			n, err := tx.AuditSequence()
+			if err != nil {
+				return err
+			}
+			var last string
+			if _, err := tx.scanRow(`SELECT entry::text FROM paydesk_audit ORDER BY id DESC LIMIT 1`, nil, &last); err != nil {
+				return err
+			}
+			id = n + 1
+			e.ID, e.Prev = id, chainHash([]byte(last))
+			v, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			if err := tx.insertAudit(id, e, v); err != nil {
+				return err
+			}
+			return tx.exec(`UPDATE paydesk_numbers SET last = $1 WHERE name = 'audit'`, int64(id))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
 	err := db.eng.Update(func(tx Tx) error {
 		b := tx.Bucket(bAudit)
 		_, last := b.Cursor().Last()
@@ -92,7 +120,15 @@ func TestAuditForgedEntryIsNamed(t *testing.T) {
 				t.Fatalf("the log paydesk wrote: %+v %v", chk, err)
 			}
 			var real AuditEntry
-			_ = db.view(func(tx Tx) error { return json.Unmarshal(tx.Bucket(bAudit).Get(u64(2)), &real) })
+			if err := db.repo.View(context.Background(), func(tx RepoTx) error {
+				e, err := tx.AuditEntry(2)
+				if err == nil && e != nil {
+					real = *e
+				}
+				return err
+			}); err != nil || real.ID != 2 {
+				t.Fatalf("entry 2: %+v %v", real, err)
+			}
 			id := forge(t, db, tc.entry(real))
 			chk, err := db.VerifyAudit()
 			got := strings.Join(chk.Problems, "; ")
@@ -145,10 +181,11 @@ func TestAuditUnkeyedLogIsAnchored(t *testing.T) {
 }
 
 // TestAuditForgedWithSQL (issue 24): on PostgreSQL an operator's role that
-// may write the store's tables but has no INSERT on paydesk_audit cannot
-// add an entry; the role that has it (paydesk's) can, and an entry it adds
-// with psql, correctly chained but without the key, is named by --verify.
-// UPDATE, DELETE and TRUNCATE are refused whoever asks.
+// may write the store's other tables but has no INSERT on paydesk_audit
+// cannot add an entry; the role that has it (paydesk's) can, and an entry
+// it adds with psql, correctly chained but without the key, is named by
+// --verify. UPDATE, DELETE and TRUNCATE are refused whoever asks (the
+// table's triggers).
 func TestAuditForgedWithSQL(t *testing.T) {
 	url := pgtest.Fresh(t)
 	db := openAt(t, url, testAuditKey)
@@ -166,36 +203,36 @@ func TestAuditForgedWithSQL(t *testing.T) {
 	exec := func(q string, args ...any) error { _, err := conn.Exec(ctx, q, args...); return err }
 	_ = exec(`DROP OWNED BY ` + role)
 	_ = exec(`DROP ROLE IF EXISTS ` + role)
-	if err := exec(`CREATE ROLE ` + role + `; GRANT SELECT, INSERT, UPDATE, DELETE ON paydesk_kv, paydesk_bucket TO ` + role); err != nil {
+	if err := exec(`CREATE ROLE ` + role + `; GRANT SELECT, INSERT, UPDATE, DELETE ON paydesk_reservations, paydesk_lines, paydesk_transactions, paydesk_pushes TO ` + role +
+		`; GRANT SELECT ON paydesk_audit TO ` + role); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = exec(`DROP OWNED BY ` + role + `; DROP ROLE IF EXISTS ` + role) })
 
-	var last []byte
-	if err := conn.QueryRow(ctx, `SELECT v FROM paydesk_kv WHERE bucket = convert_to('audit', 'UTF8') ORDER BY k DESC LIMIT 1`).Scan(&last); err != nil {
+	var last string
+	if err := conn.QueryRow(ctx, `SELECT entry::text FROM paydesk_audit ORDER BY id DESC LIMIT 1`).Scan(&last); err != nil {
 		t.Fatal(err)
 	}
-	forged, _ := json.Marshal(AuditEntry{ID: 4, Time: t0, Operator: "alice@desk1", Action: "refund", Target: "R1", Amount: dec("999.00"), Currency: "EUR", Result: "190 Success", Prev: chainHash(last)})
-	insert := `INSERT INTO paydesk_kv (bucket, k, v) VALUES (convert_to('audit', 'UTF8'), $1, $2)`
+	forged := AuditEntry{ID: 4, Time: t0, Operator: "alice@desk1", Action: "refund", Target: "R1", Amount: dec("999.00"), Currency: "EUR", Result: "190 Success", Prev: chainHash([]byte(last))}
+	text, _ := json.Marshal(forged)
+	insert := `INSERT INTO paydesk_audit (id, time, operator, action, target, amount, currency, result, prev, entry) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
+	args := []any{int64(forged.ID), forged.Time, forged.Operator, forged.Action, forged.Target, forged.Amount, forged.Currency, forged.Result, forged.Prev, string(text)}
 	if err := exec(`SET ROLE ` + role); err != nil {
 		t.Fatal(err)
 	}
-	err = exec(insert, u64(4), forged)
+	err = exec(insert, args...)
 	_ = exec(`RESET ROLE`)
 	if err == nil || !strings.Contains(err.Error(), "paydesk_audit") {
 		t.Fatalf("a role without INSERT on paydesk_audit added an entry: %v", err)
 	}
-	for _, q := range []string{`TRUNCATE paydesk_kv`, `TRUNCATE paydesk_kv CASCADE`} {
+	for _, q := range []string{`TRUNCATE paydesk_audit`, `TRUNCATE paydesk_audit CASCADE`, `DELETE FROM paydesk_audit`, `UPDATE paydesk_audit SET mac = ''`} {
 		if err := exec(q); err == nil || !strings.Contains(err.Error(), "inserts only") {
 			t.Errorf("%s: %v", q, err)
 		}
 	}
 
-	// paydesk's role (here the owner) adds one with SQL, and fixes the counter
-	if err := exec(insert, u64(4), forged); err != nil {
-		t.Fatal(err)
-	}
-	if err := exec(`UPDATE paydesk_bucket SET seq = 4 WHERE name = convert_to('audit', 'UTF8')`); err != nil {
+	// paydesk's role (here the owner) adds one with SQL, next in the chain
+	if err := exec(insert, args...); err != nil {
 		t.Fatal(err)
 	}
 	chk, err := db.VerifyAudit()

@@ -36,6 +36,36 @@ func (db *DB) CopyTo(dst *DB, progress func(bucket string, keys int)) error {
 	return nil
 }
 
+// CopyInto copies every record of db (a cache file) into the team's
+// database at dsn, then converts it to the native engine's typed tables.
+// The copy moves buckets, so it writes the database's kv tables, which are
+// the store only until its conversion begins: it goes into a database no
+// paydesk of the native engine has opened yet (a new one, or one an older
+// paydesk wrote). Cut short, it is finished by running it again, as long
+// as the conversion has not begun.
+func (db *DB) CopyInto(dsn string, progress func(bucket string, keys int)) error {
+	dst, err := Open(dsn, Options{kvEngine: true})
+	if err != nil {
+		return err
+	}
+	if dst.rel != nil {
+		_ = dst.Close()
+		return fmt.Errorf("copy: database %s is on the native engine already (a paydesk opened it, or a copy into it was finished): %w; nothing was copied: copy into a new database", dst.path, ErrInUse)
+	}
+	err = db.CopyTo(dst, progress)
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	conv, err := Open(dsn, Options{})
+	if err != nil {
+		return fmt.Errorf("copy: converting the copied records to tables: %w", err)
+	}
+	return conv.Close()
+}
+
 // ErrInUse: the database has records of its own under the numbers the
 // copy would write (another cache's audit entries, pushes, operations).
 // A copy fills a new database, or finishes a copy of the same cache; it

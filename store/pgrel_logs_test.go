@@ -21,7 +21,8 @@ import (
 
 // relLogsDB restores the layout-7 dump into a fresh database, lets grant
 // run on it as it was (at layout 7, before 0010), then opens it with this
-// paydesk (which migrates it) and returns the store and a connection.
+// paydesk (which migrates it) on the kv engine, its conversion not begun,
+// and returns the store and a connection.
 func relLogsDB(t *testing.T, grant func(conn *pgx.Conn)) (*DB, *pgx.Conn, string) {
 	t.Helper()
 	u := pgtest.Fresh(t)
@@ -39,7 +40,7 @@ func relLogsDB(t *testing.T, grant func(conn *pgx.Conn)) (*DB, *pgx.Conn, string
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := Open(u, Options{AuditKey: key, Now: func() time.Time { return layout7Clock }})
+	db, err := Open(u, Options{kvEngine: true, AuditKey: key, Now: func() time.Time { return layout7Clock }})
 	if err != nil {
 		t.Fatal(err)
 	}

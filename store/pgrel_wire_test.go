@@ -22,7 +22,7 @@ import (
 // RefundedAmount). On the kv engine the table stays empty: no row.
 func TestRelationalShowMatchesSQL(t *testing.T) {
 	url := pgtest.Fresh(t)
-	db, err := Open(url, Options{NoSync: true, Now: func() time.Time { return t0 }, Relational: true})
+	db, err := Open(url, Options{NoSync: true, Now: func() time.Time { return t0 }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,12 +69,12 @@ func TestRelationalShowMatchesSQL(t *testing.T) {
 }
 
 // TestRelationalOpenConvertsKV: a database paydesk wrote on the kv engine
-// (layout 7) opens on the native engine with Options.Relational, its
-// records converted at open in chunks (the ledger, then the logs; an open
-// cut short in the middle is gone on from by the next); it
-// reads the same afterwards, the audit chain still verifies, and every
-// later open uses the native engine, Relational or not (the kv tables are
-// no longer the store). The old code opened it on the kv engine again.
+// (layout 7) opens on the native engine by default, its records converted
+// at open in chunks (the ledger, then the logs; an open cut short in the
+// middle is gone on from by the next); it reads the same afterwards, the
+// audit chain still verifies, and every later open uses the native engine,
+// even one asking for the kv engine (the kv tables are no longer the
+// store). The old code opened it on the kv engine again.
 func TestRelationalOpenConvertsKV(t *testing.T) {
 	url := pgtest.Fresh(t)
 	now := func() time.Time { return t0 }
@@ -87,9 +87,9 @@ func TestRelationalOpenConvertsKV(t *testing.T) {
 		}
 		return db
 	}
-	kv := open(Options{})
+	kv := open(Options{kvEngine: true})
 	if kv.rel != nil {
-		t.Fatal("a new database opened on the native engine without Relational")
+		t.Fatal("a new database opened on the native engine with kvEngine")
 	}
 	s := newScenario(t, kv, &gw{clock: t0}, "INV-CONV-1")
 	cl := func(n string, q int) api.CaptureLine { return api.CaptureLine{ArticleNumber: n, Quantity: q} }
@@ -106,10 +106,10 @@ func TestRelationalOpenConvertsKV(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// An open cut short in the conversion fails; the next one, Relational
-	// or not, goes on where it stopped (the kv tables are no longer the
-	// store once it began).
-	if db, err := Open(url, Options{NoSync: true, Now: now, Relational: true, fillChunk: 1, failFillAfter: 1}); err == nil {
+	// An open cut short in the conversion fails; the next one, even one
+	// asking for the kv engine, goes on where it stopped (the kv tables are
+	// no longer the store once it began).
+	if db, err := Open(url, Options{NoSync: true, Now: now, fillChunk: 1, failFillAfter: 1}); err == nil {
 		_ = db.Close()
 		t.Fatal("an open whose conversion was cut short succeeded")
 	} else if !errors.Is(err, errFillCut) {
@@ -119,8 +119,8 @@ func TestRelationalOpenConvertsKV(t *testing.T) {
 		name string
 		opts Options
 	}{
-		{"the conversion goes on without Relational", Options{fillChunk: 2}},
-		{"opened again without Relational", Options{}},
+		{"the conversion goes on, kvEngine or not", Options{kvEngine: true, fillChunk: 2}},
+		{"opened again", Options{}},
 	} {
 		db := open(tc.opts)
 		if db.rel == nil {
@@ -159,10 +159,10 @@ func utcTimes(s string) string {
 var listTotal = regexp.MustCompile(`\n\s*"Total": -?\d+,`)
 
 // TestUpgradeLayout7PostgresNative: the layout-7 PostgreSQL fixture (a
-// database today's kv engine wrote) opened with Relational is converted at
-// that open, in chunks, and reads what the kv engine reads of the same
-// dump — every record, the journal, the logs, the audit's verdict — at
-// that open and at the next one without Relational (times as instants,
+// database the release of 23 Nov wrote on its kv engine) is converted at
+// its first open by this paydesk, in chunks, and reads what the kv engine
+// reads of the same dump — every record, the journal, the logs, the
+// audit's verdict — at that open and at the next one (times as instants,
 // the pages' totals aside).
 func TestUpgradeLayout7PostgresNative(t *testing.T) {
 	key, err := AuditKeyFromSecret(layout7Secret)
@@ -194,7 +194,7 @@ func TestUpgradeLayout7PostgresNative(t *testing.T) {
 	}
 	kvURL := pgtest.Fresh(t)
 	restorePGDump(t, kvURL, filepath.Join(layout7Dir, "layout7.sql"))
-	want := read(kvURL, Options{}, false)
+	want := read(kvURL, Options{kvEngine: true}, false)
 
 	u := pgtest.Fresh(t)
 	restorePGDump(t, u, filepath.Join(layout7Dir, "layout7.sql"))
@@ -202,7 +202,7 @@ func TestUpgradeLayout7PostgresNative(t *testing.T) {
 		name string
 		opts Options
 	}{
-		{"converted at open", Options{Relational: true, fillChunk: 7}},
+		{"converted at open", Options{fillChunk: 7}},
 		{"opened again", Options{}},
 	} {
 		if got := read(u, tc.opts, true); got != want {

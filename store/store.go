@@ -68,12 +68,12 @@ type Options struct {
 	// this paydesk instead of migrating it (a role that may not change the
 	// schema; `paydesk db migrate` does it).
 	NoMigrate bool
-	// Relational opens a team's database on the native engine, its records
-	// typed rows of relations (pgrel*.go), converting at this open what
-	// the kv tables hold (resumably). A database whose conversion began
-	// opens on the native engine whatever this says: its kv tables are no
-	// longer the store. Not yet the default: see docs/team.md.
-	Relational bool
+
+	// kvEngine opens a team's database whose conversion has not begun on
+	// the kv engine (pgengine.go), which otherwise is only the source the
+	// conversion reads: for the tests that build a layout-7 database the
+	// way today's release leaves it, then convert it.
+	kvEngine bool
 
 	// fillChunk overrides the rows per transaction of a fill at open
 	// (pagefill.go), failFillAfter stops a fill after that many chunks:
@@ -237,7 +237,11 @@ func openShared(dsn string, opts Options) (*DB, error) {
 	db.kv = &kvRepo{eng: eng, path: db.path, shared: true}
 	db.kv.lists = kvLister{db}
 	db.repo = db.kv
-	native := opts.Relational
+	// The native engine is the store: a new database is created
+	// relational, a layout-7 one converted at this open. Only a test
+	// building a layout-7 database (kvEngine) stays on the kv tables, and
+	// only as long as no conversion began.
+	native := !opts.kvEngine
 	if !native {
 		if native, err = relationalBegun(ctx, eng); err != nil {
 			_ = eng.Close()

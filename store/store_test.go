@@ -287,6 +287,12 @@ func TestCountsMatchRecords(t *testing.T) {
 // indexed there is still found as a duplicate and listed for its key.
 func TestPushIndexOfOlderCaches(t *testing.T) {
 	db := openTest(t)
+	if db.rel != nil {
+		// The native engine's push identity is paydesk_pushes' (key, hash)
+		// (TestRelationalPushIdentity); an older cache's index is a bucket
+		// layout, and a database's buckets are converted, not read.
+		t.Skip("a bucket layout: the native engine has no buckets")
+	}
 	g := &gw{clock: t0}
 	p := txPush(g.key(), "GC-1", "customgiftcard", api.TypeGiftCardPay, dec("10.00"), g.status(api.StatusSuccess, ""), nil)
 	first := push(t, db, p)

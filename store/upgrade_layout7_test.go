@@ -147,8 +147,15 @@ func checkLayout7(t *testing.T, engine, where string) {
 	if err := json.Indent(&g, gb, "", "  "); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(w.Bytes(), g.Bytes()) {
-		t.Errorf("the layout-7 %s fixture reads otherwise than it did at layout 7:\n%s", engine, layout7Diff(w.Bytes(), g.Bytes()))
+	wantText, gotText := w.String(), g.String()
+	if engine == "postgres" {
+		// The database opens on the native engine, which keeps a time's
+		// instant (timestamptz), not the offset the gateway wrote it with,
+		// and leaves a filtered page's Total to the count.
+		wantText, gotText = listTotal.ReplaceAllString(utcTimes(wantText), ""), listTotal.ReplaceAllString(utcTimes(gotText), "")
+	}
+	if wantText != gotText {
+		t.Errorf("the layout-7 %s fixture reads otherwise than it did at layout 7:\n%s", engine, layout7Diff([]byte(wantText), []byte(gotText)))
 	}
 }
 

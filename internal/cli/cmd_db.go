@@ -32,9 +32,13 @@ func dbMigrateCmd(sio IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Bring the database's schema up to this paydesk (as a role that may change it)",
-		Example: "paydesk db migrate --db postgres://paydesk_owner@db.example.com/paydesk\n" +
-			"paydesk db migrate --relational --db postgres://paydesk_owner@db.example.com/paydesk   # the records as typed relations",
-		Args: cobra.NoArgs,
+		Long: `Bring the database's schema up to this paydesk and convert the records of a database an older paydesk
+wrote (layout 7) into the typed relations people can query (paydesk_reservations, paydesk_lines,
+paydesk_transactions, paydesk_pushes, paydesk_audit, …). The conversion is resumable: run it again to
+finish one that was cut short. Close the older paydesks first: one still running on the old tables
+would write where nothing reads.`,
+		Example: "paydesk db migrate --db postgres://paydesk_owner@db.example.com/paydesk",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			l, err := loadLayers(cmd.Flags(), getenvOf(sio))
 			if err != nil {
@@ -46,16 +50,14 @@ func dbMigrateCmd(sio IO) *cobra.Command {
 				fmt.Fprintln(sio.Stderr, "paydesk db migrate: --db must be a postgres:// URL (a cache file migrates itself when opened)")
 				return exit(exitUsage)
 			}
-			db, err := store.Open(dsn, store.Options{Relational: relational})
+			db, err := store.Open(dsn, store.Options{})
 			if err != nil {
 				fmt.Fprintf(sio.Stderr, "paydesk db migrate: %v\n", err)
 				return exit(exitFailed)
 			}
 			defer db.Close()
-			if relational {
-				fmt.Fprintf(sio.Stdout, "%s: the records are typed relations (paydesk_reservations, paydesk_lines, paydesk_transactions, paydesk_pushes, paydesk_audit, …); every paydesk opens it that way from now on (docs/team.md)\n",
-					store.RedactURL(dsn))
-			}
+			fmt.Fprintf(sio.Stdout, "%s: the records are typed relations (paydesk_reservations, paydesk_lines, paydesk_transactions, paydesk_pushes, paydesk_audit, …) (docs/team.md)\n",
+				store.RedactURL(dsn))
 			if m := db.Migrated(); len(m) > 0 {
 				fmt.Fprintf(sio.Stdout, "%s: applied %d schema migrations (%s); the schema is now current (store layout %d)\n",
 					store.RedactURL(dsn), len(m), strings.Join(m, ", "), store.SchemaVersion)
@@ -66,7 +68,10 @@ func dbMigrateCmd(sio IO) *cobra.Command {
 		},
 	}
 	addFlags(cmd.Flags(), "db")
-	cmd.Flags().BoolVar(&relational, "relational", false, "convert the records into typed relations people can query (resumable; close the other paydesks first: one still running on the old tables would write where nothing reads)")
+	// --relational chose the native engine while it was opt-in; scripts
+	// that still pass it keep working, told it is the default now.
+	cmd.Flags().BoolVar(&relational, "relational", false, "")
+	_ = cmd.Flags().MarkDeprecated("relational", "the records are always converted into typed relations now")
 	return cmd
 }
 
@@ -91,15 +96,9 @@ it again is harmless and finishes a copy that was cut short. Close the console t
 				return exit(exitFailed)
 			}
 			defer src.Close()
-			dst, err := store.Open(to, store.Options{})
-			if err != nil {
-				fmt.Fprintf(sio.Stderr, "paydesk db copy: %v\n", err)
-				return exit(exitFailed)
-			}
-			defer dst.Close()
 			start := time.Now()
 			total := 0
-			err = src.CopyTo(dst, func(bucket string, n int) {
+			err = src.CopyInto(to, func(bucket string, n int) {
 				total += n
 				if n > 0 {
 					fmt.Fprintf(sio.Stdout, "  %-16s %d\n", bucket, n)

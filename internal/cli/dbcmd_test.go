@@ -25,10 +25,11 @@ func TestDBMigrateSaysWhatItDid(t *testing.T) {
 	}
 }
 
-// TestDBCopyIntoADatabaseInUse: a second person's cache copied into a
-// database that already holds the first one's is refused before anything
-// is written, saying why (their audit entries and pushes share numbers);
-// copying the first cache again stays harmless.
+// TestDBCopyIntoADatabaseInUse: a cache copied into a new database is
+// converted to the native engine's tables at the end of the copy; a second
+// person's cache copied into it is refused before anything is written,
+// saying why, and so is the first cache again (the kv tables the copy
+// writes are no longer the store).
 func TestDBCopyIntoADatabaseInUse(t *testing.T) {
 	dsn := pgtest.Fresh(t)
 	cache := func() string {
@@ -56,7 +57,7 @@ func TestDBCopyIntoADatabaseInUse(t *testing.T) {
 	if err != nil || len(sums) != 1 {
 		t.Fatalf("after the refused copy the database has %d reservations (%v), want the first cache's 1", len(sums), err)
 	}
-	if code, out, errs := runCLI(t, dir, "", "db", "copy", "--from", first, "--to", dsn); code != 0 {
+	if code, out, errs := runCLI(t, dir, "", "db", "copy", "--from", first, "--to", dsn); code != 1 || !strings.Contains(errs, "native engine") {
 		t.Fatalf("the first copy again: exit %d %s %s", code, out, errs)
 	}
 }

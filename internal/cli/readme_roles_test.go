@@ -42,24 +42,15 @@ func readmeRolesSQL(t *testing.T) string {
 // and applies it, an operator journals and audits an operation, and the
 // viewer reads both lists and is told it may not write.
 //
-// On the native engine (the owner's open with Relational converts the
-// database; every later open uses it) the same holds with the grants the
-// README gives on its tables, and what the operator was not granted is
-// refused: changing a stored push, removing an audit entry.
+// The database is on the native engine (the owner's open creates its
+// typed relations): the grants the README gives on its tables are enough,
+// and what the operator was not granted is refused: changing a stored
+// push, removing an audit entry.
 func TestREADMERolesSQL(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		relational bool
-	}{{"kv", false}, {"native", true}} {
-		t.Run(tc.name, func(t *testing.T) { readmeRoles(t, tc.relational) })
-	}
-}
-
-func readmeRoles(t *testing.T, relational bool) {
 	base := pgtest.Fresh(t)
 	sql := readmeRolesSQL(t)
 
-	owner, err := store.Open(base, store.Options{Relational: relational}) // `paydesk db migrate` by the owner
+	owner, err := store.Open(base, store.Options{}) // `paydesk db migrate` by the owner
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +136,7 @@ func readmeRoles(t *testing.T, relational bool) {
 		t.Fatalf("an operator resolves it: %v", err)
 	}
 
-	if relational {
+	{
 		u, _ := url.Parse(base)
 		u.User = url.User("alice" + suffix)
 		ac, err := pgx.Connect(ctx, u.String())

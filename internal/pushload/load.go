@@ -99,6 +99,22 @@ func (r Result) PerSecond() float64 {
 	return float64(len(r.Latencies)) / r.Elapsed.Seconds()
 }
 
+// Merge is the result of runs made at the same time (to several
+// listeners): their answers together, over the longest run's time.
+func Merge(rs ...Result) Result {
+	out := Result{Statuses: make(map[int]int)}
+	for _, r := range rs {
+		out.Sent += r.Sent
+		out.Elapsed = max(out.Elapsed, r.Elapsed)
+		out.Latencies = append(out.Latencies, r.Latencies...)
+		for s, n := range r.Statuses {
+			out.Statuses[s] += n
+		}
+	}
+	slices.Sort(out.Latencies)
+	return out
+}
+
 // Percentile is the latency below which p (0 to 100) percent of the
 // answers came.
 func (r Result) Percentile(p float64) time.Duration {

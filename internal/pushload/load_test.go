@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,5 +84,35 @@ func TestRunAgainstNetHTTP(t *testing.T) {
 	}
 	if res.PerSecond() <= 0 || res.Percentile(0) > res.Percentile(50) || res.Percentile(50) > res.Percentile(100) {
 		t.Errorf("rate %.0f/s, percentiles %v %v %v", res.PerSecond(), res.Percentile(0), res.Percentile(50), res.Percentile(100))
+	}
+}
+
+// TestMerge: runs made at the same time to several listeners add up to one
+// result — every answer, over the longest run's time — so that two
+// listeners' rate is their sum and their percentiles are over all answers.
+func TestMerge(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	for _, tc := range []struct {
+		name     string
+		in       []Result
+		sent     int
+		elapsed  time.Duration
+		lat      []time.Duration
+		statuses map[int]int
+	}{
+		{"none", nil, 0, 0, nil, map[int]int{}},
+		{"one", []Result{{Sent: 2, Elapsed: ms(10), Latencies: []time.Duration{ms(1), ms(3)}, Statuses: map[int]int{200: 2}}},
+			2, ms(10), []time.Duration{ms(1), ms(3)}, map[int]int{200: 2}},
+		{"two at once", []Result{
+			{Sent: 2, Elapsed: ms(10), Latencies: []time.Duration{ms(1), ms(5)}, Statuses: map[int]int{200: 2}},
+			{Sent: 3, Elapsed: ms(20), Latencies: []time.Duration{ms(2), ms(3), ms(4)}, Statuses: map[int]int{200: 2, 503: 1}},
+		}, 5, ms(20), []time.Duration{ms(1), ms(2), ms(3), ms(4), ms(5)}, map[int]int{200: 4, 503: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Merge(tc.in...)
+			if got.Sent != tc.sent || got.Elapsed != tc.elapsed || !slices.Equal(got.Latencies, tc.lat) || !maps.Equal(got.Statuses, tc.statuses) {
+				t.Fatalf("Merge = %+v; want sent %d, elapsed %v, latencies %v, statuses %v", got, tc.sent, tc.elapsed, tc.lat, tc.statuses)
+			}
+		})
 	}
 }

@@ -12,6 +12,15 @@
 //
 //	go build -o /tmp/paydesk . && go run ./internal/pushload/cmd/pushload -compare -paydesk /tmp/paydesk
 //
+// Beside each target's rate and latencies it reports the CPU per push its
+// processes spent (utime+stime from /proc/PID/stat, before and after each
+// round) and the disk per push at the end (the bbolt file's size; on
+// PostgreSQL the database's, less what it held before). With -pg URL it
+// adds a fourth target: two paydesk listen processes into that one
+// (empty) PostgreSQL database, the load split between them:
+//
+//	pushload -compare -paydesk /tmp/paydesk -pg postgres://…/pushload
+//
 // -attack SHAPE holds -conns connections of that shape to a running
 // listener (one-byte, tls-prefix, slow-body, big-body; each dialled again
 // when the listener closes it) for -duration while a probe posts one
@@ -38,10 +47,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
@@ -59,6 +70,7 @@ func main() {
 	dbPath := flag.String("db", "", "with -serve plain: the bbolt file")
 	compare := flag.Bool("compare", false, "run paydesk listen and both baselines and measure them side by side")
 	paydesk := flag.String("paydesk", "", "with -compare: the paydesk binary")
+	pgURL := flag.String("pg", "", "with -compare: also two paydesk listen into this (empty) PostgreSQL database")
 	rounds := flag.Int("rounds", 3, "with -compare: rounds (each target once per round, in rotating order)")
 	attack := flag.String("attack", "", "hold connections of this shape while probing: one-byte, tls-prefix, slow-body or big-body")
 	conns := flag.Int("conns", 5000, "with -attack: connections held")
@@ -75,7 +87,7 @@ func main() {
 	case *serve != "":
 		err = runBaseline(ctx, *serve, *addr, *dbPath)
 	case *compare:
-		err = runCompare(ctx, *paydesk, *pushes, *senders, *rounds, *randomKeys)
+		err = runCompare(ctx, comparePlan{paydesk: *paydesk, pg: *pgURL, pushes: *pushes, senders: *senders, rounds: *rounds, randomKeys: *randomKeys})
 	case *attack != "":
 		err = runAttack(ctx, attackPlan{addr: *addr, websiteKey: *websiteKey, shape: pushload.Shape(*attack), conns: *conns,
 			duration: *duration, every: *probeEvery, tls: *useTLS, pid: *pid})
@@ -167,20 +179,33 @@ func runBaseline(ctx context.Context, kind, addr, dbPath string) error {
 	return nil
 }
 
-// target is one server under comparison, running in a child process.
+// target is one server under comparison, running in one or more child
+// processes (two listeners into one database) that share its load.
 type target struct {
-	name string
-	addr string
-	cmd  *exec.Cmd
-	runs []pushload.Result
+	name  string
+	addrs []string
+	cmds  []*exec.Cmd
+	runs  []pushload.Result
+	cpu   []time.Duration // CPU of its processes, per round
+	// size is what it stores on disk now, in bytes (the file, or the
+	// database grown since the start).
+	size func() (int64, error)
+}
+
+// comparePlan is what -compare runs.
+type comparePlan struct {
+	paydesk, pg             string
+	pushes, senders, rounds int
+	randomKeys              bool
 }
 
 // runCompare starts paydesk listen and both baselines as child processes
-// on fresh files, then sends the same load to each in turn, rounds times,
+// on fresh files (and, with a PostgreSQL URL, two paydesk listen into
+// that database), then sends the same load to each in turn, rounds times,
 // rotating the order so that no target always gets the machine's fast or
 // slow minutes, and prints the figures and the ratios.
-func runCompare(ctx context.Context, paydesk string, pushes, senders, rounds int, randomKeys bool) error {
-	if paydesk == "" {
+func runCompare(ctx context.Context, p comparePlan) error {
+	if p.paydesk == "" {
 		return errors.New("-compare needs -paydesk BINARY (go build -o /tmp/paydesk .)")
 	}
 	dir, err := os.MkdirTemp("", "pushload-compare-")
@@ -194,84 +219,212 @@ func runCompare(ctx context.Context, paydesk string, pushes, senders, rounds int
 	if err != nil {
 		return err
 	}
+	listen := func(db string) *exec.Cmd {
+		return exec.Command(p.paydesk, "listen", "--addr", "127.0.0.1:0", "--website-key", creds.WebsiteKey, "--db", db)
+	}
+	fileSize := func(path string) func() (int64, error) {
+		return func() (int64, error) {
+			fi, err := os.Stat(path)
+			if err != nil {
+				return 0, err
+			}
+			return fi.Size(), nil
+		}
+	}
 	specs := []struct {
 		name string
-		cmd  *exec.Cmd
+		cmds []*exec.Cmd
+		size func() (int64, error)
 	}{
-		{"paydesk listen", exec.Command(paydesk, "listen", "--addr", "127.0.0.1:0", "--website-key", creds.WebsiteKey, "--db", filepath.Join(dir, "listen.db"))},
-		{"plain net/http + bbolt.Batch", exec.Command(self, "-serve", "plain", "-addr", "127.0.0.1:0", "-db", filepath.Join(dir, "plain.db"))},
-		{"no-op net/http", exec.Command(self, "-serve", "noop", "-addr", "127.0.0.1:0")},
+		{"paydesk listen", []*exec.Cmd{listen(filepath.Join(dir, "listen.db"))}, fileSize(filepath.Join(dir, "listen.db"))},
+		{"plain net/http + bbolt.Batch", []*exec.Cmd{exec.Command(self, "-serve", "plain", "-addr", "127.0.0.1:0", "-db", filepath.Join(dir, "plain.db"))},
+			fileSize(filepath.Join(dir, "plain.db"))},
+		{"no-op net/http", []*exec.Cmd{exec.Command(self, "-serve", "noop", "-addr", "127.0.0.1:0")}, nil},
+	}
+	if p.pg != "" {
+		before, err := databaseSize(ctx, p.pg)
+		if err != nil {
+			return fmt.Errorf("-pg: %w", err)
+		}
+		specs = append(specs, struct {
+			name string
+			cmds []*exec.Cmd
+			size func() (int64, error)
+		}{"2 × paydesk listen, PostgreSQL", []*exec.Cmd{listen(p.pg), listen(p.pg)}, func() (int64, error) {
+			n, err := databaseSize(context.Background(), p.pg)
+			return n - before, err
+		}})
 	}
 	var targets []*target
 	defer func() {
 		for _, t := range targets {
-			_ = t.cmd.Process.Signal(syscall.SIGTERM)
-			_ = t.cmd.Wait()
+			for _, c := range t.cmds {
+				_ = c.Process.Signal(syscall.SIGTERM)
+				_ = c.Wait()
+			}
 		}
 	}()
-	for _, s := range specs {
-		s.cmd.Env = env
-		out, err := os.Create(filepath.Join(dir, strings.Fields(s.name)[0]+".out"))
-		if err != nil {
-			return err
-		}
-		defer out.Close()
-		s.cmd.Stdout = out // paydesk listen prints a line per push, as a user would keep it
-		stderr, err := s.cmd.StderrPipe()
-		if err != nil {
-			return err
-		}
-		if err := s.cmd.Start(); err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
-		}
-		t := &target{name: s.name, cmd: s.cmd}
-		targets = append(targets, t)
-		if t.addr, err = awaitAddress(stderr); err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
-		}
-	}
-	fmt.Fprintf(os.Stderr, "pushload: %d rounds of %d pushes from %d senders to each of %d targets\n", rounds, pushes, senders, len(targets))
-	next := 1
-	for round := range rounds {
-		for i := range targets {
-			t := targets[(round+i)%len(targets)]
-			reqs, err := pushload.Prepare(pushload.Plan{Addr: t.addr, Credentials: creds, Pushes: pushes, First: next, RandomKeys: randomKeys})
+	for n, s := range specs {
+		t := &target{name: s.name, size: s.size}
+		for i, c := range s.cmds {
+			c.Env = env
+			out, err := os.Create(filepath.Join(dir, fmt.Sprintf("%d-%d.out", n, i)))
 			if err != nil {
 				return err
 			}
-			next += pushes
-			res, err := pushload.Run(ctx, t.addr, reqs, senders)
+			defer out.Close()
+			c.Stdout = out // paydesk listen prints a line per push, as a user would keep it
+			stderr, err := c.StderrPipe()
+			if err != nil {
+				return err
+			}
+			if err := c.Start(); err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			t.cmds = append(t.cmds, c)
+			addr, err := awaitAddress(stderr)
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			t.addrs = append(t.addrs, addr)
+		}
+		targets = append(targets, t)
+	}
+	fmt.Fprintf(os.Stderr, "pushload: %d rounds of %d pushes from %d senders to each of %d targets\n", p.rounds, p.pushes, p.senders, len(targets))
+	next := 1
+	for round := range p.rounds {
+		for i := range targets {
+			t := targets[(round+i)%len(targets)]
+			cpu0 := t.cpuTime()
+			res, err := t.send(ctx, creds, next, p)
+			next += p.pushes
 			if err != nil {
 				return fmt.Errorf("%s: %w", t.name, err)
 			}
-			if res.Statuses[http.StatusOK] != pushes {
+			if res.Statuses[http.StatusOK] != p.pushes {
 				return fmt.Errorf("%s answered %v", t.name, res.Statuses)
 			}
 			t.runs = append(t.runs, res)
-			fmt.Fprintf(os.Stderr, "  round %d  %-30s %8.0f pushes/s  p99 %6.2f ms\n", round+1, t.name, res.PerSecond(), ms(res.Percentile(99)))
+			t.cpu = append(t.cpu, t.cpuTime()-cpu0)
+			fmt.Fprintf(os.Stderr, "  round %d  %-32s %8.0f pushes/s  p99 %6.2f ms  %4.0f µs CPU a push\n", round+1, t.name, res.PerSecond(),
+				ms(res.Percentile(99)), float64(t.cpu[len(t.cpu)-1].Microseconds())/float64(p.pushes))
 		}
 	}
-	fmt.Printf("| target | pushes/s (each round) | median | p50 | p99 |\n|---|---|---|---|---|\n")
+	fmt.Printf("| target | pushes/s (each round) | median | p50 | p99 | CPU a push (median) | disk a push after %d |\n|---|---|---|---|---|---|---|\n", p.rounds*p.pushes)
 	medians := map[string]float64{}
 	for _, t := range targets {
-		var rates []float64
-		var p50, p99 []float64
-		for _, r := range t.runs {
+		var rates, p50, p99, cpu []float64
+		for i, r := range t.runs {
 			rates = append(rates, r.PerSecond())
 			p50 = append(p50, ms(r.Percentile(50)))
 			p99 = append(p99, ms(r.Percentile(99)))
+			cpu = append(cpu, float64(t.cpu[i].Microseconds())/float64(p.pushes))
 		}
 		each := make([]string, len(rates))
 		for i, r := range rates {
 			each[i] = fmt.Sprintf("%.0f", r)
 		}
 		medians[t.name] = median(rates)
-		fmt.Printf("| %s | %s | %.0f | %.1f–%.1f ms | %.1f–%.1f ms |\n", t.name, strings.Join(each, " · "), medians[t.name],
-			slices.Min(p50), slices.Max(p50), slices.Min(p99), slices.Max(p99))
+		disk := "–"
+		if t.size != nil {
+			if n, err := t.size(); err == nil {
+				disk = fmt.Sprintf("%.0f B", float64(n)/float64(p.rounds*p.pushes))
+			} else {
+				disk = err.Error()
+			}
+		}
+		fmt.Printf("| %s | %s | %.0f | %.1f–%.1f ms | %.1f–%.1f ms | %.0f µs | %s |\n", t.name, strings.Join(each, " · "), medians[t.name],
+			slices.Min(p50), slices.Max(p50), slices.Min(p99), slices.Max(p99), median(cpu), disk)
 	}
-	l, p, n := medians[targets[0].name], medians[targets[1].name], medians[targets[2].name]
-	fmt.Printf("\npaydesk listen: %.2f× the plain receiver (target ≥ 2), %.2f× the no-op server (target ≥ 0.5)\n", l/p, l/n)
+	l, pl, n := medians[targets[0].name], medians[targets[1].name], medians[targets[2].name]
+	fmt.Printf("\npaydesk listen: %.2f× the plain receiver (target ≥ 2), %.2f× the no-op server (target ≥ 0.5)\n", l/pl, l/n)
+	if len(targets) > 3 {
+		fmt.Printf("2 × paydesk listen on PostgreSQL: %.0f pushes/s (target ≥ 10,000)\n", medians[targets[3].name])
+	}
 	return nil
+}
+
+// send sends one round's pushes to t, split evenly between its processes
+// (each signed for the address it goes to), and merges what they measured.
+func (t *target) send(ctx context.Context, creds api.Credentials, first int, p comparePlan) (pushload.Result, error) {
+	type part struct {
+		res pushload.Result
+		err error
+	}
+	parts := make([]part, len(t.addrs))
+	var wg sync.WaitGroup
+	for i, addr := range t.addrs {
+		n := p.pushes / len(t.addrs)
+		if i == 0 {
+			n += p.pushes % len(t.addrs)
+		}
+		from := first + i*(p.pushes/len(t.addrs))
+		if i > 0 {
+			from += p.pushes % len(t.addrs)
+		}
+		reqs, err := pushload.Prepare(pushload.Plan{Addr: addr, Credentials: creds, Pushes: n, First: from, RandomKeys: p.randomKeys})
+		if err != nil {
+			return pushload.Result{}, err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := pushload.Run(ctx, addr, reqs, max(1, p.senders/len(t.addrs)))
+			parts[i] = part{res, err}
+		}()
+	}
+	wg.Wait()
+	var all []pushload.Result
+	for _, pt := range parts {
+		if pt.err != nil {
+			return pushload.Result{}, pt.err
+		}
+		all = append(all, pt.res)
+	}
+	return pushload.Merge(all...), nil
+}
+
+// cpuTime is the CPU (user and system) t's processes have used so far.
+func (t *target) cpuTime() time.Duration {
+	var sum time.Duration
+	for _, c := range t.cmds {
+		sum += procCPU(c.Process.Pid)
+	}
+	return sum
+}
+
+// procCPU reads utime+stime of /proc/PID/stat, in the kernel's clock
+// ticks (100 a second on Linux); 0 when it cannot be read.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces: count from after it.
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		s = s[i+1:]
+	}
+	f := strings.Fields(s) // f[0] is field 3 (state): utime is field 14, stime 15
+	if len(f) < 13 {
+		return 0
+	}
+	var utime, stime int64
+	_, _ = fmt.Sscan(f[11], &utime)
+	_, _ = fmt.Sscan(f[12], &stime)
+	return time.Duration(utime+stime) * (time.Second / 100)
+}
+
+// databaseSize is pg_database_size of the database url names.
+func databaseSize(ctx context.Context, url string) (int64, error) {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(ctx)
+	var n int64
+	err = conn.QueryRow(ctx, "SELECT pg_database_size(current_database())").Scan(&n)
+	return n, err
 }
 
 func awaitAddress(r io.Reader) (string, error) {
