@@ -18,7 +18,7 @@ func TestApprovalsNative(t *testing.T) {
 	if where == "" {
 		t.Skip("the native engine needs PAYDESK_STORE_BACKEND=postgres and PAYDESK_TEST_PG")
 	}
-	db, err := Open(where, Options{NoSync: true, Now: func() time.Time { return t0 }, Relational: true})
+	db, err := Open(where, Options{NoSync: true, Now: func() time.Time { return t0 }})
 	if err != nil {
 		t.Fatal(err)
 	}

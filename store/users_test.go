@@ -75,7 +75,7 @@ func TestUsers(t *testing.T) {
 // TestUsersRelational: the same rules on the native engine (0012).
 func TestUsersRelational(t *testing.T) {
 	url := pgtest.Fresh(t)
-	db, err := Open(url, Options{NoSync: true, Relational: true})
+	db, err := Open(url, Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
