@@ -205,6 +205,10 @@ func Open(path string, opts Options) (*DB, error) {
 		_ = bdb.Close()
 		return nil, fmt.Errorf("cache %s: the transaction list's indexes: %w", path, err)
 	}
+	if err := db.refold(); err != nil {
+		_ = bdb.Close()
+		return nil, fmt.Errorf("cache %s: folding the lists' search texts again: %w", path, err)
+	}
 	if err := db.markOpen(true); err != nil {
 		_ = bdb.Close()
 		return nil, fmt.Errorf("cache %s: %w", path, err)

@@ -1,5 +1,7 @@
 // Package fold makes text comparable for search: case and accents folded
-// ("Müller", "MULLER" and "muller" are one word), with golang.org/x/text.
+// ("Müller", "MULLER" and "muller" are one word), with golang.org/x/text;
+// German gives the German transliteration ("Mueller") a search text keeps
+// beside the fold, so that "mueller" finds Müller and "muller" still does.
 package fold
 
 import (
@@ -11,6 +13,25 @@ import (
 	"golang.org/x/text/transform"
 	"golang.org/x/text/unicode/norm"
 )
+
+// Version is the version of the folding of a stored search text: a store
+// whose texts were folded by an older one folds them again when opened.
+// 1: case and accents; 2: and the German transliterations beside them.
+const Version = 2
+
+// german writes ä, ö, ü as ae, oe, ue (ß folds to ss by itself).
+var german = strings.NewReplacer("ä", "ae", "ö", "oe", "ü", "ue", "Ä", "Ae", "Ö", "Oe", "Ü", "Ue")
+
+// German returns s with its umlauts transliterated ("Müller" becomes
+// "Mueller") and whether there were any: a search text then holds both
+// folds, so the words typed either way are found.
+func German(s string) (string, bool) {
+	if !strings.ContainsAny(s, "äöüÄÖÜ\u0308") {
+		return s, false
+	}
+	t := german.Replace(norm.NFC.String(s))
+	return t, t != s
+}
 
 // String folds s for search: Unicode case folding (ß becomes ss) and
 // decomposition with the combining marks dropped (é becomes e). ASCII text,
