@@ -316,3 +316,12 @@ func (c *pageCache) cachedCond(tx boltTx, q *PageQuery) []uint64 {
 	}
 	return nil
 }
+
+// foldGerman is the fold of s's German transliteration, when it has one.
+func foldGerman(s string) (string, bool) {
+	g, ok := fold.German(textsafe.Clean(s))
+	if !ok {
+		return "", false
+	}
+	return fold.String(g), true
+}
