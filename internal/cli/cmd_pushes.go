@@ -53,7 +53,9 @@ func pushesCmd(sio IO) *cobra.Command {
 	var typ, kind, status, filter string
 	var limit int
 	cmd := c.command("pushes", "List the pushes the listener received (and rejected), newest first", cobra.NoArgs,
-		func(ctx context.Context, c *cmdContext) int { return runPushes(ctx, c, typ, kind, status, filter, limit) })
+		func(ctx context.Context, c *cmdContext) int {
+			return runPushes(ctx, c, typ, kind, status, filter, limit)
+		})
 	cmd.Example = "paydesk pushes --status rejected\npaydesk pushes --kind C700 --json"
 	c.lookFlags()
 	fs := cmd.Flags()
