@@ -367,6 +367,10 @@ func parseCreated(v string, now time.Time) (TimeRange, error) {
 	loc := now.Location()
 	day := func(s string) (time.Time, error) {
 		t, err := time.ParseInLocation(dateLayout, s, loc)
+		// Years a store can hold as Unix nanoseconds, with room.
+		if err == nil && (t.Year() < 1900 || t.Year() > 2200) {
+			return time.Time{}, fmt.Errorf("created: %s is not a date between 1900 and 2200", v)
+		}
 		if err != nil {
 			return time.Time{}, fmt.Errorf("created: %s is not a date or an age (created:2026-11-01, created:<7d, created:2026-11-01..2026-11-20)", v)
 		}

@@ -87,6 +87,7 @@ func TestParseRefuses(t *testing.T) {
 		{"created:<7y", "created: <7y is not a date or an age"},
 		{"created:2026-11-20..2026-11-01", "starts after its end"},
 		{"created:1d created:2d", "created: given twice"},
+		{"created:0001-01-01..", "not a date between 1900 and 2200"},
 		{"state:reserved state:captured", "state: given twice"},
 		{"staet:reserved", "staet: not a field"},
 		{`customer:"Hans`, "a quote (\") is not closed"},
