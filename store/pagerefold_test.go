@@ -1,7 +1,10 @@
 package store
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -10,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"paydesk/internal/fold"
+	"paydesk/internal/pgtest"
 )
 
 // TestRefoldOnOpen: a file whose search texts an older folding wrote (no
@@ -78,4 +82,65 @@ func TestRefoldOnOpen(t *testing.T) {
 		})
 		_ = db.Close()
 	}
+}
+
+// TestRefoldOnOpenPG: a PostgreSQL database whose list texts an older
+// folding wrote has them folded again at open, on both engines.
+func TestRefoldOnOpenPG(t *testing.T) {
+	if os.Getenv("PAYDESK_TEST_PG") == "" {
+		t.Skip("needs PostgreSQL: run `. .ci/pg` from the repository root first")
+	}
+	for _, native := range []bool{false, true} {
+		t.Run(fmt.Sprintf("native=%v", native), func(t *testing.T) {
+			dsn := pgtest.Fresh(t)
+			opts := Options{NoSync: true, Now: func() time.Time { return t0 }, Relational: native, fillChunk: 50}
+			db, err := Open(dsn, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pageData(t, db, 300)
+			all, _ := db.LoadReservationSummaries()
+			q := PageQuery{Filter: "mueller", Limit: 1000}
+			want := PageSummaries(all, q)
+			tables := []string{"paydesk_summary", "paydesk_txlist"}
+			if native {
+				tables = []string{"paydesk_reservations", "paydesk_transactions"}
+			}
+			pool := db.pg().pool
+			if native {
+				pool = db.rel.pool
+			}
+			ctx := context.Background()
+			for _, tb := range tables {
+				if _, err := pool.Exec(ctx, "UPDATE "+tb+" SET search = 'old'"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := pool.Exec(ctx, "DELETE FROM paydesk_numbers WHERE name = 'fold-version'"); err != nil {
+				t.Fatal(err)
+			}
+			if p, _ := db.ReservationPage(q); len(p.Rows) != 0 || len(want.Rows) == 0 {
+				t.Fatalf("old texts found %d rows; the data has %d", len(p.Rows), len(want.Rows))
+			}
+			_ = db.Close()
+			db, err = Open(dsn, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			p, err := db.ReservationPage(q)
+			if err != nil || !slices.Equal(posList(p), posList(want)) {
+				t.Fatalf("after the refold: %d rows (%v), want %d", len(p.Rows), err, len(want.Rows))
+			}
+			tp, err := db.TransactionPage(PageQuery{Filter: "mueller", Limit: 1000})
+			if err != nil || len(tp.Rows) == 0 && hasTx(db) {
+				t.Fatalf("transactions after the refold: %d rows (%v)", len(tp.Rows), err)
+			}
+		})
+	}
+}
+
+func hasTx(db *DB) bool {
+	txs, _ := db.Transactions()
+	return len(txs) > 0
 }

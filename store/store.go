@@ -273,6 +273,11 @@ func openShared(dsn string, opts Options) (*DB, error) {
 			return nil, fmt.Errorf("database %s: the list tables: %w", db.path, err)
 		}
 	}
+	if err := db.refoldPG(ctx); err != nil && !isReadOnlyRole(err) {
+		db.lease.close()
+		_ = eng.Close()
+		return nil, fmt.Errorf("database %s: folding the lists' search texts again: %w", db.path, err)
+	}
 	db.inbox = newInbox(db, eng, dsn) // before the bus, whose listener looks at it
 	if err := db.startBus(dsn); err != nil {
 		db.inbox.close()
