@@ -146,4 +146,3 @@ func refoldPGTable(ctx context.Context, pool *pgxpool.Pool, t pgRefoldTable, chu
 		}
 	}
 }
-
