@@ -85,6 +85,8 @@ type pagedList[R any] struct {
 
 	listControls
 	state store.State
+	// viewFilter is a saved view's filter, kept before what is typed.
+	viewFilter string
 
 	gen  uint64 // bumped when the question changes (sort, filter, state)
 	base int    // the list index of rows[0]
@@ -149,7 +151,11 @@ func (l *pagedList[R]) question() store.PageQuery {
 // where parses the typed filter; relative times ("created:<7d") count
 // from the console's clock, dates are days where it shows times.
 func (l *pagedList[R]) where() (query.Query, error) {
-	w, err := query.Parse(l.query, l.ctx.Now().In(l.ctx.loc()))
+	text := l.query
+	if l.viewFilter != "" {
+		text = l.viewFilter + " " + l.query
+	}
+	w, err := query.Parse(text, l.ctx.Now().In(l.ctx.loc()))
 	if err == nil && len(l.spec.filter.Fields) > 0 {
 		err = w.Check(l.spec.filter)
 	}
@@ -567,11 +573,15 @@ func (l *pagedList[R]) update(msg tea.Msg) (tea.Cmd, bool) {
 func (l *pagedList[R]) infoLine(width int, noun string, sortName string, extra string) string {
 	t := l.ctx.Theme
 	left := promptLine(t, l.prompt, l.query)
+	if l.viewFilter != "" {
+		// A saved view says what it keeps; "/" narrows it.
+		left = t.Muted.Render("view: ") + l.viewFilter + t.Muted.Render(" · ") + left
+	}
 	var right string
 	switch {
 	case l.total >= 0 && l.atLeast:
 		right = thousands(l.total) + "+ of " + thousands(l.all) + " " + noun
-	case l.total >= 0 || l.query == "" && l.state == "":
+	case l.total >= 0 || l.query == "" && l.state == "" && l.viewFilter == "":
 		right = countText(max(l.total, 0), max(l.all, l.total), noun)
 	default:
 		right = "… of " + thousands(l.all) + " " + noun

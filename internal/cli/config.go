@@ -20,6 +20,7 @@ import (
 	"paydesk/internal/ops"
 	"paydesk/internal/private"
 	"paydesk/store"
+	"paydesk/ui"
 )
 
 // settings is what the console and the commands run with. Each value comes
@@ -49,6 +50,9 @@ type settings struct {
 	// AlertWebhook, AlertSecretFile and AlertCommand are where alerts go
 	// (alerts.go): a webhook signed with the secret file's key, a command.
 	AlertWebhook, AlertSecretFile, AlertCommand string
+	// Views are the config's saved views ([views] name = "filter"), by
+	// name; each filter parsed when the config is read.
+	Views []ui.SavedView
 	// Merchant is the merchant account's configuration: the embedded
 	// sandbox runs with it and the forms allow what it allows.
 	Merchant api.Merchant
@@ -100,6 +104,8 @@ type fileConfig struct {
 	Autocapture    bool       `toml:"autocapture"`
 	PartialRefunds textOrList `toml:"partial-refunds"`
 	GiftCardCodes  textOrList `toml:"gift-card-codes"`
+	// Views are the saved views: name = filter, each a tab of the console.
+	Views map[string]string `toml:"views"`
 }
 
 // textOrList is a setting that the config file may give as "B, C" or as
@@ -227,6 +233,11 @@ func (l layers) settings() (settings, error) {
 		return settings{}, serr
 	}
 	s.SyncEvery = every
+	views, verr := l.views()
+	if verr != nil {
+		return settings{}, verr
+	}
+	s.Views = views
 	s.AlertWebhook, s.AlertSecretFile, s.AlertCommand = l.value("alert-webhook"), l.value("alert-secret-file"), l.value("alert-command")
 	if s.AlertWebhook != "" {
 		u, err := url.Parse(s.AlertWebhook)
@@ -385,6 +396,9 @@ func readConfigFile(path string) (map[string]string, error) {
 		if md.IsDefined(k) {
 			out[k] = v
 		}
+	}
+	for name, filter := range fc.Views {
+		out[viewPrefix+name] = filter
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -11,9 +12,11 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/shopspring/decimal"
+	"github.com/spf13/pflag"
 
 	"paydesk/api"
 	"paydesk/store"
+	"paydesk/ui"
 	"paydesk/views"
 )
 
@@ -144,6 +147,43 @@ func TestFilterFlagRefuses(t *testing.T) {
 		{"audit", "--filter", "operator:clitest"}} {
 		if code, _, errs := runCLI(t, dir, "", args...); code != 0 {
 			t.Errorf("%v: exit %d %s", args, code, errs)
+		}
+	}
+}
+
+// TestSavedViewsConfig: [views] in the config file become the console's
+// saved views, by name; a view whose filter does not parse, or names a
+// field the reservations lack, stops every command with the view named.
+func TestSavedViewsConfig(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "paydesk", "config.toml")
+	write := func(s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(cfg), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cfg, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("[views]\nopen = \"state:reserved created:<3d\"\n\"big ones\" = \"amount:>100\"\n")
+	env := map[string]string{"XDG_DATA_HOME": dir, "XDG_CONFIG_HOME": dir, "HOME": dir}
+	set, err := resolveSettings(pflag.NewFlagSet("x", pflag.ContinueOnError), func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ui.SavedView{{Name: "big ones", Filter: "amount:>100"}, {Name: "open", Filter: "state:reserved created:<3d"}}
+	if !slices.Equal(set.Views, want) {
+		t.Fatalf("views %v, want %v", set.Views, want)
+	}
+	for _, tc := range []struct{ file, want string }{
+		{"[views]\nopen = \"amount:>abc\"\n", `[views] open = "amount:>abc": amount: >abc is not an amount`},
+		{"[views]\nmine = \"operator:alice\"\n", `[views] mine = "operator:alice": operator: not a field of the reservation list`},
+	} {
+		write(tc.file)
+		code, _, errs := runCLI(t, dir, "", "reservations")
+		if code == 0 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%q: exit %d %q, want %q", tc.file, code, errs, tc.want)
 		}
 	}
 }
