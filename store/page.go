@@ -373,9 +373,9 @@ func appendSearch(dst []byte, s string, f *fold.Folder) []byte {
 		if c >= utf8.RuneSelf || (c < 0x20 && c != '\n') || c == 0x7f {
 			clean := textsafe.Clean(strings.ReplaceAll(s, "\n", " "))
 			dst = f.Append(dst[:mark], clean)
-			if g, ok := fold.German(clean); ok {
-				// Both folds in the field: "muller" and "mueller" find it.
-				dst = f.Append(append(dst, ' '), g)
+			// Both folds in the field: "muller" and "mueller" find it.
+			if g, ok := f.AppendGerman(append(dst, ' '), clean); ok {
+				dst = g
 			}
 			return append(dst, 0)
 		}

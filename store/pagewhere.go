@@ -319,9 +319,7 @@ func (c *pageCache) cachedCond(tx boltTx, q *PageQuery) []uint64 {
 
 // foldGerman is the fold of s's German transliteration, when it has one.
 func foldGerman(s string) (string, bool) {
-	g, ok := fold.German(textsafe.Clean(s))
-	if !ok {
-		return "", false
-	}
-	return fold.String(g), true
+	var f fold.Folder
+	g, ok := f.AppendGerman(nil, textsafe.Clean(s))
+	return string(g), ok
 }
