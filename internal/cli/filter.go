@@ -16,9 +16,7 @@ import (
 
 // filterHelp is the --filter flag's help: the language of the console's
 // "/" (internal/query).
-const filterHelp = `only the rows this filter keeps, as the console's "/" takes it: ` +
-	`words, "a phrase", state:reserved amount:>100 amount:50..200 created:<7d created:2026-11-01..2026-11-20 ` +
-	`customer:… email:… operator:… service:… (the fields the list has)`
+const filterHelp = "only the rows this filter keeps, in the console's / language: words, state:reserved amount:>100 created:<7d customer:… (docs/console.md)"
 
 // filterFlag adds --filter to cmd.
 func filterFlag(cmd *cobra.Command, v *string) {
