@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"paydesk/internal/fold"
+	"paydesk/internal/query"
 	"paydesk/internal/textsafe"
 )
 
@@ -65,6 +66,9 @@ type PageQuery struct {
 	Filter string
 	// State keeps only rows in this state ("" all; StateOutcomeUnknown).
 	State State
+	// Where is a parsed filter (internal/query), applied with Filter and
+	// State: pagewhere.go says what each field means.
+	Where query.Query
 	// After and Before are keyset cursors (a PageRow's Pos): the rows that
 	// come strictly after (or before) that position in the list's order.
 	// At most one is set; with Before the rows still come in list order,
@@ -134,6 +138,9 @@ func filterWords(q string) []string { return strings.Fields(fold.String(textsafe
 // filtered in the store, by the engine (its indexes, its list table:
 // Capabilities.Lists) or else in memory.
 func (db *DB) ReservationPage(q PageQuery) (Page, error) {
+	if err := q.Where.Check(ReservationFilter); err != nil {
+		return Page{}, fmt.Errorf("reservation list: %w", err)
+	}
 	if ls := db.repo.Capabilities().Lists; ls != nil {
 		return ls.ReservationPage(context.Background(), q)
 	}
@@ -148,6 +155,9 @@ func (db *DB) ReservationPage(q PageQuery) (Page, error) {
 // ten thousand, in seconds up to a million). Without a limit a count that
 // takes too long is the planner's estimate.
 func (db *DB) ReservationCount(q PageQuery) (int, error) {
+	if err := q.Where.Check(ReservationFilter); err != nil {
+		return 0, fmt.Errorf("reservation list: %w", err)
+	}
 	if ls := db.repo.Capabilities().Lists; ls != nil {
 		return ls.ReservationCount(context.Background(), q)
 	}
@@ -327,11 +337,13 @@ var errBadCursor = fmt.Errorf("a list cursor that no list made")
 const maxSearchText = 1000
 
 // AppendSearchText appends the row's search text: invoice, customer,
-// reservation number, key, articles, e-mail and the provider's invoice
-// numbers, cleaned and folded (case and accents: "muller" finds "Müller"),
+// reservation number, key, e-mail, the provider's invoice numbers and the
+// articles (last: a thousand lines are what maxSearchText cuts), cleaned
+// and folded (case and accents: "muller" finds "Müller"; a field with
+// umlauts also transliterated: "mueller" finds it too, fold.Version 2),
 // each field ended by 0x00 so that a word cannot span two fields.
 func AppendSearchText(dst []byte, s *Summary, f *fold.Folder) []byte {
-	return appendSearchFields(dst, f, s.Invoice, s.Customer, s.ReservationNumber, s.Key, s.Articles, s.Email, s.InvoiceNumbers)
+	return appendSearchFields(dst, f, s.Invoice, s.Customer, s.ReservationNumber, s.Key, s.Email, s.InvoiceNumbers, s.Articles)
 }
 
 // appendSearchFields appends a row's search text made of fields, cut at
@@ -359,7 +371,13 @@ func appendSearch(dst []byte, s string, f *fold.Folder) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= utf8.RuneSelf || (c < 0x20 && c != '\n') || c == 0x7f {
-			return append(f.Append(dst[:mark], textsafe.Clean(strings.ReplaceAll(s, "\n", " "))), 0)
+			clean := textsafe.Clean(strings.ReplaceAll(s, "\n", " "))
+			dst = f.Append(dst[:mark], clean)
+			// Both folds in the field: "muller" and "mueller" find it.
+			if g, ok := f.AppendGerman(append(dst, ' '), clean); ok {
+				dst = g
+			}
+			return append(dst, 0)
 		}
 		if c == '\n' { // the article lines of a summary
 			c = ' '
@@ -404,7 +422,7 @@ func keepState(s *Summary, st State) bool {
 // PageSummaries answers q over summaries held in memory: a store without
 // indexes, a test's fake, and the reference the stores' tests compare with.
 func PageSummaries(all []Summary, q PageQuery) Page {
-	words := wordBytes(filterWords(q.Filter))
+	words := wordBytes(q.words())
 	type row struct {
 		pos []byte
 		i   int
@@ -414,7 +432,7 @@ func PageSummaries(all []Summary, q PageQuery) Page {
 	rows := make([]row, 0, len(all))
 	for i := range all {
 		s := &all[i]
-		if !keepState(s, q.State) {
+		if !keepSummary(s, &q, &f) {
 			continue
 		}
 		if len(words) > 0 {
@@ -482,13 +500,17 @@ func window(n int, pos func(i int) []byte, q *PageQuery) (from, to int) {
 type pageCache struct {
 	mu    sync.Mutex
 	txid  int
-	words string // the query's folded words, joined by a space
+	words string // the query's folded words, joined by 0x00 (a phrase keeps its spaces)
 	bits  []uint64
 	n     int
 	// state caches a state filter's rows likewise.
 	stateTx  int
 	state    State
 	stateSet []uint64
+	// where caches a Where's rows likewise (its condKey).
+	whereTx  int
+	where    string
+	whereSet []uint64
 
 	// scanBlocks, small and walk, when set, replace maxScanBlocks, smallSet
 	// and walkBudget

@@ -229,7 +229,7 @@ func checkPaging(t *testing.T, base PageQuery, get func(PageQuery) (keyedPage, e
 	if !slices.Equal(got, want.keys) {
 		t.Fatalf("backwards: %d rows, want %d", len(got), len(want.keys))
 	}
-	n, err := count(PageQuery{Sort: base.Sort, Filter: base.Filter, State: base.State})
+	n, err := count(PageQuery{Sort: base.Sort, Filter: base.Filter, State: base.State, Where: base.Where})
 	if err != nil || n != want.total {
 		t.Fatalf("count %d (%v), want %d", n, err, want.total)
 	}

@@ -57,8 +57,9 @@ type boltList struct {
 	count           []byte   // meta counter of the records
 	// pos appends a record's position key in column col.
 	pos func(dst []byte, col SortBy, v []byte) ([]byte, error)
-	// keep reports whether a record passes a state filter.
-	keep func(v []byte, st State) bool
+	// keep reports whether a record passes a query's state and Where
+	// (keepSummary).
+	keep func(v []byte, q *PageQuery, f *fold.Folder) bool
 	// stateRange is the index and key prefix that hold a state's rows in
 	// creation order.
 	stateRange func(tx Tx, st State) (Cursor, []byte)
@@ -74,9 +75,9 @@ var resBolt = &boltList{
 		}
 		return posKey(dst, col, &s), nil
 	},
-	keep: func(v []byte, st State) bool {
+	keep: func(v []byte, q *PageQuery, f *fold.Folder) bool {
 		s, err := decodeSummary(v)
-		return err == nil && keepState(&s, st)
+		return err == nil && keepSummary(&s, q, f)
 	},
 	stateRange: stateRange,
 }
@@ -660,7 +661,7 @@ func (l *boltList) rowCount(tx Tx) uint64 { return tx.Bucket(l.row).Sequence() }
 // file, only the rows the last one found. Unless all is set it gives up
 // (nil) when more than maxScanBlocks blocks would have to be searched.
 func (c *pageCache) wordBits(tx boltTx, l *boltList, words []string, all bool) ([]uint64, int, error) {
-	key := strings.Join(words, " ")
+	key := strings.Join(words, "\x00")
 	txid := tx.tx.ID()
 	c.mu.Lock()
 	var prev []uint64
@@ -834,8 +835,8 @@ func (c *pageCache) boltPage(tx boltTx, l *boltList, q PageQuery) (keyPage, erro
 	if tx.Bucket(l.row) == nil {
 		return keyPage{}, fmt.Errorf("the file has no list indexes (an older schema)")
 	}
-	words := filterWords(q.Filter)
-	if len(words) == 0 && q.State == "" {
+	words := q.words()
+	if len(words) == 0 && !q.hasCond() {
 		p, _, err := walkRange(tx.Bucket(l.idx[q.Sort]).Cursor(), nil, q, nil, 0)
 		p.total = int(metaCount(tx.Bucket(bMeta), l.count))
 		return p, err
@@ -856,7 +857,7 @@ func (c *pageCache) boltPage(tx boltTx, l *boltList, q PageQuery) (keyPage, erro
 			if c.walk > 0 {
 				budget = c.walk
 			}
-			p, done, err := walkRange(tx.Bucket(l.idx[q.Sort]).Cursor(), nil, q, textKeep(tx, l, wordBytes(words), q.State), budget)
+			p, done, err := walkRange(tx.Bucket(l.idx[q.Sort]).Cursor(), nil, q, textKeep(tx, l, wordBytes(words), &q), budget)
 			if err != nil {
 				return keyPage{}, err
 			}
@@ -870,9 +871,9 @@ func (c *pageCache) boltPage(tx boltTx, l *boltList, q PageQuery) (keyPage, erro
 		}
 		set, total = b, n
 	}
-	if q.State != "" {
-		sb := c.cachedState(tx, q.State)
-		if sb == nil && set == nil && q.Sort == SortCreated {
+	if q.hasCond() {
+		sb := c.cachedCond(tx, &q)
+		if sb == nil && set == nil && q.Sort == SortCreated && !q.hasWhere() {
 			// A state in creation order is a range of its index.
 			cur, prefix := l.stateRange(tx, q.State)
 			p, _, err := walkRange(cur, prefix, q, nil, 0)
@@ -881,7 +882,7 @@ func (c *pageCache) boltPage(tx boltTx, l *boltList, q PageQuery) (keyPage, erro
 		}
 		if sb == nil {
 			var err error
-			if sb, err = c.stateBits(tx, l, q.State); err != nil {
+			if sb, err = c.condBits(tx, l, &q); err != nil {
 				return keyPage{}, err
 			}
 		}
@@ -913,12 +914,12 @@ const walkBudget = 30_000
 // with upTo > 0 the blocks in order until upTo rows are found (the first
 // count of a common word, "10,000+").
 func (c *pageCache) boltCount(tx boltTx, l *boltList, q PageQuery, upTo int) (int, error) {
-	words := filterWords(q.Filter)
-	if len(words) == 0 && q.State == "" {
+	words := q.words()
+	if len(words) == 0 && !q.hasCond() {
 		return int(metaCount(tx.Bucket(bMeta), l.count)), nil
 	}
 	if upTo > 0 && len(words) > 0 {
-		if n, ok, err := c.countUpTo(tx, l, words, q.State, upTo); ok || err != nil {
+		if n, ok, err := c.countUpTo(tx, l, words, &q, upTo); ok || err != nil {
 			return n, err
 		}
 	}
@@ -930,8 +931,8 @@ func (c *pageCache) boltCount(tx boltTx, l *boltList, q PageQuery, upTo int) (in
 		}
 		set = b
 	}
-	if q.State != "" {
-		sb, err := c.stateBits(tx, l, q.State)
+	if q.hasCond() {
+		sb, err := c.condBits(tx, l, &q)
 		if err != nil {
 			return 0, err
 		}
@@ -947,9 +948,9 @@ func (c *pageCache) boltCount(tx boltTx, l *boltList, q PageQuery, upTo int) (in
 // countUpTo counts matching rows block by block until upTo; ok is false
 // when the search of the words is known already (the whole count is then
 // at hand).
-func (c *pageCache) countUpTo(tx boltTx, l *boltList, words []string, st State, upTo int) (int, bool, error) {
+func (c *pageCache) countUpTo(tx boltTx, l *boltList, words []string, q *PageQuery, upTo int) (int, bool, error) {
 	c.mu.Lock()
-	known := c.txid == tx.tx.ID() && c.words == strings.Join(words, " ") && c.bits != nil
+	known := c.txid == tx.tx.ID() && c.words == strings.Join(words, "\x00") && c.bits != nil
 	c.mu.Unlock()
 	if known {
 		return 0, false, nil
@@ -957,6 +958,7 @@ func (c *pageCache) countUpTo(tx boltTx, l *boltList, words []string, st State, 
 	ws := wordBytes(words)
 	grams := wordGrams(ws)
 	gb, sb := tx.Bucket(l.gram), tx.Bucket(l.records)
+	var f fold.Folder
 	n := 0
 	cur := tx.Bucket(l.text).Cursor()
 	for k, v := cur.First(); k != nil && n < upTo; k, v = cur.Next() {
@@ -970,7 +972,7 @@ func (c *pageCache) countUpTo(tx boltTx, l *boltList, words []string, st State, 
 			}
 			continue
 		}
-		if st == "" {
+		if !q.hasCond() {
 			n += bits.OnesCount64(m)
 			continue
 		}
@@ -979,7 +981,7 @@ func (c *pageCache) countUpTo(tx boltTx, l *boltList, words []string, st State, 
 			return 0, true, fmt.Errorf("search text block %x: %w", k, err)
 		}
 		for _, r := range rows {
-			if m&(1<<(r.lo&63)) != 0 && l.keep(sb.Get(r.key), st) {
+			if m&(1<<(r.lo&63)) != 0 && l.keep(sb.Get(r.key), q, &f) {
 				n++
 			}
 		}
@@ -988,8 +990,9 @@ func (c *pageCache) countUpTo(tx boltTx, l *boltList, words []string, st State, 
 }
 
 // textKeep checks a row's search text (and state) as an index is walked.
-func textKeep(tx Tx, l *boltList, words [][]byte, st State) func(v []byte) bool {
+func textKeep(tx Tx, l *boltList, words [][]byte, q *PageQuery) func(v []byte) bool {
 	tb, sb := tx.Bucket(l.text), tx.Bucket(l.records)
+	var f fold.Folder
 	var bk [4]byte
 	return func(v []byte) bool {
 		if len(v) < 4 {
@@ -1001,7 +1004,7 @@ func textKeep(tx Tx, l *boltList, words [][]byte, st State) func(v []byte) bool 
 		if text == nil || !containsAll(text, words) {
 			return false
 		}
-		return st == "" || l.keep(sb.Get(v[4:]), st)
+		return !q.hasCond() || l.keep(sb.Get(v[4:]), q, &f)
 	}
 }
 

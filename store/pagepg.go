@@ -41,8 +41,10 @@ type pgList struct {
 	// pos is a record's position in a sort order.
 	pos func(dst []byte, col SortBy, v []byte) ([]byte, error)
 	// state is a state filter's condition (arg adds an argument).
-	state  func(st State, arg func(any) string) string
-	upsert string
+	state func(st State, arg func(any) string) string
+	// whereCols: how Where's conditions are asked of the table.
+	whereCols *sqlCols
+	upsert    string
 }
 
 func (l *pgList) init() *pgList {
@@ -80,17 +82,21 @@ var pgSummaries = (&pgList{
 		return []any{k, s.Created.UnixNano(), sortBytes(s.Invoice), sortBytes(strings.ToLower(s.Customer)),
 			amountCents(&s), int16(stateRank(s.State)), s.OutcomeUnknown, OrderMissing(&s), pgSearchText(AppendSearchText(nil, &s, f)), v}
 	},
-	pos: resBolt.pos,
-	state: func(st State, arg func(any) string) string {
-		switch st {
-		case StateOutcomeUnknown:
-			return "unknown"
-		case StateOrderMissing:
-			return "missing"
-		}
-		return "state = " + arg(int16(stateRank(st)))
-	},
+	pos:   resBolt.pos,
+	state: pgSummaryState,
+	whereCols: &sqlCols{amount: "amount", created: "created", cents: true, nanos: true, state: pgSummaryState,
+		customer: resFieldCustomer, email: resFieldEmail, service: -1},
 }).init()
+
+func pgSummaryState(st State, arg func(any) string) string {
+	switch st {
+	case StateOutcomeUnknown:
+		return "unknown"
+	case StateOrderMissing:
+		return "missing"
+	}
+	return "state = " + arg(int16(stateRank(st)))
+}
 
 // pgLists are the list tables.
 var pgLists = []*pgList{pgSummaries, pgTransactions}
@@ -207,12 +213,13 @@ func pgWhere(l *pgList, q PageQuery) (string, []any) {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	for _, w := range filterWords(q.Filter) {
+	for _, w := range q.words() {
 		conds = append(conds, "search LIKE "+arg("%"+likeEscape(w)+"%"))
 	}
 	if q.State != "" {
 		conds = append(conds, l.state(q.State, arg))
 	}
+	conds = append(conds, l.whereCols.where(&q.Where, arg)...)
 	return strings.Join(conds, " AND "), args
 }
 

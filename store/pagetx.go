@@ -79,12 +79,12 @@ func keepTx(t *Transaction, st State) bool { return st == "" || Kind(st) == t.Ki
 // without the list's indexes, a test's fake, and the reference the
 // stores' tests compare with.
 func PageTransactions(all []*Transaction, q PageQuery) TxPage {
-	words := wordBytes(filterWords(q.Filter))
+	words := wordBytes(q.words())
 	var f fold.Folder
 	var text []byte
 	rows := make([]TxPageRow, 0, len(all))
 	for _, t := range all {
-		if !keepTx(t, q.State) {
+		if !keepTxWhere(t, &q, &f) {
 			continue
 		}
 		if len(words) > 0 {
@@ -139,9 +139,9 @@ var txBolt = &boltList{
 		}
 		return txPosKey(dst, col, t), nil
 	},
-	keep: func(v []byte, st State) bool {
+	keep: func(v []byte, q *PageQuery, f *fold.Folder) bool {
 		t, err := decodeTx(v)
-		return err == nil && keepTx(t, st)
+		return err == nil && keepTxWhere(t, q, f)
 	},
 	stateRange: func(tx Tx, st State) (Cursor, []byte) {
 		return tx.Bucket(bTxIdx[TxSortKind]).Cursor(), appendSortString(nil, string(st))
@@ -151,6 +151,9 @@ var txBolt = &boltList{
 // TransactionPage returns one window of the transaction list, sorted and
 // filtered in the store (q.Sort is a TxSort order, q.State a Kind or "").
 func (db *DB) TransactionPage(q PageQuery) (TxPage, error) {
+	if err := q.Where.Check(TransactionFilter); err != nil {
+		return TxPage{}, fmt.Errorf("transaction list: %w", err)
+	}
 	if ls := db.repo.Capabilities().Lists; ls != nil {
 		return ls.TransactionPage(context.Background(), q)
 	}
@@ -161,6 +164,9 @@ func (db *DB) TransactionPage(q PageQuery) (TxPage, error) {
 // TransactionCount counts the transactions that pass q's filter and
 // state, up to q.Limit when it is > 0 (see ReservationCount).
 func (db *DB) TransactionCount(q PageQuery) (int, error) {
+	if err := q.Where.Check(TransactionFilter); err != nil {
+		return 0, fmt.Errorf("transaction list: %w", err)
+	}
 	if ls := db.repo.Capabilities().Lists; ls != nil {
 		return ls.TransactionCount(context.Background(), q)
 	}
@@ -376,6 +382,8 @@ var pgTransactions = (&pgList{
 	state: func(st State, arg func(any) string) string {
 		return "kind = " + arg(sortBytes(string(st)))
 	},
+	whereCols: &sqlCols{amount: "amount", created: "created", cents: true, nanos: true,
+		customer: txFieldCustomer, email: -1, service: txFieldService},
 }).init()
 
 // txGroup reads a gift card group from the list table, in the

@@ -41,6 +41,8 @@ type pgRelList struct {
 	state func(st State, arg func(any) string) string
 	// amount: the sort order whose value is an amount in cents.
 	amount SortBy
+	// whereCols: how Where's conditions are asked of the table.
+	whereCols *sqlCols
 }
 
 var pgRelReservations = &pgRelList{
@@ -53,15 +55,19 @@ var pgRelReservations = &pgRelList{
 		SortState:    {"state_rank", pgRelCreated, "key"},
 	},
 	kinds: resCols, sorts: sortCount, amount: SortAmount,
-	state: func(st State, arg func(any) string) string {
-		switch st {
-		case StateOutcomeUnknown:
-			return "outcome_unknown"
-		case StateOrderMissing:
-			return "order_missing"
-		}
-		return "state = " + arg(string(st))
-	},
+	state: pgRelResState,
+	whereCols: &sqlCols{amount: "coalesce(amount, 0)", created: "created", state: pgRelResState,
+		customer: resFieldCustomer, email: resFieldEmail, service: -1},
+}
+
+func pgRelResState(st State, arg func(any) string) string {
+	switch st {
+	case StateOutcomeUnknown:
+		return "outcome_unknown"
+	case StateOrderMissing:
+		return "order_missing"
+	}
+	return "state = " + arg(string(st))
 }
 
 var pgRelTransactions = &pgRelList{
@@ -77,7 +83,8 @@ var pgRelTransactions = &pgRelList{
 	kinds: []colKind{TxSortCreated: colNone, TxSortKind: colString, TxSortInvoice: colString, TxSortCustomer: colString,
 		TxSortAmount: colInt64, TxSortStatus: colInt64},
 	sorts: txSortCount, amount: TxSortAmount,
-	state: func(st State, arg func(any) string) string { return "kind = " + arg(string(st)) },
+	state:     func(st State, arg func(any) string) string { return "kind = " + arg(string(st)) },
+	whereCols: &sqlCols{amount: "amount", created: "created", customer: txFieldCustomer, email: -1, service: txFieldService},
 }
 
 // pgRelLists is the native engine's Lister.
@@ -124,12 +131,13 @@ func (l *pgRelList) where(q PageQuery) (string, []any) {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	for _, w := range filterWords(q.Filter) {
+	for _, w := range q.words() {
 		conds = append(conds, "search LIKE "+arg("%"+likeEscape(w)+"%"))
 	}
 	if q.State != "" {
 		conds = append(conds, l.state(q.State, arg))
 	}
+	conds = append(conds, l.whereCols.where(&q.Where, arg)...)
 	return strings.Join(conds, " AND "), args
 }
 

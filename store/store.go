@@ -205,6 +205,10 @@ func Open(path string, opts Options) (*DB, error) {
 		_ = bdb.Close()
 		return nil, fmt.Errorf("cache %s: the transaction list's indexes: %w", path, err)
 	}
+	if err := db.refold(); err != nil {
+		_ = bdb.Close()
+		return nil, fmt.Errorf("cache %s: folding the lists' search texts again: %w", path, err)
+	}
 	if err := db.markOpen(true); err != nil {
 		_ = bdb.Close()
 		return nil, fmt.Errorf("cache %s: %w", path, err)
@@ -272,6 +276,11 @@ func openShared(dsn string, opts Options) (*DB, error) {
 			_ = eng.Close()
 			return nil, fmt.Errorf("database %s: the list tables: %w", db.path, err)
 		}
+	}
+	if err := db.refoldPG(ctx); err != nil && !isReadOnlyRole(err) {
+		db.lease.close()
+		_ = eng.Close()
+		return nil, fmt.Errorf("database %s: folding the lists' search texts again: %w", db.path, err)
 	}
 	db.inbox = newInbox(db, eng, dsn) // before the bus, whose listener looks at it
 	if err := db.startBus(dsn); err != nil {

@@ -92,10 +92,20 @@ type Config struct {
 	NoAttentionStart bool
 	// PushLimit is how many of the newest pushes the log loads (0: 5,000).
 	PushLimit int
+	// Views are the saved views (the config's [views]): each a tab of the
+	// reservations its filter keeps, after the fixed tabs, on keys 6…9.
+	Views []SavedView
 	// Light starts with the light theme until the terminal tells its
 	// background.
 	Light bool
 }
+
+// SavedView is a named filter of the reservations, in the filter
+// language (internal/query).
+type SavedView struct{ Name, Filter string }
+
+// maxViews: the saved views with a key of their own (6…9).
+const maxViews = 4
 
 // Tab indexes.
 const (
@@ -190,6 +200,9 @@ func New(cfg Config) *App {
 		logs.NewAudit(vctx),
 		logs.NewGatewayLog(vctx),
 		views.NewAttention(vctx),
+	}
+	for _, v := range cfg.Views[:min(len(cfg.Views), maxViews)] {
+		a.tabs = append(a.tabs, views.NewReservationView(vctx, v.Name, v.Filter))
 	}
 	a.stacks = make([][]views.Screen, len(a.tabs))
 	if cfg.ReadOnly {
@@ -435,6 +448,9 @@ func (a *App) tabOrder() []int {
 	if a.active == TabAttention || a.attention().Count() > 0 {
 		order = append([]int{TabAttention}, order...)
 	}
+	for i := TabAttention + 1; i < len(a.tabs); i++ {
+		order = append(order, i) // the saved views
+	}
 	return order
 }
 
@@ -564,6 +580,8 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 		return a.switchTab(3)
 	case key.Matches(msg, k.Tab5):
 		return a.switchTab(4)
+	case len(msg.Text) == 1 && msg.Text >= "6" && msg.Text <= "9" && int(msg.Text[0]-'6')+TabAttention+1 < len(a.tabs):
+		return a.switchTab(int(msg.Text[0]-'6') + TabAttention + 1) // a saved view
 	case key.Matches(msg, k.Batch):
 		if !a.allows(access.Batch) {
 			a.status = views.StatusMsg{Level: views.LevelWarn, Text: a.whoMay(access.Batch)}

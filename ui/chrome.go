@@ -73,6 +73,9 @@ func (a *App) tabLabels(compact bool) string {
 			title = "Gateway"
 		}
 		label := fmt.Sprintf("%d %s", i+1, title)
+		if i > TabAttention {
+			label = fmt.Sprintf("%d %s", i, title) // a saved view: 6…9
+		}
 		if i == TabAttention {
 			label = fmt.Sprintf("0 Attention (%d)", a.attention().Count())
 			if compact {

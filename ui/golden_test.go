@@ -11,6 +11,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
 	"paydesk/api"
@@ -250,5 +251,22 @@ func TestExportEveryTab(t *testing.T) {
 	csv, _ := os.ReadFile(filepath.Join(dir, "paydesk-reservations-20261123-100000.csv"))
 	if !strings.Contains(string(csv), ",178.98,178.98,0.00,captured,") {
 		t.Fatalf("reservations csv:\n%s", csv)
+	}
+}
+
+// TestGoldenSavedView: the config's saved views are tabs of their own
+// after the fixed ones (6, 7), each showing the reservations its filter
+// keeps; "/" narrows a view further.
+func TestGoldenSavedView(t *testing.T) {
+	a := newTestApp(t, fixture(), 90, 24, func(c *Config) {
+		c.Views = []SavedView{{Name: "open", Filter: "state:reserved created:<3d"}, {Name: "big", Filter: "amount:>100"}}
+	})
+	press(t, a, "6")
+	golden.RequireEqual(t, ascii(a))
+	// The other view, narrowed by "/": its own rows, not the first one's.
+	press(t, a, "7", "/")
+	typeText(t, a, "mueller")
+	if v := ansi.Strip(ascii(a)); !strings.Contains(v, "view: amount:>100 · / mueller") || !strings.Contains(v, "Anna Müller") || strings.Contains(v, "state:reserved") {
+		t.Fatalf("the second view:\n%s", v)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"paydesk/internal/query"
 	"paydesk/store"
 )
 
@@ -84,6 +85,8 @@ type pagedList[R any] struct {
 
 	listControls
 	state store.State
+	// viewFilter is a saved view's filter, kept before what is typed.
+	viewFilter string
 
 	gen  uint64 // bumped when the question changes (sort, filter, state)
 	base int    // the list index of rows[0]
@@ -113,6 +116,9 @@ type pagedSpec[R any] struct {
 	pos      func(*R) []byte            // its position, a cursor for the source
 	sortOf   func(col int) store.SortBy // a column's order in the store
 	sortable []int                      // the columns s cycles through
+	// filter is what the list's "/" takes (the fields of the filter
+	// language that apply).
+	filter query.List
 }
 
 // pageSource answers a paged list's queries.
@@ -134,8 +140,26 @@ func newPagedList[R any](ctx *Context, cols []Column, spec pagedSpec[R], sortCol
 	return l
 }
 
+// question is what the list asks its source. The filter is the typed
+// text in the filter language (internal/query), the command line's
+// --filter; a text that does not parse asks nothing (where says why).
 func (l *pagedList[R]) question() store.PageQuery {
-	return store.PageQuery{Sort: l.spec.sortOf(l.sortCol), Desc: l.sortDesc, Filter: l.query, State: l.state, Limit: pageRows}
+	w, _ := l.where()
+	return store.PageQuery{Sort: l.spec.sortOf(l.sortCol), Desc: l.sortDesc, Where: w, State: l.state, Limit: pageRows}
+}
+
+// where parses the typed filter; relative times ("created:<7d") count
+// from the console's clock, dates are days where it shows times.
+func (l *pagedList[R]) where() (query.Query, error) {
+	text := l.query
+	if l.viewFilter != "" {
+		text = l.viewFilter + " " + l.query
+	}
+	w, err := query.Parse(text, l.ctx.Now().In(l.ctx.loc()))
+	if err == nil && len(l.spec.filter.Fields) > 0 {
+		err = w.Check(l.spec.filter)
+	}
+	return w, err
 }
 
 // setSource starts reading from src.
@@ -191,11 +215,18 @@ func (l *pagedList[R]) fetch(kind fetchKind, limit int) tea.Cmd {
 	l.inflight = true
 	l.reading++
 	src, gen, seq := l.src, l.gen, l.reading
+	_, werr := l.where()
 	run := func() tea.Msg {
 		m := pagedPageMsg[R]{l: l, gen: gen, seq: seq, kind: kind}
+		if werr != nil {
+			// A filter typed half ("amount:>"): the rows of the last one
+			// stay, and the error names the field and the rule.
+			m.err, m.all = werr, -1
+			return m
+		}
 		m.page, m.err = src.page(q)
 		m.all = m.page.total
-		if m.err == nil && (q.Filter != "" || q.State != "") {
+		if m.err == nil && (!q.Where.Empty() || q.State != "") {
 			m.all, m.err = src.count(store.PageQuery{})
 		}
 		return m
@@ -542,11 +573,15 @@ func (l *pagedList[R]) update(msg tea.Msg) (tea.Cmd, bool) {
 func (l *pagedList[R]) infoLine(width int, noun string, sortName string, extra string) string {
 	t := l.ctx.Theme
 	left := promptLine(t, l.prompt, l.query)
+	if l.viewFilter != "" {
+		// A saved view says what it keeps; "/" narrows it.
+		left = t.Muted.Render("view: ") + l.viewFilter + t.Muted.Render(" · ") + left
+	}
 	var right string
 	switch {
 	case l.total >= 0 && l.atLeast:
 		right = thousands(l.total) + "+ of " + thousands(l.all) + " " + noun
-	case l.total >= 0 || l.query == "" && l.state == "":
+	case l.total >= 0 || l.query == "" && l.state == "" && l.viewFilter == "":
 		right = countText(max(l.total, 0), max(l.all, l.total), noun)
 	default:
 		right = "… of " + thousands(l.all) + " " + noun

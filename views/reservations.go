@@ -123,6 +123,8 @@ type Reservations struct {
 	err      error
 	stateIdx int // index into reservationStates: the state filter (v)
 	wide     int // the widest invoice seen
+	// title names a saved view's tab ("" the reservations tab).
+	title string
 }
 
 // reservationSortable are the columns s cycles through.
@@ -185,8 +187,21 @@ func (s *Reservations) fitIdentifiers(invoice string) {
 	}
 }
 
+// NewReservationView makes the tab of a saved view: the reservations that
+// filter (in the filter language) keeps, and what "/" adds to it.
+func NewReservationView(ctx *Context, name, filter string) *Reservations {
+	s := NewReservations(ctx)
+	s.title, s.list.viewFilter = name, filter
+	return s
+}
+
 // Title names the tab.
-func (s *Reservations) Title() string { return "Reservations" }
+func (s *Reservations) Title() string {
+	if s.title != "" {
+		return s.title
+	}
+	return "Reservations"
+}
 
 // Actions are the tab's keys.
 func (s *Reservations) Actions() []Action {

@@ -90,6 +90,7 @@ var resSpec = pagedSpec[store.PageRow]{
 	pos:      pageRowPos,
 	sortOf:   sortOf,
 	sortable: reservationSortable,
+	filter:   store.ReservationFilter,
 }
 
 // resList is the reservation list.

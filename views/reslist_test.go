@@ -99,7 +99,7 @@ type countLater struct{ slowSource }
 
 func (c countLater) ReservationPage(q store.PageQuery) (store.Page, error) {
 	p, err := c.slowSource.ReservationPage(q)
-	if q.Filter != "" {
+	if !q.Where.Empty() {
 		p.Total = -1
 	}
 	return p, err
@@ -147,8 +147,8 @@ type wholeCounts struct {
 }
 
 func (w wholeCounts) ReservationCount(q store.PageQuery) (int, error) {
-	if q.Limit == 0 && q.Filter != "" { // not the list's size, asked with every page
-		*w.asked = append(*w.asked, q.Filter)
+	if q.Limit == 0 && !q.Where.Empty() { // not the list's size, asked with every page
+		*w.asked = append(*w.asked, strings.Join(q.Where.Words, " "))
 	}
 	return w.countLater.ReservationCount(q)
 }

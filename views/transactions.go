@@ -143,6 +143,7 @@ var txSpec = pagedSpec[TransactionRow]{
 	pos:      func(r *TransactionRow) []byte { return r.pos },
 	sortOf:   txSortOf,
 	sortable: []int{tcTime, tcKind, tcInvoice, tcCustomer, tcAmount, tcStatus},
+	filter:   store.TransactionFilter,
 }
 
 // Transactions is the transactions tab: captures, refunds and gift card

@@ -27,22 +27,24 @@ func auditCmd(sio IO) *cobra.Command {
 	c := &cmdContext{name: "audit", sio: sio}
 	var limit int
 	var verify, all bool
+	var filter string
 	cmd := c.command("audit", "The audit log: who did what, when, for how much", cobra.NoArgs,
 		func(ctx context.Context, c *cmdContext) int {
 			if all {
 				limit = 0
 			}
-			return runAudit(ctx, c, limit, verify)
+			return runAudit(ctx, c, limit, verify, filter)
 		})
 	cmd.Example = "paydesk audit --limit 20\npaydesk audit --verify        # check the log's hash chain and keys: nothing removed, edited or forged"
 	c.lookFlags()
 	cmd.Flags().IntVar(&limit, "limit", 50, "newest N entries (0: all)")
 	cmd.Flags().BoolVar(&all, "all", false, "every entry (--limit 0)")
+	filterFlag(cmd, &filter)
 	cmd.Flags().BoolVar(&verify, "verify", false, "check the hash chain and the keys of the whole log: exit 1 when an entry was removed, edited or added behind paydesk's back")
 	return cmd
 }
 
-func runAudit(_ context.Context, c *cmdContext, limit int, verify bool) int {
+func runAudit(_ context.Context, c *cmdContext, limit int, verify bool, filter string) int {
 	sio := c.sio
 	if limit < 0 {
 		return c.usage("--limit %d: give 0 (all) or a positive number", limit)
@@ -54,6 +56,13 @@ func runAudit(_ context.Context, c *cmdContext, limit int, verify bool) int {
 	if verify {
 		return verifyAudit(c, db)
 	}
+	where, err := parseFilter(filter, store.AuditFilter, c.now(db))
+	if err != nil {
+		if db != nil {
+			c.closeCache(db)
+		}
+		return c.usage("%v", err)
+	}
 	out := []auditJSON{}
 	total := 0
 	if db != nil {
@@ -63,6 +72,15 @@ func runAudit(_ context.Context, c *cmdContext, limit int, verify bool) int {
 		entries, err := db.Audit(0)
 		if err != nil {
 			return c.fail(err)
+		}
+		if !where.Empty() {
+			kept := entries[:0]
+			for _, e := range entries {
+				if store.KeepAudit(&e, &where) {
+					kept = append(kept, e)
+				}
+			}
+			entries = kept
 		}
 		total = len(entries)
 		if limit > 0 && len(entries) > limit {

@@ -50,10 +50,12 @@ type pushJSON struct {
 
 func pushesCmd(sio IO) *cobra.Command {
 	c := &cmdContext{name: "pushes", sio: sio}
-	var typ, kind, status string
+	var typ, kind, status, filter string
 	var limit int
 	cmd := c.command("pushes", "List the pushes the listener received (and rejected), newest first", cobra.NoArgs,
-		func(ctx context.Context, c *cmdContext) int { return runPushes(ctx, c, typ, kind, status, limit) })
+		func(ctx context.Context, c *cmdContext) int {
+			return runPushes(ctx, c, typ, kind, status, filter, limit)
+		})
 	cmd.Example = "paydesk pushes --status rejected\npaydesk pushes --kind C700 --json"
 	c.lookFlags()
 	fs := cmd.Flags()
@@ -61,13 +63,14 @@ func pushesCmd(sio IO) *cobra.Command {
 	fs.StringVar(&kind, "kind", "", "only this action or transaction type: "+strings.Join(pushKinds, ", "))
 	fs.StringVar(&status, "status", "", "only these: "+strings.Join(pushStatuses, ", "))
 	fs.IntVar(&limit, "limit", 50, "newest N pushes (0: all)")
+	filterFlag(cmd, &filter)
 	_ = cmd.RegisterFlagCompletionFunc("type", cobra.FixedCompletions(pushTypes, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions(pushKinds, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("status", cobra.FixedCompletions(pushStatuses, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-func runPushes(_ context.Context, c *cmdContext, typ, kind, status string, limit int) int {
+func runPushes(_ context.Context, c *cmdContext, typ, kind, status, filter string, limit int) int {
 	for _, f := range []struct {
 		flag  string
 		v     *string
@@ -85,13 +88,19 @@ func runPushes(_ context.Context, c *cmdContext, typ, kind, status string, limit
 	if code >= 0 {
 		return code
 	}
-	var recs []*store.PushRecord
 	if db != nil {
 		defer c.closeCache(db)
+	}
+	where, err := parseFilter(filter, store.PushFilter, c.now(db))
+	if err != nil {
+		return c.usage("%v", err)
+	}
+	var recs []*store.PushRecord
+	if db != nil {
 		// Filters apply before the limit, so every record is read when
 		// one is set.
 		n := limit
-		if typ != "" || kind != "" || status != "" {
+		if typ != "" || kind != "" || status != "" || !where.Empty() {
 			n = 0
 		}
 		stored, err := db.Pushes(n, 0)
@@ -110,7 +119,7 @@ func runPushes(_ context.Context, c *cmdContext, typ, kind, status string, limit
 		if limit > 0 && len(out) == limit {
 			break
 		}
-		if (typ != "" && p.Envelope != typ) || (kind != "" && p.Kind != kind) || !pushStatusIs(p, status) {
+		if (typ != "" && p.Envelope != typ) || (kind != "" && p.Kind != kind) || !pushStatusIs(p, status) || !store.KeepPush(p, &where) {
 			continue
 		}
 		out = append(out, pushOut(p))

@@ -21,18 +21,19 @@ var reservationStates = []string{string(store.StateReserved), string(store.State
 
 func reservationsCmd(sio IO) *cobra.Command {
 	c := &cmdContext{name: "reservations", sio: sio}
-	var state string
+	var state, filter string
 	cmd := c.command("reservations", "List the cached reservations, newest first", cobra.NoArgs,
-		func(ctx context.Context, c *cmdContext) int { return runReservations(ctx, c, state) })
+		func(ctx context.Context, c *cmdContext) int { return runReservations(ctx, c, state, filter) })
 	cmd.Flags().BoolVarP(&c.flags.quiet, "quiet", "q", false, "print only the reservation numbers (keys of those without one), one a line")
-	cmd.Example = "paydesk reservations --state reserved\npaydesk reservations --json"
+	cmd.Example = "paydesk reservations --state reserved\npaydesk reservations --filter 'amount:>100 created:<7d mueller'\npaydesk reservations --json"
 	c.lookFlags()
+	filterFlag(cmd, &filter)
 	cmd.Flags().StringVar(&state, "state", "", "only this state: "+strings.Join(reservationStates, ", "))
 	_ = cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions(reservationStates, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-func runReservations(_ context.Context, c *cmdContext, state string) int {
+func runReservations(_ context.Context, c *cmdContext, state, filter string) int {
 	sio := c.sio
 	if err := checkChoice("--state", state, reservationStates); err != nil {
 		return c.usage("%v", err)
@@ -45,13 +46,17 @@ func runReservations(_ context.Context, c *cmdContext, state string) int {
 		defer c.closeCache(db)
 	}
 	now := c.now(db)
+	where, err := parseFilter(filter, store.ReservationFilter, now)
+	if err != nil {
+		return c.usage("%v", err)
+	}
 	// The rows are read a page at a time, newest first, and written as they
 	// come: a cache of a million reservations is never held whole.
 	each := func(fn func(r reservationJSON) error) error {
 		if db == nil {
 			return nil
 		}
-		q := store.PageQuery{Sort: store.SortCreated, Desc: true, State: store.State(state), Limit: 5000}
+		q := store.PageQuery{Sort: store.SortCreated, Desc: true, State: store.State(state), Where: where, Limit: 5000}
 		for {
 			p, err := db.ReservationPage(q)
 			if err != nil {
@@ -94,7 +99,7 @@ func runReservations(_ context.Context, c *cmdContext, state string) int {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RESERVATION\tINVOICE\tSTATE\tAMOUNT\tCAPTURED\tREMAINING\tDAYS\tCUSTOMER")
 	n := 0
-	err := each(func(r reservationJSON) error {
+	err = each(func(r reservationJSON) error {
 		n++
 		st := r.State
 		if r.OutcomeUnknown {

@@ -49,10 +49,10 @@ type transactionRowJSON struct {
 
 func transactionsCmd(sio IO) *cobra.Command {
 	c := &cmdContext{name: "transactions", sio: sio}
-	var kind, status, reservation string
+	var kind, status, reservation, filter string
 	cmd := c.command("transactions", "List the cached transactions (captures, refunds, gift card payments), newest first", cobra.NoArgs,
 		func(ctx context.Context, c *cmdContext) int {
-			return runTransactions(ctx, c, kind, status, reservation)
+			return runTransactions(ctx, c, kind, status, reservation, filter)
 		})
 	cmd.Example = "paydesk transactions --kind capture\npaydesk transactions --reservation RESERVATION --json"
 	c.lookFlags()
@@ -61,12 +61,13 @@ func transactionsCmd(sio IO) *cobra.Command {
 	fs.StringVar(&status, "status", "", "only this status: "+strings.Join(transactionStatuses, ", "))
 	fs.BoolVarP(&c.flags.quiet, "quiet", "q", false, "print only the transaction keys, one a line")
 	fs.StringVar(&reservation, "reservation", "", "only the transactions of this reservation (number or key)")
+	filterFlag(cmd, &filter)
 	_ = cmd.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions(transactionKinds, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("status", cobra.FixedCompletions(transactionStatuses, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-func runTransactions(_ context.Context, c *cmdContext, kind, status, reservation string) int {
+func runTransactions(_ context.Context, c *cmdContext, kind, status, reservation, filter string) int {
 	if err := checkChoice("--kind", kind, transactionKinds); err != nil {
 		return c.usage("%v", err)
 	}
@@ -83,8 +84,13 @@ func runTransactions(_ context.Context, c *cmdContext, kind, status, reservation
 	if db != nil {
 		defer c.closeCache(db)
 	}
+	where, err := parseFilter(filter, store.TransactionFilter, c.now(db))
+	if err != nil {
+		return c.usage("%v", err)
+	}
 	keep := func(t *store.Transaction) bool {
-		return (kind == "" || string(t.Kind) == kind) && (status == "" || statusClass(t.Status.Code) == status)
+		return (kind == "" || string(t.Kind) == kind) && (status == "" || statusClass(t.Status.Code) == status) &&
+			(reservation == "" || store.KeepTransaction(t, &where))
 	}
 	// The rows are read a page at a time, newest first (a kind in the
 	// store), and written as they come, like the reservations.
@@ -111,7 +117,7 @@ func runTransactions(_ context.Context, c *cmdContext, kind, status, reservation
 			}
 			return nil
 		}
-		q := store.PageQuery{Sort: store.TxSortCreated, Desc: true, State: store.State(kind), Limit: 5000}
+		q := store.PageQuery{Sort: store.TxSortCreated, Desc: true, State: store.State(kind), Where: where, Limit: 5000}
 		for {
 			p, err := db.TransactionPage(q)
 			if err != nil {
@@ -148,7 +154,7 @@ func runTransactions(_ context.Context, c *cmdContext, kind, status, reservation
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CREATED\tKEY\tKIND\tSTATUS\tAMOUNT\tREFUNDABLE\tINVOICE\tRESERVATION")
 	n := 0
-	err := each(func(t transactionRowJSON) error {
+	err = each(func(t transactionRowJSON) error {
 		n++
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s %s\t%s\t%s\t%s\n", dash(t.Created), t.Key, t.Kind,
 			dash(store.Status{Code: t.Status, SubCode: t.SubCode}.Text()), t.Amount, t.Currency, t.Refundable, dash(t.Invoice), dash(t.Reservation))

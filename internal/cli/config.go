@@ -21,6 +21,7 @@ import (
 	"paydesk/internal/ops"
 	"paydesk/internal/private"
 	"paydesk/store"
+	"paydesk/ui"
 )
 
 // settings is what the console and the commands run with. Each value comes
@@ -53,6 +54,9 @@ type settings struct {
 	// AlertQuiet is the silence in opening hours that is an alert (0: none).
 	AlertQuiet   time.Duration
 	OpeningHours alert.Hours
+	// Views are the config's saved views ([views] name = "filter"), by
+	// name; each filter parsed when the config is read.
+	Views []ui.SavedView
 	// Merchant is the merchant account's configuration: the embedded
 	// sandbox runs with it and the forms allow what it allows.
 	Merchant api.Merchant
@@ -118,6 +122,8 @@ type fileConfig struct {
 	ApprovalTTL  string            `toml:"approval-ttl"`
 	Roles        map[string]string `toml:"roles"`
 	Users        map[string]string `toml:"users"`
+	// Views are the saved views: name = filter, each a tab of the console.
+	Views map[string]string `toml:"views"`
 }
 
 // textOrList is a setting that the config file may give as "B, C" or as
@@ -247,6 +253,11 @@ func (l layers) settings() (settings, error) {
 		return settings{}, serr
 	}
 	s.SyncEvery = every
+	views, verr := l.views()
+	if verr != nil {
+		return settings{}, verr
+	}
+	s.Views = views
 	s.AlertWebhook, s.AlertSecretFile, s.AlertCommand = l.value("alert-webhook"), l.value("alert-secret-file"), l.value("alert-command")
 	var qerr error
 	if s.AlertQuiet, s.OpeningHours, qerr = parseQuiet(l.value("alert-quiet"), l.value("opening-hours")); qerr != nil {
@@ -419,6 +430,9 @@ func readConfigFile(path string) (map[string]string, error) {
 		for k, v := range m {
 			out[table+"."+k] = v
 		}
+	}
+	for name, filter := range fc.Views {
+		out[viewPrefix+name] = filter
 	}
 	return out, nil
 }

@@ -1,0 +1,325 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"paydesk/internal/fold"
+	"paydesk/internal/query"
+	"paydesk/internal/textsafe"
+)
+
+// PageQuery.Where is the filter language's query (internal/query). Its
+// meaning is defined here, once, over a row's values and its search text;
+// the engines follow it (pagebolt.go walks the records with keepWhere,
+// the PostgreSQL lists put it in SQL: pagepg.go, pgrel_page.go), and the
+// in-memory lists (PageSummaries, PageTransactions) are the reference
+// every engine is tested against.
+//
+//   - Words: each word or quoted phrase occurs in the search text, like
+//     Filter's words (a phrase is not split).
+//   - state: the reservation's state, or "unknown" (an operation's outcome
+//     unknown) and "order_missing".
+//   - amount: the reserved amount (0 when its lines are not known), for a
+//     transaction its amount.
+//   - created: the creation time; a row whose time is not known is in no
+//     range.
+//   - customer, email, service: each value, folded, occurs in that field of
+//     the search text (the search text's fields, below).
+
+// ReservationFilter is what the reservation list's filter takes.
+var ReservationFilter = query.List{Name: "reservation",
+	Fields: []query.Field{query.State, query.Amount, query.Created, query.Customer, query.Email},
+	States: []string{string(StateAwaitingCustomer), string(StateReserved), string(StatePartlyCaptured), string(StateCaptured),
+		string(StateCancelled), string(StateClosed), string(StateDeclined), "unknown", "order_missing"}}
+
+// TransactionFilter is what the transaction list's filter takes (its kind
+// is the list's State; status is the command line's --status).
+var TransactionFilter = query.List{Name: "transaction",
+	Fields: []query.Field{query.Amount, query.Created, query.Customer, query.Service}}
+
+// The search text's fields that a field of the language looks in (their
+// order in AppendSearchText, AppendTxSearchText).
+const (
+	resFieldCustomer = 1
+	resFieldEmail    = 4
+	txFieldService   = 3
+	txFieldCustomer  = 6
+)
+
+// whereState is the list State of a query's state.
+func whereState(s string) State {
+	switch s {
+	case "order_missing":
+		return StateOrderMissing
+	case "unknown":
+		return StateOutcomeUnknown
+	}
+	return State(s)
+}
+
+// foldValue folds a value of the query like the search text.
+func foldValue(s string) string { return fold.String(textsafe.Clean(s)) }
+
+// words are the query's words folded like the search text: Filter's, split
+// at spaces, and Where's words and phrases.
+func (q *PageQuery) words() []string {
+	w := filterWords(q.Filter)
+	for _, p := range q.Where.Words {
+		if f := strings.Join(strings.Fields(foldValue(p)), " "); f != "" {
+			w = append(w, f)
+		}
+	}
+	return w
+}
+
+// hasWhere reports whether Where has conditions beyond its words.
+func (q *PageQuery) hasWhere() bool {
+	w := q.Where
+	return w.State != "" || w.Amount != nil || w.Created != nil || len(w.Customer) > 0 || len(w.Email) > 0 ||
+		len(w.Service) > 0 || len(w.Operator) > 0
+}
+
+// hasCond: a state or Where's conditions, what a row's record is checked
+// for (the words are the search text's).
+func (q *PageQuery) hasCond() bool { return q.State != "" || q.hasWhere() }
+
+// condKey names the conditions, for the cache of their rows.
+func (q *PageQuery) condKey() string {
+	if !q.hasWhere() {
+		return string(q.State)
+	}
+	w := q.Where
+	w.Words = nil
+	return string(q.State) + "\x00" + w.Key()
+}
+
+// searchField is field i of a search text (fields ended by 0x00), nil
+// when the text was cut before it.
+func searchField(text []byte, i int) []byte {
+	for ; i > 0; i-- {
+		j := bytes.IndexByte(text, 0)
+		if j < 0 {
+			return nil
+		}
+		text = text[j+1:]
+	}
+	if j := bytes.IndexByte(text, 0); j >= 0 {
+		return text[:j]
+	}
+	return text
+}
+
+// fieldHasAll reports whether field i of text holds every value, folded.
+func fieldHasAll(text []byte, i int, values []string) bool {
+	if len(values) == 0 {
+		return true
+	}
+	f := searchField(text, i)
+	for _, v := range values {
+		if !bytes.Contains(f, []byte(foldValue(v))) {
+			return false
+		}
+	}
+	return true
+}
+
+func inAmount(r *query.AmountRange, d decimal.Decimal) bool { return r == nil || r.Contains(d) }
+func inCreated(r *query.TimeRange, t time.Time) bool        { return r == nil || r.Contains(t) }
+
+// keepSummary applies the query's state and Where (not its words) to a
+// reservation; text is its search text, made when Where needs it.
+func keepSummary(s *Summary, q *PageQuery, f *fold.Folder) bool {
+	if !keepState(s, q.State) {
+		return false
+	}
+	if !q.hasWhere() {
+		return true
+	}
+	w := &q.Where
+	if w.State != "" && !keepState(s, whereState(w.State)) {
+		return false
+	}
+	if !inAmount(w.Amount, s.Amount) || !inCreated(w.Created, s.Created) {
+		return false
+	}
+	if len(w.Customer) > 0 || len(w.Email) > 0 {
+		text := AppendSearchText(nil, s, f)
+		return fieldHasAll(text, resFieldCustomer, w.Customer) && fieldHasAll(text, resFieldEmail, w.Email)
+	}
+	return true
+}
+
+// keepTxWhere is keepSummary for a transaction.
+func keepTxWhere(t *Transaction, q *PageQuery, f *fold.Folder) bool {
+	if !keepTx(t, q.State) {
+		return false
+	}
+	if !q.hasWhere() {
+		return true
+	}
+	w := &q.Where
+	if !inAmount(w.Amount, t.Amount) || !inCreated(w.Created, t.Created) {
+		return false
+	}
+	if len(w.Customer) > 0 || len(w.Service) > 0 {
+		text := AppendTxSearchText(nil, t, f)
+		return fieldHasAll(text, txFieldCustomer, w.Customer) && fieldHasAll(text, txFieldService, w.Service)
+	}
+	return true
+}
+
+// fieldRegexp is a PostgreSQL regular expression that finds value in field
+// i of a search text whose separators are 0x01 (pgSearchText).
+func fieldRegexp(i int, value string) string {
+	var b strings.Builder
+	b.WriteString("^")
+	if i > 0 {
+		b.WriteString("([^\x01]*\x01){" + strconv.Itoa(i) + "}")
+	}
+	b.WriteString("[^\x01]*")
+	for _, c := range []byte(value) {
+		if c < 0x80 && !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// sqlWhere is the SQL of Where's conditions for a list table; cols names
+// its columns and how amounts and times are kept.
+type sqlCols struct {
+	amount, created string
+	// cents: the amount column is in cents (bigint); nanos: the time
+	// column is Unix nanoseconds, zeroNano for none (the kv lists).
+	cents, nanos bool
+	// state is a state's condition.
+	state func(st State, arg func(any) string) string
+	// customer, email, service: the search text's fields (-1: none).
+	customer, email, service int
+}
+
+func (c *sqlCols) where(w *query.Query, arg func(any) string) []string {
+	var conds []string
+	if w.State != "" && c.state != nil {
+		conds = append(conds, c.state(whereState(w.State), arg))
+	}
+	if a := w.Amount; a != nil {
+		val := func(d decimal.Decimal) string {
+			if c.cents {
+				return arg(d.Shift(2).String()) + "::numeric"
+			}
+			return arg(d.String()) + "::numeric"
+		}
+		if a.HasMin {
+			op := " >= "
+			if a.MinExcl {
+				op = " > "
+			}
+			conds = append(conds, c.amount+op+val(a.Min))
+		}
+		if a.HasMax {
+			op := " <= "
+			if a.MaxExcl {
+				op = " < "
+			}
+			conds = append(conds, c.amount+op+val(a.Max))
+		}
+	}
+	if t := w.Created; t != nil {
+		at := func(x time.Time) string {
+			if c.nanos {
+				return arg(x.UnixNano())
+			}
+			return arg(x)
+		}
+		if c.nanos {
+			conds = append(conds, c.created+" <> "+arg(zeroNano))
+		} else {
+			conds = append(conds, c.created+" IS NOT NULL")
+		}
+		if !t.From.IsZero() {
+			conds = append(conds, c.created+" >= "+at(t.From))
+		}
+		if !t.To.IsZero() {
+			conds = append(conds, c.created+" < "+at(t.To))
+		}
+	}
+	for _, f := range []struct {
+		i      int
+		values []string
+	}{{c.customer, w.Customer}, {c.email, w.Email}, {c.service, w.Service}} {
+		for _, v := range f.values {
+			if f.i >= 0 {
+				conds = append(conds, "search ~ "+arg(fieldRegexp(f.i, foldValue(v))))
+			}
+		}
+	}
+	return conds
+}
+
+// condBits finds the rows that pass the query's state and Where: a state
+// alone is a range of its index (stateBits); Where's conditions are
+// checked on every record, block by block, once for a state of the file
+// (a keystroke that only adds words reuses it).
+func (c *pageCache) condBits(tx boltTx, l *boltList, q *PageQuery) ([]uint64, error) {
+	if !q.hasWhere() {
+		return c.stateBits(tx, l, q.State)
+	}
+	if b := c.cachedCond(tx, q); b != nil {
+		return b, nil
+	}
+	key := q.condKey()
+	out := make([]uint64, (l.rowCount(tx)+63)/64)
+	sb := tx.Bucket(l.records)
+	var f fold.Folder
+	cur := tx.Bucket(l.text).Cursor()
+	for k, v := cur.First(); k != nil; k, v = cur.Next() {
+		if len(k) != 4 {
+			return nil, errCorrupt
+		}
+		blk := int(binary.BigEndian.Uint32(k))
+		rows, err := decodeBlock(v)
+		if err != nil {
+			return nil, fmt.Errorf("search text block %x: %w", k, err)
+		}
+		for _, r := range rows {
+			if blk < len(out) && l.keep(sb.Get(r.key), q, &f) {
+				out[blk] |= 1 << (r.lo & 63)
+			}
+		}
+	}
+	c.mu.Lock()
+	c.whereTx, c.where, c.whereSet = tx.tx.ID(), key, out
+	c.mu.Unlock()
+	return out, nil
+}
+
+// cachedCond is the rows of the query's conditions when known for this
+// state of the file.
+func (c *pageCache) cachedCond(tx boltTx, q *PageQuery) []uint64 {
+	if !q.hasWhere() {
+		return c.cachedState(tx, q.State)
+	}
+	key := q.condKey()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.whereTx == tx.tx.ID() && c.where == key {
+		return c.whereSet
+	}
+	return nil
+}
+
+// foldGerman is the fold of s's German transliteration, when it has one.
+func foldGerman(s string) (string, bool) {
+	var f fold.Folder
+	g, ok := f.AppendGerman(nil, textsafe.Clean(s))
+	return string(g), ok
+}
