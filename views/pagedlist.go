@@ -105,6 +105,7 @@ type pagedList[R any] struct {
 	err      error
 	// onCursor is the key of the row under the cursor, kept across reads.
 	onCursor string
+	marks    marks[R]
 }
 
 // pagedSpec is what a paged list knows of its rows.
@@ -113,6 +114,7 @@ type pagedSpec[R any] struct {
 	pos      func(*R) []byte            // its position, a cursor for the source
 	sortOf   func(col int) store.SortBy // a column's order in the store
 	sortable []int                      // the columns s cycles through
+	markable bool                       // rows can be marked for a bulk action (marks.go)
 }
 
 // pageSource answers a paged list's queries.
@@ -502,6 +504,12 @@ func (l *pagedList[R]) update(msg tea.Msg) (tea.Cmd, bool) {
 			return nil, true // the filter changed meanwhile: its own count runs
 		}
 		return l.countCmd(0), true
+	case pagedMarkAllMsg[R]:
+		if msg.l != l {
+			return nil, false
+		}
+		l.applyMarkAll(msg)
+		return nil, true
 	case tea.MouseWheelMsg:
 		if !l.table.HandleMouse(msg) {
 			return nil, false
@@ -529,6 +537,9 @@ func (l *pagedList[R]) update(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		if l.table.HandleKey(msg, keyMapNav{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End}) {
 			return l.ensure(), true
+		}
+		if cmd, ok := l.markKey(msg); ok && l.spec.markable {
+			return cmd, true
 		}
 		if handled, changed := l.controlKey(msg, k, l.spec.sortable); handled {
 			return ifChanged(changed, l.restart), true

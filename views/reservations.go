@@ -123,6 +123,7 @@ type Reservations struct {
 	err      error
 	stateIdx int // index into reservationStates: the state filter (v)
 	wide     int // the widest invoice seen
+	bulk     bool // the bulk menu is open (b, with marks)
 }
 
 // reservationSortable are the columns s cycles through.
@@ -167,7 +168,7 @@ func (s *Reservations) SetSize(w, h int) {
 }
 
 // Capturing is true while the filter prompt is open.
-func (s *Reservations) Capturing() bool { return s.list.prompt }
+func (s *Reservations) Capturing() bool { return s.list.prompt || s.bulk }
 
 func (s *Reservations) page(info, body string) string {
 	return info + "\n" + padLines(body, s.height-1)
@@ -240,6 +241,9 @@ func (s *Reservations) Update(msg tea.Msg) tea.Cmd {
 		}
 		return send(s.export(m.format, m.rows))
 	}
+	if key, ok := msg.(tea.KeyPressMsg); ok && s.bulk {
+		return s.bulkKey(key)
+	}
 	cmd, done := s.list.update(msg)
 	if p, ok := msg.(pagedPageMsg[store.PageRow]); ok && p.l == s.list {
 		for _, r := range s.list.rows {
@@ -256,6 +260,9 @@ func (s *Reservations) Update(msg tea.Msg) tea.Cmd {
 	k := s.ctx.Keys
 	sel, has := s.list.selected()
 	switch {
+	case key.String() == "b" && s.list.marks.count() > 0:
+		s.bulk = true
+		return nil
 	case keyIs(key, k.NewReservation):
 		return send(NewReservationIntent{})
 	case keyIs(key, k.GiftCardPay):
@@ -291,7 +298,13 @@ func (s *Reservations) View() string {
 	if st := reservationStates[s.stateIdx]; st != "" {
 		extra = "state: " + stateFilterText(st) + " (v)"
 	}
+	if m := s.list.marksText(); m != "" {
+		extra = joinNonEmpty(m+" (b: bulk)", extra)
+	}
 	info := s.list.infoLine(s.width, "reservations", reservationColumns[s.list.sortCol].Title, extra)
+	if s.bulk {
+		info = s.bulkMenu()
+	}
 	if s.err == nil {
 		s.err = s.list.err
 	}
@@ -302,6 +315,7 @@ func (s *Reservations) View() string {
 		return s.page(info, s.empty())
 	}
 	now := s.ctx.Now()
+	marking := s.list.marks.count() > 0
 	body := s.list.table.View(func(i int, out []Cell) {
 		r, ok := s.list.at(i)
 		if !ok {
@@ -312,6 +326,15 @@ func (s *Reservations) View() string {
 		sum := &r.Summary
 		st := sum.State
 		out[rcInvoice] = Cell{Text: clean(sum.Invoice)}
+		if marking {
+			// The mark column: the first two cells of the invoice, while
+			// anything is marked.
+			mark := "  "
+			if s.list.marked(i) {
+				mark = "* "
+			}
+			out[rcInvoice] = Cell{Text: mark + clean(sum.Invoice)}
+		}
 		out[rcNumber] = Cell{Text: clean(sum.ReservationNumber), Paint: theme.PaintMuted}
 		out[rcCustomer] = Cell{Text: clean(sum.Customer)}
 		out[rcCountry] = Cell{Text: clean(sum.Country)}
@@ -436,4 +459,14 @@ func exportFormat(msg tea.KeyPressMsg, k *keys.KeyMap) string {
 		return "json"
 	}
 	return "csv"
+}
+
+func joinNonEmpty(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + " · " + b
 }

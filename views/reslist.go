@@ -90,6 +90,7 @@ var resSpec = pagedSpec[store.PageRow]{
 	pos:      pageRowPos,
 	sortOf:   sortOf,
 	sortable: reservationSortable,
+	markable: true,
 }
 
 // resList is the reservation list.
