@@ -121,8 +121,8 @@ type Reservations struct {
 	width    int
 	height   int
 	err      error
-	stateIdx int // index into reservationStates: the state filter (v)
-	wide     int // the widest invoice seen
+	stateIdx int  // index into reservationStates: the state filter (v)
+	wide     int  // the widest invoice seen
 	bulk     bool // the bulk menu is open (b, with marks)
 }
 
