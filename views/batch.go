@@ -71,6 +71,13 @@ func (p *BatchPlan) verb() string {
 	return "capture"
 }
 
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
 // NewBulkBatch opens the batch page on the batch of kind over the marked
 // reservations: it is being checked (the command is the plan's intent).
 func NewBulkBatch(ctx *Context, kind string, keys []string) (*Batch, tea.Cmd) {
@@ -446,7 +453,7 @@ func (b *Batch) header() string {
 				out = append(out, th.Muted.Render("nothing to send · o: another manifest · esc: back"))
 			}
 		case batchConfirm:
-			out = append(out, th.Warning.Render(fmt.Sprintf("Capture %s for %s?", plural(max(p.Reservations, p.Left), "reservations"), p.Total)), b.input.View())
+			out = append(out, th.Warning.Render(fmt.Sprintf("%s %s for %s?", upperFirst(p.verb()), plural(max(p.Reservations, p.Left), "reservations"), p.Total)), b.input.View())
 		case batchRunning, batchDone:
 			pct := 0.0
 			if b.total > 0 {

@@ -124,6 +124,7 @@ type Reservations struct {
 	stateIdx int  // index into reservationStates: the state filter (v)
 	wide     int  // the widest invoice seen
 	bulk     bool // the bulk menu is open (b, with marks)
+	markCol  bool // the invoice column is widened for the mark column
 }
 
 // reservationSortable are the columns s cycles through.
@@ -182,7 +183,7 @@ func (s *Reservations) page(info, body string) string {
 func (s *Reservations) fitIdentifiers(invoice string) {
 	if w := width(invoice); w > s.wide && s.wide < 40 {
 		s.wide = min(w, 40)
-		s.list.table.FitColumn(rcInvoice, s.wide)
+		s.list.table.FitColumn(rcInvoice, s.wide+2*btoi(s.markCol))
 	}
 }
 
@@ -316,6 +317,11 @@ func (s *Reservations) View() string {
 	}
 	now := s.ctx.Now()
 	marking := s.list.marks.count() > 0
+	if marking != s.markCol && s.wide > 0 {
+		// The mark column takes two cells of the invoice's: it widens.
+		s.markCol = marking
+		s.list.table.FitColumn(rcInvoice, s.wide+2*btoi(marking))
+	}
 	body := s.list.table.View(func(i int, out []Cell) {
 		r, ok := s.list.at(i)
 		if !ok {
@@ -469,4 +475,11 @@ func joinNonEmpty(a, b string) string {
 		return a
 	}
 	return a + " · " + b
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
