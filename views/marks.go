@@ -3,6 +3,8 @@ package views
 import (
 	"slices"
 
+	"charm.land/bubbles/v2/key"
+
 	tea "charm.land/bubbletea/v2"
 )
 
@@ -63,8 +65,9 @@ func (m *marks[R]) rowsMarked() []R {
 // the last row marked to the cursor), * (every row that passes the filter)
 // and esc (clear, when there are marks).
 func (l *pagedList[R]) markKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	switch msg.String() {
-	case "space", " ":
+	k := l.ctx.Keys
+	switch {
+	case key.Matches(msg, k.Mark) || msg.String() == " ":
 		r, ok := l.selected()
 		if !ok {
 			return nil, true
@@ -77,12 +80,12 @@ func (l *pagedList[R]) markKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		}
 		l.marks.anchor = k
 		return nil, true
-	case "V":
+	case key.Matches(msg, k.MarkRange):
 		l.markRange()
 		return nil, true
-	case "*":
+	case key.Matches(msg, k.MarkAll):
 		return l.markAll(), true
-	case "esc":
+	case key.Matches(msg, k.Back):
 		if l.marks.count() == 0 || l.query != "" {
 			return nil, false // esc clears the filter first
 		}

@@ -196,7 +196,7 @@ func (s *Reservations) Actions() []Action {
 	return []Action{{Key: k.Open}, {Key: k.Filter}, {Key: k.FilterState}, {Key: k.Sort}, {Key: k.Reverse},
 		{Key: k.NewReservation, Changes: true}, {Key: k.Capture, Changes: true}, {Key: k.Cancel, Changes: true},
 		{Key: k.Update, Changes: true}, {Key: ReturnKey(k.Refund), Changes: true}, {Key: k.GiftCardPay, Changes: true},
-		{Key: k.ExportCSV}, {Key: k.ExportJSON}}
+		{Key: k.ExportCSV}, {Key: k.ExportJSON}, {Key: k.Mark}, {Key: k.MarkRange}, {Key: k.MarkAll}, {Key: k.Bulk}}
 }
 
 // Update handles rows, keys and the wheel.
@@ -261,7 +261,7 @@ func (s *Reservations) Update(msg tea.Msg) tea.Cmd {
 	k := s.ctx.Keys
 	sel, has := s.list.selected()
 	switch {
-	case key.String() == "b" && s.list.marks.count() > 0:
+	case keyIs(key, k.Bulk) && s.list.marks.count() > 0:
 		s.bulk = true
 		return nil
 	case keyIs(key, k.NewReservation):
