@@ -40,6 +40,10 @@ func (a *App) openBatch() tea.Cmd {
 // batchIntent handles the batch page's intents; ok is false for others.
 func (a *App) batchIntent(i views.Intent) (tea.Cmd, bool) {
 	switch i := i.(type) {
+	case views.BulkIntent:
+		p, cmd := views.NewBulkBatch(a.vctx, i.Kind, i.Keys)
+		a.openPage(p)
+		return cmd, true
 	case views.BatchPlanIntent:
 		return a.planBatch(i), true
 	case views.BatchRunIntent:
@@ -84,14 +88,15 @@ func (a *App) planBatch(i views.BatchPlanIntent) tea.Cmd {
 		if err != nil {
 			return views.BatchPlannedMsg{Err: err}
 		}
-		m, err := readManifest(i.Path)
+		m, source, err := a.manifestOf(i.Path, i.Kind, i.Keys)
 		if err != nil {
 			return views.BatchPlannedMsg{Err: err}
 		}
-		pf := batch.PlanCapture(m, batch.Ledgers(bs), now, i.Late)
-		pf.Source = i.Path
+		pf := a.preflight(bs, m, i.Kind, now, i.Late)
+		pf.Source = source
 		plan := planView(pf)
-		if b, err := bs.BatchByHash(store.BatchCapture, m.Hash); err == nil && b != nil {
+		plan.Kind, plan.Keys = pf.Kind, i.Keys
+		if b, err := bs.BatchByHash(pf.Kind, m.Hash); err == nil && b != nil {
 			_, items, err := bs.Batch(b.ID)
 			if err != nil {
 				return views.BatchPlannedMsg{Err: err}
@@ -111,6 +116,30 @@ func (a *App) planBatch(i views.BatchPlanIntent) tea.Cmd {
 		}
 		return views.BatchPlannedMsg{Plan: plan}
 	}
+}
+
+// manifestOf is the manifest of a plan or a run: the file at path, or the
+// reservations marked in the list (keys) for a batch of kind; source names
+// it in the journal and on the page.
+func (a *App) manifestOf(path, kind string, keys []string) (m *batch.Manifest, source string, err error) {
+	if keys == nil {
+		m, err = readManifest(path)
+		return m, path, err
+	}
+	m, err = batch.Marked(kind, keys, a.cfg.Store.Reservation)
+	return m, fmt.Sprintf("%d marked reservations", len(keys)), err
+}
+
+// preflight checks m as a batch of kind (a capture for "").
+func (a *App) preflight(bs batchStore, m *batch.Manifest, kind string, now time.Time, late bool) *batch.Preflight {
+	if kind == store.BatchCancelRest {
+		return batch.PlanCancelRest(m, a.cfg.Store.Reservation)
+	}
+	if m.Rows != nil && kind != "" {
+		// Marked keys: found one by one, as a key is not an invoice.
+		return batch.PlanCapture(m, batch.One(a.cfg.Store.Reservation), now, late)
+	}
+	return batch.PlanCapture(m, batch.Ledgers(bs), now, late)
 }
 
 func linesText(it store.BatchItem) string {
@@ -265,26 +294,30 @@ func (a *App) runBatch(i views.BatchRunIntent) tea.Cmd {
 		if err != nil {
 			return views.BatchDoneMsg{Err: err}
 		}
-		m, err := readManifest(i.Path)
+		m, source, err := a.manifestOf(i.Path, i.Kind, i.Keys)
 		if err != nil {
 			return views.BatchDoneMsg{Err: err}
+		}
+		kind := i.Kind
+		if kind == "" {
+			kind = store.BatchCapture
 		}
 		rn := &batch.Runner{Svc: svc, Store: bs}
 		var b store.Batch
 		var items []store.BatchItem
-		if prev, err := bs.BatchByHash(store.BatchCapture, m.Hash); err == nil && prev != nil {
+		if prev, err := bs.BatchByHash(kind, m.Hash); err == nil && prev != nil {
 			p, its, err := bs.Batch(prev.ID)
 			if err != nil {
 				return views.BatchDoneMsg{Err: err}
 			}
 			b, items = *p, its
 		} else {
-			pf := batch.PlanCapture(m, batch.Ledgers(bs), now, false)
-			pf.Source = i.Path
+			pf := a.preflight(bs, m, kind, now, false)
+			pf.Source = source
 			if len(pf.Items) == 0 {
 				return views.BatchDoneMsg{Err: errors.New("nothing to send: every reservation was refused")}
 			}
-			b, items, err = rn.Start(pf, i.Path)
+			b, items, err = rn.Start(pf, source)
 			if err != nil {
 				return views.BatchDoneMsg{Err: err}
 			}

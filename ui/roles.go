@@ -92,6 +92,8 @@ func intentNeeds(i views.Intent) []access.Action {
 		return []access.Action{access.Resolve, access.Lookup}
 	case views.ApproveIntent, views.DenyIntent:
 		return []access.Action{access.Approve}
+	case views.BulkIntent:
+		return []access.Action{access.Batch} // a bulk action is a batch
 	}
 	return nil
 }

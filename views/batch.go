@@ -23,18 +23,28 @@ import (
 type BatchPlanIntent struct {
 	Path string
 	Late bool
+	// Kind and Keys, for the reservations marked in the list, stand for
+	// a manifest file: the batch of that kind over those keys.
+	Kind string
+	Keys []string
 }
 
 // BatchRunIntent asks the console to run the checked manifest (the
 // operator confirmed its total) or resume its batch.
-type BatchRunIntent struct{ Path string }
+type BatchRunIntent struct {
+	Path string
+	Kind string   // as the plan's
+	Keys []string // as the plan's
+}
 
 func (BatchPlanIntent) intent() {}
 func (BatchRunIntent) intent()  {}
 
 // BatchPlan is a manifest's pre-flight as the page shows it.
 type BatchPlan struct {
-	Path         string
+	Path         string // the manifest, or what was marked ("12 marked reservations")
+	Kind         string // store.BatchCapture (also for "") or store.BatchCancelRest
+	Keys         []string
 	Hash         string
 	Rows         int
 	Reservations int
@@ -51,6 +61,31 @@ type BatchPlan struct {
 	// Left is how many reservations of that batch are still to send.
 	Left int
 	Took time.Duration
+}
+
+// verb is what the batch does to each reservation.
+func (p *BatchPlan) verb() string {
+	if p.Kind == store.BatchCancelRest {
+		return "cancel the rest of"
+	}
+	return "capture"
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// NewBulkBatch opens the batch page on the batch of kind over the marked
+// reservations: it is being checked (the command is the plan's intent).
+func NewBulkBatch(ctx *Context, kind string, keys []string) (*Batch, tea.Cmd) {
+	b := NewBatch(ctx)
+	b.input.Blur()
+	b.input.SetValue(countText(len(keys), len(keys), "marked reservations"))
+	b.stage = batchPlanning
+	return b, send(BatchPlanIntent{Kind: kind, Keys: keys})
 }
 
 // BatchPlanItem is one reservation's capture.
@@ -250,7 +285,7 @@ func (b *Batch) key(msg tea.KeyPressMsg) tea.Cmd {
 			b.input.Blur()
 			b.err, b.stage, b.start = "", batchRunning, time.Now()
 			b.layout()
-			return send(BatchRunIntent{Path: b.plan.Path})
+			return send(BatchRunIntent{Path: b.plan.Path, Kind: b.plan.Kind, Keys: b.plan.Keys})
 		case "esc":
 			b.input.Blur()
 			b.err, b.stage = "", batchPlanned
@@ -278,7 +313,7 @@ func (b *Batch) key(msg tea.KeyPressMsg) tea.Cmd {
 		b.stage = batchAskPath
 		b.input.Prompt = "manifest: "
 		b.input.Placeholder = "testdata/batch/shipments.csv"
-		if b.plan != nil {
+		if b.plan != nil && b.plan.Keys == nil {
 			b.input.SetValue(b.plan.Path)
 		}
 		b.layout()
@@ -406,19 +441,19 @@ func (b *Batch) header() string {
 		p := b.plan
 		out = append(out, th.Accent.Render(fmt.Sprintf("Pre-flight of %s (sha256 %s): %d rows, checked in %s", textsafe.Clean(p.Path),
 			shortHash(p.Hash), p.Rows, p.Took.Round(time.Microsecond))))
-		out = append(out, fmt.Sprintf("to capture %s, %s · refused %s (%s)", plural(p.Reservations, "reservations"), p.Total, plural(p.Refused, "reservations"), plural(p.RefusedRows, "rows")))
+		out = append(out, fmt.Sprintf("to %s %s, %s · refused %s (%s)", p.verb(), plural(p.Reservations, "reservations"), p.Total, plural(p.Refused, "reservations"), plural(p.RefusedRows, "rows")))
 		if p.Batch != "" {
 			out = append(out, th.Warning.Render(fmt.Sprintf("this manifest is batch %s: running it resumes (%d left to send; settled ones are skipped, none is sent twice)", p.Batch, p.Left)))
 		}
 		switch b.stage {
 		case batchPlanned:
 			if p.Reservations > 0 || p.Left > 0 {
-				out = append(out, th.Muted.Render(fmt.Sprintf("enter: capture them (%s), asked once · o: another manifest · esc: back", p.Total)))
+				out = append(out, th.Muted.Render(fmt.Sprintf("enter: "+p.verb()+" them (%s), asked once · o: another manifest · esc: back", p.Total)))
 			} else {
 				out = append(out, th.Muted.Render("nothing to send · o: another manifest · esc: back"))
 			}
 		case batchConfirm:
-			out = append(out, th.Warning.Render(fmt.Sprintf("Capture %s for %s?", plural(max(p.Reservations, p.Left), "reservations"), p.Total)), b.input.View())
+			out = append(out, th.Warning.Render(fmt.Sprintf("%s %s for %s?", upperFirst(p.verb()), plural(max(p.Reservations, p.Left), "reservations"), p.Total)), b.input.View())
 		case batchRunning, batchDone:
 			pct := 0.0
 			if b.total > 0 {

@@ -108,6 +108,7 @@ type pagedList[R any] struct {
 	err      error
 	// onCursor is the key of the row under the cursor, kept across reads.
 	onCursor string
+	marks    marks[R]
 }
 
 // pagedSpec is what a paged list knows of its rows.
@@ -118,7 +119,8 @@ type pagedSpec[R any] struct {
 	sortable []int                      // the columns s cycles through
 	// filter is what the list's "/" takes (the fields of the filter
 	// language that apply).
-	filter query.List
+	filter   query.List
+	markable bool // rows can be marked for a bulk action (marks.go)
 }
 
 // pageSource answers a paged list's queries.
@@ -533,6 +535,12 @@ func (l *pagedList[R]) update(msg tea.Msg) (tea.Cmd, bool) {
 			return nil, true // the filter changed meanwhile: its own count runs
 		}
 		return l.countCmd(0), true
+	case pagedMarkAllMsg[R]:
+		if msg.l != l {
+			return nil, false
+		}
+		l.applyMarkAll(msg)
+		return nil, true
 	case tea.MouseWheelMsg:
 		if !l.table.HandleMouse(msg) {
 			return nil, false
@@ -560,6 +568,9 @@ func (l *pagedList[R]) update(msg tea.Msg) (tea.Cmd, bool) {
 		}
 		if l.table.HandleKey(msg, keyMapNav{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End}) {
 			return l.ensure(), true
+		}
+		if cmd, ok := l.markKey(msg); ok && l.spec.markable {
+			return cmd, true
 		}
 		if handled, changed := l.controlKey(msg, k, l.spec.sortable); handled {
 			return ifChanged(changed, l.restart), true

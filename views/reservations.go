@@ -121,8 +121,10 @@ type Reservations struct {
 	width    int
 	height   int
 	err      error
-	stateIdx int // index into reservationStates: the state filter (v)
-	wide     int // the widest invoice seen
+	stateIdx int  // index into reservationStates: the state filter (v)
+	wide     int  // the widest invoice seen
+	bulk     bool // the bulk menu is open (b, with marks)
+	markCol  bool // the invoice column is widened for the mark column
 	// title names a saved view's tab ("" the reservations tab).
 	title string
 }
@@ -169,7 +171,7 @@ func (s *Reservations) SetSize(w, h int) {
 }
 
 // Capturing is true while the filter prompt is open.
-func (s *Reservations) Capturing() bool { return s.list.prompt }
+func (s *Reservations) Capturing() bool { return s.list.prompt || s.bulk }
 
 func (s *Reservations) page(info, body string) string {
 	return info + "\n" + padLines(body, s.height-1)
@@ -183,7 +185,7 @@ func (s *Reservations) page(info, body string) string {
 func (s *Reservations) fitIdentifiers(invoice string) {
 	if w := width(invoice); w > s.wide && s.wide < 40 {
 		s.wide = min(w, 40)
-		s.list.table.FitColumn(rcInvoice, s.wide)
+		s.list.table.FitColumn(rcInvoice, s.wide+2*btoi(s.markCol))
 	}
 }
 
@@ -209,7 +211,7 @@ func (s *Reservations) Actions() []Action {
 	return []Action{{Key: k.Open}, {Key: k.Filter}, {Key: k.FilterState}, {Key: k.Sort}, {Key: k.Reverse},
 		{Key: k.NewReservation, Changes: true}, {Key: k.Capture, Changes: true}, {Key: k.Cancel, Changes: true},
 		{Key: k.Update, Changes: true}, {Key: ReturnKey(k.Refund), Changes: true}, {Key: k.GiftCardPay, Changes: true},
-		{Key: k.ExportCSV}, {Key: k.ExportJSON}}
+		{Key: k.ExportCSV}, {Key: k.ExportJSON}, {Key: k.Mark}, {Key: k.MarkRange}, {Key: k.MarkAll}, {Key: k.Bulk}}
 }
 
 // Update handles rows, keys and the wheel.
@@ -255,6 +257,9 @@ func (s *Reservations) Update(msg tea.Msg) tea.Cmd {
 		}
 		return send(s.export(m.format, m.rows))
 	}
+	if key, ok := msg.(tea.KeyPressMsg); ok && s.bulk {
+		return s.bulkKey(key)
+	}
 	cmd, done := s.list.update(msg)
 	if p, ok := msg.(pagedPageMsg[store.PageRow]); ok && p.l == s.list {
 		for _, r := range s.list.rows {
@@ -271,6 +276,9 @@ func (s *Reservations) Update(msg tea.Msg) tea.Cmd {
 	k := s.ctx.Keys
 	sel, has := s.list.selected()
 	switch {
+	case keyIs(key, k.Bulk) && s.list.marks.count() > 0:
+		s.bulk = true
+		return nil
 	case keyIs(key, k.NewReservation):
 		return send(NewReservationIntent{})
 	case keyIs(key, k.GiftCardPay):
@@ -306,7 +314,13 @@ func (s *Reservations) View() string {
 	if st := reservationStates[s.stateIdx]; st != "" {
 		extra = "state: " + stateFilterText(st) + " (v)"
 	}
+	if m := s.list.marksText(); m != "" {
+		extra = joinNonEmpty(m+" (b: bulk)", extra)
+	}
 	info := s.list.infoLine(s.width, "reservations", reservationColumns[s.list.sortCol].Title, extra)
+	if s.bulk {
+		info = s.bulkMenu()
+	}
 	if s.err == nil {
 		s.err = s.list.err
 	}
@@ -317,6 +331,12 @@ func (s *Reservations) View() string {
 		return s.page(info, s.empty())
 	}
 	now := s.ctx.Now()
+	marking := s.list.marks.count() > 0
+	if marking != s.markCol && s.wide > 0 {
+		// The mark column takes two cells of the invoice's: it widens.
+		s.markCol = marking
+		s.list.table.FitColumn(rcInvoice, s.wide+2*btoi(marking))
+	}
 	body := s.list.table.View(func(i int, out []Cell) {
 		r, ok := s.list.at(i)
 		if !ok {
@@ -327,6 +347,15 @@ func (s *Reservations) View() string {
 		sum := &r.Summary
 		st := sum.State
 		out[rcInvoice] = Cell{Text: clean(sum.Invoice)}
+		if marking {
+			// The mark column: the first two cells of the invoice, while
+			// anything is marked.
+			mark := "  "
+			if s.list.marked(i) {
+				mark = "* "
+			}
+			out[rcInvoice] = Cell{Text: mark + clean(sum.Invoice)}
+		}
 		out[rcNumber] = Cell{Text: clean(sum.ReservationNumber), Paint: theme.PaintMuted}
 		out[rcCustomer] = Cell{Text: clean(sum.Customer)}
 		out[rcCountry] = Cell{Text: clean(sum.Country)}
@@ -451,4 +480,21 @@ func exportFormat(msg tea.KeyPressMsg, k *keys.KeyMap) string {
 		return "json"
 	}
 	return "csv"
+}
+
+func joinNonEmpty(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + " · " + b
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

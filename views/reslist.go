@@ -91,6 +91,7 @@ var resSpec = pagedSpec[store.PageRow]{
 	sortOf:   sortOf,
 	sortable: reservationSortable,
 	filter:   store.ReservationFilter,
+	markable: true,
 }
 
 // resList is the reservation list.

@@ -38,6 +38,7 @@ type env struct {
 	requests atomic.Int64             // Transaction and DataRequest requests that reached the front
 	mu       sync.Mutex
 	pays     map[string]int // reservation number → Pay requests the sandbox answered 190
+	cancels  map[string]int // reservation number → CancelReservation requests the sandbox answered 190
 	// breakFor answers a Pay for a reservation number with this HTTP status
 	// without passing it on (0: pass), or drops the connection after the
 	// sandbox processed it (-1).
@@ -57,7 +58,7 @@ type envOpts struct {
 
 func newEnv(tb testing.TB, o envOpts) *env {
 	tb.Helper()
-	e := &env{tb: tb, pays: map[string]int{}, breakFor: map[string]int{}}
+	e := &env{tb: tb, pays: map[string]int{}, cancels: map[string]int{}, breakFor: map[string]int{}}
 	e.quiet = sync.NewCond(&e.mu)
 	e.dbPath = o.path
 	if e.dbPath == "" {
@@ -167,9 +168,14 @@ func (e *env) front(w http.ResponseWriter, r *http.Request) {
 	e.requests.Add(1)
 	body, _ := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(strings.NewReader(string(body)))
-	num := ""
-	if req, err := api.DecodeRequest(body); err == nil && req.Service().Action == api.ActionPay {
-		num, _ = req.Param(api.PReservationNumber)
+	num, cancelled := "", ""
+	if req, err := api.DecodeRequest(body); err == nil {
+		switch req.Service().Action {
+		case api.ActionPay:
+			num, _ = req.Param(api.PReservationNumber)
+		case api.ActionCancelReservation:
+			cancelled, _ = req.Param(api.PReservationNumber)
+		}
 	}
 	e.mu.Lock()
 	brk := e.breakFor[num]
@@ -181,6 +187,13 @@ func (e *env) front(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := httptest.NewRecorder()
 	e.sb.ServeHTTP(rec, r)
+	if cancelled != "" && rec.Code == http.StatusOK {
+		if resp, err := api.DecodeResponse(rec.Body.Bytes()); err == nil && resp.Status.Code.Code == api.StatusSuccess {
+			e.mu.Lock()
+			e.cancels[cancelled]++
+			e.mu.Unlock()
+		}
+	}
 	if num != "" && rec.Code == http.StatusOK {
 		if resp, err := api.DecodeResponse(rec.Body.Bytes()); err == nil && resp.Status.Code.Code == api.StatusSuccess {
 			e.mu.Lock()

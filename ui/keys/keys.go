@@ -67,6 +67,11 @@ type KeyMap struct {
 	Resend       key.Binding
 	FilterType   key.Binding
 	FilterStatus key.Binding
+	// Marks on the reservation list, and the bulk menu over them.
+	Mark      key.Binding
+	MarkRange key.Binding
+	MarkAll   key.Binding
+	Bulk      key.Binding
 }
 
 // Default is the console's keymap.
@@ -126,6 +131,11 @@ func Default() *KeyMap {
 		Resend:       b("R", "resend (sandbox)", "R"),
 		FilterType:   b("t", "filter type", "t"),
 		FilterStatus: b("v", "filter status", "v"),
+
+		Mark:      b("space", "mark / unmark", "space"),
+		MarkRange: b("V", "mark from the last mark to here", "V"),
+		MarkAll:   b("*", "mark all filtered (esc clears)", "*"),
+		Bulk:      b("b", "bulk actions on the marked", "b"),
 	}
 }
 
