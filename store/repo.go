@@ -261,6 +261,8 @@ type RepoTx interface {
 	AddTally(d Tally) error
 	// Tally returns the counters.
 	Tally() (Tally, error)
+
+	OutboxTx // the deliveries of pushes to the shop (outbox.go)
 }
 
 // OpenOp is an open operation as OpenOps lists it.

@@ -74,6 +74,9 @@ type Options struct {
 	// opens on the native engine whatever this says: its kv tables are no
 	// longer the store. Not yet the default: see docs/team.md.
 	Relational bool
+	// ForwardTo are the shop endpoints every push stored is delivered to:
+	// one delivery each, recorded with the push (outbox.go).
+	ForwardTo []string
 
 	// fillChunk overrides the rows per transaction of a fill at open
 	// (pagefill.go), failFillAfter stops a fill after that many chunks:
