@@ -58,6 +58,9 @@ type Delivery struct {
 	Attempts    []Attempt `json:"attempts,omitempty"`
 	// Resent counts the times an operator sent it again (a resend).
 	Resent int `json:"resent,omitempty"`
+	// Tries counts the attempts since it was created or last resent: the
+	// step of the retry schedule it is on.
+	Tries int `json:"tries,omitempty"`
 }
 
 // LastAttempt is the newest attempt, the zero Attempt when none.
@@ -196,6 +199,7 @@ func (db *DB) RecordAttempt(ctx context.Context, id uint64, a Attempt, out Attem
 		a.Error, a.Excerpt = strings.ReplaceAll(a.Error, "\x00", "\uFFFD"), strings.ReplaceAll(a.Excerpt, "\x00", "\uFFFD")
 		d.Attempts = appendAttempt(d.Attempts, a)
 		if d.State == DeliveryPending {
+			d.Tries++
 			switch {
 			case out.Delivered:
 				d.State, d.DeliveredAt, d.NextAt = DeliveryDelivered, a.At, time.Time{}
@@ -317,5 +321,6 @@ func (db *DB) ResendDeliveries(ctx context.Context, q DeliveryQuery) (int, error
 func resend(tx RepoTx, d *Delivery, now time.Time) error {
 	d.State, d.NextAt, d.DeliveredAt = DeliveryPending, now, time.Time{}
 	d.Resent++
+	d.Tries = 0
 	return tx.PutDelivery(d)
 }

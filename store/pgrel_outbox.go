@@ -8,7 +8,7 @@ import (
 
 // The outbox on the native engine: paydesk_deliveries (pgmigrations/0011).
 
-const pgDeliveryCols = `id, push_id, key, endpoint, created, state, next_at, delivered_at, resent, attempts`
+const pgDeliveryCols = `id, push_id, key, endpoint, created, state, next_at, delivered_at, resent, tries, attempts`
 
 func (t *pgRelTx) AppendDelivery(d *Delivery) (uint64, error) {
 	var id int64
@@ -20,9 +20,9 @@ func (t *pgRelTx) AppendDelivery(d *Delivery) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("delivery %d: attempts: %w", d.ID, err)
 	}
-	return d.ID, t.exec(`INSERT INTO paydesk_deliveries (`+pgDeliveryCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+	return d.ID, t.exec(`INSERT INTO paydesk_deliveries (`+pgDeliveryCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 		int64(d.ID), int64(d.PushID), d.Key, d.Endpoint, pgTime(d.Created), string(d.State), pgTime(d.NextAt),
-		pgTime(d.DeliveredAt), d.Resent, att)
+		pgTime(d.DeliveredAt), d.Resent, d.Tries, att)
 }
 
 func attemptsOrEmpty(as []Attempt) []Attempt {
@@ -37,12 +37,12 @@ func (t *pgRelTx) PutDelivery(d *Delivery) error {
 	if err != nil {
 		return fmt.Errorf("delivery %d: attempts: %w", d.ID, err)
 	}
-	return t.exec(`INSERT INTO paydesk_deliveries (`+pgDeliveryCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+	return t.exec(`INSERT INTO paydesk_deliveries (`+pgDeliveryCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 		ON CONFLICT (id) DO UPDATE SET push_id = EXCLUDED.push_id, key = EXCLUDED.key, endpoint = EXCLUDED.endpoint,
 		created = EXCLUDED.created, state = EXCLUDED.state, next_at = EXCLUDED.next_at,
-		delivered_at = EXCLUDED.delivered_at, resent = EXCLUDED.resent, attempts = EXCLUDED.attempts`,
+		delivered_at = EXCLUDED.delivered_at, resent = EXCLUDED.resent, tries = EXCLUDED.tries, attempts = EXCLUDED.attempts`,
 		int64(d.ID), int64(d.PushID), d.Key, d.Endpoint, pgTime(d.Created), string(d.State), pgTime(d.NextAt),
-		pgTime(d.DeliveredAt), d.Resent, att)
+		pgTime(d.DeliveredAt), d.Resent, d.Tries, att)
 }
 
 func (t *pgRelTx) deliveries(sql string, args ...any) ([]*Delivery, error) {
@@ -58,7 +58,7 @@ func (t *pgRelTx) deliveries(sql string, args ...any) ([]*Delivery, error) {
 		var created, next, delivered *time.Time
 		var state string
 		var att []byte
-		if err := rows.Scan(&id, &push, &d.Key, &d.Endpoint, &created, &state, &next, &delivered, &d.Resent, &att); err != nil {
+		if err := rows.Scan(&id, &push, &d.Key, &d.Endpoint, &created, &state, &next, &delivered, &d.Resent, &d.Tries, &att); err != nil {
 			return nil, t.fail(err)
 		}
 		d.ID, d.PushID, d.State = uint64(id), uint64(push), DeliveryState(state)

@@ -13,6 +13,7 @@ CREATE TABLE paydesk_deliveries (
 	next_at      timestamptz,                          -- the next attempt (pending)
 	delivered_at timestamptz,
 	resent       integer     NOT NULL DEFAULT 0,       -- sent again by an operator
+	tries        integer     NOT NULL DEFAULT 0,       -- attempts since created or resent: the retry schedule's step
 	attempts     jsonb       NOT NULL DEFAULT '[]'     -- [{at, status, error, latency (ns), excerpt}], bounded
 );
 CREATE SEQUENCE paydesk_seq_deliveries;
