@@ -90,6 +90,10 @@ type fileConfig struct {
 	Currency   string `toml:"currency"`
 	ScanPrefix string `toml:"scan-prefix"`
 	SyncEvery  string `toml:"sync-every"`
+	// The shop endpoints paydesk listen delivers every push to, and the
+	// waits before each retry (outbox).
+	ForwardTo      textOrList `toml:"forward-to"`
+	ForwardRetries textOrList `toml:"forward-retries"`
 	// Alerts (alerts.go).
 	AlertWebhook    string `toml:"alert-webhook"`
 	AlertSecretFile string `toml:"alert-secret-file"`
@@ -131,7 +135,7 @@ func (t *textOrList) UnmarshalTOML(v any) error {
 // lists them.
 var fileKeys = []string{"gateway", "mode", "website-key", "secret-file", "listen", "push-url", "db", "read-only",
 	"autocapture", "partial-refunds", "gift-card-codes",
-	"export-dir", "fixture-dir", "currency", "scan-prefix", "scan-suffix", "sync-every",
+	"export-dir", "fixture-dir", "currency", "scan-prefix", "scan-suffix", "sync-every", "forward-to", "forward-retries",
 	"alert-webhook", "alert-secret-file", "alert-command"}
 
 // settingEnv maps setting names to their environment variables.
@@ -378,6 +382,7 @@ func readConfigFile(path string) (map[string]string, error) {
 	values := map[string]string{"gateway": fc.Gateway, "mode": fc.Mode, "website-key": fc.WebsiteKey, "secret-file": fc.SecretFile,
 		"listen": fc.Listen, "push-url": fc.PushURL, "db": fc.DB, "read-only": strconv.FormatBool(fc.ReadOnly),
 		"export-dir": fc.ExportDir, "fixture-dir": fc.FixtureDir, "currency": fc.Currency, "scan-prefix": fc.ScanPrefix, "scan-suffix": fc.ScanSuffix, "sync-every": fc.SyncEvery,
+		"forward-to": string(fc.ForwardTo), "forward-retries": string(fc.ForwardRetries),
 		"alert-webhook": fc.AlertWebhook, "alert-secret-file": fc.AlertSecretFile, "alert-command": fc.AlertCommand,
 		"autocapture": strconv.FormatBool(fc.Autocapture), "partial-refunds": string(fc.PartialRefunds), "gift-card-codes": string(fc.GiftCardCodes)}
 	out := map[string]string{}
