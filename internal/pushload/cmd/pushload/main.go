@@ -58,6 +58,7 @@ func main() {
 	serve := flag.String("serve", "", "run a baseline instead of sending: noop or plain")
 	dbPath := flag.String("db", "", "with -serve plain: the bbolt file")
 	compare := flag.Bool("compare", false, "run paydesk listen and both baselines and measure them side by side")
+	forward := flag.Bool("forward", false, "with -compare: also run paydesk listen --forward-to a local receiver that answers 200 (the outbox's cost)")
 	paydesk := flag.String("paydesk", "", "with -compare: the paydesk binary")
 	rounds := flag.Int("rounds", 3, "with -compare: rounds (each target once per round, in rotating order)")
 	attack := flag.String("attack", "", "hold connections of this shape while probing: one-byte, tls-prefix, slow-body or big-body")
@@ -75,7 +76,7 @@ func main() {
 	case *serve != "":
 		err = runBaseline(ctx, *serve, *addr, *dbPath)
 	case *compare:
-		err = runCompare(ctx, *paydesk, *pushes, *senders, *rounds, *randomKeys)
+		err = runCompare(ctx, *paydesk, *pushes, *senders, *rounds, *randomKeys, *forward)
 	case *attack != "":
 		err = runAttack(ctx, attackPlan{addr: *addr, websiteKey: *websiteKey, shape: pushload.Shape(*attack), conns: *conns,
 			duration: *duration, every: *probeEvery, tls: *useTLS, pid: *pid})
@@ -179,7 +180,7 @@ type target struct {
 // on fresh files, then sends the same load to each in turn, rounds times,
 // rotating the order so that no target always gets the machine's fast or
 // slow minutes, and prints the figures and the ratios.
-func runCompare(ctx context.Context, paydesk string, pushes, senders, rounds int, randomKeys bool) error {
+func runCompare(ctx context.Context, paydesk string, pushes, senders, rounds int, randomKeys, forward bool) error {
 	if paydesk == "" {
 		return errors.New("-compare needs -paydesk BINARY (go build -o /tmp/paydesk .)")
 	}
@@ -202,6 +203,18 @@ func runCompare(ctx context.Context, paydesk string, pushes, senders, rounds int
 		{"plain net/http + bbolt.Batch", exec.Command(self, "-serve", "plain", "-addr", "127.0.0.1:0", "-db", filepath.Join(dir, "plain.db"))},
 		{"no-op net/http", exec.Command(self, "-serve", "noop", "-addr", "127.0.0.1:0")},
 	}
+	if forward {
+		shop, err := startShop()
+		if err != nil {
+			return err
+		}
+		defer shop.Close()
+		specs = append(specs, struct {
+			name string
+			cmd  *exec.Cmd
+		}{"paydesk listen --forward-to", exec.Command(paydesk, "listen", "--addr", "127.0.0.1:0", "--website-key", creds.WebsiteKey,
+			"--db", filepath.Join(dir, "forward.db"), "--forward-to", "http://"+shop.Addr().String()+"/push")})
+	}
 	var targets []*target
 	defer func() {
 		for _, t := range targets {
@@ -211,7 +224,7 @@ func runCompare(ctx context.Context, paydesk string, pushes, senders, rounds int
 	}()
 	for _, s := range specs {
 		s.cmd.Env = env
-		out, err := os.Create(filepath.Join(dir, strings.Fields(s.name)[0]+".out"))
+		out, err := os.Create(filepath.Join(dir, strings.NewReplacer(" ", "_", "/", "_").Replace(s.name)+".out"))
 		if err != nil {
 			return err
 		}
@@ -271,7 +284,25 @@ func runCompare(ctx context.Context, paydesk string, pushes, senders, rounds int
 	}
 	l, p, n := medians[targets[0].name], medians[targets[1].name], medians[targets[2].name]
 	fmt.Printf("\npaydesk listen: %.2f× the plain receiver (target ≥ 2), %.2f× the no-op server (target ≥ 0.5)\n", l/p, l/n)
+	if forward {
+		f := medians[targets[3].name]
+		fmt.Printf("paydesk listen --forward-to: %.0f pushes/s, %.1f %% fewer than without (target ≤ 10 %%)\n", f, 100*(1-f/l))
+	}
 	return nil
+}
+
+// startShop is a tiny local shop endpoint that answers every push 200.
+func startShop() (net.Listener, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+		}))
+	}()
+	return ln, nil
 }
 
 func awaitAddress(r io.Reader) (string, error) {
