@@ -1,8 +1,11 @@
 package store
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // The outbox in buckets: bDelivery holds id → Delivery (JSON), bDeliveryOpen
@@ -72,28 +75,32 @@ func (k *kvTx) PutDelivery(d *Delivery) error {
 		return err
 	}
 	if d.State.IsOpen() {
-		return open.Put(u64(d.ID), nil)
+		// The value (next attempt, endpoint 0x00 key) spares the worker
+		// decoding the deliveries that are not due (NextDeliveries).
+		var next uint64 // a zero NextAt is due at once
+		if !d.NextAt.IsZero() {
+			next = uint64(d.NextAt.UnixNano())
+		}
+		v := binary.BigEndian.AppendUint64(nil, next)
+		return open.Put(u64(d.ID), append(v, pairKey(d.Endpoint, d.Key)...))
 	}
 	return open.Delete(u64(d.ID))
 }
 
-func (k *kvTx) OpenDeliveries() ([]*Delivery, error) {
-	open, all := k.tx.Bucket(bDeliveryOpen), k.tx.Bucket(bDelivery)
-	if open == nil || all == nil {
+func (k *kvTx) OpenDeliveries() ([]OpenDelivery, error) {
+	open := k.tx.Bucket(bDeliveryOpen)
+	if open == nil {
 		return nil, nil
 	}
-	var out []*Delivery
+	var out []OpenDelivery
 	c := open.Cursor()
-	for key, _ := c.First(); key != nil; key, _ = c.Next() {
-		v := all.Get(key)
-		if v == nil {
-			continue
+	for key, v := c.First(); key != nil; key, v = c.Next() {
+		if len(v) < 8 {
+			return nil, fmt.Errorf("open delivery %d: %w", be64(key), errCorrupt)
 		}
-		d, err := decodeDelivery(be64(key), v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
+		ep, dk, _ := bytes.Cut(v[8:], []byte{0})
+		out = append(out, OpenDelivery{ID: be64(key), Endpoint: string(ep), Key: string(dk),
+			NextAt: time.Unix(0, int64(binary.BigEndian.Uint64(v[:8]))).UTC()})
 	}
 	return out, nil
 }

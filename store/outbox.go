@@ -82,11 +82,19 @@ type OutboxTx interface {
 	// deliveries (OpenDeliveries) in line with d.State.IsOpen().
 	PutDelivery(d *Delivery) error
 	// OpenDeliveries returns the deliveries whose state is open,
-	// ascending by ID.
-	OpenDeliveries() ([]*Delivery, error)
+	// ascending by ID, each as its ID, endpoint, key and next attempt:
+	// enough to pick the due ones without reading the others whole.
+	OpenDeliveries() ([]OpenDelivery, error)
 	// DeliveriesBefore returns up to limit deliveries (limit ≤ 0: all)
 	// with IDs below before (0: from the newest), newest first.
 	DeliveriesBefore(before uint64, limit int) ([]*Delivery, error)
+}
+
+// OpenDelivery is an open delivery as OpenDeliveries lists it.
+type OpenDelivery struct {
+	ID            uint64
+	Endpoint, Key string
+	NextAt        time.Time
 }
 
 // MaxAttemptsKept bounds the attempts a delivery keeps: the first ones
@@ -141,19 +149,28 @@ func (db *DB) NextDeliveries(ctx context.Context, now time.Time, limit int) (due
 			return err
 		}
 		seen := map[[2]string]bool{}
-		for _, d := range open {
-			k := [2]string{d.Endpoint, d.Key}
+		for _, o := range open {
+			k := [2]string{o.Endpoint, o.Key}
 			if seen[k] {
 				continue
 			}
 			seen[k] = true
-			if d.NextAt.After(now) {
-				if next.IsZero() || d.NextAt.Before(next) {
-					next = d.NextAt
+			if o.NextAt.After(now) {
+				if next.IsZero() || o.NextAt.Before(next) {
+					next = o.NextAt
 				}
 				continue
 			}
 			if limit > 0 && len(due) >= limit {
+				// Enough for one round; the caller asks again, and next
+				// only matters once nothing is due.
+				break
+			}
+			d, err := tx.Delivery(o.ID)
+			if err != nil {
+				return err
+			}
+			if d == nil {
 				continue
 			}
 			p, err := tx.Push(d.PushID)
@@ -182,39 +199,63 @@ type AttemptOutcome struct {
 	NextAt    time.Time
 }
 
+// AttemptRecord is one attempt for RecordAttempts.
+type AttemptRecord struct {
+	ID      uint64
+	Attempt Attempt
+	Outcome AttemptOutcome
+}
+
 // RecordAttempt adds a to the delivery id and moves it on as out says.
 // A delivery that is no longer pending (resent or delivered meanwhile by
 // another worker) keeps its state; the attempt is recorded all the same.
 func (db *DB) RecordAttempt(ctx context.Context, id uint64, a Attempt, out AttemptOutcome) error {
+	return db.RecordAttempts(ctx, []AttemptRecord{{ID: id, Attempt: a, Outcome: out}})
+}
+
+// RecordAttempts is RecordAttempt for several deliveries in one commit.
+func (db *DB) RecordAttempts(ctx context.Context, recs []AttemptRecord) error {
+	if len(recs) == 0 {
+		return nil
+	}
 	err := db.repo.Update(ctx, func(tx RepoTx) error {
-		d, err := tx.Delivery(id)
-		if err != nil {
-			return err
-		}
-		if d == nil {
-			return fmt.Errorf("no delivery %d", id)
-		}
-		// A NUL is no text (jsonb refuses it); the worker's excerpt is inert
-		// already, an error's text from the network may not be.
-		a.Error, a.Excerpt = strings.ReplaceAll(a.Error, "\x00", "\uFFFD"), strings.ReplaceAll(a.Excerpt, "\x00", "\uFFFD")
-		d.Attempts = appendAttempt(d.Attempts, a)
-		if d.State == DeliveryPending {
-			d.Tries++
-			switch {
-			case out.Delivered:
-				d.State, d.DeliveredAt, d.NextAt = DeliveryDelivered, a.At, time.Time{}
-			case out.GaveUp:
-				d.State, d.NextAt = DeliveryFailed, time.Time{}
-			default:
-				d.NextAt = out.NextAt
+		for _, r := range recs {
+			if err := recordAttempt(tx, r.ID, r.Attempt, r.Outcome); err != nil {
+				return err
 			}
 		}
-		return tx.PutDelivery(d)
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("record attempt of delivery %d: %w", id, err)
+		return fmt.Errorf("record attempts: %w", err)
 	}
 	return nil
+}
+
+func recordAttempt(tx RepoTx, id uint64, a Attempt, out AttemptOutcome) error {
+	d, err := tx.Delivery(id)
+	if err != nil {
+		return err
+	}
+	if d == nil {
+		return fmt.Errorf("no delivery %d", id)
+	}
+	// A NUL is no text (jsonb refuses it); the worker's excerpt is inert
+	// already, an error's text from the network may not be.
+	a.Error, a.Excerpt = strings.ReplaceAll(a.Error, "\x00", "\uFFFD"), strings.ReplaceAll(a.Excerpt, "\x00", "\uFFFD")
+	d.Attempts = appendAttempt(d.Attempts, a)
+	if d.State == DeliveryPending {
+		d.Tries++
+		switch {
+		case out.Delivered:
+			d.State, d.DeliveredAt, d.NextAt = DeliveryDelivered, a.At, time.Time{}
+		case out.GaveUp:
+			d.State, d.NextAt = DeliveryFailed, time.Time{}
+		default:
+			d.NextAt = out.NextAt
+		}
+	}
+	return tx.PutDelivery(d)
 }
 
 // appendAttempt keeps the first half of MaxAttemptsKept and the newest.

@@ -85,8 +85,27 @@ func (t *pgRelTx) Delivery(id uint64) (*Delivery, error) {
 	return ds[0], nil
 }
 
-func (t *pgRelTx) OpenDeliveries() ([]*Delivery, error) {
-	return t.deliveries(`SELECT ` + pgDeliveryCols + ` FROM paydesk_deliveries WHERE state = 'pending' ORDER BY id`)
+func (t *pgRelTx) OpenDeliveries() ([]OpenDelivery, error) {
+	rows, err := t.query(`SELECT id, endpoint, key, next_at FROM paydesk_deliveries WHERE state = 'pending' ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []OpenDelivery
+	for rows.Next() {
+		var o OpenDelivery
+		var id int64
+		var next *time.Time
+		if err := rows.Scan(&id, &o.Endpoint, &o.Key, &next); err != nil {
+			return nil, t.fail(err)
+		}
+		o.ID, o.NextAt = uint64(id), timeOf(next)
+		out = append(out, o)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, t.fail(err)
+	}
+	return out, nil
 }
 
 func (t *pgRelTx) DeliveriesBefore(before uint64, limit int) ([]*Delivery, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"paydesk/internal/pushrelay"
@@ -25,7 +26,7 @@ const MaxExcerpt = 200
 // Store is what the worker needs of the store (*store.DB).
 type Store interface {
 	NextDeliveries(ctx context.Context, now time.Time, limit int) ([]store.DueDelivery, time.Time, error)
-	RecordAttempt(ctx context.Context, id uint64, a store.Attempt, out store.AttemptOutcome) error
+	RecordAttempts(ctx context.Context, recs []store.AttemptRecord) error
 }
 
 // SendFunc posts a push body to an endpoint (pushrelay.Sender.Send).
@@ -44,6 +45,9 @@ type Config struct {
 	Report func(d store.Delivery, a store.Attempt, out store.AttemptOutcome)
 	// Logf reports the store's errors; nil: none.
 	Logf func(format string, args ...any)
+	// Parallel is how many attempts run at once (0: 16). They are for
+	// different keys or endpoints: the order per key holds whatever it is.
+	Parallel int
 }
 
 // Worker sends the due deliveries.
@@ -67,6 +71,9 @@ func New(cfg Config) (*Worker, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Parallel <= 0 {
+		cfg.Parallel = 16
 	}
 	return &Worker{cfg: cfg, kick: make(chan struct{}, 1)}, nil
 }
@@ -95,34 +102,63 @@ func (w *Worker) RunOnce(ctx context.Context) (time.Time, error) {
 		if len(due) == 0 {
 			return next, nil
 		}
-		for _, d := range due {
-			if err := ctx.Err(); err != nil {
-				return time.Time{}, err
+		// NextDeliveries gives at most one delivery per key and endpoint:
+		// they may go at once. What came of them is recorded in one commit.
+		recs := make([]store.AttemptRecord, len(due))
+		done := make([]bool, len(due))
+		sem := make(chan struct{}, w.cfg.Parallel)
+		var wg sync.WaitGroup
+		for i := range due {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				recs[i], done[i] = w.attempt(ctx, due[i])
+			}()
+		}
+		wg.Wait()
+		var keep []store.AttemptRecord
+		var kept []store.Delivery
+		for i := range recs {
+			if done[i] {
+				keep, kept = append(keep, recs[i]), append(kept, due[i].Delivery)
 			}
-			if err := w.attempt(ctx, d); err != nil {
-				return time.Time{}, err
+		}
+		// Recorded even when the run is being stopped: the shop has them.
+		if err := w.cfg.Store.RecordAttempts(context.WithoutCancel(ctx), keep); err != nil {
+			return time.Time{}, err
+		}
+		if w.cfg.Report != nil {
+			for i, r := range keep {
+				w.cfg.Report(kept[i], r.Attempt, r.Outcome)
 			}
+		}
+		if err := ctx.Err(); err != nil {
+			return time.Time{}, err
 		}
 	}
 }
 
-// attempt sends one delivery and records what came of it.
-func (w *Worker) attempt(ctx context.Context, d store.DueDelivery) error {
-	var a store.Attempt
+// attempt sends one delivery and says what came of it; ok is false when
+// the attempt was cut short by the worker's stop (not the shop's answer:
+// it stays due, and the next run sends it again).
+func (w *Worker) attempt(ctx context.Context, d store.DueDelivery) (store.AttemptRecord, bool) {
+	rec := store.AttemptRecord{ID: d.ID}
 	if len(d.Body) == 0 {
 		// Never an empty forward: a shop's verifier throws on it.
-		a = store.Attempt{At: w.cfg.Now(), Error: "the push's body is gone from the store: nothing to send"}
-		out := store.AttemptOutcome{GaveUp: true}
-		return w.record(ctx, d.Delivery, a, out)
+		rec.Attempt = store.Attempt{At: w.cfg.Now(), Error: "the push's body is gone from the store: nothing to send"}
+		rec.Outcome = store.AttemptOutcome{GaveUp: true}
+		return rec, true
+	}
+	if ctx.Err() != nil {
+		return rec, false
 	}
 	at := w.cfg.Now()
 	ans := w.cfg.Send(ctx, d.Endpoint, d.Body)
 	if ans.Err != nil && ctx.Err() != nil {
-		// Stopping: the attempt was cut short by us, not answered by the
-		// shop. It stays due; the next run sends it again (at least once).
-		return ctx.Err()
+		return rec, false
 	}
-	a = store.Attempt{At: at, Status: ans.Status, Latency: ans.Duration,
+	a := store.Attempt{At: at, Status: ans.Status, Latency: ans.Duration,
 		Excerpt: textsafe.Bound(textsafe.Clean(ans.Excerpt), MaxExcerpt)}
 	if ans.Err != nil {
 		a.Error = textsafe.Bound(textsafe.Clean(ans.Err.Error()), MaxExcerpt)
@@ -136,18 +172,8 @@ func (w *Worker) attempt(ctx context.Context, d store.DueDelivery) error {
 	default:
 		out.NextAt = w.cfg.Now().Add(w.cfg.Schedule[d.Tries])
 	}
-	return w.record(ctx, d.Delivery, a, out)
-}
-
-func (w *Worker) record(ctx context.Context, d store.Delivery, a store.Attempt, out store.AttemptOutcome) error {
-	// Recorded even when the run is being stopped: the shop has it.
-	if err := w.cfg.Store.RecordAttempt(context.WithoutCancel(ctx), d.ID, a, out); err != nil {
-		return err
-	}
-	if w.cfg.Report != nil {
-		w.cfg.Report(d, a, out)
-	}
-	return nil
+	rec.Attempt, rec.Outcome = a, out
+	return rec, true
 }
 
 // Timer is the clock's timer, a seam for tests.
