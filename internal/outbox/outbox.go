@@ -45,7 +45,7 @@ type Config struct {
 	Report func(d store.Delivery, a store.Attempt, out store.AttemptOutcome)
 	// Logf reports the store's errors; nil: none.
 	Logf func(format string, args ...any)
-	// Parallel is how many attempts run at once (0: 16). They are for
+	// Parallel is how many attempts run at once (0: 4). They are for
 	// different keys or endpoints: the order per key holds whatever it is.
 	Parallel int
 }
@@ -73,7 +73,7 @@ func New(cfg Config) (*Worker, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Parallel <= 0 {
-		cfg.Parallel = 16
+		cfg.Parallel = 4
 	}
 	return &Worker{cfg: cfg, kick: make(chan struct{}, 1)}, nil
 }
