@@ -167,6 +167,9 @@ func (db *DB) applyPush(tx RepoTx, pp *preparedPush, p *api.Push, res *ApplyResu
 	if id, err = tx.AppendPush(rec, pp.enc); err != nil {
 		return err
 	}
+	if err := db.enqueueDeliveries(tx, rec, id); err != nil {
+		return err
+	}
 	c.Pushes++
 	res.ID, res.Applied, res.Ignored, res.ReservationKey = id, eff.applied, eff.ignored, eff.resKey
 	return nil

@@ -725,6 +725,11 @@ func (db *DB) applyInboxRow(tx RepoTx, rec *PushRecord, failed bool, c *Change) 
 	if err != nil {
 		return res, err
 	}
+	// Refused by the rules, it is still a push the gateway sent: the shop
+	// gets it as it would have without paydesk.
+	if err := db.enqueueDeliveries(tx, rec, id); err != nil {
+		return res, err
+	}
 	c.Pushes++
 	res.ID, res.Ignored = id, rec.Ignored
 	return res, nil

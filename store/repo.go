@@ -264,7 +264,8 @@ type RepoTx interface {
 	// Tally returns the counters.
 	Tally() (Tally, error)
 
-	UsersTx // users.go
+	UsersTx  // users.go
+	OutboxTx // the deliveries of pushes to the shop (outbox.go)
 }
 
 // OpenOp is an open operation as OpenOps lists it.

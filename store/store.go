@@ -74,6 +74,9 @@ type Options struct {
 	// conversion reads: for the tests that build a layout-7 database the
 	// way today's release leaves it, then convert it.
 	kvEngine bool
+	// ForwardTo are the shop endpoints every push stored is delivered to:
+	// one delivery each, recorded with the push (outbox.go).
+	ForwardTo []string
 
 	// fillChunk overrides the rows per transaction of a fill at open
 	// (pagefill.go), failFillAfter stops a fill after that many chunks:

@@ -100,6 +100,10 @@ type fileConfig struct {
 	Currency   string `toml:"currency"`
 	ScanPrefix string `toml:"scan-prefix"`
 	SyncEvery  string `toml:"sync-every"`
+	// The shop endpoints paydesk listen delivers every push to, and the
+	// waits before each retry (outbox).
+	ForwardTo      textOrList `toml:"forward-to"`
+	ForwardRetries textOrList `toml:"forward-retries"`
 	// Alerts (alerts.go).
 	AlertWebhook    string `toml:"alert-webhook"`
 	AlertSecretFile string `toml:"alert-secret-file"`
@@ -155,7 +159,7 @@ func (t *textOrList) UnmarshalTOML(v any) error {
 // lists them.
 var fileKeys = []string{"gateway", "mode", "website-key", "secret-file", "listen", "push-url", "db", "read-only",
 	"autocapture", "partial-refunds", "gift-card-codes",
-	"export-dir", "fixture-dir", "currency", "scan-prefix", "scan-suffix", "sync-every",
+	"export-dir", "fixture-dir", "currency", "scan-prefix", "scan-suffix", "sync-every", "forward-to", "forward-retries",
 	"alert-webhook", "alert-secret-file", "alert-command", "alert-quiet", "opening-hours",
 	"approval-over", "approval-ttl", "roles", "users", "ssh", "ssh-host-key", "ssh-idle"}
 
@@ -415,6 +419,7 @@ func readConfigFile(path string) (map[string]string, error) {
 	values := map[string]string{"gateway": fc.Gateway, "mode": fc.Mode, "website-key": fc.WebsiteKey, "secret-file": fc.SecretFile,
 		"listen": fc.Listen, "push-url": fc.PushURL, "db": fc.DB, "read-only": strconv.FormatBool(fc.ReadOnly),
 		"export-dir": fc.ExportDir, "fixture-dir": fc.FixtureDir, "currency": fc.Currency, "scan-prefix": fc.ScanPrefix, "scan-suffix": fc.ScanSuffix, "sync-every": fc.SyncEvery,
+		"forward-to": string(fc.ForwardTo), "forward-retries": string(fc.ForwardRetries),
 		"alert-webhook": fc.AlertWebhook, "alert-secret-file": fc.AlertSecretFile, "alert-command": fc.AlertCommand,
 		"alert-quiet": fc.AlertQuiet, "opening-hours": fc.OpeningHours,
 		"ssh": fc.SSH, "ssh-host-key": fc.SSHHostKey, "ssh-idle": fc.SSHIdle,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"path/filepath"
 	goruntime "runtime"
 	"runtime/debug"
@@ -17,6 +18,7 @@ import (
 	"paydesk/api"
 	"paydesk/internal/gwsync"
 	"paydesk/internal/lineout"
+	"paydesk/internal/outbox"
 	"paydesk/internal/pushrelay"
 	"paydesk/internal/textsafe"
 	"paydesk/pushlistener"
@@ -25,10 +27,12 @@ import (
 
 // listenFlags are the listen command's own flags.
 type listenFlags struct {
-	addr, dbPath, forwardTo string
-	tlsCert, tlsKey         string
-	maxConns                int
-	asJSON                  bool
+	addr, dbPath    string
+	forwardTo       []string
+	forwardRetries  string
+	tlsCert, tlsKey string
+	maxConns        int
+	asJSON          bool
 }
 
 func listenCmd(sio IO) *cobra.Command {
@@ -54,7 +58,8 @@ errors go to stderr. The secret key is read from $PAYDESK_SECRET_KEY or --secret
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this certificate chain (PEM file; needs --tls-key)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "the private key of --tls-cert (PEM file)")
 	fs.IntVar(&f.maxConns, "max-conns", 8192, "connections held at once; at the cap a new one replaces the oldest that has not delivered a signed request")
-	fs.StringVar(&f.forwardTo, "forward-to", "", "relay every verified push, re-signed for this URL, to your shop, and print its answer beside the push")
+	fs.StringArrayVar(&f.forwardTo, "forward-to", nil, "deliver every verified push, re-signed for this URL, to your shop from a durable outbox, retried until it answers 200, and print each attempt (repeatable)")
+	fs.StringVar(&f.forwardRetries, "forward-retries", "", "the waits before each retry of a delivery, e.g. 10s,30s,1m (default the gateway family's: 10s … 24h, about 3 days)")
 	addFlags(fs, "gateway")
 	fs.String("sync-every", "", "with a gateway URL: how often to ask it what no push told (paydesk sync): a duration, 0 for never (default 15m)")
 	return cmd
@@ -110,7 +115,12 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
 		return 2
 	}
-	db, err := store.Open(*dbPath, store.Options{AuditKey: key})
+	forward, schedule, err := forwardSettings(l, f)
+	if err != nil {
+		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
+		return 2
+	}
+	db, err := store.Open(*dbPath, store.Options{AuditKey: key, ForwardTo: forward})
 	if err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", ownedError(ctx, err, settings{DB: *dbPath}, getenv, "a listener"))
 		return 1
@@ -137,17 +147,29 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 	lines := newLinePrinter(sio.Stdout, format, errOut, *asJSON)
 	defer lines.close()
 	observe := lines.print
-	if f.forwardTo != "" {
-		fw, err := pushrelay.NewForwarder(pushrelay.Sender{Credentials: api.Credentials{WebsiteKey: websiteKey, SecretKey: secret}},
-			f.forwardTo, func(a pushrelay.Answer) { lines.out.Line("forward " + a.String() + "\n") })
+	if len(forward) > 0 {
+		// Every push stored records a delivery per endpoint in its own
+		// commit (store/outbox.go); the worker sends them and survives a
+		// restart by reading them back.
+		sender := pushrelay.Sender{Credentials: api.Credentials{WebsiteKey: websiteKey, SecretKey: secret}}
+		w, err := outbox.New(outbox.Config{Store: db, Send: sender.Send, Schedule: schedule,
+			Report: func(d store.Delivery, a store.Attempt, out store.AttemptOutcome) {
+				lines.out.Line("forward " + deliveryLine(d, a, out) + "\n")
+			},
+			Logf: func(format string, args ...any) { errOut.Printf("paydesk listen: "+format, args...) }})
 		if err != nil {
-			fmt.Fprintf(sio.Stderr, "paydesk listen: --forward-to: %v\n", err)
+			fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
 			return 2
 		}
-		defer fw.Close()
+		workCtx, stopWork := context.WithCancel(ctx)
+		worked := make(chan struct{})
+		go func() { defer close(worked); w.Run(workCtx, nil) }()
+		defer func() { stopWork(); <-worked }()
 		observe = func(e pushlistener.Event) {
 			lines.print(e)
-			fw.Observe(e)
+			if e.Order == nil && !e.Record.Rejected {
+				w.Kick()
+			}
 		}
 	}
 	srv, err := pushlistener.New(pushlistener.Config{
@@ -437,4 +459,67 @@ type orderLine struct {
 	Customer    string    `json:"customer,omitempty"`
 	Reservation string    `json:"reservation,omitempty"`
 	Reason      string    `json:"reason,omitempty"`
+}
+
+// forwardSettings are the shop endpoints (--forward-to, repeatable, else
+// forward-to in the config file, a list) and the retry schedule
+// (--forward-retries or forward-retries; nil: the family's).
+func forwardSettings(l layers, f listenFlags) ([]string, []time.Duration, error) {
+	forward := f.forwardTo
+	if len(forward) == 0 {
+		for _, v := range strings.Split(l.value("forward-to"), ",") {
+			if v = strings.TrimSpace(v); v != "" {
+				forward = append(forward, v)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, ep := range forward {
+		if err := store.CheckEndpoint(ep); err != nil {
+			return nil, nil, err
+		}
+		if seen[ep] {
+			return nil, nil, fmt.Errorf("forward-to %q: given twice", ep)
+		}
+		seen[ep] = true
+	}
+	retries := f.forwardRetries
+	if retries == "" {
+		retries = l.value("forward-retries")
+	}
+	if retries == "" {
+		return forward, nil, nil
+	}
+	var schedule []time.Duration
+	for i, v := range strings.Split(retries, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d <= 0 {
+			return nil, nil, fmt.Errorf("forward-retries: step %d %q: want a positive duration such as 30s or 2h", i+1, v)
+		}
+		schedule = append(schedule, d)
+	}
+	return forward, schedule, nil
+}
+
+// deliveryLine is the line printed per attempt; what came from the shop
+// is inert already (the worker cleans it).
+func deliveryLine(d store.Delivery, a store.Attempt, out store.AttemptOutcome) string {
+	s := fmt.Sprintf("#%d %s -> %s", d.ID, textsafe.Clean(d.Key), textsafe.Clean(d.Endpoint))
+	if a.Error != "" {
+		s += ": no answer after " + a.Latency.Round(time.Millisecond).String() + ": " + a.Error
+	} else {
+		s += fmt.Sprintf(": %d %s in %s", a.Status, http.StatusText(a.Status), a.Latency.Round(time.Millisecond))
+		if a.Excerpt != "" && a.Status != http.StatusOK {
+			s += ": " + a.Excerpt
+		}
+	}
+	switch {
+	case out.Delivered:
+		s += " (delivered)"
+	case out.GaveUp:
+		s += " (given up: paydesk deliveries resend " + fmt.Sprint(d.ID) + ")"
+	case !out.NextAt.IsZero():
+		s += " (next try " + out.NextAt.UTC().Format(time.RFC3339) + ")"
+	}
+	return s
 }

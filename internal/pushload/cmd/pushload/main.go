@@ -71,6 +71,7 @@ func main() {
 	compare := flag.Bool("compare", false, "run paydesk listen and both baselines and measure them side by side")
 	paydesk := flag.String("paydesk", "", "with -compare: the paydesk binary")
 	pgURL := flag.String("pg", "", "with -compare: also two paydesk listen into this (empty) PostgreSQL database")
+	forward := flag.Bool("forward", false, "with -compare: also run paydesk listen --forward-to a local receiver that answers 200 (the outbox's cost)")
 	rounds := flag.Int("rounds", 3, "with -compare: rounds (each target once per round, in rotating order)")
 	attack := flag.String("attack", "", "hold connections of this shape while probing: one-byte, tls-prefix, slow-body or big-body")
 	conns := flag.Int("conns", 5000, "with -attack: connections held")
@@ -87,7 +88,7 @@ func main() {
 	case *serve != "":
 		err = runBaseline(ctx, *serve, *addr, *dbPath)
 	case *compare:
-		err = runCompare(ctx, comparePlan{paydesk: *paydesk, pg: *pgURL, pushes: *pushes, senders: *senders, rounds: *rounds, randomKeys: *randomKeys})
+		err = runCompare(ctx, comparePlan{paydesk: *paydesk, pg: *pgURL, pushes: *pushes, senders: *senders, rounds: *rounds, randomKeys: *randomKeys, forward: *forward})
 	case *attack != "":
 		err = runAttack(ctx, attackPlan{addr: *addr, websiteKey: *websiteKey, shape: pushload.Shape(*attack), conns: *conns,
 			duration: *duration, every: *probeEvery, tls: *useTLS, pid: *pid})
@@ -196,7 +197,7 @@ type target struct {
 type comparePlan struct {
 	paydesk, pg             string
 	pushes, senders, rounds int
-	randomKeys              bool
+	randomKeys, forward     bool
 }
 
 // runCompare starts paydesk listen and both baselines as child processes
@@ -240,6 +241,20 @@ func runCompare(ctx context.Context, p comparePlan) error {
 		{"plain net/http + bbolt.Batch", []*exec.Cmd{exec.Command(self, "-serve", "plain", "-addr", "127.0.0.1:0", "-db", filepath.Join(dir, "plain.db"))},
 			fileSize(filepath.Join(dir, "plain.db"))},
 		{"no-op net/http", []*exec.Cmd{exec.Command(self, "-serve", "noop", "-addr", "127.0.0.1:0")}, nil},
+	}
+	if p.forward {
+		shop, err := startShop()
+		if err != nil {
+			return err
+		}
+		defer shop.Close()
+		fwd := listen(filepath.Join(dir, "forward.db"))
+		fwd.Args = append(fwd.Args, "--forward-to", "http://"+shop.Addr().String()+"/push")
+		specs = append(specs, struct {
+			name string
+			cmds []*exec.Cmd
+			size func() (int64, error)
+		}{"paydesk listen --forward-to", []*exec.Cmd{fwd}, fileSize(filepath.Join(dir, "forward.db"))})
 	}
 	if p.pg != "" {
 		before, err := databaseSize(ctx, p.pg)
@@ -338,10 +353,29 @@ func runCompare(ctx context.Context, p comparePlan) error {
 	}
 	l, pl, n := medians[targets[0].name], medians[targets[1].name], medians[targets[2].name]
 	fmt.Printf("\npaydesk listen: %.2f× the plain receiver (target ≥ 2), %.2f× the no-op server (target ≥ 0.5)\n", l/pl, l/n)
-	if len(targets) > 3 {
-		fmt.Printf("2 × paydesk listen on PostgreSQL: %.0f pushes/s (target ≥ 10,000)\n", medians[targets[3].name])
+	for _, t := range targets[3:] {
+		switch m := medians[t.name]; {
+		case strings.Contains(t.name, "--forward-to"):
+			fmt.Printf("paydesk listen --forward-to: %.0f pushes/s, %.1f %% fewer than without (target ≤ 10 %%)\n", m, 100*(1-m/l))
+		default:
+			fmt.Printf("%s: %.0f pushes/s (target ≥ 10,000)\n", t.name, m)
+		}
 	}
 	return nil
+}
+
+// startShop is a tiny local shop endpoint that answers every push 200.
+func startShop() (net.Listener, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+		}))
+	}()
+	return ln, nil
 }
 
 // send sends one round's pushes to t, split evenly between its processes

@@ -1,0 +1,225 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"paydesk/internal/pushrelay"
+	"paydesk/internal/textsafe"
+	"paydesk/store"
+)
+
+// DefaultSchedule is the wait before each retry: the first within
+// seconds, then over about three days, as the gateway family retries a
+// push it could not deliver (eleven retries over three days).
+var DefaultSchedule = []time.Duration{
+	10 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute, 15 * time.Minute,
+	time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour, 24 * time.Hour,
+}
+
+// MaxExcerpt bounds the answer's excerpt kept with an attempt.
+const MaxExcerpt = 200
+
+// Store is what the worker needs of the store (*store.DB).
+type Store interface {
+	NextDeliveries(ctx context.Context, now time.Time, limit int) ([]store.DueDelivery, time.Time, error)
+	RecordAttempts(ctx context.Context, recs []store.AttemptRecord) error
+}
+
+// SendFunc posts a push body to an endpoint (pushrelay.Sender.Send).
+type SendFunc func(ctx context.Context, target string, body []byte) pushrelay.Answer
+
+// Config configures a Worker.
+type Config struct {
+	Store Store
+	Send  SendFunc
+	// Schedule is the wait before each retry; nil means DefaultSchedule.
+	// After its last step a delivery is given up (failed) until resent.
+	Schedule []time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Report gets every attempt (from the worker's goroutine); nil: none.
+	Report func(d store.Delivery, a store.Attempt, out store.AttemptOutcome)
+	// Logf reports the store's errors; nil: none.
+	Logf func(format string, args ...any)
+	// Parallel is how many attempts run at once (0: 4). They are for
+	// different keys or endpoints: the order per key holds whatever it is.
+	Parallel int
+}
+
+// Worker sends the due deliveries.
+type Worker struct {
+	cfg  Config
+	kick chan struct{}
+}
+
+// New makes a worker; Run starts it.
+func New(cfg Config) (*Worker, error) {
+	if cfg.Store == nil || cfg.Send == nil {
+		return nil, errors.New("outbox: a store and a sender are needed")
+	}
+	if cfg.Schedule == nil {
+		cfg.Schedule = DefaultSchedule
+	}
+	for i, d := range cfg.Schedule {
+		if d <= 0 {
+			return nil, fmt.Errorf("outbox: retry schedule step %d is %s: must be positive", i+1, d)
+		}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Parallel <= 0 {
+		cfg.Parallel = 4
+	}
+	return &Worker{cfg: cfg, kick: make(chan struct{}, 1)}, nil
+}
+
+// Kick tells the worker that deliveries may have been recorded: it looks
+// at once instead of at its next due time. It never blocks.
+func (w *Worker) Kick() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// batch is how many due deliveries one read of the store returns.
+const batch = 256
+
+// RunOnce sends every delivery due now, again until none is due (a
+// delivered push lets the next for its key go), and returns when the next
+// one is due (zero: none waits).
+func (w *Worker) RunOnce(ctx context.Context) (time.Time, error) {
+	for {
+		due, next, err := w.cfg.Store.NextDeliveries(ctx, w.cfg.Now(), batch)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if len(due) == 0 {
+			return next, nil
+		}
+		// NextDeliveries gives at most one delivery per key and endpoint:
+		// they may go at once. What came of them is recorded in one commit.
+		recs := make([]store.AttemptRecord, len(due))
+		done := make([]bool, len(due))
+		sem := make(chan struct{}, w.cfg.Parallel)
+		var wg sync.WaitGroup
+		for i := range due {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				recs[i], done[i] = w.attempt(ctx, due[i])
+			}()
+		}
+		wg.Wait()
+		var keep []store.AttemptRecord
+		var kept []store.Delivery
+		for i := range recs {
+			if done[i] {
+				keep, kept = append(keep, recs[i]), append(kept, due[i].Delivery)
+			}
+		}
+		// Recorded even when the run is being stopped: the shop has them.
+		if err := w.cfg.Store.RecordAttempts(context.WithoutCancel(ctx), keep); err != nil {
+			return time.Time{}, err
+		}
+		if w.cfg.Report != nil {
+			for i, r := range keep {
+				w.cfg.Report(kept[i], r.Attempt, r.Outcome)
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return time.Time{}, err
+		}
+	}
+}
+
+// attempt sends one delivery and says what came of it; ok is false when
+// the attempt was cut short by the worker's stop (not the shop's answer:
+// it stays due, and the next run sends it again).
+func (w *Worker) attempt(ctx context.Context, d store.DueDelivery) (store.AttemptRecord, bool) {
+	rec := store.AttemptRecord{ID: d.ID}
+	if len(d.Body) == 0 {
+		// Never an empty forward: a shop's verifier throws on it.
+		rec.Attempt = store.Attempt{At: w.cfg.Now(), Error: "the push's body is gone from the store: nothing to send"}
+		rec.Outcome = store.AttemptOutcome{GaveUp: true}
+		return rec, true
+	}
+	if ctx.Err() != nil {
+		return rec, false
+	}
+	at := w.cfg.Now()
+	ans := w.cfg.Send(ctx, d.Endpoint, d.Body)
+	if ans.Err != nil && ctx.Err() != nil {
+		return rec, false
+	}
+	a := store.Attempt{At: at, Status: ans.Status, Latency: ans.Duration,
+		Excerpt: textsafe.Bound(textsafe.Clean(ans.Excerpt), MaxExcerpt)}
+	if ans.Err != nil {
+		a.Error = textsafe.Bound(textsafe.Clean(ans.Err.Error()), MaxExcerpt)
+	}
+	var out store.AttemptOutcome
+	switch {
+	case ans.OK():
+		out.Delivered = true
+	case d.Tries >= len(w.cfg.Schedule):
+		out.GaveUp = true
+	default:
+		out.NextAt = w.cfg.Now().Add(w.cfg.Schedule[d.Tries])
+	}
+	rec.Attempt, rec.Outcome = a, out
+	return rec, true
+}
+
+// Timer is the clock's timer, a seam for tests.
+type Timer interface {
+	C() <-chan time.Time
+	Stop() bool
+}
+
+type realTimer struct{ t *time.Timer }
+
+func (r realTimer) C() <-chan time.Time { return r.t.C }
+func (r realTimer) Stop() bool          { return r.t.Stop() }
+
+// retryOnError is how long Run waits after the store failed.
+const retryOnError = 5 * time.Second
+
+// idle is the longest Run waits without a kick: another process sharing
+// a team's database may record deliveries it is not told of.
+const idle = time.Minute
+
+// Run sends deliveries until ctx ends: at once, when kicked, and when the
+// next is due. newTimer nil means the real clock's timers.
+func (w *Worker) Run(ctx context.Context, newTimer func(time.Duration) Timer) {
+	if newTimer == nil {
+		newTimer = func(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
+	}
+	for ctx.Err() == nil {
+		wait := idle
+		next, err := w.RunOnce(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			if w.cfg.Logf != nil {
+				w.cfg.Logf("outbox: %v", err)
+			}
+			wait = retryOnError
+		case !next.IsZero():
+			wait = min(max(next.Sub(w.cfg.Now()), 0), idle)
+		}
+		t := newTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-w.kick:
+		case <-t.C():
+		}
+		t.Stop()
+	}
+}

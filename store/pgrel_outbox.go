@@ -1,0 +1,117 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// The outbox on the native engine: paydesk_deliveries (pgmigrations/0011).
+
+const pgDeliveryCols = `id, push_id, key, endpoint, created, state, next_at, delivered_at, resent, tries, attempts`
+
+func (t *pgRelTx) AppendDelivery(d *Delivery) (uint64, error) {
+	var id int64
+	if _, err := t.scanRow(`SELECT nextval('paydesk_seq_deliveries')`, nil, &id); err != nil {
+		return 0, err
+	}
+	d.ID = uint64(id)
+	att, err := json.Marshal(attemptsOrEmpty(d.Attempts))
+	if err != nil {
+		return 0, fmt.Errorf("delivery %d: attempts: %w", d.ID, err)
+	}
+	return d.ID, t.exec(`INSERT INTO paydesk_deliveries (`+pgDeliveryCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		int64(d.ID), int64(d.PushID), d.Key, d.Endpoint, pgTime(d.Created), string(d.State), pgTime(d.NextAt),
+		pgTime(d.DeliveredAt), d.Resent, d.Tries, att)
+}
+
+func attemptsOrEmpty(as []Attempt) []Attempt {
+	if as == nil {
+		return []Attempt{}
+	}
+	return as
+}
+
+func (t *pgRelTx) PutDelivery(d *Delivery) error {
+	att, err := json.Marshal(attemptsOrEmpty(d.Attempts))
+	if err != nil {
+		return fmt.Errorf("delivery %d: attempts: %w", d.ID, err)
+	}
+	return t.exec(`INSERT INTO paydesk_deliveries (`+pgDeliveryCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		ON CONFLICT (id) DO UPDATE SET push_id = EXCLUDED.push_id, key = EXCLUDED.key, endpoint = EXCLUDED.endpoint,
+		created = EXCLUDED.created, state = EXCLUDED.state, next_at = EXCLUDED.next_at,
+		delivered_at = EXCLUDED.delivered_at, resent = EXCLUDED.resent, tries = EXCLUDED.tries, attempts = EXCLUDED.attempts`,
+		int64(d.ID), int64(d.PushID), d.Key, d.Endpoint, pgTime(d.Created), string(d.State), pgTime(d.NextAt),
+		pgTime(d.DeliveredAt), d.Resent, d.Tries, att)
+}
+
+func (t *pgRelTx) deliveries(sql string, args ...any) ([]*Delivery, error) {
+	rows, err := t.query(sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Delivery
+	for rows.Next() {
+		var d Delivery
+		var id, push int64
+		var created, next, delivered *time.Time
+		var state string
+		var att []byte
+		if err := rows.Scan(&id, &push, &d.Key, &d.Endpoint, &created, &state, &next, &delivered, &d.Resent, &d.Tries, &att); err != nil {
+			return nil, t.fail(err)
+		}
+		d.ID, d.PushID, d.State = uint64(id), uint64(push), DeliveryState(state)
+		d.Created, d.NextAt, d.DeliveredAt = timeOf(created), timeOf(next), timeOf(delivered)
+		if err := json.Unmarshal(att, &d.Attempts); err != nil {
+			return nil, t.fail(fmt.Errorf("delivery %d: attempts: %w", id, err))
+		}
+		if len(d.Attempts) == 0 {
+			d.Attempts = nil
+		}
+		out = append(out, &d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, t.fail(err)
+	}
+	return out, nil
+}
+
+func (t *pgRelTx) Delivery(id uint64) (*Delivery, error) {
+	ds, err := t.deliveries(`SELECT `+pgDeliveryCols+` FROM paydesk_deliveries WHERE id = $1`, int64(id))
+	if err != nil || len(ds) == 0 {
+		return nil, err
+	}
+	return ds[0], nil
+}
+
+func (t *pgRelTx) OpenDeliveries() ([]OpenDelivery, error) {
+	rows, err := t.query(`SELECT id, endpoint, key, next_at FROM paydesk_deliveries WHERE state = 'pending' ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []OpenDelivery
+	for rows.Next() {
+		var o OpenDelivery
+		var id int64
+		var next *time.Time
+		if err := rows.Scan(&id, &o.Endpoint, &o.Key, &next); err != nil {
+			return nil, t.fail(err)
+		}
+		o.ID, o.NextAt = uint64(id), timeOf(next)
+		out = append(out, o)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, t.fail(err)
+	}
+	return out, nil
+}
+
+func (t *pgRelTx) DeliveriesBefore(before uint64, limit int) ([]*Delivery, error) {
+	if before == 0 {
+		return t.deliveries(`SELECT `+pgDeliveryCols+` FROM paydesk_deliveries ORDER BY id DESC LIMIT $1`, pgLimit(limit))
+	}
+	return t.deliveries(`SELECT `+pgDeliveryCols+` FROM paydesk_deliveries WHERE id < $1 ORDER BY id DESC LIMIT $2`,
+		int64(before), pgLimit(limit))
+}
