@@ -240,6 +240,12 @@ func checkPaging(t *testing.T, base PageQuery, get func(PageQuery) (keyedPage, e
 // still places the next page.
 func TestReservationPageLive(t *testing.T) {
 	db := openTest(t)
+	if db.rel != nil {
+		// The row is deleted below the way the bucket layout loses an
+		// order's placeholder; the native engine's lists are SQL over its
+		// relations (TestRelationalReservationPage).
+		t.Skip("a bucket layout: the native engine has no buckets")
+	}
 	pageData(t, db, 50)
 	q := PageQuery{Sort: SortCreated, Desc: true, Limit: 10}
 	p, err := db.ReservationPage(q)
@@ -333,7 +339,9 @@ func TestListTableFillAndBulkCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dst, err := Open(url, Options{NoSync: true})
+	// The kv engine's list tables: what a bulk copy writes into (db copy
+	// then converts) and what a database from before migration 5 lacks.
+	dst, err := Open(url, Options{NoSync: true, kvEngine: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +384,7 @@ func TestListTableFillAndBulkCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = dst.Close()
-	again, err := Open(url, Options{NoSync: true})
+	again, err := Open(url, Options{NoSync: true, kvEngine: true})
 	if err != nil {
 		t.Fatal(err)
 	}
