@@ -97,7 +97,7 @@ func (s *listTab[R]) page(info, body string) string {
 
 // readError is the body shown when the rows could not be read.
 func (s *listTab[R]) readError() string {
-	return s.ctx.Theme.Failed.Render("Could not read the cache: " + clean(s.err.Error()))
+	return s.ctx.Theme.Failed.Render(loadErrorText(s.err))
 }
 
 // list is the engine of every list screen: the rows, the sort and filter

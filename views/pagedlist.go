@@ -1,6 +1,7 @@
 package views
 
 import (
+	"errors"
 	"time"
 
 	"slices"
@@ -161,7 +162,26 @@ func (l *pagedList[R]) where() (query.Query, error) {
 	if err == nil && len(l.spec.filter.Fields) > 0 {
 		err = w.Check(l.spec.filter)
 	}
-	return w, err
+	if err != nil {
+		return w, filterError{err}
+	}
+	return w, nil
+}
+
+// filterError is a typed filter the language refuses: the operator's to
+// mend, not a cache that cannot be read.
+type filterError struct{ err error }
+
+func (e filterError) Error() string { return e.err.Error() }
+func (e filterError) Unwrap() error { return e.err }
+
+// loadErrorText words why a list shows no rows.
+func loadErrorText(err error) string {
+	var fe filterError
+	if errors.As(err, &fe) {
+		return "Filter: " + clean(fe.err.Error())
+	}
+	return "Could not read the cache: " + clean(err.Error())
 }
 
 // setSource starts reading from src.

@@ -325,7 +325,7 @@ func (s *Reservations) View() string {
 		s.err = s.list.err
 	}
 	if s.err != nil {
-		return s.page(info, s.ctx.Theme.Failed.Render("Could not read the cache: "+clean(s.err.Error())))
+		return s.page(info, s.ctx.Theme.Failed.Render(loadErrorText(s.err)))
 	}
 	if s.list.len() == 0 {
 		return s.page(info, s.empty())

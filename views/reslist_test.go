@@ -215,3 +215,18 @@ func TestWholeCountWaitsForAPause(t *testing.T) {
 		t.Fatalf("want the whole count %d:\n%s", want, s.View())
 	}
 }
+
+// A typed filter the language refuses says so as the filter's fault —
+// the field and the rule — not as a cache that cannot be read.
+func TestFilterErrorIsTheFilters(t *testing.T) {
+	s, _ := pagedTab(t, 20)
+	keys := []string{"/"}
+	for _, r := range "amount:>abc" {
+		keys = append(keys, string(r))
+	}
+	press(s, keys...)
+	v := s.View()
+	if !strings.Contains(v, "Filter: amount: >abc is not an amount") || strings.Contains(v, "Could not read the cache") {
+		t.Fatalf("the filter's error:\n%s", v)
+	}
+}

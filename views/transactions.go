@@ -277,7 +277,7 @@ func (s *Transactions) View() string {
 		s.err = s.list.err
 	}
 	if s.err != nil {
-		return s.page(info, t.Failed.Render("Could not read the cache: "+clean(s.err.Error())))
+		return s.page(info, t.Failed.Render(loadErrorText(s.err)))
 	}
 	if s.list.len() == 0 {
 		msg := "\n  " + t.Accent.Render("No transactions yet.") +
