@@ -157,5 +157,8 @@ func runDecide(ctx context.Context, c *cmdContext, approve bool, reason string) 
 		return exitFailed
 	}
 	res, err := env.svc.Approve(ctx, id)
+	if res.Target == "" { // refused before the request was read
+		res.Target, res.Amount, res.Currency = a.Target, a.Amount, a.Currency
+	}
 	return c.report(res, err, c.settle(ctx, env, res))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"paydesk/api"
+	"paydesk/internal/access"
 	"paydesk/internal/ops"
 	"paydesk/store"
 )
@@ -59,6 +60,11 @@ func refundCommand(ctx context.Context, c *cmdContext, f refundFlags) int {
 	t, err := env.db.ResolveTransaction(c.args[0])
 	if err != nil {
 		return c.fail(err)
+	}
+	// Who may refund comes before what the refund lacks: a role that may
+	// not is told so, not asked for a reason.
+	if err := env.svc.Check(ctx, access.Refund); err != nil {
+		return c.report(ops.Result{Action: api.ActionRefund, Target: t.Key}, err, false)
 	}
 	isGift := t.Kind == store.KindGiftCardPay || t.Kind == store.KindGiftCardRemainder
 	show := t.Refundable()

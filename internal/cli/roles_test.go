@@ -63,6 +63,12 @@ func TestFourEyesThroughOwner(t *testing.T) {
 	if code != exitFailed || !strings.Contains(res["error"].(string), "carol (role warehouse) may not refund: only agent, finance, admin may (nothing was sent)") {
 		t.Fatalf("carol refunds: %d %v", code, res)
 	}
+	// Without a reason too: the role is what refuses, not the missing reason.
+	code, out, _ = run("carol", "refund", capKey, "10", "--yes", "--json")
+	res = decodeJSON[map[string]any](t, out)
+	if code != exitFailed || !strings.Contains(res["error"].(string), "carol (role warehouse) may not refund") {
+		t.Fatalf("carol refunds without a reason: %d %v", code, res)
+	}
 
 	// Within the threshold but above her limit from the config: refused.
 	code, out, _ = run("alice", "refund", capKey, "60", "--reason", "return", "--yes", "--json")
