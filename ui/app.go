@@ -232,7 +232,7 @@ func (a *App) styleHelp() {
 // Init loads the cache and starts listening for its changes.
 func (a *App) Init() tea.Cmd {
 	a.changes, a.unsubscribe = a.cfg.Store.Subscribe()
-	cmds := []tea.Cmd{tea.RequestBackgroundColor, waitChange(a.changes), a.loadAll(), ageTick(), a.warmLists()}
+	cmds := []tea.Cmd{tea.RequestBackgroundColor, waitChange(a.changes, time.Time{}), a.loadAll(), ageTick(), a.warmLists()}
 	cmds = append(cmds, a.cfg.Startup...)
 	return tea.Batch(cmds...)
 }
@@ -358,7 +358,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, nil
 	case changeMsg:
 		a.sessionPushes += msg.Change.Pushes + msg.Change.Rejected
-		return a, tea.Batch(waitChange(a.changes), a.reload(msg.Change))
+		return a, tea.Batch(waitChange(a.changes, time.Now()), a.reload(msg.Change))
 	case auditMsg:
 		if msg.err != nil {
 			a.status = views.StatusMsg{Level: views.LevelError, Text: "audit log: " + msg.err.Error()}

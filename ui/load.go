@@ -28,13 +28,30 @@ type pageMsg struct {
 	data tea.Msg
 }
 
-// coalesceWindow lets a burst of pushes become one reload.
-const coalesceWindow = 25 * time.Millisecond
+// coalesceWindow lets a burst of pushes become one reload; streamWindow
+// is the window while pushes keep coming (a reload less than streamWindow
+// ago): the lists still move four times a second, and fifty consoles of a
+// server do not reload forty times a second each while its listener works.
+const (
+	coalesceWindow = 25 * time.Millisecond
+	streamWindow   = 250 * time.Millisecond
+)
+
+// changeWindow is how long to gather changes after the first: short after
+// a quiet spell, longer in a stream.
+func changeWindow(sinceLast time.Duration) time.Duration {
+	if sinceLast >= 0 && sinceLast < streamWindow {
+		return streamWindow
+	}
+	return coalesceWindow
+}
 
 // waitChange waits for the cache's next change notification, then gathers
-// what else arrives within a short window: a burst of pushes redraws once.
-// No key press is needed; the program runs this command in the background.
-func waitChange(ch <-chan store.Change) tea.Cmd {
+// what else arrives within a window (changeWindow, from when the previous
+// change was delivered: last; zero for none): a burst of pushes redraws
+// once. No key press is needed; the program runs this command in the
+// background.
+func waitChange(ch <-chan store.Change, last time.Time) tea.Cmd {
 	if ch == nil {
 		return nil
 	}
@@ -43,7 +60,11 @@ func waitChange(ch <-chan store.Change) tea.Cmd {
 		if !ok {
 			return storeClosedMsg{}
 		}
-		timer := time.NewTimer(coalesceWindow)
+		window := coalesceWindow
+		if !last.IsZero() {
+			window = changeWindow(time.Since(last))
+		}
+		timer := time.NewTimer(window)
 		defer timer.Stop()
 		for {
 			select {
