@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math/rand"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -83,8 +84,19 @@ func snapshot(t testing.TB, db *DB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
+	// The same instant reads the same: bbolt keeps the gateway's offset,
+	// the native engine's timestamptz gives UTC.
+	return jsonTime.ReplaceAllStringFunc(string(b), func(q string) string {
+		at, err := time.Parse(time.RFC3339Nano, strings.Trim(q, `"`))
+		if err != nil {
+			return q
+		}
+		return `"` + at.UTC().Format(time.RFC3339Nano) + `"`
+	})
 }
+
+// jsonTime is a JSON string holding an RFC 3339 time.
+var jsonTime = regexp.MustCompile(`"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)"`)
 
 // TestPushesAnyOrderSameState: any permutation and duplication of a
 // reservation's pushes ends in the same state, with the operations'

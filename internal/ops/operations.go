@@ -36,11 +36,11 @@ type CaptureRequest struct {
 // remains, else partial with one article group per shipped line.
 func (s *Service) Capture(ctx context.Context, cr CaptureRequest) (Result, error) {
 	if err := s.Check(ctx, access.Capture); err != nil {
-		return Result{Action: api.ActionPay, Target: cr.Reservation}, fmt.Errorf("capture %s: %w", cr.Reservation, err)
+		return Result{Action: api.ActionPay, Service: api.ServiceDeferred, Target: cr.Reservation}, fmt.Errorf("capture %s: %w", cr.Reservation, err)
 	}
 	r, err := s.reservation(cr.Reservation)
 	if err != nil {
-		return Result{Action: api.ActionPay, Target: cr.Reservation}, err
+		return Result{Action: api.ActionPay, Service: api.ServiceDeferred, Target: cr.Reservation}, err
 	}
 	var plan CapturePlan
 	if cr.Amount != nil {
@@ -49,10 +49,10 @@ func (s *Service) Capture(ctx context.Context, cr CaptureRequest) (Result, error
 		plan, err = PlanCapture(r, cr.Quantities, s.cfg.Now())
 	}
 	if err != nil {
-		return Result{Action: api.ActionPay, Target: r.ReservationNumber}, err
+		return Result{Action: api.ActionPay, Service: api.ServiceDeferred, Target: r.ReservationNumber}, err
 	}
 	if plan.PastWindow && !cr.LateConfirmed {
-		return Result{Action: api.ActionPay, Target: r.ReservationNumber}, fmt.Errorf(
+		return Result{Action: api.ActionPay, Service: api.ServiceDeferred, Target: r.ReservationNumber}, fmt.Errorf(
 			"capture %s: %w: the reservation is %d days past the 14-day shipment window; the provider may revoke the payout",
 			r.ReservationNumber, ErrConfirmRequired, -plan.DaysLeft)
 	}
