@@ -65,7 +65,10 @@ func TestAttentionView(t *testing.T) {
 				return got
 			}
 			f := wait("the attention tab", func(f string) bool {
-				return strings.Contains(f, "7 open") && strings.Contains(f, "unpaid remainder") && strings.Contains(f, "order")
+				// The status bar's counts load apart from the rows: wait for
+				// them too, or the golden may catch "pushes 0".
+				return strings.Contains(f, "7 open") && strings.Contains(f, "unpaid remainder") && strings.Contains(f, "order") &&
+					strings.Contains(f, "pushes 8") && strings.Contains(f, "⚠ 1")
 			})
 			first := strings.Split(f, "\n")[0]
 			if !strings.HasPrefix(strings.TrimPrefix(strings.TrimSpace(first), "paydesk  "), "0 Att") {

@@ -11,6 +11,7 @@ import (
 
 	"paydesk/api"
 	"paydesk/api/sandbox"
+	"paydesk/internal/ops"
 	"paydesk/store"
 	"paydesk/views"
 	"paydesk/views/forms"
@@ -30,6 +31,9 @@ type Dialog interface {
 	// Busy is true while the dialog waits for an operation; it is not
 	// closed then.
 	Busy() bool
+	// Closed reports that the dialog asked to be closed, with its last
+	// result: the host pops it at once (see dialogMsg).
+	Closed() (*ops.Result, bool)
 }
 
 // OpenDialog returns a command that pushes d onto the dialog stack.
@@ -53,6 +57,9 @@ func (d formDialog) SetSize(w, h int) { d.f.SetSize(w, h) }
 func (d formDialog) Title() string    { return d.f.Title() }
 func (d formDialog) ID() string       { return d.f.ID() }
 func (d formDialog) Busy() bool       { return d.f.Busy() }
+func (d formDialog) Closed() (*ops.Result, bool) {
+	return d.f.Closed()
+}
 
 func (a *App) pushDialog(d Dialog) tea.Cmd {
 	w, h := a.dialogSize()
@@ -86,16 +93,14 @@ func (a *App) dialogMsg(msg tea.Msg) (tea.Cmd, bool) {
 	case forms.SubmitMsg:
 		return a.runIntent(msg), true
 	case forms.CloseMsg:
+		// A dialog is popped when it asks to close (below); the message
+		// only closes one that asked in another way.
 		for i, d := range a.dialogs {
 			if d.ID() == msg.ID {
-				a.dialogs = append(a.dialogs[:i:i], a.dialogs[i+1:]...)
-				break
+				return a.popDialog(i, msg.Result), true
 			}
 		}
-		if msg.Result != nil && msg.Result.Message != "" {
-			a.status = views.StatusMsg{Level: levelOf(msg.Result.State), Text: msg.Result.Message}
-		}
-		return a.loadAll(), true
+		return nil, true
 	}
 	if len(a.dialogs) == 0 {
 		return nil, false
@@ -106,6 +111,11 @@ func (a *App) dialogMsg(msg tea.Msg) (tea.Cmd, bool) {
 	top := len(a.dialogs) - 1
 	d, cmd := a.dialogs[top].Update(msg)
 	a.dialogs[top] = d
+	if res, closed := d.Closed(); closed {
+		// Popped now, not when its CloseMsg arrives: the keys typed
+		// after the closing key (esc esc esc) go to what lies under it.
+		cmd = tea.Batch(cmd, a.popDialog(top, res))
+	}
 	switch msg.(type) {
 	case tea.KeyPressMsg, tea.MouseMsg, tea.PasteMsg:
 		if k, ok := msg.(tea.KeyPressMsg); ok && k.String() == "ctrl+c" {
@@ -118,6 +128,16 @@ func (a *App) dialogMsg(msg tea.Msg) (tea.Cmd, bool) {
 	}
 	// Data messages go on to the screens as well.
 	return tea.Batch(cmd, a.broadcast(msg)), true
+}
+
+// popDialog takes dialog i off the stack, shows its last result's message
+// and reloads what the result may have changed.
+func (a *App) popDialog(i int, res *ops.Result) tea.Cmd {
+	a.dialogs = append(a.dialogs[:i:i], a.dialogs[i+1:]...)
+	if res != nil && res.Message != "" {
+		a.status = views.StatusMsg{Level: levelOf(res.State), Text: res.Message}
+	}
+	return a.loadAll()
 }
 
 func levelOf(s store.OpState) views.Level {

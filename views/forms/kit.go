@@ -125,8 +125,12 @@ type kit struct {
 	note                  string
 	// discarding is the question "discard N units?" after esc.
 	discarding int
-	choice     string
-	choices    []choice
+	// closed is set when the form asked to be closed: the host pops it at
+	// once, so a key typed right after (a second esc) reaches what lies
+	// under the form and not the form that is going away.
+	closed  bool
+	choice  string
+	choices []choice
 
 	result *ops.Result
 	err    error
@@ -151,6 +155,9 @@ func (k *kit) Title() string { return k.spec.title() }
 
 // Busy implements Form.
 func (k *kit) Busy() bool { return k.stage == stageSending }
+
+// Closed implements Form.
+func (k *kit) Closed() (*ops.Result, bool) { return k.result, k.closed }
 
 // SetSize implements Form.
 func (k *kit) SetSize(w, h int) {
@@ -734,6 +741,7 @@ func (k *kit) escape() tea.Cmd {
 }
 
 func (k *kit) closeCmd() tea.Cmd {
+	k.closed = true
 	id, res := k.id, k.result
 	return func() tea.Msg { return CloseMsg{ID: id, Result: res} }
 }

@@ -20,6 +20,10 @@ type Form interface {
 	// Busy is true while an intent is on its way: the host must not close
 	// the form then.
 	Busy() bool
+	// Closed reports that the form asked to be closed (its CloseMsg is on
+	// its way) and its last result: the host pops it at once, so the keys
+	// typed after the closing key go to what lies under it.
+	Closed() (*ops.Result, bool)
 }
 
 // SubmitMsg asks the host to run an intent (once: the form will not send
