@@ -237,7 +237,8 @@ func TestPGIngestFigures(t *testing.T) {
 	for _, l := range []*ingestListener{a, b, bolt} {
 		l.stop()
 	}
-	time.Sleep(500 * time.Millisecond) // the listeners' sessions end and report their counters
+	_ = inboxDB.Close()
+	stats.sessionsEnded() // a session reports its counters as it ends
 	pgTotals := stats.delta()
 	db, err = store.Open(pgURL, store.Options{})
 	if err != nil {
@@ -434,6 +435,26 @@ func newPGStats(t *testing.T, u string) *pgStats {
 	s := &pgStats{t: t, conn: conn}
 	s.delta()
 	return s
+}
+
+// sessionsEnded waits until no other session is connected to the
+// database: a backend flushes its transaction counters before it leaves
+// pg_stat_activity, so delta then counts all of them.
+func (s *pgStats) sessionsEnded() {
+	ctx := context.Background()
+	for deadline := time.Now().Add(stuckAfter); ; time.Sleep(10 * time.Millisecond) { // the deadline only ends a stuck test
+		var n int
+		err := s.conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&n)
+		if err != nil {
+			s.t.Fatalf("pg_stat_activity: %v", err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("%d sessions still connected %v after the listeners stopped", n, stuckAfter)
+		}
+	}
 }
 
 // delta says what was committed and rolled back since the last call.
