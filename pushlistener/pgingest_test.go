@@ -145,7 +145,8 @@ func TestPGIngestFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = inboxDB.Close() })
+	closeInbox := sync.OnceValue(inboxDB.Close)
+	t.Cleanup(func() { _ = closeInbox() })
 	type drainFigure struct {
 		name         string
 		drains       []float64 // seconds from the last ack to nothing waiting
@@ -237,7 +238,7 @@ func TestPGIngestFigures(t *testing.T) {
 	for _, l := range []*ingestListener{a, b, bolt} {
 		l.stop()
 	}
-	_ = inboxDB.Close()
+	_ = closeInbox()
 	stats.sessionsEnded() // a session reports its counters as it ends
 	pgTotals := stats.delta()
 	db, err = store.Open(pgURL, store.Options{})
