@@ -18,6 +18,13 @@ var storeTemplate = pgtest.NewTemplate(func(url string) error {
 	return db.Close()
 })
 
+// freshNative is an empty store on the native PostgreSQL engine, its
+// schema copied from the template (skipped without a server).
+func freshNative(t testing.TB) string {
+	t.Helper()
+	return storeTemplate.Fresh(t)
+}
+
 func TestMain(m *testing.M) {
 	code := m.Run()
 	storeTemplate.Drop()

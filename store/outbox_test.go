@@ -26,7 +26,7 @@ func outboxEngines(t *testing.T, forward []string) map[string]func(t *testing.T)
 	return map[string]func(t *testing.T) *DB{
 		"bolt":      func(t *testing.T) *DB { return open(t, filepath.Join(t.TempDir(), "paydesk.db"), false) },
 		"pg-kv":     func(t *testing.T) *DB { return open(t, pgtest.Fresh(t), false) },
-		"pg-native": func(t *testing.T) *DB { return open(t, pgtest.Fresh(t), true) },
+		"pg-native": func(t *testing.T) *DB { return open(t, freshNative(t), true) },
 	}
 }
 

@@ -365,7 +365,7 @@ func TestPgRelConvertLedgerCutShortGoesOn(t *testing.T) {
 // a server).
 func freshPgRel(t *testing.T) *pgRelEngine {
 	t.Helper()
-	e, err := openPgRel(context.Background(), pgtest.Fresh(t), true)
+	e, err := openPgRel(context.Background(), freshNative(t), true)
 	if err != nil {
 		t.Fatal(err)
 	}

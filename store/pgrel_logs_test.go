@@ -424,7 +424,7 @@ func TestRelationalLogsConvertCutShortGoesOn(t *testing.T) {
 // relLogsEngine is the native engine on a fresh database (0009, 0010).
 func relLogsEngine(t *testing.T) *pgRelEngine {
 	t.Helper()
-	e, err := openPgRel(context.Background(), pgtest.Fresh(t), true)
+	e, err := openPgRel(context.Background(), freshNative(t), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -705,7 +705,10 @@ func TestRelationalContract(t *testing.T) {
 		{"counters add up, also down", repoTally},
 		{"a failed update changes nothing", repoRollback},
 	} {
-		t.Run(tc.name, func(t *testing.T) { tc.run(t, pgRelTestRepo{relLogsEngine(t)}) })
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a database each: they wait on the server side by side
+			tc.run(t, pgRelTestRepo{relLogsEngine(t)})
+		})
 	}
 }
 

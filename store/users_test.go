@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"paydesk/internal/pgtest"
 )
 
 func testUser(name, fp string) User {
@@ -74,7 +72,7 @@ func TestUsers(t *testing.T) {
 
 // TestUsersRelational: the same rules on the native engine (0012).
 func TestUsersRelational(t *testing.T) {
-	url := pgtest.Fresh(t)
+	url := freshNative(t)
 	db, err := Open(url, Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)

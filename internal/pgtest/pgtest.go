@@ -144,6 +144,13 @@ func (tp *Template) StoreAt(t testing.TB, file string) string {
 	if os.Getenv(BackendEnv) != "postgres" {
 		return file
 	}
+	return tp.Fresh(t)
+}
+
+// Fresh is pgtest.Fresh with the database copied from the template: for
+// the tests that always run on PostgreSQL (skipped without a server).
+func (tp *Template) Fresh(t testing.TB) string {
+	t.Helper()
 	base := URL(t)
 	tp.once.Do(func() {
 		var b [8]byte
