@@ -461,17 +461,35 @@ type orderLine struct {
 	Reason      string    `json:"reason,omitempty"`
 }
 
+// splitEndpoints reads the config's forward-to, a list kept as text with
+// commas between its URLs: a comma inside a URL (a query such as
+// ?tags=a,b) stays in it, since only a part that begins with a scheme
+// starts the next URL.
+func splitEndpoints(v string) []string {
+	var out []string
+	for _, part := range strings.Split(v, ",") {
+		switch {
+		case strings.Contains(part, "://"):
+			out = append(out, strings.TrimSpace(part))
+		case len(out) > 0:
+			out[len(out)-1] += "," + part
+		case strings.TrimSpace(part) != "":
+			out = append(out, strings.TrimSpace(part)) // no URL: CheckEndpoint says so
+		}
+	}
+	for i := range out {
+		out[i] = strings.TrimSpace(out[i])
+	}
+	return out
+}
+
 // forwardSettings are the shop endpoints (--forward-to, repeatable, else
 // forward-to in the config file, a list) and the retry schedule
 // (--forward-retries or forward-retries; nil: the family's).
 func forwardSettings(l layers, f listenFlags) ([]string, []time.Duration, error) {
 	forward := f.forwardTo
 	if len(forward) == 0 {
-		for _, v := range strings.Split(l.value("forward-to"), ",") {
-			if v = strings.TrimSpace(v); v != "" {
-				forward = append(forward, v)
-			}
-		}
+		forward = splitEndpoints(l.value("forward-to"))
 	}
 	seen := map[string]bool{}
 	for _, ep := range forward {
