@@ -240,3 +240,32 @@ func FailingEndpoints(ds []*Delivery) []EndpointTrouble {
 	sort.Slice(out, func(i, j int) bool { return out[i].Endpoint < out[j].Endpoint })
 	return out
 }
+
+// CountResend is how many deliveries Redeliver would send again for r,
+// without changing anything (the console confirms the count first).
+func (db *DB) CountResend(ctx context.Context, r ResendRequest) (int, error) {
+	n := 0
+	err := db.repo.View(ctx, func(tx RepoTx) error {
+		picked, _, err := pickResend(tx, r)
+		n = len(picked)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("count deliveries to resend: %w", err)
+	}
+	return n, nil
+}
+
+// RecentDeliveries returns the newest limit deliveries (limit ≤ 0: all),
+// newest first, reading no older ones.
+func (db *DB) RecentDeliveries(ctx context.Context, limit int) ([]*Delivery, error) {
+	var out []*Delivery
+	err := db.repo.View(ctx, func(tx RepoTx) (err error) {
+		out, err = tx.DeliveriesBefore(0, limit)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("deliveries: %w", err)
+	}
+	return out, nil
+}

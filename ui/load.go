@@ -238,6 +238,11 @@ func (a *App) reload(c store.Change) tea.Cmd {
 	if full || c.Approvals {
 		cmds = append(cmds, a.loadApprovals())
 	}
+	if full || c.Pushes > 0 || c.Audit {
+		// A push stored adds its deliveries; a resend is audited.
+		a.deliveriesRead = a.cfg.Now()
+		cmds = append(cmds, a.loadDeliveries())
+	}
 	cmds = append(cmds, a.reloadPages()...)
 	return tea.Batch(cmds...)
 }
