@@ -168,4 +168,5 @@ func (d *confirmDialog) Update(msg tea.Msg) (Dialog, tea.Cmd) {
 func (d *confirmDialog) View() string {
 	return d.title + "\n\n" + ansi.Wrap(d.text, max(d.width, 20), " ") + "\n\ny yes · n or esc no"
 }
+
 var _ deliveryStore = (*store.DB)(nil)
