@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"sort"
 	"time"
@@ -268,4 +269,15 @@ func (db *DB) RecentDeliveries(ctx context.Context, limit int) ([]*Delivery, err
 		return nil, fmt.Errorf("deliveries: %w", err)
 	}
 	return out, nil
+}
+
+// EndpointShown is an endpoint as the console, the alerts and the
+// commands show it: a password in the URL (https://user:pass@shop/…) is
+// masked, as net/url's Redacted does.
+func EndpointShown(ep string) string {
+	u, err := url.Parse(ep)
+	if err != nil {
+		return ep
+	}
+	return u.Redacted()
 }

@@ -192,7 +192,7 @@ func (p *Deliveries) Update(msg tea.Msg) tea.Cmd {
 		case key.Matches(msg, k.Open):
 			return send(OpenDelivery{Delivery: d})
 		case key.Matches(msg, redeliverKey):
-			return send(RedeliverIntent{Request: store.ResendRequest{ID: d.ID}, What: fmt.Sprintf("delivery %d to %s", d.ID, clean(d.Endpoint)), Confirmed: true})
+			return send(RedeliverIntent{Request: store.ResendRequest{ID: d.ID}, What: fmt.Sprintf("delivery %d to %s", d.ID, showEndpoint(d.Endpoint)), Confirmed: true})
 		}
 	case tea.MouseWheelMsg:
 		p.table.HandleMouse(msg)
@@ -219,7 +219,7 @@ func (p *Deliveries) menuKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	if p.endpoint != "" {
-		what += " to " + clean(p.endpoint)
+		what += " to " + showEndpoint(p.endpoint)
 	}
 	return send(RedeliverIntent{Request: req, What: what})
 }
@@ -241,7 +241,7 @@ func (p *Deliveries) View() string {
 	}
 	scope := "all endpoints"
 	if p.endpoint != "" {
-		scope = clean(p.endpoint)
+		scope = showEndpoint(p.endpoint)
 	}
 	if p.failing {
 		scope += ", failed only"
@@ -267,7 +267,7 @@ func (p *Deliveries) View() string {
 	body := p.table.View(func(i int, out []Cell) {
 		d := p.rows[i]
 		out[0] = Cell{Text: fmt.Sprint(d.ID)}
-		out[1] = Cell{Text: clean(d.Endpoint)}
+		out[1] = Cell{Text: showEndpoint(d.Endpoint)}
 		out[2] = Cell{Text: fmt.Sprint(d.PushID)}
 		out[3] = Cell{Text: string(d.State), Paint: deliveryPaint(d)}
 		out[4] = Cell{Text: fmt.Sprint(len(d.Attempts))}
@@ -298,7 +298,7 @@ func (p *Deliveries) View() string {
 // deliverySummary is one delivery in words: where it stands and the last
 // answer.
 func deliverySummary(ctx *Context, d *store.Delivery) string {
-	s := fmt.Sprintf("to %s, recorded %s: %s", clean(d.Endpoint), ctx.stamp(d.Created), d.State)
+	s := fmt.Sprintf("to %s, recorded %s: %s", showEndpoint(d.Endpoint), ctx.stamp(d.Created), d.State)
 	switch {
 	case d.State == store.DeliveryDelivered:
 		s += " at " + ctx.stamp(d.DeliveredAt)
@@ -437,8 +437,11 @@ func deliveryRows(ds []*store.Delivery) []AttentionRow {
 			what += fmt.Sprintf(" · %d retrying", e.Failing)
 		}
 		what += " · fix the shop's endpoint, then resend (enter: its deliveries, R f resends the failed)"
-		rows = append(rows, AttentionRow{Kind: AttnDelivery, When: e.Since, Subject: clean(e.Endpoint), What: what,
+		rows = append(rows, AttentionRow{Kind: AttnDelivery, When: e.Since, Subject: showEndpoint(e.Endpoint), What: what,
 			Open: OpenDeliveries{Endpoint: e.Endpoint}})
 	}
 	return rows
 }
+
+// showEndpoint is an endpoint on screen: its password masked, inert.
+func showEndpoint(ep string) string { return clean(store.EndpointShown(ep)) }

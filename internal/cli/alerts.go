@@ -52,6 +52,11 @@ func (r *runtime) startAlerts(set settings) error {
 				}
 			}
 			if err == nil {
+				var ds []alert.Alert
+				ds, err = alert.Deliveries(ctx, r.db, now, set.AlertDeliveryFailing)
+				cur = append(cur, ds...)
+			}
+			if err == nil {
 				var sent int
 				sent, err = st.Step(ctx, now, cur, n.Send)
 				if sent > 0 {
@@ -70,6 +75,23 @@ func (r *runtime) startAlerts(set settings) error {
 	}()
 	r.closers = append(r.closers, func() { cancel(); t.Stop(); <-done })
 	return nil
+}
+
+// parseDeliveryFailing reads alert-delivery-failing: how long a shop
+// endpoint may fail before it is an alert (a minute or more; "" is
+// alert.DefaultDeliveryFailing; 0 or off: never).
+func parseDeliveryFailing(v string) (time.Duration, error) {
+	switch strings.TrimSpace(v) {
+	case "":
+		return alert.DefaultDeliveryFailing, nil
+	case "0", "off":
+		return 0, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil || d < time.Minute {
+		return 0, fmt.Errorf("alert-delivery-failing = %q: a duration of a minute or more (15m, 1h), or 0 for no such alert", v)
+	}
+	return d, nil
 }
 
 // defaultOpeningHours are the hours alert-quiet watches when the config

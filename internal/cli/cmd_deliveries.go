@@ -44,7 +44,7 @@ func stamp(t time.Time) string {
 
 func deliveryOut(d *store.Delivery) deliveryJSON {
 	c := textsafe.Clean
-	out := deliveryJSON{ID: d.ID, Push: d.PushID, Key: c(d.Key), Endpoint: c(d.Endpoint), Created: stamp(d.Created),
+	out := deliveryJSON{ID: d.ID, Push: d.PushID, Key: c(d.Key), Endpoint: c(store.EndpointShown(d.Endpoint)), Created: stamp(d.Created),
 		State: string(d.State), NextAt: stamp(d.NextAt), DeliveredAt: stamp(d.DeliveredAt), Resent: d.Resent, Attempts: []attemptJSON{}}
 	for _, a := range d.Attempts {
 		out.Attempts = append(out.Attempts, attemptJSON{At: stamp(a.At), Status: a.Status, Error: c(a.Error),
