@@ -12,7 +12,9 @@ import (
 
 type deliveriesSrc []*store.Delivery
 
-func (d deliveriesSrc) RecentDeliveries(context.Context, int) ([]*store.Delivery, error) { return d, nil }
+func (d deliveriesSrc) RecentDeliveries(context.Context, int) ([]*store.Delivery, error) {
+	return d, nil
+}
 
 // A shop endpoint failing for longer than the configured time is one
 // alert, however many pushes wait for it; not before that time; none when
