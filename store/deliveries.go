@@ -93,7 +93,7 @@ func pickResend(tx RepoTx, r ResendRequest) ([]*Delivery, string, error) {
 			return nil, "", err
 		}
 		if d == nil {
-			return nil, "", fmt.Errorf("delivery %d: no such delivery", r.ID)
+			return nil, "", fmt.Errorf("no delivery %d", r.ID)
 		}
 		if r.Endpoint != "" && d.Endpoint != r.Endpoint {
 			return nil, "", nil
