@@ -73,7 +73,7 @@ func TestGoldenDeliveries(t *testing.T) {
 	if strings.Contains(out, "\x1b[31m") || strings.Contains(out, "\x1b]52") {
 		t.Fatal("an escape code from outside reached the screen")
 	}
-	golden.RequireEqualEscape(t, []byte(out), true)
+	golden.RequireEqual(t, out)
 	press(t, a, "enter")
 	t.Run("attempts", func(t *testing.T) { golden.RequireEqual(t, ascii(a)) })
 }
