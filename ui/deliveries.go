@@ -32,9 +32,29 @@ type deliveryStore interface {
 const deliveryLimit = 2000
 
 // deliveryPoll is how often the console reads the deliveries again while
-// nothing told it: the worker that records the attempts may run in
-// another process (paydesk listen) whose attempts send no change.
-const deliveryPoll = 5 * time.Second
+// its Deliveries page is open and nothing told it: the worker that
+// records the attempts may run in another process (paydesk listen) whose
+// attempts send no change. deliveryPollIdle is the same for the Attention
+// tab alone: fifty consoles of a server each reading 2,000 deliveries
+// every few seconds would cost the database more than the row is worth.
+const (
+	deliveryPoll     = 5 * time.Second
+	deliveryPollIdle = 30 * time.Second
+)
+
+// deliveriesOpen reports whether a Deliveries page (or a delivery's
+// attempts) is open on any tab.
+func (a *App) deliveriesOpen() bool {
+	for _, st := range a.stacks {
+		for _, p := range st {
+			switch p.(type) {
+			case *views.Deliveries, *views.DeliveryDetail:
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // loadDeliveries reads the newest deliveries for the page and the
 // Attention tab.
@@ -50,11 +70,16 @@ func (a *App) loadDeliveries() tea.Cmd {
 	}
 }
 
-// pollDeliveries reads the deliveries again once deliveryPoll has passed
-// since the last read (on the console's age tick).
+// pollDeliveries reads the deliveries again once deliveryPoll (the page
+// open) or deliveryPollIdle has passed since the last read (on the
+// console's age tick).
 func (a *App) pollDeliveries() tea.Cmd {
 	now := a.cfg.Now()
-	if now.Sub(a.deliveriesRead) < deliveryPoll && !now.Before(a.deliveriesRead) {
+	every := deliveryPollIdle
+	if a.deliveriesOpen() {
+		every = deliveryPoll
+	}
+	if now.Sub(a.deliveriesRead) < every && !now.Before(a.deliveriesRead) {
 		return nil
 	}
 	a.deliveriesRead = now

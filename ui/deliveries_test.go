@@ -231,3 +231,18 @@ func TestDeliveriesPolled(t *testing.T) {
 		t.Fatalf("the new delivery does not show after a poll:\n%s", out)
 	}
 }
+
+// Without the page open the Attention tab's deliveries are read every
+// deliveryPollIdle, not every deliveryPoll.
+func TestDeliveriesPolledIdle(t *testing.T) {
+	now := testNow
+	a := newTestApp(t, deliveriesFixture(), 120, 36, func(c *Config) { c.Now = func() time.Time { return now } })
+	now = now.Add(deliveryPoll)
+	if a.pollDeliveries() != nil {
+		t.Fatal("polled after deliveryPoll with the page closed")
+	}
+	now = now.Add(deliveryPollIdle)
+	if a.pollDeliveries() == nil {
+		t.Fatal("no poll after deliveryPollIdle")
+	}
+}

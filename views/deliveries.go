@@ -248,7 +248,7 @@ func (p *Deliveries) View() string {
 	}
 	info := spread(t.Muted.Render(hint), t.Muted.Render(fmt.Sprintf("%d · %s", len(p.rows), scope)), p.width)
 	if p.menu {
-		info = spread(t.Accent.Render("resend: ")+t.Muted.Render("f every failed · h last hour · d last 24 hours · esc nothing"), "", p.width)
+		info = spread(t.Accent.Render("resend: ")+t.Muted.Render("f every failed · h last hour · d last 24 hours · any other key: nothing"), "", p.width)
 	}
 	if p.err != nil {
 		info = spread(t.Failed.Render("Could not read the deliveries: "+clean(p.err.Error())), "", p.width)
