@@ -212,6 +212,10 @@ func runResend(ctx context.Context, c *cmdContext, failed bool, sinceArg, untilA
 		_ = writeJSON(c.sio.Stdout, map[string]int{"resent": n})
 		return exitOK
 	}
+	if n == 0 {
+		fmt.Fprintln(c.sio.Stdout, "nothing to resend: no delivery matches")
+		return exitOK
+	}
 	fmt.Fprintf(c.sio.Stdout, "%s queued again; paydesk listen sends them within a minute\n", count(n, "delivery", "deliveries"))
 	return exitOK
 }

@@ -109,6 +109,7 @@ func TestDeliveriesResend(t *testing.T) {
 		{"one", []string{"1"}, 0, []uint64{1}, ""},
 		{"failed", []string{"--failed"}, 0, []uint64{2, 3}, ""},
 		{"window", []string{"--since", "2026-11-25T10:30:00Z", "--until", "2026-11-25T11:30:00Z"}, 0, []uint64{2}, ""},
+		{"nothing in the window", []string{"--since", "2020-01-01", "--until", "2020-01-02"}, 0, nil, ""},
 		{"nothing said", nil, 2, nil, "say what to resend"},
 		{"ID and flag", []string{"1", "--failed"}, 2, nil, "not both"},
 		{"bad ID", []string{"x"}, 2, nil, "delivery ID"},
