@@ -134,25 +134,29 @@ func (a *App) deliveryIntent(i views.Intent) (tea.Cmd, bool) {
 				case n == 0:
 					return views.StatusMsg{Level: views.LevelWarn, Text: "nothing to resend: no delivery is " + i.What}
 				}
-				yes := i
-				yes.Confirmed = true
-				return openDialogMsg{&confirmDialog{id: fmt.Sprintf("redeliver-%p", &yes), title: "Resend to the shop",
+				return openDialogMsg{&confirmDialog{id: fmt.Sprintf("redeliver-%p", &req), title: "Resend to the shop",
 					text: fmt.Sprintf("Send %s again (%s)? paydesk listen delivers them at once, in order per transaction.", countWord(n), i.What),
-					yes:  yes}}
+					yes:  redeliver(ctx, st, req, i.What)}}
 			}, true
 		}
-		return func() tea.Msg {
-			n, err := st.Redeliver(ctx, req)
-			if errors.Is(err, store.ErrNothingToResend) {
-				return views.StatusMsg{Level: views.LevelWarn, Text: "nothing to resend: no delivery is " + i.What}
-			}
-			if err != nil {
-				return views.StatusMsg{Level: views.LevelError, Text: err.Error()}
-			}
-			return views.StatusMsg{Level: views.LevelOK, Text: fmt.Sprintf("%s queued again (%s); paydesk listen sends them", countWord(n), i.What)}
-		}, true
+		return redeliver(ctx, st, req, i.What), true
 	}
 	return nil, false
+}
+
+// redeliver is the command that resends what req selects and says how
+// many in the status line.
+func redeliver(ctx context.Context, st deliveryStore, req store.ResendRequest, what string) tea.Cmd {
+	return func() tea.Msg {
+		n, err := st.Redeliver(ctx, req)
+		if errors.Is(err, store.ErrNothingToResend) {
+			return views.StatusMsg{Level: views.LevelWarn, Text: "nothing to resend: no delivery is " + what}
+		}
+		if err != nil {
+			return views.StatusMsg{Level: views.LevelError, Text: err.Error()}
+		}
+		return views.StatusMsg{Level: views.LevelOK, Text: fmt.Sprintf("%s queued again (%s); paydesk listen sends them", countWord(n), what)}
+	}
 }
 
 func countWord(n int) string {
@@ -162,10 +166,13 @@ func countWord(n int) string {
 	return fmt.Sprintf("%d deliveries", n)
 }
 
-// confirmDialog asks yes or no; yes sends its intent.
+// confirmDialog asks yes or no; yes runs its command. The command, not an
+// intent sent back: a message sent while the dialog is still open goes to
+// the screens, not to the console's intents, and the dialog's close is
+// not sure to arrive first.
 type confirmDialog struct {
 	id, title, text string
-	yes             views.Intent
+	yes             tea.Cmd
 	width           int
 }
 
@@ -183,7 +190,7 @@ func (d *confirmDialog) Update(msg tea.Msg) (Dialog, tea.Cmd) {
 	closeIt := func() tea.Msg { return forms.CloseMsg{ID: d.id} }
 	switch k.String() {
 	case "y", "Y":
-		return d, tea.Batch(closeIt, send(d.yes))
+		return d, tea.Batch(closeIt, d.yes)
 	case "n", "N", "esc":
 		return d, closeIt
 	}

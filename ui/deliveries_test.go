@@ -6,11 +6,13 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/exp/golden"
 
 	"paydesk/internal/access"
 	"paydesk/store"
 	"paydesk/views"
+	"paydesk/views/forms"
 )
 
 // deliveriesFake is the fixture with an outbox: the store's selection
@@ -244,5 +246,39 @@ func TestDeliveriesPolledIdle(t *testing.T) {
 	now = now.Add(deliveryPollIdle)
 	if a.pollDeliveries() == nil {
 		t.Fatal("no poll after deliveryPollIdle")
+	}
+}
+
+// The confirmation's yes resends whatever order its close and its effect
+// come back in (a program runs a batch's commands at once): here the
+// effect's message comes first, while the dialog is still open.
+func TestConfirmYesWhileDialogOpen(t *testing.T) {
+	f := deliveriesFixture()
+	a := newTestApp(t, f, 120, 36)
+	press(t, a, "D", "R", "f")
+	if len(a.dialogs) != 1 {
+		t.Fatalf("no confirmation: %d dialogs", len(a.dialogs))
+	}
+	_, cmd := a.Update(keyPress("y"))
+	batch, ok := cmd().(tea.BatchMsg)
+	if !ok {
+		t.Fatalf("y gave %T, want a batch", cmd())
+	}
+	var closing []tea.Msg
+	for _, c := range batch {
+		msg := c()
+		if _, ok := msg.(forms.CloseMsg); ok {
+			closing = append(closing, msg)
+			continue
+		}
+		_, next := a.Update(msg) // before the close
+		pump(t, a, next)
+	}
+	for _, m := range closing {
+		_, next := a.Update(m)
+		pump(t, a, next)
+	}
+	if len(f.asked) != 1 || !f.asked[0].Query.Failed || len(a.dialogs) != 0 {
+		t.Fatalf("resent %+v, %d dialogs", f.asked, len(a.dialogs))
 	}
 }
