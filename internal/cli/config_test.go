@@ -96,6 +96,9 @@ func TestSettingsPrecedence(t *testing.T) {
 			if tc.want.SyncEvery == 0 {
 				tc.want.SyncEvery = defaultSyncEvery // no case here sets it
 			}
+			if tc.want.AlertDeliveryFailing == 0 {
+				tc.want.AlertDeliveryFailing = alert.DefaultDeliveryFailing // nor this
+			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got  %+v\nwant %+v", got, tc.want)
 			}
