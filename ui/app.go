@@ -95,6 +95,10 @@ type Config struct {
 	// Views are the saved views (the config's [views]): each a tab of the
 	// reservations its filter keeps, after the fixed tabs, on keys 6…9.
 	Views []SavedView
+	// Forwarding is true when pushes are delivered to shop endpoints
+	// (forward-to in the config): the help lists the Deliveries page and
+	// the bulk menu offers a resend.
+	Forwarding bool
 	// Light starts with the light theme until the terminal tells its
 	// background.
 	Light bool
@@ -170,6 +174,9 @@ type App struct {
 	// attnDone is set once the console has opened on the attention tab,
 	// or the operator has moved: it never jumps there by itself again.
 	attnDone bool
+
+	// deliveriesRead is when the deliveries were last read (deliveries.go).
+	deliveriesRead time.Time
 }
 
 // New builds the console. Run it with tea.NewProgram(app).
@@ -191,6 +198,7 @@ func New(cfg Config) *App {
 	vctx.Live = cfg.Mode.IsLive()
 	vctx.Location = cfg.Location
 	vctx.IntakeURL = cfg.IntakeURL
+	vctx.Forwarding = cfg.Forwarding
 	a := &App{cfg: cfg, vctx: vctx, keys: vctx.Keys, helpModel: help.New(), width: 80, height: 24}
 	a.cfg.Context, a.stopBackground = context.WithCancel(cfg.Context)
 	a.tabs = []views.Screen{
@@ -347,7 +355,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				"No push has arrived for %d operation(s) after %s: does the gateway push to this console's listener (%s/push)? "+
 					"A standalone sandbox: start it with --push-url, or give the console --push-url.", n, pushWait, a.cfg.ListenAddr)}
 		}
-		return a, ageTick()
+		return a, tea.Batch(ageTick(), a.pollDeliveries())
 	case tea.WindowSizeMsg:
 		a.width, a.height = msg.Width, msg.Height
 		a.layout()
@@ -592,6 +600,8 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 		return a.openApprovals()
 	case key.Matches(msg, k.Money):
 		return a.openMoney()
+	case key.Matches(msg, k.Deliveries):
+		return a.openDeliveries("")
 	case key.Matches(msg, k.Refresh):
 		a.status = views.StatusMsg{Text: "reloaded from the cache"}
 		return a.reload(store.Change{Overflow: true})

@@ -236,6 +236,9 @@ func (a *App) helpGroups() ([]string, [][]key.Binding) {
 	if a.approvalsOn() {
 		groups[2] = append(groups[2][:len(groups[2])-3:len(groups[2])-3], append([]key.Binding{k.Approvals}, groups[2][len(groups[2])-3:]...)...)
 	}
+	if a.cfg.Forwarding {
+		groups[2] = append(groups[2][:len(groups[2])-3:len(groups[2])-3], append([]key.Binding{k.Deliveries}, groups[2][len(groups[2])-3:]...)...)
+	}
 	return titles, groups
 }
 

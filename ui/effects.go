@@ -24,6 +24,9 @@ func (a *App) intent(i views.Intent) tea.Cmd {
 	if cmd, ok := a.approvalIntent(i); ok {
 		return cmd
 	}
+	if cmd, ok := a.deliveryIntent(i); ok {
+		return cmd
+	}
 	switch i := i.(type) {
 	case views.OpenReservation:
 		return a.loadReservation(i.Key, true)

@@ -238,6 +238,12 @@ func (a *App) reload(c store.Change) tea.Cmd {
 	if full || c.Approvals {
 		cmds = append(cmds, a.loadApprovals())
 	}
+	if full || c.Audit || (c.Pushes > 0 && a.deliveriesOpen()) {
+		// A resend is audited; a push stored adds its deliveries, read
+		// at once while the page is open (else at the next poll).
+		a.deliveriesRead = a.cfg.Now()
+		cmds = append(cmds, a.loadDeliveries())
+	}
 	cmds = append(cmds, a.reloadPages()...)
 	return tea.Batch(cmds...)
 }

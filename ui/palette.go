@@ -60,6 +60,9 @@ func newPalette(a *App) *palette {
 	if a.approvalsOn() {
 		add("Console", k.Approvals, false)
 	}
+	if a.cfg.Forwarding {
+		add("Console", k.Deliveries, false)
+	}
 	for _, b := range []key.Binding{k.Refresh, k.Help, k.Quit} {
 		add("Console", b, false)
 	}

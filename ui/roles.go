@@ -94,6 +94,8 @@ func intentNeeds(i views.Intent) []access.Action {
 		return []access.Action{access.Approve}
 	case views.BulkIntent:
 		return []access.Action{access.Batch} // a bulk action is a batch
+	case views.RedeliverIntent:
+		return []access.Action{access.Redeliver} // no money moves: no batch
 	}
 	return nil
 }

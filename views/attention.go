@@ -29,6 +29,9 @@ const (
 	AttnWindowClosing
 	// AttnRejectedPush: a push failed its checks in the last 24 hours.
 	AttnRejectedPush
+	// AttnDelivery: a shop endpoint fails to take the pushes paydesk
+	// forwards (deliveries.go).
+	AttnDelivery
 	// AttnLearned: paydesk sync learned from the gateway what no push
 	// told (a capture, refund or cancel made elsewhere) in the last days.
 	AttnLearned
@@ -57,6 +60,8 @@ func (k AttentionKind) label() (string, string) {
 		return "window closing", theme.PaintWarning
 	case AttnRejectedPush:
 		return "push rejected", theme.PaintFailed
+	case AttnDelivery:
+		return "shop not taking", theme.PaintFailed
 	case AttnLearned:
 		return "learned by sync", theme.PaintWarning
 	case AttnReconcile:
@@ -132,7 +137,10 @@ type Attention struct {
 	approvals    []*store.Approval // four-eyes requests (approvals.go)
 	conflict     []*store.Order
 	extra        []AttentionRow
-	err          error
+	// delivery are the rows of the failing shop endpoints, made when the
+	// deliveries are loaded (DeliveriesMsg).
+	delivery []AttentionRow
+	err      error
 
 	// rows are the rows as last built, at builtAt (to the second); stale
 	// says an input changed since. A frame asks for the rows or their
@@ -202,7 +210,7 @@ func (a *Attention) Count() int {
 
 // count is len(build()) without building: the same tests, no text.
 func (a *Attention) count(now time.Time) int {
-	n := len(a.ops) + len(a.conflict) + len(a.unreconciled) + len(a.remainderRows()) + len(a.extra) + len(approvalRows(a.approvals, now))
+	n := len(a.ops) + len(a.conflict) + len(a.unreconciled) + len(a.remainderRows()) + len(a.extra) + len(a.delivery) + len(approvalRows(a.approvals, now))
 	for _, s := range a.resv {
 		if s.DaysLeft(now) <= windowWarnDays {
 			n++
@@ -301,6 +309,11 @@ func (a *Attention) Update(msg tea.Msg) tea.Cmd {
 			a.approvals = msg.List
 			a.changed()
 		}
+	case DeliveriesMsg:
+		if msg.Err == nil {
+			a.delivery = deliveryRows(msg.List)
+			a.changed()
+		}
 	case AttentionExtraMsg:
 		if msg.Err == nil {
 			a.extra = msg.Rows
@@ -397,6 +410,7 @@ func (a *Attention) build() []AttentionRow {
 	}
 	rows = append(rows, a.remainderRows()...)
 	rows = append(rows, approvalRows(a.approvals, now)...)
+	rows = append(rows, a.delivery...)
 	rows = append(rows, a.extra...)
 	slices.SortStableFunc(rows, func(x, y AttentionRow) int {
 		if x.Kind != y.Kind {

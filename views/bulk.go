@@ -42,6 +42,12 @@ func (s *Reservations) bulkKey(msg tea.KeyPressMsg) tea.Cmd {
 		return send(BulkIntent{Kind: BulkCaptureRest, Keys: keys})
 	case "x":
 		return send(BulkIntent{Kind: BulkCancelRest, Keys: keys})
+	case "r":
+		if !s.ctx.Forwarding {
+			return nil
+		}
+		return send(RedeliverIntent{Request: store.ResendRequest{Reservations: keys},
+			What: "the deliveries of the pushes of " + plural(len(keys), "marked reservations") + ", to every endpoint"})
 	case "e":
 		sums := make([]store.Summary, len(rows))
 		for i := range rows {
@@ -55,5 +61,9 @@ func (s *Reservations) bulkKey(msg tea.KeyPressMsg) tea.Cmd {
 // bulkMenu is the info line while the menu is open.
 func (s *Reservations) bulkMenu() string {
 	t := s.ctx.Theme
-	return t.Accent.Render(s.list.marksText()+": ") + t.Muted.Render("c capture what remains · x cancel the rest · e export CSV · esc nothing")
+	menu := "c capture what remains · x cancel the rest · e export CSV · "
+	if s.ctx.Forwarding {
+		menu += "r resend to the shop · "
+	}
+	return t.Accent.Render(s.list.marksText()+": ") + t.Muted.Render(menu+"esc nothing")
 }

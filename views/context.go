@@ -31,6 +31,10 @@ type Context struct {
 	// IntakeURL is the listener's order intake (…/orders), named where a
 	// reservation lacks its order.
 	IntakeURL string
+	// Forwarding is true when pushes are delivered to shop endpoints
+	// (forward-to): the bulk menu then offers to resend the marked
+	// reservations' deliveries.
+	Forwarding bool
 }
 
 // NewContext returns a context with the default theme and keymap.

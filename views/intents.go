@@ -74,7 +74,7 @@ func (ExportIntent) intent()         {}
 func Changes(i Intent) bool {
 	switch i.(type) {
 	case NewReservationIntent, CaptureIntent, CancelIntent, UpdateIntent, RefundIntent, ReturnIntent,
-		GiftCardPayIntent, PayRemainderIntent, ResolveIntent, ResendIntent, BulkIntent:
+		GiftCardPayIntent, PayRemainderIntent, ResolveIntent, ResendIntent, BulkIntent, RedeliverIntent:
 		return true
 	}
 	return false

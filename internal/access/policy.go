@@ -43,6 +43,9 @@ const (
 	Resolve Action = "resolve"
 	// Import takes orders from a file or the webshop.
 	Import Action = "import"
+	// Redeliver sends pushes to the shop's endpoints again (the outbox):
+	// no money moves, but the shop acts on what it is sent again.
+	Redeliver Action = "resend-deliveries"
 	// Users adds and removes users; Settings changes the configuration.
 	Users    Action = "users"
 	Settings Action = "settings"
@@ -65,6 +68,10 @@ var grants = map[Action][]Role{
 	Lookup:     {Warehouse, Agent, Finance},
 	Resolve:    {Finance},
 	Import:     {Warehouse, Agent},
+	// The people who answer for a shop that missed a push: the agent (a
+	// customer's order stuck) and finance (a capture or refund the shop's
+	// books lack). The warehouse ships, it does not mend the shop's feed.
+	Redeliver: {Agent, Finance},
 }
 
 // DefaultAgentRefundLimit is the agent's refund limit when the config

@@ -15,11 +15,11 @@ func TestPolicyGrants(t *testing.T) {
 		may  []Action
 		not  []Action
 	}{
-		{Viewer, []Action{Read}, []Action{Capture, Cancel, CancelRest, Refund, Approve, Batch, Users}},
-		{Warehouse, []Action{Read, Capture, CancelRest, Batch}, []Action{Cancel, Update, Refund, Approve, Reconcile}},
-		{Agent, []Action{Read, Cancel, CancelRest, Update, Refund}, []Action{Capture, Approve, Reconcile, Users}},
-		{Finance, []Action{Read, Refund, Approve, Reconcile, Resolve}, []Action{Capture, Cancel, Update, Users, Settings}},
-		{Admin, []Action{Read, Capture, Cancel, Refund, Approve, Users, Settings}, nil},
+		{Viewer, []Action{Read}, []Action{Capture, Cancel, CancelRest, Refund, Approve, Batch, Users, Redeliver}},
+		{Warehouse, []Action{Read, Capture, CancelRest, Batch}, []Action{Cancel, Update, Refund, Approve, Reconcile, Redeliver}},
+		{Agent, []Action{Read, Cancel, CancelRest, Update, Refund, Redeliver}, []Action{Capture, Approve, Reconcile, Users}},
+		{Finance, []Action{Read, Refund, Approve, Reconcile, Resolve, Redeliver}, []Action{Capture, Cancel, Update, Users, Settings}},
+		{Admin, []Action{Read, Capture, Cancel, Refund, Approve, Users, Settings, Redeliver}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.role), func(t *testing.T) {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"text/tabwriter"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"paydesk/internal/access"
 	"paydesk/internal/textsafe"
 	"paydesk/store"
 )
@@ -44,7 +46,7 @@ func stamp(t time.Time) string {
 
 func deliveryOut(d *store.Delivery) deliveryJSON {
 	c := textsafe.Clean
-	out := deliveryJSON{ID: d.ID, Push: d.PushID, Key: c(d.Key), Endpoint: c(d.Endpoint), Created: stamp(d.Created),
+	out := deliveryJSON{ID: d.ID, Push: d.PushID, Key: c(d.Key), Endpoint: c(store.EndpointShown(d.Endpoint)), Created: stamp(d.Created),
 		State: string(d.State), NextAt: stamp(d.NextAt), DeliveredAt: stamp(d.DeliveredAt), Resent: d.Resent, Attempts: []attemptJSON{}}
 	for _, a := range d.Attempts {
 		out.Attempts = append(out.Attempts, attemptJSON{At: stamp(a.At), Status: a.Status, Error: c(a.Error),
@@ -186,17 +188,32 @@ func runResend(ctx context.Context, c *cmdContext, failed bool, sinceArg, untilA
 		return c.fail(fmt.Errorf("no cache at %s: nothing to resend", c.set.DB))
 	}
 	defer c.closeCache(db)
-	n := 1
-	if id != 0 {
-		err = db.ResendDelivery(ctx, id)
-	} else {
-		n, err = db.ResendDeliveries(ctx, q)
+	if c.set.ReadOnly {
+		return c.fail(fmt.Errorf("read-only = true in %s: nothing resent", c.set.ConfigFile))
+	}
+	// Who asks: the socket's client when run through the owner, else the
+	// user of this process, with the role the config gives them.
+	p, ok := access.From(ctx)
+	if !ok {
+		me := operatorName(getenvOf(c.sio))
+		p = c.set.Team.principal(me, me, access.Local)
+	}
+	if err := c.set.Team.Policy.Check(p, access.Redeliver); err != nil {
+		return c.fail(err)
+	}
+	n, err := db.Redeliver(ctx, store.ResendRequest{ID: id, Query: q, Operator: p.User, Via: "command line"})
+	if errors.Is(err, store.ErrNothingToResend) {
+		n, err = 0, nil
 	}
 	if err != nil {
 		return c.fail(err)
 	}
 	if c.flags.json {
 		_ = writeJSON(c.sio.Stdout, map[string]int{"resent": n})
+		return exitOK
+	}
+	if n == 0 {
+		fmt.Fprintln(c.sio.Stdout, "nothing to resend: no delivery matches")
 		return exitOK
 	}
 	fmt.Fprintf(c.sio.Stdout, "%s queued again; paydesk listen sends them within a minute\n", count(n, "delivery", "deliveries"))

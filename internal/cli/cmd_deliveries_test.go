@@ -109,6 +109,7 @@ func TestDeliveriesResend(t *testing.T) {
 		{"one", []string{"1"}, 0, []uint64{1}, ""},
 		{"failed", []string{"--failed"}, 0, []uint64{2, 3}, ""},
 		{"window", []string{"--since", "2026-11-25T10:30:00Z", "--until", "2026-11-25T11:30:00Z"}, 0, []uint64{2}, ""},
+		{"nothing in the window", []string{"--since", "2020-01-01", "--until", "2020-01-02"}, 0, nil, ""},
 		{"nothing said", nil, 2, nil, "say what to resend"},
 		{"ID and flag", []string{"1", "--failed"}, 2, nil, "not both"},
 		{"bad ID", []string{"x"}, 2, nil, "delivery ID"},
@@ -140,5 +141,61 @@ func TestDeliveriesResend(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A resend is the role's to do (agent, finance, admin) and audited with
+// who and how many; a warehouse user is refused and nothing is resent; a
+// read-only config resends nothing. deliveries is no longer in the help's
+// read-only group.
+func TestDeliveriesResendRoleAndAudit(t *testing.T) {
+	for _, tc := range []struct {
+		name, user, conf string
+		code             int
+		errIn            string
+	}{
+		{"agent", "ann", "[users]\nann = \"agent\"\n", 0, ""},
+		{"alone is admin", "sam", "", 0, ""},
+		{"warehouse refused", "wes", "[users]\nwes = \"warehouse\"\n", 1, "only agent, finance, admin may"},
+		{"read-only", "sam", "read-only = true\n", 1, "nothing resent"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := deliveriesCache(t)
+			var stdout, stderr lockedBuffer
+			env := map[string]string{"USER": tc.user, "HOME": t.TempDir()}
+			code := Main(context.Background(), IO{Stdout: &stdout, Stderr: &stderr, Getenv: func(k string) string { return env[k] }},
+				[]string{"deliveries", "resend", "--config", writeConfig(t, tc.conf), "--db", path, "--failed"})
+			if code != tc.code || !strings.Contains(stderr.String(), tc.errIn) {
+				t.Fatalf("exit %d (want %d): %s", code, tc.code, stderr.String())
+			}
+			db, err := store.Open(path, store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			es, err := db.Audit(10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range es {
+				if e.Action == store.AuditDeliveryResend {
+					got = append(got, e.Operator+" "+e.Result+" "+e.Reason)
+				}
+			}
+			want := ""
+			if tc.code == 0 {
+				want = tc.user + " 2 deliveries queued again from the command line"
+			}
+			if strings.Join(got, "|") != want {
+				t.Fatalf("audit %q, want %q", got, want)
+			}
+		})
+	}
+	code, out, _ := runDeliveriesCLI(t, "--help")
+	low := strings.ToLower(out)
+	i, j := strings.Index(low, "look (read-only"), strings.Index(low, "operations")
+	if code != 0 || i < 0 || j < i || strings.Contains(low[i:j], "deliveries") || !strings.Contains(low[j:], "deliveries") {
+		t.Fatalf("help (exit %d):\n%s", code, out)
 	}
 }

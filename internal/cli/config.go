@@ -54,6 +54,11 @@ type settings struct {
 	// AlertQuiet is the silence in opening hours that is an alert (0: none).
 	AlertQuiet   time.Duration
 	OpeningHours alert.Hours
+	// AlertDeliveryFailing is how long a shop endpoint may fail before it
+	// is an alert (0: never); Forwarding is true when forward-to names
+	// endpoints (the console then offers to resend to them).
+	AlertDeliveryFailing time.Duration
+	Forwarding           bool
 	// Views are the config's saved views ([views] name = "filter"), by
 	// name; each filter parsed when the config is read.
 	Views []ui.SavedView
@@ -109,8 +114,10 @@ type fileConfig struct {
 	AlertSecretFile string `toml:"alert-secret-file"`
 	AlertCommand    string `toml:"alert-command"`
 	AlertQuiet      string `toml:"alert-quiet"`
-	OpeningHours    string `toml:"opening-hours"`
-	ScanSuffix      string `toml:"scan-suffix"`
+	// AlertDeliveryFailing: a duration, or 0/off.
+	AlertDeliveryFailing string `toml:"alert-delivery-failing"`
+	OpeningHours         string `toml:"opening-hours"`
+	ScanSuffix           string `toml:"scan-suffix"`
 	// paydesk serve over SSH (sshserve.go).
 	SSH        string `toml:"ssh"`
 	SSHHostKey string `toml:"ssh-host-key"`
@@ -160,7 +167,7 @@ func (t *textOrList) UnmarshalTOML(v any) error {
 var fileKeys = []string{"gateway", "mode", "website-key", "secret-file", "listen", "push-url", "db", "read-only",
 	"autocapture", "partial-refunds", "gift-card-codes",
 	"export-dir", "fixture-dir", "currency", "scan-prefix", "scan-suffix", "sync-every", "forward-to", "forward-retries",
-	"alert-webhook", "alert-secret-file", "alert-command", "alert-quiet", "opening-hours",
+	"alert-webhook", "alert-secret-file", "alert-command", "alert-quiet", "alert-delivery-failing", "opening-hours",
 	"approval-over", "approval-ttl", "roles", "users", "ssh", "ssh-host-key", "ssh-idle"}
 
 // settingEnv maps setting names to their environment variables.
@@ -267,6 +274,10 @@ func (l layers) settings() (settings, error) {
 	if s.AlertQuiet, s.OpeningHours, qerr = parseQuiet(l.value("alert-quiet"), l.value("opening-hours")); qerr != nil {
 		return settings{}, qerr
 	}
+	if s.AlertDeliveryFailing, qerr = parseDeliveryFailing(l.value("alert-delivery-failing")); qerr != nil {
+		return settings{}, qerr
+	}
+	s.Forwarding = strings.TrimSpace(strings.ReplaceAll(l.value("forward-to"), ",", "")) != ""
 	if s.AlertWebhook != "" {
 		u, err := url.Parse(s.AlertWebhook)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -421,7 +432,7 @@ func readConfigFile(path string) (map[string]string, error) {
 		"export-dir": fc.ExportDir, "fixture-dir": fc.FixtureDir, "currency": fc.Currency, "scan-prefix": fc.ScanPrefix, "scan-suffix": fc.ScanSuffix, "sync-every": fc.SyncEvery,
 		"forward-to": string(fc.ForwardTo), "forward-retries": string(fc.ForwardRetries),
 		"alert-webhook": fc.AlertWebhook, "alert-secret-file": fc.AlertSecretFile, "alert-command": fc.AlertCommand,
-		"alert-quiet": fc.AlertQuiet, "opening-hours": fc.OpeningHours,
+		"alert-quiet": fc.AlertQuiet, "alert-delivery-failing": fc.AlertDeliveryFailing, "opening-hours": fc.OpeningHours,
 		"ssh": fc.SSH, "ssh-host-key": fc.SSHHostKey, "ssh-idle": fc.SSHIdle,
 		"autocapture": strconv.FormatBool(fc.Autocapture), "partial-refunds": string(fc.PartialRefunds), "gift-card-codes": string(fc.GiftCardCodes),
 		"approval-over": fc.ApprovalOver, "approval-ttl": fc.ApprovalTTL}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"paydesk/internal/alert"
 	"paydesk/internal/ops"
 	"paydesk/store"
 )
@@ -95,6 +96,9 @@ func TestSettingsPrecedence(t *testing.T) {
 			if tc.want.SyncEvery == 0 {
 				tc.want.SyncEvery = defaultSyncEvery // no case here sets it
 			}
+			if tc.want.AlertDeliveryFailing == 0 {
+				tc.want.AlertDeliveryFailing = alert.DefaultDeliveryFailing // nor this
+			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got  %+v\nwant %+v", got, tc.want)
 			}
@@ -122,6 +126,7 @@ func TestSettingsRefuse(t *testing.T) {
 		{"bad bool", "read-only = maybe\n", nil, "line 1"},
 		{"config named but missing", "", []string{"--config", "/nonexistent/paydesk.toml"}, "no such file"},
 		{"alert-quiet not a duration", "alert-quiet = \"half an hour\"\n", nil, `alert-quiet = "half an hour": a duration of a minute or more`},
+		{"alert-delivery-failing too short", "alert-delivery-failing = \"5s\"\n", nil, `alert-delivery-failing = "5s": a duration of a minute or more`},
 		{"opening hours backwards", "alert-quiet = \"30m\"\nopening-hours = \"20:00-08:00\"\n", nil, "opening-hours \"20:00-08:00\": hours must be HH:MM-HH:MM, opening before closing"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -199,5 +204,29 @@ func TestConfigFileExpandsHome(t *testing.T) {
 	}
 	if s.DB != filepath.Join(home, "caches/pd.db") || s.SecretFile != filepath.Join(home, ".secret") {
 		t.Fatalf("db %s, secret-file %s", s.DB, s.SecretFile)
+	}
+}
+
+// alert-delivery-failing defaults to alert.DefaultDeliveryFailing, takes
+// a duration or off; forward-to in the file makes the console forwarding.
+func TestSettingsDeliveryAlertAndForwarding(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		after      time.Duration
+		forwarding bool
+	}{
+		{"defaults", "", alert.DefaultDeliveryFailing, false},
+		{"a time and endpoints", "alert-delivery-failing = \"1h\"\nforward-to = [\"https://shop.test/push\"]\n", time.Hour, true},
+		{"off", "alert-delivery-failing = \"off\"\nforward-to = \"https://shop.test/push\"\n", 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := parseSettings(t, map[string]string{"HOME": t.TempDir()}, "--config", writeConfig(t, tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.AlertDeliveryFailing != tc.after || s.Forwarding != tc.forwarding {
+				t.Fatalf("after %s forwarding %v, want %s %v", s.AlertDeliveryFailing, s.Forwarding, tc.after, tc.forwarding)
+			}
+		})
 	}
 }

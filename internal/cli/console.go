@@ -131,7 +131,8 @@ func consoleConfig(ctx context.Context, rt *runtime, set settings) ui.Config {
 	cfg := ui.Config{Store: rt.db, Ops: rt.svc, Mode: set.Mode, GatewayURL: rt.gatewayURL, ListenAddr: rt.listenAddr, IntakeURL: rt.intakeURL,
 		PartialRefunds: set.Merchant.PartialRefundsFor(api.ProviderB), GiftCardCodes: set.Merchant.Codes(),
 		ReadOnly: rt.set.ReadOnly, Currency: set.Currency, ExportDir: set.ExportDir, FixtureDir: set.FixtureDir, Context: ctx,
-		ScanPrefix: set.ScanPrefix, ScanSuffix: set.ScanSuffix, Views: set.Views}
+		ScanPrefix: set.ScanPrefix, ScanSuffix: set.ScanSuffix, Views: set.Views,
+		Forwarding: set.Forwarding}
 	if rt.sandbox != nil {
 		cfg.Sandbox = rt.sandbox
 	}

@@ -171,6 +171,24 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 				w.Kick()
 			}
 		}
+		if !db.Shared() && (l.value("alert-webhook") != "" || l.value("alert-command") != "") {
+			// The listener's own file is read by no console: it sends the
+			// alert of a failing shop endpoint itself (alerts.go).
+			set, err := l.settings()
+			var stopAlerts func()
+			if err == nil {
+				stopAlerts, err = listenAlerts(set, db, db.Path(), time.Now, func(format string, args ...any) {
+					errOut.Printf("paydesk listen: "+format, args...)
+				})
+			}
+			if err != nil {
+				fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
+				return 2
+			}
+			if stopAlerts != nil {
+				defer stopAlerts()
+			}
+		}
 	}
 	srv, err := pushlistener.New(pushlistener.Config{
 		DB:       db,

@@ -243,7 +243,7 @@ PAYDESK_SECRET_KEY=… paydesk --gateway https://testcheckout.example.nl --websi
 		&cobra.Group{ID: groupServers, Title: "servers"})
 	consoleCmd(root, sio)
 	for _, c := range []*cobra.Command{
-		reservationsCmd(sio), showCmd(sio), transactionsCmd(sio), pushesCmd(sio), deliveriesCmd(sio), auditCmd(sio),
+		reservationsCmd(sio), showCmd(sio), transactionsCmd(sio), pushesCmd(sio), auditCmd(sio),
 	} {
 		c.GroupID = groupLook
 		root.AddCommand(c)
@@ -252,6 +252,7 @@ PAYDESK_SECRET_KEY=… paydesk --gateway https://testcheckout.example.nl --websi
 		captureCmd(sio), cancelCmd(sio), updateCmd(sio), refundCmd(sio), giftCardCmd(sio),
 		testReservationCmd(sio), resolveCmd(sio), syncCmd(sio), reconcileCmd(sio), reportCmd(sio), formCmd(sio), importCmd(sio), batchCmd(sio),
 		approvalsCmd(sio), approveCmd(sio), denyCmd(sio),
+		deliveriesCmd(sio), // it lists, and resends to the shop: not read-only
 	} {
 		c.GroupID = groupMoney
 		root.AddCommand(c)

@@ -62,8 +62,10 @@ type KeyMap struct {
 	CopyJSON    key.Binding
 	SaveFixture key.Binding
 	// Money opens the Money page from every tab.
-	Money        key.Binding
-	Approvals    key.Binding
+	Money     key.Binding
+	Approvals key.Binding
+	// Deliveries opens the outbox's page from every tab.
+	Deliveries   key.Binding
 	Resend       key.Binding
 	FilterType   key.Binding
 	FilterStatus key.Binding
@@ -124,6 +126,7 @@ func Default() *KeyMap {
 		Batch:          b("B", "batch capture from a manifest", "B"),
 		Money:          b("M", "money: the days' totals", "M"),
 		Approvals:      b("A", "approvals: refunds waiting", "A"),
+		Deliveries:     b("D", "deliveries to the shop", "D"),
 
 		CopyKey:      b("y", "copy key", "y"),
 		CopyJSON:     b("Y", "copy JSON", "Y"),
