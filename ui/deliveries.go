@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"paydesk/internal/access"
+	"paydesk/internal/ops"
 	"paydesk/store"
 	"paydesk/views"
 	"paydesk/views/forms"
@@ -174,12 +175,16 @@ type confirmDialog struct {
 	id, title, text string
 	yes             tea.Cmd
 	width           int
+	closed          bool
 }
 
-func (d *confirmDialog) Init() tea.Cmd    { return nil }
-func (d *confirmDialog) Title() string    { return d.title }
-func (d *confirmDialog) ID() string       { return d.id }
-func (d *confirmDialog) Busy() bool       { return false }
+func (d *confirmDialog) Init() tea.Cmd { return nil }
+func (d *confirmDialog) Title() string { return d.title }
+func (d *confirmDialog) ID() string    { return d.id }
+func (d *confirmDialog) Busy() bool    { return false }
+func (d *confirmDialog) Closed() (*ops.Result, bool) {
+	return nil, d.closed
+}
 func (d *confirmDialog) SetSize(w, _ int) { d.width = w }
 
 func (d *confirmDialog) Update(msg tea.Msg) (Dialog, tea.Cmd) {
@@ -190,8 +195,10 @@ func (d *confirmDialog) Update(msg tea.Msg) (Dialog, tea.Cmd) {
 	closeIt := func() tea.Msg { return forms.CloseMsg{ID: d.id} }
 	switch k.String() {
 	case "y", "Y":
+		d.closed = true
 		return d, tea.Batch(closeIt, d.yes)
 	case "n", "N", "esc":
+		d.closed = true
 		return d, closeIt
 	}
 	return d, nil

@@ -260,20 +260,29 @@ func TestConfirmYesWhileDialogOpen(t *testing.T) {
 		t.Fatalf("no confirmation: %d dialogs", len(a.dialogs))
 	}
 	_, cmd := a.Update(keyPress("y"))
-	batch, ok := cmd().(tea.BatchMsg)
-	if !ok {
+	if _, ok := cmd().(tea.BatchMsg); !ok {
 		t.Fatalf("y gave %T, want a batch", cmd())
 	}
 	var closing []tea.Msg
-	for _, c := range batch {
-		msg := c()
-		if _, ok := msg.(forms.CloseMsg); ok {
-			closing = append(closing, msg)
-			continue
+	var run func(c tea.Cmd)
+	run = func(c tea.Cmd) {
+		if c == nil {
+			return
 		}
-		_, next := a.Update(msg) // before the close
-		pump(t, a, next)
+		msg := c()
+		switch m := msg.(type) {
+		case tea.BatchMsg:
+			for _, c := range m {
+				run(c)
+			}
+		case forms.CloseMsg:
+			closing = append(closing, msg)
+		default:
+			_, next := a.Update(msg) // before the close
+			pump(t, a, next)
+		}
 	}
+	run(cmd)
 	for _, m := range closing {
 		_, next := a.Update(m)
 		pump(t, a, next)
