@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"paydesk/internal/pgtest"
+	"paydesk/store/domain"
 )
 
 var testAuditKey, _ = AuditKeyFromSecret("merchant-secret")
@@ -48,7 +49,7 @@ func forge(t *testing.T, db *DB, e AuditEntry) uint64 {
 				return err
 			}
 			id = n + 1
-			e.ID, e.Prev = id, chainHash([]byte(last))
+			e.ID, e.Prev = id, domain.ChainHash([]byte(last))
 			v, err := json.Marshal(e)
 			if err != nil {
 				return err
@@ -70,7 +71,7 @@ func forge(t *testing.T, db *DB, e AuditEntry) uint64 {
 		if id, err = b.NextSequence(); err != nil {
 			return err
 		}
-		e.ID, e.Prev = id, chainHash(last)
+		e.ID, e.Prev = id, domain.ChainHash(last)
 		v, err := json.Marshal(e)
 		if err != nil {
 			return err
@@ -213,7 +214,7 @@ func TestAuditForgedWithSQL(t *testing.T) {
 	if err := conn.QueryRow(ctx, `SELECT entry::text FROM paydesk_audit ORDER BY id DESC LIMIT 1`).Scan(&last); err != nil {
 		t.Fatal(err)
 	}
-	forged := AuditEntry{ID: 4, Time: t0, Operator: "alice@desk1", Action: "refund", Target: "R1", Amount: dec("999.00"), Currency: "EUR", Result: "190 Success", Prev: chainHash([]byte(last))}
+	forged := AuditEntry{ID: 4, Time: t0, Operator: "alice@desk1", Action: "refund", Target: "R1", Amount: dec("999.00"), Currency: "EUR", Result: "190 Success", Prev: domain.ChainHash([]byte(last))}
 	text, _ := json.Marshal(forged)
 	insert := `INSERT INTO paydesk_audit (id, time, operator, action, target, amount, currency, result, prev, entry) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
 	args := []any{int64(forged.ID), forged.Time, forged.Operator, forged.Action, forged.Target, forged.Amount, forged.Currency, forged.Result, forged.Prev, string(text)}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"paydesk/store/domain"
 )
 
 // The bucket-backed engine: RepoTx over the layout-7 buckets (migrate.go
@@ -40,7 +42,7 @@ func (r *kvRepo) View(_ context.Context, fn func(RepoTx) error) (err error) {
 func (r *kvRepo) tx(tx Tx) *kvTx { return &kvTx{tx: tx, shard: r.shard} }
 
 func (r *kvRepo) EncodePush(rec *PushRecord) PushEncoding {
-	return PushEncoding{b: encodePushTail(rec)}
+	return domain.EncodedPush(encodePushTail(rec))
 }
 
 func (r *kvRepo) Capabilities() Capabilities {

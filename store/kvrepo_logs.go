@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"paydesk/store/domain"
 )
 
 // The bucket-backed engine's logs: pushes, the rejected log, the gateway
@@ -66,8 +68,8 @@ func (k *kvTx) AppendPush(rec *PushRecord, enc PushEncoding) (uint64, error) {
 	}
 	rec.ID = id
 	var v []byte
-	if enc.b != nil {
-		v = encodePushHead(rec, enc.b)
+	if b := enc.Bytes(); b != nil {
+		v = encodePushHead(rec, b)
 	} else {
 		v = encodePush(rec)
 	}
@@ -344,7 +346,7 @@ func (k *kvTx) Ops() ([]*PendingOp, error) {
 	return out, nil
 }
 
-func (k *kvTx) AppendAudit(e AuditEntry, keys *auditKeyring) (AuditEntry, error) {
+func (k *kvTx) AppendAudit(e AuditEntry, keys AuditSealer) (AuditEntry, error) {
 	b := appendOnly(k.tx, bAudit)
 	n, err := b.NextSequence()
 	if err != nil {
@@ -353,9 +355,9 @@ func (k *kvTx) AppendAudit(e AuditEntry, keys *auditKeyring) (AuditEntry, error)
 	e.ID = n
 	e.Prev = ""
 	if lastK, last := b.Cursor().Last(); lastK != nil {
-		e.Prev = chainHash(last)
+		e.Prev = domain.ChainHash(last)
 	}
-	e, v, err := keys.sealEntry(e)
+	e, v, err := domain.SealAudit(keys, e)
 	if err != nil {
 		return e, err
 	}

@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"paydesk/internal/fold"
-	"paydesk/internal/query"
 	"paydesk/internal/textsafe"
 )
 
@@ -24,115 +23,6 @@ import (
 // bbolt indexes in pagebolt.go, the PostgreSQL table in pagepg.go, and the
 // in-memory one below, for small lists and as the tests' reference) all
 // follow them.
-
-// SortBy is a sortable column of the reservation list.
-type SortBy uint8
-
-// The reservation list's sort orders. Ties are broken by the creation time
-// and then the key, so every order is total and a cursor is exact.
-const (
-	SortCreated SortBy = iota
-	SortInvoice
-	SortCustomer // case-insensitive
-	SortAmount   // in cents
-	SortState    // the life cycle's order: customer step … declined
-	sortCount
-)
-
-// StateOutcomeUnknown as PageQuery.State keeps the reservations with an
-// operation whose outcome is unknown.
-const StateOutcomeUnknown State = "unknown"
-
-// StateOrderMissing as PageQuery.State keeps what lacks its order or its
-// push: an order's placeholder, and an open reservation seen only in a
-// push (the attention tab's order mismatches).
-const StateOrderMissing State = "order missing"
-
-// OrderMissing reports whether a summary is an order mismatch
-// (StateOrderMissing).
-func OrderMissing(s *Summary) bool {
-	if strings.HasPrefix(s.Key, PlaceholderPrefix) {
-		return true
-	}
-	return s.LinesUnknown && (s.State == StateReserved || s.State == StatePartlyCaptured)
-}
-
-// PageQuery asks for one window of the reservation list.
-type PageQuery struct {
-	Sort SortBy
-	Desc bool
-	// Filter is what the operator typed: every word must occur in a row's
-	// search text (case and accents folded: "muller" finds "Müller").
-	Filter string
-	// State keeps only rows in this state ("" all; StateOutcomeUnknown).
-	State State
-	// Where is a parsed filter (internal/query), applied with Filter and
-	// State: pagewhere.go says what each field means.
-	Where query.Query
-	// After and Before are keyset cursors (a PageRow's Pos): the rows that
-	// come strictly after (or before) that position in the list's order.
-	// At most one is set; with Before the rows still come in list order,
-	// the ones just before the cursor.
-	After, Before []byte
-	// From is a cursor too: the rows at or after that position (a window
-	// read again in place after a change).
-	From []byte
-	// Last asks for the end of the list (the last Limit rows), for End.
-	Last bool
-	// Limit is the number of rows (default 100, at most 10,000).
-	Limit int
-}
-
-// PageRow is one row and its position in the query's order, a cursor for
-// the next query.
-type PageRow struct {
-	Summary Summary
-	Pos     []byte
-}
-
-// Page is one window of the list.
-type Page struct {
-	Rows []PageRow
-	// Total is the number of rows that pass the filter, -1 when counting
-	// them would keep the page waiting (ReservationCount says).
-	Total int
-	// More: rows follow the last one; Less: rows precede the first one.
-	More, Less bool
-}
-
-const (
-	defaultPageLimit = 100
-	maxPageLimit     = 10_000
-)
-
-func (q *PageQuery) limit() int {
-	switch {
-	case q.Limit <= 0:
-		return defaultPageLimit
-	case q.Limit > maxPageLimit:
-		return maxPageLimit
-	}
-	return q.Limit
-}
-
-func (q *PageQuery) check(sorts SortBy) error {
-	if q.Sort >= sorts {
-		return fmt.Errorf("sort order %d: %w", q.Sort, ErrNotFound)
-	}
-	n := 0
-	for _, c := range [][]byte{q.After, q.Before, q.From} {
-		if c != nil {
-			n++
-		}
-	}
-	if n > 1 {
-		return fmt.Errorf("a page is after a row, before one or from one, not more")
-	}
-	return nil
-}
-
-// filterWords are the query's words, folded like the search text.
-func filterWords(q string) []string { return strings.Fields(fold.String(textsafe.Clean(q))) }
 
 // ReservationPage returns one window of the reservation list: sorted and
 // filtered in the store, by the engine (its indexes, its list table:
@@ -188,7 +78,7 @@ type listPage[R any] struct {
 // memPage pages the list in memory, for an engine that does not page it
 // itself (Capabilities.Lists).
 func (l *storeList[R, T]) memPage(db *DB, q PageQuery) (listPage[R], error) {
-	if err := q.check(l.sorts); err != nil {
+	if err := q.Check(l.sorts); err != nil {
 		return listPage[R]{}, err
 	}
 	p, err := l.mem(db, q)
@@ -223,7 +113,7 @@ func (l *storeList[R, T]) memCount(db *DB, q PageQuery) (int, error) {
 
 // resList is the reservation list.
 var resList = &storeList[PageRow, Summary]{
-	name: "reservation", sorts: sortCount, bolt: resBolt, pg: pgSummaries,
+	name: "reservation", sorts: SortCount, bolt: resBolt, pg: pgSummaries,
 	cache: func(db *DB) *pageCache { return &db.pages },
 	dec:   decodeSummary,
 	row:   func(s Summary, pos []byte) PageRow { return PageRow{Summary: s, Pos: pos} },
@@ -422,7 +312,7 @@ func keepState(s *Summary, st State) bool {
 // PageSummaries answers q over summaries held in memory: a store without
 // indexes, a test's fake, and the reference the stores' tests compare with.
 func PageSummaries(all []Summary, q PageQuery) Page {
-	words := wordBytes(q.words())
+	words := wordBytes(q.SearchWords())
 	type row struct {
 		pos []byte
 		i   int
@@ -474,7 +364,7 @@ func window(n int, pos func(i int) []byte, q *PageQuery) (from, to int) {
 			return after(p, c) || at && bytes.Equal(p, c)
 		})
 	}
-	lim := q.limit()
+	lim := q.PageSize()
 	switch {
 	case q.After != nil:
 		from = first(q.After, false)

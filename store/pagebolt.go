@@ -31,7 +31,7 @@ import (
 // each row's text until the page is full, and is counted apart
 // (boltCount). docs/large.md has the figures.
 var (
-	bSumIdx = [sortCount][]byte{
+	bSumIdx = [SortCount][]byte{
 		SortCreated:  []byte("sumidx.created"),
 		SortInvoice:  []byte("sumidx.invoice"),
 		SortCustomer: []byte("sumidx.customer"),
@@ -318,7 +318,7 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 	}
 	val := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(key)), id)
 	val = append(val, key...)
-	for col := SortBy(0); col < sortCount; col++ {
+	for col := SortBy(0); col < SortCount; col++ {
 		b := tx.Bucket(bSumIdx[col])
 		if col == SortCreated {
 			fillPages(b) // new reservations come in time order: it grows at its end
@@ -835,8 +835,8 @@ func (c *pageCache) boltPage(tx boltTx, l *boltList, q PageQuery) (keyPage, erro
 	if tx.Bucket(l.row) == nil {
 		return keyPage{}, fmt.Errorf("the file has no list indexes (an older schema)")
 	}
-	words := q.words()
-	if len(words) == 0 && !q.hasCond() {
+	words := q.SearchWords()
+	if len(words) == 0 && !q.HasCond() {
 		p, _, err := walkRange(tx.Bucket(l.idx[q.Sort]).Cursor(), nil, q, nil, 0)
 		p.total = int(metaCount(tx.Bucket(bMeta), l.count))
 		return p, err
@@ -871,9 +871,9 @@ func (c *pageCache) boltPage(tx boltTx, l *boltList, q PageQuery) (keyPage, erro
 		}
 		set, total = b, n
 	}
-	if q.hasCond() {
+	if q.HasCond() {
 		sb := c.cachedCond(tx, &q)
-		if sb == nil && set == nil && q.Sort == SortCreated && !q.hasWhere() {
+		if sb == nil && set == nil && q.Sort == SortCreated && !q.HasWhere() {
 			// A state in creation order is a range of its index.
 			cur, prefix := l.stateRange(tx, q.State)
 			p, _, err := walkRange(cur, prefix, q, nil, 0)
@@ -914,8 +914,8 @@ const walkBudget = 30_000
 // with upTo > 0 the blocks in order until upTo rows are found (the first
 // count of a common word, "10,000+").
 func (c *pageCache) boltCount(tx boltTx, l *boltList, q PageQuery, upTo int) (int, error) {
-	words := q.words()
-	if len(words) == 0 && !q.hasCond() {
+	words := q.SearchWords()
+	if len(words) == 0 && !q.HasCond() {
 		return int(metaCount(tx.Bucket(bMeta), l.count)), nil
 	}
 	if upTo > 0 && len(words) > 0 {
@@ -931,7 +931,7 @@ func (c *pageCache) boltCount(tx boltTx, l *boltList, q PageQuery, upTo int) (in
 		}
 		set = b
 	}
-	if q.hasCond() {
+	if q.HasCond() {
 		sb, err := c.condBits(tx, l, &q)
 		if err != nil {
 			return 0, err
@@ -972,7 +972,7 @@ func (c *pageCache) countUpTo(tx boltTx, l *boltList, words []string, q *PageQue
 			}
 			continue
 		}
-		if !q.hasCond() {
+		if !q.HasCond() {
 			n += bits.OnesCount64(m)
 			continue
 		}
@@ -1004,7 +1004,7 @@ func textKeep(tx Tx, l *boltList, words [][]byte, q *PageQuery) func(v []byte) b
 		if text == nil || !containsAll(text, words) {
 			return false
 		}
-		return !q.hasCond() || l.keep(sb.Get(v[4:]), q, &f)
+		return !q.HasCond() || l.keep(sb.Get(v[4:]), q, &f)
 	}
 }
 
@@ -1160,7 +1160,7 @@ func walkRange(cur Cursor, prefix []byte, q PageQuery, keep func(v []byte) bool,
 		return nil, nil
 	}
 	ok := func(v []byte) bool { return len(v) >= 4 && (keep == nil || keep(v)) }
-	lim := q.limit()
+	lim := q.PageSize()
 	var k, v []byte
 	fwd := true
 	var anchor []byte // where the page starts, for the look the other way

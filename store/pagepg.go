@@ -213,7 +213,7 @@ func pgWhere(l *pgList, q PageQuery) (string, []any) {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	for _, w := range q.words() {
+	for _, w := range q.SearchWords() {
 		conds = append(conds, "search LIKE "+arg("%"+likeEscape(w)+"%"))
 	}
 	if q.State != "" {
@@ -251,7 +251,7 @@ func (db *DB) pgPage(l *pgList, q PageQuery) (keyPage, error) {
 	e := db.pg()
 	where, args := pgWhere(l, q)
 	cols := l.sortCols[q.Sort]
-	lim := q.limit()
+	lim := q.PageSize()
 	// fwd: the rows are read in the list's order; else backwards from the
 	// end or from a Before cursor, and turned round.
 	fwd := q.Before == nil && !q.Last

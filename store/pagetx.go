@@ -19,31 +19,6 @@ import (
 // the transaction that writes the record: writeTxRecord); on PostgreSQL a
 // list table (pagepg.go).
 
-// The transaction list's sort orders (PageQuery.Sort of TransactionPage).
-// Ties are broken by the creation time and then the key.
-const (
-	TxSortCreated SortBy = iota
-	TxSortKind
-	TxSortInvoice
-	TxSortCustomer // case-insensitive
-	TxSortAmount   // in cents
-	TxSortStatus   // the status code
-	txSortCount
-)
-
-// TxPageRow is one transaction of a page and its position, a cursor.
-type TxPageRow struct {
-	Tx  *Transaction
-	Pos []byte
-}
-
-// TxPage is one window of the transaction list (see Page).
-type TxPage struct {
-	Rows       []TxPageRow
-	Total      int
-	More, Less bool
-}
-
 // txPosKey is a transaction's position in the order of column col (see
 // posKey).
 func txPosKey(dst []byte, col SortBy, t *Transaction) []byte {
@@ -79,7 +54,7 @@ func keepTx(t *Transaction, st State) bool { return st == "" || Kind(st) == t.Ki
 // without the list's indexes, a test's fake, and the reference the
 // stores' tests compare with.
 func PageTransactions(all []*Transaction, q PageQuery) TxPage {
-	words := wordBytes(q.words())
+	words := wordBytes(q.SearchWords())
 	var f fold.Folder
 	var text []byte
 	rows := make([]TxPageRow, 0, len(all))
@@ -111,7 +86,7 @@ func PageTransactions(all []*Transaction, q PageQuery) TxPage {
 // reservations' (pagebolt.go). A kind (State) is a range of the kind
 // index, in creation order within it.
 var (
-	bTxIdx = [txSortCount][]byte{
+	bTxIdx = [TxSortCount][]byte{
 		TxSortCreated:  []byte("txidx.created"),
 		TxSortKind:     []byte("txidx.kind"),
 		TxSortInvoice:  []byte("txidx.invoice"),
@@ -175,7 +150,7 @@ func (db *DB) TransactionCount(q PageQuery) (int, error) {
 
 // txList is the transaction list.
 var txList = &storeList[TxPageRow, *Transaction]{
-	name: "transaction", sorts: txSortCount, bolt: txBolt, pg: pgTransactions,
+	name: "transaction", sorts: TxSortCount, bolt: txBolt, pg: pgTransactions,
 	cache: func(db *DB) *pageCache { return &db.txPages },
 	dec:   decodeTx,
 	row:   func(t *Transaction, pos []byte) TxPageRow { return TxPageRow{Tx: t, Pos: pos} },
@@ -230,7 +205,7 @@ func indexTx(tx Tx, old, t *Transaction) error {
 	val := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(key)), id)
 	val = append(val, key...)
 	var pos, opos []byte
-	for col := SortBy(0); col < txSortCount; col++ {
+	for col := SortBy(0); col < TxSortCount; col++ {
 		pos = txPosKey(pos[:0], col, t)
 		var op []byte
 		if old != nil {
@@ -333,7 +308,7 @@ func txListFill() []fillStep {
 			})
 		},
 	}}
-	for col := SortBy(0); col < txSortCount; col++ {
+	for col := SortBy(0); col < TxSortCount; col++ {
 		steps = append(steps, indexStep("index "+string(bTxIdx[col]), bTxIdx[col], func(tx Tx, add func(k, v []byte)) error {
 			rows := tx.Bucket(bTxRow)
 			var pos, val []byte

@@ -121,7 +121,7 @@ func TestTransactionPage(t *testing.T) {
 				{name: "kind and word", state: State(KindCapture), filter: "anna"},
 			}
 			for _, c := range cases {
-				for sort := SortBy(0); sort < txSortCount; sort++ {
+				for sort := SortBy(0); sort < TxSortCount; sort++ {
 					for _, desc := range []bool{false, true} {
 						t.Run(fmt.Sprintf("%s/sort%d/desc=%v", c.name, sort, desc), func(t *testing.T) {
 							checkPaging(t, PageQuery{Sort: sort, Desc: desc, Filter: c.filter, State: c.state, Limit: 37},

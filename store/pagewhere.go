@@ -13,6 +13,7 @@ import (
 	"paydesk/internal/fold"
 	"paydesk/internal/query"
 	"paydesk/internal/textsafe"
+	"paydesk/store/domain"
 )
 
 // PageQuery.Where is the filter language's query (internal/query). Its
@@ -64,42 +65,6 @@ func whereState(s string) State {
 	return State(s)
 }
 
-// foldValue folds a value of the query like the search text.
-func foldValue(s string) string { return fold.String(textsafe.Clean(s)) }
-
-// words are the query's words folded like the search text: Filter's, split
-// at spaces, and Where's words and phrases.
-func (q *PageQuery) words() []string {
-	w := filterWords(q.Filter)
-	for _, p := range q.Where.Words {
-		if f := strings.Join(strings.Fields(foldValue(p)), " "); f != "" {
-			w = append(w, f)
-		}
-	}
-	return w
-}
-
-// hasWhere reports whether Where has conditions beyond its words.
-func (q *PageQuery) hasWhere() bool {
-	w := q.Where
-	return w.State != "" || w.Amount != nil || w.Created != nil || len(w.Customer) > 0 || len(w.Email) > 0 ||
-		len(w.Service) > 0 || len(w.Operator) > 0
-}
-
-// hasCond: a state or Where's conditions, what a row's record is checked
-// for (the words are the search text's).
-func (q *PageQuery) hasCond() bool { return q.State != "" || q.hasWhere() }
-
-// condKey names the conditions, for the cache of their rows.
-func (q *PageQuery) condKey() string {
-	if !q.hasWhere() {
-		return string(q.State)
-	}
-	w := q.Where
-	w.Words = nil
-	return string(q.State) + "\x00" + w.Key()
-}
-
 // searchField is field i of a search text (fields ended by 0x00), nil
 // when the text was cut before it.
 func searchField(text []byte, i int) []byte {
@@ -123,7 +88,7 @@ func fieldHasAll(text []byte, i int, values []string) bool {
 	}
 	f := searchField(text, i)
 	for _, v := range values {
-		if !bytes.Contains(f, []byte(foldValue(v))) {
+		if !bytes.Contains(f, []byte(domain.FoldValue(v))) {
 			return false
 		}
 	}
@@ -139,7 +104,7 @@ func keepSummary(s *Summary, q *PageQuery, f *fold.Folder) bool {
 	if !keepState(s, q.State) {
 		return false
 	}
-	if !q.hasWhere() {
+	if !q.HasWhere() {
 		return true
 	}
 	w := &q.Where
@@ -161,7 +126,7 @@ func keepTxWhere(t *Transaction, q *PageQuery, f *fold.Folder) bool {
 	if !keepTx(t, q.State) {
 		return false
 	}
-	if !q.hasWhere() {
+	if !q.HasWhere() {
 		return true
 	}
 	w := &q.Where
@@ -258,7 +223,7 @@ func (c *sqlCols) where(w *query.Query, arg func(any) string) []string {
 	}{{c.customer, w.Customer}, {c.email, w.Email}, {c.service, w.Service}} {
 		for _, v := range f.values {
 			if f.i >= 0 {
-				conds = append(conds, "search ~ "+arg(fieldRegexp(f.i, foldValue(v))))
+				conds = append(conds, "search ~ "+arg(fieldRegexp(f.i, domain.FoldValue(v))))
 			}
 		}
 	}
@@ -270,13 +235,13 @@ func (c *sqlCols) where(w *query.Query, arg func(any) string) []string {
 // checked on every record, block by block, once for a state of the file
 // (a keystroke that only adds words reuses it).
 func (c *pageCache) condBits(tx boltTx, l *boltList, q *PageQuery) ([]uint64, error) {
-	if !q.hasWhere() {
+	if !q.HasWhere() {
 		return c.stateBits(tx, l, q.State)
 	}
 	if b := c.cachedCond(tx, q); b != nil {
 		return b, nil
 	}
-	key := q.condKey()
+	key := q.CondKey()
 	out := make([]uint64, (l.rowCount(tx)+63)/64)
 	sb := tx.Bucket(l.records)
 	var f fold.Folder
@@ -305,10 +270,10 @@ func (c *pageCache) condBits(tx boltTx, l *boltList, q *PageQuery) ([]uint64, er
 // cachedCond is the rows of the query's conditions when known for this
 // state of the file.
 func (c *pageCache) cachedCond(tx boltTx, q *PageQuery) []uint64 {
-	if !q.hasWhere() {
+	if !q.HasWhere() {
 		return c.cachedState(tx, q.State)
 	}
-	key := q.condKey()
+	key := q.CondKey()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.whereTx == tx.tx.ID() && c.where == key {

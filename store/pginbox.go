@@ -171,7 +171,7 @@ func (db *DB) IngestPush(ctx context.Context, rec PushRecord, p *api.Push, onApp
 	pp := db.preparePush(rec, p)
 	// The inbox row holds the push in the binary codec whatever the
 	// engine; the kv engine has made its tail already (EncodePush).
-	stored := pp.enc.b
+	stored := pp.enc.Bytes()
 	if stored == nil {
 		stored = encodePushTail(&pp.rec)
 	}

@@ -65,7 +65,7 @@ func BenchmarkInboxIngestStatement(b *testing.B) {
 			for i, p := range ps {
 				body, _ := p.Encode()
 				pp := db.preparePush(PushRecord{Body: body, Method: "POST", URL: "/push"}, p)
-				rows[i] = []any{[]byte(pp.rec.Key), append([]byte(nil), pp.rec.Hash[:]...), encodePushHead(&pp.rec, pp.enc.b)}
+				rows[i] = []any{[]byte(pp.rec.Key), append([]byte(nil), pp.rec.Hash[:]...), encodePushHead(&pp.rec, pp.enc.Bytes())}
 			}
 			b.ResetTimer()
 			start := time.Now()

@@ -11,6 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/shopspring/decimal"
+
+	"paydesk/store/domain"
 )
 
 // The native engine's transaction is the whole contract: the ledger's
@@ -519,7 +521,7 @@ func (t *pgRelTx) insertAudit(id uint64, e AuditEntry, v []byte) error {
 		pgText(e.Result), pgText(e.Reason), int64(e.OpID), int64(e.Completes), e.Prev, e.KeyID, e.MAC, string(v))
 }
 
-func (t *pgRelTx) AppendAudit(e AuditEntry, keys *auditKeyring) (AuditEntry, error) {
+func (t *pgRelTx) AppendAudit(e AuditEntry, keys AuditSealer) (AuditEntry, error) {
 	n, err := t.AuditSequence()
 	if err != nil {
 		return e, err
@@ -533,9 +535,9 @@ func (t *pgRelTx) AppendAudit(e AuditEntry, keys *auditKeyring) (AuditEntry, err
 		return e, err
 	}
 	if ok {
-		e.Prev = chainHash([]byte(last))
+		e.Prev = domain.ChainHash([]byte(last))
 	}
-	e, v, err := keys.sealEntry(e)
+	e, v, err := domain.SealAudit(keys, e)
 	if err != nil {
 		return e, err
 	}

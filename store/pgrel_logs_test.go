@@ -17,6 +17,7 @@ import (
 
 	"paydesk/api"
 	"paydesk/internal/pgtest"
+	"paydesk/store/domain"
 )
 
 // relLogsDB restores the layout-7 dump into a fresh database, lets grant
@@ -583,7 +584,7 @@ func TestRelationalLogsWrites(t *testing.T) {
 			if err != nil || got.ID != uint64(i+1) || got.MAC == "" {
 				t.Fatalf("audit %d: %+v %v", i, got, err)
 			}
-			if (prev == nil) != (got.Prev == "") || (prev != nil && got.Prev != chainHash(prev)) {
+			if (prev == nil) != (got.Prev == "") || (prev != nil && got.Prev != domain.ChainHash(prev)) {
 				t.Errorf("entry %d's prev %q is not the hash of the one before", got.ID, got.Prev)
 			}
 			if err := tx.WalkAudit(true, func(_ uint64, _ *AuditEntry, stored []byte, _ error) bool {

@@ -54,7 +54,7 @@ var pgRelReservations = &pgRelList{
 		SortAmount:   {"coalesce(amount, 0)", pgRelCreated, "key"},
 		SortState:    {"state_rank", pgRelCreated, "key"},
 	},
-	kinds: resCols, sorts: sortCount, amount: SortAmount,
+	kinds: resCols, sorts: SortCount, amount: SortAmount,
 	state: pgRelResState,
 	whereCols: &sqlCols{amount: "coalesce(amount, 0)", created: "created", state: pgRelResState,
 		customer: resFieldCustomer, email: resFieldEmail, service: -1},
@@ -82,7 +82,7 @@ var pgRelTransactions = &pgRelList{
 	},
 	kinds: []colKind{TxSortCreated: colNone, TxSortKind: colString, TxSortInvoice: colString, TxSortCustomer: colString,
 		TxSortAmount: colInt64, TxSortStatus: colInt64},
-	sorts: txSortCount, amount: TxSortAmount,
+	sorts: TxSortCount, amount: TxSortAmount,
 	state:     func(st State, arg func(any) string) string { return "kind = " + arg(string(st)) },
 	whereCols: &sqlCols{amount: "amount", created: "created", customer: txFieldCustomer, email: -1, service: txFieldService},
 }
@@ -131,7 +131,7 @@ func (l *pgRelList) where(q PageQuery) (string, []any) {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	for _, w := range q.words() {
+	for _, w := range q.SearchWords() {
 		conds = append(conds, "search LIKE "+arg("%"+likeEscape(w)+"%"))
 	}
 	if q.State != "" {
@@ -153,12 +153,12 @@ type pgRelRows[T any] struct {
 // record and its position.
 func pgRelPage[T any](ctx context.Context, e *pgRelEngine, l *pgRelList, q PageQuery, cols string,
 	scan func(row pgx.Row) (T, []byte, error)) (pgRelRows[T], error) {
-	if err := q.check(l.sorts); err != nil {
+	if err := q.Check(l.sorts); err != nil {
 		return pgRelRows[T]{}, err
 	}
 	where, args := l.where(q)
 	order := strings.Join(l.order[q.Sort], ", ")
-	lim := q.limit()
+	lim := q.PageSize()
 	// fwd: read in the list's order; else backwards from the end or from
 	// a Before cursor, and turned round.
 	fwd := q.Before == nil && !q.Last
@@ -274,7 +274,7 @@ func pgRelPage[T any](ctx context.Context, e *pgRelEngine, l *pgRelList, q PageQ
 // count counts the rows q keeps, up to upTo (> 0; 0: all); past
 // pgCountTimeout the planner's estimate is the answer.
 func (l *pgRelList) count(ctx context.Context, e *pgRelEngine, q PageQuery, upTo int) (int, error) {
-	if err := q.check(l.sorts); err != nil {
+	if err := q.Check(l.sorts); err != nil {
 		return 0, err
 	}
 	where, args := l.where(q)

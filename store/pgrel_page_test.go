@@ -89,7 +89,7 @@ func TestRelationalReservationPage(t *testing.T) {
 		{name: "order missing", state: StateOrderMissing},
 	}
 	for _, c := range cases {
-		for sort := SortBy(0); sort < sortCount; sort++ {
+		for sort := SortBy(0); sort < SortCount; sort++ {
 			for _, desc := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/sort%d/desc=%v", c.name, sort, desc), func(t *testing.T) {
 					checkPaging(t, PageQuery{Sort: sort, Desc: desc, Filter: c.filter, State: c.state, Limit: 37},
@@ -103,7 +103,7 @@ func TestRelationalReservationPage(t *testing.T) {
 			}
 		}
 	}
-	if _, err := lists.ReservationPage(ctx, PageQuery{Sort: sortCount}); err == nil {
+	if _, err := lists.ReservationPage(ctx, PageQuery{Sort: SortCount}); err == nil {
 		t.Error("a sort order that does not exist was answered")
 	}
 	if _, err := lists.ReservationPage(ctx, PageQuery{After: []byte("short")}); err == nil {
@@ -137,7 +137,7 @@ func TestRelationalTransactionPage(t *testing.T) {
 		{name: "kind and word", state: State(KindCapture), filter: "anna"},
 	}
 	for _, c := range cases {
-		for sort := SortBy(0); sort < txSortCount; sort++ {
+		for sort := SortBy(0); sort < TxSortCount; sort++ {
 			for _, desc := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/sort%d/desc=%v", c.name, sort, desc), func(t *testing.T) {
 					checkPaging(t, PageQuery{Sort: sort, Desc: desc, Filter: c.filter, State: c.state, Limit: 37},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"paydesk/internal/pgtest"
+	"paydesk/store/domain"
 )
 
 // repoEngines are the engines the contract test runs on: need skips the
@@ -491,7 +492,7 @@ func repoAudit(t *testing.T, r Repo) {
 			t.Fatalf("WalkAudit saw %d entries, want 2", len(stored))
 		}
 		second := must[*AuditEntry](t)(tx.AuditEntry(ids[1]))
-		if second == nil || second.Prev != chainHash(stored[0]) {
+		if second == nil || second.Prev != domain.ChainHash(stored[0]) {
 			t.Errorf("the second entry's Prev = %+v; want the hash of the first as stored", second)
 		}
 		if st := keys.check(stored[1], *second); st != keyed {

@@ -14,6 +14,7 @@ import (
 	bolterrors "go.etcd.io/bbolt/errors"
 
 	"paydesk/internal/private"
+	"paydesk/store/domain"
 )
 
 // Errors callers branch on.
@@ -21,7 +22,7 @@ var (
 	// ErrLocked: another process holds the cache file.
 	ErrLocked = errors.New("in use by another paydesk process")
 	// ErrNotFound: no such reservation, transaction, push or operation.
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = domain.ErrNotFound
 	// ErrNewerSchema: the file was written by a newer paydesk.
 	ErrNewerSchema = errors.New("written by a newer paydesk")
 	// ErrAmbiguous: a reference (an invoice) names more than one record;
