@@ -508,15 +508,6 @@ func deref(s *string) string {
 	return *s
 }
 
-// be64 reads a big-endian number (a sequence key, a counter).
-func be64(b []byte) uint64 {
-	var v uint64
-	for _, c := range b {
-		v = v<<8 | uint64(c)
-	}
-	return v
-}
-
 func nowOr(t time.Time, now func() time.Time) time.Time {
 	if t.IsZero() {
 		return now()

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"paydesk/store/kvlayout"
 )
 
 // TestPushRecordRoundTrip encodes a push record the way ApplyPush does (the
@@ -28,9 +30,9 @@ func TestPushRecordRoundTrip(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := base
-			tail := encodePushTail(&rec)
+			tail := kvlayout.EncodePushTail(&rec)
 			rec.ID, rec.Applied, rec.Ignored, rec.ReservationKey = tt.id, true, tt.ignored, tt.owner
-			got, err := decodePush(encodePushHead(&rec, tail))
+			got, err := kvlayout.DecodePush(kvlayout.EncodePushHead(&rec, tail))
 			if err != nil {
 				t.Fatal(err)
 			}

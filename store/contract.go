@@ -2,6 +2,7 @@ package store
 
 import (
 	"paydesk/api"
+	"paydesk/internal/fold"
 	"paydesk/store/domain"
 )
 
@@ -153,3 +154,13 @@ const (
 	SortCount   = domain.SortCount
 	TxSortCount = domain.TxSortCount
 )
+
+// AppendSearchText is domain.AppendSearchText.
+func AppendSearchText(dst []byte, s *Summary, f *fold.Folder) []byte {
+	return domain.AppendSearchText(dst, s, f)
+}
+
+// AppendTxSearchText is domain.AppendTxSearchText.
+func AppendTxSearchText(dst []byte, t *Transaction, f *fold.Folder) []byte {
+	return domain.AppendTxSearchText(dst, t, f)
+}

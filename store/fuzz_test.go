@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"paydesk/api"
+	"paydesk/store/kvlayout"
 )
 
 // FuzzApplyPush feeds push bodies from outside through the decoder and the
@@ -63,11 +64,11 @@ func FuzzApplyPush(f *testing.F) {
 // FuzzDecodeRecords: a damaged cache file must give an error, never a
 // panic or a runaway allocation.
 func FuzzDecodeRecords(f *testing.F) {
-	f.Add(encodeSummary(Summary{Key: "K", Invoice: "I", Amount: dec("19.99"), State: StateReserved, Created: t0}))
-	f.Add(encodePush(&PushRecord{ID: 7, Key: "K", Body: []byte(`{}`), Header: map[string][]string{"A": {"b"}}, Amount: dec("-5")}))
+	f.Add(kvlayout.EncodeSummary(Summary{Key: "K", Invoice: "I", Amount: dec("19.99"), State: StateReserved, Created: t0}))
+	f.Add(kvlayout.EncodePush(&PushRecord{ID: 7, Key: "K", Body: []byte(`{}`), Header: map[string][]string{"A": {"b"}}, Amount: dec("-5")}))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = decodeSummary(b)
-		_, _ = decodePush(b)
+		_, _ = kvlayout.DecodeSummary(b)
+		_, _ = kvlayout.DecodePush(b)
 	})
 }
 

@@ -3,16 +3,14 @@ package store
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"paydesk/internal/fold"
-	"paydesk/internal/textsafe"
+	"paydesk/store/domain"
+	"paydesk/store/kvlayout"
 )
 
 // A list of a million reservations is never loaded whole: the console asks
@@ -115,169 +113,13 @@ func (l *storeList[R, T]) memCount(db *DB, q PageQuery) (int, error) {
 var resList = &storeList[PageRow, Summary]{
 	name: "reservation", sorts: SortCount, bolt: resBolt, pg: pgSummaries,
 	cache: func(db *DB) *pageCache { return &db.pages },
-	dec:   decodeSummary,
+	dec:   kvlayout.DecodeSummary,
 	row:   func(s Summary, pos []byte) PageRow { return PageRow{Summary: s, Pos: pos} },
 	mem: func(db *DB, q PageQuery) (listPage[PageRow], error) {
 		all, err := db.LoadReservationSummaries()
 		p := PageSummaries(all, q)
 		return listPage[PageRow]{rows: p.Rows, total: p.Total, more: p.More, less: p.Less}, err
 	},
-}
-
-// posKey is a row's position in the order of column col, as bytes that
-// sort like the rows: the column's value, the creation time and the key.
-// The bbolt indexes are keyed by it and the cursors are made of it.
-func posKey(dst []byte, col SortBy, s *Summary) []byte {
-	switch col {
-	case SortInvoice:
-		dst = appendSortString(dst, s.Invoice)
-	case SortCustomer:
-		dst = appendSortString(dst, strings.ToLower(s.Customer))
-	case SortAmount:
-		dst = appendInt64(dst, amountCents(s))
-	case SortState:
-		dst = append(dst, stateRank(s.State))
-	}
-	dst = appendInt64(dst, s.Created.UnixNano())
-	return append(dst, s.Key...)
-}
-
-// appendSortString writes s ended by 0x00, which sorts before every other
-// byte: "A" comes before "AB". A 0x00 inside s (never in real data) is
-// written as 0x01 so it cannot end the value early.
-func appendSortString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == 0 {
-			c = 1
-		}
-		dst = append(dst, c)
-	}
-	return append(dst, 0)
-}
-
-// appendInt64 writes v so that the bytes sort like the numbers.
-func appendInt64(dst []byte, v int64) []byte {
-	return binary.BigEndian.AppendUint64(dst, uint64(v)^(1<<63))
-}
-
-func readInt64(b []byte) int64 { return int64(binary.BigEndian.Uint64(b) ^ (1 << 63)) }
-
-// amountCents is the reserved amount in cents, the amount column's order.
-func amountCents(s *Summary) int64 { return s.Amount.Shift(2).IntPart() }
-
-// stateRanks is the state column's order: the life cycle.
-var stateRanks = map[State]byte{
-	StateAwaitingCustomer: 0, StateReserved: 1, StatePartlyCaptured: 2,
-	StateCaptured: 3, StateClosed: 4, StateCancelled: 5, StateDeclined: 6,
-}
-
-func stateRank(s State) byte {
-	if r, ok := stateRanks[s]; ok {
-		return r
-	}
-	return 7
-}
-
-// colKind is how a sort column's value is written in a position key.
-type colKind uint8
-
-const (
-	colNone   colKind = iota // the creation order: no value before the time
-	colString                // appendSortString
-	colInt64                 // appendInt64
-	colByte                  // one byte (the state's rank)
-)
-
-// resCols are the reservation list's sort columns' kinds.
-var resCols = []colKind{SortCreated: colNone, SortInvoice: colString, SortCustomer: colString, SortAmount: colInt64, SortState: colByte}
-
-// posParts splits a position key into the column's value (without its
-// terminator), the creation time and the key: what a PostgreSQL cursor
-// compares with.
-func posParts(kind colKind, pos []byte) (val []byte, created int64, key string, err error) {
-	switch kind {
-	case colString:
-		i := bytes.IndexByte(pos, 0)
-		if i < 0 {
-			return nil, 0, "", errBadCursor
-		}
-		val, pos = pos[:i], pos[i+1:]
-	case colInt64:
-		if len(pos) < 8 {
-			return nil, 0, "", errBadCursor
-		}
-		val, pos = pos[:8], pos[8:]
-	case colByte:
-		if len(pos) < 1 {
-			return nil, 0, "", errBadCursor
-		}
-		val, pos = pos[:1], pos[1:]
-	}
-	if len(pos) < 8 {
-		return nil, 0, "", errBadCursor
-	}
-	return val, readInt64(pos), string(pos[8:]), nil
-}
-
-var errBadCursor = fmt.Errorf("a list cursor that no list made")
-
-// maxSearchText bounds one row's search text (a reservation of a thousand
-// article lines is still found by its first ones).
-const maxSearchText = 1000
-
-// AppendSearchText appends the row's search text: invoice, customer,
-// reservation number, key, e-mail, the provider's invoice numbers and the
-// articles (last: a thousand lines are what maxSearchText cuts), cleaned
-// and folded (case and accents: "muller" finds "Müller"; a field with
-// umlauts also transliterated: "mueller" finds it too, fold.Version 2),
-// each field ended by 0x00 so that a word cannot span two fields.
-func AppendSearchText(dst []byte, s *Summary, f *fold.Folder) []byte {
-	return appendSearchFields(dst, f, s.Invoice, s.Customer, s.ReservationNumber, s.Key, s.Email, s.InvoiceNumbers, s.Articles)
-}
-
-// appendSearchFields appends a row's search text made of fields, cut at
-// maxSearchText.
-func appendSearchFields(dst []byte, f *fold.Folder, fields ...string) []byte {
-	start := len(dst)
-	for _, field := range fields {
-		dst = appendSearch(dst, field, f)
-	}
-	if len(dst)-start > maxSearchText {
-		cut := start + maxSearchText
-		for cut > start && !utf8.RuneStart(dst[cut]) {
-			cut--
-		}
-		dst = dst[:cut]
-	}
-	return dst
-}
-
-// appendSearch appends s cleaned and folded, with a separator. ASCII text
-// without control characters (nearly all of it) is lower-cased in place;
-// anything else goes through textsafe and the Unicode fold.
-func appendSearch(dst []byte, s string, f *fold.Folder) []byte {
-	mark := len(dst)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= utf8.RuneSelf || (c < 0x20 && c != '\n') || c == 0x7f {
-			clean := textsafe.Clean(strings.ReplaceAll(s, "\n", " "))
-			dst = f.Append(dst[:mark], clean)
-			// Both folds in the field: "muller" and "mueller" find it.
-			if g, ok := f.AppendGerman(append(dst, ' '), clean); ok {
-				dst = g
-			}
-			return append(dst, 0)
-		}
-		if c == '\n' { // the article lines of a summary
-			c = ' '
-		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
-	}
-	return append(dst, 0)
 }
 
 func containsAll(text []byte, words [][]byte) bool {
@@ -331,7 +173,7 @@ func PageSummaries(all []Summary, q PageQuery) Page {
 				continue
 			}
 		}
-		rows = append(rows, row{posKey(nil, q.Sort, s), i})
+		rows = append(rows, row{domain.PosKey(nil, q.Sort, s), i})
 	}
 	slices.SortFunc(rows, func(a, b row) int { return bytes.Compare(a.pos, b.pos) })
 	if q.Desc {

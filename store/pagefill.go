@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"paydesk/internal/fold"
+	"paydesk/store/domain"
+	"paydesk/store/kvlayout"
 )
 
 // A file written by an older paydesk has its records but not the list's
@@ -222,7 +224,7 @@ func listFill() []fillStep {
 			var f fold.Folder
 			var text []byte
 			return walkFrom(tx.Bucket(bSummary), after, n, func(k, v []byte) error {
-				s, err := decodeSummary(v)
+				s, err := kvlayout.DecodeSummary(v)
 				if err != nil {
 					return fmt.Errorf("summary %s: %w", k, err)
 				}
@@ -240,14 +242,14 @@ func listFill() []fillStep {
 			rows := tx.Bucket(bSumRow)
 			var pos, val []byte
 			return tx.Bucket(bSummary).ForEach(func(k, v []byte) error {
-				s, err := decodeSummary(v)
+				s, err := kvlayout.DecodeSummary(v)
 				if err != nil {
 					return fmt.Errorf("summary %s: %w", k, err)
 				}
 				if ix.only != nil && !ix.only(&s) {
 					return nil
 				}
-				pos = posKey(pos[:0], ix.col, &s)
+				pos = domain.PosKey(pos[:0], ix.col, &s)
 				val = append(append(val[:0], rows.Get(k)...), k...)
 				add(pos, val)
 				return nil

@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"paydesk/internal/fold"
+	"paydesk/store/domain"
+	"paydesk/store/kvlayout"
 )
 
 // The lists on PostgreSQL: a list table (paydesk_summary, 0005;
@@ -30,7 +32,7 @@ type pgList struct {
 	bucket      []byte   // the records it follows
 	columns     []string // k first, v last: the upsert's and COPY's
 	sortCols    []string // per sort order, the cursor's tuple
-	kinds       []colKind
+	kinds       []domain.ColKind
 	count       []byte // the meta counter of the records
 	// skip: a key of the bucket that is no record of the list (the push
 	// index beside the transactions).
@@ -72,20 +74,20 @@ var pgSummaries = (&pgList{
 		SortAmount:   "amount, created, k",
 		SortState:    "state, created, k",
 	},
-	kinds: resCols,
+	kinds: domain.ResCols,
 	skip:  func([]byte) bool { return false },
 	args: func(k, v []byte, f *fold.Folder) []any {
-		s, err := decodeSummary(v)
+		s, err := kvlayout.DecodeSummary(v)
 		if err != nil {
 			return nil
 		}
 		return []any{k, s.Created.UnixNano(), sortBytes(s.Invoice), sortBytes(strings.ToLower(s.Customer)),
-			amountCents(&s), int16(stateRank(s.State)), s.OutcomeUnknown, OrderMissing(&s), pgSearchText(AppendSearchText(nil, &s, f)), v}
+			domain.AmountCents(&s), int16(domain.StateRank(s.State)), s.OutcomeUnknown, OrderMissing(&s), pgSearchText(AppendSearchText(nil, &s, f)), v}
 	},
 	pos:   resBolt.pos,
 	state: pgSummaryState,
 	whereCols: &sqlCols{amount: "amount", created: "created", cents: true, nanos: true, state: pgSummaryState,
-		customer: resFieldCustomer, email: resFieldEmail, service: -1},
+		customer: domain.ResFieldCustomer, email: domain.ResFieldEmail, service: -1},
 }).init()
 
 func pgSummaryState(st State, arg func(any) string) string {
@@ -95,7 +97,7 @@ func pgSummaryState(st State, arg func(any) string) string {
 	case StateOrderMissing:
 		return "missing"
 	}
-	return "state = " + arg(int16(stateRank(st)))
+	return "state = " + arg(int16(domain.StateRank(st)))
 }
 
 // pgLists are the list tables.
@@ -121,7 +123,7 @@ func queueListRows(b *pgx.Batch, ws []pendingWrite) {
 
 // sortBytes is a string's sort value as posKey writes it, unterminated.
 func sortBytes(s string) []byte {
-	b := appendSortString(nil, s)
+	b := domain.AppendSortString(nil, s)
 	return b[:len(b)-1]
 }
 
@@ -228,18 +230,18 @@ func likeEscape(s string) string {
 }
 
 // pgCursorArgs turns a position into the order's column values.
-func pgCursorArgs(kind colKind, pos []byte) ([]any, error) {
-	val, created, key, err := posParts(kind, pos)
+func pgCursorArgs(kind domain.ColKind, pos []byte) ([]any, error) {
+	val, created, key, err := domain.PosParts(kind, pos)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]any, 0, 3)
 	switch kind {
-	case colString:
+	case domain.ColString:
 		out = append(out, val)
-	case colInt64:
-		out = append(out, readInt64(val))
-	case colByte:
+	case domain.ColInt64:
+		out = append(out, domain.ReadInt64(val))
+	case domain.ColByte:
 		out = append(out, int16(val[0]))
 	}
 	return append(out, created, []byte(key)), nil

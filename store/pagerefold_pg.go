@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"paydesk/internal/fold"
+	"paydesk/store/kvlayout"
 )
 
 // On PostgreSQL the lists' search texts are a column of their tables
@@ -39,7 +40,7 @@ var kvRefold = []pgRefoldTable{
 			if err := rows.Scan(&k, &v); err != nil {
 				return nil, "", err
 			}
-			s, err := decodeSummary(v)
+			s, err := kvlayout.DecodeSummary(v)
 			if err != nil {
 				return nil, "", fmt.Errorf("summary %s: %w", k, err)
 			}
@@ -52,7 +53,7 @@ var kvRefold = []pgRefoldTable{
 			if err := rows.Scan(&k, &v); err != nil {
 				return nil, "", err
 			}
-			t, err := decodeTx(v)
+			t, err := kvlayout.DecodeTx(v)
 			if err != nil {
 				return nil, "", fmt.Errorf("transaction %s: %w", k, err)
 			}

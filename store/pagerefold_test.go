@@ -14,6 +14,7 @@ import (
 
 	"paydesk/internal/fold"
 	"paydesk/internal/pgtest"
+	"paydesk/store/domain"
 )
 
 // TestRefoldOnOpen: a file whose search texts an older folding wrote (no
@@ -39,7 +40,7 @@ func TestRefoldOnOpen(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				text := append(appendSearchFields(nil, &f, fold.String(s.Invoice), fold.String(s.Customer), s.Key), '\n')
+				text := append(domain.AppendSearchFields(nil, &f, fold.String(s.Invoice), fold.String(s.Customer), s.Key), '\n')
 				if err := setRowText(boltBucket{tb}, id, []byte(s.Key), text); err != nil {
 					return err
 				}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"paydesk/internal/fold"
+	"paydesk/store/domain"
+	"paydesk/store/kvlayout"
 )
 
 // The transaction list, paged and filtered in the store like the
@@ -18,34 +20,6 @@ import (
 // kind of indexes as the reservations (pagebolt.go's boltList, kept in
 // the transaction that writes the record: writeTxRecord); on PostgreSQL a
 // list table (pagepg.go).
-
-// txPosKey is a transaction's position in the order of column col (see
-// posKey).
-func txPosKey(dst []byte, col SortBy, t *Transaction) []byte {
-	switch col {
-	case TxSortKind:
-		dst = appendSortString(dst, string(t.Kind))
-	case TxSortInvoice:
-		dst = appendSortString(dst, t.Invoice)
-	case TxSortCustomer:
-		dst = appendSortString(dst, strings.ToLower(t.CustomerName))
-	case TxSortAmount:
-		dst = appendInt64(dst, t.Amount.Shift(2).IntPart())
-	case TxSortStatus:
-		dst = appendInt64(dst, int64(t.Status.Code))
-	}
-	dst = appendInt64(dst, t.Created.UnixNano())
-	return append(dst, t.Key...)
-}
-
-// AppendTxSearchText appends a transaction's search text: key, invoice,
-// reservation number, service, kind ("giftcard pay"), type, customer, the
-// provider's invoice number, the original and the group, folded like the
-// reservations' (AppendSearchText).
-func AppendTxSearchText(dst []byte, t *Transaction, f *fold.Folder) []byte {
-	return appendSearchFields(dst, f, t.Key, t.Invoice, t.ReservationNumber, t.ServiceCode,
-		strings.ReplaceAll(string(t.Kind), "_", " "), t.TransactionType, t.CustomerName, t.InvoiceNumber, t.Original, t.Group)
-}
 
 // keepTx applies a transaction list's State: a Kind, or "" for all.
 func keepTx(t *Transaction, st State) bool { return st == "" || Kind(st) == t.Kind }
@@ -68,7 +42,7 @@ func PageTransactions(all []*Transaction, q PageQuery) TxPage {
 				continue
 			}
 		}
-		rows = append(rows, TxPageRow{Tx: t, Pos: txPosKey(nil, q.Sort, t)})
+		rows = append(rows, TxPageRow{Tx: t, Pos: domain.TxPosKey(nil, q.Sort, t)})
 	}
 	slices.SortFunc(rows, func(a, b TxPageRow) int { return bytes.Compare(a.Pos, b.Pos) })
 	if q.Desc {
@@ -108,18 +82,18 @@ var txPageBuckets = append(bTxIdx[:], bTxRow, bTxText, bTxGram, bTxGroup)
 var txBolt = &boltList{
 	records: bTransaction, idx: bTxIdx[:], row: bTxRow, text: bTxText, gram: bTxGram, count: kTransactionCount,
 	pos: func(dst []byte, col SortBy, v []byte) ([]byte, error) {
-		t, err := decodeTx(v)
+		t, err := kvlayout.DecodeTx(v)
 		if err != nil {
 			return nil, err
 		}
-		return txPosKey(dst, col, t), nil
+		return domain.TxPosKey(dst, col, t), nil
 	},
 	keep: func(v []byte, q *PageQuery, f *fold.Folder) bool {
-		t, err := decodeTx(v)
+		t, err := kvlayout.DecodeTx(v)
 		return err == nil && keepTxWhere(t, q, f)
 	},
 	stateRange: func(tx Tx, st State) (Cursor, []byte) {
-		return tx.Bucket(bTxIdx[TxSortKind]).Cursor(), appendSortString(nil, string(st))
+		return tx.Bucket(bTxIdx[TxSortKind]).Cursor(), domain.AppendSortString(nil, string(st))
 	},
 }
 
@@ -152,7 +126,7 @@ func (db *DB) TransactionCount(q PageQuery) (int, error) {
 var txList = &storeList[TxPageRow, *Transaction]{
 	name: "transaction", sorts: TxSortCount, bolt: txBolt, pg: pgTransactions,
 	cache: func(db *DB) *pageCache { return &db.txPages },
-	dec:   decodeTx,
+	dec:   kvlayout.DecodeTx,
 	row:   func(t *Transaction, pos []byte) TxPageRow { return TxPageRow{Tx: t, Pos: pos} },
 	mem: func(db *DB, q PageQuery) (listPage[TxPageRow], error) {
 		all, err := db.Transactions()
@@ -172,14 +146,14 @@ func writeTxRecord(tx Tx, t *Transaction) error {
 	var old *Transaction
 	if bolt {
 		if v := b.Get(k); v != nil {
-			o, err := decodeTx(v)
+			o, err := kvlayout.DecodeTx(v)
 			if err != nil {
 				return fmt.Errorf("transaction %s: %w", k, err)
 			}
 			old = o
 		}
 	}
-	if err := b.Put(k, encodeTx(t)); err != nil {
+	if err := b.Put(k, kvlayout.EncodeTx(t)); err != nil {
 		return err
 	}
 	if !bolt {
@@ -206,10 +180,10 @@ func indexTx(tx Tx, old, t *Transaction) error {
 	val = append(val, key...)
 	var pos, opos []byte
 	for col := SortBy(0); col < TxSortCount; col++ {
-		pos = txPosKey(pos[:0], col, t)
+		pos = domain.TxPosKey(pos[:0], col, t)
 		var op []byte
 		if old != nil {
-			opos = txPosKey(opos[:0], col, old)
+			opos = domain.TxPosKey(opos[:0], col, old)
 			op = opos
 		}
 		b := tx.Bucket(bTxIdx[col])
@@ -289,10 +263,10 @@ func txListFill() []fillStep {
 			var f fold.Folder
 			var text []byte
 			return walkFrom(tx.Bucket(bTransaction), after, n, func(k, v []byte) error {
-				if isPushIndexKey(k) {
+				if kvlayout.IsPushIndexKey(k) {
 					return nil
 				}
-				t, err := decodeTx(v)
+				t, err := kvlayout.DecodeTx(v)
 				if err != nil {
 					return fmt.Errorf("transaction %s: %w", k, err)
 				}
@@ -313,14 +287,14 @@ func txListFill() []fillStep {
 			rows := tx.Bucket(bTxRow)
 			var pos, val []byte
 			return tx.Bucket(bTransaction).ForEach(func(k, v []byte) error {
-				if isPushIndexKey(k) {
+				if kvlayout.IsPushIndexKey(k) {
 					return nil
 				}
-				t, err := decodeTx(v)
+				t, err := kvlayout.DecodeTx(v)
 				if err != nil {
 					return fmt.Errorf("transaction %s: %w", k, err)
 				}
-				pos = txPosKey(pos[:0], col, t)
+				pos = domain.TxPosKey(pos[:0], col, t)
 				val = append(append(val[:0], rows.Get(k)...), k...)
 				add(pos, val)
 				return nil
@@ -342,11 +316,11 @@ var pgTransactions = (&pgList{
 		TxSortAmount:   "amount, created, k",
 		TxSortStatus:   "status, created, k",
 	},
-	kinds: []colKind{TxSortCreated: colNone, TxSortKind: colString, TxSortInvoice: colString, TxSortCustomer: colString,
-		TxSortAmount: colInt64, TxSortStatus: colInt64},
-	skip: isPushIndexKey,
+	kinds: []domain.ColKind{TxSortCreated: domain.ColNone, TxSortKind: domain.ColString, TxSortInvoice: domain.ColString, TxSortCustomer: domain.ColString,
+		TxSortAmount: domain.ColInt64, TxSortStatus: domain.ColInt64},
+	skip: kvlayout.IsPushIndexKey,
 	args: func(k, v []byte, f *fold.Folder) []any {
-		t, err := decodeTx(v)
+		t, err := kvlayout.DecodeTx(v)
 		if err != nil {
 			return nil
 		}
@@ -358,7 +332,7 @@ var pgTransactions = (&pgList{
 		return "kind = " + arg(sortBytes(string(st)))
 	},
 	whereCols: &sqlCols{amount: "amount", created: "created", cents: true, nanos: true,
-		customer: txFieldCustomer, email: -1, service: txFieldService},
+		customer: domain.TxFieldCustomer, email: -1, service: domain.TxFieldService},
 }).init()
 
 // txGroup reads a gift card group from the list table, in the
@@ -376,7 +350,7 @@ func (t *pgTx) txGroup(group string) ([]*Transaction, error) {
 		if err := rows.Scan(&v); err != nil {
 			return nil, err
 		}
-		tr, err := decodeTx(v)
+		tr, err := kvlayout.DecodeTx(v)
 		if err != nil {
 			return nil, fmt.Errorf("transaction: %w", err)
 		}

@@ -14,6 +14,7 @@ import (
 	"paydesk/internal/query"
 	"paydesk/internal/textsafe"
 	"paydesk/store/domain"
+	"paydesk/store/kvlayout"
 )
 
 // PageQuery.Where is the filter language's query (internal/query). Its
@@ -44,15 +45,6 @@ var ReservationFilter = query.List{Name: "reservation",
 // is the list's State; status is the command line's --status).
 var TransactionFilter = query.List{Name: "transaction",
 	Fields: []query.Field{query.Amount, query.Created, query.Customer, query.Service}}
-
-// The search text's fields that a field of the language looks in (their
-// order in AppendSearchText, AppendTxSearchText).
-const (
-	resFieldCustomer = 1
-	resFieldEmail    = 4
-	txFieldService   = 3
-	txFieldCustomer  = 6
-)
 
 // whereState is the list State of a query's state.
 func whereState(s string) State {
@@ -116,7 +108,7 @@ func keepSummary(s *Summary, q *PageQuery, f *fold.Folder) bool {
 	}
 	if len(w.Customer) > 0 || len(w.Email) > 0 {
 		text := AppendSearchText(nil, s, f)
-		return fieldHasAll(text, resFieldCustomer, w.Customer) && fieldHasAll(text, resFieldEmail, w.Email)
+		return fieldHasAll(text, domain.ResFieldCustomer, w.Customer) && fieldHasAll(text, domain.ResFieldEmail, w.Email)
 	}
 	return true
 }
@@ -135,7 +127,7 @@ func keepTxWhere(t *Transaction, q *PageQuery, f *fold.Folder) bool {
 	}
 	if len(w.Customer) > 0 || len(w.Service) > 0 {
 		text := AppendTxSearchText(nil, t, f)
-		return fieldHasAll(text, txFieldCustomer, w.Customer) && fieldHasAll(text, txFieldService, w.Service)
+		return fieldHasAll(text, domain.TxFieldCustomer, w.Customer) && fieldHasAll(text, domain.TxFieldService, w.Service)
 	}
 	return true
 }
@@ -248,7 +240,7 @@ func (c *pageCache) condBits(tx boltTx, l *boltList, q *PageQuery) ([]uint64, er
 	cur := tx.Bucket(l.text).Cursor()
 	for k, v := cur.First(); k != nil; k, v = cur.Next() {
 		if len(k) != 4 {
-			return nil, errCorrupt
+			return nil, kvlayout.ErrCorrupt
 		}
 		blk := int(binary.BigEndian.Uint32(k))
 		rows, err := decodeBlock(v)

@@ -18,6 +18,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"paydesk/store/domain"
 )
 
 // IsPostgresURL reports whether a --db value names a PostgreSQL database
@@ -69,10 +71,6 @@ func pgMigrations() ([]pgMigration, error) {
 	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
 	return out, nil
 }
-
-// ErrNeedsMigration: the database's schema is older than this paydesk and
-// the role may not change it; `paydesk db migrate` (by an owner) does.
-var ErrNeedsMigration = errors.New("the database needs `paydesk db migrate` (by a role that may change the schema)")
 
 // pgEngine keeps the store's buckets in PostgreSQL: one row per key in
 // paydesk_kv, the buckets and their sequences in paydesk_bucket. Write
@@ -165,10 +163,6 @@ func (e *pgEngine) migrateSchema(ctx context.Context, apply bool) error {
 }
 
 func (e *pgEngine) Close() error { e.pool.Close(); return nil }
-
-// ErrReadOnlyRole: the database refused a write because the role it was
-// opened as may only read (a viewer's role).
-var ErrReadOnlyRole = errors.New("this database role may only read")
 
 // readOnlyError says a write was refused for the role, in words, keeping
 // PostgreSQL's error for errors.As.
@@ -660,3 +654,9 @@ func (failedCursor) Last() ([]byte, []byte)       { return nil, nil }
 func (failedCursor) Seek([]byte) ([]byte, []byte) { return nil, nil }
 func (failedCursor) Next() ([]byte, []byte)       { return nil, nil }
 func (failedCursor) Prev() ([]byte, []byte)       { return nil, nil }
+
+// The database's errors callers branch on (domain/errors.go).
+var (
+	ErrNeedsMigration = domain.ErrNeedsMigration
+	ErrReadOnlyRole   = domain.ErrReadOnlyRole
+)

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"paydesk/api"
+	"paydesk/store/kvlayout"
 )
 
 // The push inbox on PostgreSQL (issue 17). On a team's database a listener
@@ -173,9 +174,9 @@ func (db *DB) IngestPush(ctx context.Context, rec PushRecord, p *api.Push, onApp
 	// engine; the kv engine has made its tail already (EncodePush).
 	stored := pp.enc.Bytes()
 	if stored == nil {
-		stored = encodePushTail(&pp.rec)
+		stored = kvlayout.EncodePushTail(&pp.rec)
 	}
-	j := &ingestJob{key: []byte(pp.rec.Key), hash: pp.rec.Hash[:], rec: encodePushHead(&pp.rec, stored), done: make(chan ingestAnswer, 1)}
+	j := &ingestJob{key: []byte(pp.rec.Key), hash: pp.rec.Hash[:], rec: kvlayout.EncodePushHead(&pp.rec, stored), done: make(chan ingestAnswer, 1)}
 	ib.closeMu.RLock()
 	if ib.closed {
 		ib.closeMu.RUnlock()
@@ -597,7 +598,7 @@ func (ib *inbox) applyRows(limit int, after int64, failed bool) ([]appliedRow, e
 		keys := make([]string, 0, len(stored))
 		var dataKeys []string
 		for i, b := range stored {
-			if recs[i], err = decodePush(b); err != nil {
+			if recs[i], err = kvlayout.DecodePush(b); err != nil {
 				return &ruleError{id: ids[i], err: fmt.Errorf("stored push: %w", err)}
 			}
 			keys = append(keys, recs[i].Key)
@@ -621,7 +622,7 @@ func (ib *inbox) applyRows(limit int, after int64, failed bool) ([]appliedRow, e
 		pushIDs, results := make([]int64, len(done)), make([][]byte, len(done))
 		idArg := make([]int64, len(done))
 		for i, d := range done {
-			idArg[i], pushIDs[i], results[i] = int64(d.id), int64(d.res.ID), encodeApplyResult(d.res)
+			idArg[i], pushIDs[i], results[i] = int64(d.id), int64(d.res.ID), kvlayout.EncodeApplyResult(d.res)
 		}
 		if err := it.inboxMark(idArg, pushIDs, results); err != nil {
 			return err
@@ -735,36 +736,6 @@ func (db *DB) applyInboxRow(tx RepoTx, rec *PushRecord, failed bool, c *Change) 
 	return res, nil
 }
 
-func encodeApplyResult(r ApplyResult) []byte {
-	e := enc{}
-	e.byte(codecV1)
-	e.bool(r.Applied)
-	e.bool(r.Duplicate)
-	e.str(r.Ignored)
-	e.str(r.ReservationKey)
-	e.uvarint(uint64(len(r.Settled)))
-	for _, s := range r.Settled {
-		e.uvarint(s)
-	}
-	return e.b
-}
-
-func decodeApplyResult(pushID uint64, b []byte) (ApplyResult, error) {
-	d := decoder{b: b}
-	if d.byte() != codecV1 {
-		return ApplyResult{}, errCorrupt
-	}
-	r := ApplyResult{ID: pushID, Applied: d.bool(), Duplicate: d.bool(), Ignored: d.str(), ReservationKey: d.str()}
-	n := d.uvarint()
-	if n > uint64(len(d.b)) {
-		return ApplyResult{}, errCorrupt
-	}
-	for i := uint64(0); i < n; i++ {
-		r.Settled = append(r.Settled, d.uvarint())
-	}
-	return r, d.err
-}
-
 // await registers fn for the outcome of inbox row id.
 func (ib *inbox) await(id uint64, fn func(ApplyResult)) {
 	ib.wmu.Lock()
@@ -847,7 +818,7 @@ func (ib *inbox) report() {
 		if rows.Scan(&id, &pushID, &result) != nil {
 			break
 		}
-		res, err := decodeApplyResult(uint64(pushID), result)
+		res, err := kvlayout.DecodeApplyResult(uint64(pushID), result)
 		if err != nil {
 			res = ApplyResult{ID: uint64(pushID)}
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"paydesk/internal/fold"
+	"paydesk/store/domain"
 )
 
 // The ledger on the native PostgreSQL engine: reservations, their lines,
@@ -348,7 +349,7 @@ func resArgs(r *Reservation, f *fold.Folder) ([]any, error) {
 			unknown[i] = int64(id)
 		}
 	}
-	return []any{pgText(r.Key), pgText(r.ReservationNumber), pgText(r.Invoice), string(s.State), int16(stateRank(s.State)),
+	return []any{pgText(r.Key), pgText(r.ReservationNumber), pgText(r.Invoice), string(s.State), int16(domain.StateRank(s.State)),
 		r.Status.Code, pgText(r.Status.SubCode), pgTime(r.Status.Time), amount, captured, refunded, remaining, unsplit,
 		pgText(r.Currency), pgText(r.CustomerName), pgText(strings.ToLower(r.CustomerName)), pgText(r.CustomerEmail), pgText(r.Country),
 		r.IsTest, pgTime(r.Created), pgTime(r.Updated), r.LinesKnown, r.Cancelled, r.CapturedInFull, r.OutcomeUnknown,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"paydesk/internal/pgtest"
+	"paydesk/store/kvlayout"
 )
 
 // BenchmarkPgRelConvertLedger converts a layout-7 ledger of 5,000
@@ -44,7 +45,7 @@ func BenchmarkPgRelConvertLedger(b *testing.B) {
 					{Key: k + "-C1", Kind: KindCapture, Invoice: r.Invoice, Amount: dec("49.95"), ReservationKey: k, Refunds: []string{k + "-R1"}},
 					{Key: k + "-R1", Kind: KindRefund, Invoice: r.Invoice, Amount: dec("49.95"), Original: k + "-C1", ReservationKey: k},
 				} {
-					if err := tx.Bucket(bTransaction).Put([]byte(x.Key), encodeTx(x)); err != nil {
+					if err := tx.Bucket(bTransaction).Put([]byte(x.Key), kvlayout.EncodeTx(x)); err != nil {
 						return err
 					}
 				}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"paydesk/internal/fold"
+	"paydesk/store/kvlayout"
 )
 
 // A database written before the relations (layout 7: the buckets of
@@ -67,10 +68,10 @@ var ledgerConversionSteps = []struct {
 		return nil
 	}},
 	{bTransaction, func(k, v []byte, add func(int, []any)) error {
-		if isPushIndexKey(k) {
+		if kvlayout.IsPushIndexKey(k) {
 			return nil // the push index beside the records: the push log's (0010)
 		}
-		x, err := decodeTx(v)
+		x, err := kvlayout.DecodeTx(v)
 		if err != nil {
 			return fmt.Errorf("transaction %s: %w", k, err)
 		}

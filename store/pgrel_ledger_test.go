@@ -12,6 +12,7 @@ import (
 
 	"paydesk/api"
 	"paydesk/internal/pgtest"
+	"paydesk/store/kvlayout"
 )
 
 // layout7Ledger makes a PostgreSQL database the bucket engine writes
@@ -118,7 +119,7 @@ func readKVLedger(t *testing.T, url string) kvLedger {
 			return err
 		}
 		if err := tx.Bucket(bTransaction).ForEach(func(k, _ []byte) error {
-			if isPushIndexKey(k) {
+			if kvlayout.IsPushIndexKey(k) {
 				return nil
 			}
 			x, err := (&kvTx{tx: tx}).Transaction(string(k))
@@ -141,7 +142,7 @@ func readKVLedger(t *testing.T, url string) kvLedger {
 			return err
 		}
 		if err := tx.Bucket(bSummary).ForEach(func(_, v []byte) error {
-			s, err := decodeSummary(v)
+			s, err := kvlayout.DecodeSummary(v)
 			l.summaries = append(l.summaries, s)
 			return err
 		}); err != nil {

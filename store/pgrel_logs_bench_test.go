@@ -11,6 +11,7 @@ import (
 
 	"paydesk/api"
 	"paydesk/internal/pgtest"
+	"paydesk/store/kvlayout"
 )
 
 // BenchmarkPgRelConvertLogs converts the logs of a layout-7 database of
@@ -42,7 +43,7 @@ func BenchmarkPgRelConvertLogs(b *testing.B) {
 				p := &PushRecord{ID: uint64(j), ReceivedAt: at, Key: k, Invoice: "INV-" + k, Kind: api.TypeDeferredPay, Envelope: api.EnvelopeTransaction,
 					Body: body, Header: http.Header{"Content-Type": {"application/json"}}, Signature: SignatureValid,
 					Status: Status{Code: 190, Time: at}, Amount: dec("49.95"), HasAmount: true, Applied: true, Hash: sha256.Sum256(body)}
-				if err := tx.Bucket(bPush).Put(u64(uint64(j)), encodePush(p)); err != nil {
+				if err := tx.Bucket(bPush).Put(u64(uint64(j)), kvlayout.EncodePush(p)); err != nil {
 					return err
 				}
 				op := &PendingOp{ID: uint64(j), Created: at, Updated: at, Operator: "op", Action: api.ActionPay, Service: api.ServiceDeferred,

@@ -8,6 +8,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"paydesk/store/kvlayout"
 )
 
 // A database written before the relations (layout 7) keeps its logs, its
@@ -43,20 +45,20 @@ var logsConversionSteps = []struct {
 	row    func(k, v []byte) (st pgStmt, ok bool, err error)
 }{
 	{bPush, func(k, v []byte) (pgStmt, bool, error) {
-		p, err := decodePush(v)
+		p, err := kvlayout.DecodePush(v)
 		if err != nil {
-			return pgStmt{}, false, fmt.Errorf("push %d: %w", be64(k), err)
+			return pgStmt{}, false, fmt.Errorf("push %d: %w", kvlayout.Be64(k), err)
 		}
-		p.ID = be64(k)
+		p.ID = kvlayout.Be64(k)
 		st, err := pushInsert(p)
 		return st, true, err
 	}},
 	{bRejected, func(k, v []byte) (pgStmt, bool, error) {
-		p, err := decodePush(v)
+		p, err := kvlayout.DecodePush(v)
 		if err != nil {
-			return pgStmt{}, false, fmt.Errorf("rejected entry %d: %w", be64(k), err)
+			return pgStmt{}, false, fmt.Errorf("rejected entry %d: %w", kvlayout.Be64(k), err)
 		}
-		p.ID = be64(k)
+		p.ID = kvlayout.Be64(k)
 		st, err := rejectedInsert(p)
 		return st, true, err
 	}},
@@ -73,23 +75,23 @@ var logsConversionSteps = []struct {
 		// A group whose entry is gone leads nowhere: not copied.
 		return pgStmt{`INSERT INTO paydesk_rejected_groups (source, class, entry_id)
 			SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM paydesk_rejected WHERE id = $3)`,
-			[]any{pgText(string(source)), class, int64(be64(v))}}, true, nil
+			[]any{pgText(string(source)), class, int64(kvlayout.Be64(v))}}, true, nil
 	}},
 	{bExchange, func(k, v []byte) (pgStmt, bool, error) {
 		var x Exchange
 		if err := json.Unmarshal(v, &x); err != nil {
-			return pgStmt{}, false, fmt.Errorf("gateway log entry %d: %w", be64(k), err)
+			return pgStmt{}, false, fmt.Errorf("gateway log entry %d: %w", kvlayout.Be64(k), err)
 		}
-		x.ID = be64(k)
+		x.ID = kvlayout.Be64(k)
 		st, err := exchangeInsert(&x)
 		return st, true, err
 	}},
 	{bOp, func(k, v []byte) (pgStmt, bool, error) {
 		var op PendingOp
 		if err := json.Unmarshal(v, &op); err != nil {
-			return pgStmt{}, false, fmt.Errorf("operation %d: %w", be64(k), err)
+			return pgStmt{}, false, fmt.Errorf("operation %d: %w", kvlayout.Be64(k), err)
 		}
-		op.ID = be64(k)
+		op.ID = kvlayout.Be64(k)
 		st, err := opUpsert(&op)
 		return st, true, err
 	}},
@@ -257,7 +259,7 @@ func (t *pgRelTx) convertNumbers() error {
 				rows.Close()
 				return t.fail(err)
 			}
-			sum += be64(v) // a counter taken below zero wrapped around: the sum comes out right
+			sum += kvlayout.Be64(v) // a counter taken below zero wrapped around: the sum comes out right
 		}
 		rows.Close()
 		if err := t.fail(rows.Err()); err != nil {

@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/shopspring/decimal"
+
+	"paydesk/store/domain"
 )
 
 // The lists on the native PostgreSQL engine: the reservation and the
@@ -35,7 +37,7 @@ type pgRelList struct {
 	table   string
 	counter string     // paydesk_counters' name of its records
 	order   [][]string // per sort order, the position's columns (the cursor's tuple)
-	kinds   []colKind
+	kinds   []domain.ColKind
 	sorts   SortBy
 	// state is a state filter's condition (arg adds an argument).
 	state func(st State, arg func(any) string) string
@@ -54,10 +56,10 @@ var pgRelReservations = &pgRelList{
 		SortAmount:   {"coalesce(amount, 0)", pgRelCreated, "key"},
 		SortState:    {"state_rank", pgRelCreated, "key"},
 	},
-	kinds: resCols, sorts: SortCount, amount: SortAmount,
+	kinds: domain.ResCols, sorts: SortCount, amount: SortAmount,
 	state: pgRelResState,
 	whereCols: &sqlCols{amount: "coalesce(amount, 0)", created: "created", state: pgRelResState,
-		customer: resFieldCustomer, email: resFieldEmail, service: -1},
+		customer: domain.ResFieldCustomer, email: domain.ResFieldEmail, service: -1},
 }
 
 func pgRelResState(st State, arg func(any) string) string {
@@ -80,11 +82,11 @@ var pgRelTransactions = &pgRelList{
 		TxSortAmount:   {"amount", pgRelCreated, "key"},
 		TxSortStatus:   {"status", pgRelCreated, "key"},
 	},
-	kinds: []colKind{TxSortCreated: colNone, TxSortKind: colString, TxSortInvoice: colString, TxSortCustomer: colString,
-		TxSortAmount: colInt64, TxSortStatus: colInt64},
+	kinds: []domain.ColKind{TxSortCreated: domain.ColNone, TxSortKind: domain.ColString, TxSortInvoice: domain.ColString, TxSortCustomer: domain.ColString,
+		TxSortAmount: domain.ColInt64, TxSortStatus: domain.ColInt64},
 	sorts: TxSortCount, amount: TxSortAmount,
 	state:     func(st State, arg func(any) string) string { return "kind = " + arg(string(st)) },
-	whereCols: &sqlCols{amount: "amount", created: "created", customer: txFieldCustomer, email: -1, service: txFieldService},
+	whereCols: &sqlCols{amount: "amount", created: "created", customer: domain.TxFieldCustomer, email: -1, service: domain.TxFieldService},
 }
 
 // pgRelLists is the native engine's Lister.
@@ -101,19 +103,19 @@ var zeroNano = time.Time{}.UnixNano()
 // cursorArgs turns a position key into the values of the order's columns.
 func (l *pgRelList) cursorArgs(sort SortBy, pos []byte) ([]any, error) {
 	kind := l.kinds[sort]
-	val, created, key, err := posParts(kind, pos)
+	val, created, key, err := domain.PosParts(kind, pos)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]any, 0, 3)
 	switch {
-	case kind == colString:
+	case kind == domain.ColString:
 		out = append(out, string(val))
-	case kind == colInt64 && sort == l.amount:
-		out = append(out, pgNumeric(decimal.New(readInt64(val), -2)))
-	case kind == colInt64:
-		out = append(out, readInt64(val))
-	case kind == colByte:
+	case kind == domain.ColInt64 && sort == l.amount:
+		out = append(out, pgNumeric(decimal.New(domain.ReadInt64(val), -2)))
+	case kind == domain.ColInt64:
+		out = append(out, domain.ReadInt64(val))
+	case kind == domain.ColByte:
 		out = append(out, int16(val[0]))
 	}
 	at := pgtype.Timestamptz{Time: time.Unix(0, created), Valid: true}
@@ -317,7 +319,7 @@ func (l pgRelLists) ReservationPage(ctx context.Context, q PageQuery) (Page, err
 		if err != nil {
 			return s, nil, err
 		}
-		return s, posKey(nil, q.Sort, &s), nil
+		return s, domain.PosKey(nil, q.Sort, &s), nil
 	})
 	if err != nil {
 		return Page{}, fmt.Errorf("reservation list: %w", err)
@@ -343,7 +345,7 @@ func (l pgRelLists) TransactionPage(ctx context.Context, q PageQuery) (TxPage, e
 		if err != nil {
 			return nil, nil, err
 		}
-		return x, txPosKey(nil, q.Sort, x), nil
+		return x, domain.TxPosKey(nil, q.Sort, x), nil
 	})
 	if err != nil {
 		return TxPage{}, fmt.Errorf("transaction list: %w", err)

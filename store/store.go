@@ -24,7 +24,7 @@ var (
 	// ErrNotFound: no such reservation, transaction, push or operation.
 	ErrNotFound = domain.ErrNotFound
 	// ErrNewerSchema: the file was written by a newer paydesk.
-	ErrNewerSchema = errors.New("written by a newer paydesk")
+	ErrNewerSchema = domain.ErrNewerSchema
 	// ErrAmbiguous: a reference (an invoice) names more than one record;
 	// the error lists them so the operator can name one.
 	ErrAmbiguous = errors.New("name one by its reservation number")

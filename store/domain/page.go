@@ -1,7 +1,6 @@
 package domain
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -183,7 +182,3 @@ type TxPage struct {
 	Total      int
 	More, Less bool
 }
-
-// ErrNotFound: no such reservation, transaction, push or operation (or a
-// list's sort order that does not exist).
-var ErrNotFound = errors.New("not found")
