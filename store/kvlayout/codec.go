@@ -518,6 +518,7 @@ func DecodeTx(b []byte) (*domain.Transaction, error) {
 	}
 	return t, nil
 }
+
 // EncodeApplyResult is what became of an inbox row's push, as the push
 // inbox keeps it for the listener that waits for it.
 func EncodeApplyResult(r domain.ApplyResult) []byte {
