@@ -431,7 +431,7 @@ func TestListMigration(t *testing.T) {
 			_ = db.Close()
 			for _, cut := range tc.cutAfter {
 				_, err := Open(path, Options{NoSync: true, fillChunk: tc.chunk, failFillAfter: cut})
-				if !errors.Is(err, errFillCut) {
+				if !errors.Is(err, domain.ErrFillCut) {
 					t.Fatalf("open cut after %d chunks: %v", cut, err)
 				}
 			}

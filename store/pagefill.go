@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -30,9 +29,6 @@ import (
 
 // fillChunk is the number of rows one fill transaction writes.
 const fillChunk = 20_000
-
-// errFillCut is the error of a fill stopped by Options.failFillAfter.
-var errFillCut = errors.New("fill cut short (test)")
 
 // fillStep is one step of a fill: run does the step's next chunk of n
 // rows in tx from the key after `after` (nil: from the start) and returns
@@ -107,7 +103,7 @@ func (db *DB) runFill(name string, steps []fillStep) error {
 				return fmt.Errorf("%s: %s: %w", name, s.name, err)
 			}
 			if chunks++; chunks == db.opts.failFillAfter {
-				return fmt.Errorf("%s: %w", name, errFillCut)
+				return fmt.Errorf("%s: %w", name, domain.ErrFillCut)
 			}
 			if next == nil {
 				break

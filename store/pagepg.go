@@ -14,6 +14,7 @@ import (
 	"paydesk/internal/fold"
 	"paydesk/store/domain"
 	"paydesk/store/kvlayout"
+	"paydesk/store/postgres"
 )
 
 // The lists on PostgreSQL: a list table (paydesk_summary, 0005;
@@ -45,7 +46,7 @@ type pgList struct {
 	// state is a state filter's condition (arg adds an argument).
 	state func(st State, arg func(any) string) string
 	// whereCols: how Where's conditions are asked of the table.
-	whereCols *sqlCols
+	whereCols *postgres.SQLCols
 	upsert    string
 }
 
@@ -82,12 +83,12 @@ var pgSummaries = (&pgList{
 			return nil
 		}
 		return []any{k, s.Created.UnixNano(), sortBytes(s.Invoice), sortBytes(strings.ToLower(s.Customer)),
-			domain.AmountCents(&s), int16(domain.StateRank(s.State)), s.OutcomeUnknown, OrderMissing(&s), pgSearchText(AppendSearchText(nil, &s, f)), v}
+			domain.AmountCents(&s), int16(domain.StateRank(s.State)), s.OutcomeUnknown, OrderMissing(&s), postgres.SearchText(AppendSearchText(nil, &s, f)), v}
 	},
 	pos:   resBolt.pos,
 	state: pgSummaryState,
-	whereCols: &sqlCols{amount: "amount", created: "created", cents: true, nanos: true, state: pgSummaryState,
-		customer: domain.ResFieldCustomer, email: domain.ResFieldEmail, service: -1},
+	whereCols: &postgres.SQLCols{Amount: "amount", Created: "created", Cents: true, Nanos: true, State: pgSummaryState,
+		Customer: domain.ResFieldCustomer, Email: domain.ResFieldEmail, Service: -1},
 }).init()
 
 func pgSummaryState(st State, arg func(any) string) string {
@@ -125,17 +126,6 @@ func queueListRows(b *pgx.Batch, ws []pendingWrite) {
 func sortBytes(s string) []byte {
 	b := domain.AppendSortString(nil, s)
 	return b[:len(b)-1]
-}
-
-// pgSearchText is a search text with its field separators as 0x01 (text
-// cannot hold 0x00; a word never holds either).
-func pgSearchText(b []byte) string {
-	for i, c := range b {
-		if c == 0 {
-			b[i] = 1
-		}
-	}
-	return string(b)
 }
 
 // fillListTables copies the records stored before a list table existed
@@ -216,17 +206,13 @@ func pgWhere(l *pgList, q PageQuery) (string, []any) {
 		return "$" + strconv.Itoa(len(args))
 	}
 	for _, w := range q.SearchWords() {
-		conds = append(conds, "search LIKE "+arg("%"+likeEscape(w)+"%"))
+		conds = append(conds, "search LIKE "+arg("%"+postgres.LikeEscape(w)+"%"))
 	}
 	if q.State != "" {
 		conds = append(conds, l.state(q.State, arg))
 	}
-	conds = append(conds, l.whereCols.where(&q.Where, arg)...)
+	conds = append(conds, l.whereCols.Where(&q.Where, arg)...)
 	return strings.Join(conds, " AND "), args
-}
-
-func likeEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
 // pgCursorArgs turns a position into the order's column values.
@@ -370,10 +356,6 @@ func (db *DB) pgPage(l *pgList, q PageQuery) (keyPage, error) {
 	return p, nil
 }
 
-// pgCountTimeout bounds a count: past it the planner's estimate is the
-// answer (a common word over a million rows).
-const pgCountTimeout = "2s"
-
 // pgCount counts the rows that pass the filter, up to upTo (> 0).
 func (db *DB) pgCount(l *pgList, q PageQuery, upTo int) (int, error) {
 	ctx := context.Background()
@@ -389,7 +371,7 @@ func (db *DB) pgCount(l *pgList, q PageQuery, upTo int) (int, error) {
 	n := 0
 	err := db.pg().View(func(t Tx) error {
 		ptx := t.(*pgTx)
-		if _, err := ptx.tx.Exec(ctx, "SET LOCAL statement_timeout = '"+pgCountTimeout+"'"); err != nil {
+		if _, err := ptx.tx.Exec(ctx, "SET LOCAL statement_timeout = '"+postgres.CountTimeout+"'"); err != nil {
 			return err
 		}
 		sql := "SELECT count(*) FROM " + l.table + " WHERE " + where
@@ -401,7 +383,7 @@ func (db *DB) pgCount(l *pgList, q PageQuery, upTo int) (int, error) {
 	if err == nil {
 		return n, nil
 	}
-	if !isTimeout(err) {
+	if !postgres.IsTimeout(err) {
 		return 0, err
 	}
 	// The planner's estimate.
@@ -416,16 +398,4 @@ func (db *DB) pgCount(l *pgList, q PageQuery, upTo int) (int, error) {
 		}
 	}
 	return 0, errors.New("count: no estimate")
-}
-
-// isReadOnlyRole: the role may not write (an agent who only looks); the
-// list table is filled by the next paydesk that may.
-func isReadOnlyRole(err error) bool {
-	var pe interface{ SQLState() string }
-	return errors.As(err, &pe) && (pe.SQLState() == "42501" || pe.SQLState() == "25006")
-}
-
-func isTimeout(err error) bool {
-	var pe interface{ SQLState() string }
-	return errors.As(err, &pe) && pe.SQLState() == "57014"
 }

@@ -60,7 +60,7 @@ func TestRefoldOnOpen(t *testing.T) {
 		}
 		_ = db.Close()
 		for _, cut := range cuts {
-			if _, err := Open(path, Options{NoSync: true, fillChunk: 50, failFillAfter: cut}); !errors.Is(err, errFillCut) {
+			if _, err := Open(path, Options{NoSync: true, fillChunk: 50, failFillAfter: cut}); !errors.Is(err, domain.ErrFillCut) {
 				t.Fatalf("open cut after %d chunks: %v", cut, err)
 			}
 		}
@@ -109,7 +109,7 @@ func TestRefoldOnOpenPG(t *testing.T) {
 			}
 			pool := db.pg().pool
 			if native {
-				pool = db.rel.pool
+				pool = db.rel.Pool()
 			}
 			ctx := context.Background()
 			for _, tb := range tables {

@@ -11,6 +11,7 @@ import (
 	"paydesk/internal/fold"
 	"paydesk/store/domain"
 	"paydesk/store/kvlayout"
+	"paydesk/store/postgres"
 )
 
 // The transaction list, paged and filtered in the store like the
@@ -325,14 +326,14 @@ var pgTransactions = (&pgList{
 			return nil
 		}
 		return []any{k, t.Created.UnixNano(), sortBytes(string(t.Kind)), sortBytes(t.Invoice), sortBytes(strings.ToLower(t.CustomerName)),
-			t.Amount.Shift(2).IntPart(), int64(t.Status.Code), []byte(t.Group), pgSearchText(AppendTxSearchText(nil, t, f)), v}
+			t.Amount.Shift(2).IntPart(), int64(t.Status.Code), []byte(t.Group), postgres.SearchText(AppendTxSearchText(nil, t, f)), v}
 	},
 	pos: txBolt.pos,
 	state: func(st State, arg func(any) string) string {
 		return "kind = " + arg(sortBytes(string(st)))
 	},
-	whereCols: &sqlCols{amount: "amount", created: "created", cents: true, nanos: true,
-		customer: domain.TxFieldCustomer, email: -1, service: domain.TxFieldService},
+	whereCols: &postgres.SQLCols{Amount: "amount", Created: "created", Cents: true, Nanos: true,
+		Customer: domain.TxFieldCustomer, Email: -1, Service: domain.TxFieldService},
 }).init()
 
 // txGroup reads a gift card group from the list table, in the

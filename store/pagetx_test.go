@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
+	"paydesk/store/domain"
 )
 
 // txPageData writes n transactions of every kind: captures and their
@@ -175,7 +176,7 @@ func TestTransactionListFill(t *testing.T) {
 			}
 			_ = db.Close()
 			for _, cut := range tc.cutAfter {
-				if _, err := Open(path, Options{NoSync: true, fillChunk: tc.chunk, failFillAfter: cut}); !errors.Is(err, errFillCut) {
+				if _, err := Open(path, Options{NoSync: true, fillChunk: tc.chunk, failFillAfter: cut}); !errors.Is(err, domain.ErrFillCut) {
 					t.Fatalf("open cut after %d chunks: %v", cut, err)
 				}
 			}

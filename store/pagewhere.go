@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -20,7 +18,7 @@ import (
 // PageQuery.Where is the filter language's query (internal/query). Its
 // meaning is defined here, once, over a row's values and its search text;
 // the engines follow it (pagebolt.go walks the records with keepWhere,
-// the PostgreSQL lists put it in SQL: pagepg.go, pgrel_page.go), and the
+// the PostgreSQL lists put it in SQL: pagepg.go, postgres/page.go), and the
 // in-memory lists (PageSummaries, PageTransactions) are the reference
 // every engine is tested against.
 //
@@ -45,17 +43,6 @@ var ReservationFilter = query.List{Name: "reservation",
 // is the list's State; status is the command line's --status).
 var TransactionFilter = query.List{Name: "transaction",
 	Fields: []query.Field{query.Amount, query.Created, query.Customer, query.Service}}
-
-// whereState is the list State of a query's state.
-func whereState(s string) State {
-	switch s {
-	case "order_missing":
-		return StateOrderMissing
-	case "unknown":
-		return StateOutcomeUnknown
-	}
-	return State(s)
-}
 
 // searchField is field i of a search text (fields ended by 0x00), nil
 // when the text was cut before it.
@@ -100,7 +87,7 @@ func keepSummary(s *Summary, q *PageQuery, f *fold.Folder) bool {
 		return true
 	}
 	w := &q.Where
-	if w.State != "" && !keepState(s, whereState(w.State)) {
+	if w.State != "" && !keepState(s, domain.WhereState(w.State)) {
 		return false
 	}
 	if !inAmount(w.Amount, s.Amount) || !inCreated(w.Created, s.Created) {
@@ -130,96 +117,6 @@ func keepTxWhere(t *Transaction, q *PageQuery, f *fold.Folder) bool {
 		return fieldHasAll(text, domain.TxFieldCustomer, w.Customer) && fieldHasAll(text, domain.TxFieldService, w.Service)
 	}
 	return true
-}
-
-// fieldRegexp is a PostgreSQL regular expression that finds value in field
-// i of a search text whose separators are 0x01 (pgSearchText).
-func fieldRegexp(i int, value string) string {
-	var b strings.Builder
-	b.WriteString("^")
-	if i > 0 {
-		b.WriteString("([^\x01]*\x01){" + strconv.Itoa(i) + "}")
-	}
-	b.WriteString("[^\x01]*")
-	for _, c := range []byte(value) {
-		if c < 0x80 && !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
-
-// sqlWhere is the SQL of Where's conditions for a list table; cols names
-// its columns and how amounts and times are kept.
-type sqlCols struct {
-	amount, created string
-	// cents: the amount column is in cents (bigint); nanos: the time
-	// column is Unix nanoseconds, zeroNano for none (the kv lists).
-	cents, nanos bool
-	// state is a state's condition.
-	state func(st State, arg func(any) string) string
-	// customer, email, service: the search text's fields (-1: none).
-	customer, email, service int
-}
-
-func (c *sqlCols) where(w *query.Query, arg func(any) string) []string {
-	var conds []string
-	if w.State != "" && c.state != nil {
-		conds = append(conds, c.state(whereState(w.State), arg))
-	}
-	if a := w.Amount; a != nil {
-		val := func(d decimal.Decimal) string {
-			if c.cents {
-				return arg(d.Shift(2).String()) + "::numeric"
-			}
-			return arg(d.String()) + "::numeric"
-		}
-		if a.HasMin {
-			op := " >= "
-			if a.MinExcl {
-				op = " > "
-			}
-			conds = append(conds, c.amount+op+val(a.Min))
-		}
-		if a.HasMax {
-			op := " <= "
-			if a.MaxExcl {
-				op = " < "
-			}
-			conds = append(conds, c.amount+op+val(a.Max))
-		}
-	}
-	if t := w.Created; t != nil {
-		at := func(x time.Time) string {
-			if c.nanos {
-				return arg(x.UnixNano())
-			}
-			return arg(x)
-		}
-		if c.nanos {
-			conds = append(conds, c.created+" <> "+arg(zeroNano))
-		} else {
-			conds = append(conds, c.created+" IS NOT NULL")
-		}
-		if !t.From.IsZero() {
-			conds = append(conds, c.created+" >= "+at(t.From))
-		}
-		if !t.To.IsZero() {
-			conds = append(conds, c.created+" < "+at(t.To))
-		}
-	}
-	for _, f := range []struct {
-		i      int
-		values []string
-	}{{c.customer, w.Customer}, {c.email, w.Email}, {c.service, w.Service}} {
-		for _, v := range f.values {
-			if f.i >= 0 {
-				conds = append(conds, "search ~ "+arg(fieldRegexp(f.i, domain.FoldValue(v))))
-			}
-		}
-	}
-	return conds
 }
 
 // condBits finds the rows that pass the query's state and Where: a state

@@ -9,6 +9,7 @@ import (
 
 	"paydesk/internal/pgtest"
 	"paydesk/store/kvlayout"
+	"paydesk/store/postgres"
 )
 
 // BenchmarkPgRelConvertLedger converts a layout-7 ledger of 5,000
@@ -67,13 +68,13 @@ func BenchmarkPgRelConvertLedger(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		e, err := openPgRel(ctx, url, false)
+		e, err := postgres.Open(ctx, url, false)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
 		start := time.Now()
-		if err := e.convertLedger(ctx, 0, 0); err != nil {
+		if err := e.ConvertLedger(ctx, 0, 0); err != nil {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "reservations/s")
@@ -87,7 +88,7 @@ func BenchmarkPgRelConvertLedger(b *testing.B) {
 // (row, lines, number, owners) and puts a transaction.
 func BenchmarkPgRelPutReservation(b *testing.B) {
 	ctx := context.Background()
-	e, err := openPgRel(ctx, pgtest.Fresh(b), true)
+	e, err := postgres.Open(ctx, pgtest.Fresh(b), true)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func BenchmarkPgRelPutReservation(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		k := fmt.Sprintf("%032X", i%1000)
-		err := e.update(ctx, func(tx *pgRelTx) error {
+		err := e.UpdateTx(ctx, func(tx *postgres.Tx) error {
 			r, err := tx.Reservation(k)
 			if err != nil {
 				return err

@@ -12,6 +12,7 @@ import (
 	"paydesk/api"
 	"paydesk/internal/pgtest"
 	"paydesk/store/kvlayout"
+	"paydesk/store/postgres"
 )
 
 // BenchmarkPgRelConvertLogs converts the logs of a layout-7 database of
@@ -70,17 +71,17 @@ func BenchmarkPgRelConvertLogs(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		e, err := openPgRel(ctx, url, true)
+		e, err := postgres.Open(ctx, url, true)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		if err := e.convertLogs(ctx, 0, 0); err != nil {
+		if err := e.ConvertLogs(ctx, 0, 0); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
 		var pushes, ops int
-		if err := e.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM paydesk_pushes), (SELECT count(*) FROM paydesk_operations)`).Scan(&pushes, &ops); err != nil || pushes != n || ops != n {
+		if err := e.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM paydesk_pushes), (SELECT count(*) FROM paydesk_operations)`).Scan(&pushes, &ops); err != nil || pushes != n || ops != n {
 			b.Fatalf("converted %d pushes and %d operations of %d: %v", pushes, ops, n, err)
 		}
 		_ = e.Close()

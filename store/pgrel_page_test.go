@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"paydesk/store/postgres"
 )
 
 // relListsFrom copies the reservations and transactions of db into a fresh
@@ -29,7 +31,7 @@ func relListsFrom(t *testing.T, db *DB) (Lister, []Summary, []*Transaction) {
 		t.Fatal(err)
 	}
 	e := relLogsEngine(t)
-	relUpdate(t, e, func(tx *pgRelTx) error {
+	relUpdate(t, e, func(tx *postgres.Tx) error {
 		for _, r := range rs {
 			if _, err := tx.PutReservation(r); err != nil {
 				return err
@@ -44,7 +46,7 @@ func relListsFrom(t *testing.T, db *DB) (Lister, []Summary, []*Transaction) {
 	})
 	var all []Summary
 	var allTx []*Transaction
-	if err := e.view(context.Background(), func(tx *pgRelTx) error {
+	if err := e.ViewTx(context.Background(), func(tx *postgres.Tx) error {
 		var err error
 		if all, err = tx.Summaries(); err != nil {
 			return err
@@ -57,7 +59,7 @@ func relListsFrom(t *testing.T, db *DB) (Lister, []Summary, []*Transaction) {
 	if len(all) != len(rs) || len(allTx) != len(txs) {
 		t.Fatalf("%d reservations and %d transactions read back, %d and %d put", len(all), len(allTx), len(rs), len(txs))
 	}
-	return e.lists(), all, allTx
+	return e.Capabilities().Lists, all, allTx
 }
 
 // The reservation list paged from paydesk_reservations: every order both

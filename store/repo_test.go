@@ -9,6 +9,7 @@ import (
 
 	"paydesk/internal/pgtest"
 	"paydesk/store/domain"
+	"paydesk/store/postgres"
 )
 
 // repoEngines are the engines the contract test runs on: need skips the
@@ -39,7 +40,7 @@ func openRepoAt(t *testing.T, where string, native bool) Repo {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	if _, rel := db.repo.(*pgRelEngine); rel != native {
+	if _, rel := db.repo.(*postgres.Engine); rel != native {
 		t.Fatalf("opened on %T", db.repo)
 	}
 	return db.repo

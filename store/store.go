@@ -15,6 +15,7 @@ import (
 
 	"paydesk/internal/private"
 	"paydesk/store/domain"
+	"paydesk/store/postgres"
 )
 
 // Errors callers branch on.
@@ -103,7 +104,7 @@ type DB struct {
 	// rel is the native engine on a team's database (pgrel*.go), which
 	// repo is then; eng and kv stay for the conversion of the kv tables
 	// at open, the connections and the layout's checks.
-	rel  *pgRelEngine
+	rel  *postgres.Engine
 	path string
 	opts Options
 	now  func() time.Time
@@ -237,11 +238,15 @@ func (db *DB) Migrated() []string {
 // through LISTEN/NOTIFY.
 func openShared(dsn string, opts Options) (*DB, error) {
 	ctx := context.Background()
-	eng, err := openPostgres(ctx, dsn, !opts.NoMigrate)
+	rel, err := postgres.Open(ctx, dsn, !opts.NoMigrate)
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{eng: eng, audit: newAuditKeyring(opts.AuditKey), path: RedactURL(dsn), opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}, shared: true}
+	// The kv engine shares the native engine's pool: it reads what a
+	// layout-7 database still holds for the conversion, and the push inbox,
+	// the lease and the change bus use the same connections.
+	eng := kvOn(rel)
+	db := &DB{eng: eng, audit: newAuditKeyring(opts.AuditKey), path: rel.URL(), opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}, shared: true}
 	db.kv = &kvRepo{eng: eng, path: db.path, shared: true}
 	db.kv.lists = kvLister{db}
 	db.repo = db.kv
@@ -251,13 +256,13 @@ func openShared(dsn string, opts Options) (*DB, error) {
 	// only as long as no conversion began.
 	native := !opts.kvEngine
 	if !native {
-		if native, err = relationalBegun(ctx, eng); err != nil {
+		if native, err = rel.RelationalBegun(ctx); err != nil {
 			_ = eng.Close()
 			return nil, err
 		}
 	}
 	if native {
-		err = db.openRelational(ctx, eng)
+		err = db.openRelational(ctx, rel)
 	} else {
 		err = db.migrate()
 	}
@@ -275,13 +280,13 @@ func openShared(dsn string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("database %s: %w", db.path, err)
 	}
 	if db.rel == nil {
-		if err := db.fillListTables(ctx); err != nil && !isReadOnlyRole(err) {
+		if err := db.fillListTables(ctx); err != nil && !postgres.IsReadOnlyRole(err) {
 			db.lease.close()
 			_ = eng.Close()
 			return nil, fmt.Errorf("database %s: the list tables: %w", db.path, err)
 		}
 	}
-	if err := db.refoldPG(ctx); err != nil && !isReadOnlyRole(err) {
+	if err := db.refoldPG(ctx); err != nil && !postgres.IsReadOnlyRole(err) {
 		db.lease.close()
 		_ = eng.Close()
 		return nil, fmt.Errorf("database %s: folding the lists' search texts again: %w", db.path, err)

@@ -16,3 +16,7 @@ var ErrReadOnlyRole = errors.New("this database role may only read")
 
 // ErrNewerSchema: the file or database was written by a newer paydesk.
 var ErrNewerSchema = errors.New("written by a newer paydesk")
+
+// ErrFillCut is the error of a fill or a conversion that a test stopped
+// after a number of chunks (store.Options.failFillAfter).
+var ErrFillCut = errors.New("fill cut short (test)")

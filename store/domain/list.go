@@ -203,3 +203,14 @@ const (
 	TxFieldService   = 3
 	TxFieldCustomer  = 6
 )
+
+// WhereState is the list State of a query's state.
+func WhereState(s string) State {
+	switch s {
+	case "order_missing":
+		return StateOrderMissing
+	case "unknown":
+		return StateOutcomeUnknown
+	}
+	return State(s)
+}
