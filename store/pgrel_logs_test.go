@@ -664,53 +664,6 @@ func TestRelationalLogsWrites(t *testing.T) {
 	}
 }
 
-// pgRelTestRepo is the native engine as a Repo, for the contract test:
-// its transaction is the whole contract (the ledger's half and the logs').
-type pgRelTestRepo struct{ e *postgres.Engine }
-
-func (r pgRelTestRepo) Update(ctx context.Context, fn func(RepoTx) error) error {
-	return r.e.UpdateTx(ctx, func(t *postgres.Tx) error { return fn(t) })
-}
-
-func (r pgRelTestRepo) View(ctx context.Context, fn func(RepoTx) error) error {
-	return r.e.ViewTx(ctx, func(t *postgres.Tx) error { return fn(t) })
-}
-
-func (r pgRelTestRepo) EncodePush(*PushRecord) PushEncoding { return PushEncoding{} }
-func (r pgRelTestRepo) Capabilities() Capabilities {
-	return Capabilities{Shared: true, Reruns: true, Lists: r.e.Capabilities().Lists}
-}
-func (r pgRelTestRepo) Close() error { return r.e.Close() }
-
-// Every case of the contract test (repo_test.go) holds on the native
-// engine, the logs' half with the ledger's: absent is nil, puts read back
-// as given, logs assign rising IDs, the audit chains, a failed update
-// changes nothing.
-func TestRelationalContract(t *testing.T) {
-	pgtest.URL(t)
-	for _, tc := range []struct {
-		name string
-		run  func(t *testing.T, r Repo)
-	}{
-		{"absent is nil, not an error", repoAbsent},
-		{"reservations and their lookups", repoReservations},
-		{"deleting a reservation keeps lookups another took over", repoDeleteReservation},
-		{"transactions, invoice lookup and refund links", repoTransactions},
-		{"orphan data requests", repoOrphans},
-		{"pushes and their duplicate check", repoPushes},
-		{"the rejected log", repoRejected},
-		{"the gateway log is trimmed", repoExchanges},
-		{"the journal and its open operations", repoOps},
-		{"the audit log is chained and keyed", repoAudit},
-		{"orders and conflicts", repoOrders},
-		{"batches and items", repoBatches},
-		{"counters add up, also down", repoTally},
-		{"a failed update changes nothing", repoRollback},
-	} {
-		t.Run(tc.name, func(t *testing.T) { tc.run(t, pgRelTestRepo{relLogsEngine(t)}) })
-	}
-}
-
 // The conversion at open: pending on a layout-7 database, done by the
 // first open that may write, cut short and finished by the next open;
 // afterwards nothing is pending and a second open converts nothing.
