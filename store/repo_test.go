@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -54,29 +53,5 @@ func TestRepoContract(t *testing.T) {
 			e.need(t)
 			repotest.Run(t, e.open)
 		})
-	}
-}
-
-func update(t *testing.T, r Repo, fn func(tx RepoTx) error) {
-	t.Helper()
-	if err := r.Update(context.Background(), fn); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func view(t *testing.T, r Repo, fn func(tx RepoTx) error) {
-	t.Helper()
-	if err := r.View(context.Background(), fn); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func must[T any](t *testing.T) func(v T, err error) T {
-	return func(v T, err error) T {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
 	}
 }
