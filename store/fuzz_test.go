@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"paydesk/api"
-	"paydesk/store/kvlayout"
 )
 
 // FuzzApplyPush feeds push bodies from outside through the decoder and the
@@ -58,17 +57,6 @@ func FuzzApplyPush(f *testing.F) {
 		if !bytes.Equal(rec.Body, body) || rec.Key != p.Key() {
 			t.Fatalf("stored push differs: key %q", rec.Key)
 		}
-	})
-}
-
-// FuzzDecodeRecords: a damaged cache file must give an error, never a
-// panic or a runaway allocation.
-func FuzzDecodeRecords(f *testing.F) {
-	f.Add(kvlayout.EncodeSummary(Summary{Key: "K", Invoice: "I", Amount: dec("19.99"), State: StateReserved, Created: t0}))
-	f.Add(kvlayout.EncodePush(&PushRecord{ID: 7, Key: "K", Body: []byte(`{}`), Header: map[string][]string{"A": {"b"}}, Amount: dec("-5")}))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = kvlayout.DecodeSummary(b)
-		_, _ = kvlayout.DecodePush(b)
 	})
 }
 
