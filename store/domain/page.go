@@ -51,7 +51,7 @@ type PageQuery struct {
 	// State keeps only rows in this state ("" all; StateOutcomeUnknown).
 	State State
 	// Where is a parsed filter (internal/query), applied with Filter and
-	// State: pagewhere.go says what each field means.
+	// State: store/pagewhere.go says what each field means.
 	Where query.Query
 	// After and Before are keyset cursors (a PageRow's Pos): the rows that
 	// come strictly after (or before) that position in the list's order.

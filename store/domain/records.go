@@ -153,7 +153,7 @@ type PendingOp struct {
 	// entry (BeginOp with Audit set) and completed when it settles.
 	AuditID uint64 `json:",omitempty"`
 	// Lease is the liveness lock of the process that journaled it, on a
-	// team's database (pglease.go): when nobody holds it any more, a
+	// team's database (store/pglease.go): when nobody holds it any more, a
 	// pending operation's outcome is unknown.
 	Lease int64 `json:",omitempty"`
 	// Audit, given to BeginOp, is the audit entry to write in the same
@@ -181,7 +181,7 @@ type AuditEntry struct {
 	// Prev is the SHA-256 (hex) of the previous entry as stored, so the log
 	// is a chain: an entry removed or edited later shows (VerifyAudit).
 	Prev string `json:",omitempty"`
-	// KeyID names the audit key the entry is keyed with (auditkey.go) and
+	// KeyID names the audit key the entry is keyed with (store/auditkey.go) and
 	// MAC is the HMAC-SHA256 of the entry as stored without MAC, under
 	// that key: an entry written by anyone without the key (an INSERT into
 	// the database) shows. Empty on entries written before keying. MAC

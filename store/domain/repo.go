@@ -12,7 +12,7 @@ import (
 // transaction's reads and writes of reservations, transactions, pushes,
 // the journal and the logs. The rules live in package store; each engine
 // implements the contract natively: the bucket-backed engine (store's
-// kvrepo*.go) over bbolt's buckets, the relational engine (pgrel*.go) over
+// kvrepo*.go) over bbolt's buckets, the relational engine (store/postgres) over
 // PostgreSQL's typed tables.
 //
 // Domain values go in and come out: no byte keys, no bucket names, no
@@ -33,7 +33,7 @@ import (
 
 // RepoTx is one engine transaction: what the rules read and write.
 type RepoTx interface {
-	ApprovalsTx // four-eyes approval requests (approvals.go)
+	ApprovalsTx // four-eyes approval requests (store/approvals.go)
 
 	// --- Reservations ---
 
@@ -70,7 +70,7 @@ type RepoTx interface {
 	// DeleteReservation removes the reservation under key with its list
 	// row and every lookup that still leads to it (number, invoice,
 	// owners); nothing when there is none. Only an order's placeholder is
-	// ever deleted (orders.go), once its real reservation took it over.
+	// ever deleted (store/orders.go), once its real reservation took it over.
 	DeleteReservation(key string) error
 	// Summaries returns every reservation's list row, in key order.
 	Summaries() ([]Summary, error)
@@ -143,7 +143,7 @@ type RepoTx interface {
 	PushIDsOf(key string) ([]uint64, error)
 
 	// --- The rejected log: requests refused before they were applied,
-	// one entry per source and kind (rejected.go keeps it bounded) ---
+	// one entry per source and kind (store/rejected.go keeps it bounded) ---
 
 	// AppendRejected stores rec as the newest entry of the rejected log,
 	// assigning rec.ID (greater than every entry's before, never reused).
@@ -196,7 +196,7 @@ type RepoTx interface {
 	Ops() ([]*PendingOp, error)
 
 	// --- The audit log: append-only, each entry chained to the one
-	// before and keyed (auditkey.go) ---
+	// before and keyed (store/auditkey.go) ---
 
 	// AppendAudit stores e as the newest entry: it assigns e.ID (one
 	// more than the highest ID ever assigned, AuditSequence), sets e.Prev to ChainHash of the entry
@@ -266,8 +266,8 @@ type RepoTx interface {
 	// Tally returns the counters.
 	Tally() (Tally, error)
 
-	UsersTx  // users.go
-	OutboxTx // the deliveries of pushes to the shop (outbox.go)
+	UsersTx  // the users (store/users.go)
+	OutboxTx // the deliveries of pushes to the shop (store/outbox.go)
 }
 
 // OpenOp is an open operation as OpenOps lists it.
@@ -339,7 +339,7 @@ type Capabilities struct {
 }
 
 // Lister pages the lists in an engine: the order, the filter and the
-// cursors are the ones page.go and pagetx.go define (posKey, txPosKey,
+// cursors are the ones list.go defines (PosKey, TxPosKey,
 // AppendSearchText, AppendTxSearchText), so every engine shows the same
 // rows in the same order. Each call is a read transaction of its own.
 type Lister interface {

@@ -26,7 +26,7 @@ var (
 	// content hash → Order (JSON).
 	BOrder         = []byte("orders")
 	BOrderConflict = []byte("orderconflicts")
-	// Batches of work from a shipment manifest (batches.go): id → Batch
+	// Batches of work from a shipment manifest (store/batches.go): id → Batch
 	// (JSON); id 0x00 index → BatchItem (JSON); kind 0x00 manifest hash → id.
 	BBatch     = []byte("batches")
 	BBatchItem = []byte("batchitems")
