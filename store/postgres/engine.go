@@ -30,6 +30,7 @@ type Engine struct {
 	migrated []string
 }
 
+// Close closes the engine's connections.
 func (e *Engine) Close() error { e.pool.Close(); return nil }
 
 // Tx is one transaction of the native engine. The typed reads and
@@ -118,7 +119,7 @@ type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
 
-// update runs fn in a SERIALIZABLE write transaction and commits it,
+// UpdateTx runs fn in a SERIALIZABLE write transaction and commits it,
 // running it again (after a short random pause) when it lost a race with
 // another transaction; fn may therefore run more than once.
 func (e *Engine) UpdateTx(ctx context.Context, fn func(*Tx) error) error {
@@ -142,7 +143,7 @@ func (e *Engine) UpdateTx(ctx context.Context, fn func(*Tx) error) error {
 	return fmt.Errorf("database %s: gave up after %d conflicting tries: %w", e.url, MaxTries, err)
 }
 
-// view runs fn in a read-only transaction over one snapshot.
+// ViewTx runs fn in a read-only transaction over one snapshot.
 func (e *Engine) ViewTx(ctx context.Context, fn func(*Tx) error) error {
 	return e.run(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, false, fn)
 }

@@ -23,6 +23,7 @@ func SearchText(b []byte) string {
 	return string(b)
 }
 
+// LikeEscape escapes LIKE's wildcards in s.
 func LikeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
@@ -38,13 +39,18 @@ func IsReadOnlyRole(err error) bool {
 	return errors.As(err, &pe) && (pe.SQLState() == "42501" || pe.SQLState() == "25006")
 }
 
+// IsTimeout: the statement ran out of its statement_timeout (57014).
 func IsTimeout(err error) bool {
 	var pe interface{ SQLState() string }
 	return errors.As(err, &pe) && pe.SQLState() == "57014"
 }
 
+// InboxWaitingSQL reads up to $1 inbox rows not applied yet after id $2,
+// oldest first.
 const InboxWaitingSQL = `SELECT id, rec FROM paydesk_push_inbox WHERE push_id IS NULL AND id > $2 ORDER BY id LIMIT $1`
 
+// InboxMarkSQL marks inbox rows ($1) applied with their push IDs ($2) and
+// results ($3).
 const InboxMarkSQL = `UPDATE paydesk_push_inbox AS i SET push_id = u.push_id, result = u.result, rec = NULL
 FROM unnest($1::bigint[], $2::bigint[], $3::bytea[]) AS u(id, push_id, result) WHERE i.id = u.id`
 
