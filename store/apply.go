@@ -10,11 +10,8 @@ import (
 	"time"
 
 	"paydesk/api"
+	"paydesk/store/domain"
 )
-
-func statusOf(s api.Status) Status {
-	return Status{Code: s.Code.Code, SubCode: s.SubCodeString(), Time: s.DateTime.Time}
-}
 
 // pushHash identifies a push by its content: the same push delivered twice
 // (a gateway retry, a resend) has the same hash whatever its signature.
@@ -38,22 +35,6 @@ func pushHash(p *api.Push, body []byte) [32]byte {
 	var out [32]byte
 	h.Sum(out[:0])
 	return out
-}
-
-// Describe fills the decoded summary fields of rec (envelope, key, invoice,
-// service, kind, status, amount) from p; ApplyPush does it itself, a
-// listener calls it to describe a push it rejects.
-func (rec *PushRecord) Describe(p *api.Push) {
-	rec.Envelope = p.Envelope()
-	rec.Key = p.Key()
-	rec.Invoice = p.Invoice()
-	rec.Service = p.ServiceCode()
-	rec.Kind = p.Kind()
-	rec.Status = statusOf(p.Status())
-	rec.Currency = p.Currency()
-	if a := p.Amount(); a != nil {
-		rec.Amount, rec.HasAmount = a.Decimal, true
-	}
 }
 
 // ApplyPush stores a verified, decoded push and its effects in one
@@ -157,7 +138,7 @@ func (db *DB) applyPush(tx RepoTx, pp *preparedPush, p *api.Push, res *ApplyResu
 		return err
 	}
 	if op != nil {
-		if err := db.settleOp(tx, op, p.Key(), statusOf(p.Status()), eff.resKey, c); err != nil {
+		if err := db.settleOp(tx, op, p.Key(), domain.StatusOf(p.Status()), eff.resKey, c); err != nil {
 			return err
 		}
 		res.Settled = append(res.Settled, op.ID)
@@ -180,11 +161,6 @@ type effect struct {
 	ignored string
 	resKey  string
 }
-
-// Confirms is PushRecord.Ignored for a push that repeats the final status
-// already stored (usually from the response to the request): the normal
-// case, which a push log shows as a confirmation, not as a refusal.
-const Confirms = "confirms the status already stored"
 
 const (
 	ignoredFinal = "a final status is already stored"
@@ -209,7 +185,7 @@ func whyNot(incoming, stored Status) string {
 
 func (db *DB) applyDataRequestPush(tx RepoTx, p *api.Push, op *PendingOp, c *Change) (effect, error) {
 	d := p.DataRequest
-	st := statusOf(d.Status)
+	st := domain.StatusOf(d.Status)
 	var eff effect
 	if strings.EqualFold(d.ActionCode, api.ActionReserve) {
 		r, err := tx.Reservation(d.Key)
@@ -234,7 +210,7 @@ func (db *DB) applyDataRequestPush(tx RepoTx, p *api.Push, op *PendingOp, c *Cha
 		if !st.Time.IsZero() && (r.Created.IsZero() || st.Time.Before(r.Created)) {
 			r.Created, changed = st.Time, true
 		}
-		if st.supersedes(r.Status) {
+		if st.Supersedes(r.Status) {
 			r.Status, changed, eff.applied = st, true, true
 		} else {
 			eff.ignored = whyNot(st, r.Status)
@@ -288,7 +264,7 @@ func (db *DB) applyDataRequestPush(tx RepoTx, p *api.Push, op *PendingOp, c *Cha
 	if i := requestIndex(r, d.Key); i >= 0 {
 		rq = mergeRequest(r.Requests[i], rq)
 	}
-	if st.supersedes(rq.Status) {
+	if st.Supersedes(rq.Status) {
 		rq.Status, eff.applied = st, true
 	} else {
 		eff.ignored = whyNot(st, rq.Status)
@@ -298,14 +274,6 @@ func (db *DB) applyDataRequestPush(tx RepoTx, p *api.Push, op *PendingOp, c *Cha
 	}
 	setRequest(r, rq)
 	return eff, db.putReservation(tx, r, c)
-}
-
-// orphanRequest is a data request push whose reservation is not (yet) in the
-// cache; it joins the reservation when one with its invoice appears.
-type orphanRequest struct {
-	Request
-	Invoice           string
-	ReservationNumber string
 }
 
 func (db *DB) applyOrphanPush(tx RepoTx, d *api.DataRequestPush, rq Request, st Status) (effect, error) {
@@ -319,7 +287,7 @@ func (db *DB) applyOrphanPush(tx RepoTx, d *api.DataRequestPush, rq Request, st 
 	} else {
 		o = &orphanRequest{Request: rq, Invoice: d.Invoice}
 	}
-	if st.supersedes(o.Status) {
+	if st.Supersedes(o.Status) {
 		o.Status, eff.applied = st, true
 	} else {
 		eff.ignored = whyNot(st, o.Status)
@@ -409,7 +377,7 @@ func mergeRequest(stored, extra Request) Request {
 	if stored.OpID == 0 {
 		stored.OpID = extra.OpID
 	}
-	if extra.Status.supersedes(stored.Status) {
+	if extra.Status.Supersedes(stored.Status) {
 		stored.Status = extra.Status
 	}
 	return stored
@@ -417,7 +385,7 @@ func mergeRequest(stored, extra Request) Request {
 
 func (db *DB) applyTransactionPush(tx RepoTx, p *api.Push, op *PendingOp, c *Change) (effect, error) {
 	tp := p.Transaction
-	st := statusOf(tp.Status)
+	st := domain.StatusOf(tp.Status)
 	var eff effect
 	t, err := tx.Transaction(tp.Key)
 	if err != nil {
@@ -435,7 +403,7 @@ func (db *DB) applyTransactionPush(tx RepoTx, p *api.Push, op *PendingOp, c *Cha
 	if fillFromPush(t, tp, p) {
 		changed = true
 	}
-	if st.supersedes(t.Status) {
+	if st.Supersedes(t.Status) {
 		t.Status, eff.applied, changed = st, true, true
 	} else {
 		eff.ignored = whyNot(st, t.Status)
@@ -538,15 +506,6 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
-}
-
-// be64 reads a big-endian number (a sequence key, a counter).
-func be64(b []byte) uint64 {
-	var v uint64
-	for _, c := range b {
-		v = v<<8 | uint64(c)
-	}
-	return v
 }
 
 func nowOr(t time.Time, now func() time.Time) time.Time {

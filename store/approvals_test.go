@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"paydesk/store/postgres"
 )
 
 // TestApprovals runs on every engine the store suite is run on (bbolt;
@@ -23,7 +25,7 @@ func TestApprovalsNative(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	if _, native := db.repo.(*pgRelEngine); !native {
+	if _, native := db.repo.(*postgres.Engine); !native {
 		t.Fatalf("opened on %T", db.repo)
 	}
 	approvalRules(t, db)

@@ -1,18 +1,11 @@
 package store
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-)
 
-// chainHash is the link an audit entry keeps to the one before it: the
-// SHA-256 of that entry exactly as stored.
-func chainHash(stored []byte) string {
-	h := sha256.Sum256(stored)
-	return hex.EncodeToString(h[:])
-}
+	"paydesk/store/domain"
+)
 
 // Audit returns up to limit audit entries, newest first (0: all), each with
 // the latest result its completions recorded; the completions themselves
@@ -105,7 +98,7 @@ func (db *DB) VerifyAudit() (AuditCheck, error) {
 				if a.ChainFrom == 0 {
 					a.ChainFrom = prevID
 				}
-				if e.Prev != chainHash(prev) && id == prevID+1 {
+				if e.Prev != domain.ChainHash(prev) && id == prevID+1 {
 					a.Problems = append(a.Problems, fmt.Sprintf("entry %d is not as it was written (edited)", prevID))
 				}
 			}

@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+
+	"paydesk/store/domain"
 )
 
 // The audit log is keyed: every entry carries an HMAC under a key the
@@ -61,18 +63,18 @@ func (k *auditKeyring) mac(body []byte) string {
 // seal stores e keyed: MAC over the JSON of e without MAC, which json
 // writes as the JSON with MAC minus its last member.
 func (k *auditKeyring) seal(e AuditEntry) ([]byte, error) {
-	_, v, err := k.sealEntry(e)
+	_, v, err := k.SealEntry(e)
 	return v, err
 }
 
-// sealEntry is seal that also returns the entry as stored (KeyID and MAC
-// set).
-func (k *auditKeyring) sealEntry(e AuditEntry) (AuditEntry, []byte, error) {
-	e.MAC, e.KeyID = "", ""
+// SealEntry is seal that also returns the entry as stored (KeyID and MAC
+// set): the keyring is the domain.AuditSealer the engines store entries
+// with. A nil keyring seals unkeyed.
+func (k *auditKeyring) SealEntry(e AuditEntry) (AuditEntry, []byte, error) {
 	if k == nil {
-		v, err := json.Marshal(e)
-		return e, v, err
+		return domain.SealAudit(nil, e)
 	}
+	e.MAC, e.KeyID = "", ""
 	e.KeyID = k.id
 	body, err := json.Marshal(e)
 	if err != nil {

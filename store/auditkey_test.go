@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"paydesk/internal/pgtest"
+	"paydesk/store/domain"
+	"paydesk/store/postgres"
 )
 
 var testAuditKey, _ = AuditKeyFromSecret("merchant-secret")
@@ -37,26 +39,13 @@ func forge(t *testing.T, db *DB, e AuditEntry) uint64 {
 	var id uint64
 	// The forger writes the engine's own storage: the bucket, or the
 	// table with psql (as paydesk's role, which may insert into it).
-	if rel, ok := db.repo.(*pgRelEngine); ok {
-		err := rel.update(context.Background(), func(tx *pgRelTx) error {
-			n, err := tx.AuditSequence()
-			if err != nil {
-				return err
-			}
-			var last string
-			if _, err := tx.scanRow(`SELECT entry::text FROM paydesk_audit ORDER BY id DESC LIMIT 1`, nil, &last); err != nil {
-				return err
-			}
-			id = n + 1
-			e.ID, e.Prev = id, chainHash([]byte(last))
-			v, err := json.Marshal(e)
-			if err != nil {
-				return err
-			}
-			if err := tx.insertAudit(id, e, v); err != nil {
-				return err
-			}
-			return tx.exec(`UPDATE paydesk_numbers SET last = $1 WHERE name = 'audit'`, int64(id))
+	if rel, ok := db.repo.(*postgres.Engine); ok {
+		// The engine's own append, with a "key" that keeps whatever the
+		// forger wrote: the row is what a psql INSERT would make.
+		err := rel.Update(context.Background(), func(tx RepoTx) error {
+			got, err := tx.AppendAudit(e, forgedSeal{})
+			id = got.ID
+			return err
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -70,7 +59,7 @@ func forge(t *testing.T, db *DB, e AuditEntry) uint64 {
 		if id, err = b.NextSequence(); err != nil {
 			return err
 		}
-		e.ID, e.Prev = id, chainHash(last)
+		e.ID, e.Prev = id, domain.ChainHash(last)
 		v, err := json.Marshal(e)
 		if err != nil {
 			return err
@@ -213,7 +202,7 @@ func TestAuditForgedWithSQL(t *testing.T) {
 	if err := conn.QueryRow(ctx, `SELECT entry::text FROM paydesk_audit ORDER BY id DESC LIMIT 1`).Scan(&last); err != nil {
 		t.Fatal(err)
 	}
-	forged := AuditEntry{ID: 4, Time: t0, Operator: "alice@desk1", Action: "refund", Target: "R1", Amount: dec("999.00"), Currency: "EUR", Result: "190 Success", Prev: chainHash([]byte(last))}
+	forged := AuditEntry{ID: 4, Time: t0, Operator: "alice@desk1", Action: "refund", Target: "R1", Amount: dec("999.00"), Currency: "EUR", Result: "190 Success", Prev: domain.ChainHash([]byte(last))}
 	text, _ := json.Marshal(forged)
 	insert := `INSERT INTO paydesk_audit (id, time, operator, action, target, amount, currency, result, prev, entry) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
 	args := []any{int64(forged.ID), forged.Time, forged.Operator, forged.Action, forged.Target, forged.Amount, forged.Currency, forged.Result, forged.Prev, string(text)}
@@ -239,4 +228,13 @@ func TestAuditForgedWithSQL(t *testing.T) {
 	if err != nil || chk.OK() || !strings.Contains(strings.Join(chk.Problems, "; "), "entry 4 is forged: not keyed") {
 		t.Fatalf("verify %+v %v", chk, err)
 	}
+}
+
+// forgedSeal stores an audit entry with the key fields it has, as a
+// forger who writes the table does.
+type forgedSeal struct{}
+
+func (forgedSeal) SealEntry(e AuditEntry) (AuditEntry, []byte, error) {
+	v, err := json.Marshal(e)
+	return e, v, err
 }

@@ -3,11 +3,11 @@ package store
 import (
 	"errors"
 	"fmt"
-	bolt "go.etcd.io/bbolt"
 	"path/filepath"
 	"testing"
 
 	"github.com/shopspring/decimal"
+	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
 )

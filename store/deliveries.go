@@ -137,8 +137,8 @@ func pickResend(tx RepoTx, r ResendRequest) ([]*Delivery, string, error) {
 	} else {
 		q := r.Query
 		q.Limit = 0
-		keep = q.keeps
-		target = q.describe()
+		keep = q.Keeps
+		target = describeQuery(q)
 	}
 	if r.Endpoint != "" {
 		target += " to " + r.Endpoint
@@ -152,8 +152,8 @@ func pickResend(tx RepoTx, r ResendRequest) ([]*Delivery, string, error) {
 	return out, target, nil
 }
 
-// describe words a query for the audit log.
-func (q DeliveryQuery) describe() string {
+// describeQuery words a query for the audit log.
+func describeQuery(q DeliveryQuery) string {
 	s := "deliveries"
 	if q.Failed {
 		s = "failed deliveries"

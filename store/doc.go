@@ -5,11 +5,14 @@
 //
 // The rules (ledger.go, apply.go, ops.go, orders.go, batches.go, audit.go,
 // rejected.go, read.go, write.go) are written once against the engine
-// contract of repo.go: RepoTx, one transaction's reads and writes in domain
-// terms, and Repo, which runs them and names what an engine has beyond them
-// (Capabilities). The bucket-backed engine (kvrepo*.go, kvlists.go) serves
-// both bbolt (engine.go) and the kv PostgreSQL (pgengine.go); nothing of a
-// bucket, a byte key or a codec reaches the rules.
+// contract of store/domain: RepoTx, one transaction's reads and writes in
+// domain terms, and Repo, which runs them and names what an engine has
+// beyond them (Capabilities). The domain values live there too; this
+// package's types are aliases of them (contract.go). The native PostgreSQL
+// engine is package store/postgres; the bucket-backed engine (kvrepo*.go,
+// kvlists.go) serves bbolt (engine.go) and the kv PostgreSQL tables
+// (pgengine.go) with the layout of store/kvlayout. Open picks the engine;
+// nothing of a bucket, a byte key, a codec or SQL reaches the rules.
 //
 // On bbolt every write is one short transaction. Pushes are group-committed: many
 // pushes share one fsync, and ApplyPush returns only after its push is on disk.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"paydesk/api"
+	"paydesk/store/kvlayout"
 )
 
 // The echoed fields round-trip, and a record written before they existed
@@ -13,16 +14,16 @@ import (
 func TestTxCodecEchoFields(t *testing.T) {
 	tx := &Transaction{Key: "K", Kind: KindGiftCardPay, Amount: dec("5"), Order: "ORDER_NO_1",
 		Additional: []api.NameValue{{Name: "initiated_by", Value: "shop"}}, Custom: []api.NameValue{{Name: "cart", Value: "42"}}}
-	got, err := decodeTx(encodeTx(tx))
+	got, err := kvlayout.DecodeTx(kvlayout.EncodeTx(tx))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Order != tx.Order || !reflect.DeepEqual(got.Additional, tx.Additional) || !reflect.DeepEqual(got.Custom, tx.Custom) {
 		t.Fatalf("round trip: %+v", got)
 	}
-	old := encodeTx(&Transaction{Key: "OLD", Amount: dec("1")})
+	old := kvlayout.EncodeTx(&Transaction{Key: "OLD", Amount: dec("1")})
 	old = old[:len(old)-4] // the four empty fields appended later (echo fields, parcels)
-	got, err = decodeTx(old)
+	got, err = kvlayout.DecodeTx(old)
 	if err != nil || got.Key != "OLD" || got.Order != "" || got.Additional != nil {
 		t.Fatalf("old record: %+v %v", got, err)
 	}

@@ -60,17 +60,6 @@ func FuzzApplyPush(f *testing.F) {
 	})
 }
 
-// FuzzDecodeRecords: a damaged cache file must give an error, never a
-// panic or a runaway allocation.
-func FuzzDecodeRecords(f *testing.F) {
-	f.Add(encodeSummary(Summary{Key: "K", Invoice: "I", Amount: dec("19.99"), State: StateReserved, Created: t0}))
-	f.Add(encodePush(&PushRecord{ID: 7, Key: "K", Body: []byte(`{}`), Header: map[string][]string{"A": {"b"}}, Amount: dec("-5")}))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = decodeSummary(b)
-		_, _ = decodePush(b)
-	})
-}
-
 // FuzzTextBlock: a damaged text block (a file is outside input: a disk, a
 // copy, another program) is refused or read, never a panic, by every
 // reader of it.

@@ -33,7 +33,7 @@ func (k kvLister) TransactionCount(_ context.Context, q PageQuery) (int, error) 
 
 // page reads one window of the list from the engine's indexes or table.
 func (l *storeList[R, T]) page(db *DB, q PageQuery) (listPage[R], error) {
-	if err := q.check(l.sorts); err != nil {
+	if err := q.Check(l.sorts); err != nil {
 		return listPage[R]{}, err
 	}
 	var p listPage[R]

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"paydesk/store/domain"
+	"paydesk/store/kvlayout"
 )
 
 // The bucket-backed engine: RepoTx over the layout-7 buckets (migrate.go
@@ -40,7 +43,7 @@ func (r *kvRepo) View(_ context.Context, fn func(RepoTx) error) (err error) {
 func (r *kvRepo) tx(tx Tx) *kvTx { return &kvTx{tx: tx, shard: r.shard} }
 
 func (r *kvRepo) EncodePush(rec *PushRecord) PushEncoding {
-	return PushEncoding{b: encodePushTail(rec)}
+	return domain.EncodedPush(kvlayout.EncodePushTail(rec))
 }
 
 func (r *kvRepo) Capabilities() Capabilities {
@@ -226,7 +229,7 @@ func (k *kvTx) DeleteReservation(key string) error {
 func (k *kvTx) Summaries() ([]Summary, error) {
 	out := make([]Summary, 0, metaCount(k.tx.Bucket(bMeta), kReservationCount))
 	err := k.tx.Bucket(bSummary).ForEach(func(key, v []byte) error {
-		s, err := decodeSummary(v)
+		s, err := kvlayout.DecodeSummary(v)
 		if err != nil {
 			return fmt.Errorf("summary %s: %w", key, err)
 		}
@@ -241,7 +244,7 @@ func (k *kvTx) Transaction(key string) (*Transaction, error) {
 	if v == nil {
 		return nil, nil
 	}
-	t, err := decodeTx(v)
+	t, err := kvlayout.DecodeTx(v)
 	if err != nil {
 		return nil, fmt.Errorf("transaction %s: %w", key, err)
 	}
@@ -276,10 +279,10 @@ func (k *kvTx) TransactionKeysByInvoice(invoice string) ([]string, error) {
 func (k *kvTx) Transactions() ([]*Transaction, error) {
 	var out []*Transaction
 	err := k.tx.Bucket(bTransaction).ForEach(func(key, v []byte) error {
-		if isPushIndexKey(key) {
+		if kvlayout.IsPushIndexKey(key) {
 			return nil
 		}
-		t, err := decodeTx(v)
+		t, err := kvlayout.DecodeTx(v)
 		if err != nil {
 			return fmt.Errorf("transaction %s: %w", key, err)
 		}

@@ -3,6 +3,8 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+
+	"paydesk/store/kvlayout"
 )
 
 // bApproval keeps the approval requests: id (8 bytes, big-endian) →
@@ -56,7 +58,7 @@ func (k *kvTx) Approvals() ([]*Approval, error) {
 	err := b.ForEach(func(key, v []byte) error {
 		var a Approval
 		if err := json.Unmarshal(v, &a); err != nil {
-			return fmt.Errorf("approval request %d: %w", be64(key), err)
+			return fmt.Errorf("approval request %d: %w", kvlayout.Be64(key), err)
 		}
 		out = append(out, &a)
 		return nil

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"paydesk/store/domain"
+	"paydesk/store/kvlayout"
 )
 
 // The bucket-backed engine's logs: pushes, the rejected log, the gateway
@@ -19,10 +22,6 @@ import (
 // Caches written before keep their entries in bPushKey, which is still read.
 var pushIndexBuckets = [][]byte{bTransaction, bPushKey}
 
-// isPushIndexKey tells the push index's entries in the transactions bucket
-// from transaction records (whose keys never hold a 0x00).
-func isPushIndexKey(k []byte) bool { return bytes.IndexByte(k, 0) >= 0 }
-
 // eachPushOf calls fn with the ID and content hash of every push indexed
 // under key, in both index buckets, until fn returns false.
 func eachPushOf(tx Tx, key string, fn func(id uint64, hash []byte) bool) {
@@ -30,7 +29,7 @@ func eachPushOf(tx Tx, key string, fn func(id uint64, hash []byte) bool) {
 	for _, name := range pushIndexBuckets {
 		c := tx.Bucket(name).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if len(k) == len(prefix)+8 && !fn(be64(k[len(prefix):]), v) {
+			if len(k) == len(prefix)+8 && !fn(kvlayout.Be64(k[len(prefix):]), v) {
 				return
 			}
 		}
@@ -66,10 +65,10 @@ func (k *kvTx) AppendPush(rec *PushRecord, enc PushEncoding) (uint64, error) {
 	}
 	rec.ID = id
 	var v []byte
-	if enc.b != nil {
-		v = encodePushHead(rec, enc.b)
+	if b := enc.Bytes(); b != nil {
+		v = kvlayout.EncodePushHead(rec, b)
 	} else {
-		v = encodePush(rec)
+		v = kvlayout.EncodePush(rec)
 	}
 	if err := pb.Put(u64(id), v); err != nil {
 		return 0, err
@@ -85,7 +84,7 @@ func (k *kvTx) Push(id uint64) (*PushRecord, error) {
 	if v == nil {
 		return nil, nil
 	}
-	p, err := decodePush(v)
+	p, err := kvlayout.DecodePush(v)
 	if err != nil {
 		return nil, fmt.Errorf("push %d: %w", id, err)
 	}
@@ -109,9 +108,9 @@ func newestPushes(b Bucket, limit int, beforeID uint64) ([]*PushRecord, error) {
 		k, v = c.Prev()
 	}
 	for ; k != nil && (limit <= 0 || len(out) < limit); k, v = c.Prev() {
-		p, err := decodePush(v)
+		p, err := kvlayout.DecodePush(v)
 		if err != nil {
-			return nil, fmt.Errorf("push %d: %w", be64(k), err)
+			return nil, fmt.Errorf("push %d: %w", kvlayout.Be64(k), err)
 		}
 		out = append(out, p)
 	}
@@ -128,11 +127,6 @@ func (k *kvTx) PushIDsOf(key string) ([]uint64, error) {
 	return slices.Compact(ids), nil
 }
 
-// kRejectedGroup prefixes, in meta, the index group key → ID of the
-// rejected log's entry for that group. It lives in meta rather than a
-// bucket of its own so that the schema does not change.
-var kRejectedGroup = []byte("rejgroup\x00")
-
 func rejectedGroupKey(source, class string) []byte {
 	return append(append(append([]byte(nil), kRejectedGroup...), source...), append([]byte{0}, class...)...)
 }
@@ -146,7 +140,7 @@ var kRejectedEntries = []byte("rejectedentries")
 // they were committed).
 func rejectedEntries(b Bucket, m Bucket) (int, error) {
 	if v := m.Get(kRejectedEntries); v != nil {
-		return int(be64(v)), nil
+		return int(kvlayout.Be64(v)), nil
 	}
 	n := keyCount(b)
 	return n, m.Put(kRejectedEntries, u64(uint64(n)))
@@ -170,7 +164,7 @@ func (k *kvTx) AppendRejected(rec *PushRecord) (uint64, error) {
 		return 0, err
 	}
 	rec.ID = n
-	if err := b.Put(u64(n), encodePush(rec)); err != nil {
+	if err := b.Put(u64(n), kvlayout.EncodePush(rec)); err != nil {
 		return 0, err
 	}
 	return n, addRejectedEntries(b, m, 1)
@@ -181,7 +175,7 @@ func (k *kvTx) Rejected(id uint64) (*PushRecord, error) {
 	if v == nil {
 		return nil, nil
 	}
-	p, err := decodePush(v)
+	p, err := kvlayout.DecodePush(v)
 	if err != nil {
 		return nil, fmt.Errorf("rejected entry %d: %w", id, err)
 	}
@@ -193,11 +187,11 @@ func (k *kvTx) OldestRejected() (*PushRecord, error) {
 	if key == nil {
 		return nil, nil
 	}
-	p, err := decodePush(v)
+	p, err := kvlayout.DecodePush(v)
 	if err != nil {
-		return nil, fmt.Errorf("rejected entry %d: %w", be64(key), err)
+		return nil, fmt.Errorf("rejected entry %d: %w", kvlayout.Be64(key), err)
 	}
-	p.ID = be64(key) // the entry's place in the log is its ID
+	p.ID = kvlayout.Be64(key) // the entry's place in the log is its ID
 	return p, nil
 }
 
@@ -219,7 +213,7 @@ func (k *kvTx) DeleteRejected(id uint64) error {
 // writers keep the count in meta from their first change on.
 func (k *kvTx) RejectedEntries() (int, error) {
 	if v := k.tx.Bucket(bMeta).Get(kRejectedEntries); v != nil {
-		return int(be64(v)), nil
+		return int(kvlayout.Be64(v)), nil
 	}
 	return keyCount(k.tx.Bucket(bRejected)), nil
 }
@@ -233,7 +227,7 @@ func (k *kvTx) RejectedGroupEntry(source, class string) (uint64, error) {
 	if v == nil {
 		return 0, nil
 	}
-	return be64(v), nil
+	return kvlayout.Be64(v), nil
 }
 
 func (k *kvTx) SetRejectedGroupEntry(source, class string, id uint64) error {
@@ -253,7 +247,7 @@ func trim(b Bucket, max int) error {
 	}
 	limit := seq - uint64(max) // delete IDs ≤ limit
 	c := b.Cursor()
-	for k, _ := c.First(); k != nil && be64(k) <= limit; k, _ = c.First() {
+	for k, _ := c.First(); k != nil && kvlayout.Be64(k) <= limit; k, _ = c.First() {
 		if err := b.Delete(k); err != nil {
 			return err
 		}
@@ -284,7 +278,7 @@ func (k *kvTx) Exchanges(limit int) ([]Exchange, error) {
 	for key, v := c.Last(); key != nil && (limit <= 0 || len(out) < limit); key, v = c.Prev() {
 		var e Exchange
 		if err := json.Unmarshal(v, &e); err != nil {
-			return nil, fmt.Errorf("gateway log entry %d: %w", be64(key), err)
+			return nil, fmt.Errorf("gateway log entry %d: %w", kvlayout.Be64(key), err)
 		}
 		out = append(out, e)
 	}
@@ -326,7 +320,7 @@ func (k *kvTx) OpenOps() ([]OpenOp, error) {
 	c := k.tx.Bucket(bOpOpen).Cursor()
 	for key, v := c.First(); key != nil; key, v = c.Next() {
 		rk, inv, _ := bytes.Cut(v, []byte{0})
-		out = append(out, OpenOp{ID: be64(key), ResultKey: string(rk), Invoice: string(inv)})
+		out = append(out, OpenOp{ID: kvlayout.Be64(key), ResultKey: string(rk), Invoice: string(inv)})
 	}
 	return out, nil
 }
@@ -337,14 +331,14 @@ func (k *kvTx) Ops() ([]*PendingOp, error) {
 	for key, v := c.Last(); key != nil; key, v = c.Prev() {
 		var op PendingOp
 		if err := json.Unmarshal(v, &op); err != nil {
-			return nil, fmt.Errorf("operation %d: %w", be64(key), err)
+			return nil, fmt.Errorf("operation %d: %w", kvlayout.Be64(key), err)
 		}
 		out = append(out, &op)
 	}
 	return out, nil
 }
 
-func (k *kvTx) AppendAudit(e AuditEntry, keys *auditKeyring) (AuditEntry, error) {
+func (k *kvTx) AppendAudit(e AuditEntry, keys AuditSealer) (AuditEntry, error) {
 	b := appendOnly(k.tx, bAudit)
 	n, err := b.NextSequence()
 	if err != nil {
@@ -353,9 +347,9 @@ func (k *kvTx) AppendAudit(e AuditEntry, keys *auditKeyring) (AuditEntry, error)
 	e.ID = n
 	e.Prev = ""
 	if lastK, last := b.Cursor().Last(); lastK != nil {
-		e.Prev = chainHash(last)
+		e.Prev = domain.ChainHash(last)
 	}
-	e, v, err := keys.sealEntry(e)
+	e, v, err := domain.SealAudit(keys, e)
 	if err != nil {
 		return e, err
 	}
@@ -381,9 +375,9 @@ func (k *kvTx) LastAudit() (*AuditEntry, error) {
 	}
 	var e AuditEntry
 	if err := json.Unmarshal(v, &e); err != nil {
-		return nil, fmt.Errorf("audit entry %d: %w", be64(key), err)
+		return nil, fmt.Errorf("audit entry %d: %w", kvlayout.Be64(key), err)
 	}
-	e.ID = be64(key)
+	e.ID = kvlayout.Be64(key)
 	return &e, nil
 }
 
@@ -398,9 +392,9 @@ func (k *kvTx) WalkAudit(newestFirst bool, fn func(id uint64, e *AuditEntry, sto
 		err := json.Unmarshal(v, &e)
 		if err != nil {
 			e = AuditEntry{}
-			err = fmt.Errorf("audit entry %d: %w", be64(key), err)
+			err = fmt.Errorf("audit entry %d: %w", kvlayout.Be64(key), err)
 		}
-		if !fn(be64(key), &e, v, err) {
+		if !fn(kvlayout.Be64(key), &e, v, err) {
 			return nil
 		}
 	}
@@ -558,7 +552,7 @@ func (k *kvTx) AddTally(d Tally) error {
 		}
 		key := append(append([]byte(nil), c.key...), k.shard...)
 		// A negative change wraps around: the sum comes out right.
-		if err := m.Put(key, u64(be64(m.Get(key))+uint64(c.n))); err != nil {
+		if err := m.Put(key, u64(kvlayout.Be64(m.Get(key))+uint64(c.n))); err != nil {
 			return err
 		}
 	}
@@ -574,11 +568,11 @@ func (k *kvTx) Tally() (Tally, error) {
 // metaCount is a counter of meta: its own key plus every process's shard
 // of it (key/…).
 func metaCount(m Bucket, key []byte) uint64 {
-	n := be64(m.Get(key))
+	n := kvlayout.Be64(m.Get(key))
 	prefix := append(append([]byte(nil), key...), '/')
 	c := m.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		n += be64(v)
+		n += kvlayout.Be64(v)
 	}
 	return n
 }

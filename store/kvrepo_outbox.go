@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"paydesk/store/kvlayout"
 )
 
 // The outbox in buckets: bDelivery holds id → Delivery (JSON), bDeliveryOpen
@@ -96,10 +98,10 @@ func (k *kvTx) OpenDeliveries() ([]OpenDelivery, error) {
 	c := open.Cursor()
 	for key, v := c.First(); key != nil; key, v = c.Next() {
 		if len(v) < 8 {
-			return nil, fmt.Errorf("open delivery %d: %w", be64(key), errCorrupt)
+			return nil, fmt.Errorf("open delivery %d: %w", kvlayout.Be64(key), kvlayout.ErrCorrupt)
 		}
 		ep, dk, _ := bytes.Cut(v[8:], []byte{0})
-		out = append(out, OpenDelivery{ID: be64(key), Endpoint: string(ep), Key: string(dk),
+		out = append(out, OpenDelivery{ID: kvlayout.Be64(key), Endpoint: string(ep), Key: string(dk),
 			NextAt: time.Unix(0, int64(binary.BigEndian.Uint64(v[:8]))).UTC()})
 	}
 	return out, nil
@@ -123,7 +125,7 @@ func (k *kvTx) DeliveriesBefore(before uint64, limit int) ([]*Delivery, error) {
 		}
 	}
 	for ; key != nil && (limit <= 0 || len(out) < limit); key, v = c.Prev() {
-		d, err := decodeDelivery(be64(key), v)
+		d, err := decodeDelivery(kvlayout.Be64(key), v)
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"paydesk/api"
+	"paydesk/store/domain"
 )
 
 // findReservation resolves a key or reservation number.
@@ -550,7 +551,7 @@ func splitByAmount(lines []Line, amount decimal.Decimal) []int {
 		}
 		for q := 0; q <= left[i]; q++ {
 			cur[i] = q
-			walk(i+1, sum.Add(mulQty(lines[i].Price, q)))
+			walk(i+1, sum.Add(domain.MulQty(lines[i].Price, q)))
 		}
 		cur[i] = 0
 	}
@@ -572,7 +573,7 @@ func remainingAlloc(lines []Line) []int {
 func remainingAmount(lines []Line) decimal.Decimal {
 	t := decimal.Zero
 	for _, l := range lines {
-		t = t.Add(mulQty(l.Price, max(0, l.Reserved-l.Captured)))
+		t = t.Add(domain.MulQty(l.Price, max(0, l.Reserved-l.Captured)))
 	}
 	return t
 }

@@ -3,50 +3,8 @@ package store
 import (
 	"encoding/binary"
 	"fmt"
-)
 
-// Buckets. Keys of sequence-numbered buckets are 8-byte big-endian IDs so a
-// cursor walks them in order.
-var (
-	bMeta        = []byte("meta")         // schema version, counters
-	bReservation = []byte("reservations") // key → Reservation (JSON)
-	bSummary     = []byte("summaries")    // key → Summary (binary)
-	bResNumber   = []byte("resnumbers")   // reservation number → key
-	bKeyOwner    = []byte("keyowner")     // data request / transaction key → reservation key
-	bInvoice     = []byte("invoices")     // invoice 0x00 key → kind byte
-	bTransaction = []byte("transactions") // key → Transaction (binary); key 0x00 id → push content hash
-	bRelated     = []byte("related")      // original key 0x00 refund key → nil
-	bOrphan      = []byte("orphans")      // data request key → orphanRequest (JSON)
-	bPush        = []byte("pushes")       // id → PushRecord (binary)
-	bPushKey     = []byte("pushkey")      // key 0x00 id → content hash, for pushes stored before the index moved
-	bRejected    = []byte("rejected")     // id → PushRecord (binary)
-	bOp          = []byte("ops")          // id → PendingOp (JSON)
-	bOpOpen      = []byte("opsopen")      // id → result key 0x00 invoice, for ops whose state IsOpen
-	bAudit       = []byte("audit")        // id → AuditEntry (JSON)
-	bExchange    = []byte("exchanges")    // id → Exchange (JSON)
-	// Orders from the webshop (intake, import): invoice → Order (JSON), and
-	// the ones refused for other lines under a known invoice: invoice 0x00
-	// content hash → Order (JSON).
-	bOrder         = []byte("orders")
-	bOrderConflict = []byte("orderconflicts")
-	// Batches of work from a shipment manifest (batches.go): id → Batch
-	// (JSON); id 0x00 index → BatchItem (JSON); kind 0x00 manifest hash → id.
-	bBatch     = []byte("batches")
-	bBatchItem = []byte("batchitems")
-	bBatchHash = []byte("batchhashes")
-)
-
-var allBuckets = [][]byte{bMeta, bReservation, bSummary, bResNumber, bKeyOwner, bInvoice, bTransaction, bRelated,
-	bOrphan, bPush, bPushKey, bRejected, bOp, bOpOpen, bAudit, bExchange, bOrder, bOrderConflict,
-	bBatch, bBatchItem, bBatchHash}
-
-var (
-	kSchema        = []byte("schema")
-	kPushCount     = []byte("pushcount")
-	kRejectedCount = []byte("rejectedcount")
-	// Counters kept per commit: bbolt's Bucket.Stats walks every page.
-	kReservationCount = []byte("reservationcount")
-	kTransactionCount = []byte("transactioncount")
+	"paydesk/store/kvlayout"
 )
 
 // migrations[v] brings a file from version v to v+1. Version 0 is a new,
@@ -175,3 +133,35 @@ func u64(v uint64) []byte {
 	binary.BigEndian.PutUint64(b[:], v)
 	return b[:]
 }
+
+// The buckets and meta keys of the layout (store/kvlayout).
+var (
+	kRejectedGroup    = kvlayout.KRejectedGroup
+	allBuckets        = kvlayout.AllBuckets
+	kSchema           = kvlayout.KSchema
+	kPushCount        = kvlayout.KPushCount
+	kRejectedCount    = kvlayout.KRejectedCount
+	kReservationCount = kvlayout.KReservationCount
+	kTransactionCount = kvlayout.KTransactionCount
+	bMeta             = kvlayout.BMeta
+	bReservation      = kvlayout.BReservation
+	bSummary          = kvlayout.BSummary
+	bResNumber        = kvlayout.BResNumber
+	bKeyOwner         = kvlayout.BKeyOwner
+	bInvoice          = kvlayout.BInvoice
+	bTransaction      = kvlayout.BTransaction
+	bRelated          = kvlayout.BRelated
+	bOrphan           = kvlayout.BOrphan
+	bPush             = kvlayout.BPush
+	bPushKey          = kvlayout.BPushKey
+	bRejected         = kvlayout.BRejected
+	bOp               = kvlayout.BOp
+	bOpOpen           = kvlayout.BOpOpen
+	bAudit            = kvlayout.BAudit
+	bExchange         = kvlayout.BExchange
+	bOrder            = kvlayout.BOrder
+	bOrderConflict    = kvlayout.BOrderConflict
+	bBatch            = kvlayout.BBatch
+	bBatchItem        = kvlayout.BBatchItem
+	bBatchHash        = kvlayout.BBatchHash
+)

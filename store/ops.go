@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"paydesk/api"
+	"paydesk/store/domain"
 )
 
 // pinParams are masked before a request is stored: a card PIN is as good
@@ -203,7 +203,7 @@ func (db *DB) settleOp(tx RepoTx, op *PendingOp, key string, st Status, resKey s
 	if op.ResultKey == "" {
 		op.ResultKey = key
 	}
-	if st.supersedes(op.ResultStatus) {
+	if st.Supersedes(op.ResultStatus) {
 		op.ResultStatus = st
 	}
 	if op.ReservationKey == "" {
@@ -304,11 +304,11 @@ func (db *DB) ApplyResponse(id uint64, resp *api.Response) (*PendingOp, error) {
 		if err != nil {
 			return err
 		}
-		st := statusOf(resp.Status)
+		st := domain.StatusOf(resp.Status)
 		if resp.Key != "" && op.ResultKey == "" {
 			op.ResultKey = resp.Key
 		}
-		if st.supersedes(op.ResultStatus) {
+		if st.Supersedes(op.ResultStatus) {
 			op.ResultStatus = st
 		}
 		if resp.Key == "" || st.Code == api.StatusValidationFailure {
@@ -352,7 +352,7 @@ func (db *DB) responseEffects(tx RepoTx, op *PendingOp, resp *api.Response, st S
 		if resp.RequiredAction != nil && resp.RequiredAction.RedirectURL != "" {
 			r.RedirectURL = resp.RequiredAction.RedirectURL
 		}
-		if st.supersedes(r.Status) {
+		if st.Supersedes(r.Status) {
 			r.Status = st
 		}
 		if r.Created.IsZero() {
@@ -434,7 +434,7 @@ func (db *DB) responseEffects(tx RepoTx, op *PendingOp, resp *api.Response, st S
 		t.RelatedTransactions = resp.RelatedTransactions
 	}
 	t.IsTest = t.IsTest || resp.IsTest
-	if st.supersedes(t.Status) {
+	if st.Supersedes(t.Status) {
 		t.Status = st
 	}
 	if t.ReservationKey != "" {
@@ -699,16 +699,6 @@ type BusyError struct{ Op *PendingOp }
 func (e *BusyError) Error() string        { return ErrTargetBusy.Error() + ": " + e.Op.Holder() }
 func (e *BusyError) Is(target error) bool { return target == ErrTargetBusy }
 
-// Holder says which open operation this is, who started it and since
-// when: what an operator refused because of it needs to know.
-func (o *PendingOp) Holder() string {
-	who := o.Operator
-	if who == "" {
-		who = "an operator"
-	}
-	return fmt.Sprintf("operation %d by %s is %s since %s; resolve it first", o.ID, who, o.State, o.Created.Format(time.RFC3339))
-}
-
 // checkLedger checks a capture or a refund against the ledger as it is in
 // this transaction: a capture's lines must still be there to take, a full
 // capture must take what still remains, a refund must not exceed what is
@@ -727,12 +717,12 @@ func checkLedger(tx RepoTx, op *PendingOp) error {
 		lines := captureLinesOf(req)
 		if len(lines) == 0 {
 			if left := r.RemainingAmount(); !left.Equal(op.Amount) {
-				return fmt.Errorf("capture %s: %w: %s remains now, not %s", r.ref(), ErrLedgerChanged, left.StringFixed(2), op.Amount.StringFixed(2))
+				return fmt.Errorf("capture %s: %w: %s remains now, not %s", r.Ref(), ErrLedgerChanged, left.StringFixed(2), op.Amount.StringFixed(2))
 			}
 			return nil
 		}
 		if _, err := r.CaptureAmount(lines); err != nil {
-			return fmt.Errorf("capture %s: %w: %v", r.ref(), ErrLedgerChanged, err)
+			return fmt.Errorf("capture %s: %w: %v", r.Ref(), ErrLedgerChanged, err)
 		}
 	case strings.EqualFold(op.Action, api.ActionRefund) && req.OriginalTransactionKey != "":
 		t, err := tx.Transaction(req.OriginalTransactionKey)

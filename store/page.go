@@ -3,17 +3,14 @@ package store
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"paydesk/internal/fold"
-	"paydesk/internal/query"
-	"paydesk/internal/textsafe"
+	"paydesk/store/domain"
+	"paydesk/store/kvlayout"
 )
 
 // A list of a million reservations is never loaded whole: the console asks
@@ -24,115 +21,6 @@ import (
 // bbolt indexes in pagebolt.go, the PostgreSQL table in pagepg.go, and the
 // in-memory one below, for small lists and as the tests' reference) all
 // follow them.
-
-// SortBy is a sortable column of the reservation list.
-type SortBy uint8
-
-// The reservation list's sort orders. Ties are broken by the creation time
-// and then the key, so every order is total and a cursor is exact.
-const (
-	SortCreated SortBy = iota
-	SortInvoice
-	SortCustomer // case-insensitive
-	SortAmount   // in cents
-	SortState    // the life cycle's order: customer step … declined
-	sortCount
-)
-
-// StateOutcomeUnknown as PageQuery.State keeps the reservations with an
-// operation whose outcome is unknown.
-const StateOutcomeUnknown State = "unknown"
-
-// StateOrderMissing as PageQuery.State keeps what lacks its order or its
-// push: an order's placeholder, and an open reservation seen only in a
-// push (the attention tab's order mismatches).
-const StateOrderMissing State = "order missing"
-
-// OrderMissing reports whether a summary is an order mismatch
-// (StateOrderMissing).
-func OrderMissing(s *Summary) bool {
-	if strings.HasPrefix(s.Key, PlaceholderPrefix) {
-		return true
-	}
-	return s.LinesUnknown && (s.State == StateReserved || s.State == StatePartlyCaptured)
-}
-
-// PageQuery asks for one window of the reservation list.
-type PageQuery struct {
-	Sort SortBy
-	Desc bool
-	// Filter is what the operator typed: every word must occur in a row's
-	// search text (case and accents folded: "muller" finds "Müller").
-	Filter string
-	// State keeps only rows in this state ("" all; StateOutcomeUnknown).
-	State State
-	// Where is a parsed filter (internal/query), applied with Filter and
-	// State: pagewhere.go says what each field means.
-	Where query.Query
-	// After and Before are keyset cursors (a PageRow's Pos): the rows that
-	// come strictly after (or before) that position in the list's order.
-	// At most one is set; with Before the rows still come in list order,
-	// the ones just before the cursor.
-	After, Before []byte
-	// From is a cursor too: the rows at or after that position (a window
-	// read again in place after a change).
-	From []byte
-	// Last asks for the end of the list (the last Limit rows), for End.
-	Last bool
-	// Limit is the number of rows (default 100, at most 10,000).
-	Limit int
-}
-
-// PageRow is one row and its position in the query's order, a cursor for
-// the next query.
-type PageRow struct {
-	Summary Summary
-	Pos     []byte
-}
-
-// Page is one window of the list.
-type Page struct {
-	Rows []PageRow
-	// Total is the number of rows that pass the filter, -1 when counting
-	// them would keep the page waiting (ReservationCount says).
-	Total int
-	// More: rows follow the last one; Less: rows precede the first one.
-	More, Less bool
-}
-
-const (
-	defaultPageLimit = 100
-	maxPageLimit     = 10_000
-)
-
-func (q *PageQuery) limit() int {
-	switch {
-	case q.Limit <= 0:
-		return defaultPageLimit
-	case q.Limit > maxPageLimit:
-		return maxPageLimit
-	}
-	return q.Limit
-}
-
-func (q *PageQuery) check(sorts SortBy) error {
-	if q.Sort >= sorts {
-		return fmt.Errorf("sort order %d: %w", q.Sort, ErrNotFound)
-	}
-	n := 0
-	for _, c := range [][]byte{q.After, q.Before, q.From} {
-		if c != nil {
-			n++
-		}
-	}
-	if n > 1 {
-		return fmt.Errorf("a page is after a row, before one or from one, not more")
-	}
-	return nil
-}
-
-// filterWords are the query's words, folded like the search text.
-func filterWords(q string) []string { return strings.Fields(fold.String(textsafe.Clean(q))) }
 
 // ReservationPage returns one window of the reservation list: sorted and
 // filtered in the store, by the engine (its indexes, its list table:
@@ -188,7 +76,7 @@ type listPage[R any] struct {
 // memPage pages the list in memory, for an engine that does not page it
 // itself (Capabilities.Lists).
 func (l *storeList[R, T]) memPage(db *DB, q PageQuery) (listPage[R], error) {
-	if err := q.check(l.sorts); err != nil {
+	if err := q.Check(l.sorts); err != nil {
 		return listPage[R]{}, err
 	}
 	p, err := l.mem(db, q)
@@ -223,171 +111,15 @@ func (l *storeList[R, T]) memCount(db *DB, q PageQuery) (int, error) {
 
 // resList is the reservation list.
 var resList = &storeList[PageRow, Summary]{
-	name: "reservation", sorts: sortCount, bolt: resBolt, pg: pgSummaries,
+	name: "reservation", sorts: SortCount, bolt: resBolt, pg: pgSummaries,
 	cache: func(db *DB) *pageCache { return &db.pages },
-	dec:   decodeSummary,
+	dec:   kvlayout.DecodeSummary,
 	row:   func(s Summary, pos []byte) PageRow { return PageRow{Summary: s, Pos: pos} },
 	mem: func(db *DB, q PageQuery) (listPage[PageRow], error) {
 		all, err := db.LoadReservationSummaries()
 		p := PageSummaries(all, q)
 		return listPage[PageRow]{rows: p.Rows, total: p.Total, more: p.More, less: p.Less}, err
 	},
-}
-
-// posKey is a row's position in the order of column col, as bytes that
-// sort like the rows: the column's value, the creation time and the key.
-// The bbolt indexes are keyed by it and the cursors are made of it.
-func posKey(dst []byte, col SortBy, s *Summary) []byte {
-	switch col {
-	case SortInvoice:
-		dst = appendSortString(dst, s.Invoice)
-	case SortCustomer:
-		dst = appendSortString(dst, strings.ToLower(s.Customer))
-	case SortAmount:
-		dst = appendInt64(dst, amountCents(s))
-	case SortState:
-		dst = append(dst, stateRank(s.State))
-	}
-	dst = appendInt64(dst, s.Created.UnixNano())
-	return append(dst, s.Key...)
-}
-
-// appendSortString writes s ended by 0x00, which sorts before every other
-// byte: "A" comes before "AB". A 0x00 inside s (never in real data) is
-// written as 0x01 so it cannot end the value early.
-func appendSortString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == 0 {
-			c = 1
-		}
-		dst = append(dst, c)
-	}
-	return append(dst, 0)
-}
-
-// appendInt64 writes v so that the bytes sort like the numbers.
-func appendInt64(dst []byte, v int64) []byte {
-	return binary.BigEndian.AppendUint64(dst, uint64(v)^(1<<63))
-}
-
-func readInt64(b []byte) int64 { return int64(binary.BigEndian.Uint64(b) ^ (1 << 63)) }
-
-// amountCents is the reserved amount in cents, the amount column's order.
-func amountCents(s *Summary) int64 { return s.Amount.Shift(2).IntPart() }
-
-// stateRanks is the state column's order: the life cycle.
-var stateRanks = map[State]byte{
-	StateAwaitingCustomer: 0, StateReserved: 1, StatePartlyCaptured: 2,
-	StateCaptured: 3, StateClosed: 4, StateCancelled: 5, StateDeclined: 6,
-}
-
-func stateRank(s State) byte {
-	if r, ok := stateRanks[s]; ok {
-		return r
-	}
-	return 7
-}
-
-// colKind is how a sort column's value is written in a position key.
-type colKind uint8
-
-const (
-	colNone   colKind = iota // the creation order: no value before the time
-	colString                // appendSortString
-	colInt64                 // appendInt64
-	colByte                  // one byte (the state's rank)
-)
-
-// resCols are the reservation list's sort columns' kinds.
-var resCols = []colKind{SortCreated: colNone, SortInvoice: colString, SortCustomer: colString, SortAmount: colInt64, SortState: colByte}
-
-// posParts splits a position key into the column's value (without its
-// terminator), the creation time and the key: what a PostgreSQL cursor
-// compares with.
-func posParts(kind colKind, pos []byte) (val []byte, created int64, key string, err error) {
-	switch kind {
-	case colString:
-		i := bytes.IndexByte(pos, 0)
-		if i < 0 {
-			return nil, 0, "", errBadCursor
-		}
-		val, pos = pos[:i], pos[i+1:]
-	case colInt64:
-		if len(pos) < 8 {
-			return nil, 0, "", errBadCursor
-		}
-		val, pos = pos[:8], pos[8:]
-	case colByte:
-		if len(pos) < 1 {
-			return nil, 0, "", errBadCursor
-		}
-		val, pos = pos[:1], pos[1:]
-	}
-	if len(pos) < 8 {
-		return nil, 0, "", errBadCursor
-	}
-	return val, readInt64(pos), string(pos[8:]), nil
-}
-
-var errBadCursor = fmt.Errorf("a list cursor that no list made")
-
-// maxSearchText bounds one row's search text (a reservation of a thousand
-// article lines is still found by its first ones).
-const maxSearchText = 1000
-
-// AppendSearchText appends the row's search text: invoice, customer,
-// reservation number, key, e-mail, the provider's invoice numbers and the
-// articles (last: a thousand lines are what maxSearchText cuts), cleaned
-// and folded (case and accents: "muller" finds "Müller"; a field with
-// umlauts also transliterated: "mueller" finds it too, fold.Version 2),
-// each field ended by 0x00 so that a word cannot span two fields.
-func AppendSearchText(dst []byte, s *Summary, f *fold.Folder) []byte {
-	return appendSearchFields(dst, f, s.Invoice, s.Customer, s.ReservationNumber, s.Key, s.Email, s.InvoiceNumbers, s.Articles)
-}
-
-// appendSearchFields appends a row's search text made of fields, cut at
-// maxSearchText.
-func appendSearchFields(dst []byte, f *fold.Folder, fields ...string) []byte {
-	start := len(dst)
-	for _, field := range fields {
-		dst = appendSearch(dst, field, f)
-	}
-	if len(dst)-start > maxSearchText {
-		cut := start + maxSearchText
-		for cut > start && !utf8.RuneStart(dst[cut]) {
-			cut--
-		}
-		dst = dst[:cut]
-	}
-	return dst
-}
-
-// appendSearch appends s cleaned and folded, with a separator. ASCII text
-// without control characters (nearly all of it) is lower-cased in place;
-// anything else goes through textsafe and the Unicode fold.
-func appendSearch(dst []byte, s string, f *fold.Folder) []byte {
-	mark := len(dst)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= utf8.RuneSelf || (c < 0x20 && c != '\n') || c == 0x7f {
-			clean := textsafe.Clean(strings.ReplaceAll(s, "\n", " "))
-			dst = f.Append(dst[:mark], clean)
-			// Both folds in the field: "muller" and "mueller" find it.
-			if g, ok := f.AppendGerman(append(dst, ' '), clean); ok {
-				dst = g
-			}
-			return append(dst, 0)
-		}
-		if c == '\n' { // the article lines of a summary
-			c = ' '
-		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
-	}
-	return append(dst, 0)
 }
 
 func containsAll(text []byte, words [][]byte) bool {
@@ -422,7 +154,7 @@ func keepState(s *Summary, st State) bool {
 // PageSummaries answers q over summaries held in memory: a store without
 // indexes, a test's fake, and the reference the stores' tests compare with.
 func PageSummaries(all []Summary, q PageQuery) Page {
-	words := wordBytes(q.words())
+	words := wordBytes(q.SearchWords())
 	type row struct {
 		pos []byte
 		i   int
@@ -441,7 +173,7 @@ func PageSummaries(all []Summary, q PageQuery) Page {
 				continue
 			}
 		}
-		rows = append(rows, row{posKey(nil, q.Sort, s), i})
+		rows = append(rows, row{domain.PosKey(nil, q.Sort, s), i})
 	}
 	slices.SortFunc(rows, func(a, b row) int { return bytes.Compare(a.pos, b.pos) })
 	if q.Desc {
@@ -474,7 +206,7 @@ func window(n int, pos func(i int) []byte, q *PageQuery) (from, to int) {
 			return after(p, c) || at && bytes.Equal(p, c)
 		})
 	}
-	lim := q.limit()
+	lim := q.PageSize()
 	switch {
 	case q.After != nil:
 		from = first(q.After, false)

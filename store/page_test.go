@@ -17,6 +17,7 @@ import (
 
 	"paydesk/api"
 	"paydesk/internal/pgtest"
+	"paydesk/store/domain"
 )
 
 // pageData writes n reservations of every state, with names that fold
@@ -135,7 +136,7 @@ func testReservationPage(t *testing.T, small int) {
 		{name: "order missing", state: StateOrderMissing},
 	}
 	for _, c := range cases {
-		for sort := SortBy(0); sort < sortCount; sort++ {
+		for sort := SortBy(0); sort < SortCount; sort++ {
 			for _, desc := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/sort%d/desc=%v", c.name, sort, desc), func(t *testing.T) {
 					checkPaging(t, PageQuery{Sort: sort, Desc: desc, Filter: c.filter, State: c.state, Limit: 37},
@@ -173,7 +174,7 @@ func resKeyed(p Page) keyedPage {
 func checkPaging(t *testing.T, base PageQuery, get func(PageQuery) (keyedPage, error), ref func(PageQuery) keyedPage, count func(PageQuery) (int, error)) {
 	t.Helper()
 	all := base
-	all.Limit = maxPageLimit
+	all.Limit = domain.MaxPageLimit
 	want := ref(all)
 	// Forwards.
 	var got []string
@@ -430,7 +431,7 @@ func TestListMigration(t *testing.T) {
 			_ = db.Close()
 			for _, cut := range tc.cutAfter {
 				_, err := Open(path, Options{NoSync: true, fillChunk: tc.chunk, failFillAfter: cut})
-				if !errors.Is(err, errFillCut) {
+				if !errors.Is(err, domain.ErrFillCut) {
 					t.Fatalf("open cut after %d chunks: %v", cut, err)
 				}
 			}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"paydesk/internal/fold"
+	"paydesk/store/domain"
+	"paydesk/store/kvlayout"
 )
 
 // The reservation list on bbolt. Beside the summaries (key → Summary) the
@@ -31,7 +33,7 @@ import (
 // each row's text until the page is full, and is counted apart
 // (boltCount). docs/large.md has the figures.
 var (
-	bSumIdx = [sortCount][]byte{
+	bSumIdx = [SortCount][]byte{
 		SortCreated:  []byte("sumidx.created"),
 		SortInvoice:  []byte("sumidx.invoice"),
 		SortCustomer: []byte("sumidx.customer"),
@@ -69,14 +71,14 @@ type boltList struct {
 var resBolt = &boltList{
 	records: bSummary, idx: bSumIdx[:], row: bSumRow, text: bSumText, gram: bSumGram, count: kReservationCount,
 	pos: func(dst []byte, col SortBy, v []byte) ([]byte, error) {
-		s, err := decodeSummary(v)
+		s, err := kvlayout.DecodeSummary(v)
 		if err != nil {
 			return nil, err
 		}
-		return posKey(dst, col, &s), nil
+		return domain.PosKey(dst, col, &s), nil
 	},
 	keep: func(v []byte, q *PageQuery, f *fold.Folder) bool {
-		s, err := decodeSummary(v)
+		s, err := kvlayout.DecodeSummary(v)
 		return err == nil && keepSummary(&s, q, f)
 	},
 	stateRange: stateRange,
@@ -254,14 +256,14 @@ func putSummary(tx Tx, s Summary) error {
 	var old *Summary
 	if bolt {
 		if v := b.Get(k); v != nil {
-			o, err := decodeSummary(v)
+			o, err := kvlayout.DecodeSummary(v)
 			if err != nil {
 				return fmt.Errorf("summary %s: %w", k, err)
 			}
 			old = &o
 		}
 	}
-	if err := b.Put(k, encodeSummary(s)); err != nil {
+	if err := b.Put(k, kvlayout.EncodeSummary(s)); err != nil {
 		return err
 	}
 	if !bolt {
@@ -281,7 +283,7 @@ func unindexSummary(tx Tx, key string) error {
 	if v == nil {
 		return nil
 	}
-	old, err := decodeSummary(v)
+	old, err := kvlayout.DecodeSummary(v)
 	if err != nil {
 		return fmt.Errorf("summary %s: %w", key, err)
 	}
@@ -318,7 +320,7 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 	}
 	val := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(key)), id)
 	val = append(val, key...)
-	for col := SortBy(0); col < sortCount; col++ {
+	for col := SortBy(0); col < SortCount; col++ {
 		b := tx.Bucket(bSumIdx[col])
 		if col == SortCreated {
 			fillPages(b) // new reservations come in time order: it grows at its end
@@ -398,11 +400,11 @@ func (x *indexer) move(b Bucket, col SortBy, old, s *Summary, val []byte, only f
 	in := func(r *Summary) bool { return r != nil && (only == nil || only(r)) }
 	var pos, opos []byte
 	if in(s) {
-		x.pos = posKey(x.pos[:0], col, s)
+		x.pos = domain.PosKey(x.pos[:0], col, s)
 		pos = x.pos
 	}
 	if in(old) {
-		x.opos = posKey(x.opos[:0], col, old)
+		x.opos = domain.PosKey(x.opos[:0], col, old)
 		opos = x.opos
 	}
 	return moveEntry(b, opos, pos, val)
@@ -426,13 +428,13 @@ func decodeBlock(v []byte) ([]textRow, error) {
 	}
 	n := int(v[0])
 	if len(v) < 1+3*n+2 {
-		return nil, errCorrupt
+		return nil, kvlayout.ErrCorrupt
 	}
 	los, ends := v[1:1+n], v[1+n:1+3*n]
 	h := int(binary.BigEndian.Uint16(v[1+3*n:]))
 	text := v[3+3*n:]
 	if len(text) < h {
-		return nil, errCorrupt
+		return nil, kvlayout.ErrCorrupt
 	}
 	keys := text[h:]
 	text = text[:h]
@@ -442,17 +444,17 @@ func decodeBlock(v []byte) ([]textRow, error) {
 		end := int(binary.BigEndian.Uint16(ends[2*i:]))
 		l, m := binary.Uvarint(keys)
 		if end < start || end > h || m <= 0 || uint64(len(keys)-m) < l {
-			return nil, errCorrupt
+			return nil, kvlayout.ErrCorrupt
 		}
 		if los[i] > 63 || (i > 0 && los[i] <= los[i-1]) {
-			return nil, errCorrupt
+			return nil, kvlayout.ErrCorrupt
 		}
 		out[i] = textRow{lo: los[i], text: text[start:end], key: keys[m : m+int(l)]}
 		keys = keys[m+int(l):]
 		start = end
 	}
 	if len(keys) > 0 || start != h {
-		return nil, errCorrupt
+		return nil, kvlayout.ErrCorrupt
 	}
 	return out, nil
 }
@@ -618,12 +620,12 @@ func blockMatches(v []byte, words [][]byte, mask uint64) (uint64, error) {
 	}
 	n := int(v[0])
 	if len(v) < 3+3*n {
-		return 0, errCorrupt
+		return 0, kvlayout.ErrCorrupt
 	}
 	los, ends := v[1:1+n], v[1+n:1+3*n]
 	h := int(binary.BigEndian.Uint16(v[1+3*n:]))
 	if len(v) < 3+3*n+h {
-		return 0, errCorrupt
+		return 0, kvlayout.ErrCorrupt
 	}
 	text := v[3+3*n : 3+3*n+h]
 	all := mask
@@ -762,7 +764,7 @@ func (c *pageCache) stateBits(tx boltTx, l *boltList, st State) ([]uint64, error
 	cur, prefix := l.stateRange(tx, st)
 	for k, v := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = cur.Next() {
 		if len(v) < 4 {
-			return nil, errCorrupt
+			return nil, kvlayout.ErrCorrupt
 		}
 		id := binary.BigEndian.Uint32(v)
 		if int(id>>6) < len(out) {
@@ -784,7 +786,7 @@ func stateRange(tx Tx, st State) (Cursor, []byte) {
 	case StateOrderMissing:
 		return tx.Bucket(bSumMissing).Cursor(), nil
 	}
-	return tx.Bucket(bSumIdx[SortState]).Cursor(), []byte{stateRank(st)}
+	return tx.Bucket(bSumIdx[SortState]).Cursor(), []byte{domain.StateRank(st)}
 }
 
 func (c *pageCache) cachedState(tx boltTx, st State) []uint64 {
@@ -835,8 +837,8 @@ func (c *pageCache) boltPage(tx boltTx, l *boltList, q PageQuery) (keyPage, erro
 	if tx.Bucket(l.row) == nil {
 		return keyPage{}, fmt.Errorf("the file has no list indexes (an older schema)")
 	}
-	words := q.words()
-	if len(words) == 0 && !q.hasCond() {
+	words := q.SearchWords()
+	if len(words) == 0 && !q.HasCond() {
 		p, _, err := walkRange(tx.Bucket(l.idx[q.Sort]).Cursor(), nil, q, nil, 0)
 		p.total = int(metaCount(tx.Bucket(bMeta), l.count))
 		return p, err
@@ -871,9 +873,9 @@ func (c *pageCache) boltPage(tx boltTx, l *boltList, q PageQuery) (keyPage, erro
 		}
 		set, total = b, n
 	}
-	if q.hasCond() {
+	if q.HasCond() {
 		sb := c.cachedCond(tx, &q)
-		if sb == nil && set == nil && q.Sort == SortCreated && !q.hasWhere() {
+		if sb == nil && set == nil && q.Sort == SortCreated && !q.HasWhere() {
 			// A state in creation order is a range of its index.
 			cur, prefix := l.stateRange(tx, q.State)
 			p, _, err := walkRange(cur, prefix, q, nil, 0)
@@ -914,8 +916,8 @@ const walkBudget = 30_000
 // with upTo > 0 the blocks in order until upTo rows are found (the first
 // count of a common word, "10,000+").
 func (c *pageCache) boltCount(tx boltTx, l *boltList, q PageQuery, upTo int) (int, error) {
-	words := q.words()
-	if len(words) == 0 && !q.hasCond() {
+	words := q.SearchWords()
+	if len(words) == 0 && !q.HasCond() {
 		return int(metaCount(tx.Bucket(bMeta), l.count)), nil
 	}
 	if upTo > 0 && len(words) > 0 {
@@ -931,7 +933,7 @@ func (c *pageCache) boltCount(tx boltTx, l *boltList, q PageQuery, upTo int) (in
 		}
 		set = b
 	}
-	if q.hasCond() {
+	if q.HasCond() {
 		sb, err := c.condBits(tx, l, &q)
 		if err != nil {
 			return 0, err
@@ -972,7 +974,7 @@ func (c *pageCache) countUpTo(tx boltTx, l *boltList, words []string, q *PageQue
 			}
 			continue
 		}
-		if !q.hasCond() {
+		if !q.HasCond() {
 			n += bits.OnesCount64(m)
 			continue
 		}
@@ -1004,7 +1006,7 @@ func textKeep(tx Tx, l *boltList, words [][]byte, q *PageQuery) func(v []byte) b
 		if text == nil || !containsAll(text, words) {
 			return false
 		}
-		return !q.hasCond() || l.keep(sb.Get(v[4:]), q, &f)
+		return !q.HasCond() || l.keep(sb.Get(v[4:]), q, &f)
 	}
 }
 
@@ -1081,7 +1083,7 @@ func pageRows[R, T any](tx Tx, l *boltList, p keyPage, dec func([]byte) (T, erro
 	for _, r := range p.rows {
 		v := b.Get([]byte(r.key))
 		if v == nil {
-			return nil, fmt.Errorf("index entry of %s without a record: %w", r.key, errCorrupt)
+			return nil, fmt.Errorf("index entry of %s without a record: %w", r.key, kvlayout.ErrCorrupt)
 		}
 		t, err := dec(v)
 		if err != nil {
@@ -1160,7 +1162,7 @@ func walkRange(cur Cursor, prefix []byte, q PageQuery, keep func(v []byte) bool,
 		return nil, nil
 	}
 	ok := func(v []byte) bool { return len(v) >= 4 && (keep == nil || keep(v)) }
-	lim := q.limit()
+	lim := q.PageSize()
 	var k, v []byte
 	fwd := true
 	var anchor []byte // where the page starts, for the look the other way

@@ -2,11 +2,12 @@ package store
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"slices"
 
 	"paydesk/internal/fold"
+	"paydesk/store/domain"
+	"paydesk/store/kvlayout"
 )
 
 // A file written by an older paydesk has its records but not the list's
@@ -28,9 +29,6 @@ import (
 
 // fillChunk is the number of rows one fill transaction writes.
 const fillChunk = 20_000
-
-// errFillCut is the error of a fill stopped by Options.failFillAfter.
-var errFillCut = errors.New("fill cut short (test)")
 
 // fillStep is one step of a fill: run does the step's next chunk of n
 // rows in tx from the key after `after` (nil: from the start) and returns
@@ -105,7 +103,7 @@ func (db *DB) runFill(name string, steps []fillStep) error {
 				return fmt.Errorf("%s: %s: %w", name, s.name, err)
 			}
 			if chunks++; chunks == db.opts.failFillAfter {
-				return fmt.Errorf("%s: %w", name, errFillCut)
+				return fmt.Errorf("%s: %w", name, domain.ErrFillCut)
 			}
 			if next == nil {
 				break
@@ -222,7 +220,7 @@ func listFill() []fillStep {
 			var f fold.Folder
 			var text []byte
 			return walkFrom(tx.Bucket(bSummary), after, n, func(k, v []byte) error {
-				s, err := decodeSummary(v)
+				s, err := kvlayout.DecodeSummary(v)
 				if err != nil {
 					return fmt.Errorf("summary %s: %w", k, err)
 				}
@@ -240,14 +238,14 @@ func listFill() []fillStep {
 			rows := tx.Bucket(bSumRow)
 			var pos, val []byte
 			return tx.Bucket(bSummary).ForEach(func(k, v []byte) error {
-				s, err := decodeSummary(v)
+				s, err := kvlayout.DecodeSummary(v)
 				if err != nil {
 					return fmt.Errorf("summary %s: %w", k, err)
 				}
 				if ix.only != nil && !ix.only(&s) {
 					return nil
 				}
-				pos = posKey(pos[:0], ix.col, &s)
+				pos = domain.PosKey(pos[:0], ix.col, &s)
 				val = append(append(val[:0], rows.Get(k)...), k...)
 				add(pos, val)
 				return nil

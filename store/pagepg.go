@@ -12,6 +12,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"paydesk/internal/fold"
+	"paydesk/store/domain"
+	"paydesk/store/kvlayout"
+	"paydesk/store/postgres"
 )
 
 // The lists on PostgreSQL: a list table (paydesk_summary, 0005;
@@ -30,7 +33,7 @@ type pgList struct {
 	bucket      []byte   // the records it follows
 	columns     []string // k first, v last: the upsert's and COPY's
 	sortCols    []string // per sort order, the cursor's tuple
-	kinds       []colKind
+	kinds       []domain.ColKind
 	count       []byte // the meta counter of the records
 	// skip: a key of the bucket that is no record of the list (the push
 	// index beside the transactions).
@@ -43,7 +46,7 @@ type pgList struct {
 	// state is a state filter's condition (arg adds an argument).
 	state func(st State, arg func(any) string) string
 	// whereCols: how Where's conditions are asked of the table.
-	whereCols *sqlCols
+	whereCols *postgres.SQLCols
 	upsert    string
 }
 
@@ -72,20 +75,20 @@ var pgSummaries = (&pgList{
 		SortAmount:   "amount, created, k",
 		SortState:    "state, created, k",
 	},
-	kinds: resCols,
+	kinds: domain.ResCols,
 	skip:  func([]byte) bool { return false },
 	args: func(k, v []byte, f *fold.Folder) []any {
-		s, err := decodeSummary(v)
+		s, err := kvlayout.DecodeSummary(v)
 		if err != nil {
 			return nil
 		}
 		return []any{k, s.Created.UnixNano(), sortBytes(s.Invoice), sortBytes(strings.ToLower(s.Customer)),
-			amountCents(&s), int16(stateRank(s.State)), s.OutcomeUnknown, OrderMissing(&s), pgSearchText(AppendSearchText(nil, &s, f)), v}
+			domain.AmountCents(&s), int16(domain.StateRank(s.State)), s.OutcomeUnknown, OrderMissing(&s), postgres.SearchText(AppendSearchText(nil, &s, f)), v}
 	},
 	pos:   resBolt.pos,
 	state: pgSummaryState,
-	whereCols: &sqlCols{amount: "amount", created: "created", cents: true, nanos: true, state: pgSummaryState,
-		customer: resFieldCustomer, email: resFieldEmail, service: -1},
+	whereCols: &postgres.SQLCols{Amount: "amount", Created: "created", Cents: true, Nanos: true, State: pgSummaryState,
+		Customer: domain.ResFieldCustomer, Email: domain.ResFieldEmail, Service: -1},
 }).init()
 
 func pgSummaryState(st State, arg func(any) string) string {
@@ -95,7 +98,7 @@ func pgSummaryState(st State, arg func(any) string) string {
 	case StateOrderMissing:
 		return "missing"
 	}
-	return "state = " + arg(int16(stateRank(st)))
+	return "state = " + arg(int16(domain.StateRank(st)))
 }
 
 // pgLists are the list tables.
@@ -121,19 +124,8 @@ func queueListRows(b *pgx.Batch, ws []pendingWrite) {
 
 // sortBytes is a string's sort value as posKey writes it, unterminated.
 func sortBytes(s string) []byte {
-	b := appendSortString(nil, s)
+	b := domain.AppendSortString(nil, s)
 	return b[:len(b)-1]
-}
-
-// pgSearchText is a search text with its field separators as 0x01 (text
-// cannot hold 0x00; a word never holds either).
-func pgSearchText(b []byte) string {
-	for i, c := range b {
-		if c == 0 {
-			b[i] = 1
-		}
-	}
-	return string(b)
 }
 
 // fillListTables copies the records stored before a list table existed
@@ -213,33 +205,29 @@ func pgWhere(l *pgList, q PageQuery) (string, []any) {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	for _, w := range q.words() {
-		conds = append(conds, "search LIKE "+arg("%"+likeEscape(w)+"%"))
+	for _, w := range q.SearchWords() {
+		conds = append(conds, "search LIKE "+arg("%"+postgres.LikeEscape(w)+"%"))
 	}
 	if q.State != "" {
 		conds = append(conds, l.state(q.State, arg))
 	}
-	conds = append(conds, l.whereCols.where(&q.Where, arg)...)
+	conds = append(conds, l.whereCols.Where(&q.Where, arg)...)
 	return strings.Join(conds, " AND "), args
 }
 
-func likeEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
-}
-
 // pgCursorArgs turns a position into the order's column values.
-func pgCursorArgs(kind colKind, pos []byte) ([]any, error) {
-	val, created, key, err := posParts(kind, pos)
+func pgCursorArgs(kind domain.ColKind, pos []byte) ([]any, error) {
+	val, created, key, err := domain.PosParts(kind, pos)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]any, 0, 3)
 	switch kind {
-	case colString:
+	case domain.ColString:
 		out = append(out, val)
-	case colInt64:
-		out = append(out, readInt64(val))
-	case colByte:
+	case domain.ColInt64:
+		out = append(out, domain.ReadInt64(val))
+	case domain.ColByte:
 		out = append(out, int16(val[0]))
 	}
 	return append(out, created, []byte(key)), nil
@@ -251,7 +239,7 @@ func (db *DB) pgPage(l *pgList, q PageQuery) (keyPage, error) {
 	e := db.pg()
 	where, args := pgWhere(l, q)
 	cols := l.sortCols[q.Sort]
-	lim := q.limit()
+	lim := q.PageSize()
 	// fwd: the rows are read in the list's order; else backwards from the
 	// end or from a Before cursor, and turned round.
 	fwd := q.Before == nil && !q.Last
@@ -368,10 +356,6 @@ func (db *DB) pgPage(l *pgList, q PageQuery) (keyPage, error) {
 	return p, nil
 }
 
-// pgCountTimeout bounds a count: past it the planner's estimate is the
-// answer (a common word over a million rows).
-const pgCountTimeout = "2s"
-
 // pgCount counts the rows that pass the filter, up to upTo (> 0).
 func (db *DB) pgCount(l *pgList, q PageQuery, upTo int) (int, error) {
 	ctx := context.Background()
@@ -387,7 +371,7 @@ func (db *DB) pgCount(l *pgList, q PageQuery, upTo int) (int, error) {
 	n := 0
 	err := db.pg().View(func(t Tx) error {
 		ptx := t.(*pgTx)
-		if _, err := ptx.tx.Exec(ctx, "SET LOCAL statement_timeout = '"+pgCountTimeout+"'"); err != nil {
+		if _, err := ptx.tx.Exec(ctx, "SET LOCAL statement_timeout = '"+postgres.CountTimeout+"'"); err != nil {
 			return err
 		}
 		sql := "SELECT count(*) FROM " + l.table + " WHERE " + where
@@ -399,7 +383,7 @@ func (db *DB) pgCount(l *pgList, q PageQuery, upTo int) (int, error) {
 	if err == nil {
 		return n, nil
 	}
-	if !isTimeout(err) {
+	if !postgres.IsTimeout(err) {
 		return 0, err
 	}
 	// The planner's estimate.
@@ -414,16 +398,4 @@ func (db *DB) pgCount(l *pgList, q PageQuery, upTo int) (int, error) {
 		}
 	}
 	return 0, errors.New("count: no estimate")
-}
-
-// isReadOnlyRole: the role may not write (an agent who only looks); the
-// list table is filled by the next paydesk that may.
-func isReadOnlyRole(err error) bool {
-	var pe interface{ SQLState() string }
-	return errors.As(err, &pe) && (pe.SQLState() == "42501" || pe.SQLState() == "25006")
-}
-
-func isTimeout(err error) bool {
-	var pe interface{ SQLState() string }
-	return errors.As(err, &pe) && pe.SQLState() == "57014"
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"paydesk/internal/fold"
+	"paydesk/store/kvlayout"
 )
 
 // A list's search texts are folded when written (AppendSearchText); a
@@ -28,7 +29,7 @@ func refoldFill() []fillStep {
 			var f fold.Folder
 			var text []byte
 			return walkFrom(tx.Bucket(bSummary), after, n, func(k, v []byte) error {
-				s, err := decodeSummary(v)
+				s, err := kvlayout.DecodeSummary(v)
 				if err != nil {
 					return fmt.Errorf("summary %s: %w", k, err)
 				}
@@ -45,10 +46,10 @@ func refoldFill() []fillStep {
 			var f fold.Folder
 			var text []byte
 			return walkFrom(tx.Bucket(bTransaction), after, n, func(k, v []byte) error {
-				if isPushIndexKey(k) {
+				if kvlayout.IsPushIndexKey(k) {
 					return nil
 				}
-				t, err := decodeTx(v)
+				t, err := kvlayout.DecodeTx(v)
 				if err != nil {
 					return fmt.Errorf("transaction %s: %w", k, err)
 				}

@@ -14,6 +14,7 @@ import (
 
 	"paydesk/internal/fold"
 	"paydesk/internal/pgtest"
+	"paydesk/store/domain"
 )
 
 // TestRefoldOnOpen: a file whose search texts an older folding wrote (no
@@ -39,7 +40,7 @@ func TestRefoldOnOpen(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				text := append(appendSearchFields(nil, &f, fold.String(s.Invoice), fold.String(s.Customer), s.Key), '\n')
+				text := append(domain.AppendSearchFields(nil, &f, fold.String(s.Invoice), fold.String(s.Customer), s.Key), '\n')
 				if err := setRowText(boltBucket{tb}, id, []byte(s.Key), text); err != nil {
 					return err
 				}
@@ -59,7 +60,7 @@ func TestRefoldOnOpen(t *testing.T) {
 		}
 		_ = db.Close()
 		for _, cut := range cuts {
-			if _, err := Open(path, Options{NoSync: true, fillChunk: 50, failFillAfter: cut}); !errors.Is(err, errFillCut) {
+			if _, err := Open(path, Options{NoSync: true, fillChunk: 50, failFillAfter: cut}); !errors.Is(err, domain.ErrFillCut) {
 				t.Fatalf("open cut after %d chunks: %v", cut, err)
 			}
 		}
@@ -108,7 +109,7 @@ func TestRefoldOnOpenPG(t *testing.T) {
 			}
 			pool := db.pg().pool
 			if native {
-				pool = db.rel.pool
+				pool = db.rel.Pool()
 			}
 			ctx := context.Background()
 			for _, tb := range tables {

@@ -9,6 +9,9 @@ import (
 	"strings"
 
 	"paydesk/internal/fold"
+	"paydesk/store/domain"
+	"paydesk/store/kvlayout"
+	"paydesk/store/postgres"
 )
 
 // The transaction list, paged and filtered in the store like the
@@ -19,59 +22,6 @@ import (
 // the transaction that writes the record: writeTxRecord); on PostgreSQL a
 // list table (pagepg.go).
 
-// The transaction list's sort orders (PageQuery.Sort of TransactionPage).
-// Ties are broken by the creation time and then the key.
-const (
-	TxSortCreated SortBy = iota
-	TxSortKind
-	TxSortInvoice
-	TxSortCustomer // case-insensitive
-	TxSortAmount   // in cents
-	TxSortStatus   // the status code
-	txSortCount
-)
-
-// TxPageRow is one transaction of a page and its position, a cursor.
-type TxPageRow struct {
-	Tx  *Transaction
-	Pos []byte
-}
-
-// TxPage is one window of the transaction list (see Page).
-type TxPage struct {
-	Rows       []TxPageRow
-	Total      int
-	More, Less bool
-}
-
-// txPosKey is a transaction's position in the order of column col (see
-// posKey).
-func txPosKey(dst []byte, col SortBy, t *Transaction) []byte {
-	switch col {
-	case TxSortKind:
-		dst = appendSortString(dst, string(t.Kind))
-	case TxSortInvoice:
-		dst = appendSortString(dst, t.Invoice)
-	case TxSortCustomer:
-		dst = appendSortString(dst, strings.ToLower(t.CustomerName))
-	case TxSortAmount:
-		dst = appendInt64(dst, t.Amount.Shift(2).IntPart())
-	case TxSortStatus:
-		dst = appendInt64(dst, int64(t.Status.Code))
-	}
-	dst = appendInt64(dst, t.Created.UnixNano())
-	return append(dst, t.Key...)
-}
-
-// AppendTxSearchText appends a transaction's search text: key, invoice,
-// reservation number, service, kind ("giftcard pay"), type, customer, the
-// provider's invoice number, the original and the group, folded like the
-// reservations' (AppendSearchText).
-func AppendTxSearchText(dst []byte, t *Transaction, f *fold.Folder) []byte {
-	return appendSearchFields(dst, f, t.Key, t.Invoice, t.ReservationNumber, t.ServiceCode,
-		strings.ReplaceAll(string(t.Kind), "_", " "), t.TransactionType, t.CustomerName, t.InvoiceNumber, t.Original, t.Group)
-}
-
 // keepTx applies a transaction list's State: a Kind, or "" for all.
 func keepTx(t *Transaction, st State) bool { return st == "" || Kind(st) == t.Kind }
 
@@ -79,7 +29,7 @@ func keepTx(t *Transaction, st State) bool { return st == "" || Kind(st) == t.Ki
 // without the list's indexes, a test's fake, and the reference the
 // stores' tests compare with.
 func PageTransactions(all []*Transaction, q PageQuery) TxPage {
-	words := wordBytes(q.words())
+	words := wordBytes(q.SearchWords())
 	var f fold.Folder
 	var text []byte
 	rows := make([]TxPageRow, 0, len(all))
@@ -93,7 +43,7 @@ func PageTransactions(all []*Transaction, q PageQuery) TxPage {
 				continue
 			}
 		}
-		rows = append(rows, TxPageRow{Tx: t, Pos: txPosKey(nil, q.Sort, t)})
+		rows = append(rows, TxPageRow{Tx: t, Pos: domain.TxPosKey(nil, q.Sort, t)})
 	}
 	slices.SortFunc(rows, func(a, b TxPageRow) int { return bytes.Compare(a.Pos, b.Pos) })
 	if q.Desc {
@@ -111,7 +61,7 @@ func PageTransactions(all []*Transaction, q PageQuery) TxPage {
 // reservations' (pagebolt.go). A kind (State) is a range of the kind
 // index, in creation order within it.
 var (
-	bTxIdx = [txSortCount][]byte{
+	bTxIdx = [TxSortCount][]byte{
 		TxSortCreated:  []byte("txidx.created"),
 		TxSortKind:     []byte("txidx.kind"),
 		TxSortInvoice:  []byte("txidx.invoice"),
@@ -133,18 +83,18 @@ var txPageBuckets = append(bTxIdx[:], bTxRow, bTxText, bTxGram, bTxGroup)
 var txBolt = &boltList{
 	records: bTransaction, idx: bTxIdx[:], row: bTxRow, text: bTxText, gram: bTxGram, count: kTransactionCount,
 	pos: func(dst []byte, col SortBy, v []byte) ([]byte, error) {
-		t, err := decodeTx(v)
+		t, err := kvlayout.DecodeTx(v)
 		if err != nil {
 			return nil, err
 		}
-		return txPosKey(dst, col, t), nil
+		return domain.TxPosKey(dst, col, t), nil
 	},
 	keep: func(v []byte, q *PageQuery, f *fold.Folder) bool {
-		t, err := decodeTx(v)
+		t, err := kvlayout.DecodeTx(v)
 		return err == nil && keepTxWhere(t, q, f)
 	},
 	stateRange: func(tx Tx, st State) (Cursor, []byte) {
-		return tx.Bucket(bTxIdx[TxSortKind]).Cursor(), appendSortString(nil, string(st))
+		return tx.Bucket(bTxIdx[TxSortKind]).Cursor(), domain.AppendSortString(nil, string(st))
 	},
 }
 
@@ -175,9 +125,9 @@ func (db *DB) TransactionCount(q PageQuery) (int, error) {
 
 // txList is the transaction list.
 var txList = &storeList[TxPageRow, *Transaction]{
-	name: "transaction", sorts: txSortCount, bolt: txBolt, pg: pgTransactions,
+	name: "transaction", sorts: TxSortCount, bolt: txBolt, pg: pgTransactions,
 	cache: func(db *DB) *pageCache { return &db.txPages },
-	dec:   decodeTx,
+	dec:   kvlayout.DecodeTx,
 	row:   func(t *Transaction, pos []byte) TxPageRow { return TxPageRow{Tx: t, Pos: pos} },
 	mem: func(db *DB, q PageQuery) (listPage[TxPageRow], error) {
 		all, err := db.Transactions()
@@ -197,14 +147,14 @@ func writeTxRecord(tx Tx, t *Transaction) error {
 	var old *Transaction
 	if bolt {
 		if v := b.Get(k); v != nil {
-			o, err := decodeTx(v)
+			o, err := kvlayout.DecodeTx(v)
 			if err != nil {
 				return fmt.Errorf("transaction %s: %w", k, err)
 			}
 			old = o
 		}
 	}
-	if err := b.Put(k, encodeTx(t)); err != nil {
+	if err := b.Put(k, kvlayout.EncodeTx(t)); err != nil {
 		return err
 	}
 	if !bolt {
@@ -230,11 +180,11 @@ func indexTx(tx Tx, old, t *Transaction) error {
 	val := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(key)), id)
 	val = append(val, key...)
 	var pos, opos []byte
-	for col := SortBy(0); col < txSortCount; col++ {
-		pos = txPosKey(pos[:0], col, t)
+	for col := SortBy(0); col < TxSortCount; col++ {
+		pos = domain.TxPosKey(pos[:0], col, t)
 		var op []byte
 		if old != nil {
-			opos = txPosKey(opos[:0], col, old)
+			opos = domain.TxPosKey(opos[:0], col, old)
 			op = opos
 		}
 		b := tx.Bucket(bTxIdx[col])
@@ -314,10 +264,10 @@ func txListFill() []fillStep {
 			var f fold.Folder
 			var text []byte
 			return walkFrom(tx.Bucket(bTransaction), after, n, func(k, v []byte) error {
-				if isPushIndexKey(k) {
+				if kvlayout.IsPushIndexKey(k) {
 					return nil
 				}
-				t, err := decodeTx(v)
+				t, err := kvlayout.DecodeTx(v)
 				if err != nil {
 					return fmt.Errorf("transaction %s: %w", k, err)
 				}
@@ -333,19 +283,19 @@ func txListFill() []fillStep {
 			})
 		},
 	}}
-	for col := SortBy(0); col < txSortCount; col++ {
+	for col := SortBy(0); col < TxSortCount; col++ {
 		steps = append(steps, indexStep("index "+string(bTxIdx[col]), bTxIdx[col], func(tx Tx, add func(k, v []byte)) error {
 			rows := tx.Bucket(bTxRow)
 			var pos, val []byte
 			return tx.Bucket(bTransaction).ForEach(func(k, v []byte) error {
-				if isPushIndexKey(k) {
+				if kvlayout.IsPushIndexKey(k) {
 					return nil
 				}
-				t, err := decodeTx(v)
+				t, err := kvlayout.DecodeTx(v)
 				if err != nil {
 					return fmt.Errorf("transaction %s: %w", k, err)
 				}
-				pos = txPosKey(pos[:0], col, t)
+				pos = domain.TxPosKey(pos[:0], col, t)
 				val = append(append(val[:0], rows.Get(k)...), k...)
 				add(pos, val)
 				return nil
@@ -367,23 +317,23 @@ var pgTransactions = (&pgList{
 		TxSortAmount:   "amount, created, k",
 		TxSortStatus:   "status, created, k",
 	},
-	kinds: []colKind{TxSortCreated: colNone, TxSortKind: colString, TxSortInvoice: colString, TxSortCustomer: colString,
-		TxSortAmount: colInt64, TxSortStatus: colInt64},
-	skip: isPushIndexKey,
+	kinds: []domain.ColKind{TxSortCreated: domain.ColNone, TxSortKind: domain.ColString, TxSortInvoice: domain.ColString, TxSortCustomer: domain.ColString,
+		TxSortAmount: domain.ColInt64, TxSortStatus: domain.ColInt64},
+	skip: kvlayout.IsPushIndexKey,
 	args: func(k, v []byte, f *fold.Folder) []any {
-		t, err := decodeTx(v)
+		t, err := kvlayout.DecodeTx(v)
 		if err != nil {
 			return nil
 		}
 		return []any{k, t.Created.UnixNano(), sortBytes(string(t.Kind)), sortBytes(t.Invoice), sortBytes(strings.ToLower(t.CustomerName)),
-			t.Amount.Shift(2).IntPart(), int64(t.Status.Code), []byte(t.Group), pgSearchText(AppendTxSearchText(nil, t, f)), v}
+			t.Amount.Shift(2).IntPart(), int64(t.Status.Code), []byte(t.Group), postgres.SearchText(AppendTxSearchText(nil, t, f)), v}
 	},
 	pos: txBolt.pos,
 	state: func(st State, arg func(any) string) string {
 		return "kind = " + arg(sortBytes(string(st)))
 	},
-	whereCols: &sqlCols{amount: "amount", created: "created", cents: true, nanos: true,
-		customer: txFieldCustomer, email: -1, service: txFieldService},
+	whereCols: &postgres.SQLCols{Amount: "amount", Created: "created", Cents: true, Nanos: true,
+		Customer: domain.TxFieldCustomer, Email: -1, Service: domain.TxFieldService},
 }).init()
 
 // txGroup reads a gift card group from the list table, in the
@@ -401,7 +351,7 @@ func (t *pgTx) txGroup(group string) ([]*Transaction, error) {
 		if err := rows.Scan(&v); err != nil {
 			return nil, err
 		}
-		tr, err := decodeTx(v)
+		tr, err := kvlayout.DecodeTx(v)
 		if err != nil {
 			return nil, fmt.Errorf("transaction: %w", err)
 		}

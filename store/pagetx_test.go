@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
+	"paydesk/store/domain"
 )
 
 // txPageData writes n transactions of every kind: captures and their
@@ -121,7 +122,7 @@ func TestTransactionPage(t *testing.T) {
 				{name: "kind and word", state: State(KindCapture), filter: "anna"},
 			}
 			for _, c := range cases {
-				for sort := SortBy(0); sort < txSortCount; sort++ {
+				for sort := SortBy(0); sort < TxSortCount; sort++ {
 					for _, desc := range []bool{false, true} {
 						t.Run(fmt.Sprintf("%s/sort%d/desc=%v", c.name, sort, desc), func(t *testing.T) {
 							checkPaging(t, PageQuery{Sort: sort, Desc: desc, Filter: c.filter, State: c.state, Limit: 37},
@@ -175,7 +176,7 @@ func TestTransactionListFill(t *testing.T) {
 			}
 			_ = db.Close()
 			for _, cut := range tc.cutAfter {
-				if _, err := Open(path, Options{NoSync: true, fillChunk: tc.chunk, failFillAfter: cut}); !errors.Is(err, errFillCut) {
+				if _, err := Open(path, Options{NoSync: true, fillChunk: tc.chunk, failFillAfter: cut}); !errors.Is(err, domain.ErrFillCut) {
 					t.Fatalf("open cut after %d chunks: %v", cut, err)
 				}
 			}

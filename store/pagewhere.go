@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -13,12 +11,14 @@ import (
 	"paydesk/internal/fold"
 	"paydesk/internal/query"
 	"paydesk/internal/textsafe"
+	"paydesk/store/domain"
+	"paydesk/store/kvlayout"
 )
 
 // PageQuery.Where is the filter language's query (internal/query). Its
 // meaning is defined here, once, over a row's values and its search text;
 // the engines follow it (pagebolt.go walks the records with keepWhere,
-// the PostgreSQL lists put it in SQL: pagepg.go, pgrel_page.go), and the
+// the PostgreSQL lists put it in SQL: pagepg.go, postgres/page.go), and the
 // in-memory lists (PageSummaries, PageTransactions) are the reference
 // every engine is tested against.
 //
@@ -44,62 +44,6 @@ var ReservationFilter = query.List{Name: "reservation",
 var TransactionFilter = query.List{Name: "transaction",
 	Fields: []query.Field{query.Amount, query.Created, query.Customer, query.Service}}
 
-// The search text's fields that a field of the language looks in (their
-// order in AppendSearchText, AppendTxSearchText).
-const (
-	resFieldCustomer = 1
-	resFieldEmail    = 4
-	txFieldService   = 3
-	txFieldCustomer  = 6
-)
-
-// whereState is the list State of a query's state.
-func whereState(s string) State {
-	switch s {
-	case "order_missing":
-		return StateOrderMissing
-	case "unknown":
-		return StateOutcomeUnknown
-	}
-	return State(s)
-}
-
-// foldValue folds a value of the query like the search text.
-func foldValue(s string) string { return fold.String(textsafe.Clean(s)) }
-
-// words are the query's words folded like the search text: Filter's, split
-// at spaces, and Where's words and phrases.
-func (q *PageQuery) words() []string {
-	w := filterWords(q.Filter)
-	for _, p := range q.Where.Words {
-		if f := strings.Join(strings.Fields(foldValue(p)), " "); f != "" {
-			w = append(w, f)
-		}
-	}
-	return w
-}
-
-// hasWhere reports whether Where has conditions beyond its words.
-func (q *PageQuery) hasWhere() bool {
-	w := q.Where
-	return w.State != "" || w.Amount != nil || w.Created != nil || len(w.Customer) > 0 || len(w.Email) > 0 ||
-		len(w.Service) > 0 || len(w.Operator) > 0
-}
-
-// hasCond: a state or Where's conditions, what a row's record is checked
-// for (the words are the search text's).
-func (q *PageQuery) hasCond() bool { return q.State != "" || q.hasWhere() }
-
-// condKey names the conditions, for the cache of their rows.
-func (q *PageQuery) condKey() string {
-	if !q.hasWhere() {
-		return string(q.State)
-	}
-	w := q.Where
-	w.Words = nil
-	return string(q.State) + "\x00" + w.Key()
-}
-
 // searchField is field i of a search text (fields ended by 0x00), nil
 // when the text was cut before it.
 func searchField(text []byte, i int) []byte {
@@ -123,7 +67,7 @@ func fieldHasAll(text []byte, i int, values []string) bool {
 	}
 	f := searchField(text, i)
 	for _, v := range values {
-		if !bytes.Contains(f, []byte(foldValue(v))) {
+		if !bytes.Contains(f, []byte(domain.FoldValue(v))) {
 			return false
 		}
 	}
@@ -139,11 +83,11 @@ func keepSummary(s *Summary, q *PageQuery, f *fold.Folder) bool {
 	if !keepState(s, q.State) {
 		return false
 	}
-	if !q.hasWhere() {
+	if !q.HasWhere() {
 		return true
 	}
 	w := &q.Where
-	if w.State != "" && !keepState(s, whereState(w.State)) {
+	if w.State != "" && !keepState(s, domain.WhereState(w.State)) {
 		return false
 	}
 	if !inAmount(w.Amount, s.Amount) || !inCreated(w.Created, s.Created) {
@@ -151,7 +95,7 @@ func keepSummary(s *Summary, q *PageQuery, f *fold.Folder) bool {
 	}
 	if len(w.Customer) > 0 || len(w.Email) > 0 {
 		text := AppendSearchText(nil, s, f)
-		return fieldHasAll(text, resFieldCustomer, w.Customer) && fieldHasAll(text, resFieldEmail, w.Email)
+		return fieldHasAll(text, domain.ResFieldCustomer, w.Customer) && fieldHasAll(text, domain.ResFieldEmail, w.Email)
 	}
 	return true
 }
@@ -161,7 +105,7 @@ func keepTxWhere(t *Transaction, q *PageQuery, f *fold.Folder) bool {
 	if !keepTx(t, q.State) {
 		return false
 	}
-	if !q.hasWhere() {
+	if !q.HasWhere() {
 		return true
 	}
 	w := &q.Where
@@ -170,99 +114,9 @@ func keepTxWhere(t *Transaction, q *PageQuery, f *fold.Folder) bool {
 	}
 	if len(w.Customer) > 0 || len(w.Service) > 0 {
 		text := AppendTxSearchText(nil, t, f)
-		return fieldHasAll(text, txFieldCustomer, w.Customer) && fieldHasAll(text, txFieldService, w.Service)
+		return fieldHasAll(text, domain.TxFieldCustomer, w.Customer) && fieldHasAll(text, domain.TxFieldService, w.Service)
 	}
 	return true
-}
-
-// fieldRegexp is a PostgreSQL regular expression that finds value in field
-// i of a search text whose separators are 0x01 (pgSearchText).
-func fieldRegexp(i int, value string) string {
-	var b strings.Builder
-	b.WriteString("^")
-	if i > 0 {
-		b.WriteString("([^\x01]*\x01){" + strconv.Itoa(i) + "}")
-	}
-	b.WriteString("[^\x01]*")
-	for _, c := range []byte(value) {
-		if c < 0x80 && !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
-
-// sqlWhere is the SQL of Where's conditions for a list table; cols names
-// its columns and how amounts and times are kept.
-type sqlCols struct {
-	amount, created string
-	// cents: the amount column is in cents (bigint); nanos: the time
-	// column is Unix nanoseconds, zeroNano for none (the kv lists).
-	cents, nanos bool
-	// state is a state's condition.
-	state func(st State, arg func(any) string) string
-	// customer, email, service: the search text's fields (-1: none).
-	customer, email, service int
-}
-
-func (c *sqlCols) where(w *query.Query, arg func(any) string) []string {
-	var conds []string
-	if w.State != "" && c.state != nil {
-		conds = append(conds, c.state(whereState(w.State), arg))
-	}
-	if a := w.Amount; a != nil {
-		val := func(d decimal.Decimal) string {
-			if c.cents {
-				return arg(d.Shift(2).String()) + "::numeric"
-			}
-			return arg(d.String()) + "::numeric"
-		}
-		if a.HasMin {
-			op := " >= "
-			if a.MinExcl {
-				op = " > "
-			}
-			conds = append(conds, c.amount+op+val(a.Min))
-		}
-		if a.HasMax {
-			op := " <= "
-			if a.MaxExcl {
-				op = " < "
-			}
-			conds = append(conds, c.amount+op+val(a.Max))
-		}
-	}
-	if t := w.Created; t != nil {
-		at := func(x time.Time) string {
-			if c.nanos {
-				return arg(x.UnixNano())
-			}
-			return arg(x)
-		}
-		if c.nanos {
-			conds = append(conds, c.created+" <> "+arg(zeroNano))
-		} else {
-			conds = append(conds, c.created+" IS NOT NULL")
-		}
-		if !t.From.IsZero() {
-			conds = append(conds, c.created+" >= "+at(t.From))
-		}
-		if !t.To.IsZero() {
-			conds = append(conds, c.created+" < "+at(t.To))
-		}
-	}
-	for _, f := range []struct {
-		i      int
-		values []string
-	}{{c.customer, w.Customer}, {c.email, w.Email}, {c.service, w.Service}} {
-		for _, v := range f.values {
-			if f.i >= 0 {
-				conds = append(conds, "search ~ "+arg(fieldRegexp(f.i, foldValue(v))))
-			}
-		}
-	}
-	return conds
 }
 
 // condBits finds the rows that pass the query's state and Where: a state
@@ -270,20 +124,20 @@ func (c *sqlCols) where(w *query.Query, arg func(any) string) []string {
 // checked on every record, block by block, once for a state of the file
 // (a keystroke that only adds words reuses it).
 func (c *pageCache) condBits(tx boltTx, l *boltList, q *PageQuery) ([]uint64, error) {
-	if !q.hasWhere() {
+	if !q.HasWhere() {
 		return c.stateBits(tx, l, q.State)
 	}
 	if b := c.cachedCond(tx, q); b != nil {
 		return b, nil
 	}
-	key := q.condKey()
+	key := q.CondKey()
 	out := make([]uint64, (l.rowCount(tx)+63)/64)
 	sb := tx.Bucket(l.records)
 	var f fold.Folder
 	cur := tx.Bucket(l.text).Cursor()
 	for k, v := cur.First(); k != nil; k, v = cur.Next() {
 		if len(k) != 4 {
-			return nil, errCorrupt
+			return nil, kvlayout.ErrCorrupt
 		}
 		blk := int(binary.BigEndian.Uint32(k))
 		rows, err := decodeBlock(v)
@@ -305,10 +159,10 @@ func (c *pageCache) condBits(tx boltTx, l *boltList, q *PageQuery) ([]uint64, er
 // cachedCond is the rows of the query's conditions when known for this
 // state of the file.
 func (c *pageCache) cachedCond(tx boltTx, q *PageQuery) []uint64 {
-	if !q.hasWhere() {
+	if !q.HasWhere() {
 		return c.cachedState(tx, q.State)
 	}
-	key := q.condKey()
+	key := q.CondKey()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.whereTx == tx.tx.ID() && c.where == key {

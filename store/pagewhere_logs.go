@@ -5,6 +5,7 @@ import (
 
 	"paydesk/internal/fold"
 	"paydesk/internal/query"
+	"paydesk/store/domain"
 )
 
 // The push log and the audit log are read whole by the command line and
@@ -22,7 +23,7 @@ var AuditFilter = query.List{Name: "audit", Fields: []query.Field{query.Amount, 
 // every value folded.
 func foldedHasAll(text string, values []string) bool {
 	for _, v := range values {
-		if !strings.Contains(text, foldValue(v)) {
+		if !strings.Contains(text, domain.FoldValue(v)) {
 			return false
 		}
 	}
@@ -32,7 +33,7 @@ func foldedHasAll(text string, values []string) bool {
 func foldFields(fields ...string) string {
 	var f strings.Builder
 	for _, s := range fields {
-		f.WriteString(foldValue(s))
+		f.WriteString(domain.FoldValue(s))
 		if g, ok := foldGerman(s); ok {
 			f.WriteString(" " + g)
 		}
@@ -83,6 +84,6 @@ func KeepTransaction(t *Transaction, w *query.Query) bool {
 	if !keepTxWhere(t, &q, &f) {
 		return false
 	}
-	words := q.words()
+	words := q.SearchWords()
 	return len(words) == 0 || containsAll(AppendTxSearchText(nil, t, &f), wordBytes(words))
 }

@@ -15,6 +15,7 @@ import (
 
 	"paydesk/internal/pgtest"
 	"paydesk/internal/query"
+	"paydesk/store/domain"
 )
 
 // randomWhere makes a filter of the language from random parts: states,
@@ -93,8 +94,8 @@ func TestPageWhereProperty(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", text, err)
 		}
-		q := PageQuery{Sort: SortBy(rng.Intn(int(sortCount))), Desc: rng.Intn(2) == 0, Where: w, Limit: 1 + rng.Intn(60)}
-		if len(PageSummaries(all, PageQuery{Where: w, Limit: maxPageLimit}).Rows) > 0 {
+		q := PageQuery{Sort: SortBy(rng.Intn(int(SortCount))), Desc: rng.Intn(2) == 0, Where: w, Limit: 1 + rng.Intn(60)}
+		if len(PageSummaries(all, PageQuery{Where: w, Limit: domain.MaxPageLimit}).Rows) > 0 {
 			nonEmpty++
 		}
 		// bbolt's paths of a big file, in turn.

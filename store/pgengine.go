@@ -3,76 +3,28 @@ package store
 import (
 	"bytes"
 	"context"
-	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	mathrand "math/rand/v2"
-	"net/url"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"paydesk/store/domain"
+	"paydesk/store/postgres"
 )
+
+// RedactURL hides the password of a database URL for messages and logs.
+func RedactURL(s string) string { return postgres.RedactURL(s) }
 
 // IsPostgresURL reports whether a --db value names a PostgreSQL database
 // rather than a bbolt file.
 func IsPostgresURL(s string) bool {
 	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
 }
-
-// RedactURL hides the password of a database URL for messages and logs.
-func RedactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "postgres://…"
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
-}
-
-//go:embed pgmigrations/*.sql
-var pgMigrationFiles embed.FS
-
-// pgMigration is one embedded schema step, applied in order on open.
-type pgMigration struct {
-	version int
-	name    string
-	sql     string
-}
-
-func pgMigrations() ([]pgMigration, error) {
-	entries, err := fs.ReadDir(pgMigrationFiles, "pgmigrations")
-	if err != nil {
-		return nil, err
-	}
-	var out []pgMigration
-	for _, e := range entries {
-		n, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(n)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("migration %s: the name must start with its version", e.Name())
-		}
-		b, err := fs.ReadFile(pgMigrationFiles, "pgmigrations/"+e.Name())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, pgMigration{version: v, name: e.Name(), sql: string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	return out, nil
-}
-
-// ErrNeedsMigration: the database's schema is older than this paydesk and
-// the role may not change it; `paydesk db migrate` (by an owner) does.
-var ErrNeedsMigration = errors.New("the database needs `paydesk db migrate` (by a role that may change the schema)")
 
 // pgEngine keeps the store's buckets in PostgreSQL: one row per key in
 // paydesk_kv, the buckets and their sequences in paydesk_bucket. Write
@@ -89,125 +41,15 @@ type pgEngine struct {
 	migrated []string
 }
 
-// pgMaxTries bounds the re-runs of a transaction that lost a race.
-const pgMaxTries = 50
-
-func openPostgres(ctx context.Context, dsn string, migrate bool) (*pgEngine, error) {
-	cfg, err := pgxpool.ParseConfig(dsn)
-	if err != nil {
-		return nil, fmt.Errorf("database %s: %w", RedactURL(dsn), err)
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("database %s: %w", RedactURL(dsn), err)
-	}
-	e := &pgEngine{pool: pool, url: RedactURL(dsn)}
-	if err := e.migrateSchema(ctx, migrate); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	return e, nil
-}
-
-// migrateSchema applies the embedded migrations not yet recorded, in one
-// transaction under an advisory lock (two processes starting at once do it
-// once). A database newer than this paydesk is refused.
-func (e *pgEngine) migrateSchema(ctx context.Context, apply bool) error {
-	ms, err := pgMigrations()
-	if err != nil {
-		return err
-	}
-	latest := ms[len(ms)-1].version
-	tx, err := e.pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("database %s: %w", e.url, err)
-	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7305482190)`); err != nil {
-		return fmt.Errorf("database %s: %w", e.url, err)
-	}
-	var have int
-	var exists bool
-	if err := tx.QueryRow(ctx, `SELECT to_regclass('paydesk_migrations') IS NOT NULL`).Scan(&exists); err != nil {
-		return fmt.Errorf("database %s: %w", e.url, err)
-	}
-	if exists {
-		if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM paydesk_migrations`).Scan(&have); err != nil {
-			return fmt.Errorf("database %s: %w", e.url, err)
-		}
-	}
-	switch {
-	case have > latest:
-		return fmt.Errorf("database %s: schema version %d is %w (this one knows up to %d)", e.url, have, ErrNewerSchema, latest)
-	case have == latest:
-		return nil
-	case !apply:
-		return fmt.Errorf("database %s: schema version %d, this paydesk needs %d: %w", e.url, have, latest, ErrNeedsMigration)
-	}
-	var applied []string
-	for _, m := range ms {
-		if m.version <= have {
-			continue
-		}
-		if _, err := tx.Exec(ctx, m.sql); err != nil {
-			return fmt.Errorf("database %s: migration %s: %w", e.url, m.name, err)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO paydesk_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
-			return fmt.Errorf("database %s: migration %s: %w", e.url, m.name, err)
-		}
-		applied = append(applied, m.name)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("database %s: migrate: %w", e.url, err)
-	}
-	e.migrated = applied
-	return nil
-}
-
 func (e *pgEngine) Close() error { e.pool.Close(); return nil }
-
-// ErrReadOnlyRole: the database refused a write because the role it was
-// opened as may only read (a viewer's role).
-var ErrReadOnlyRole = errors.New("this database role may only read")
-
-// readOnlyError says a write was refused for the role, in words, keeping
-// PostgreSQL's error for errors.As.
-type readOnlyError struct {
-	url string
-	err error
-}
-
-func (e *readOnlyError) Error() string {
-	return "database " + e.url + ": " + ErrReadOnlyRole.Error() + ": nothing was written (a role with the operators' grants may write)"
-}
-
-func (e *readOnlyError) Unwrap() []error { return []error{ErrReadOnlyRole, e.err} }
-
-// deniedWrite: PostgreSQL refused a write for the role's privileges (42501
-// "permission denied", 25006 a read-only transaction) — not the audit log's
-// insert-only trigger, which raises 42501 with its own message.
-func deniedWrite(err error) bool {
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) {
-		return false
-	}
-	return pe.Code == "25006" || (pe.Code == "42501" && strings.HasPrefix(pe.Message, "permission denied"))
-}
-
-// retryable: the transaction lost a race with another one and can run
-// again (serialization failure, deadlock).
-func retryable(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
-}
 
 func (e *pgEngine) Update(fn func(Tx) error) error {
 	ctx := context.Background()
 	var err error
-	for try := 0; try < pgMaxTries; try++ {
-		if err = e.run(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable}, fn); !retryable(err) {
-			if deniedWrite(err) {
-				return &readOnlyError{url: e.url, err: err}
+	for try := 0; try < postgres.MaxTries; try++ {
+		if err = e.run(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable}, fn); !postgres.Retryable(err) {
+			if postgres.DeniedWrite(err) {
+				return postgres.ReadOnly(e.url, err)
 			}
 			return err
 		}
@@ -216,7 +58,7 @@ func (e *pgEngine) Update(fn func(Tx) error) error {
 		step := time.Duration(min(try+1, 10)) * 2 * time.Millisecond
 		time.Sleep(step/2 + time.Duration(mathrand.Int64N(int64(step))))
 	}
-	return fmt.Errorf("database %s: gave up after %d conflicting tries: %w", e.url, pgMaxTries, err)
+	return fmt.Errorf("database %s: gave up after %d conflicting tries: %w", e.url, postgres.MaxTries, err)
 }
 
 func (e *pgEngine) View(fn func(Tx) error) error {
@@ -238,7 +80,7 @@ func (e *pgEngine) run(ctx context.Context, opts pgx.TxOptions, fn func(Tx) erro
 	}
 	if err != nil {
 		_ = ptx.Rollback(ctx)
-		if t.err != nil && !retryable(err) {
+		if t.err != nil && !postgres.Retryable(err) {
 			return t.err // what the database said is more than what the rules made of it
 		}
 		return err
@@ -375,7 +217,7 @@ type pgBucket struct {
 	name  []byte
 	cache map[string][]byte // nil value: known absent
 	// seqName is the sequence that numbers a log bucket (see
-	// pgmigrations/0003); "" keeps the counter in paydesk_bucket.
+	// postgres/migrations/0003); "" keeps the counter in paydesk_bucket.
 	seqName string
 	// ranges are the stretches of keys a prefetch read (pgprefetch.go);
 	// reserved are numbers of seqName taken ahead, handed out first.
@@ -660,3 +502,15 @@ func (failedCursor) Last() ([]byte, []byte)       { return nil, nil }
 func (failedCursor) Seek([]byte) ([]byte, []byte) { return nil, nil }
 func (failedCursor) Next() ([]byte, []byte)       { return nil, nil }
 func (failedCursor) Prev() ([]byte, []byte)       { return nil, nil }
+
+// The database's errors callers branch on (domain/errors.go).
+var (
+	ErrNeedsMigration = domain.ErrNeedsMigration
+	ErrReadOnlyRole   = domain.ErrReadOnlyRole
+)
+
+// kvOn is the kv engine over the native engine's connections: what a
+// layout-7 database still holds in paydesk_kv, read for its conversion.
+func kvOn(rel *postgres.Engine) *pgEngine {
+	return &pgEngine{pool: rel.Pool(), url: rel.URL(), migrated: rel.Migrated()}
+}

@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"paydesk/api"
+	"paydesk/store/kvlayout"
+	"paydesk/store/postgres"
 )
 
 // The push inbox on PostgreSQL (issue 17). On a team's database a listener
@@ -171,11 +173,11 @@ func (db *DB) IngestPush(ctx context.Context, rec PushRecord, p *api.Push, onApp
 	pp := db.preparePush(rec, p)
 	// The inbox row holds the push in the binary codec whatever the
 	// engine; the kv engine has made its tail already (EncodePush).
-	stored := pp.enc.b
+	stored := pp.enc.Bytes()
 	if stored == nil {
-		stored = encodePushTail(&pp.rec)
+		stored = kvlayout.EncodePushTail(&pp.rec)
 	}
-	j := &ingestJob{key: []byte(pp.rec.Key), hash: pp.rec.Hash[:], rec: encodePushHead(&pp.rec, stored), done: make(chan ingestAnswer, 1)}
+	j := &ingestJob{key: []byte(pp.rec.Key), hash: pp.rec.Hash[:], rec: kvlayout.EncodePushHead(&pp.rec, stored), done: make(chan ingestAnswer, 1)}
 	ib.closeMu.RLock()
 	if ib.closed {
 		ib.closeMu.RUnlock()
@@ -268,7 +270,7 @@ func (ib *inbox) commit(jobs []*ingestJob) {
 	var ids map[string]uint64
 	var err error
 	for try := 0; try < 5; try++ {
-		if ids, err = ib.identities(ctx, qIngest, keys, hashes, recs); !retryable(err) {
+		if ids, err = ib.identities(ctx, qIngest, keys, hashes, recs); !postgres.Retryable(err) {
 			break
 		}
 	}
@@ -544,11 +546,6 @@ type ruleError struct {
 func (e *ruleError) Error() string { return fmt.Sprintf("inbox row %d: %v", e.id, e.err) }
 func (e *ruleError) Unwrap() error { return e.err }
 
-const qInboxWaiting = `SELECT id, rec FROM paydesk_push_inbox WHERE push_id IS NULL AND id > $2 ORDER BY id LIMIT $1`
-
-const qInboxMark = `UPDATE paydesk_push_inbox AS i SET push_id = u.push_id, result = u.result, rec = NULL
-FROM unnest($1::bigint[], $2::bigint[], $3::bytea[]) AS u(id, push_id, result) WHERE i.id = u.id`
-
 // applyBatch applies up to limit waiting rows numbered above after in one
 // transaction and marks them applied in it; it returns how many it applied
 // and the highest number among them.
@@ -589,7 +586,7 @@ func (ib *inbox) applyRows(limit int, after int64, failed bool) ([]appliedRow, e
 	var done []appliedRow
 	err := db.inboxUpdate(func(rt RepoTx, it inboxTx) error {
 		c, done = Change{keys: db.audit}, done[:0] // a transaction that lost a race runs again
-		ids, stored, err := it.inboxWaiting(limit, after)
+		ids, stored, err := it.InboxWaiting(limit, after)
 		if err != nil || len(ids) == 0 {
 			return err
 		}
@@ -597,7 +594,7 @@ func (ib *inbox) applyRows(limit int, after int64, failed bool) ([]appliedRow, e
 		keys := make([]string, 0, len(stored))
 		var dataKeys []string
 		for i, b := range stored {
-			if recs[i], err = decodePush(b); err != nil {
+			if recs[i], err = kvlayout.DecodePush(b); err != nil {
 				return &ruleError{id: ids[i], err: fmt.Errorf("stored push: %w", err)}
 			}
 			keys = append(keys, recs[i].Key)
@@ -605,13 +602,13 @@ func (ib *inbox) applyRows(limit int, after int64, failed bool) ([]appliedRow, e
 				dataKeys = append(dataKeys, recs[i].Key)
 			}
 		}
-		if err := it.prefetchForPushes(keys, dataKeys, len(recs)); err != nil {
+		if err := it.PrefetchForPushes(keys, dataKeys, len(recs)); err != nil {
 			return err
 		}
 		for i, id := range ids {
 			res, err := db.applyInboxRow(rt, recs[i], failed, &c)
 			if err != nil {
-				if terr := it.txErr(); terr != nil {
+				if terr := it.TxErr(); terr != nil {
 					return terr
 				}
 				return &ruleError{id: id, err: err}
@@ -621,9 +618,9 @@ func (ib *inbox) applyRows(limit int, after int64, failed bool) ([]appliedRow, e
 		pushIDs, results := make([]int64, len(done)), make([][]byte, len(done))
 		idArg := make([]int64, len(done))
 		for i, d := range done {
-			idArg[i], pushIDs[i], results[i] = int64(d.id), int64(d.res.ID), encodeApplyResult(d.res)
+			idArg[i], pushIDs[i], results[i] = int64(d.id), int64(d.res.ID), kvlayout.EncodeApplyResult(d.res)
 		}
-		if err := it.inboxMark(idArg, pushIDs, results); err != nil {
+		if err := it.InboxMark(idArg, pushIDs, results); err != nil {
 			return err
 		}
 		c.inbox = true
@@ -641,20 +638,20 @@ func (ib *inbox) applyRows(limit int, after int64, failed bool) ([]appliedRow, e
 // beyond the contract: the inbox rows it reads and marks in the same
 // transaction as the rules' writes.
 type inboxTx interface {
-	inboxWaiting(limit int, after int64) ([]uint64, [][]byte, error)
-	// prefetchForPushes may read ahead what the rules will read of the
+	InboxWaiting(limit int, after int64) ([]uint64, [][]byte, error)
+	// PrefetchForPushes may read ahead what the rules will read of the
 	// pushes' keys (the kv engine's round trips).
-	prefetchForPushes(keys, dataKeys []string, n int) error
-	inboxMark(ids, pushIDs []int64, results [][]byte) error
-	// txErr is the database's error that failed the transaction, if any.
-	txErr() error
+	PrefetchForPushes(keys, dataKeys []string, n int) error
+	InboxMark(ids, pushIDs []int64, results [][]byte) error
+	// TxErr is the database's error that failed the transaction, if any.
+	TxErr() error
 }
 
 // inboxUpdate runs fn in a write transaction of the store's engine on
 // PostgreSQL, the rules' view of it and the inbox's.
 func (db *DB) inboxUpdate(fn func(rt RepoTx, it inboxTx) error) error {
 	if db.rel != nil {
-		return db.rel.update(context.Background(), func(t *pgRelTx) error { return fn(t, t) })
+		return db.rel.UpdateTx(context.Background(), func(t *postgres.Tx) error { return fn(t, t) })
 	}
 	return db.guardedUpdate(func(tx Tx) error {
 		pt, ok := tx.(*pgTx)
@@ -665,25 +662,24 @@ func (db *DB) inboxUpdate(fn func(rt RepoTx, it inboxTx) error) error {
 	})
 }
 
-func (t *pgTx) txErr() error    { return t.err }
-func (t *pgRelTx) txErr() error { return t.err }
+func (t *pgTx) TxErr() error { return t.err }
 
-// inboxMark marks inbox rows applied, after the transaction's buffered
+// InboxMark marks inbox rows applied, after the transaction's buffered
 // writes.
-func (t *pgTx) inboxMark(ids, pushIDs []int64, results [][]byte) error {
+func (t *pgTx) InboxMark(ids, pushIDs []int64, results [][]byte) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
-	if _, err := t.tx.Exec(t.ctx, qInboxMark, ids, pushIDs, results); err != nil {
+	if _, err := t.tx.Exec(t.ctx, postgres.InboxMarkSQL, ids, pushIDs, results); err != nil {
 		t.fail(err)
 		return err
 	}
 	return nil
 }
 
-// inboxWaiting reads up to limit rows not applied yet, oldest first.
-func (t *pgTx) inboxWaiting(limit int, after int64) ([]uint64, [][]byte, error) {
-	rows, err := t.tx.Query(t.ctx, qInboxWaiting, limit, after)
+// InboxWaiting reads up to limit rows not applied yet, oldest first.
+func (t *pgTx) InboxWaiting(limit int, after int64) ([]uint64, [][]byte, error) {
+	rows, err := t.tx.Query(t.ctx, postgres.InboxWaitingSQL, limit, after)
 	if err != nil {
 		t.fail(err)
 		return nil, nil, err
@@ -733,36 +729,6 @@ func (db *DB) applyInboxRow(tx RepoTx, rec *PushRecord, failed bool, c *Change) 
 	c.Pushes++
 	res.ID, res.Ignored = id, rec.Ignored
 	return res, nil
-}
-
-func encodeApplyResult(r ApplyResult) []byte {
-	e := enc{}
-	e.byte(codecV1)
-	e.bool(r.Applied)
-	e.bool(r.Duplicate)
-	e.str(r.Ignored)
-	e.str(r.ReservationKey)
-	e.uvarint(uint64(len(r.Settled)))
-	for _, s := range r.Settled {
-		e.uvarint(s)
-	}
-	return e.b
-}
-
-func decodeApplyResult(pushID uint64, b []byte) (ApplyResult, error) {
-	d := decoder{b: b}
-	if d.byte() != codecV1 {
-		return ApplyResult{}, errCorrupt
-	}
-	r := ApplyResult{ID: pushID, Applied: d.bool(), Duplicate: d.bool(), Ignored: d.str(), ReservationKey: d.str()}
-	n := d.uvarint()
-	if n > uint64(len(d.b)) {
-		return ApplyResult{}, errCorrupt
-	}
-	for i := uint64(0); i < n; i++ {
-		r.Settled = append(r.Settled, d.uvarint())
-	}
-	return r, d.err
 }
 
 // await registers fn for the outcome of inbox row id.
@@ -847,7 +813,7 @@ func (ib *inbox) report() {
 		if rows.Scan(&id, &pushID, &result) != nil {
 			break
 		}
-		res, err := decodeApplyResult(uint64(pushID), result)
+		res, err := kvlayout.DecodeApplyResult(uint64(pushID), result)
 		if err != nil {
 			res = ApplyResult{ID: uint64(pushID)}
 		}

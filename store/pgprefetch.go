@@ -122,10 +122,10 @@ CROSS JOIN LATERAL (
 // are read whole; a larger one is left to the cursor.
 const prefetchWhole = 1000
 
-// prefetchForPushes reads in one round trip what the push rules will read
+// PrefetchForPushes reads in one round trip what the push rules will read
 // for pushes with these keys (dataKeys: those of data request pushes), and
 // reserves n push numbers.
-func (t *pgTx) prefetchForPushes(keys, dataKeys []string, n int) error {
+func (t *pgTx) PrefetchForPushes(keys, dataKeys []string, n int) error {
 	if t.err != nil {
 		return t.err
 	}

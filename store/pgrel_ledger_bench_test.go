@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"paydesk/internal/pgtest"
+	"paydesk/store/kvlayout"
+	"paydesk/store/postgres"
 )
 
 // BenchmarkPgRelConvertLedger converts a layout-7 ledger of 5,000
@@ -44,7 +46,7 @@ func BenchmarkPgRelConvertLedger(b *testing.B) {
 					{Key: k + "-C1", Kind: KindCapture, Invoice: r.Invoice, Amount: dec("49.95"), ReservationKey: k, Refunds: []string{k + "-R1"}},
 					{Key: k + "-R1", Kind: KindRefund, Invoice: r.Invoice, Amount: dec("49.95"), Original: k + "-C1", ReservationKey: k},
 				} {
-					if err := tx.Bucket(bTransaction).Put([]byte(x.Key), encodeTx(x)); err != nil {
+					if err := tx.Bucket(bTransaction).Put([]byte(x.Key), kvlayout.EncodeTx(x)); err != nil {
 						return err
 					}
 				}
@@ -66,13 +68,13 @@ func BenchmarkPgRelConvertLedger(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		e, err := openPgRel(ctx, url, false)
+		e, err := postgres.Open(ctx, url, false)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
 		start := time.Now()
-		if err := e.convertLedger(ctx, 0, 0); err != nil {
+		if err := e.ConvertLedger(ctx, 0, 0); err != nil {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "reservations/s")
@@ -86,7 +88,7 @@ func BenchmarkPgRelConvertLedger(b *testing.B) {
 // (row, lines, number, owners) and puts a transaction.
 func BenchmarkPgRelPutReservation(b *testing.B) {
 	ctx := context.Background()
-	e, err := openPgRel(ctx, pgtest.Fresh(b), true)
+	e, err := postgres.Open(ctx, pgtest.Fresh(b), true)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -95,7 +97,7 @@ func BenchmarkPgRelPutReservation(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		k := fmt.Sprintf("%032X", i%1000)
-		err := e.update(ctx, func(tx *pgRelTx) error {
+		err := e.UpdateTx(ctx, func(tx *postgres.Tx) error {
 			r, err := tx.Reservation(k)
 			if err != nil {
 				return err

@@ -12,6 +12,9 @@ import (
 
 	"paydesk/api"
 	"paydesk/internal/pgtest"
+	"paydesk/store/domain"
+	"paydesk/store/kvlayout"
+	"paydesk/store/postgres"
 )
 
 // layout7Ledger makes a PostgreSQL database the bucket engine writes
@@ -118,7 +121,7 @@ func readKVLedger(t *testing.T, url string) kvLedger {
 			return err
 		}
 		if err := tx.Bucket(bTransaction).ForEach(func(k, _ []byte) error {
-			if isPushIndexKey(k) {
+			if kvlayout.IsPushIndexKey(k) {
 				return nil
 			}
 			x, err := (&kvTx{tx: tx}).Transaction(string(k))
@@ -141,7 +144,7 @@ func readKVLedger(t *testing.T, url string) kvLedger {
 			return err
 		}
 		if err := tx.Bucket(bSummary).ForEach(func(_, v []byte) error {
-			s, err := decodeSummary(v)
+			s, err := kvlayout.DecodeSummary(v)
 			l.summaries = append(l.summaries, s)
 			return err
 		}); err != nil {
@@ -223,14 +226,14 @@ func sameRecord(t *testing.T, what string, want, got any) {
 
 // checkConverted reads every record of want from the tables and through
 // each look-up the rules make, and compares.
-func checkConverted(t *testing.T, e *pgRelEngine, want kvLedger) {
+func checkConverted(t *testing.T, e *postgres.Engine, want kvLedger) {
 	t.Helper()
 	if len(want.reservations) < 5 || len(want.transactions) < 8 || len(want.orphans) != 1 || len(want.refunds) < 3 ||
 		len(want.invoices[invOrphan]) != 1 || len(want.invoices[invTransaction]) < 3 {
 		t.Fatalf("the layout-7 ledger is smaller than made: %d reservations, %d transactions, %d orphans, %d refunded payments",
 			len(want.reservations), len(want.transactions), len(want.orphans), len(want.refunds))
 	}
-	err := e.view(context.Background(), func(tx *pgRelTx) error {
+	err := e.ViewTx(context.Background(), func(tx *postgres.Tx) error {
 		for k, r := range want.reservations {
 			got, err := tx.Reservation(k)
 			if err != nil {
@@ -314,7 +317,7 @@ func checkConverted(t *testing.T, e *pgRelEngine, want kvLedger) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pending, err := e.ledgerConversionPending(context.Background()); err != nil || pending {
+	if pending, err := e.LedgerConversionPending(context.Background()); err != nil || pending {
 		t.Errorf("conversion still pending (%v) after it ended", err)
 	}
 }
@@ -325,12 +328,12 @@ func checkConverted(t *testing.T, e *pgRelEngine, want kvLedger) {
 func TestPgRelConvertLedgerReadsTheSame(t *testing.T) {
 	url := layout7Ledger(t)
 	want := readKVLedger(t, url)
-	e, err := openPgRel(context.Background(), url, true)
+	e, err := postgres.Open(context.Background(), url, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if err := e.convertLedger(context.Background(), 3, 0); err != nil {
+	if err := e.ConvertLedger(context.Background(), 3, 0); err != nil {
 		t.Fatal(err)
 	}
 	checkConverted(t, e, want)
@@ -342,18 +345,18 @@ func TestPgRelConvertLedgerCutShortGoesOn(t *testing.T) {
 	for _, cut := range []int{1, 4, 7} {
 		url := layout7Ledger(t)
 		want := readKVLedger(t, url)
-		e, err := openPgRel(context.Background(), url, true)
+		e, err := postgres.Open(context.Background(), url, true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = e.convertLedger(context.Background(), 2, cut)
-		if !errors.Is(err, errFillCut) {
+		err = e.ConvertLedger(context.Background(), 2, cut)
+		if !errors.Is(err, domain.ErrFillCut) {
 			t.Fatalf("cut after %d chunks: %v, want the cut", cut, err)
 		}
-		if pending, err := e.ledgerConversionPending(context.Background()); err != nil || !pending {
+		if pending, err := e.LedgerConversionPending(context.Background()); err != nil || !pending {
 			t.Fatalf("cut after %d chunks: pending %v (%v), want pending", cut, pending, err)
 		}
-		if err := e.convertLedger(context.Background(), 2, 0); err != nil {
+		if err := e.ConvertLedger(context.Background(), 2, 0); err != nil {
 			t.Fatalf("cut after %d chunks, rerun: %v", cut, err)
 		}
 		checkConverted(t, e, want)
@@ -363,9 +366,9 @@ func TestPgRelConvertLedgerCutShortGoesOn(t *testing.T) {
 
 // freshPgRel opens a fresh database on the native engine (skipped without
 // a server).
-func freshPgRel(t *testing.T) *pgRelEngine {
+func freshPgRel(t *testing.T) *postgres.Engine {
 	t.Helper()
-	e, err := openPgRel(context.Background(), freshNative(t), true)
+	e, err := postgres.Open(context.Background(), freshNative(t), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,13 +401,13 @@ func TestPgRelLedgerWrites(t *testing.T) {
 	at := time.Date(2026, 3, 2, 10, 0, 0, 123456000, time.UTC)
 	r1 := ledgerReservation("K1", "RES-1", "INV-1", at)
 	r2 := ledgerReservation("K2", "RES-2", "INV-1", at.Add(time.Hour))
-	step := func(name string, fn func(tx *pgRelTx) error) {
+	step := func(name string, fn func(tx *postgres.Tx) error) {
 		t.Helper()
-		if err := e.update(ctx, fn); err != nil {
+		if err := e.UpdateTx(ctx, fn); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
-	step("put", func(tx *pgRelTx) error {
+	step("put", func(tx *postgres.Tx) error {
 		for i, r := range []*Reservation{r1, r2, r1} {
 			created, err := tx.PutReservation(r)
 			if err != nil {
@@ -432,10 +435,10 @@ func TestPgRelLedgerWrites(t *testing.T) {
 	})
 	// The amounts read as `paydesk show` prints them.
 	var captured, amount, price string
-	if err := e.pool.QueryRow(ctx, `SELECT captured::text, amount::text FROM paydesk_reservations WHERE key = 'K1'`).Scan(&captured, &amount); err != nil {
+	if err := e.Pool().QueryRow(ctx, `SELECT captured::text, amount::text FROM paydesk_reservations WHERE key = 'K1'`).Scan(&captured, &amount); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.pool.QueryRow(ctx, `SELECT price::text FROM paydesk_lines WHERE reservation_key = 'K1' AND article_number = 'F'`).Scan(&price); err != nil {
+	if err := e.Pool().QueryRow(ctx, `SELECT price::text FROM paydesk_lines WHERE reservation_key = 'K1' AND article_number = 'F'`).Scan(&price); err != nil {
 		t.Fatal(err)
 	}
 	if captured != r1.CapturedAmount.StringFixed(2) || amount != r1.Amount().StringFixed(2) || price != "3.50" {
@@ -443,7 +446,7 @@ func TestPgRelLedgerWrites(t *testing.T) {
 			r1.CapturedAmount.StringFixed(2), r1.Amount().StringFixed(2))
 	}
 
-	step("a number claimed again", func(tx *pgRelTx) error {
+	step("a number claimed again", func(tx *postgres.Tx) error {
 		r3 := ledgerReservation("K3", "RES-1", "INV-3", at)
 		if _, err := tx.PutReservation(r3); err != nil {
 			return err
@@ -466,13 +469,13 @@ func TestPgRelLedgerWrites(t *testing.T) {
 			t.Errorf("RES-1 after K3's delete leads to %q (%v)", k, err)
 		}
 		var lines int
-		if _, err := tx.scanRow(`SELECT count(*) FROM paydesk_lines WHERE reservation_key = 'K3'`, nil, &lines); err != nil || lines != 0 {
+		if err := tx.QueryRow(`SELECT count(*) FROM paydesk_lines WHERE reservation_key = 'K3'`).Scan(&lines); err != nil || lines != 0 {
 			t.Errorf("K3's lines after the delete: %d (%v)", lines, err)
 		}
 		return nil
 	})
 
-	step("transactions", func(tx *pgRelTx) error {
+	step("transactions", func(tx *postgres.Tx) error {
 		xs := []*Transaction{
 			{Key: "K1-C1", Kind: KindCapture, Invoice: "INV-1", Amount: dec("49.95"), Status: Status{Code: 190, Time: at},
 				ReservationKey: "K1", Lines: []api.CaptureLine{}, Refunded: dec("49.95"), Refunds: []string{"K1-R1"}, Created: at},
@@ -515,7 +518,7 @@ func TestPgRelLedgerWrites(t *testing.T) {
 		return nil
 	})
 
-	step("orphans", func(tx *pgRelTx) error {
+	step("orphans", func(tx *postgres.Tx) error {
 		o := &orphanRequest{Request: Request{Key: "D1", Action: api.ActionCancelReservation, Status: Status{Code: 791, Time: at}}, Invoice: "INV-7"}
 		if err := tx.PutOrphan(o); err != nil {
 			return err
@@ -555,7 +558,7 @@ func TestPgRelLedgerRefusesWhatItCannotKeep(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := ledgerReservation("K-"+c.name, "", "INV", at)
 			c.change(r)
-			err := e.update(context.Background(), func(tx *pgRelTx) error {
+			err := e.UpdateTx(context.Background(), func(tx *postgres.Tx) error {
 				if _, err := tx.PutTransaction(&Transaction{Key: "T-" + c.name, Kind: KindCapture, Amount: dec("1")}); err != nil {
 					return err
 				}
@@ -566,105 +569,11 @@ func TestPgRelLedgerRefusesWhatItCannotKeep(t *testing.T) {
 				t.Fatalf("put: %v, want an error naming %s and %q", err, r.Key, c.want)
 			}
 			var n int
-			if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM paydesk_transactions WHERE key = $1`, "T-"+c.name).Scan(&n); err != nil || n != 0 {
+			if err := e.Pool().QueryRow(context.Background(), `SELECT count(*) FROM paydesk_transactions WHERE key = $1`, "T-"+c.name).Scan(&n); err != nil || n != 0 {
 				t.Errorf("the refused transaction wrote %d rows (%v)", n, err)
 			}
 		})
 	}
-}
-
-// pgLedgerRepo runs the contract test's ledger cases on the native
-// engine's ledger half alone: pgLedgerTx forwards the ledger's methods to
-// the engine's transaction; the rest of RepoTx is nil here (those cases
-// are not run), so a call to it would fail the test loudly.
-type pgLedgerRepo struct{ e *pgRelEngine }
-
-func (r pgLedgerRepo) Update(ctx context.Context, fn func(RepoTx) error) error {
-	return r.e.update(ctx, func(t *pgRelTx) error { return fn(pgLedgerTx{t: t}) })
-}
-
-func (r pgLedgerRepo) View(ctx context.Context, fn func(RepoTx) error) error {
-	return r.e.view(ctx, func(t *pgRelTx) error { return fn(pgLedgerTx{t: t}) })
-}
-
-func (r pgLedgerRepo) EncodePush(*PushRecord) PushEncoding { return PushEncoding{} }
-func (r pgLedgerRepo) Capabilities() Capabilities          { return Capabilities{Shared: true, Reruns: true} }
-func (r pgLedgerRepo) Close() error                        { return r.e.Close() }
-
-type pgLedgerTx struct {
-	RepoTx
-	t *pgRelTx
-}
-
-func (x pgLedgerTx) Reservation(k string) (*Reservation, error) { return x.t.Reservation(k) }
-func (x pgLedgerTx) ReservationLedger(k string) (*Reservation, error) {
-	return x.t.ReservationLedger(k)
-}
-func (x pgLedgerTx) ReservationKeyByNumber(n string) (string, error) {
-	return x.t.ReservationKeyByNumber(n)
-}
-func (x pgLedgerTx) ReservationKeysByInvoice(i string) ([]string, error) {
-	return x.t.ReservationKeysByInvoice(i)
-}
-func (x pgLedgerTx) OwnerOf(k string) (string, error)            { return x.t.OwnerOf(k) }
-func (x pgLedgerTx) PutReservation(r *Reservation) (bool, error) { return x.t.PutReservation(r) }
-func (x pgLedgerTx) DeleteReservation(k string) error            { return x.t.DeleteReservation(k) }
-func (x pgLedgerTx) Summaries() ([]Summary, error)               { return x.t.Summaries() }
-func (x pgLedgerTx) Transaction(k string) (*Transaction, error)  { return x.t.Transaction(k) }
-func (x pgLedgerTx) PutTransaction(t *Transaction) (bool, error) { return x.t.PutTransaction(t) }
-func (x pgLedgerTx) Transactions() ([]*Transaction, error)       { return x.t.Transactions() }
-func (x pgLedgerTx) TransactionGroup(g string) ([]*Transaction, error) {
-	return x.t.TransactionGroup(g)
-}
-func (x pgLedgerTx) LinkRefund(o, r string) error            { return x.t.LinkRefund(o, r) }
-func (x pgLedgerTx) RefundKeys(o string) ([]string, error)   { return x.t.RefundKeys(o) }
-func (x pgLedgerTx) Orphan(k string) (*orphanRequest, error) { return x.t.Orphan(k) }
-func (x pgLedgerTx) PutOrphan(o *orphanRequest) error        { return x.t.PutOrphan(o) }
-func (x pgLedgerTx) OrphanKeysByInvoice(i string) ([]string, error) {
-	return x.t.OrphanKeysByInvoice(i)
-}
-func (x pgLedgerTx) DeleteOrphan(k string) error { return x.t.DeleteOrphan(k) }
-func (x pgLedgerTx) TransactionKeysByInvoice(i string) ([]string, error) {
-	return x.t.TransactionKeysByInvoice(i)
-}
-
-// The contract test's ledger cases (repo_test.go) hold on the native
-// engine's ledger half, as on the bucket engines.
-func TestPgRelLedgerContract(t *testing.T) {
-	pgtest.URL(t)
-	for _, tc := range []struct {
-		name string
-		run  func(t *testing.T, r Repo)
-	}{
-		{"reservations and their lookups", repoReservations},
-		{"deleting a reservation keeps lookups another took over", repoDeleteReservation},
-		{"transactions, invoice lookup and refund links", repoTransactions},
-		{"orphan data requests", repoOrphans},
-	} {
-		t.Run(tc.name, func(t *testing.T) { tc.run(t, pgLedgerRepo{freshPgRel(t)}) })
-	}
-	t.Run("absent is nil, not an error", func(t *testing.T) {
-		view(t, pgLedgerRepo{freshPgRel(t)}, func(tx RepoTx) error {
-			for what, got := range map[string]func() (bool, error){
-				"Reservation":              func() (bool, error) { v, err := tx.Reservation("nope"); return v == nil, err },
-				"ReservationKeyByNumber":   func() (bool, error) { v, err := tx.ReservationKeyByNumber("nope"); return v == "", err },
-				"ReservationKeysByInvoice": func() (bool, error) { v, err := tx.ReservationKeysByInvoice("nope"); return len(v) == 0, err },
-				"OwnerOf":                  func() (bool, error) { v, err := tx.OwnerOf("nope"); return v == "", err },
-				"Transaction":              func() (bool, error) { v, err := tx.Transaction("nope"); return v == nil, err },
-				"TransactionKeysByInvoice": func() (bool, error) { v, err := tx.TransactionKeysByInvoice("nope"); return len(v) == 0, err },
-				"RefundKeys":               func() (bool, error) { v, err := tx.RefundKeys("nope"); return len(v) == 0, err },
-				"TransactionGroup":         func() (bool, error) { v, err := tx.TransactionGroup("nope"); return len(v) == 0, err },
-				"Orphan":                   func() (bool, error) { v, err := tx.Orphan("nope"); return v == nil, err },
-				"Summaries":                func() (bool, error) { v, err := tx.Summaries(); return len(v) == 0, err },
-				"Transactions":             func() (bool, error) { v, err := tx.Transactions(); return len(v) == 0, err },
-			} {
-				if ok, err := got(); err != nil || !ok {
-					t.Errorf("%s of nothing: absent %v, err %v; want absent and no error", what, ok, err)
-				}
-			}
-			return nil
-		})
-	})
 }
 
 // The conversion runs at open: a role that may only read is refused while
@@ -674,7 +583,7 @@ func TestPgRelConvertLedgerAtOpen(t *testing.T) {
 	url := layout7Ledger(t)
 	want := readKVLedger(t, url)
 	ctx := context.Background()
-	owner, err := openPgRel(ctx, url, true)
+	owner, err := postgres.Open(ctx, url, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -684,36 +593,36 @@ func TestPgRelConvertLedgerAtOpen(t *testing.T) {
 	role = role[:min(len(role), 60)]
 	exec := func(q string) {
 		t.Helper()
-		if _, err := owner.pool.Exec(ctx, q); err != nil {
+		if _, err := owner.Pool().Exec(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, _ = owner.pool.Exec(ctx, `DROP OWNED BY `+role)
-	_, _ = owner.pool.Exec(ctx, `DROP ROLE IF EXISTS `+role)
+	_, _ = owner.Pool().Exec(ctx, `DROP OWNED BY `+role)
+	_, _ = owner.Pool().Exec(ctx, `DROP ROLE IF EXISTS `+role)
 	exec(`CREATE ROLE ` + role + ` LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO ` + role)
-	t.Cleanup(func() { _, _ = owner.pool.Exec(ctx, `DROP OWNED BY `+role+`; DROP ROLE IF EXISTS `+role) })
+	t.Cleanup(func() { _, _ = owner.Pool().Exec(ctx, `DROP OWNED BY `+role+`; DROP ROLE IF EXISTS `+role) })
 	u, err := neturl.Parse(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	u.User = neturl.User(role)
-	reader, err := openPgRel(ctx, u.String(), false)
+	reader, err := postgres.Open(ctx, u.String(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer reader.Close()
-	if err := reader.convertLedgerAtOpen(ctx, Options{}); !errors.Is(err, ErrNeedsMigration) {
+	if err := reader.ConvertLedgerAtOpen(ctx, 0, 0); !errors.Is(err, ErrNeedsMigration) {
 		t.Fatalf("a reader's open while the conversion is due: %v, want ErrNeedsMigration", err)
 	}
 
-	if err := owner.convertLedgerAtOpen(ctx, Options{fillChunk: 3, failFillAfter: 2}); !errors.Is(err, errFillCut) {
+	if err := owner.ConvertLedgerAtOpen(ctx, 3, 2); !errors.Is(err, domain.ErrFillCut) {
 		t.Fatalf("an open cut short: %v", err)
 	}
-	if err := owner.convertLedgerAtOpen(ctx, Options{fillChunk: 3}); err != nil {
+	if err := owner.ConvertLedgerAtOpen(ctx, 3, 0); err != nil {
 		t.Fatal(err)
 	}
 	checkConverted(t, owner, want)
-	if err := reader.convertLedgerAtOpen(ctx, Options{}); err != nil {
+	if err := reader.ConvertLedgerAtOpen(ctx, 0, 0); err != nil {
 		t.Fatalf("a reader's open once converted: %v", err)
 	}
 }
@@ -724,9 +633,9 @@ func TestPgRelConvertLedgerTwoAtOnce(t *testing.T) {
 	url := layout7Ledger(t)
 	want := readKVLedger(t, url)
 	ctx := context.Background()
-	var es [2]*pgRelEngine
+	var es [2]*postgres.Engine
 	for i := range es {
-		e, err := openPgRel(ctx, url, true)
+		e, err := postgres.Open(ctx, url, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -735,7 +644,7 @@ func TestPgRelConvertLedgerTwoAtOnce(t *testing.T) {
 	}
 	errs := make(chan error, len(es))
 	for _, e := range es {
-		go func() { errs <- e.convertLedgerAtOpen(ctx, Options{fillChunk: 2}) }()
+		go func() { errs <- e.ConvertLedgerAtOpen(ctx, 2, 0) }()
 	}
 	for range es {
 		if err := <-errs; err != nil {

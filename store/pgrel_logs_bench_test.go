@@ -11,6 +11,8 @@ import (
 
 	"paydesk/api"
 	"paydesk/internal/pgtest"
+	"paydesk/store/kvlayout"
+	"paydesk/store/postgres"
 )
 
 // BenchmarkPgRelConvertLogs converts the logs of a layout-7 database of
@@ -42,7 +44,7 @@ func BenchmarkPgRelConvertLogs(b *testing.B) {
 				p := &PushRecord{ID: uint64(j), ReceivedAt: at, Key: k, Invoice: "INV-" + k, Kind: api.TypeDeferredPay, Envelope: api.EnvelopeTransaction,
 					Body: body, Header: http.Header{"Content-Type": {"application/json"}}, Signature: SignatureValid,
 					Status: Status{Code: 190, Time: at}, Amount: dec("49.95"), HasAmount: true, Applied: true, Hash: sha256.Sum256(body)}
-				if err := tx.Bucket(bPush).Put(u64(uint64(j)), encodePush(p)); err != nil {
+				if err := tx.Bucket(bPush).Put(u64(uint64(j)), kvlayout.EncodePush(p)); err != nil {
 					return err
 				}
 				op := &PendingOp{ID: uint64(j), Created: at, Updated: at, Operator: "op", Action: api.ActionPay, Service: api.ServiceDeferred,
@@ -69,17 +71,17 @@ func BenchmarkPgRelConvertLogs(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		e, err := openPgRel(ctx, url, true)
+		e, err := postgres.Open(ctx, url, true)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		if err := e.convertLogs(ctx, 0, 0); err != nil {
+		if err := e.ConvertLogs(ctx, 0, 0); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
 		var pushes, ops int
-		if err := e.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM paydesk_pushes), (SELECT count(*) FROM paydesk_operations)`).Scan(&pushes, &ops); err != nil || pushes != n || ops != n {
+		if err := e.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM paydesk_pushes), (SELECT count(*) FROM paydesk_operations)`).Scan(&pushes, &ops); err != nil || pushes != n || ops != n {
 			b.Fatalf("converted %d pushes and %d operations of %d: %v", pushes, ops, n, err)
 		}
 		_ = e.Close()

@@ -17,6 +17,8 @@ import (
 
 	"paydesk/api"
 	"paydesk/internal/pgtest"
+	"paydesk/store/domain"
+	"paydesk/store/postgres"
 )
 
 // relLogsDB restores the layout-7 dump into a fresh database, lets grant
@@ -315,7 +317,7 @@ func readLogs(t *testing.T, tx RepoTx) string {
 		t.Fatal(err)
 	}
 	// A database gives a time back in the local zone, the same instant
-	// (pgrel_ledger.go): compare instants.
+	// (postgres/ledger.go): compare instants.
 	return pgTimeText.ReplaceAllStringFunc(string(b), func(s string) string {
 		at, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
@@ -343,10 +345,10 @@ func readKVLogs(t *testing.T, url string) string {
 	return s
 }
 
-func readRelLogs(t *testing.T, e *pgRelEngine) string {
+func readRelLogs(t *testing.T, e *postgres.Engine) string {
 	t.Helper()
 	var s string
-	if err := e.view(context.Background(), func(tx *pgRelTx) error { s = readLogs(t, tx); return nil }); err != nil {
+	if err := e.ViewTx(context.Background(), func(tx *postgres.Tx) error { s = readLogs(t, tx); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -361,25 +363,25 @@ func TestRelationalLogsConvertReadsTheSame(t *testing.T) {
 	db, _, u := relLogsDB(t, nil)
 	_ = db.Close()
 	want := readKVLogs(t, u)
-	e, err := openPgRel(context.Background(), u, true)
+	e, err := postgres.Open(context.Background(), u, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if pending, err := e.logsConversionPending(context.Background()); err != nil || !pending {
+	if pending, err := e.LogsConversionPending(context.Background()); err != nil || !pending {
 		t.Fatalf("before the conversion: pending %v, %v", pending, err)
 	}
-	if err := e.convertLogs(context.Background(), 0, 0); err != nil {
+	if err := e.ConvertLogs(context.Background(), 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	if pending, err := e.logsConversionPending(context.Background()); err != nil || pending {
+	if pending, err := e.LogsConversionPending(context.Background()); err != nil || pending {
 		t.Fatalf("after the conversion: pending %v, %v", pending, err)
 	}
 	if got := readRelLogs(t, e); got != want {
 		t.Fatalf("the converted logs read otherwise:\n%s", layout7Diff([]byte(want), []byte(got)))
 	}
 	// Once done, a conversion again changes nothing.
-	if err := e.convertLogs(context.Background(), 0, 0); err != nil {
+	if err := e.ConvertLogs(context.Background(), 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	if got := readRelLogs(t, e); got != want {
@@ -394,18 +396,18 @@ func TestRelationalLogsConvertCutShortGoesOn(t *testing.T) {
 	db, _, u := relLogsDB(t, nil)
 	_ = db.Close()
 	want := readKVLogs(t, u)
-	e, err := openPgRel(context.Background(), u, true)
+	e, err := postgres.Open(context.Background(), u, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
 	cuts := 0
 	for {
-		err := e.convertLogs(context.Background(), 4, 1)
+		err := e.ConvertLogs(context.Background(), 4, 1)
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, errFillCut) {
+		if !errors.Is(err, domain.ErrFillCut) {
 			t.Fatal(err)
 		}
 		cuts++
@@ -422,9 +424,9 @@ func TestRelationalLogsConvertCutShortGoesOn(t *testing.T) {
 }
 
 // relLogsEngine is the native engine on a fresh database (0009, 0010).
-func relLogsEngine(t *testing.T) *pgRelEngine {
+func relLogsEngine(t *testing.T) *postgres.Engine {
 	t.Helper()
-	e, err := openPgRel(context.Background(), freshNative(t), true)
+	e, err := postgres.Open(context.Background(), freshNative(t), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,9 +434,9 @@ func relLogsEngine(t *testing.T) *pgRelEngine {
 	return e
 }
 
-func relUpdate(t *testing.T, e *pgRelEngine, fn func(tx *pgRelTx) error) {
+func relUpdate(t *testing.T, e *postgres.Engine, fn func(tx *postgres.Tx) error) {
 	t.Helper()
-	if err := e.update(context.Background(), fn); err != nil {
+	if err := e.UpdateTx(context.Background(), fn); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -444,7 +446,7 @@ func relUpdate(t *testing.T, e *pgRelEngine, fn func(tx *pgRelTx) error) {
 func TestRelationalLogsWrites(t *testing.T) {
 	e := relLogsEngine(t)
 	h := func(b byte) (x [32]byte) { x[0] = b; return x }
-	relUpdate(t, e, func(tx *pgRelTx) error {
+	relUpdate(t, e, func(tx *postgres.Tx) error {
 		for i, rec := range []*PushRecord{
 			{Key: "K1", Hash: h(1), Body: []byte(`{"Transaction":{"Key":"K1"}}`), Header: http.Header{"Content-Type": {"application/json"}},
 				Signature: SignatureValid, Amount: dec("12.345"), HasAmount: true, ReceivedAt: t0, Status: Status{Code: 190, Time: t0}},
@@ -475,14 +477,14 @@ func TestRelationalLogsWrites(t *testing.T) {
 		return nil
 	})
 	// The same identity again: the database refuses it.
-	if err := e.update(context.Background(), func(tx *pgRelTx) error {
+	if err := e.UpdateTx(context.Background(), func(tx *postgres.Tx) error {
 		_, err := tx.AppendPush(&PushRecord{Key: "K1", Hash: h(1), Signature: SignatureValid}, PushEncoding{})
 		return err
 	}); err == nil || !strings.Contains(err.Error(), "paydesk_pushes_key_hash_key") {
 		t.Errorf("the same push twice: %v", err)
 	}
 	var pushJSON, headerJSON string
-	conn, err := e.pool.Acquire(context.Background())
+	conn, err := e.Pool().Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,7 +495,7 @@ func TestRelationalLogsWrites(t *testing.T) {
 	}
 
 	// The rejected log and its groups: a group's entry goes with it.
-	relUpdate(t, e, func(tx *pgRelTx) error {
+	relUpdate(t, e, func(tx *postgres.Tx) error {
 		for i := range 3 {
 			rec := &PushRecord{RemoteAddr: "198.51.100.7:1", Hash: h(byte(i)), Body: []byte("x"), BodySize: 1, Count: 2, Reason: "bad", Rejected: true,
 				ReceivedAt: t0, LastSeen: t0.Add(time.Minute)}
@@ -526,7 +528,7 @@ func TestRelationalLogsWrites(t *testing.T) {
 	})
 
 	// The gateway log keeps the newest.
-	relUpdate(t, e, func(tx *pgRelTx) error {
+	relUpdate(t, e, func(tx *postgres.Tx) error {
 		for i := range 5 {
 			if _, err := tx.AppendExchange(&Exchange{Time: t0, Action: "Pay", Duration: time.Duration(i) * 1500 * time.Microsecond,
 				RequestBody: []byte(`{"n":1}`)}, 3); err != nil {
@@ -546,7 +548,7 @@ func TestRelationalLogsWrites(t *testing.T) {
 
 	// The journal: numbers one after the other, the open ones listed, and
 	// a second open operation on a target refused by the database.
-	relUpdate(t, e, func(tx *pgRelTx) error {
+	relUpdate(t, e, func(tx *postgres.Tx) error {
 		for i := range 3 {
 			id, err := tx.NextOpID()
 			if err != nil || id != uint64(i+1) {
@@ -568,7 +570,7 @@ func TestRelationalLogsWrites(t *testing.T) {
 		}
 		return nil
 	})
-	if err := e.update(context.Background(), func(tx *pgRelTx) error {
+	if err := e.UpdateTx(context.Background(), func(tx *postgres.Tx) error {
 		return tx.PutOp(&PendingOp{ID: 9, Action: "Pay", Target: "RES-0", State: OpSent})
 	}); err == nil || !strings.Contains(err.Error(), "paydesk_operations_one_open") {
 		t.Errorf("a second open capture of RES-0: %v", err)
@@ -576,14 +578,14 @@ func TestRelationalLogsWrites(t *testing.T) {
 
 	// The audit log: chained, keyed, numbered without a gap.
 	keys := newAuditKeyring(testAuditKey)
-	relUpdate(t, e, func(tx *pgRelTx) error {
+	relUpdate(t, e, func(tx *postgres.Tx) error {
 		var prev []byte
 		for i := range 3 {
 			got, err := tx.AppendAudit(AuditEntry{Time: t0, Operator: "op", Action: "refund", Amount: dec("1.50")}, keys)
 			if err != nil || got.ID != uint64(i+1) || got.MAC == "" {
 				t.Fatalf("audit %d: %+v %v", i, got, err)
 			}
-			if (prev == nil) != (got.Prev == "") || (prev != nil && got.Prev != chainHash(prev)) {
+			if (prev == nil) != (got.Prev == "") || (prev != nil && got.Prev != domain.ChainHash(prev)) {
 				t.Errorf("entry %d's prev %q is not the hash of the one before", got.ID, got.Prev)
 			}
 			if err := tx.WalkAudit(true, func(_ uint64, _ *AuditEntry, stored []byte, _ error) bool {
@@ -600,7 +602,7 @@ func TestRelationalLogsWrites(t *testing.T) {
 	})
 
 	// Orders, conflicts, batches, counters.
-	relUpdate(t, e, func(tx *pgRelTx) error {
+	relUpdate(t, e, func(tx *postgres.Tx) error {
 		o := &Order{Invoice: "INV-b", Currency: "EUR", Articles: []api.Article{{Number: "A", Price: dec("2.50"), Quantity: 2, Vat: dec("21")}},
 			Billing: api.Address{FirstName: "Zoë", LastName: "Ångström"}, Received: t0, Hash: "h1"}
 		for _, o := range []*Order{o, {Invoice: "INV-a", Received: t0, Hash: "h0"}} {
@@ -655,60 +657,10 @@ func TestRelationalLogsWrites(t *testing.T) {
 		}
 		return nil
 	})
-	if err := e.update(context.Background(), func(tx *pgRelTx) error {
+	if err := e.UpdateTx(context.Background(), func(tx *postgres.Tx) error {
 		return tx.PutBatch(&Batch{ID: "B99", Kind: BatchCapture, Hash: "m7", Created: t0})
 	}); err == nil || !strings.Contains(err.Error(), "paydesk_batches_manifest") {
 		t.Errorf("a second batch of one manifest: %v", err)
-	}
-}
-
-// pgRelTestRepo is the native engine as a Repo, for the contract test:
-// its transaction is the whole contract (the ledger's half and the logs').
-type pgRelTestRepo struct{ e *pgRelEngine }
-
-func (r pgRelTestRepo) Update(ctx context.Context, fn func(RepoTx) error) error {
-	return r.e.update(ctx, func(t *pgRelTx) error { return fn(t) })
-}
-
-func (r pgRelTestRepo) View(ctx context.Context, fn func(RepoTx) error) error {
-	return r.e.view(ctx, func(t *pgRelTx) error { return fn(t) })
-}
-
-func (r pgRelTestRepo) EncodePush(*PushRecord) PushEncoding { return PushEncoding{} }
-func (r pgRelTestRepo) Capabilities() Capabilities {
-	return Capabilities{Shared: true, Reruns: true, Lists: r.e.lists()}
-}
-func (r pgRelTestRepo) Close() error { return r.e.Close() }
-
-// Every case of the contract test (repo_test.go) holds on the native
-// engine, the logs' half with the ledger's: absent is nil, puts read back
-// as given, logs assign rising IDs, the audit chains, a failed update
-// changes nothing.
-func TestRelationalContract(t *testing.T) {
-	pgtest.URL(t)
-	for _, tc := range []struct {
-		name string
-		run  func(t *testing.T, r Repo)
-	}{
-		{"absent is nil, not an error", repoAbsent},
-		{"reservations and their lookups", repoReservations},
-		{"deleting a reservation keeps lookups another took over", repoDeleteReservation},
-		{"transactions, invoice lookup and refund links", repoTransactions},
-		{"orphan data requests", repoOrphans},
-		{"pushes and their duplicate check", repoPushes},
-		{"the rejected log", repoRejected},
-		{"the gateway log is trimmed", repoExchanges},
-		{"the journal and its open operations", repoOps},
-		{"the audit log is chained and keyed", repoAudit},
-		{"orders and conflicts", repoOrders},
-		{"batches and items", repoBatches},
-		{"counters add up, also down", repoTally},
-		{"a failed update changes nothing", repoRollback},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel() // a database each: they wait on the server side by side
-			tc.run(t, pgRelTestRepo{relLogsEngine(t)})
-		})
 	}
 }
 
@@ -719,21 +671,21 @@ func TestRelationalLogsConvertAtOpen(t *testing.T) {
 	db, _, u := relLogsDB(t, nil)
 	_ = db.Close()
 	want := readKVLogs(t, u)
-	e, err := openPgRel(context.Background(), u, true)
+	e, err := postgres.Open(context.Background(), u, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if err := e.convertLogsAtOpen(context.Background(), Options{fillChunk: 5, failFillAfter: 3}); !errors.Is(err, errFillCut) {
+	if err := e.ConvertLogsAtOpen(context.Background(), 5, 3); !errors.Is(err, domain.ErrFillCut) {
 		t.Fatalf("an open cut short: %v", err)
 	}
-	if pending, err := e.logsConversionPending(context.Background()); err != nil || !pending {
+	if pending, err := e.LogsConversionPending(context.Background()); err != nil || !pending {
 		t.Fatalf("after an open cut short: pending %v, %v", pending, err)
 	}
-	if err := e.convertLogsAtOpen(context.Background(), Options{fillChunk: 5}); err != nil {
+	if err := e.ConvertLogsAtOpen(context.Background(), 5, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.convertLogsAtOpen(context.Background(), Options{}); err != nil {
+	if err := e.ConvertLogsAtOpen(context.Background(), 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	if got := readRelLogs(t, e); got != want {
@@ -749,9 +701,9 @@ func TestRelationalLogsConvertTwoAtOnce(t *testing.T) {
 	_ = db.Close()
 	want := readKVLogs(t, u)
 	ctx := context.Background()
-	var es [2]*pgRelEngine
+	var es [2]*postgres.Engine
 	for i := range es {
-		e, err := openPgRel(ctx, u, true)
+		e, err := postgres.Open(ctx, u, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -760,7 +712,7 @@ func TestRelationalLogsConvertTwoAtOnce(t *testing.T) {
 	}
 	errs := make(chan error, len(es))
 	for _, e := range es {
-		go func() { errs <- e.convertLogsAtOpen(ctx, Options{fillChunk: 2}) }()
+		go func() { errs <- e.ConvertLogsAtOpen(ctx, 2, 0) }()
 	}
 	for range es {
 		if err := <-errs; err != nil {

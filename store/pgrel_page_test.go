@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"paydesk/store/postgres"
 )
 
 // relListsFrom copies the reservations and transactions of db into a fresh
@@ -29,7 +31,7 @@ func relListsFrom(t *testing.T, db *DB) (Lister, []Summary, []*Transaction) {
 		t.Fatal(err)
 	}
 	e := relLogsEngine(t)
-	relUpdate(t, e, func(tx *pgRelTx) error {
+	relUpdate(t, e, func(tx *postgres.Tx) error {
 		for _, r := range rs {
 			if _, err := tx.PutReservation(r); err != nil {
 				return err
@@ -44,7 +46,7 @@ func relListsFrom(t *testing.T, db *DB) (Lister, []Summary, []*Transaction) {
 	})
 	var all []Summary
 	var allTx []*Transaction
-	if err := e.view(context.Background(), func(tx *pgRelTx) error {
+	if err := e.ViewTx(context.Background(), func(tx *postgres.Tx) error {
 		var err error
 		if all, err = tx.Summaries(); err != nil {
 			return err
@@ -57,7 +59,7 @@ func relListsFrom(t *testing.T, db *DB) (Lister, []Summary, []*Transaction) {
 	if len(all) != len(rs) || len(allTx) != len(txs) {
 		t.Fatalf("%d reservations and %d transactions read back, %d and %d put", len(all), len(allTx), len(rs), len(txs))
 	}
-	return e.lists(), all, allTx
+	return e.Capabilities().Lists, all, allTx
 }
 
 // The reservation list paged from paydesk_reservations: every order both
@@ -89,7 +91,7 @@ func TestRelationalReservationPage(t *testing.T) {
 		{name: "order missing", state: StateOrderMissing},
 	}
 	for _, c := range cases {
-		for sort := SortBy(0); sort < sortCount; sort++ {
+		for sort := SortBy(0); sort < SortCount; sort++ {
 			for _, desc := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/sort%d/desc=%v", c.name, sort, desc), func(t *testing.T) {
 					checkPaging(t, PageQuery{Sort: sort, Desc: desc, Filter: c.filter, State: c.state, Limit: 37},
@@ -103,7 +105,7 @@ func TestRelationalReservationPage(t *testing.T) {
 			}
 		}
 	}
-	if _, err := lists.ReservationPage(ctx, PageQuery{Sort: sortCount}); err == nil {
+	if _, err := lists.ReservationPage(ctx, PageQuery{Sort: SortCount}); err == nil {
 		t.Error("a sort order that does not exist was answered")
 	}
 	if _, err := lists.ReservationPage(ctx, PageQuery{After: []byte("short")}); err == nil {
@@ -137,7 +139,7 @@ func TestRelationalTransactionPage(t *testing.T) {
 		{name: "kind and word", state: State(KindCapture), filter: "anna"},
 	}
 	for _, c := range cases {
-		for sort := SortBy(0); sort < txSortCount; sort++ {
+		for sort := SortBy(0); sort < TxSortCount; sort++ {
 			for _, desc := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/sort%d/desc=%v", c.name, sort, desc), func(t *testing.T) {
 					checkPaging(t, PageQuery{Sort: sort, Desc: desc, Filter: c.filter, State: c.state, Limit: 37},

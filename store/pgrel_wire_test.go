@@ -13,6 +13,7 @@ import (
 
 	"paydesk/api"
 	"paydesk/internal/pgtest"
+	"paydesk/store/domain"
 )
 
 // TestRelationalShowMatchesSQL (issue 25, point 2): on the native engine,
@@ -112,7 +113,7 @@ func TestRelationalOpenConvertsKV(t *testing.T) {
 	if db, err := Open(url, Options{NoSync: true, Now: now, fillChunk: 1, failFillAfter: 1}); err == nil {
 		_ = db.Close()
 		t.Fatal("an open whose conversion was cut short succeeded")
-	} else if !errors.Is(err, errFillCut) {
+	} else if !errors.Is(err, domain.ErrFillCut) {
 		t.Fatalf("an open cut short: %v", err)
 	}
 	for _, tc := range []struct {

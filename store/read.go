@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"paydesk/store/domain"
 )
 
 // LoadReservationSummaries returns the list row of every reservation, in key
@@ -74,7 +76,7 @@ func resolveReservation(tx RepoTx, ref string) (*Reservation, error) {
 	}
 	names := make([]string, 0, len(all))
 	for _, x := range all {
-		names = append(names, x.ref()+" ("+string(x.State())+")")
+		names = append(names, x.Ref()+" ("+string(x.State())+")")
 	}
 	return nil, fmt.Errorf("the invoice names %d reservations: %s; %w", len(all), strings.Join(names, ", "), ErrAmbiguous)
 }
@@ -417,7 +419,7 @@ func (db *DB) Counts() (Counts, error) {
 // kind by kind, keeping the exact matches.
 func (db *DB) giftCardByInvoice(invoice string) (found *Transaction, candidates []string, err error) {
 	for _, kind := range []Kind{KindGiftCardPay, KindGiftCardRemainder} {
-		q := PageQuery{Filter: invoice, State: State(kind), Limit: maxPageLimit}
+		q := PageQuery{Filter: invoice, State: State(kind), Limit: domain.MaxPageLimit}
 		for {
 			p, err := db.TransactionPage(q)
 			if err != nil {

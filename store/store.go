@@ -14,6 +14,8 @@ import (
 	bolterrors "go.etcd.io/bbolt/errors"
 
 	"paydesk/internal/private"
+	"paydesk/store/domain"
+	"paydesk/store/postgres"
 )
 
 // Errors callers branch on.
@@ -21,9 +23,9 @@ var (
 	// ErrLocked: another process holds the cache file.
 	ErrLocked = errors.New("in use by another paydesk process")
 	// ErrNotFound: no such reservation, transaction, push or operation.
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = domain.ErrNotFound
 	// ErrNewerSchema: the file was written by a newer paydesk.
-	ErrNewerSchema = errors.New("written by a newer paydesk")
+	ErrNewerSchema = domain.ErrNewerSchema
 	// ErrAmbiguous: a reference (an invoice) names more than one record;
 	// the error lists them so the operator can name one.
 	ErrAmbiguous = errors.New("name one by its reservation number")
@@ -102,7 +104,7 @@ type DB struct {
 	// rel is the native engine on a team's database (pgrel*.go), which
 	// repo is then; eng and kv stay for the conversion of the kv tables
 	// at open, the connections and the layout's checks.
-	rel  *pgRelEngine
+	rel  *postgres.Engine
 	path string
 	opts Options
 	now  func() time.Time
@@ -236,11 +238,15 @@ func (db *DB) Migrated() []string {
 // through LISTEN/NOTIFY.
 func openShared(dsn string, opts Options) (*DB, error) {
 	ctx := context.Background()
-	eng, err := openPostgres(ctx, dsn, !opts.NoMigrate)
+	rel, err := postgres.Open(ctx, dsn, !opts.NoMigrate)
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{eng: eng, audit: newAuditKeyring(opts.AuditKey), path: RedactURL(dsn), opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}, shared: true}
+	// The kv engine shares the native engine's pool: it reads what a
+	// layout-7 database still holds for the conversion, and the push inbox,
+	// the lease and the change bus use the same connections.
+	eng := kvOn(rel)
+	db := &DB{eng: eng, audit: newAuditKeyring(opts.AuditKey), path: rel.URL(), opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}, shared: true}
 	db.kv = &kvRepo{eng: eng, path: db.path, shared: true}
 	db.kv.lists = kvLister{db}
 	db.repo = db.kv
@@ -250,13 +256,13 @@ func openShared(dsn string, opts Options) (*DB, error) {
 	// only as long as no conversion began.
 	native := !opts.kvEngine
 	if !native {
-		if native, err = relationalBegun(ctx, eng); err != nil {
+		if native, err = rel.RelationalBegun(ctx); err != nil {
 			_ = eng.Close()
 			return nil, err
 		}
 	}
 	if native {
-		err = db.openRelational(ctx, eng)
+		err = db.openRelational(ctx, rel)
 	} else {
 		err = db.migrate()
 	}
@@ -274,13 +280,13 @@ func openShared(dsn string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("database %s: %w", db.path, err)
 	}
 	if db.rel == nil {
-		if err := db.fillListTables(ctx); err != nil && !isReadOnlyRole(err) {
+		if err := db.fillListTables(ctx); err != nil && !postgres.IsReadOnlyRole(err) {
 			db.lease.close()
 			_ = eng.Close()
 			return nil, fmt.Errorf("database %s: the list tables: %w", db.path, err)
 		}
 	}
-	if err := db.refoldPG(ctx); err != nil && !isReadOnlyRole(err) {
+	if err := db.refoldPG(ctx); err != nil && !postgres.IsReadOnlyRole(err) {
 		db.lease.close()
 		_ = eng.Close()
 		return nil, fmt.Errorf("database %s: folding the lists' search texts again: %w", db.path, err)

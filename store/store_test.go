@@ -15,6 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
+	"paydesk/store/kvlayout"
 )
 
 func TestOpenCreatesPrivateFile(t *testing.T) {
@@ -346,7 +347,7 @@ func TestOpenMigratesVersion1(t *testing.T) {
 	}
 	defer db.Close()
 	var v uint64
-	if err := db.eng.View(func(tx Tx) error { v = be64(tx.Bucket(bMeta).Get(kSchema)); return nil }); err != nil {
+	if err := db.eng.View(func(tx Tx) error { v = kvlayout.Be64(tx.Bucket(bMeta).Get(kSchema)); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if v != SchemaVersion {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"paydesk/store/postgres"
 )
 
 func testUser(name, fp string) User {
@@ -80,13 +82,13 @@ func TestUsersRelational(t *testing.T) {
 	defer db.Close()
 	usersCases(t, db)
 	// The rows are the table a person reads with psql.
-	e, err := openPgRel(context.Background(), url, false)
+	e, err := postgres.Open(context.Background(), url, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
 	var n int
-	if err := e.pool.QueryRow(context.Background(), `SELECT count(*) FROM paydesk_users WHERE name IN ('alice', 'carol')`).Scan(&n); err != nil || n != 2 {
+	if err := e.Pool().QueryRow(context.Background(), `SELECT count(*) FROM paydesk_users WHERE name IN ('alice', 'carol')`).Scan(&n); err != nil || n != 2 {
 		t.Fatalf("paydesk_users holds %d of alice and carol, %v", n, err)
 	}
 }

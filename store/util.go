@@ -1,10 +1,5 @@
 package store
 
-import (
-	"fmt"
-	"strconv"
-)
-
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+import "strconv"
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,4 +1,4 @@
-package store
+package postgres
 
 import (
 	"encoding/json"
@@ -6,17 +6,19 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"paydesk/store/domain"
 )
 
-// Approval requests on the native engine (pgmigrations/0013): one typed
+// Approval requests on the native engine (migrations/0013): one typed
 // row each, the request to send as jsonb.
 
 const pgApprovalCols = `id, created, expires, requester, requester_role, requested_by, kind, target, amount, currency,
 	note, request, state, decider, decided, reason, op_id, result`
 
-func (t *pgRelTx) NextApprovalID() (uint64, error) { return t.nextNumber("approvals") }
+func (t *Tx) NextApprovalID() (uint64, error) { return t.nextNumber("approvals") }
 
-func (t *pgRelTx) PutApproval(a *Approval) error {
+func (t *Tx) PutApproval(a *domain.Approval) error {
 	what := "approval request"
 	if err := pgTextErr(what, "requester", a.Requester, "requester role", a.RequesterRole, "requested by", a.RequestedBy,
 		"kind", a.Kind, "target", a.Target, "currency", a.Currency, "note", a.Note, "state", string(a.State),
@@ -34,10 +36,10 @@ func (t *pgRelTx) PutApproval(a *Approval) error {
 		pgText(a.Decider), pgTime(a.Decided), pgText(a.Reason), int64(a.OpID), pgText(a.Result))
 }
 
-func (t *pgRelTx) approvals(sql string, args ...any) ([]*Approval, error) {
-	return rowsOf(t, func(r pgx.CollectableRow) (*Approval, error) {
+func (t *Tx) approvals(sql string, args ...any) ([]*domain.Approval, error) {
+	return rowsOf(t, func(r pgx.CollectableRow) (*domain.Approval, error) {
 		var (
-			a                         Approval
+			a                         domain.Approval
 			id, opID                  int64
 			created, expires, decided *time.Time
 			amount                    pgtype.Numeric
@@ -50,12 +52,12 @@ func (t *pgRelTx) approvals(sql string, args ...any) ([]*Approval, error) {
 		}
 		a.ID, a.OpID = uint64(id), uint64(opID)
 		a.Created, a.Expires, a.Decided = timeOf(created), timeOf(expires), timeOf(decided)
-		a.Amount, a.State, a.Request = decOf(amount), ApprovalState(state), json.RawMessage(req)
+		a.Amount, a.State, a.Request = decOf(amount), domain.ApprovalState(state), json.RawMessage(req)
 		return &a, nil
 	}, sql, args...)
 }
 
-func (t *pgRelTx) Approval(id uint64) (*Approval, error) {
+func (t *Tx) Approval(id uint64) (*domain.Approval, error) {
 	as, err := t.approvals(`SELECT `+pgApprovalCols+` FROM paydesk_approvals WHERE id = $1`, int64(id))
 	if err != nil || len(as) == 0 {
 		return nil, err
@@ -63,6 +65,6 @@ func (t *pgRelTx) Approval(id uint64) (*Approval, error) {
 	return as[0], nil
 }
 
-func (t *pgRelTx) Approvals() ([]*Approval, error) {
+func (t *Tx) Approvals() ([]*domain.Approval, error) {
 	return t.approvals(`SELECT ` + pgApprovalCols + ` FROM paydesk_approvals ORDER BY id`)
 }

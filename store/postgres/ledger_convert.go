@@ -1,4 +1,4 @@
-package store
+package postgres
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"paydesk/internal/fold"
+	"paydesk/store/domain"
+	"paydesk/store/kvlayout"
 )
 
 // A database written before the relations (layout 7: the buckets of
@@ -40,8 +42,8 @@ var ledgerConversionSteps = []struct {
 	bucket []byte
 	rows   func(k, v []byte, add func(table int, row []any)) error
 }{
-	{bReservation, func(k, v []byte, add func(int, []any)) error {
-		var r Reservation
+	{kvlayout.BReservation, func(k, v []byte, add func(int, []any)) error {
+		var r domain.Reservation
 		if err := json.Unmarshal(v, &r); err != nil {
 			return fmt.Errorf("reservation %s: %w", k, err)
 		}
@@ -66,11 +68,11 @@ var ledgerConversionSteps = []struct {
 		}
 		return nil
 	}},
-	{bTransaction, func(k, v []byte, add func(int, []any)) error {
-		if isPushIndexKey(k) {
+	{kvlayout.BTransaction, func(k, v []byte, add func(int, []any)) error {
+		if kvlayout.IsPushIndexKey(k) {
 			return nil // the push index beside the records: the push log's (0010)
 		}
-		x, err := decodeTx(v)
+		x, err := kvlayout.DecodeTx(v)
 		if err != nil {
 			return fmt.Errorf("transaction %s: %w", k, err)
 		}
@@ -82,15 +84,15 @@ var ledgerConversionSteps = []struct {
 		add(convTransactions, args)
 		return nil
 	}},
-	{bKeyOwner, func(k, v []byte, add func(int, []any)) error {
+	{kvlayout.BKeyOwner, func(k, v []byte, add func(int, []any)) error {
 		if err := pgTextErr("key owner", "key", string(k), "reservation key", string(v)); err != nil {
 			return err
 		}
 		add(convOwners, []any{pgText(string(k)), pgText(string(v))})
 		return nil
 	}},
-	{bOrphan, func(k, v []byte, add func(int, []any)) error {
-		var o orphanRequest
+	{kvlayout.BOrphan, func(k, v []byte, add func(int, []any)) error {
+		var o domain.OrphanRequest
 		if err := json.Unmarshal(v, &o); err != nil {
 			return fmt.Errorf("orphan request %s: %w", k, err)
 		}
@@ -104,14 +106,14 @@ var ledgerConversionSteps = []struct {
 		add(convOrphans, args)
 		return nil
 	}},
-	{bResNumber, func(k, v []byte, add func(int, []any)) error {
+	{kvlayout.BResNumber, func(k, v []byte, add func(int, []any)) error {
 		if err := pgTextErr("reservation number", "number", string(k), "reservation key", string(v)); err != nil {
 			return err
 		}
 		add(convNumbers, []any{pgText(string(k)), pgText(string(v))})
 		return nil
 	}},
-	{bRelated, func(k, _ []byte, add func(int, []any)) error {
+	{kvlayout.BRelated, func(k, _ []byte, add func(int, []any)) error {
 		orig, refund, ok := bytes.Cut(k, []byte{0})
 		if !ok {
 			return fmt.Errorf("refund link %q: no 0x00 between the payment's key and the refund's", k)
@@ -157,11 +159,11 @@ const ledgerConversionChunk = 2_000
 // (the migrations' is 7305482190, the list tables' fill 7305482191).
 const ledgerConversionLock = 7305482192
 
-// convertLedger converts what is left of the ledger in paydesk_kv, chunk
+// ConvertLedger converts what is left of the ledger in paydesk_kv, chunk
 // by chunk of n records (0: ledgerConversionChunk); failAfter > 0 stops
-// it with errFillCut after that many chunks (the tests of a conversion
+// it with domain.ErrFillCut after that many chunks (the tests of a conversion
 // cut short).
-func (e *pgRelEngine) convertLedger(ctx context.Context, n, failAfter int) error {
+func (e *Engine) ConvertLedger(ctx context.Context, n, failAfter int) error {
 	if n <= 0 {
 		n = ledgerConversionChunk
 	}
@@ -172,7 +174,7 @@ func (e *pgRelEngine) convertLedger(ctx context.Context, n, failAfter int) error
 		// whoever converted it (a SERIALIZABLE transaction would read it
 		// from the snapshot it took before it waited for the lock, and
 		// convert that chunk again). The lock makes the chunks take turns.
-		err := e.run(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, true, func(t *pgRelTx) error {
+		err := e.run(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, true, func(t *Tx) error {
 			if err := t.exec(`SELECT pg_advisory_xact_lock($1)`, int64(ledgerConversionLock)); err != nil {
 				return err
 			}
@@ -196,7 +198,7 @@ func (e *pgRelEngine) convertLedger(ctx context.Context, n, failAfter int) error
 			}
 			return t.exec(`UPDATE paydesk_ledger_conversion SET step = $1, after = $2`, step, last)
 		})
-		if deniedWrite(err) {
+		if DeniedWrite(err) {
 			err = &readOnlyError{url: e.url, err: err}
 		}
 		if err != nil {
@@ -206,7 +208,7 @@ func (e *pgRelEngine) convertLedger(ctx context.Context, n, failAfter int) error
 			return nil
 		}
 		if chunks++; chunks == failAfter {
-			return fmt.Errorf("database %s: convert the ledger to tables: %w", e.url, errFillCut)
+			return fmt.Errorf("database %s: convert the ledger to tables: %w", e.url, domain.ErrFillCut)
 		}
 	}
 }
@@ -214,7 +216,7 @@ func (e *pgRelEngine) convertLedger(ctx context.Context, n, failAfter int) error
 // convertChunk converts up to n records of bucket after the key after
 // (nil: from the first) and returns the last key it converted, nil when
 // the bucket had no more.
-func (t *pgRelTx) convertChunk(bucket, after []byte, n int, rowsOf func(k, v []byte, add func(int, []any)) error) ([]byte, error) {
+func (t *Tx) convertChunk(bucket, after []byte, n int, rowsOf func(k, v []byte, add func(int, []any)) error) ([]byte, error) {
 	rows, err := t.query(`SELECT k, v FROM paydesk_kv WHERE bucket = $1 AND ($2::bytea IS NULL OR k > $2) ORDER BY k LIMIT $3`,
 		bucket, after, n)
 	if err != nil {
@@ -262,16 +264,16 @@ func (t *pgRelTx) convertChunk(bucket, after []byte, n int, rowsOf func(k, v []b
 	return last, nil
 }
 
-// ledgerConversionPending reports whether the ledger still waits for its
+// LedgerConversionPending reports whether the ledger still waits for its
 // conversion (or a part of it).
-func (e *pgRelEngine) ledgerConversionPending(ctx context.Context) (bool, error) {
+func (e *Engine) LedgerConversionPending(ctx context.Context) (bool, error) {
 	return e.conversionPending(ctx, "paydesk_ledger_conversion")
 }
 
 // conversionPending reports whether the progress table of a conversion
 // (paydesk_ledger_conversion, paydesk_logs_conversion) still has its row:
 // the conversion has not finished.
-func (e *pgRelEngine) conversionPending(ctx context.Context, table string) (bool, error) {
+func (e *Engine) conversionPending(ctx context.Context, table string) (bool, error) {
 	var pending bool
 	err := e.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+pgx.Identifier{table}.Sanitize()+`)`).Scan(&pending)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
@@ -280,19 +282,19 @@ func (e *pgRelEngine) conversionPending(ctx context.Context, table string) (bool
 	return pending, nil
 }
 
-// convertLedgerAtOpen runs what is left of the ledger's conversion as a
-// database is opened (Options.fillChunk sizes its chunks, failFillAfter
+// ConvertLedgerAtOpen runs what is left of the ledger's conversion as a
+// database is opened (chunk sizes its chunks, 0 the default; failAfter
 // cuts it short for the tests). A role that may not write cannot do it,
 // and the tables would show it part of the ledger: its open is refused,
 // saying so, until a role that may write has opened the database once.
-func (e *pgRelEngine) convertLedgerAtOpen(ctx context.Context, opts Options) error {
-	pending, err := e.ledgerConversionPending(ctx)
+func (e *Engine) ConvertLedgerAtOpen(ctx context.Context, chunk, failAfter int) error {
+	pending, err := e.LedgerConversionPending(ctx)
 	if err != nil || !pending {
 		return err
 	}
-	err = e.convertLedger(ctx, opts.fillChunk, opts.failFillAfter)
-	if errors.Is(err, ErrReadOnlyRole) {
-		return fmt.Errorf("database %s: its ledger waits to be converted to tables, which the first open by a role that may write does: %w", e.url, ErrNeedsMigration)
+	err = e.ConvertLedger(ctx, chunk, failAfter)
+	if errors.Is(err, domain.ErrReadOnlyRole) {
+		return fmt.Errorf("database %s: its ledger waits to be converted to tables, which the first open by a role that may write does: %w", e.url, domain.ErrNeedsMigration)
 	}
 	return err
 }

@@ -1,7 +1,8 @@
-package store
+package domain
 
 import (
 	"context"
+	"encoding/json"
 )
 
 // The engine contract in domain terms. The rules of the store — the
@@ -9,9 +10,10 @@ import (
 // reservation, idempotency of pushes, "a status never moves back",
 // settling operations — are written once against RepoTx: one engine
 // transaction's reads and writes of reservations, transactions, pushes,
-// the journal and the logs. Each engine implements it natively: the
-// bucket-backed engine (kvrepo*.go) over bbolt's buckets and today's kv
-// PostgreSQL tables, a relational engine over typed tables.
+// the journal and the logs. The rules live in package store; each engine
+// implements the contract natively: the bucket-backed engine (store's
+// kvrepo*.go) over bbolt's buckets, the relational engine (store/postgres) over
+// PostgreSQL's typed tables.
 //
 // Domain values go in and come out: no byte keys, no bucket names, no
 // codec. How a value is stored (JSON, the binary codec, columns) is the
@@ -31,7 +33,7 @@ import (
 
 // RepoTx is one engine transaction: what the rules read and write.
 type RepoTx interface {
-	ApprovalsTx // four-eyes approval requests (approvals.go)
+	ApprovalsTx // four-eyes approval requests (store/approvals.go)
 
 	// --- Reservations ---
 
@@ -68,7 +70,7 @@ type RepoTx interface {
 	// DeleteReservation removes the reservation under key with its list
 	// row and every lookup that still leads to it (number, invoice,
 	// owners); nothing when there is none. Only an order's placeholder is
-	// ever deleted (orders.go), once its real reservation took it over.
+	// ever deleted (store/orders.go), once its real reservation took it over.
 	DeleteReservation(key string) error
 	// Summaries returns every reservation's list row, in key order.
 	Summaries() ([]Summary, error)
@@ -107,10 +109,10 @@ type RepoTx interface {
 
 	// Orphan returns the orphan data request under its key, nil when
 	// there is none.
-	Orphan(key string) (*orphanRequest, error)
+	Orphan(key string) (*OrphanRequest, error)
 	// PutOrphan stores o under o.Key, replacing one with the same key,
 	// and, when o.Invoice is set, its invoice lookup.
-	PutOrphan(o *orphanRequest) error
+	PutOrphan(o *OrphanRequest) error
 	// OrphanKeysByInvoice returns the keys of the orphans put with that
 	// invoice, in key order; empty when none.
 	OrphanKeysByInvoice(invoice string) ([]string, error)
@@ -141,7 +143,7 @@ type RepoTx interface {
 	PushIDsOf(key string) ([]uint64, error)
 
 	// --- The rejected log: requests refused before they were applied,
-	// one entry per source and kind (rejected.go keeps it bounded) ---
+	// one entry per source and kind (store/rejected.go keeps it bounded) ---
 
 	// AppendRejected stores rec as the newest entry of the rejected log,
 	// assigning rec.ID (greater than every entry's before, never reused).
@@ -194,14 +196,14 @@ type RepoTx interface {
 	Ops() ([]*PendingOp, error)
 
 	// --- The audit log: append-only, each entry chained to the one
-	// before and keyed (auditkey.go) ---
+	// before and keyed (store/auditkey.go) ---
 
 	// AppendAudit stores e as the newest entry: it assigns e.ID (one
-	// more than the highest ID ever assigned, AuditSequence), sets e.Prev to chainHash of the entry
-	// before exactly as stored ("" for the first entry) and seals it with
-	// keys (nil: unkeyed). It returns the entry as stored. Nothing ever
+	// more than the highest ID ever assigned, AuditSequence), sets e.Prev to ChainHash of the entry
+	// before exactly as stored ("" for the first entry) and stores what
+	// seal makes of it. It returns the entry as stored. Nothing ever
 	// edits or removes an entry.
-	AppendAudit(e AuditEntry, keys *auditKeyring) (AuditEntry, error)
+	AppendAudit(e AuditEntry, seal AuditSealer) (AuditEntry, error)
 	// AuditEntry returns the entry with that ID, nil when there is none.
 	AuditEntry(id uint64) (*AuditEntry, error)
 	// LastAudit returns the newest entry, its ID being its place in the
@@ -264,8 +266,8 @@ type RepoTx interface {
 	// Tally returns the counters.
 	Tally() (Tally, error)
 
-	UsersTx  // users.go
-	OutboxTx // the deliveries of pushes to the shop (outbox.go)
+	UsersTx  // the users (store/users.go)
+	OutboxTx // the deliveries of pushes to the shop (store/outbox.go)
 }
 
 // OpenOp is an open operation as OpenOps lists it.
@@ -288,6 +290,20 @@ type Tally struct {
 // that the single writer only does what must be serial. Its content is the
 // engine's; the zero value means "nothing prepared".
 type PushEncoding struct{ b []byte }
+
+// EncodedPush is the PushEncoding of b, what an engine's EncodePush made.
+func EncodedPush(b []byte) PushEncoding { return PushEncoding{b: b} }
+
+// Bytes is what EncodedPush was given; nil for the zero value.
+func (e PushEncoding) Bytes() []byte { return e.b }
+
+// AuditSealer makes the stored form of an audit entry: the rules own the
+// key (the store's audit keyring), the engine stores what it returns. It
+// returns the entry as stored (with KeyID and MAC set when keyed) and its
+// bytes, which the next entry's Prev chains to (ChainHash).
+type AuditSealer interface {
+	SealEntry(e AuditEntry) (AuditEntry, []byte, error)
+}
 
 // Repo is an engine: it runs transactions over the contract.
 type Repo interface {
@@ -323,7 +339,7 @@ type Capabilities struct {
 }
 
 // Lister pages the lists in an engine: the order, the filter and the
-// cursors are the ones page.go and pagetx.go define (posKey, txPosKey,
+// cursors are the ones list.go defines (PosKey, TxPosKey,
 // AppendSearchText, AppendTxSearchText), so every engine shows the same
 // rows in the same order. Each call is a read transaction of its own.
 type Lister interface {
@@ -337,4 +353,15 @@ type Lister interface {
 	TransactionPage(ctx context.Context, q PageQuery) (TxPage, error)
 	// TransactionCount is DB.TransactionCount.
 	TransactionCount(ctx context.Context, q PageQuery) (int, error)
+}
+
+// SealAudit is s.SealEntry(e); a nil s stores e unkeyed (its JSON, without
+// KeyID and MAC).
+func SealAudit(s AuditSealer, e AuditEntry) (AuditEntry, []byte, error) {
+	if s == nil {
+		e.MAC, e.KeyID = "", ""
+		v, err := json.Marshal(e)
+		return e, v, err
+	}
+	return s.SealEntry(e)
 }

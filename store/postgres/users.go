@@ -1,17 +1,19 @@
-package store
+package postgres
 
 import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"paydesk/store/domain"
 )
 
 // The users on the native engine: paydesk_users (0012).
 
 const pgUserCols = `name, role, key, fingerprint, added, added_by`
 
-func scanUser(r pgx.CollectableRow) (*User, error) {
-	var u User
+func scanUser(r pgx.CollectableRow) (*domain.User, error) {
+	var u domain.User
 	var added *time.Time
 	if err := r.Scan(&u.Name, &u.Role, &u.Key, &u.Fingerprint, &added, &u.AddedBy); err != nil {
 		return nil, err
@@ -22,7 +24,7 @@ func scanUser(r pgx.CollectableRow) (*User, error) {
 	return &u, nil
 }
 
-func (t *pgRelTx) User(name string) (*User, error) {
+func (t *Tx) User(name string) (*domain.User, error) {
 	us, err := rowsOf(t, scanUser, `SELECT `+pgUserCols+` FROM paydesk_users WHERE name = $1`, pgText(name))
 	if err != nil || len(us) == 0 {
 		return nil, err
@@ -30,7 +32,7 @@ func (t *pgRelTx) User(name string) (*User, error) {
 	return us[0], nil
 }
 
-func (t *pgRelTx) PutUser(u *User) error {
+func (t *Tx) PutUser(u *domain.User) error {
 	if err := pgTextErr("user "+u.Name, "name", u.Name, "role", u.Role, "key", u.Key, "added by", u.AddedBy); err != nil {
 		return err
 	}
@@ -39,10 +41,10 @@ func (t *pgRelTx) PutUser(u *User) error {
 		u.Name, u.Role, u.Key, u.Fingerprint, pgTime(u.Added), pgText(u.AddedBy))
 }
 
-func (t *pgRelTx) DeleteUser(name string) error {
+func (t *Tx) DeleteUser(name string) error {
 	return t.exec(`DELETE FROM paydesk_users WHERE name = $1`, pgText(name))
 }
 
-func (t *pgRelTx) Users() ([]*User, error) {
+func (t *Tx) Users() ([]*domain.User, error) {
 	return rowsOf(t, scanUser, `SELECT `+pgUserCols+` FROM paydesk_users ORDER BY name`)
 }

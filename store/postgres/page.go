@@ -1,4 +1,4 @@
-package store
+package postgres
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/shopspring/decimal"
+
+	"paydesk/store/domain"
 )
 
 // The lists on the native PostgreSQL engine: the reservation and the
@@ -35,36 +37,36 @@ type pgRelList struct {
 	table   string
 	counter string     // paydesk_counters' name of its records
 	order   [][]string // per sort order, the position's columns (the cursor's tuple)
-	kinds   []colKind
-	sorts   SortBy
+	kinds   []domain.ColKind
+	sorts   domain.SortBy
 	// state is a state filter's condition (arg adds an argument).
-	state func(st State, arg func(any) string) string
+	state func(st domain.State, arg func(any) string) string
 	// amount: the sort order whose value is an amount in cents.
-	amount SortBy
+	amount domain.SortBy
 	// whereCols: how Where's conditions are asked of the table.
-	whereCols *sqlCols
+	whereCols *SQLCols
 }
 
 var pgRelReservations = &pgRelList{
 	table: "paydesk_reservations r", counter: "reservations",
 	order: [][]string{
-		SortCreated:  {pgRelCreated, "key"},
-		SortInvoice:  {"invoice", pgRelCreated, "key"},
-		SortCustomer: {"customer_sort", pgRelCreated, "key"},
-		SortAmount:   {"coalesce(amount, 0)", pgRelCreated, "key"},
-		SortState:    {"state_rank", pgRelCreated, "key"},
+		domain.SortCreated:  {pgRelCreated, "key"},
+		domain.SortInvoice:  {"invoice", pgRelCreated, "key"},
+		domain.SortCustomer: {"customer_sort", pgRelCreated, "key"},
+		domain.SortAmount:   {"coalesce(amount, 0)", pgRelCreated, "key"},
+		domain.SortState:    {"state_rank", pgRelCreated, "key"},
 	},
-	kinds: resCols, sorts: sortCount, amount: SortAmount,
+	kinds: domain.ResCols, sorts: domain.SortCount, amount: domain.SortAmount,
 	state: pgRelResState,
-	whereCols: &sqlCols{amount: "coalesce(amount, 0)", created: "created", state: pgRelResState,
-		customer: resFieldCustomer, email: resFieldEmail, service: -1},
+	whereCols: &SQLCols{Amount: "coalesce(amount, 0)", Created: "created", State: pgRelResState,
+		Customer: domain.ResFieldCustomer, Email: domain.ResFieldEmail, Service: -1},
 }
 
-func pgRelResState(st State, arg func(any) string) string {
+func pgRelResState(st domain.State, arg func(any) string) string {
 	switch st {
-	case StateOutcomeUnknown:
+	case domain.StateOutcomeUnknown:
 		return "outcome_unknown"
-	case StateOrderMissing:
+	case domain.StateOrderMissing:
 		return "order_missing"
 	}
 	return "state = " + arg(string(st))
@@ -73,47 +75,47 @@ func pgRelResState(st State, arg func(any) string) string {
 var pgRelTransactions = &pgRelList{
 	table: "paydesk_transactions", counter: "transactions",
 	order: [][]string{
-		TxSortCreated:  {pgRelCreated, "key"},
-		TxSortKind:     {"kind", pgRelCreated, "key"},
-		TxSortInvoice:  {"invoice", pgRelCreated, "key"},
-		TxSortCustomer: {"customer_sort", pgRelCreated, "key"},
-		TxSortAmount:   {"amount", pgRelCreated, "key"},
-		TxSortStatus:   {"status", pgRelCreated, "key"},
+		domain.TxSortCreated:  {pgRelCreated, "key"},
+		domain.TxSortKind:     {"kind", pgRelCreated, "key"},
+		domain.TxSortInvoice:  {"invoice", pgRelCreated, "key"},
+		domain.TxSortCustomer: {"customer_sort", pgRelCreated, "key"},
+		domain.TxSortAmount:   {"amount", pgRelCreated, "key"},
+		domain.TxSortStatus:   {"status", pgRelCreated, "key"},
 	},
-	kinds: []colKind{TxSortCreated: colNone, TxSortKind: colString, TxSortInvoice: colString, TxSortCustomer: colString,
-		TxSortAmount: colInt64, TxSortStatus: colInt64},
-	sorts: txSortCount, amount: TxSortAmount,
-	state:     func(st State, arg func(any) string) string { return "kind = " + arg(string(st)) },
-	whereCols: &sqlCols{amount: "amount", created: "created", customer: txFieldCustomer, email: -1, service: txFieldService},
+	kinds: []domain.ColKind{domain.TxSortCreated: domain.ColNone, domain.TxSortKind: domain.ColString, domain.TxSortInvoice: domain.ColString, domain.TxSortCustomer: domain.ColString,
+		domain.TxSortAmount: domain.ColInt64, domain.TxSortStatus: domain.ColInt64},
+	sorts: domain.TxSortCount, amount: domain.TxSortAmount,
+	state:     func(st domain.State, arg func(any) string) string { return "kind = " + arg(string(st)) },
+	whereCols: &SQLCols{Amount: "amount", Created: "created", Customer: domain.TxFieldCustomer, Email: -1, Service: domain.TxFieldService},
 }
 
 // pgRelLists is the native engine's Lister.
-type pgRelLists struct{ e *pgRelEngine }
+type pgRelLists struct{ e *Engine }
 
-var _ Lister = pgRelLists{}
+var _ domain.Lister = pgRelLists{}
 
 // lists is the engine's Lister (Capabilities.Lists).
-func (e *pgRelEngine) lists() Lister { return pgRelLists{e} }
+func (e *Engine) lists() domain.Lister { return pgRelLists{e} }
 
 // zeroNano is the position key's time of a row whose time is not known.
 var zeroNano = time.Time{}.UnixNano()
 
 // cursorArgs turns a position key into the values of the order's columns.
-func (l *pgRelList) cursorArgs(sort SortBy, pos []byte) ([]any, error) {
+func (l *pgRelList) cursorArgs(sort domain.SortBy, pos []byte) ([]any, error) {
 	kind := l.kinds[sort]
-	val, created, key, err := posParts(kind, pos)
+	val, created, key, err := domain.PosParts(kind, pos)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]any, 0, 3)
 	switch {
-	case kind == colString:
+	case kind == domain.ColString:
 		out = append(out, string(val))
-	case kind == colInt64 && sort == l.amount:
-		out = append(out, pgNumeric(decimal.New(readInt64(val), -2)))
-	case kind == colInt64:
-		out = append(out, readInt64(val))
-	case kind == colByte:
+	case kind == domain.ColInt64 && sort == l.amount:
+		out = append(out, pgNumeric(decimal.New(domain.ReadInt64(val), -2)))
+	case kind == domain.ColInt64:
+		out = append(out, domain.ReadInt64(val))
+	case kind == domain.ColByte:
 		out = append(out, int16(val[0]))
 	}
 	at := pgtype.Timestamptz{Time: time.Unix(0, created), Valid: true}
@@ -124,20 +126,20 @@ func (l *pgRelList) cursorArgs(sort SortBy, pos []byte) ([]any, error) {
 }
 
 // where is the filter's condition and its arguments.
-func (l *pgRelList) where(q PageQuery) (string, []any) {
+func (l *pgRelList) where(q domain.PageQuery) (string, []any) {
 	var conds []string
 	var args []any
 	arg := func(v any) string {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	for _, w := range q.words() {
-		conds = append(conds, "search LIKE "+arg("%"+likeEscape(w)+"%"))
+	for _, w := range q.SearchWords() {
+		conds = append(conds, "search LIKE "+arg("%"+LikeEscape(w)+"%"))
 	}
 	if q.State != "" {
 		conds = append(conds, l.state(q.State, arg))
 	}
-	conds = append(conds, l.whereCols.where(&q.Where, arg)...)
+	conds = append(conds, l.whereCols.Where(&q.Where, arg)...)
 	return strings.Join(conds, " AND "), args
 }
 
@@ -151,14 +153,14 @@ type pgRelRows[T any] struct {
 
 // page answers q over the list; read scans one row of sql's result into a
 // record and its position.
-func pgRelPage[T any](ctx context.Context, e *pgRelEngine, l *pgRelList, q PageQuery, cols string,
+func pgRelPage[T any](ctx context.Context, e *Engine, l *pgRelList, q domain.PageQuery, cols string,
 	scan func(row pgx.Row) (T, []byte, error)) (pgRelRows[T], error) {
-	if err := q.check(l.sorts); err != nil {
+	if err := q.Check(l.sorts); err != nil {
 		return pgRelRows[T]{}, err
 	}
 	where, args := l.where(q)
 	order := strings.Join(l.order[q.Sort], ", ")
-	lim := q.limit()
+	lim := q.PageSize()
 	// fwd: read in the list's order; else backwards from the end or from
 	// a Before cursor, and turned round.
 	fwd := q.Before == nil && !q.Last
@@ -211,7 +213,7 @@ func pgRelPage[T any](ctx context.Context, e *pgRelEngine, l *pgRelList, q PageQ
 
 	p := pgRelRows[T]{total: -1}
 	var behind bool
-	err := e.view(ctx, func(t *pgRelTx) error {
+	err := e.ViewTx(ctx, func(t *Tx) error {
 		rows, err := t.query(sql, args...)
 		if err != nil {
 			return err
@@ -272,21 +274,21 @@ func pgRelPage[T any](ctx context.Context, e *pgRelEngine, l *pgRelList, q PageQ
 }
 
 // count counts the rows q keeps, up to upTo (> 0; 0: all); past
-// pgCountTimeout the planner's estimate is the answer.
-func (l *pgRelList) count(ctx context.Context, e *pgRelEngine, q PageQuery, upTo int) (int, error) {
-	if err := q.check(l.sorts); err != nil {
+// CountTimeout the planner's estimate is the answer.
+func (l *pgRelList) count(ctx context.Context, e *Engine, q domain.PageQuery, upTo int) (int, error) {
+	if err := q.Check(l.sorts); err != nil {
 		return 0, err
 	}
 	where, args := l.where(q)
 	n := 0
-	err := e.view(ctx, func(t *pgRelTx) error {
+	err := e.ViewTx(ctx, func(t *Tx) error {
 		if where == "" {
 			var c int64
 			_, err := t.scanRow(`SELECT coalesce(sum(n), 0)::bigint FROM paydesk_counters WHERE name = $1`, []any{l.counter}, &c)
 			n = int(c)
 			return err
 		}
-		if err := t.exec("SET LOCAL statement_timeout = '" + pgCountTimeout + "'"); err != nil {
+		if err := t.exec("SET LOCAL statement_timeout = '" + CountTimeout + "'"); err != nil {
 			return err
 		}
 		sql := "SELECT count(*) FROM " + l.table + " WHERE " + where
@@ -296,7 +298,7 @@ func (l *pgRelList) count(ctx context.Context, e *pgRelEngine, q PageQuery, upTo
 		_, err := t.scanRow(sql, args, &n)
 		return err
 	})
-	if err == nil || !isTimeout(err) {
+	if err == nil || !IsTimeout(err) {
 		return n, err
 	}
 	var plan []map[string]any
@@ -311,25 +313,25 @@ func (l *pgRelList) count(ctx context.Context, e *pgRelEngine, q PageQuery, upTo
 	return 0, errors.New("count: no estimate")
 }
 
-func (l pgRelLists) ReservationPage(ctx context.Context, q PageQuery) (Page, error) {
-	p, err := pgRelPage(ctx, l.e, pgRelReservations, q, pgSummarySelect, func(row pgx.Row) (Summary, []byte, error) {
+func (l pgRelLists) ReservationPage(ctx context.Context, q domain.PageQuery) (domain.Page, error) {
+	p, err := pgRelPage(ctx, l.e, pgRelReservations, q, pgSummarySelect, func(row pgx.Row) (domain.Summary, []byte, error) {
 		s, err := scanSummary(row)
 		if err != nil {
 			return s, nil, err
 		}
-		return s, posKey(nil, q.Sort, &s), nil
+		return s, domain.PosKey(nil, q.Sort, &s), nil
 	})
 	if err != nil {
-		return Page{}, fmt.Errorf("reservation list: %w", err)
+		return domain.Page{}, fmt.Errorf("reservation list: %w", err)
 	}
-	out := Page{Total: p.total, More: p.more, Less: p.less, Rows: make([]PageRow, len(p.rows))}
+	out := domain.Page{Total: p.total, More: p.more, Less: p.less, Rows: make([]domain.PageRow, len(p.rows))}
 	for i := range p.rows {
-		out.Rows[i] = PageRow{Summary: p.rows[i], Pos: p.pos[i]}
+		out.Rows[i] = domain.PageRow{Summary: p.rows[i], Pos: p.pos[i]}
 	}
 	return out, nil
 }
 
-func (l pgRelLists) ReservationCount(ctx context.Context, q PageQuery) (int, error) {
+func (l pgRelLists) ReservationCount(ctx context.Context, q domain.PageQuery) (int, error) {
 	n, err := pgRelReservations.count(ctx, l.e, q, q.Limit)
 	if err != nil {
 		return 0, fmt.Errorf("reservation list: %w", err)
@@ -337,25 +339,25 @@ func (l pgRelLists) ReservationCount(ctx context.Context, q PageQuery) (int, err
 	return n, nil
 }
 
-func (l pgRelLists) TransactionPage(ctx context.Context, q PageQuery) (TxPage, error) {
-	p, err := pgRelPage(ctx, l.e, pgRelTransactions, q, pgTxSelect, func(row pgx.Row) (*Transaction, []byte, error) {
+func (l pgRelLists) TransactionPage(ctx context.Context, q domain.PageQuery) (domain.TxPage, error) {
+	p, err := pgRelPage(ctx, l.e, pgRelTransactions, q, pgTxSelect, func(row pgx.Row) (*domain.Transaction, []byte, error) {
 		x, err := scanTxRow(row)
 		if err != nil {
 			return nil, nil, err
 		}
-		return x, txPosKey(nil, q.Sort, x), nil
+		return x, domain.TxPosKey(nil, q.Sort, x), nil
 	})
 	if err != nil {
-		return TxPage{}, fmt.Errorf("transaction list: %w", err)
+		return domain.TxPage{}, fmt.Errorf("transaction list: %w", err)
 	}
-	out := TxPage{Total: p.total, More: p.more, Less: p.less, Rows: make([]TxPageRow, len(p.rows))}
+	out := domain.TxPage{Total: p.total, More: p.more, Less: p.less, Rows: make([]domain.TxPageRow, len(p.rows))}
 	for i := range p.rows {
-		out.Rows[i] = TxPageRow{Tx: p.rows[i], Pos: p.pos[i]}
+		out.Rows[i] = domain.TxPageRow{Tx: p.rows[i], Pos: p.pos[i]}
 	}
 	return out, nil
 }
 
-func (l pgRelLists) TransactionCount(ctx context.Context, q PageQuery) (int, error) {
+func (l pgRelLists) TransactionCount(ctx context.Context, q domain.PageQuery) (int, error) {
 	n, err := pgRelTransactions.count(ctx, l.e, q, q.Limit)
 	if err != nil {
 		return 0, fmt.Errorf("transaction list: %w", err)

@@ -1,4 +1,4 @@
-package store
+package postgres
 
 import (
 	"encoding/json"
@@ -11,16 +11,18 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/shopspring/decimal"
+
+	"paydesk/store/domain"
 )
 
 // The native engine's transaction is the whole contract: the ledger's
-// half (pgrel_ledger.go) and this one.
-var _ RepoTx = (*pgRelTx)(nil)
+// half (ledger.go) and this one.
+var _ domain.RepoTx = (*Tx)(nil)
 
 // The logs, the journal, orders, batches and counters on the native
-// PostgreSQL engine (pgmigrations/0010): one typed row per record, read
+// PostgreSQL engine (migrations/0010): one typed row per record, read
 // back as the same domain value the bucket engine gives, with the
-// differences a database's types make (pgrel_ledger.go says which: times
+// differences a database's types make (ledger.go says which: times
 // to the microsecond, in the local zone; a NUL byte in a text refused,
 // naming the field). Amounts are numeric of any scale: the logs keep what
 // the gateway or the shop sent. The audit log keeps each entry's text as
@@ -62,7 +64,7 @@ const pgPushCols = `id, received, key, hash, envelope, kind, service, invoice, s
 	currency, amount, has_amount, signature, reason, website_key, applied, ignored, reservation_key,
 	remote_addr, method, url, header, body`
 
-func pushArgs(what string, rec *PushRecord) ([]any, error) {
+func pushArgs(what string, rec *domain.PushRecord) ([]any, error) {
 	if err := pgTextErr(what, "key", rec.Key, "invoice", rec.Invoice, "service", rec.Service, "kind", rec.Kind,
 		"envelope", rec.Envelope, "currency", rec.Currency, "website key", rec.WebsiteKey, "reason", rec.Reason,
 		"ignored", rec.Ignored, "reservation key", rec.ReservationKey, "remote address", rec.RemoteAddr,
@@ -80,9 +82,9 @@ func pushArgs(what string, rec *PushRecord) ([]any, error) {
 		pgText(rec.RemoteAddr), pgText(rec.Method), pgText(rec.URL), header, pgBytes(rec.Body)}, nil
 }
 
-func scanPush(row pgx.Row, extra ...any) (*PushRecord, error) {
+func scanPush(row pgx.Row, extra ...any) (*domain.PushRecord, error) {
 	var (
-		p                    PushRecord
+		p                    domain.PushRecord
 		id                   int64
 		received, statusTime *time.Time
 		hash                 []byte
@@ -115,7 +117,7 @@ type pgStmt struct {
 }
 
 // run runs st in the transaction.
-func (t *pgRelTx) run(st pgStmt, err error) error {
+func (t *Tx) run(st pgStmt, err error) error {
 	if err != nil {
 		return err
 	}
@@ -123,7 +125,7 @@ func (t *pgRelTx) run(st pgStmt, err error) error {
 }
 
 // pushInsert writes rec, whose ID is set, into the push log.
-func pushInsert(rec *PushRecord) (pgStmt, error) {
+func pushInsert(rec *domain.PushRecord) (pgStmt, error) {
 	args, err := pushArgs(fmt.Sprintf("push %d", rec.ID), rec)
 	if err != nil {
 		return pgStmt{}, err
@@ -144,11 +146,11 @@ func placeholders(n int) string {
 	return b.String()
 }
 
-func (t *pgRelTx) pushes(sql string, args ...any) ([]*PushRecord, error) {
-	return rowsOf(t, func(r pgx.CollectableRow) (*PushRecord, error) { return scanPush(r) }, sql, args...)
+func (t *Tx) pushes(sql string, args ...any) ([]*domain.PushRecord, error) {
+	return rowsOf(t, func(r pgx.CollectableRow) (*domain.PushRecord, error) { return scanPush(r) }, sql, args...)
 }
 
-func (t *pgRelTx) PushDuplicate(key string, hash [32]byte) (uint64, error) {
+func (t *Tx) PushDuplicate(key string, hash [32]byte) (uint64, error) {
 	var id int64
 	if _, err := t.scanRow(`SELECT id FROM paydesk_pushes WHERE key = $1 AND hash = $2`, []any{pgText(key), hash[:]}, &id); err != nil {
 		return 0, err
@@ -156,7 +158,7 @@ func (t *pgRelTx) PushDuplicate(key string, hash [32]byte) (uint64, error) {
 	return uint64(id), nil
 }
 
-func (t *pgRelTx) AppendPush(rec *PushRecord, _ PushEncoding) (uint64, error) {
+func (t *Tx) AppendPush(rec *domain.PushRecord, _ domain.PushEncoding) (uint64, error) {
 	var id int64
 	if _, err := t.scanRow(`SELECT nextval('paydesk_seq_pushes')`, nil, &id); err != nil {
 		return 0, err
@@ -165,7 +167,7 @@ func (t *pgRelTx) AppendPush(rec *PushRecord, _ PushEncoding) (uint64, error) {
 	return rec.ID, t.run(pushInsert(rec))
 }
 
-func (t *pgRelTx) Push(id uint64) (*PushRecord, error) {
+func (t *Tx) Push(id uint64) (*domain.PushRecord, error) {
 	ps, err := t.pushes(`SELECT `+pgPushCols+` FROM paydesk_pushes WHERE id = $1`, int64(id))
 	if err != nil || len(ps) == 0 {
 		return nil, err
@@ -173,7 +175,7 @@ func (t *pgRelTx) Push(id uint64) (*PushRecord, error) {
 	return ps[0], nil
 }
 
-func (t *pgRelTx) PushesBefore(before uint64, limit int) ([]*PushRecord, error) {
+func (t *Tx) PushesBefore(before uint64, limit int) ([]*domain.PushRecord, error) {
 	return t.pushes(`SELECT `+pgPushCols+` FROM paydesk_pushes WHERE ($1 = 0 OR id < $1) ORDER BY id DESC LIMIT $2`,
 		int64(before), pgLimit(limit))
 }
@@ -186,11 +188,11 @@ func pgLimit(limit int) any {
 	return limit
 }
 
-func (t *pgRelTx) PushIDsOf(key string) ([]uint64, error) {
+func (t *Tx) PushIDsOf(key string) ([]uint64, error) {
 	return t.ids(`SELECT id FROM paydesk_pushes WHERE key = $1 ORDER BY id`, pgText(key))
 }
 
-func (t *pgRelTx) ids(sql string, args ...any) ([]uint64, error) {
+func (t *Tx) ids(sql string, args ...any) ([]uint64, error) {
 	return rowsOf(t, func(r pgx.CollectableRow) (uint64, error) {
 		var id int64
 		err := r.Scan(&id)
@@ -202,7 +204,7 @@ func (t *pgRelTx) ids(sql string, args ...any) ([]uint64, error) {
 const pgRejectedCols = pgPushCols + `, body_size, count, last_seen`
 
 // rejectedInsert writes rec, whose ID is set, into the rejected log.
-func rejectedInsert(rec *PushRecord) (pgStmt, error) {
+func rejectedInsert(rec *domain.PushRecord) (pgStmt, error) {
 	what := fmt.Sprintf("rejected entry %d", rec.ID)
 	args, err := pushArgs(what, rec)
 	if err != nil {
@@ -212,8 +214,8 @@ func rejectedInsert(rec *PushRecord) (pgStmt, error) {
 	return pgStmt{`INSERT INTO paydesk_rejected (` + pgRejectedCols + `) VALUES (` + placeholders(len(args)) + `)`, args}, nil
 }
 
-func (t *pgRelTx) rejected(sql string, args ...any) ([]*PushRecord, error) {
-	return rowsOf(t, func(r pgx.CollectableRow) (*PushRecord, error) {
+func (t *Tx) rejected(sql string, args ...any) ([]*domain.PushRecord, error) {
+	return rowsOf(t, func(r pgx.CollectableRow) (*domain.PushRecord, error) {
 		var size, count int64
 		var last *time.Time
 		p, err := scanPush(r, &size, &count, &last)
@@ -225,7 +227,7 @@ func (t *pgRelTx) rejected(sql string, args ...any) ([]*PushRecord, error) {
 	}, sql, args...)
 }
 
-func (t *pgRelTx) AppendRejected(rec *PushRecord) (uint64, error) {
+func (t *Tx) AppendRejected(rec *domain.PushRecord) (uint64, error) {
 	var id int64
 	if _, err := t.scanRow(`SELECT nextval('paydesk_seq_rejected')`, nil, &id); err != nil {
 		return 0, err
@@ -234,7 +236,7 @@ func (t *pgRelTx) AppendRejected(rec *PushRecord) (uint64, error) {
 	return rec.ID, t.run(rejectedInsert(rec))
 }
 
-func (t *pgRelTx) Rejected(id uint64) (*PushRecord, error) {
+func (t *Tx) Rejected(id uint64) (*domain.PushRecord, error) {
 	ps, err := t.rejected(`SELECT `+pgRejectedCols+` FROM paydesk_rejected WHERE id = $1`, int64(id))
 	if err != nil || len(ps) == 0 {
 		return nil, err
@@ -242,7 +244,7 @@ func (t *pgRelTx) Rejected(id uint64) (*PushRecord, error) {
 	return ps[0], nil
 }
 
-func (t *pgRelTx) OldestRejected() (*PushRecord, error) {
+func (t *Tx) OldestRejected() (*domain.PushRecord, error) {
 	ps, err := t.rejected(`SELECT ` + pgRejectedCols + ` FROM paydesk_rejected ORDER BY id LIMIT 1`)
 	if err != nil || len(ps) == 0 {
 		return nil, err
@@ -250,28 +252,28 @@ func (t *pgRelTx) OldestRejected() (*PushRecord, error) {
 	return ps[0], nil
 }
 
-func (t *pgRelTx) DeleteRejected(id uint64) error {
+func (t *Tx) DeleteRejected(id uint64) error {
 	return t.exec(`DELETE FROM paydesk_rejected WHERE id = $1`, int64(id))
 }
 
-func (t *pgRelTx) RejectedEntries() (int, error) {
+func (t *Tx) RejectedEntries() (int, error) {
 	var n int
 	_, err := t.scanRow(`SELECT count(*) FROM paydesk_rejected`, nil, &n)
 	return n, err
 }
 
-func (t *pgRelTx) RejectedNewest(limit int) ([]*PushRecord, error) {
+func (t *Tx) RejectedNewest(limit int) ([]*domain.PushRecord, error) {
 	return t.rejected(`SELECT `+pgRejectedCols+` FROM paydesk_rejected ORDER BY id DESC LIMIT $1`, pgLimit(limit))
 }
 
-func (t *pgRelTx) RejectedGroupEntry(source, class string) (uint64, error) {
+func (t *Tx) RejectedGroupEntry(source, class string) (uint64, error) {
 	var id int64
 	_, err := t.scanRow(`SELECT entry_id FROM paydesk_rejected_groups WHERE source = $1 AND class = $2`,
 		[]any{pgText(source), []byte(class)}, &id)
 	return uint64(id), err
 }
 
-func (t *pgRelTx) SetRejectedGroupEntry(source, class string, id uint64) error {
+func (t *Tx) SetRejectedGroupEntry(source, class string, id uint64) error {
 	return t.run(rejectedGroupUpsert(source, class, id))
 }
 
@@ -283,7 +285,7 @@ func rejectedGroupUpsert(source, class string, id uint64) (pgStmt, error) {
 		ON CONFLICT (source, class) DO UPDATE SET entry_id = excluded.entry_id`, []any{pgText(source), []byte(class), int64(id)}}, nil
 }
 
-func (t *pgRelTx) DeleteRejectedGroup(source, class string) error {
+func (t *Tx) DeleteRejectedGroup(source, class string) error {
 	return t.exec(`DELETE FROM paydesk_rejected_groups WHERE source = $1 AND class = $2`, pgText(source), []byte(class))
 }
 
@@ -291,7 +293,7 @@ func (t *pgRelTx) DeleteRejectedGroup(source, class string) error {
 
 const pgExchangeCols = `id, time, action, service, method, url, http_status, duration_ns, error, request_body, response_body`
 
-func exchangeInsert(x *Exchange) (pgStmt, error) {
+func exchangeInsert(x *domain.Exchange) (pgStmt, error) {
 	if err := pgTextErr(fmt.Sprintf("gateway log entry %d", x.ID), "action", x.Action, "service", x.Service,
 		"method", x.Method, "url", x.URL, "error", x.Error); err != nil {
 		return pgStmt{}, err
@@ -302,7 +304,7 @@ func exchangeInsert(x *Exchange) (pgStmt, error) {
 			pgBodyJSON(x.RequestBody), pgBodyJSON(x.ResponseBody)}}, nil
 }
 
-func (t *pgRelTx) AppendExchange(x *Exchange, keep int) (uint64, error) {
+func (t *Tx) AppendExchange(x *domain.Exchange, keep int) (uint64, error) {
 	var id int64
 	if _, err := t.scanRow(`SELECT nextval('paydesk_seq_exchanges')`, nil, &id); err != nil {
 		return 0, err
@@ -319,15 +321,15 @@ func (t *pgRelTx) AppendExchange(x *Exchange, keep int) (uint64, error) {
 	return x.ID, nil
 }
 
-func (t *pgRelTx) Exchanges(limit int) ([]Exchange, error) {
+func (t *Tx) Exchanges(limit int) ([]domain.Exchange, error) {
 	rows, err := t.query(`SELECT `+pgExchangeCols+` FROM paydesk_exchanges ORDER BY id DESC LIMIT $1`, pgLimit(limit))
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Exchange
+	var out []domain.Exchange
 	for rows.Next() {
-		var x Exchange
+		var x domain.Exchange
 		var id, dur int64
 		var at *time.Time
 		if err := rows.Scan(&id, &at, &x.Action, &x.Service, &x.Method, &x.URL, &x.HTTPStatus, &dur, &x.Error,
@@ -345,20 +347,20 @@ func (t *pgRelTx) Exchanges(limit int) ([]Exchange, error) {
 // nextNumber hands out the next number of a gap-free series
 // (paydesk_numbers): one more than the last, the row locked until the
 // transaction ends.
-func (t *pgRelTx) nextNumber(name string) (uint64, error) {
+func (t *Tx) nextNumber(name string) (uint64, error) {
 	var n int64
 	_, err := t.scanRow(`INSERT INTO paydesk_numbers (name, last) VALUES ($1, 1)
 		ON CONFLICT (name) DO UPDATE SET last = paydesk_numbers.last + 1 RETURNING last`, []any{name}, &n)
 	return uint64(n), err
 }
 
-func (t *pgRelTx) NextOpID() (uint64, error)        { return t.nextNumber("operations") }
-func (t *pgRelTx) NextBatchNumber() (uint64, error) { return t.nextNumber("batches") }
+func (t *Tx) NextOpID() (uint64, error)        { return t.nextNumber("operations") }
+func (t *Tx) NextBatchNumber() (uint64, error) { return t.nextNumber("batches") }
 
 // pgTallyNames are the counters' names in paydesk_counters.
 var pgTallyNames = [...]string{"pushes", "rejected", "reservations", "transactions"}
 
-func (t *pgRelTx) AddTally(d Tally) error {
+func (t *Tx) AddTally(d domain.Tally) error {
 	for i, n := range [...]int64{d.Pushes, d.Rejected, d.Reservations, d.Transactions} {
 		if n == 0 {
 			continue
@@ -374,18 +376,18 @@ func (t *pgRelTx) AddTally(d Tally) error {
 	return nil
 }
 
-func (t *pgRelTx) Tally() (Tally, error) {
+func (t *Tx) Tally() (domain.Tally, error) {
 	rows, err := t.query(`SELECT name, sum(n)::bigint FROM paydesk_counters GROUP BY name`)
 	if err != nil {
-		return Tally{}, err
+		return domain.Tally{}, err
 	}
 	defer rows.Close()
-	var d Tally
+	var d domain.Tally
 	for rows.Next() {
 		var name string
 		var n int64
 		if err := rows.Scan(&name, &n); err != nil {
-			return Tally{}, t.fail(err)
+			return domain.Tally{}, t.fail(err)
 		}
 		switch name {
 		case "pushes":
@@ -406,12 +408,12 @@ func (t *pgRelTx) Tally() (Tally, error) {
 const pgOpCols = `id, created, updated, operator, action, service, target, reservation_key, invoice, currency, amount,
 	state, result_key, result_status, result_sub_code, result_time, reason, note, audit_id, lease, lines, parcels, request`
 
-func (t *pgRelTx) PutOp(op *PendingOp) error { return t.run(opUpsert(op)) }
+func (t *Tx) PutOp(op *domain.PendingOp) error { return t.run(opUpsert(op)) }
 
 var pgOpUpsert = `INSERT INTO paydesk_operations (` + pgOpCols + `) VALUES (` + placeholders(23) + `)
 	ON CONFLICT (id) DO UPDATE SET ` + upsertSet(pgOpCols)
 
-func opUpsert(op *PendingOp) (pgStmt, error) {
+func opUpsert(op *domain.PendingOp) (pgStmt, error) {
 	what := fmt.Sprintf("operation %d", op.ID)
 	if err := pgTextErr(what, "operator", op.Operator, "action", op.Action, "service", op.Service, "target", op.Target,
 		"reservation key", op.ReservationKey, "invoice", op.Invoice, "currency", op.Currency, "result key", op.ResultKey,
@@ -437,9 +439,9 @@ func opUpsert(op *PendingOp) (pgStmt, error) {
 		pgText(op.Error), pgText(op.Note), int64(op.AuditID), op.Lease, lines, parcels, req}}, nil
 }
 
-func scanOp(row pgx.Row) (*PendingOp, error) {
+func scanOp(row pgx.Row) (*domain.PendingOp, error) {
 	var (
-		op                           PendingOp
+		op                           domain.PendingOp
 		id, auditID                  int64
 		created, updated, resultTime *time.Time
 		amount                       pgtype.Numeric
@@ -451,7 +453,7 @@ func scanOp(row pgx.Row) (*PendingOp, error) {
 		&resultTime, &op.Error, &op.Note, &auditID, &op.Lease, &lines, &parcels, &req); err != nil {
 		return nil, err
 	}
-	op.ID, op.AuditID, op.State = uint64(id), uint64(auditID), OpState(state)
+	op.ID, op.AuditID, op.State = uint64(id), uint64(auditID), domain.OpState(state)
 	op.Created, op.Updated, op.ResultStatus.Time = timeOf(created), timeOf(updated), timeOf(resultTime)
 	op.Amount = decOf(amount)
 	for _, j := range []struct {
@@ -468,11 +470,11 @@ func scanOp(row pgx.Row) (*PendingOp, error) {
 	return &op, nil
 }
 
-func (t *pgRelTx) ops(sql string, args ...any) ([]*PendingOp, error) {
-	return rowsOf(t, func(r pgx.CollectableRow) (*PendingOp, error) { return scanOp(r) }, sql, args...)
+func (t *Tx) ops(sql string, args ...any) ([]*domain.PendingOp, error) {
+	return rowsOf(t, func(r pgx.CollectableRow) (*domain.PendingOp, error) { return scanOp(r) }, sql, args...)
 }
 
-func (t *pgRelTx) Op(id uint64) (*PendingOp, error) {
+func (t *Tx) Op(id uint64) (*domain.PendingOp, error) {
 	ops, err := t.ops(`SELECT `+pgOpCols+` FROM paydesk_operations WHERE id = $1`, int64(id))
 	if err != nil || len(ops) == 0 {
 		return nil, err
@@ -480,16 +482,16 @@ func (t *pgRelTx) Op(id uint64) (*PendingOp, error) {
 	return ops[0], nil
 }
 
-func (t *pgRelTx) OpenOps() ([]OpenOp, error) {
+func (t *Tx) OpenOps() ([]domain.OpenOp, error) {
 	rows, err := t.query(`SELECT id, result_key, invoice FROM paydesk_operations
 		WHERE state IN ('pending', 'sent', 'outcome_unknown') ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []OpenOp
+	var out []domain.OpenOp
 	for rows.Next() {
-		var o OpenOp
+		var o domain.OpenOp
 		var id int64
 		if err := rows.Scan(&id, &o.ResultKey, &o.Invoice); err != nil {
 			return nil, t.fail(err)
@@ -500,7 +502,7 @@ func (t *pgRelTx) OpenOps() ([]OpenOp, error) {
 	return out, t.fail(rows.Err())
 }
 
-func (t *pgRelTx) Ops() ([]*PendingOp, error) {
+func (t *Tx) Ops() ([]*domain.PendingOp, error) {
 	return t.ops(`SELECT ` + pgOpCols + ` FROM paydesk_operations ORDER BY id DESC`)
 }
 
@@ -510,7 +512,7 @@ func (t *pgRelTx) Ops() ([]*PendingOp, error) {
 const pgAuditCols = `id, time, operator, action, target, amount, currency, result, reason, op_id, completes, prev, key_id, mac, entry`
 
 // insertAudit writes the entry whose stored text is v under id.
-func (t *pgRelTx) insertAudit(id uint64, e AuditEntry, v []byte) error {
+func (t *Tx) insertAudit(id uint64, e domain.AuditEntry, v []byte) error {
 	if !utf8.Valid(v) || strings.Contains(string(v), `\u0000`) {
 		return fmt.Errorf("audit entry %d: its text is not one the database's json can keep byte for byte", id)
 	}
@@ -519,7 +521,7 @@ func (t *pgRelTx) insertAudit(id uint64, e AuditEntry, v []byte) error {
 		pgText(e.Result), pgText(e.Reason), int64(e.OpID), int64(e.Completes), e.Prev, e.KeyID, e.MAC, string(v))
 }
 
-func (t *pgRelTx) AppendAudit(e AuditEntry, keys *auditKeyring) (AuditEntry, error) {
+func (t *Tx) AppendAudit(e domain.AuditEntry, keys domain.AuditSealer) (domain.AuditEntry, error) {
 	n, err := t.AuditSequence()
 	if err != nil {
 		return e, err
@@ -533,9 +535,9 @@ func (t *pgRelTx) AppendAudit(e AuditEntry, keys *auditKeyring) (AuditEntry, err
 		return e, err
 	}
 	if ok {
-		e.Prev = chainHash([]byte(last))
+		e.Prev = domain.ChainHash([]byte(last))
 	}
-	e, v, err := keys.sealEntry(e)
+	e, v, err := domain.SealAudit(keys, e)
 	if err != nil {
 		return e, err
 	}
@@ -547,7 +549,7 @@ func (t *pgRelTx) AppendAudit(e AuditEntry, keys *auditKeyring) (AuditEntry, err
 }
 
 // walkAudit reads entries in id order (desc: newest first) as stored.
-func (t *pgRelTx) walkAudit(where, order string, args []any, fn func(id uint64, e *AuditEntry, stored []byte, err error) bool) error {
+func (t *Tx) walkAudit(where, order string, args []any, fn func(id uint64, e *domain.AuditEntry, stored []byte, err error) bool) error {
 	rows, err := t.query(`SELECT id, entry::text FROM paydesk_audit `+where+` ORDER BY id `+order, args...)
 	if err != nil {
 		return err
@@ -560,10 +562,10 @@ func (t *pgRelTx) walkAudit(where, order string, args []any, fn func(id uint64, 
 			return t.fail(err)
 		}
 		stored := []byte(text)
-		var e AuditEntry
+		var e domain.AuditEntry
 		err := json.Unmarshal(stored, &e)
 		if err != nil {
-			e = AuditEntry{}
+			e = domain.AuditEntry{}
 			err = fmt.Errorf("audit entry %d: %w", id, err)
 		}
 		if !fn(uint64(id), &e, stored, err) {
@@ -573,10 +575,10 @@ func (t *pgRelTx) walkAudit(where, order string, args []any, fn func(id uint64, 
 	return t.fail(rows.Err())
 }
 
-func (t *pgRelTx) AuditEntry(id uint64) (*AuditEntry, error) {
-	var out *AuditEntry
+func (t *Tx) AuditEntry(id uint64) (*domain.AuditEntry, error) {
+	var out *domain.AuditEntry
 	var derr error
-	err := t.walkAudit(`WHERE id = $1`, ``, []any{int64(id)}, func(_ uint64, e *AuditEntry, _ []byte, err error) bool {
+	err := t.walkAudit(`WHERE id = $1`, ``, []any{int64(id)}, func(_ uint64, e *domain.AuditEntry, _ []byte, err error) bool {
 		out, derr = e, err
 		return false
 	})
@@ -589,10 +591,10 @@ func (t *pgRelTx) AuditEntry(id uint64) (*AuditEntry, error) {
 	return out, nil
 }
 
-func (t *pgRelTx) LastAudit() (*AuditEntry, error) {
-	var out *AuditEntry
+func (t *Tx) LastAudit() (*domain.AuditEntry, error) {
+	var out *domain.AuditEntry
 	var derr error
-	err := t.walkAudit(``, `DESC LIMIT 1`, nil, func(id uint64, e *AuditEntry, _ []byte, err error) bool {
+	err := t.walkAudit(``, `DESC LIMIT 1`, nil, func(id uint64, e *domain.AuditEntry, _ []byte, err error) bool {
 		out, derr = e, err
 		out.ID = id
 		return false
@@ -606,7 +608,7 @@ func (t *pgRelTx) LastAudit() (*AuditEntry, error) {
 	return out, nil
 }
 
-func (t *pgRelTx) WalkAudit(newestFirst bool, fn func(id uint64, e *AuditEntry, stored []byte, err error) bool) error {
+func (t *Tx) WalkAudit(newestFirst bool, fn func(id uint64, e *domain.AuditEntry, stored []byte, err error) bool) error {
 	order := ``
 	if newestFirst {
 		order = `DESC`
@@ -614,7 +616,7 @@ func (t *pgRelTx) WalkAudit(newestFirst bool, fn func(id uint64, e *AuditEntry, 
 	return t.walkAudit(``, order, nil, fn)
 }
 
-func (t *pgRelTx) AuditSequence() (uint64, error) {
+func (t *Tx) AuditSequence() (uint64, error) {
 	var n int64
 	_, err := t.scanRow(`SELECT greatest(coalesce((SELECT last FROM paydesk_numbers WHERE name = 'audit'), 0),
 		coalesce((SELECT max(id) FROM paydesk_audit), 0))`, nil, &n)
@@ -625,7 +627,7 @@ func (t *pgRelTx) AuditSequence() (uint64, error) {
 
 const pgOrderCols = `invoice, reservation_number, reservation_key, currency, amount, customer, source, received, hash, articles, billing, shipping`
 
-func orderArgs(o *Order) ([]any, error) {
+func orderArgs(o *domain.Order) ([]any, error) {
 	what := "order " + o.Invoice
 	if err := pgTextErr(what, "invoice", o.Invoice, "reservation number", o.ReservationNumber, "reservation key", o.ReservationKey,
 		"currency", o.Currency, "source", o.Source, "hash", o.Hash); err != nil {
@@ -647,9 +649,9 @@ func orderArgs(o *Order) ([]any, error) {
 		pgNumeric(o.Amount()), pgText(o.Customer()), pgText(o.Source), pgTime(o.Received), pgText(o.Hash), articles, billing, shipping}, nil
 }
 
-func scanOrder(row pgx.Row) (*Order, error) {
+func scanOrder(row pgx.Row) (*domain.Order, error) {
 	var (
-		o                           Order
+		o                           domain.Order
 		amount                      pgtype.Numeric
 		customer                    string
 		received                    *time.Time
@@ -674,11 +676,11 @@ func scanOrder(row pgx.Row) (*Order, error) {
 	return &o, nil
 }
 
-func (t *pgRelTx) orders(sql string, args ...any) ([]*Order, error) {
-	return rowsOf(t, func(r pgx.CollectableRow) (*Order, error) { return scanOrder(r) }, sql, args...)
+func (t *Tx) orders(sql string, args ...any) ([]*domain.Order, error) {
+	return rowsOf(t, func(r pgx.CollectableRow) (*domain.Order, error) { return scanOrder(r) }, sql, args...)
 }
 
-func (t *pgRelTx) Order(invoice string) (*Order, error) {
+func (t *Tx) Order(invoice string) (*domain.Order, error) {
 	os, err := t.orders(`SELECT `+pgOrderCols+` FROM paydesk_orders WHERE invoice = $1`, pgText(invoice))
 	if err != nil || len(os) == 0 {
 		return nil, err
@@ -686,11 +688,13 @@ func (t *pgRelTx) Order(invoice string) (*Order, error) {
 	return os[0], nil
 }
 
-func (t *pgRelTx) PutOrder(o *Order) error { return t.run(orderUpsert("paydesk_orders", "invoice", o)) }
+func (t *Tx) PutOrder(o *domain.Order) error {
+	return t.run(orderUpsert("paydesk_orders", "invoice", o))
+}
 
 // orderUpsert writes o into table (the orders or their conflicts), whose
 // key is key.
-func orderUpsert(table, key string, o *Order) (pgStmt, error) {
+func orderUpsert(table, key string, o *domain.Order) (pgStmt, error) {
 	args, err := orderArgs(o)
 	if err != nil {
 		return pgStmt{}, err
@@ -699,15 +703,15 @@ func orderUpsert(table, key string, o *Order) (pgStmt, error) {
 		ON CONFLICT (` + key + `) DO UPDATE SET ` + upsertSet(pgOrderCols), args}, nil
 }
 
-func (t *pgRelTx) Orders() ([]*Order, error) {
+func (t *Tx) Orders() ([]*domain.Order, error) {
 	return t.orders(`SELECT ` + pgOrderCols + ` FROM paydesk_orders ORDER BY invoice`)
 }
 
-func (t *pgRelTx) PutOrderConflict(o *Order) error {
+func (t *Tx) PutOrderConflict(o *domain.Order) error {
 	return t.run(orderUpsert("paydesk_order_conflicts", "invoice, hash", o))
 }
 
-func (t *pgRelTx) OrderConflicts(invoice string) ([]*Order, error) {
+func (t *Tx) OrderConflicts(invoice string) ([]*domain.Order, error) {
 	return t.orders(`SELECT `+pgOrderCols+` FROM paydesk_order_conflicts WHERE ($1 = '' OR invoice = $1) ORDER BY invoice, hash`, pgText(invoice))
 }
 
@@ -715,9 +719,9 @@ func (t *pgRelTx) OrderConflicts(invoice string) ([]*Order, error) {
 
 const pgBatchCols = `id, kind, hash, source, operator, created, late, rows, items, total, currency`
 
-func (t *pgRelTx) PutBatch(b *Batch) error { return t.run(batchUpsert(b)) }
+func (t *Tx) PutBatch(b *domain.Batch) error { return t.run(batchUpsert(b)) }
 
-func batchUpsert(b *Batch) (pgStmt, error) {
+func batchUpsert(b *domain.Batch) (pgStmt, error) {
 	if err := pgTextErr("batch "+b.ID, "id", b.ID, "kind", b.Kind, "hash", b.Hash, "source", b.Source,
 		"operator", b.Operator, "currency", b.Currency); err != nil {
 		return pgStmt{}, err
@@ -728,21 +732,21 @@ func batchUpsert(b *Batch) (pgStmt, error) {
 		b.Rows, b.Items, pgNumeric(b.Total), pgText(b.Currency)}}, nil
 }
 
-func (t *pgRelTx) batches(sql string, args ...any) ([]Batch, error) {
-	return rowsOf(t, func(r pgx.CollectableRow) (Batch, error) {
-		var b Batch
+func (t *Tx) batches(sql string, args ...any) ([]domain.Batch, error) {
+	return rowsOf(t, func(r pgx.CollectableRow) (domain.Batch, error) {
+		var b domain.Batch
 		var created *time.Time
 		var total pgtype.Numeric
 		if err := r.Scan(&b.ID, &b.Kind, &b.Hash, &b.Source, &b.Operator, &created, &b.Late, &b.Rows, &b.Items,
 			&total, &b.Currency); err != nil {
-			return Batch{}, err
+			return domain.Batch{}, err
 		}
 		b.Created, b.Total = timeOf(created), decOf(total)
 		return b, nil
 	}, sql, args...)
 }
 
-func (t *pgRelTx) Batch(id string) (*Batch, error) {
+func (t *Tx) Batch(id string) (*domain.Batch, error) {
 	bs, err := t.batches(`SELECT `+pgBatchCols+` FROM paydesk_batches WHERE id = $1`, pgText(id))
 	if err != nil || len(bs) == 0 {
 		return nil, err
@@ -750,23 +754,25 @@ func (t *pgRelTx) Batch(id string) (*Batch, error) {
 	return &bs[0], nil
 }
 
-func (t *pgRelTx) BatchByHash(kind, hash string) (string, error) {
+func (t *Tx) BatchByHash(kind, hash string) (string, error) {
 	var id string
 	_, err := t.scanRow(`SELECT id FROM paydesk_batches WHERE kind = $1 AND hash = $2 AND hash <> ''`,
 		[]any{pgText(kind), pgText(hash)}, &id)
 	return id, err
 }
 
-func (t *pgRelTx) Batches() ([]Batch, error) {
+func (t *Tx) Batches() ([]domain.Batch, error) {
 	return t.batches(`SELECT ` + pgBatchCols + ` FROM paydesk_batches ORDER BY id`)
 }
 
 const pgBatchItemCols = `batch_id, idx, reservation_number, invoice, state, amount, currency, rows, lines, parcels,
 	note, rule, message, op_id, key, updated`
 
-func (t *pgRelTx) PutBatchItem(id string, it BatchItem) error { return t.run(batchItemUpsert(id, it)) }
+func (t *Tx) PutBatchItem(id string, it domain.BatchItem) error {
+	return t.run(batchItemUpsert(id, it))
+}
 
-func batchItemUpsert(id string, it BatchItem) (pgStmt, error) {
+func batchItemUpsert(id string, it domain.BatchItem) (pgStmt, error) {
 	what := fmt.Sprintf("batch %s item %d", id, it.Index)
 	if err := pgTextErr(what, "reservation", it.Reservation, "invoice", it.Invoice, "currency", it.Currency,
 		"note", it.Note, "rule", it.Rule, "message", it.Message, "key", it.Key); err != nil {
@@ -794,16 +800,16 @@ func batchItemUpsert(id string, it BatchItem) (pgStmt, error) {
 		int64(it.OpID), pgText(it.Key), pgTime(it.Updated)}}, nil
 }
 
-func (t *pgRelTx) BatchItems(id string) ([]BatchItem, error) {
+func (t *Tx) BatchItems(id string) ([]domain.BatchItem, error) {
 	rows, err := t.query(`SELECT `+pgBatchItemCols+` FROM paydesk_batch_items WHERE batch_id = $1 ORDER BY idx`, pgText(id))
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []BatchItem
+	var out []domain.BatchItem
 	for rows.Next() {
 		var (
-			it             BatchItem
+			it             domain.BatchItem
 			batch, state   string
 			amount         pgtype.Numeric
 			rs             []int32
@@ -815,7 +821,7 @@ func (t *pgRelTx) BatchItems(id string) ([]BatchItem, error) {
 			&parcels, &it.Note, &it.Rule, &it.Message, &opID, &it.Key, &updated); err != nil {
 			return nil, t.fail(err)
 		}
-		it.State, it.Amount, it.OpID, it.Updated = BatchItemState(state), decOf(amount), uint64(opID), timeOf(updated)
+		it.State, it.Amount, it.OpID, it.Updated = domain.BatchItemState(state), decOf(amount), uint64(opID), timeOf(updated)
 		if rs != nil {
 			it.Rows = make([]int, len(rs))
 			for i, r := range rs {

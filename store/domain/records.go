@@ -1,7 +1,10 @@
-package store
+package domain
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -150,7 +153,7 @@ type PendingOp struct {
 	// entry (BeginOp with Audit set) and completed when it settles.
 	AuditID uint64 `json:",omitempty"`
 	// Lease is the liveness lock of the process that journaled it, on a
-	// team's database (pglease.go): when nobody holds it any more, a
+	// team's database (store/pglease.go): when nobody holds it any more, a
 	// pending operation's outcome is unknown.
 	Lease int64 `json:",omitempty"`
 	// Audit, given to BeginOp, is the audit entry to write in the same
@@ -178,7 +181,7 @@ type AuditEntry struct {
 	// Prev is the SHA-256 (hex) of the previous entry as stored, so the log
 	// is a chain: an entry removed or edited later shows (VerifyAudit).
 	Prev string `json:",omitempty"`
-	// KeyID names the audit key the entry is keyed with (auditkey.go) and
+	// KeyID names the audit key the entry is keyed with (store/auditkey.go) and
 	// MAC is the HMAC-SHA256 of the entry as stored without MAC, under
 	// that key: an entry written by anyone without the key (an INSERT into
 	// the database) shows. Empty on entries written before keying. MAC
@@ -223,76 +226,50 @@ type Counts struct {
 	Transactions   int
 }
 
-// Change is sent to subscribers after each commit.
-type Change struct {
-	Pushes       int      // pushes stored by the commit
-	Rejected     int      // rejected pushes logged
-	Reservations []string // keys of reservations that changed
-	Transactions []string // keys of transactions that changed
-	Ops          bool     // the operation journal changed
-	Audit        bool
-	Exchanges    bool
-	Orders       bool // an order was stored (intake, import) or refused as a conflict
-	Approvals    bool // an approval request was made, decided or sent
-	// Overflow means earlier notifications were dropped because the
-	// subscriber was slow: reload everything.
-	Overflow bool
-
-	// keys keys the audit entries the commit writes (auditkey.go); nil
-	// writes them unkeyed.
-	keys *auditKeyring
-
-	// inbox: the commit applied pushes from the push inbox (PostgreSQL):
-	// listeners waiting to hear what became of theirs look.
-	inbox bool
-
-	// keys already listed, while the commit runs
-	seenReservations, seenTransactions map[string]struct{}
-
-	// Records the commit created, for the counts in meta: they are added
-	// once per commit (writeCounts), not read and written per record.
-	newReservations, newTransactions int
-}
-
-// writeCounts adds what the commit stored to the counters. The writers call
-// it once, after every change of the transaction: the counters are added
-// once per commit, not read and written per record.
-func (c *Change) writeCounts(tx RepoTx) error {
-	d := Tally{Pushes: int64(c.Pushes), Rejected: int64(c.Rejected),
-		Reservations: int64(c.newReservations), Transactions: int64(c.newTransactions)}
-	if d == (Tally{}) {
-		return nil
-	}
-	return tx.AddTally(d)
-}
-
-func (c *Change) addReservation(key string) {
-	if c != nil && addKey(&c.seenReservations, key) {
-		c.Reservations = append(c.Reservations, key)
-	}
-}
-
-func (c *Change) addTransaction(key string) {
-	if c != nil && addKey(&c.seenTransactions, key) {
-		c.Transactions = append(c.Transactions, key)
-	}
-}
-
-// addKey adds key to the set *seen and reports whether it was new.
-func addKey(seen *map[string]struct{}, key string) bool {
-	if _, ok := (*seen)[key]; ok {
-		return false
-	}
-	if *seen == nil {
-		*seen = map[string]struct{}{}
-	}
-	(*seen)[key] = struct{}{}
-	return true
-}
-
 // AmountShown reports whether the push's amount means anything to a
 // person: a data request push (Reserve, cancel, update) carries
 // AmountDebit 0 by the spec, which is no amount.
 func (rec *PushRecord) AmountShown() bool {
 	return rec.HasAmount && !(rec.Envelope == api.EnvelopeDataRequest && rec.Amount.IsZero())
+}
+
+// OrphanRequest is a data request push whose reservation is not (yet) in the
+// cache; it joins the reservation when one with its invoice appears.
+type OrphanRequest struct {
+	Request
+	Invoice           string
+	ReservationNumber string
+}
+
+// ChainHash is the link an audit entry keeps to the one before it: the
+// SHA-256 of that entry exactly as stored.
+func ChainHash(stored []byte) string {
+	h := sha256.Sum256(stored)
+	return hex.EncodeToString(h[:])
+}
+
+// Describe fills the decoded summary fields of rec (envelope, key, invoice,
+// service, kind, status, amount) from p; ApplyPush does it itself, a
+// listener calls it to describe a push it rejects.
+func (rec *PushRecord) Describe(p *api.Push) {
+	rec.Envelope = p.Envelope()
+	rec.Key = p.Key()
+	rec.Invoice = p.Invoice()
+	rec.Service = p.ServiceCode()
+	rec.Kind = p.Kind()
+	rec.Status = StatusOf(p.Status())
+	rec.Currency = p.Currency()
+	if a := p.Amount(); a != nil {
+		rec.Amount, rec.HasAmount = a.Decimal, true
+	}
+}
+
+// Holder says which open operation this is, who started it and since
+// when: what an operator refused because of it needs to know.
+func (o *PendingOp) Holder() string {
+	who := o.Operator
+	if who == "" {
+		who = "an operator"
+	}
+	return fmt.Sprintf("operation %d by %s is %s since %s; resolve it first", o.ID, who, o.State, o.Created.Format(time.RFC3339))
 }

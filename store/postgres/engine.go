@@ -1,4 +1,4 @@
-package store
+package postgres
 
 import (
 	"context"
@@ -12,51 +12,41 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// pgRelEngine is the native PostgreSQL engine: the store's records are
+// Engine is the native PostgreSQL engine: the store's records are
 // typed rows of relations people can read with SQL (the ledger,
-// pgmigrations/0009 and pgrel_ledger.go; the logs, the journal, orders
-// and batches, 0010 and pgrel_logs.go), and the database does what it is
+// migrations/0009 and ledger.go; the logs, the journal, orders
+// and batches, 0010 and logs.go), and the database does what it is
 // good at — look-ups by index, uniqueness, insert-only tables — instead of
-// keeping buckets of bytes (pgengine.go).
+// keeping buckets of bytes (package store's pgengine.go).
 //
 // Write transactions are SERIALIZABLE and run again when they lost a race,
-// as pgEngine's are: several paydesk processes run the same rules on one
+// as the kv engine's are (store's pgEngine): several paydesk processes run the same rules on one
 // database, and a check made inside a transaction (one open operation per
 // target, what remains to capture) holds across all of them.
-type pgRelEngine struct {
+type Engine struct {
 	pool *pgxpool.Pool
 	url  string // redacted: for messages
 	// migrated are the schema steps the open applied.
 	migrated []string
 }
 
-// openPgRel opens the database and brings its schema up to date (or
-// refuses to, see Options.NoMigrate), the same migrations, lock and
-// checks as the bucket engine's open.
-func openPgRel(ctx context.Context, dsn string, migrate bool) (*pgRelEngine, error) {
-	kv, err := openPostgres(ctx, dsn, migrate)
-	if err != nil {
-		return nil, err
-	}
-	return &pgRelEngine{pool: kv.pool, url: kv.url, migrated: kv.migrated}, nil
-}
+// Close closes the engine's connections.
+func (e *Engine) Close() error { e.pool.Close(); return nil }
 
-func (e *pgRelEngine) Close() error { e.pool.Close(); return nil }
-
-// pgRelTx is one transaction of the native engine. The typed reads and
-// writes of the rules (pgrel_ledger.go, pgrel_logs.go) are its methods.
+// Tx is one transaction of the native engine. The typed reads and
+// writes of the rules (ledger.go, logs.go) are its methods.
 // A method that cannot return an error keeps the first database error in
 // err; the transaction then fails with it.
-type pgRelTx struct {
+type Tx struct {
 	ctx   context.Context
 	tx    pgx.Tx
-	e     *pgRelEngine
+	e     *Engine
 	write bool
 	err   error
 }
 
 // fail keeps the first error of the transaction.
-func (t *pgRelTx) fail(err error) error {
+func (t *Tx) fail(err error) error {
 	if t.err == nil && err != nil {
 		t.err = err
 	}
@@ -64,7 +54,7 @@ func (t *pgRelTx) fail(err error) error {
 }
 
 // exec runs a statement in the transaction.
-func (t *pgRelTx) exec(sql string, args ...any) error {
+func (t *Tx) exec(sql string, args ...any) error {
 	if t.err != nil {
 		return t.err
 	}
@@ -74,7 +64,7 @@ func (t *pgRelTx) exec(sql string, args ...any) error {
 
 // queryRow is tx.QueryRow; Scan's error other than ErrNoRows fails the
 // transaction (see scanRow).
-func (t *pgRelTx) queryRow(sql string, args ...any) pgx.Row {
+func (t *Tx) queryRow(sql string, args ...any) pgx.Row {
 	if t.err != nil {
 		return errRow{t.err}
 	}
@@ -83,7 +73,7 @@ func (t *pgRelTx) queryRow(sql string, args ...any) pgx.Row {
 
 // scanRow scans a one-row query into dest and reports whether there was a
 // row; a database error fails the transaction.
-func (t *pgRelTx) scanRow(sql string, args []any, dest ...any) (bool, error) {
+func (t *Tx) scanRow(sql string, args []any, dest ...any) (bool, error) {
 	err := t.queryRow(sql, args...).Scan(dest...)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -95,7 +85,7 @@ func (t *pgRelTx) scanRow(sql string, args []any, dest ...any) (bool, error) {
 }
 
 // query runs a query; rows is nil when it failed.
-func (t *pgRelTx) query(sql string, args ...any) (pgx.Rows, error) {
+func (t *Tx) query(sql string, args ...any) (pgx.Rows, error) {
 	if t.err != nil {
 		return nil, t.err
 	}
@@ -109,7 +99,7 @@ func (t *pgRelTx) query(sql string, args ...any) (pgx.Rows, error) {
 // rowsOf reads every row of a query with scan (pgx.CollectRows); the
 // first error fails the transaction. No rows is nil, as the bucket engine
 // returns it.
-func rowsOf[T any](t *pgRelTx, scan pgx.RowToFunc[T], sql string, args ...any) ([]T, error) {
+func rowsOf[T any](t *Tx, scan pgx.RowToFunc[T], sql string, args ...any) ([]T, error) {
 	rows, err := t.query(sql, args...)
 	if err != nil {
 		return nil, err
@@ -129,14 +119,14 @@ type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
 
-// update runs fn in a SERIALIZABLE write transaction and commits it,
+// UpdateTx runs fn in a SERIALIZABLE write transaction and commits it,
 // running it again (after a short random pause) when it lost a race with
 // another transaction; fn may therefore run more than once.
-func (e *pgRelEngine) update(ctx context.Context, fn func(*pgRelTx) error) error {
+func (e *Engine) UpdateTx(ctx context.Context, fn func(*Tx) error) error {
 	var err error
-	for try := 0; try < pgMaxTries; try++ {
-		if err = e.run(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable}, true, fn); !retryable(err) {
-			if deniedWrite(err) {
+	for try := 0; try < MaxTries; try++ {
+		if err = e.run(ctx, pgx.TxOptions{IsoLevel: pgx.Serializable}, true, fn); !Retryable(err) {
+			if DeniedWrite(err) {
 				return &readOnlyError{url: e.url, err: err}
 			}
 			return err
@@ -150,15 +140,15 @@ func (e *pgRelEngine) update(ctx context.Context, fn func(*pgRelTx) error) error
 		case <-t.C:
 		}
 	}
-	return fmt.Errorf("database %s: gave up after %d conflicting tries: %w", e.url, pgMaxTries, err)
+	return fmt.Errorf("database %s: gave up after %d conflicting tries: %w", e.url, MaxTries, err)
 }
 
-// view runs fn in a read-only transaction over one snapshot.
-func (e *pgRelEngine) view(ctx context.Context, fn func(*pgRelTx) error) error {
+// ViewTx runs fn in a read-only transaction over one snapshot.
+func (e *Engine) ViewTx(ctx context.Context, fn func(*Tx) error) error {
 	return e.run(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, false, fn)
 }
 
-func (e *pgRelEngine) run(ctx context.Context, opts pgx.TxOptions, write bool, fn func(*pgRelTx) error) error {
+func (e *Engine) run(ctx context.Context, opts pgx.TxOptions, write bool, fn func(*Tx) error) error {
 	ptx, err := e.pool.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("database %s: %w", e.url, err)
@@ -166,7 +156,7 @@ func (e *pgRelEngine) run(ctx context.Context, opts pgx.TxOptions, write bool, f
 	// Whatever happens in fn — an error, a panic — the connection goes back
 	// to the pool (a rollback after a commit does nothing).
 	defer func() { _ = ptx.Rollback(context.WithoutCancel(ctx)) }()
-	t := &pgRelTx{ctx: ctx, tx: ptx, e: e, write: write}
+	t := &Tx{ctx: ctx, tx: ptx, e: e, write: write}
 	err = fn(t)
 	if err == nil {
 		err = t.err
@@ -182,9 +172,13 @@ func (e *pgRelEngine) run(ctx context.Context, opts pgx.TxOptions, write bool, f
 	if err := ptx.Commit(ctx); err != nil {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) {
-			return err // retryable (40001 at commit) or what the database said
+			return err // Retryable (40001 at commit) or what the database said
 		}
 		return fmt.Errorf("database %s: commit: %w", e.url, err)
 	}
 	return nil
 }
+
+// QueryRow runs a one-row query in the transaction: for a reader that
+// looks at the tables themselves (a test of what a method wrote).
+func (t *Tx) QueryRow(sql string, args ...any) pgx.Row { return t.queryRow(sql, args...) }

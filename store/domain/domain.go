@@ -1,4 +1,4 @@
-package store
+package domain
 
 import (
 	"strings"
@@ -65,10 +65,10 @@ func (s Status) Text() string {
 	return itoa(s.Code) + " " + t
 }
 
-// supersedes reports whether incoming may replace stored: a final status never
+// Supersedes reports whether incoming may replace stored: a final status never
 // changes; a final beats a pending one whatever the clock says; between two
 // pending statuses the newer Status.DateTime wins.
-func (s Status) supersedes(stored Status) bool {
+func (s Status) Supersedes(stored Status) bool {
 	switch {
 	case stored.IsZero():
 		return true
@@ -108,21 +108,21 @@ func (l Line) Remaining() int {
 }
 
 // Amount is Price × Reserved.
-func (l Line) Amount() decimal.Decimal { return mulQty(l.Price, l.Reserved) }
+func (l Line) Amount() decimal.Decimal { return MulQty(l.Price, l.Reserved) }
 
 // CapturedAmount is Price × Captured.
-func (l Line) CapturedAmount() decimal.Decimal { return mulQty(l.Price, l.Captured) }
+func (l Line) CapturedAmount() decimal.Decimal { return MulQty(l.Price, l.Captured) }
 
 // RemainingAmount is Price × Remaining().
-func (l Line) RemainingAmount() decimal.Decimal { return mulQty(l.Price, l.Remaining()) }
+func (l Line) RemainingAmount() decimal.Decimal { return MulQty(l.Price, l.Remaining()) }
 
 // CancelledAmount is Price × Cancelled.
-func (l Line) CancelledAmount() decimal.Decimal { return mulQty(l.Price, l.Cancelled) }
+func (l Line) CancelledAmount() decimal.Decimal { return MulQty(l.Price, l.Cancelled) }
 
 // RefundedAmount is Price × Refunded.
-func (l Line) RefundedAmount() decimal.Decimal { return mulQty(l.Price, l.Refunded) }
+func (l Line) RefundedAmount() decimal.Decimal { return MulQty(l.Price, l.Refunded) }
 
-func mulQty(p decimal.Decimal, q int) decimal.Decimal { return p.Mul(decimal.NewFromInt(int64(q))) }
+func MulQty(p decimal.Decimal, q int) decimal.Decimal { return p.Mul(decimal.NewFromInt(int64(q))) }
 
 // Request is a data request (Reserve, CancelReservation, UpdateReservation)
 // that belongs to a reservation: its key, what it asked and its status.
@@ -321,7 +321,7 @@ func (r *Reservation) CaptureAmount(lines []api.CaptureLine) (decimal.Decimal, e
 			n := min(want, left[i])
 			left[i] -= n
 			want -= n
-			total = total.Add(mulQty(l.Price, n))
+			total = total.Add(MulQty(l.Price, n))
 			if want == 0 {
 				break
 			}
@@ -343,7 +343,7 @@ func (r *Reservation) CanCancel() error {
 	case StateReserved, StatePartlyCaptured:
 		return nil
 	default:
-		return errorf("reservation %s is %s: nothing to cancel", r.ref(), st)
+		return errorf("reservation %s is %s: nothing to cancel", r.Ref(), st)
 	}
 }
 
@@ -352,15 +352,15 @@ func (r *Reservation) CanCapture() error {
 	switch st := r.State(); st {
 	case StateReserved, StatePartlyCaptured:
 		if r.ReservationNumber == "" {
-			return errorf("reservation %s has no reservation number yet", r.ref())
+			return errorf("reservation %s has no reservation number yet", r.Ref())
 		}
 		return nil
 	default:
-		return errorf("reservation %s is %s: nothing to capture", r.ref(), st)
+		return errorf("reservation %s is %s: nothing to capture", r.Ref(), st)
 	}
 }
 
-func (r *Reservation) ref() string {
+func (r *Reservation) Ref() string {
 	if r.ReservationNumber != "" {
 		return r.ReservationNumber
 	}
@@ -538,4 +538,9 @@ func (t *Transaction) Refundable() decimal.Decimal {
 func (t *Transaction) GiftCardOriginal(partialRefunds bool) api.GiftCardOriginal {
 	return api.GiftCardOriginal{Amount: t.Amount, Refunded: t.Refunded, Provider: t.Provider,
 		HasContact: t.HasContact, PartialRefunds: partialRefunds}
+}
+
+// StatusOf is the status a push or response carries, as stored.
+func StatusOf(s api.Status) Status {
+	return Status{Code: s.Code.Code, SubCode: s.SubCodeString(), Time: s.DateTime.Time}
 }

@@ -1,4 +1,4 @@
-package store
+package postgres
 
 import (
 	"bytes"
@@ -8,12 +8,15 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"paydesk/store/domain"
+	"paydesk/store/kvlayout"
 )
 
 // A database written before the relations (layout 7) keeps its logs, its
 // journal, orders and batches as records of the store's own encodings in
 // paydesk_kv. The relational engine's first open converts them into 0010's
-// tables after the ledger (pgrel_ledger_convert.go), the same way: bucket
+// tables after the ledger (ledger_convert.go), the same way: bucket
 // by bucket in key order, a bounded number of records per transaction,
 // each transaction moving paydesk_logs_conversion on, so a conversion cut
 // short goes on where it stopped and never writes a record twice. The
@@ -42,27 +45,27 @@ var logsConversionSteps = []struct {
 	bucket []byte
 	row    func(k, v []byte) (st pgStmt, ok bool, err error)
 }{
-	{bPush, func(k, v []byte) (pgStmt, bool, error) {
-		p, err := decodePush(v)
+	{kvlayout.BPush, func(k, v []byte) (pgStmt, bool, error) {
+		p, err := kvlayout.DecodePush(v)
 		if err != nil {
-			return pgStmt{}, false, fmt.Errorf("push %d: %w", be64(k), err)
+			return pgStmt{}, false, fmt.Errorf("push %d: %w", kvlayout.Be64(k), err)
 		}
-		p.ID = be64(k)
+		p.ID = kvlayout.Be64(k)
 		st, err := pushInsert(p)
 		return st, true, err
 	}},
-	{bRejected, func(k, v []byte) (pgStmt, bool, error) {
-		p, err := decodePush(v)
+	{kvlayout.BRejected, func(k, v []byte) (pgStmt, bool, error) {
+		p, err := kvlayout.DecodePush(v)
 		if err != nil {
-			return pgStmt{}, false, fmt.Errorf("rejected entry %d: %w", be64(k), err)
+			return pgStmt{}, false, fmt.Errorf("rejected entry %d: %w", kvlayout.Be64(k), err)
 		}
-		p.ID = be64(k)
+		p.ID = kvlayout.Be64(k)
 		st, err := rejectedInsert(p)
 		return st, true, err
 	}},
-	{bMeta, func(k, v []byte) (pgStmt, bool, error) {
+	{kvlayout.BMeta, func(k, v []byte) (pgStmt, bool, error) {
 		// Of meta, the rejected log's groups: group key → entry.
-		g, ok := bytes.CutPrefix(k, kRejectedGroup)
+		g, ok := bytes.CutPrefix(k, kvlayout.KRejectedGroup)
 		if !ok || len(v) != 8 {
 			return pgStmt{}, false, nil
 		}
@@ -73,56 +76,56 @@ var logsConversionSteps = []struct {
 		// A group whose entry is gone leads nowhere: not copied.
 		return pgStmt{`INSERT INTO paydesk_rejected_groups (source, class, entry_id)
 			SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM paydesk_rejected WHERE id = $3)`,
-			[]any{pgText(string(source)), class, int64(be64(v))}}, true, nil
+			[]any{pgText(string(source)), class, int64(kvlayout.Be64(v))}}, true, nil
 	}},
-	{bExchange, func(k, v []byte) (pgStmt, bool, error) {
-		var x Exchange
+	{kvlayout.BExchange, func(k, v []byte) (pgStmt, bool, error) {
+		var x domain.Exchange
 		if err := json.Unmarshal(v, &x); err != nil {
-			return pgStmt{}, false, fmt.Errorf("gateway log entry %d: %w", be64(k), err)
+			return pgStmt{}, false, fmt.Errorf("gateway log entry %d: %w", kvlayout.Be64(k), err)
 		}
-		x.ID = be64(k)
+		x.ID = kvlayout.Be64(k)
 		st, err := exchangeInsert(&x)
 		return st, true, err
 	}},
-	{bOp, func(k, v []byte) (pgStmt, bool, error) {
-		var op PendingOp
+	{kvlayout.BOp, func(k, v []byte) (pgStmt, bool, error) {
+		var op domain.PendingOp
 		if err := json.Unmarshal(v, &op); err != nil {
-			return pgStmt{}, false, fmt.Errorf("operation %d: %w", be64(k), err)
+			return pgStmt{}, false, fmt.Errorf("operation %d: %w", kvlayout.Be64(k), err)
 		}
-		op.ID = be64(k)
+		op.ID = kvlayout.Be64(k)
 		st, err := opUpsert(&op)
 		return st, true, err
 	}},
-	{bOrder, func(k, v []byte) (pgStmt, bool, error) {
-		var o Order
+	{kvlayout.BOrder, func(k, v []byte) (pgStmt, bool, error) {
+		var o domain.Order
 		if err := json.Unmarshal(v, &o); err != nil {
 			return pgStmt{}, false, fmt.Errorf("order %s: %w", k, err)
 		}
 		st, err := orderUpsert("paydesk_orders", "invoice", &o)
 		return st, true, err
 	}},
-	{bOrderConflict, func(k, v []byte) (pgStmt, bool, error) {
-		var o Order
+	{kvlayout.BOrderConflict, func(k, v []byte) (pgStmt, bool, error) {
+		var o domain.Order
 		if err := json.Unmarshal(v, &o); err != nil {
 			return pgStmt{}, false, fmt.Errorf("order conflict %q: %w", k, err)
 		}
 		st, err := orderUpsert("paydesk_order_conflicts", "invoice, hash", &o)
 		return st, true, err
 	}},
-	{bBatch, func(k, v []byte) (pgStmt, bool, error) {
-		var b Batch
+	{kvlayout.BBatch, func(k, v []byte) (pgStmt, bool, error) {
+		var b domain.Batch
 		if err := json.Unmarshal(v, &b); err != nil {
 			return pgStmt{}, false, fmt.Errorf("batch %s: %w", k, err)
 		}
 		st, err := batchUpsert(&b)
 		return st, true, err
 	}},
-	{bBatchItem, func(k, v []byte) (pgStmt, bool, error) {
+	{kvlayout.BBatchItem, func(k, v []byte) (pgStmt, bool, error) {
 		id, _, ok := bytes.Cut(k, []byte{0})
 		if !ok {
 			return pgStmt{}, false, fmt.Errorf("batch item %q: the key names no batch", k)
 		}
-		var it BatchItem
+		var it domain.BatchItem
 		if err := json.Unmarshal(v, &it); err != nil {
 			return pgStmt{}, false, fmt.Errorf("batch %s item: %w", id, err)
 		}
@@ -131,11 +134,11 @@ var logsConversionSteps = []struct {
 	}},
 }
 
-// convertLogs converts what is left of the logs in paydesk_kv, chunk by
+// ConvertLogs converts what is left of the logs in paydesk_kv, chunk by
 // chunk of n records (0: logsConversionChunk); failAfter > 0 stops it
-// with errFillCut after that many chunks (the tests of a conversion cut
+// with domain.ErrFillCut after that many chunks (the tests of a conversion cut
 // short). Run it after the ledger's conversion.
-func (e *pgRelEngine) convertLogs(ctx context.Context, n, failAfter int) error {
+func (e *Engine) ConvertLogs(ctx context.Context, n, failAfter int) error {
 	if n <= 0 {
 		n = logsConversionChunk
 	}
@@ -146,7 +149,7 @@ func (e *pgRelEngine) convertLogs(ctx context.Context, n, failAfter int) error {
 		// read it from the snapshot it took before it waited for the lock
 		// and convert that chunk again. The lock makes the chunks take
 		// turns.
-		err := e.run(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, true, func(t *pgRelTx) error {
+		err := e.run(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, true, func(t *Tx) error {
 			if err := t.exec(`SELECT pg_advisory_xact_lock($1)`, int64(logsConversionLock)); err != nil {
 				return err
 			}
@@ -184,7 +187,7 @@ func (e *pgRelEngine) convertLogs(ctx context.Context, n, failAfter int) error {
 			return nil
 		}
 		if chunks++; chunks == failAfter {
-			return fmt.Errorf("database %s: convert the logs to tables: %w", e.url, errFillCut)
+			return fmt.Errorf("database %s: convert the logs to tables: %w", e.url, domain.ErrFillCut)
 		}
 	}
 }
@@ -192,7 +195,7 @@ func (e *pgRelEngine) convertLogs(ctx context.Context, n, failAfter int) error {
 // convertRecords converts up to n records of bucket after the key after
 // (nil: from the first), their statements sent in one batch, and returns
 // the last key it converted, nil when the bucket had no more.
-func (t *pgRelTx) convertRecords(bucket, after []byte, n int, row func(k, v []byte) (pgStmt, bool, error)) ([]byte, error) {
+func (t *Tx) convertRecords(bucket, after []byte, n int, row func(k, v []byte) (pgStmt, bool, error)) ([]byte, error) {
 	rows, err := t.query(`SELECT k, v FROM paydesk_kv WHERE bucket = $1 AND ($2::bytea IS NULL OR k > $2) ORDER BY k LIMIT $3`,
 		bucket, after, n)
 	if err != nil {
@@ -236,17 +239,17 @@ func (t *pgRelTx) convertRecords(bucket, after []byte, n int, row func(k, v []by
 // convertNumbers copies the journal's and the batches' numbering and the
 // audit log's (paydesk_bucket's sequences) and the counters (meta, every
 // process's share summed) — the last step, in one transaction.
-func (t *pgRelTx) convertNumbers() error {
-	for name, bucket := range map[string][]byte{"operations": bOp, "batches": bBatch, "audit": bAudit} {
+func (t *Tx) convertNumbers() error {
+	for name, bucket := range map[string][]byte{"operations": kvlayout.BOp, "batches": kvlayout.BBatch, "audit": kvlayout.BAudit} {
 		if err := t.exec(`INSERT INTO paydesk_numbers (name, last)
 			SELECT $1, seq FROM paydesk_bucket WHERE name = $2
 			ON CONFLICT (name) DO UPDATE SET last = greatest(paydesk_numbers.last, excluded.last)`, name, bucket); err != nil {
 			return err
 		}
 	}
-	for i, key := range [][]byte{kPushCount, kRejectedCount, kReservationCount, kTransactionCount} {
+	for i, key := range [][]byte{kvlayout.KPushCount, kvlayout.KRejectedCount, kvlayout.KReservationCount, kvlayout.KTransactionCount} {
 		rows, err := t.query(`SELECT k, v FROM paydesk_kv WHERE bucket = $1 AND (k = $2 OR substring(k FROM 1 FOR $3) = $4)`,
-			bMeta, key, len(key)+1, append(append([]byte(nil), key...), '/'))
+			kvlayout.BMeta, key, len(key)+1, append(append([]byte(nil), key...), '/'))
 		if err != nil {
 			return err
 		}
@@ -257,7 +260,7 @@ func (t *pgRelTx) convertNumbers() error {
 				rows.Close()
 				return t.fail(err)
 			}
-			sum += be64(v) // a counter taken below zero wrapped around: the sum comes out right
+			sum += kvlayout.Be64(v) // a counter taken below zero wrapped around: the sum comes out right
 		}
 		rows.Close()
 		if err := t.fail(rows.Err()); err != nil {
@@ -271,25 +274,25 @@ func (t *pgRelTx) convertNumbers() error {
 	return nil
 }
 
-// logsConversionPending reports whether the logs still wait for their
+// LogsConversionPending reports whether the logs still wait for their
 // conversion (or a part of it).
-func (e *pgRelEngine) logsConversionPending(ctx context.Context) (bool, error) {
+func (e *Engine) LogsConversionPending(ctx context.Context) (bool, error) {
 	return e.conversionPending(ctx, "paydesk_logs_conversion")
 }
 
-// convertLogsAtOpen runs what is left of the logs' conversion as a
-// database is opened, after the ledger's (Options.fillChunk sizes its
-// chunks, failFillAfter cuts it short for the tests). A role that may not
+// ConvertLogsAtOpen runs what is left of the logs' conversion as a
+// database is opened, after the ledger's (chunk sizes its
+// chunks; failAfter cuts it short for the tests). A role that may not
 // write cannot do it: its open is refused, saying so, until a role that
 // may write has opened the database once.
-func (e *pgRelEngine) convertLogsAtOpen(ctx context.Context, opts Options) error {
-	pending, err := e.logsConversionPending(ctx)
+func (e *Engine) ConvertLogsAtOpen(ctx context.Context, chunk, failAfter int) error {
+	pending, err := e.LogsConversionPending(ctx)
 	if err != nil || !pending {
 		return err
 	}
-	err = e.convertLogs(ctx, opts.fillChunk, opts.failFillAfter)
-	if errors.Is(err, ErrReadOnlyRole) {
-		return fmt.Errorf("database %s: its logs wait to be converted to tables, which the first open by a role that may write does: %w", e.url, ErrNeedsMigration)
+	err = e.ConvertLogs(ctx, chunk, failAfter)
+	if errors.Is(err, domain.ErrReadOnlyRole) {
+		return fmt.Errorf("database %s: its logs wait to be converted to tables, which the first open by a role that may write does: %w", e.url, domain.ErrNeedsMigration)
 	}
 	return err
 }

@@ -1,4 +1,4 @@
-package store
+package kvlayout
 
 import (
 	"encoding/binary"
@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"paydesk/api"
+	"paydesk/store/domain"
 )
 
 // The hot records (summaries, pushes) use a small binary encoding: JSON would
@@ -19,7 +20,7 @@ import (
 
 const codecV1 = 1
 
-var errCorrupt = errors.New("corrupt record")
+var ErrCorrupt = errors.New("corrupt record")
 
 type enc struct{ b []byte }
 
@@ -69,7 +70,7 @@ type decoder struct {
 
 func (d *decoder) fail() {
 	if d.err == nil {
-		d.err = errCorrupt
+		d.err = ErrCorrupt
 	}
 	d.b = nil
 }
@@ -165,7 +166,8 @@ func (d *decoder) dec() decimal.Decimal {
 	return decimal.Zero
 }
 
-func encodeSummary(s Summary) []byte {
+// EncodeSummary is a list row as the summaries bucket stores it.
+func EncodeSummary(s domain.Summary) []byte {
 	e := enc{b: make([]byte, 0, 96+len(s.Articles))}
 	e.byte(codecV1)
 	e.str(s.Key)
@@ -188,13 +190,14 @@ func encodeSummary(s Summary) []byte {
 	return e.b
 }
 
-func decodeSummary(b []byte) (Summary, error) {
+// DecodeSummary reads what EncodeSummary wrote.
+func DecodeSummary(b []byte) (domain.Summary, error) {
 	d := decoder{b: b, s: string(b)}
 	if d.byte() != codecV1 {
-		return Summary{}, errCorrupt
+		return domain.Summary{}, ErrCorrupt
 	}
-	s := Summary{Key: d.str(), ReservationNumber: d.str(), Invoice: d.str(), Customer: d.str(), Country: d.str(),
-		Currency: d.str(), Amount: d.dec(), Captured: d.dec(), Remaining: d.dec(), State: State(d.str()),
+	s := domain.Summary{Key: d.str(), ReservationNumber: d.str(), Invoice: d.str(), Customer: d.str(), Country: d.str(),
+		Currency: d.str(), Amount: d.dec(), Captured: d.dec(), Remaining: d.dec(), State: domain.State(d.str()),
 		Created: d.time(), OutcomeUnknown: d.bool(), IsTest: d.bool(), Articles: d.str()}
 	// Summaries written before the order intake end here; later ones add the
 	// e-mail and the provider's invoice numbers for the search.
@@ -215,11 +218,12 @@ func decodeSummary(b []byte) (Summary, error) {
 // ignored reason and reservation key, which are short.
 const headRoom = 128
 
-func encodePush(p *PushRecord) []byte { return encodePushHead(p, encodePushTail(p)) }
+// EncodePush is a push as the pushes and rejected buckets store it.
+func EncodePush(p *domain.PushRecord) []byte { return EncodePushHead(p, EncodePushTail(p)) }
 
-// encodePushHead returns the stored form of p: its head followed by the
-// tail encodePushTail made.
-func encodePushHead(p *PushRecord, tail []byte) []byte {
+// EncodePushHead returns the stored form of p: its head followed by the
+// tail EncodePushTail made.
+func EncodePushHead(p *domain.PushRecord, tail []byte) []byte {
 	var buf [headRoom]byte
 	e := enc{b: buf[:0]}
 	e.byte(codecV1)
@@ -235,9 +239,9 @@ func encodePushHead(p *PushRecord, tail []byte) []byte {
 	return append(append(out, e.b...), tail[headRoom:]...)
 }
 
-// encodePushTail encodes everything of p but the head, behind headRoom
-// bytes that encodePushHead fills.
-func encodePushTail(p *PushRecord) []byte {
+// EncodePushTail encodes everything of p but the head, behind headRoom
+// bytes that EncodePushHead fills.
+func EncodePushTail(p *domain.PushRecord) []byte {
 	size := headRoom + 160 + len(p.Body) + len(p.RemoteAddr) + len(p.URL) + len(p.Key) + len(p.Invoice) + len(p.Reason)
 	for k, vs := range p.Header {
 		size += len(k) + 4
@@ -285,16 +289,17 @@ func encodePushTail(p *PushRecord) []byte {
 	return e.b
 }
 
-func decodePush(b []byte) (*PushRecord, error) {
+// DecodePush reads what EncodePush wrote.
+func DecodePush(b []byte) (*domain.PushRecord, error) {
 	d := decoder{b: b}
 	if d.byte() != codecV1 {
-		return nil, errCorrupt
+		return nil, ErrCorrupt
 	}
-	p := &PushRecord{ID: d.uvarint(), Applied: d.bool(), Ignored: d.str(), ReservationKey: d.str()}
+	p := &domain.PushRecord{ID: d.uvarint(), Applied: d.bool(), Ignored: d.str(), ReservationKey: d.str()}
 	p.ReceivedAt, p.RemoteAddr, p.Method, p.URL = d.time(), d.str(), d.str(), d.str()
 	n := d.uvarint()
 	if n > uint64(len(d.b)) {
-		return nil, errCorrupt
+		return nil, ErrCorrupt
 	}
 	if n > 0 {
 		p.Header = make(http.Header, n)
@@ -303,7 +308,7 @@ func decodePush(b []byte) (*PushRecord, error) {
 		k := d.str()
 		m := d.uvarint()
 		if m > uint64(len(d.b)) {
-			return nil, errCorrupt
+			return nil, ErrCorrupt
 		}
 		vs := make([]string, 0, m)
 		for j := uint64(0); j < m; j++ {
@@ -313,7 +318,7 @@ func decodePush(b []byte) (*PushRecord, error) {
 	}
 	p.Body = d.bytes()
 	p.Envelope, p.Key, p.Invoice, p.Service, p.Kind = d.str(), d.str(), d.str(), d.str(), d.str()
-	p.Status = Status{Code: int(d.varint()), SubCode: d.str(), Time: d.time()}
+	p.Status = domain.Status{Code: int(d.varint()), SubCode: d.str(), Time: d.time()}
 	p.Currency = d.str()
 	p.Amount = d.dec()
 	p.HasAmount = d.bool()
@@ -338,14 +343,14 @@ func decodePush(b []byte) (*PushRecord, error) {
 	return p, nil
 }
 
-func (e *enc) status(s Status) {
+func (e *enc) status(s domain.Status) {
 	e.varint(int64(s.Code))
 	e.str(s.SubCode)
 	e.time(s.Time)
 }
 
-func (d *decoder) status() Status {
-	return Status{Code: int(d.varint()), SubCode: d.str(), Time: d.time()}
+func (d *decoder) status() domain.Status {
+	return domain.Status{Code: int(d.varint()), SubCode: d.str(), Time: d.time()}
 }
 
 func (e *enc) strs(ss []string) {
@@ -372,7 +377,7 @@ func (d *decoder) strs() []string {
 
 // Transactions are written once per push that touches them, so they use the
 // binary form too (JSON cost a quarter of the writer's time per push).
-func encodeTx(t *Transaction) []byte {
+func EncodeTx(t *domain.Transaction) []byte {
 	e := enc{b: make([]byte, 0, 256)}
 	e.byte(codecV1)
 	e.str(t.Key)
@@ -448,9 +453,10 @@ func (d *decoder) nameValues() []api.NameValue {
 	return out
 }
 
-func decodeTx(b []byte) (*Transaction, error) {
+// DecodeTx reads what EncodeTx wrote.
+func DecodeTx(b []byte) (*domain.Transaction, error) {
 	if len(b) > 0 && b[0] == '{' {
-		var t Transaction
+		var t domain.Transaction
 		if err := json.Unmarshal(b, &t); err != nil {
 			return nil, err
 		}
@@ -458,9 +464,9 @@ func decodeTx(b []byte) (*Transaction, error) {
 	}
 	d := decoder{b: b}
 	if d.byte() != codecV1 {
-		return nil, errCorrupt
+		return nil, ErrCorrupt
 	}
-	t := &Transaction{Key: d.str(), Kind: Kind(d.str()), TransactionType: d.str(), ServiceCode: d.str(), Invoice: d.str(),
+	t := &domain.Transaction{Key: d.str(), Kind: domain.Kind(d.str()), TransactionType: d.str(), ServiceCode: d.str(), Invoice: d.str(),
 		Currency: d.str(), Amount: d.dec(), Status: d.status(), IsTest: d.bool(), ReservationKey: d.str(),
 		ReservationNumber: d.str(), InvoiceNumber: d.str(), PaymentKey: d.str(), Original: d.str(), Group: d.str()}
 	if n := d.uvarint(); n > 0 && n <= uint64(len(d.b)) {
@@ -499,9 +505,9 @@ func decodeTx(b []byte) (*Transaction, error) {
 	}
 	if d.err == nil && len(d.b) > 0 { // records written before the parcels end above
 		if n := d.uvarint(); n > 0 && n <= uint64(len(d.b)) {
-			t.Parcels = make([]Parcel, 0, n)
+			t.Parcels = make([]domain.Parcel, 0, n)
 			for i := uint64(0); i < n && d.err == nil; i++ {
-				t.Parcels = append(t.Parcels, Parcel{ID: d.str(), Tracking: d.str()})
+				t.Parcels = append(t.Parcels, domain.Parcel{ID: d.str(), Tracking: d.str()})
 			}
 		} else if n > 0 {
 			d.fail()
@@ -511,4 +517,37 @@ func decodeTx(b []byte) (*Transaction, error) {
 		return nil, d.err
 	}
 	return t, nil
+}
+
+// EncodeApplyResult is what became of an inbox row's push, as the push
+// inbox keeps it for the listener that waits for it.
+func EncodeApplyResult(r domain.ApplyResult) []byte {
+	e := enc{}
+	e.byte(codecV1)
+	e.bool(r.Applied)
+	e.bool(r.Duplicate)
+	e.str(r.Ignored)
+	e.str(r.ReservationKey)
+	e.uvarint(uint64(len(r.Settled)))
+	for _, s := range r.Settled {
+		e.uvarint(s)
+	}
+	return e.b
+}
+
+// DecodeApplyResult reads what EncodeApplyResult wrote, for push pushID.
+func DecodeApplyResult(pushID uint64, b []byte) (domain.ApplyResult, error) {
+	d := decoder{b: b}
+	if d.byte() != codecV1 {
+		return domain.ApplyResult{}, ErrCorrupt
+	}
+	r := domain.ApplyResult{ID: pushID, Applied: d.bool(), Duplicate: d.bool(), Ignored: d.str(), ReservationKey: d.str()}
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		return domain.ApplyResult{}, ErrCorrupt
+	}
+	for i := uint64(0); i < n; i++ {
+		r.Settled = append(r.Settled, d.uvarint())
+	}
+	return r, d.err
 }

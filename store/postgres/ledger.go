@@ -1,4 +1,4 @@
-package store
+package postgres
 
 import (
 	"encoding/json"
@@ -14,11 +14,12 @@ import (
 	"github.com/shopspring/decimal"
 
 	"paydesk/internal/fold"
+	"paydesk/store/domain"
 )
 
 // The ledger on the native PostgreSQL engine: reservations, their lines,
 // transactions, the owners of gateway keys and orphan data requests, one
-// typed row each (pgmigrations/0009). A record is written whole — its row
+// typed row each (migrations/0009). A record is written whole — its row
 // and, for a reservation, its lines — and read back as the same domain
 // value the bucket engine's JSON and binary records give, with two
 // differences a database's types make: times have microseconds (the
@@ -133,8 +134,8 @@ const pgResSelect = `key, reservation_number, invoice, currency, is_test, custom
 	captured, refunded, outcome_unknown, unknown_ops, updated`
 
 // scanRes reads a reservation row (pgResSelect) without its lines.
-func scanRes(row pgx.Row) (*Reservation, error) {
-	var r Reservation
+func scanRes(row pgx.Row) (*domain.Reservation, error) {
+	var r domain.Reservation
 	var billing, shipping, reserve, requests []byte
 	var unsplit, captured, refunded pgtype.Numeric
 	var statusTime, created, updated *time.Time
@@ -174,20 +175,20 @@ func scanRes(row pgx.Row) (*Reservation, error) {
 		r.Requests[i].Status.Time = r.Requests[i].Status.Time.UTC()
 	}
 	if r.LinesKnown {
-		r.Lines = []Line{}
+		r.Lines = []domain.Line{}
 	}
 	return &r, nil
 }
 
 // reservationsWhere reads the reservations a condition selects, in the
 // given order, with their lines.
-func (t *pgRelTx) reservationsWhere(cond, order string, args ...any) ([]*Reservation, error) {
+func (t *Tx) reservationsWhere(cond, order string, args ...any) ([]*domain.Reservation, error) {
 	rows, err := t.query(`SELECT `+pgResSelect+` FROM paydesk_reservations WHERE `+cond+` ORDER BY `+order, args...)
 	if err != nil {
 		return nil, err
 	}
-	var out []*Reservation
-	byKey := map[string]*Reservation{}
+	var out []*domain.Reservation
+	byKey := map[string]*domain.Reservation{}
 	var keys []string
 	for rows.Next() {
 		r, err := scanRes(rows)
@@ -216,7 +217,7 @@ func (t *pgRelTx) reservationsWhere(cond, order string, args ...any) ([]*Reserva
 	defer lrows.Close()
 	for lrows.Next() {
 		var key string
-		var l Line
+		var l domain.Line
 		var price, vat pgtype.Numeric
 		if err := lrows.Scan(&key, &l.ArticleNumber, &l.Title, &l.Type, &price, &vat, &l.Reserved, &l.Captured, &l.Cancelled, &l.Refunded); err != nil {
 			return nil, t.fail(err)
@@ -232,7 +233,7 @@ func (t *pgRelTx) reservationsWhere(cond, order string, args ...any) ([]*Reserva
 }
 
 // Reservation is RepoTx.Reservation: the row and its lines.
-func (t *pgRelTx) Reservation(key string) (*Reservation, error) {
+func (t *Tx) Reservation(key string) (*domain.Reservation, error) {
 	rs, err := t.reservationsWhere(`key = $1`, `key`, key)
 	if err != nil {
 		return nil, fmt.Errorf("reservation %s: %w", key, err)
@@ -245,10 +246,10 @@ func (t *pgRelTx) Reservation(key string) (*Reservation, error) {
 
 // ReservationLedger is RepoTx.ReservationLedger: the whole reservation
 // (a row and its lines are one read either way).
-func (t *pgRelTx) ReservationLedger(key string) (*Reservation, error) { return t.Reservation(key) }
+func (t *Tx) ReservationLedger(key string) (*domain.Reservation, error) { return t.Reservation(key) }
 
 // ReservationKeyByNumber is RepoTx.ReservationKeyByNumber.
-func (t *pgRelTx) ReservationKeyByNumber(number string) (string, error) {
+func (t *Tx) ReservationKeyByNumber(number string) (string, error) {
 	if number == "" {
 		return "", nil
 	}
@@ -260,7 +261,7 @@ func (t *pgRelTx) ReservationKeyByNumber(number string) (string, error) {
 }
 
 // ReservationKeysByInvoice is RepoTx.ReservationKeysByInvoice.
-func (t *pgRelTx) ReservationKeysByInvoice(invoice string) ([]string, error) {
+func (t *Tx) ReservationKeysByInvoice(invoice string) ([]string, error) {
 	if invoice == "" {
 		return nil, nil
 	}
@@ -272,7 +273,7 @@ func (t *pgRelTx) ReservationKeysByInvoice(invoice string) ([]string, error) {
 }
 
 // OwnerOf is RepoTx.OwnerOf.
-func (t *pgRelTx) OwnerOf(key string) (string, error) {
+func (t *Tx) OwnerOf(key string) (string, error) {
 	var owner string
 	if _, err := t.scanRow(`SELECT reservation_key FROM paydesk_key_owners WHERE key = $1`, []any{key}, &owner); err != nil {
 		return "", fmt.Errorf("owner of %s: %w", key, err)
@@ -281,12 +282,12 @@ func (t *pgRelTx) OwnerOf(key string) (string, error) {
 }
 
 // strings reads a one-column query of text.
-func (t *pgRelTx) strings(sql string, args ...any) ([]string, error) {
+func (t *Tx) strings(sql string, args ...any) ([]string, error) {
 	return rowsOf(t, pgx.RowTo[string], sql, args...)
 }
 
 // resArgs are a reservation's row values, in pgResInsert's column order.
-func resArgs(r *Reservation, f *fold.Folder) ([]any, error) {
+func resArgs(r *domain.Reservation, f *fold.Folder) ([]any, error) {
 	what := "reservation " + r.Key
 	if err := pgTextErr(what, "key", r.Key, "reservation number", r.ReservationNumber, "invoice", r.Invoice,
 		"currency", r.Currency, "customer", r.CustomerName, "e-mail", r.CustomerEmail, "country", r.Country,
@@ -301,7 +302,7 @@ func resArgs(r *Reservation, f *fold.Folder) ([]any, error) {
 			return nil, err
 		}
 	}
-	if r.LinesKnown || (s.State != StateReserved && s.State != StatePartlyCaptured) {
+	if r.LinesKnown || (s.State != domain.StateReserved && s.State != domain.StatePartlyCaptured) {
 		if remaining, err = pgMoney(what+": remaining", s.Remaining); err != nil {
 			return nil, err
 		}
@@ -348,12 +349,12 @@ func resArgs(r *Reservation, f *fold.Folder) ([]any, error) {
 			unknown[i] = int64(id)
 		}
 	}
-	return []any{pgText(r.Key), pgText(r.ReservationNumber), pgText(r.Invoice), string(s.State), int16(stateRank(s.State)),
+	return []any{pgText(r.Key), pgText(r.ReservationNumber), pgText(r.Invoice), string(s.State), int16(domain.StateRank(s.State)),
 		r.Status.Code, pgText(r.Status.SubCode), pgTime(r.Status.Time), amount, captured, refunded, remaining, unsplit,
 		pgText(r.Currency), pgText(r.CustomerName), pgText(strings.ToLower(r.CustomerName)), pgText(r.CustomerEmail), pgText(r.Country),
 		r.IsTest, pgTime(r.Created), pgTime(r.Updated), r.LinesKnown, r.Cancelled, r.CapturedInFull, r.OutcomeUnknown,
-		OrderMissing(&s), pgText(r.OrderSource), pgText(r.RedirectURL), pgStrings(r.InvoiceNumbers), pgStrings(r.Transactions),
-		unknown, pgSearchText(AppendSearchText(nil, &s, f)), billing, shipping, reserve, requests}, nil
+		domain.OrderMissing(&s), pgText(r.OrderSource), pgText(r.RedirectURL), pgStrings(r.InvoiceNumbers), pgStrings(r.Transactions),
+		unknown, SearchText(domain.AppendSearchText(nil, &s, f)), billing, shipping, reserve, requests}, nil
 }
 
 // pgResCols are paydesk_reservations' columns in resArgs's order.
@@ -387,7 +388,7 @@ func upsertSet(cols string) string {
 }
 
 // lineArgs are the array arguments of pgLinesInsert for r's lines.
-func lineArgs(r *Reservation) ([]any, error) {
+func lineArgs(r *domain.Reservation) ([]any, error) {
 	n := len(r.Lines)
 	pos, reserved, captured, cancelled, refunded := make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n), make([]int32, n)
 	numbers, titles, types := make([]string, n), make([]string, n), make([]string, n)
@@ -423,7 +424,7 @@ const pgLinesInsert = `INSERT INTO paydesk_lines (` + pgLineCols + `)
 // of the reservation list) and lines as they are — the rules recomputed
 // the ledger — its number, and its requests' and transactions' keys made
 // its own, in one round trip.
-func (t *pgRelTx) PutReservation(r *Reservation) (created bool, err error) {
+func (t *Tx) PutReservation(r *domain.Reservation) (created bool, err error) {
 	if t.err != nil {
 		return false, t.err
 	}
@@ -439,7 +440,7 @@ func (t *pgRelTx) PutReservation(r *Reservation) (created bool, err error) {
 
 // queueReservation adds to b the statements that put r (PutReservation);
 // created, when not nil, is set to whether r is new when b runs.
-func queueReservation(b *pgx.Batch, r *Reservation, created *bool) error {
+func queueReservation(b *pgx.Batch, r *domain.Reservation, created *bool) error {
 	largs, err := lineArgs(r) // first: a line's price is the cause of a derived amount's trouble
 	if err != nil {
 		return err
@@ -499,7 +500,7 @@ const pgNumberUpsert = `INSERT INTO paydesk_reservation_numbers (reservation_num
 
 // DeleteReservation is RepoTx.DeleteReservation: the row, its lines, and
 // the number and owners that lead to it.
-func (t *pgRelTx) DeleteReservation(key string) error {
+func (t *Tx) DeleteReservation(key string) error {
 	if t.err != nil {
 		return t.err
 	}
@@ -524,15 +525,15 @@ const pgSummarySelect = `r.key, r.reservation_number, r.invoice, r.customer, r.c
 
 // scanSummary reads a list row (pgSummarySelect): what r.Summary() was
 // when the reservation was put.
-func scanSummary(row pgx.Row) (Summary, error) {
-	var s Summary
+func scanSummary(row pgx.Row) (domain.Summary, error) {
+	var s domain.Summary
 	var amount, captured, remaining pgtype.Numeric
 	var created *time.Time
 	var invoiceNumbers *string
 	err := row.Scan(&s.Key, &s.ReservationNumber, &s.Invoice, &s.Customer, &s.Country, &s.Currency, &amount, &captured,
 		&remaining, &s.State, &created, &s.OutcomeUnknown, &s.IsTest, &s.Articles, &s.Email, &invoiceNumbers, &s.LinesUnknown)
 	if err != nil {
-		return Summary{}, err
+		return domain.Summary{}, err
 	}
 	s.Amount, s.Captured, s.Remaining, s.Created = decOf(amount), decOf(captured), decOf(remaining), timeOf(created)
 	if invoiceNumbers != nil {
@@ -542,13 +543,13 @@ func scanSummary(row pgx.Row) (Summary, error) {
 }
 
 // Summaries is RepoTx.Summaries.
-func (t *pgRelTx) Summaries() ([]Summary, error) {
+func (t *Tx) Summaries() ([]domain.Summary, error) {
 	rows, err := t.query(`SELECT ` + pgSummarySelect + ` FROM paydesk_reservations r ORDER BY r.key`)
 	if err != nil {
 		return nil, fmt.Errorf("reservation list: %w", err)
 	}
 	defer rows.Close()
-	var out []Summary
+	var out []domain.Summary
 	for rows.Next() {
 		s, err := scanSummary(rows)
 		if err != nil {
@@ -570,8 +571,8 @@ const pgTxSelect = `key, kind, transaction_type, service, invoice, currency, amo
 	lines, full_capture, refunded, refunds, provider, has_contact, remainder_amount, customer, op_id, created,
 	updated, order_ref, additional, custom, parcels`
 
-func scanTxRow(row pgx.Row) (*Transaction, error) {
-	var t Transaction
+func scanTxRow(row pgx.Row) (*domain.Transaction, error) {
+	var t domain.Transaction
 	var amount, refunded, remainder pgtype.Numeric
 	var statusTime, created, updated *time.Time
 	var related, lines, additional, custom, parcels []byte
@@ -603,13 +604,13 @@ func scanTxRow(row pgx.Row) (*Transaction, error) {
 }
 
 // transactionsWhere reads the transactions a condition selects.
-func (t *pgRelTx) transactionsWhere(cond, order string, args ...any) ([]*Transaction, error) {
+func (t *Tx) transactionsWhere(cond, order string, args ...any) ([]*domain.Transaction, error) {
 	rows, err := t.query(`SELECT `+pgTxSelect+` FROM paydesk_transactions WHERE `+cond+` ORDER BY `+order, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*Transaction
+	var out []*domain.Transaction
 	for rows.Next() {
 		x, err := scanTxRow(rows)
 		if err != nil {
@@ -624,7 +625,7 @@ func (t *pgRelTx) transactionsWhere(cond, order string, args ...any) ([]*Transac
 }
 
 // Transaction is RepoTx.Transaction.
-func (t *pgRelTx) Transaction(key string) (*Transaction, error) {
+func (t *Tx) Transaction(key string) (*domain.Transaction, error) {
 	xs, err := t.transactionsWhere(`key = $1`, `key`, key)
 	if err != nil {
 		return nil, fmt.Errorf("transaction %s: %w", key, err)
@@ -636,7 +637,7 @@ func (t *pgRelTx) Transaction(key string) (*Transaction, error) {
 }
 
 // Transactions is RepoTx.Transactions.
-func (t *pgRelTx) Transactions() ([]*Transaction, error) {
+func (t *Tx) Transactions() ([]*domain.Transaction, error) {
 	xs, err := t.transactionsWhere(`true`, `key`)
 	if err != nil {
 		return nil, fmt.Errorf("transactions: %w", err)
@@ -645,7 +646,7 @@ func (t *pgRelTx) Transactions() ([]*Transaction, error) {
 }
 
 // TransactionGroup is RepoTx.TransactionGroup.
-func (t *pgRelTx) TransactionGroup(group string) ([]*Transaction, error) {
+func (t *Tx) TransactionGroup(group string) ([]*domain.Transaction, error) {
 	if group == "" {
 		return nil, nil
 	}
@@ -659,7 +660,7 @@ func (t *pgRelTx) TransactionGroup(group string) ([]*Transaction, error) {
 // TransactionKeysByInvoice is RepoTx.TransactionKeysByInvoice: the
 // captures and refunds with the invoice (gift cards are not looked up by
 // invoice).
-func (t *pgRelTx) TransactionKeysByInvoice(invoice string) ([]string, error) {
+func (t *Tx) TransactionKeysByInvoice(invoice string) ([]string, error) {
 	if invoice == "" {
 		return nil, nil
 	}
@@ -671,7 +672,7 @@ func (t *pgRelTx) TransactionKeysByInvoice(invoice string) ([]string, error) {
 }
 
 // LinkRefund is RepoTx.LinkRefund.
-func (t *pgRelTx) LinkRefund(original, refund string) error {
+func (t *Tx) LinkRefund(original, refund string) error {
 	if err := pgTextErr("refund "+refund, "original", original, "key", refund); err != nil {
 		return err
 	}
@@ -683,7 +684,7 @@ func (t *pgRelTx) LinkRefund(original, refund string) error {
 }
 
 // RefundKeys is RepoTx.RefundKeys.
-func (t *pgRelTx) RefundKeys(original string) ([]string, error) {
+func (t *Tx) RefundKeys(original string) ([]string, error) {
 	keys, err := t.strings(`SELECT refund FROM paydesk_refunds WHERE original = $1 ORDER BY refund`, original)
 	if err != nil {
 		return nil, fmt.Errorf("refunds of %s: %w", original, err)
@@ -692,7 +693,7 @@ func (t *pgRelTx) RefundKeys(original string) ([]string, error) {
 }
 
 // txArgs are a transaction's row values, in pgTxInsert's column order.
-func txArgs(x *Transaction, f *fold.Folder) ([]any, error) {
+func txArgs(x *domain.Transaction, f *fold.Folder) ([]any, error) {
 	what := "transaction " + x.Key
 	if err := pgTextErr(what, "key", x.Key, "kind", string(x.Kind), "transaction type", x.TransactionType, "service", x.ServiceCode,
 		"invoice", x.Invoice, "currency", x.Currency, "status subcode", x.Status.SubCode, "reservation key", x.ReservationKey,
@@ -734,7 +735,7 @@ func txArgs(x *Transaction, f *fold.Folder) ([]any, error) {
 		pgText(x.ReservationKey), pgText(x.ReservationNumber), pgText(x.Original), pgText(x.Group), pgText(x.InvoiceNumber),
 		pgText(x.PaymentKey), refunded, pgStrings(x.Refunds), x.FullCapture, pgText(string(x.Provider)), x.HasContact, remainder,
 		pgText(x.CustomerName), pgText(strings.ToLower(x.CustomerName)), int64(x.OpID), pgText(x.Order), pgTime(x.Created),
-		pgTime(x.Updated), pgSearchText(AppendTxSearchText(nil, x, f)), js[1], js[4], js[0], js[2], js[3]}, nil
+		pgTime(x.Updated), SearchText(domain.AppendTxSearchText(nil, x, f)), js[1], js[4], js[0], js[2], js[3]}, nil
 }
 
 const pgTxCols = `key, kind, transaction_type, service, status, sub_code, status_time, amount, currency, invoice,
@@ -752,7 +753,7 @@ var pgTxUpsertNew = pgTxUpsert + ` RETURNING xmax = 0`
 
 // PutTransaction is RepoTx.PutTransaction: x's row as it is, which is also
 // its row of the transaction list and its invoice look-up.
-func (t *pgRelTx) PutTransaction(x *Transaction) (created bool, err error) {
+func (t *Tx) PutTransaction(x *domain.Transaction) (created bool, err error) {
 	var f fold.Folder
 	args, err := txArgs(x, &f)
 	if err != nil {
@@ -771,8 +772,8 @@ func (t *pgRelTx) PutTransaction(x *Transaction) (created bool, err error) {
 
 const pgOrphanSelect = `key, invoice, reservation_number, action, status, sub_code, status_time, op_id, update`
 
-func scanOrphan(row pgx.Row) (*orphanRequest, error) {
-	var o orphanRequest
+func scanOrphan(row pgx.Row) (*domain.OrphanRequest, error) {
+	var o domain.OrphanRequest
 	var st *time.Time
 	var opID int64
 	var update []byte
@@ -781,7 +782,7 @@ func scanOrphan(row pgx.Row) (*orphanRequest, error) {
 	}
 	o.Status.Time, o.OpID = timeOf(st), uint64(opID)
 	if update != nil {
-		o.Update = &Update{}
+		o.Update = &domain.Update{}
 		if err := json.Unmarshal(update, o.Update); err != nil {
 			return nil, fmt.Errorf("orphan request %s: update: %w", o.Key, err)
 		}
@@ -790,7 +791,7 @@ func scanOrphan(row pgx.Row) (*orphanRequest, error) {
 }
 
 // Orphan is RepoTx.Orphan.
-func (t *pgRelTx) Orphan(key string) (*orphanRequest, error) {
+func (t *Tx) Orphan(key string) (*domain.OrphanRequest, error) {
 	o, err := scanOrphan(t.queryRow(`SELECT `+pgOrphanSelect+` FROM paydesk_orphan_requests WHERE key = $1`, key))
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -802,7 +803,7 @@ func (t *pgRelTx) Orphan(key string) (*orphanRequest, error) {
 }
 
 // OrphanKeysByInvoice is RepoTx.OrphanKeysByInvoice.
-func (t *pgRelTx) OrphanKeysByInvoice(invoice string) ([]string, error) {
+func (t *Tx) OrphanKeysByInvoice(invoice string) ([]string, error) {
 	if invoice == "" {
 		return nil, nil
 	}
@@ -813,7 +814,7 @@ func (t *pgRelTx) OrphanKeysByInvoice(invoice string) ([]string, error) {
 	return keys, nil
 }
 
-func orphanArgs(o *orphanRequest) ([]any, error) {
+func orphanArgs(o *domain.OrphanRequest) ([]any, error) {
 	what := "orphan request " + o.Key
 	if err := pgTextErr(what, "key", o.Key, "invoice", o.Invoice, "reservation number", o.ReservationNumber,
 		"action", o.Action, "status subcode", o.Status.SubCode); err != nil {
@@ -833,7 +834,7 @@ const pgOrphanUpsert = `INSERT INTO paydesk_orphan_requests (` + pgOrphanSelect 
 	status_time = excluded.status_time, op_id = excluded.op_id, update = excluded.update`
 
 // PutOrphan is RepoTx.PutOrphan: its row, which its invoice look-up reads.
-func (t *pgRelTx) PutOrphan(o *orphanRequest) error {
+func (t *Tx) PutOrphan(o *domain.OrphanRequest) error {
 	args, err := orphanArgs(o)
 	if err != nil {
 		return err
@@ -845,7 +846,7 @@ func (t *pgRelTx) PutOrphan(o *orphanRequest) error {
 }
 
 // DeleteOrphan is RepoTx.DeleteOrphan.
-func (t *pgRelTx) DeleteOrphan(key string) error {
+func (t *Tx) DeleteOrphan(key string) error {
 	if err := t.exec(`DELETE FROM paydesk_orphan_requests WHERE key = $1`, key); err != nil {
 		return fmt.Errorf("orphan request %s: %w", key, err)
 	}

@@ -1,4 +1,4 @@
-package store
+package domain
 
 // ProvenanceSync is the RemoteAddr of a push record that paydesk sync
 // learned from the gateway's InvoiceInfo lookup instead of receiving it as

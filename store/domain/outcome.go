@@ -1,4 +1,4 @@
-package store
+package domain
 
 import "strings"
 
@@ -42,3 +42,8 @@ func (p *PushRecord) Outcome() (word, detail string) {
 func (r ApplyResult) Outcome() (word, detail string) {
 	return PushOutcome(false, r.Applied, r.Duplicate, r.Ignored, "")
 }
+
+// Confirms is PushRecord.Ignored for a push that repeats the final status
+// already stored (usually from the response to the request): the normal
+// case, which a push log shows as a confirmation, not as a refusal.
+const Confirms = "confirms the status already stored"

@@ -1,16 +1,18 @@
-package store
+package postgres
 
 import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"paydesk/store/domain"
 )
 
-// The outbox on the native engine: paydesk_deliveries (pgmigrations/0011).
+// The outbox on the native engine: paydesk_deliveries (migrations/0011).
 
 const pgDeliveryCols = `id, push_id, key, endpoint, created, state, next_at, delivered_at, resent, tries, attempts`
 
-func (t *pgRelTx) AppendDelivery(d *Delivery) (uint64, error) {
+func (t *Tx) AppendDelivery(d *domain.Delivery) (uint64, error) {
 	var id int64
 	if _, err := t.scanRow(`SELECT nextval('paydesk_seq_deliveries')`, nil, &id); err != nil {
 		return 0, err
@@ -25,14 +27,14 @@ func (t *pgRelTx) AppendDelivery(d *Delivery) (uint64, error) {
 		pgTime(d.DeliveredAt), d.Resent, d.Tries, att)
 }
 
-func attemptsOrEmpty(as []Attempt) []Attempt {
+func attemptsOrEmpty(as []domain.Attempt) []domain.Attempt {
 	if as == nil {
-		return []Attempt{}
+		return []domain.Attempt{}
 	}
 	return as
 }
 
-func (t *pgRelTx) PutDelivery(d *Delivery) error {
+func (t *Tx) PutDelivery(d *domain.Delivery) error {
 	att, err := json.Marshal(attemptsOrEmpty(d.Attempts))
 	if err != nil {
 		return fmt.Errorf("delivery %d: attempts: %w", d.ID, err)
@@ -45,15 +47,15 @@ func (t *pgRelTx) PutDelivery(d *Delivery) error {
 		pgTime(d.DeliveredAt), d.Resent, d.Tries, att)
 }
 
-func (t *pgRelTx) deliveries(sql string, args ...any) ([]*Delivery, error) {
+func (t *Tx) deliveries(sql string, args ...any) ([]*domain.Delivery, error) {
 	rows, err := t.query(sql, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*Delivery
+	var out []*domain.Delivery
 	for rows.Next() {
-		var d Delivery
+		var d domain.Delivery
 		var id, push int64
 		var created, next, delivered *time.Time
 		var state string
@@ -61,7 +63,7 @@ func (t *pgRelTx) deliveries(sql string, args ...any) ([]*Delivery, error) {
 		if err := rows.Scan(&id, &push, &d.Key, &d.Endpoint, &created, &state, &next, &delivered, &d.Resent, &d.Tries, &att); err != nil {
 			return nil, t.fail(err)
 		}
-		d.ID, d.PushID, d.State = uint64(id), uint64(push), DeliveryState(state)
+		d.ID, d.PushID, d.State = uint64(id), uint64(push), domain.DeliveryState(state)
 		d.Created, d.NextAt, d.DeliveredAt = timeOf(created), timeOf(next), timeOf(delivered)
 		if err := json.Unmarshal(att, &d.Attempts); err != nil {
 			return nil, t.fail(fmt.Errorf("delivery %d: attempts: %w", id, err))
@@ -77,7 +79,7 @@ func (t *pgRelTx) deliveries(sql string, args ...any) ([]*Delivery, error) {
 	return out, nil
 }
 
-func (t *pgRelTx) Delivery(id uint64) (*Delivery, error) {
+func (t *Tx) Delivery(id uint64) (*domain.Delivery, error) {
 	ds, err := t.deliveries(`SELECT `+pgDeliveryCols+` FROM paydesk_deliveries WHERE id = $1`, int64(id))
 	if err != nil || len(ds) == 0 {
 		return nil, err
@@ -85,15 +87,15 @@ func (t *pgRelTx) Delivery(id uint64) (*Delivery, error) {
 	return ds[0], nil
 }
 
-func (t *pgRelTx) OpenDeliveries() ([]OpenDelivery, error) {
+func (t *Tx) OpenDeliveries() ([]domain.OpenDelivery, error) {
 	rows, err := t.query(`SELECT id, endpoint, key, next_at FROM paydesk_deliveries WHERE state = 'pending' ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []OpenDelivery
+	var out []domain.OpenDelivery
 	for rows.Next() {
-		var o OpenDelivery
+		var o domain.OpenDelivery
 		var id int64
 		var next *time.Time
 		if err := rows.Scan(&id, &o.Endpoint, &o.Key, &next); err != nil {
@@ -108,7 +110,7 @@ func (t *pgRelTx) OpenDeliveries() ([]OpenDelivery, error) {
 	return out, nil
 }
 
-func (t *pgRelTx) DeliveriesBefore(before uint64, limit int) ([]*Delivery, error) {
+func (t *Tx) DeliveriesBefore(before uint64, limit int) ([]*domain.Delivery, error) {
 	if before == 0 {
 		return t.deliveries(`SELECT `+pgDeliveryCols+` FROM paydesk_deliveries ORDER BY id DESC LIMIT $1`, pgLimit(limit))
 	}
