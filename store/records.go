@@ -227,6 +227,7 @@ type Counts struct {
 type Change struct {
 	Pushes       int      // pushes stored by the commit
 	Rejected     int      // rejected pushes logged
+	Receipts     int      // repeated receipts of stored pushes recorded (receipts.go)
 	Reservations []string // keys of reservations that changed
 	Transactions []string // keys of transactions that changed
 	Ops          bool     // the operation journal changed

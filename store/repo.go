@@ -266,6 +266,8 @@ type RepoTx interface {
 
 	UsersTx  // users.go
 	OutboxTx // the deliveries of pushes to the shop (outbox.go)
+
+	ReceiptsTx // repeated receipts of a stored push (receipts.go)
 }
 
 // OpenOp is an open operation as OpenOps lists it.

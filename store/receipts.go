@@ -1,0 +1,126 @@
+package store
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Receipts of a push (issue 26): the gateway delivers a push again (a
+// retry after a lost answer, a resend asked for in the sandbox), the store
+// keeps it once (PushDuplicate) and records each repeated receipt against
+// the push stored first. The first receipt is the push record itself
+// (ReceivedAt, RemoteAddr, Signature), so a push received once costs
+// nothing here; a repeat costs one small write. What is kept per push is
+// bounded — the count, the first and last repeat and the newest
+// MaxPushReceipts repeats — so a sender repeating a push for ever cannot
+// grow the store.
+
+// MaxPushReceipts is how many repeated receipts of one push are kept in
+// full; older ones are counted only.
+const MaxPushReceipts = 20
+
+// PushReceipt is one receipt of a push.
+type PushReceipt struct {
+	At         time.Time `json:"at"`
+	RemoteAddr string    `json:"remote,omitempty"`
+	Signature  string    `json:"sig,omitempty"` // the verdict, one of the Signature* values
+}
+
+// PushRef names a stored push for its receipts: its ID and its identity
+// (key and content hash). An engine keys the receipts by either.
+type PushRef struct {
+	ID   uint64
+	Key  string
+	Hash [32]byte
+}
+
+// RefOf is the PushRef of a stored push.
+func RefOf(p *PushRecord) PushRef { return PushRef{ID: p.ID, Key: p.Key, Hash: p.Hash} }
+
+// PushRepeats is what an engine keeps of a push's repeated receipts.
+type PushRepeats struct {
+	Count  int64         `json:"n"`      // repeats ever recorded
+	First  time.Time     `json:"first"`  // the first repeat
+	Last   time.Time     `json:"last"`   // the latest repeat
+	Recent []PushReceipt `json:"recent"` // the newest repeats, oldest first, at most MaxPushReceipts
+}
+
+// add records r, keeping the newest keep receipts.
+func (p *PushRepeats) add(r PushReceipt, keep int) {
+	if p.Count == 0 || r.At.Before(p.First) {
+		p.First = r.At
+	}
+	if r.At.After(p.Last) || p.Count == 0 {
+		p.Last = r.At
+	}
+	p.Count++
+	p.Recent = append(p.Recent, r)
+	if keep > 0 && len(p.Recent) > keep {
+		p.Recent = slices.Delete(p.Recent, 0, len(p.Recent)-keep)
+	}
+}
+
+// ReceiptsTx is what an engine keeps of repeated receipts.
+type ReceiptsTx interface {
+	// AddPushReceipt records one repeated receipt of the stored push ref,
+	// keeping the newest keep in full (PushRepeats.add's rule).
+	AddPushReceipt(ref PushRef, r PushReceipt, keep int) error
+	// PushRepeatsOf returns the repeats recorded of each of refs, by push
+	// ID; a push never repeated is not in the map.
+	PushRepeatsOf(refs []PushRef) (map[uint64]*PushRepeats, error)
+}
+
+// PushReceipts is every receipt of a stored push that is known: how many
+// there were, the first (the push itself) and the kept repeats.
+type PushReceipts struct {
+	Count int64 // receipts, the first included
+	// Receipts are the first receipt and the newest repeats, oldest
+	// first; Omitted repeats between them are counted only.
+	Receipts []PushReceipt
+	Omitted  int64
+	Last     time.Time
+}
+
+// ReceiptsOf puts p's own receipt before the repeats rep (nil: none).
+func ReceiptsOf(p *PushRecord, rep *PushRepeats) PushReceipts {
+	first := PushReceipt{At: p.ReceivedAt, RemoteAddr: p.RemoteAddr, Signature: p.Signature}
+	out := PushReceipts{Count: 1, Receipts: []PushReceipt{first}, Last: p.ReceivedAt}
+	if rep == nil || rep.Count == 0 {
+		return out
+	}
+	out.Count += rep.Count
+	out.Receipts = append(out.Receipts, rep.Recent...)
+	out.Omitted = rep.Count - int64(len(rep.Recent))
+	out.Last = rep.Last
+	return out
+}
+
+// PushReceiptsOf returns the receipts of the stored pushes ps (rejected
+// entries are left out), by push ID; a push received once has Count 1.
+// One read for all: a list reads its page's receipts together.
+func (db *DB) PushReceiptsOf(ps []*PushRecord) (map[uint64]PushReceipts, error) {
+	refs := make([]PushRef, 0, len(ps))
+	for _, p := range ps {
+		if p != nil && !p.Rejected && p.ID != 0 {
+			refs = append(refs, RefOf(p))
+		}
+	}
+	var reps map[uint64]*PushRepeats
+	if len(refs) > 0 {
+		err := db.read(func(tx RepoTx) (err error) {
+			reps, err = tx.PushRepeatsOf(refs)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("load push receipts: %w", err)
+		}
+	}
+	out := make(map[uint64]PushReceipts, len(refs))
+	for _, p := range ps {
+		if p != nil && !p.Rejected && p.ID != 0 {
+			out[p.ID] = ReceiptsOf(p, reps[p.ID])
+		}
+	}
+	return out, nil
+}
