@@ -188,9 +188,12 @@ func (a *App) reload(c store.Change) tea.Cmd {
 			return views.TransactionRowsMsg{Rows: rows}
 		})
 	}
-	if full || c.Pushes > 0 || c.Rejected > 0 {
+	if full || c.Pushes > 0 || c.Rejected > 0 || c.Receipts > 0 {
 		limit := a.cfg.PushLimit
 		n, r := limit, limit
+		// A repeat may be of any push in the log: its count is read again
+		// with the whole log.
+		full := full || c.Receipts > 0
 		if !full {
 			n, r = min(c.Pushes+8, limit), min(c.Rejected+8, limit)
 			if c.Pushes == 0 {
@@ -217,7 +220,11 @@ func (a *App) reload(c store.Change) tea.Cmd {
 				ps = append(ps, rej...)
 			}
 			sort.SliceStable(ps, func(i, j int) bool { return ps[i].ReceivedAt.After(ps[j].ReceivedAt) })
-			return views.PushRowsMsg{Full: full, Rows: views.NewPushRows(ps)}
+			rows, err := pushRows(st, ps)
+			if err != nil {
+				return views.PushRowsMsg{Err: err}
+			}
+			return views.PushRowsMsg{Full: full, Rows: rows}
 		})
 	}
 	if full || c.Audit {

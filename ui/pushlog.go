@@ -1,0 +1,76 @@
+package ui
+
+import (
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+
+	"paydesk/internal/textsafe"
+	"paydesk/store"
+	"paydesk/views"
+)
+
+// receiptReader is a Store that knows how often each push was received
+// (*store.DB is one); a store without it shows every push as received once.
+type receiptReader interface {
+	PushReceiptsOf(ps []*store.PushRecord) (map[uint64]store.PushReceipts, error)
+}
+
+// pushRows prepares the pushes for the log, each with its receipts when
+// the store keeps them.
+func pushRows(st Store, ps []*store.PushRecord) ([]*views.PushRow, error) {
+	rr, ok := st.(receiptReader)
+	if !ok {
+		return views.NewPushRows(ps), nil
+	}
+	rc, err := rr.PushReceiptsOf(ps)
+	if err != nil {
+		return nil, err
+	}
+	return views.NewPushRowsReceipts(ps, rc), nil
+}
+
+// loadPushReceipts reads the receipts of a push whose page was opened.
+func (a *App) loadPushReceipts(p *store.PushRecord) tea.Cmd {
+	rr, ok := a.cfg.Store.(receiptReader)
+	if !ok || p == nil || p.Rejected {
+		return nil
+	}
+	return func() tea.Msg {
+		rc, err := rr.PushReceiptsOf([]*store.PushRecord{p})
+		if err != nil {
+			return views.StatusMsg{Level: views.LevelError, Text: fmt.Sprintf("push %d: receipts: %v", p.ID, err)}
+		}
+		return views.PushReceiptsMsg{ID: p.ID, Receipts: rc[p.ID]}
+	}
+}
+
+// resend asks the embedded sandbox to send a key's pushes again, and
+// leaves a trace: an audit entry (who asked, for which key, when, and what
+// the sandbox said) and a status line saying what was asked. The repeats
+// it causes show in the Pushes tab as receipts ("×2").
+func (a *App) resend(r views.ResendIntent) tea.Cmd {
+	sb := a.cfg.Sandbox
+	if sb == nil {
+		a.status = views.StatusMsg{Level: views.LevelWarn, Text: "resend needs the embedded sandbox"}
+		return nil
+	}
+	svc := a.cfg.Ops
+	key := textsafe.Clean(r.Key)
+	a.status = views.StatusMsg{Text: "asking the sandbox to send the pushes of " + key + " again…"}
+	return func() tea.Msg {
+		sendErr := sb.Resend(r.Key)
+		var auditErr error
+		if svc != nil {
+			auditErr = svc.AuditResend(r.Key, sendErr)
+		}
+		switch {
+		case sendErr != nil:
+			return views.StatusMsg{Level: views.LevelError, Text: "resend of " + key + ": " + textsafe.Clean(sendErr.Error())}
+		case auditErr != nil:
+			return views.StatusMsg{Level: views.LevelError, Text: "asked the sandbox to send the pushes of " + key + " again, but " + textsafe.Clean(auditErr.Error())}
+		}
+		return views.StatusMsg{Level: views.LevelOK, Text: "asked the sandbox to send the pushes of " + key +
+			" again (in the audit log); the Pushes tab counts each repeat (×2)"}
+	}
+}
