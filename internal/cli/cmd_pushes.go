@@ -78,6 +78,7 @@ func pushesCmd(sio IO) *cobra.Command {
 	fs.StringVar(&status, "status", "", "only these: "+strings.Join(pushStatuses, ", "))
 	fs.IntVar(&limit, "limit", 50, "newest N pushes (0: all)")
 	filterFlag(cmd, &filter)
+	cmd.AddCommand(pushShowCmd(sio))
 	_ = cmd.RegisterFlagCompletionFunc("type", cobra.FixedCompletions(pushTypes, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions(pushKinds, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("status", cobra.FixedCompletions(pushStatuses, cobra.ShellCompDirectiveNoFileComp))
@@ -148,10 +149,7 @@ func runPushes(_ context.Context, c *cmdContext, typ, kind, status, filter strin
 	for _, p := range kept {
 		o := pushOut(p)
 		if r, ok := receipts[p.ID]; ok && !p.Rejected {
-			o.ReceivedCount, o.ReceiptsOmitted = r.Count, r.Omitted
-			for _, x := range r.Receipts {
-				o.Receipts = append(o.Receipts, receiptJSON{At: x.At.UTC().Format(time.RFC3339Nano), RemoteAddr: textsafe.Clean(x.RemoteAddr), Signature: textsafe.Clean(x.Signature)})
-			}
+			o.withReceipts(r)
 		}
 		out = append(out, o)
 	}

@@ -246,3 +246,30 @@ func TestPushesJSONReceipts(t *testing.T) {
 		t.Errorf("the table does not say ×3:\n%s", out)
 	}
 }
+
+// TestPushesShow: `paydesk pushes show ID` lists every receipt of a push
+// (text and --json); an ID that is not a push is refused with the rule.
+func TestPushesShow(t *testing.T) {
+	dir := t.TempDir()
+	logsCache(t, dir)
+	_, out, _ := runCLI(t, dir, "", "pushes", "--json", "--limit", "0", "--filter", "PINV-007")
+	id := fmt.Sprint(decodeJSON[[]pushJSON](t, out)[0].ID)
+	code, out, errs := runCLI(t, dir, "", "pushes", "show", id)
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	for _, want := range []string{"Push", id, "PINV-007", "3 times", "first", "2026-11-04T00:00:00Z", "repeat", "2026-11-04T00:03:00Z", "signature valid"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("pushes show %s does not say %q:\n%s", id, want, out)
+		}
+	}
+	code, out, _ = runCLI(t, dir, "", "pushes", "show", id, "--json")
+	if p := decodeJSON[pushJSON](t, out); code != 0 || p.ReceivedCount != 3 || len(p.Receipts) != 3 {
+		t.Errorf("pushes show --json: exit %d %s", code, out)
+	}
+	for _, tc := range []struct{ arg, want string }{{"x", "a push ID is a positive number"}, {"999", "push 999: not in the push log"}} {
+		if code, _, errs := runCLI(t, dir, "", "pushes", "show", tc.arg); code == 0 || !strings.Contains(errs, tc.want) {
+			t.Errorf("pushes show %s: exit %d %q, want %q", tc.arg, code, errs, tc.want)
+		}
+	}
+}
