@@ -143,7 +143,7 @@ func (db *DB) applyPush(tx RepoTx, pp *preparedPush, p *api.Push, res *ApplyResu
 		if err := tx.AddPushReceipt(PushRef{ID: id, Key: rec.Key, Hash: rec.Hash}, r, MaxPushReceipts); err != nil {
 			return err
 		}
-		c.Receipts++
+		c.addReceipt(rec.Key)
 		res.ID = id
 		res.Duplicate = true
 		res.Ignored = "duplicate of push " + strconv.FormatUint(res.ID, 10)

@@ -173,6 +173,10 @@ func (ib *inbox) recordReceipts(ctx context.Context, dups []dupJob) {
 		d.j.done <- ingestAnswer{id: d.id, dup: true}
 	}
 	if err == nil {
-		ib.db.notify(Change{Receipts: len(dups)})
+		c := Change{}
+		for _, d := range dups {
+			c.addReceipt(string(d.j.key))
+		}
+		ib.db.notify(c)
 	}
 }

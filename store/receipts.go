@@ -61,6 +61,27 @@ func (p *PushRepeats) add(r PushReceipt, keep int) {
 	}
 }
 
+// maxReceiptKeys bounds the keys a Change names for its receipts; past it
+// the Change names none and the consoles read the whole push log again.
+const maxReceiptKeys = 64
+
+// addReceipt counts a repeated receipt of a push about key in the Change,
+// naming the key while there are few.
+func (c *Change) addReceipt(key string) {
+	c.Receipts++
+	if c.Receipts > 1 && c.ReceiptKeys == nil {
+		return // past the bound already
+	}
+	if slices.Contains(c.ReceiptKeys, key) {
+		return
+	}
+	if len(c.ReceiptKeys) == maxReceiptKeys {
+		c.ReceiptKeys = nil
+		return
+	}
+	c.ReceiptKeys = append(c.ReceiptKeys, key)
+}
+
 // ReceiptsTx is what an engine keeps of repeated receipts.
 type ReceiptsTx interface {
 	// AddPushReceipt records one repeated receipt of the stored push ref,

@@ -121,11 +121,33 @@ func TestPushReceiptsNotify(t *testing.T) {
 		select {
 		case c := <-ch:
 			if c.Receipts > 0 {
+				if len(c.ReceiptKeys) != 1 || c.ReceiptKeys[0] != p.Key() {
+					t.Fatalf("change names %v, want the repeated push's key %s", c.ReceiptKeys, p.Key())
+				}
 				return
 			}
 		case <-deadline.C:
 			t.Fatal("no change with Receipts after a repeated push")
 		}
+	}
+}
+
+// TestChangeReceiptKeys: a commit's change names the keys of the pushes
+// repeated, each once, up to the bound; past it none (read them all).
+func TestChangeReceiptKeys(t *testing.T) {
+	var c Change
+	c.addReceipt("A")
+	c.addReceipt("A")
+	c.addReceipt("B")
+	if c.Receipts != 3 || strings.Join(c.ReceiptKeys, ",") != "A,B" {
+		t.Fatalf("receipts %d keys %v, want 3 and A,B", c.Receipts, c.ReceiptKeys)
+	}
+	for i := 0; i < maxReceiptKeys; i++ {
+		c.addReceipt(fmt.Sprint("K", i))
+	}
+	c.addReceipt("A")
+	if c.Receipts != 3+maxReceiptKeys+1 || c.ReceiptKeys != nil {
+		t.Fatalf("past the bound: receipts %d keys %d, want %d and none", c.Receipts, len(c.ReceiptKeys), 3+maxReceiptKeys+1)
 	}
 }
 

@@ -188,12 +188,15 @@ func (a *App) reload(c store.Change) tea.Cmd {
 			return views.TransactionRowsMsg{Rows: rows}
 		})
 	}
-	if full || c.Pushes > 0 || c.Rejected > 0 || c.Receipts > 0 {
+	if !full && c.Receipts > 0 && c.ReceiptKeys != nil {
+		cmds = append(cmds, a.loadRepeated(c.ReceiptKeys))
+	}
+	if full || c.Pushes > 0 || c.Rejected > 0 || c.Receipts > 0 && c.ReceiptKeys == nil {
 		limit := a.cfg.PushLimit
 		n, r := limit, limit
-		// A repeat may be of any push in the log: its count is read again
-		// with the whole log.
-		full := full || c.Receipts > 0
+		// A repeat may be of any push in the log: when the change does not
+		// name their keys, the counts are read again with the whole log.
+		full := full || c.Receipts > 0 && c.ReceiptKeys == nil
 		if !full {
 			n, r = min(c.Pushes+8, limit), min(c.Rejected+8, limit)
 			if c.Pushes == 0 {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -72,5 +73,22 @@ func (a *App) resend(r views.ResendIntent) tea.Cmd {
 		}
 		return views.StatusMsg{Level: views.LevelOK, Text: "asked the sandbox to send the pushes of " + key +
 			" again (in the audit log); the Pushes tab counts each repeat (×2)"}
+	}
+}
+
+// loadRepeated reads again the pushes about keys, which were received
+// once more, with their receipts: the log updates their rows in place.
+func (a *App) loadRepeated(keys []string) tea.Cmd {
+	st, keys := a.cfg.Store, slices.Clone(keys)
+	return func() tea.Msg {
+		ps, err := st.PushesFor(keys...)
+		if err != nil {
+			return views.PushRowsMsg{Err: err}
+		}
+		rows, err := pushRows(st, ps)
+		if err != nil {
+			return views.PushRowsMsg{Err: err}
+		}
+		return views.PushRowsMsg{Rows: rows}
 	}
 }
