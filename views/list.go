@@ -263,8 +263,8 @@ func sameSlice[R any](a, b []R) bool {
 
 // prepareHay builds the search text of big lists in the background.
 func (l *list[R]) prepareHay(v *listView[R]) tea.Cmd {
-	if v.hay != nil || len(v.rows) < asyncRows {
-		return nil
+	if v.hay != nil || len(v.rows) < asyncRows || l.spec.where != nil {
+		return nil // a list in the filter language never searches the block
 	}
 	rows, spec := v.rows, l.spec
 	return func() tea.Msg { return hayMsg[R]{list: l, rows: rows, hay: buildHay(rows, spec)} }

@@ -22,6 +22,7 @@ type PushRow struct {
 	id, envelope, kind, key, invoice, status, signature, result string
 	resultPaint                                                 string
 	hay                                                         string
+	logText                                                     store.PushLogText // what the filter language searches
 	received                                                    int64
 }
 
@@ -57,6 +58,7 @@ func NewPushRow(p *store.PushRecord) *PushRow {
 	default:
 		r.resultPaint = theme.PaintMuted
 	}
+	r.logText = store.FoldPushLog(p)
 	r.hay = strings.ToLower(strings.Join([]string{r.key, r.invoice, r.kind, r.envelope, r.status, r.signature, r.result, clean(p.Service)}, "\x00"))
 	return r
 }
@@ -172,7 +174,7 @@ func NewPushes(ctx *Context, listenAddr string) *Pushes {
 		sortable: []int{pcTime, pcKind, pcStatus, pcSignature},
 		// "/" takes the filter language, as `paydesk pushes --filter`.
 		filter: store.PushLogFilter,
-		where:  func(r *PushRow, w *query.Query) bool { return store.KeepPushLog(r.Push, w) },
+		where:  func(r *PushRow, w *query.Query) bool { return store.KeepPushLogText(r.Push, &r.logText, w) },
 		keep: func() func(*PushRow) bool {
 			typ, status := pushTypes[s.typeIdx], pushStatuses[s.statusIdx]
 			if typ == "" && status == "" {
