@@ -89,7 +89,7 @@ func merge(a, b store.Change) store.Change {
 	a.Audit = a.Audit || b.Audit
 	a.Exchanges = a.Exchanges || b.Exchanges
 	a.Overflow = a.Overflow || b.Overflow
-	return a
+	return mergeReceipts(a, b)
 }
 
 func appendNew(dst, src []string) []string {

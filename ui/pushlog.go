@@ -92,3 +92,19 @@ func (a *App) loadRepeated(keys []string) tea.Cmd {
 		return views.PushRowsMsg{Rows: rows}
 	}
 }
+
+// mergeReceipts adds b's repeated receipts to a: the keys of both, or
+// none (read the whole log) when either did not name them all.
+func mergeReceipts(a, b store.Change) store.Change {
+	switch {
+	case b.Receipts == 0:
+	case a.Receipts == 0:
+		a.ReceiptKeys = slices.Clone(b.ReceiptKeys)
+	case a.ReceiptKeys == nil || b.ReceiptKeys == nil:
+		a.ReceiptKeys = nil
+	default:
+		a.ReceiptKeys = appendNew(a.ReceiptKeys, b.ReceiptKeys)
+	}
+	a.Receipts += b.Receipts
+	return a
+}
