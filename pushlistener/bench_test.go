@@ -73,3 +73,34 @@ func benchIngest(b *testing.B, opts store.Options, randomKeys bool, senders int)
 		b.Fatalf("stored %d pushes of %d (%v)", n.Pushes, b.N, err)
 	}
 }
+
+// BenchmarkIngestDuplicates is BenchmarkIngestDurable's group-commit run
+// for a gateway that delivers everything twice: the pushes are sent once
+// before the clock starts, then again, every one a duplicate (whose
+// receipt the store records against the push stored first).
+func BenchmarkIngestDuplicates(b *testing.B) {
+	db, url := startListener(b, store.Options{}, nil, false)
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/push")
+	reqs, err := pushload.Prepare(pushload.Plan{Addr: addr, Credentials: creds, Pushes: b.N})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pushload.Run(context.Background(), addr, reqs, 64); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	res, err := pushload.Run(context.Background(), addr, reqs, 64)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if res.Statuses[http.StatusOK] != b.N {
+		b.Fatalf("answers %v, want %d × 200", res.Statuses, b.N)
+	}
+	b.ReportMetric(float64(res.Percentile(99).Microseconds())/1000, "p99-ms")
+	b.ReportMetric(res.PerSecond(), "pushes/s")
+	if n, err := db.Counts(); err != nil || n.Pushes != uint64(b.N) {
+		b.Fatalf("stored %d pushes of %d (%v)", n.Pushes, b.N, err)
+	}
+}

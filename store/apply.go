@@ -118,6 +118,13 @@ func (db *DB) applyPush(tx RepoTx, pp *preparedPush, p *api.Push, res *ApplyResu
 		return err
 	}
 	if id != 0 {
+		// A repeat is a receipt of the push stored first: recorded, bounded
+		// (receipts.go), and nothing else changes.
+		r := PushReceipt{At: rec.ReceivedAt, RemoteAddr: rec.RemoteAddr, Signature: rec.Signature}
+		if err := tx.AddPushReceipt(PushRef{ID: id, Key: rec.Key, Hash: rec.Hash}, r, MaxPushReceipts); err != nil {
+			return err
+		}
+		c.addReceipt(rec.Key)
 		res.ID = id
 		res.Duplicate = true
 		res.Ignored = "duplicate of push " + strconv.FormatUint(res.ID, 10)

@@ -4,6 +4,8 @@ package store
 type Change struct {
 	Pushes       int      // pushes stored by the commit
 	Rejected     int      // rejected pushes logged
+	Receipts     int      // repeated receipts of stored pushes recorded (receipts.go)
+	ReceiptKeys  []string // the keys of those pushes; nil when more than maxReceiptKeys (reload them all)
 	Reservations []string // keys of reservations that changed
 	Transactions []string // keys of transactions that changed
 	Ops          bool     // the operation journal changed

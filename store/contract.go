@@ -36,6 +36,10 @@ type (
 	Order          = domain.Order
 	OrphanRequest  = domain.OrphanRequest
 	OutboxTx       = domain.OutboxTx
+	PushReceipt    = domain.PushReceipt
+	PushRef        = domain.PushRef
+	PushRepeats    = domain.PushRepeats
+	ReceiptsTx     = domain.ReceiptsTx
 	Page           = domain.Page
 	PageQuery      = domain.PageQuery
 	PageRow        = domain.PageRow
@@ -85,6 +89,7 @@ const (
 	KindRefund            = domain.KindRefund
 	KindUnknown           = domain.KindUnknown
 	MaxAttemptsKept       = domain.MaxAttemptsKept
+	MaxPushReceipts       = domain.MaxPushReceipts
 	OpFailed              = domain.OpFailed
 	OpOutcomeUnknown      = domain.OpOutcomeUnknown
 	OpPending             = domain.OpPending
@@ -134,6 +139,9 @@ func ExchangeFrom(x api.Exchange) Exchange { return domain.ExchangeFrom(x) }
 
 // KindOf is domain.KindOf.
 func KindOf(transactionType string) Kind { return domain.KindOf(transactionType) }
+
+// RefOf is the PushRef of a stored push.
+func RefOf(p *PushRecord) PushRef { return domain.RefOf(p) }
 
 // OrderMissing is domain.OrderMissing.
 func OrderMissing(s *Summary) bool { return domain.OrderMissing(s) }

@@ -24,6 +24,8 @@ type busMessage struct {
 	Origin       string   `json:"o"`
 	Pushes       int      `json:"p,omitempty"`
 	Rejected     int      `json:"x,omitempty"`
+	Receipts     int      `json:"rc,omitempty"`
+	ReceiptKeys  []string `json:"rk,omitempty"`
 	Reservations []string `json:"r,omitempty"`
 	Transactions []string `json:"t,omitempty"`
 	Ops          bool     `json:"op,omitempty"`
@@ -75,7 +77,7 @@ func (b *changeBus) close() {
 // publish sends c to the other processes (best effort: a lost NOTIFY
 // costs a live update, not data).
 func (b *changeBus) publish(c Change) {
-	m := busMessage{Origin: b.origin, Pushes: c.Pushes, Rejected: c.Rejected, Reservations: c.Reservations,
+	m := busMessage{Origin: b.origin, Pushes: c.Pushes, Rejected: c.Rejected, Receipts: c.Receipts, ReceiptKeys: c.ReceiptKeys, Reservations: c.Reservations,
 		Transactions: c.Transactions, Ops: c.Ops, Audit: c.Audit, Exchanges: c.Exchanges, Orders: c.Orders, Approvals: c.Approvals, Overflow: c.Overflow, Inbox: c.inbox}
 	payload, err := json.Marshal(m)
 	if err != nil || len(payload) > maxPayload {
@@ -129,7 +131,7 @@ func (b *changeBus) listen() {
 			if m.Inbox && b.db.inbox != nil {
 				poke(b.db.inbox.reportWake) // another process applied pushes: perhaps ours
 			}
-			b.db.deliver(Change{Pushes: m.Pushes, Rejected: m.Rejected, Reservations: m.Reservations, Transactions: m.Transactions,
+			b.db.deliver(Change{Pushes: m.Pushes, Rejected: m.Rejected, Receipts: m.Receipts, ReceiptKeys: m.ReceiptKeys, Reservations: m.Reservations, Transactions: m.Transactions,
 				Ops: m.Ops, Audit: m.Audit, Exchanges: m.Exchanges, Orders: m.Orders, Approvals: m.Approvals, Overflow: m.Overflow})
 		}
 		_ = conn.Close(context.Background())

@@ -72,6 +72,7 @@ type Ingested struct {
 
 type ingestJob struct {
 	key, hash, rec []byte
+	receipt        PushReceipt // recorded against the push it repeats when it is a duplicate
 	done           chan ingestAnswer
 }
 
@@ -177,7 +178,8 @@ func (db *DB) IngestPush(ctx context.Context, rec PushRecord, p *api.Push, onApp
 	if stored == nil {
 		stored = kvlayout.EncodePushTail(&pp.rec)
 	}
-	j := &ingestJob{key: []byte(pp.rec.Key), hash: pp.rec.Hash[:], rec: kvlayout.EncodePushHead(&pp.rec, stored), done: make(chan ingestAnswer, 1)}
+	j := &ingestJob{key: []byte(pp.rec.Key), hash: pp.rec.Hash[:], rec: kvlayout.EncodePushHead(&pp.rec, stored), done: make(chan ingestAnswer, 1),
+		receipt: PushReceipt{At: pp.rec.ReceivedAt, RemoteAddr: pp.rec.RemoteAddr, Signature: pp.rec.Signature}}
 	ib.closeMu.RLock()
 	if ib.closed {
 		ib.closeMu.RUnlock()
@@ -284,6 +286,7 @@ func (ib *inbox) commit(jobs []*ingestJob) {
 	claimed := make(map[string]bool, len(ids))
 	var dupKeys, dupHashes [][]byte
 	var later []*ingestJob
+	var dups []dupJob // answered once their receipts are recorded
 	for _, j := range jobs {
 		ident := string(j.key) + string(j.hash) // the hash is 32 bytes: unambiguous
 		if id, ok := ids[ident]; ok {
@@ -291,28 +294,28 @@ func (ib *inbox) commit(jobs []*ingestJob) {
 				claimed[ident] = true
 				j.done <- ingestAnswer{id: id}
 			} else {
-				j.done <- ingestAnswer{id: id, dup: true} // twice in one batch
+				dups = append(dups, dupJob{j, id}) // twice in one batch
 			}
 			continue
 		}
 		dupKeys, dupHashes = append(dupKeys, j.key), append(dupHashes, j.hash)
 		later = append(later, j)
 	}
-	if len(later) == 0 {
-		return
-	}
-	old, err := ib.identities(ctx, qIngestDuplicates, dupKeys, dupHashes)
-	for _, j := range later {
-		id, ok := old[string(j.key)+string(j.hash)]
-		switch {
-		case err != nil:
-			j.done <- ingestAnswer{err: fmt.Errorf("database %s: %w", ib.eng.url, err)}
-		case !ok:
-			j.done <- ingestAnswer{err: errors.New("inbox: neither inserted nor found (a concurrent insert rolled back): try again")}
-		default:
-			j.done <- ingestAnswer{id: id, dup: true}
+	if len(later) > 0 {
+		old, err := ib.identities(ctx, qIngestDuplicates, dupKeys, dupHashes)
+		for _, j := range later {
+			id, ok := old[string(j.key)+string(j.hash)]
+			switch {
+			case err != nil:
+				j.done <- ingestAnswer{err: fmt.Errorf("database %s: %w", ib.eng.url, err)}
+			case !ok:
+				j.done <- ingestAnswer{err: errors.New("inbox: neither inserted nor found (a concurrent insert rolled back): try again")}
+			default:
+				dups = append(dups, dupJob{j, id})
+			}
 		}
 	}
+	ib.recordReceipts(ctx, dups)
 }
 
 // identities runs a query returning (id, key, hash) rows.

@@ -34,7 +34,7 @@ func (a *App) intent(i views.Intent) tea.Cmd {
 		return a.loadTransaction(i.Key, true)
 	case views.OpenPush:
 		a.openPage(views.NewPushDetail(a.vctx, i.Push))
-		return nil
+		return a.loadPushReceipts(i.Push)
 	case views.ExportIntent:
 		return a.export(i)
 	case views.SaveFixtureIntent:
@@ -106,20 +106,6 @@ func (a *App) saveFixture(s views.SaveFixtureIntent) tea.Cmd {
 			return views.StatusMsg{Level: views.LevelError, Text: "save fixture: " + err.Error()}
 		}
 		return views.StatusMsg{Level: views.LevelOK, Text: "saved push " + fmt.Sprint(p.ID) + " to " + absPath(bodyPath) + " (+ .headers)"}
-	}
-}
-
-func (a *App) resend(r views.ResendIntent) tea.Cmd {
-	sb := a.cfg.Sandbox
-	if sb == nil {
-		a.status = views.StatusMsg{Level: views.LevelWarn, Text: "resend needs the embedded sandbox"}
-		return nil
-	}
-	return func() tea.Msg {
-		if err := sb.Resend(r.Key); err != nil {
-			return views.StatusMsg{Level: views.LevelError, Text: "resend: " + err.Error()}
-		}
-		return views.StatusMsg{Level: views.LevelOK, Text: "the sandbox sends the pushes of " + r.Key + " again"}
 	}
 }
 

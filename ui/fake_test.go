@@ -24,6 +24,17 @@ type fakeStore struct {
 	audit    []store.AuditEntry
 	xs       []store.Exchange
 	ch       chan store.Change
+	repeats  map[uint64]*store.PushRepeats // repeated receipts, by push ID
+}
+
+func (f *fakeStore) PushReceiptsOf(ps []*store.PushRecord) (map[uint64]store.PushReceipts, error) {
+	out := map[uint64]store.PushReceipts{}
+	for _, p := range ps {
+		if !p.Rejected {
+			out[p.ID] = store.ReceiptsOf(p, f.repeats[p.ID])
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeStore) LoadReservationSummaries() ([]store.Summary, error) {
@@ -294,7 +305,12 @@ func fixture() *fakeStore {
 	push(payPush(c2), c2.Created.Add(2*time.Second), r2.Key)
 	dup := push(payPush(c2), c2.Created.Add(30*time.Second), r2.Key)
 	dup.Applied, dup.Ignored = false, "duplicate of push 5"
-	push(payPush(c3), c3.Created.Add(2*time.Second), r3.Key)
+	p3 := push(payPush(c3), c3.Created.Add(2*time.Second), r3.Key)
+	// The gateway delivered it twice more: a retry, then a resend.
+	at := c3.Created.Add(2 * time.Second)
+	f.repeats = map[uint64]*store.PushRepeats{p3.ID: {Count: 2, First: at.Add(40 * time.Second), Last: at.Add(5 * time.Minute),
+		Recent: []store.PushReceipt{{At: at.Add(40 * time.Second), RemoteAddr: "127.0.0.1:51240", Signature: store.SignatureValid},
+			{At: at.Add(5 * time.Minute), RemoteAddr: "127.0.0.1:51302", Signature: store.SignatureValid}}}}
 	push(payPush(g1), g1.Created.Add(time.Second), "")
 
 	rej := &store.PushRecord{ID: 1, ReceivedAt: testNow.Add(-90 * time.Minute), RemoteAddr: "203.0.113.9:40112", Method: "POST", URL: "/push",

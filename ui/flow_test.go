@@ -188,6 +188,13 @@ type flowEnv struct {
 
 func newFlowEnv(t *testing.T) *flowEnv {
 	t.Helper()
+	return newFlowEnvWith(t, false)
+}
+
+// newFlowEnvWith is newFlowEnv; withResend gives the console the sandbox
+// as its embedded one (R resends).
+func newFlowEnvWith(t *testing.T, withResend bool) *flowEnv {
+	t.Helper()
 	e := &flowEnv{t: t, ctx: context.Background()}
 	db, err := store.Open(pgtest.StoreAt(t, filepath.Join(t.TempDir(), "paydesk.db")), store.Options{NoSync: true})
 	if err != nil {
@@ -243,9 +250,13 @@ func newFlowEnv(t *testing.T) *flowEnv {
 
 	appCtx, stopApp := context.WithCancel(context.Background())
 	e.screen = &flowScreen{}
-	e.screen.app = New(Config{Store: db, Ops: svc, Mode: ops.ModeSandbox, GatewayURL: e.gateway.URL,
+	cfg := Config{Store: db, Ops: svc, Mode: ops.ModeSandbox, GatewayURL: e.gateway.URL,
 		ListenAddr: strings.TrimPrefix(e.listener.URL, "http://"), PartialRefunds: true, Currency: "EUR",
-		Location: time.UTC, ExportDir: t.TempDir(), FixtureDir: t.TempDir(), Context: appCtx})
+		Location: time.UTC, ExportDir: t.TempDir(), FixtureDir: t.TempDir(), Context: appCtx}
+	if withResend {
+		cfg.Sandbox = sb
+	}
+	e.screen.app = New(cfg)
 	e.tm = teatest.NewTestModel(t, flowModel{e.screen}, teatest.WithInitialTermSize(flowWidth, flowHeight),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
 

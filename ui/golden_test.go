@@ -199,6 +199,23 @@ func TestGoldenPushes(t *testing.T) {
 	})
 }
 
+// TestGoldenPushReceiptsDetail: the page of a push received three times
+// lists every receipt.
+func TestGoldenPushReceiptsDetail(t *testing.T) {
+	forSizes(t, func(t *testing.T, w, h int) {
+		a := newTestApp(t, fixture(), w, h)
+		press(t, a, "3")
+		if !strings.Contains(ascii(a), "×3") {
+			t.Fatalf("the Pushes tab does not mark the push received three times:\n%s", ascii(a))
+		}
+		// The filter language finds it: its kind and invoice.
+		press(t, a, "/")
+		typeText(t, a, "c700 INV-2026-0103")
+		press(t, a, "enter", "enter")
+		golden.RequireEqual(t, ascii(a))
+	})
+}
+
 func TestGoldenRejectedPushDetail(t *testing.T) {
 	forSizes(t, func(t *testing.T, w, h int) {
 		a := newTestApp(t, fixture(), w, h)

@@ -89,7 +89,7 @@ func merge(a, b store.Change) store.Change {
 	a.Audit = a.Audit || b.Audit
 	a.Exchanges = a.Exchanges || b.Exchanges
 	a.Overflow = a.Overflow || b.Overflow
-	return a
+	return mergeReceipts(a, b)
 }
 
 func appendNew(dst, src []string) []string {
@@ -188,9 +188,15 @@ func (a *App) reload(c store.Change) tea.Cmd {
 			return views.TransactionRowsMsg{Rows: rows}
 		})
 	}
-	if full || c.Pushes > 0 || c.Rejected > 0 {
+	if !full && c.Receipts > 0 && c.ReceiptKeys != nil {
+		cmds = append(cmds, a.loadRepeated(c.ReceiptKeys))
+	}
+	if full || c.Pushes > 0 || c.Rejected > 0 || c.Receipts > 0 && c.ReceiptKeys == nil {
 		limit := a.cfg.PushLimit
 		n, r := limit, limit
+		// A repeat may be of any push in the log: when the change does not
+		// name their keys, the counts are read again with the whole log.
+		full := full || c.Receipts > 0 && c.ReceiptKeys == nil
 		if !full {
 			n, r = min(c.Pushes+8, limit), min(c.Rejected+8, limit)
 			if c.Pushes == 0 {
@@ -217,7 +223,11 @@ func (a *App) reload(c store.Change) tea.Cmd {
 				ps = append(ps, rej...)
 			}
 			sort.SliceStable(ps, func(i, j int) bool { return ps[i].ReceivedAt.After(ps[j].ReceivedAt) })
-			return views.PushRowsMsg{Full: full, Rows: views.NewPushRows(ps)}
+			rows, err := pushRows(st, ps)
+			if err != nil {
+				return views.PushRowsMsg{Err: err}
+			}
+			return views.PushRowsMsg{Full: full, Rows: rows}
 		})
 	}
 	if full || c.Audit {

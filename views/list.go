@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"paydesk/internal/fold"
+	"paydesk/internal/query"
 	"paydesk/ui/keys"
 	"paydesk/ui/theme"
 )
@@ -37,6 +38,12 @@ type rowSpec[R any] struct {
 	// the current settings; it is called in Update, the filter it returns
 	// runs in a command.
 	keep func() func(R) bool
+	// where, when set, makes the typed filter the filter language's
+	// (internal/query, the command line's --filter) checked against
+	// filter: where keeps a row the parsed query keeps, words included,
+	// and haystack is not used for the filter.
+	filter query.List
+	where  func(R, *query.Query) bool
 }
 
 // listView is one computed state of a list: all rows, the rows in sort
@@ -107,9 +114,10 @@ type list[R any] struct {
 	spec  rowSpec[R]
 	table *Table
 
-	rows    []R // latest data; the view may lag behind while a job runs
-	view    *listView[R]
-	keepGen uint64 // bumped when spec.keep changes meaning
+	rows     []R // latest data; the view may lag behind while a job runs
+	view     *listView[R]
+	keepGen  uint64 // bumped when spec.keep changes meaning
+	whereErr error  // the typed filter, refused by the language (spec.where): no rows, the error shown
 	listControls
 
 	gen      uint64
@@ -210,6 +218,9 @@ func (l *list[R]) recompute() tea.Cmd {
 	if l.spec.keep != nil {
 		keep = l.spec.keep()
 	}
+	if l.spec.where != nil {
+		keep, q = l.whereKeep(keep, q)
+	}
 	spec := l.spec
 	job := func() *listView[R] { return computeView(spec, keep, prev, rows, col, desc, q, kg) }
 	if len(rows) < asyncRows {
@@ -217,6 +228,25 @@ func (l *list[R]) recompute() tea.Cmd {
 	}
 	l.busy = true
 	return func() tea.Msg { return listDoneMsg[R]{list: l, gen: gen, view: job()} }
+}
+
+// whereKeep turns the typed filter q into a row filter in the filter
+// language, with keep: the words are the language's, so no text is left
+// for the haystack. A query that does not parse keeps nothing and is
+// shown (whereErr). Typing may widen a query ("amount:<1" to
+// "amount:<10"), so each one filters the whole list.
+func (l *list[R]) whereKeep(keep func(R) bool, q string) (func(R) bool, string) {
+	l.whereErr = nil
+	if q == "" {
+		return keep, ""
+	}
+	w, err := l.ctx.ParseFilter(q, l.spec.filter)
+	if err != nil {
+		l.whereErr = err
+		return func(R) bool { return false }, ""
+	}
+	where := l.spec.where
+	return func(r R) bool { return (keep == nil || keep(r)) && where(r, &w) }, ""
 }
 
 // hayMsg carries the search text block of a rows snapshot, prepared in
@@ -233,8 +263,8 @@ func sameSlice[R any](a, b []R) bool {
 
 // prepareHay builds the search text of big lists in the background.
 func (l *list[R]) prepareHay(v *listView[R]) tea.Cmd {
-	if v.hay != nil || len(v.rows) < asyncRows {
-		return nil
+	if v.hay != nil || len(v.rows) < asyncRows || l.spec.where != nil {
+		return nil // a list in the filter language never searches the block
 	}
 	rows, spec := v.rows, l.spec
 	return func() tea.Msg { return hayMsg[R]{list: l, rows: rows, hay: buildHay(rows, spec)} }

@@ -13,11 +13,12 @@ import (
 // PushDetail is the page of one push: what was decided about it, the
 // request headers and the pretty-printed body.
 type PushDetail struct {
-	ctx    *Context
-	push   *store.PushRecord
-	pane   pane
-	width  int
-	height int
+	ctx      *Context
+	push     *store.PushRecord
+	receipts *store.PushReceipts // nil until read (PushReceiptsMsg)
+	pane     pane
+	width    int
+	height   int
 }
 
 // NewPushDetail makes the page for the loaded push.
@@ -57,9 +58,20 @@ func (d *PushDetail) Actions() []Action {
 	return acts
 }
 
+// PushReceiptsMsg carries the receipts of a stored push to its page.
+type PushReceiptsMsg struct {
+	ID       uint64
+	Receipts store.PushReceipts
+}
+
 // Update handles keys.
 func (d *PushDetail) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
+	case PushReceiptsMsg:
+		if msg.ID == d.push.ID && !d.push.Rejected {
+			d.receipts = &msg.Receipts
+			d.build()
+		}
 	case tea.KeyPressMsg:
 		if d.pane.update(msg) {
 			return nil
@@ -122,6 +134,25 @@ func (d *PushDetail) build() {
 	)
 	if p.AmountShown() {
 		add(label("Amount") + moneyCur(p.Amount, clean(p.Currency)))
+	}
+	if rc := d.receipts; rc != nil && rc.Count > 1 {
+		add("", t.Accent.Render(fmt.Sprintf("Received %d times", rc.Count))+
+			t.Muted.Render("  (stored once; each repeat changed nothing)"))
+		for i, r := range rc.Receipts {
+			what := "repeat"
+			if i == 0 {
+				what = "first"
+			}
+			if i == 1 && rc.Omitted > 0 {
+				add("  " + t.Muted.Render(fmt.Sprintf("… %d earlier repeats counted only", rc.Omitted)))
+			}
+			sig := t.OK.Render(clean(r.Signature))
+			if r.Signature != store.SignatureValid {
+				sig = t.Failed.Render(clean(r.Signature))
+			}
+			add("  " + fmt.Sprintf("%-7s", what) + d.ctx.stamp(r.At) + t.Muted.Render("  from ") + orDash(clean(r.RemoteAddr)) +
+				t.Muted.Render("  signature ") + sig)
+		}
 	}
 	add("", t.Accent.Render("Headers"))
 	names := make([]string, 0, len(p.Header))

@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"paydesk/internal/query"
 	"paydesk/store"
 	"paydesk/ui/theme"
 )
@@ -14,10 +15,14 @@ import (
 // PushRow is a push (stored or rejected) prepared for the log.
 type PushRow struct {
 	Push *store.PushRecord
+	// Receipts are the push's receipts when it was received more than
+	// once (nil: once, or not read).
+	Receipts *store.PushReceipts
 
 	id, envelope, kind, key, invoice, status, signature, result string
 	resultPaint                                                 string
 	hay                                                         string
+	logText                                                     store.PushLogText // what the filter language searches
 	received                                                    int64
 }
 
@@ -53,6 +58,7 @@ func NewPushRow(p *store.PushRecord) *PushRow {
 	default:
 		r.resultPaint = theme.PaintMuted
 	}
+	r.logText = store.FoldPushLog(p)
 	r.hay = strings.ToLower(strings.Join([]string{r.key, r.invoice, r.kind, r.envelope, r.status, r.signature, r.result, clean(p.Service)}, "\x00"))
 	return r
 }
@@ -64,6 +70,25 @@ func NewPushRows(ps []*store.PushRecord) []*PushRow {
 		out[i] = NewPushRow(p)
 	}
 	return out
+}
+
+// NewPushRowsReceipts prepares many pushes with their receipts
+// (store.DB.PushReceiptsOf): a push received more than once says so in
+// its result, "×N".
+func NewPushRowsReceipts(ps []*store.PushRecord, receipts map[uint64]store.PushReceipts) []*PushRow {
+	out := NewPushRows(ps)
+	for _, r := range out {
+		if rc, ok := receipts[r.Push.ID]; ok && !r.Push.Rejected && rc.Count > 1 {
+			r.setReceipts(rc)
+		}
+	}
+	return out
+}
+
+// setReceipts marks a push received more than once.
+func (r *PushRow) setReceipts(rc store.PushReceipts) {
+	r.Receipts = &rc
+	r.result = fmt.Sprintf("×%d %s", rc.Count, r.result)
 }
 
 const (
@@ -147,6 +172,9 @@ func NewPushes(ctx *Context, listenAddr string) *Pushes {
 		haystack: func(r *PushRow) string { return r.hay },
 		compare:  comparePushes,
 		sortable: []int{pcTime, pcKind, pcStatus, pcSignature},
+		// "/" takes the filter language, as `paydesk pushes --filter`.
+		filter: store.PushLogFilter,
+		where:  func(r *PushRow, w *query.Query) bool { return store.KeepPushLogText(r.Push, &r.logText, w) },
 		keep: func() func(*PushRow) bool {
 			typ, status := pushTypes[s.typeIdx], pushStatuses[s.statusIdx]
 			if typ == "" && status == "" {
@@ -254,6 +282,9 @@ func (s *Pushes) View() string {
 	info := s.list.infoLine(s.width, "pushes", sortName, strings.Join(filters, ", "))
 	if s.err != nil {
 		return s.page(info, s.readError())
+	}
+	if s.list.whereErr != nil {
+		return s.page(info, t.Failed.Render(FilterErrorText(s.list.whereErr)))
 	}
 	if s.list.len() == 0 {
 		var msg string

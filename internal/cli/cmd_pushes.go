@@ -46,6 +46,20 @@ type pushJSON struct {
 	// Learned is set on what paydesk sync learned from the gateway's
 	// lookup rather than received as a push.
 	Learned bool `json:"learned,omitempty"`
+	// ReceivedCount is how often the push was received (a stored push's:
+	// the first time and every repeat); Receipts the first and the newest
+	// repeats, oldest first, and ReceiptsOmitted the repeats between them
+	// that are counted only.
+	ReceivedCount   int64         `json:"receivedCount,omitempty"`
+	Receipts        []receiptJSON `json:"receipts,omitempty"`
+	ReceiptsOmitted int64         `json:"receiptsOmitted,omitempty"`
+}
+
+// receiptJSON is one receipt of a push.
+type receiptJSON struct {
+	At         string `json:"at"`
+	RemoteAddr string `json:"remoteAddr,omitempty"`
+	Signature  string `json:"signature,omitempty"`
 }
 
 func pushesCmd(sio IO) *cobra.Command {
@@ -64,6 +78,7 @@ func pushesCmd(sio IO) *cobra.Command {
 	fs.StringVar(&status, "status", "", "only these: "+strings.Join(pushStatuses, ", "))
 	fs.IntVar(&limit, "limit", 50, "newest N pushes (0: all)")
 	filterFlag(cmd, &filter)
+	cmd.AddCommand(pushShowCmd(sio))
 	_ = cmd.RegisterFlagCompletionFunc("type", cobra.FixedCompletions(pushTypes, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions(pushKinds, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("status", cobra.FixedCompletions(pushStatuses, cobra.ShellCompDirectiveNoFileComp))
@@ -91,7 +106,7 @@ func runPushes(_ context.Context, c *cmdContext, typ, kind, status, filter strin
 	if db != nil {
 		defer c.closeCache(db)
 	}
-	where, err := parseFilter(filter, store.PushFilter, c.now(db))
+	where, err := parseFilter(filter, store.PushLogFilter, c.now(db))
 	if err != nil {
 		return c.usage("%v", err)
 	}
@@ -114,15 +129,29 @@ func runPushes(_ context.Context, c *cmdContext, typ, kind, status, filter strin
 		recs = append(stored, rejected...)
 	}
 	sort.SliceStable(recs, func(i, j int) bool { return recs[i].ReceivedAt.After(recs[j].ReceivedAt) })
-	out := []pushJSON{}
+	var kept []*store.PushRecord
 	for _, p := range recs {
-		if limit > 0 && len(out) == limit {
+		if limit > 0 && len(kept) == limit {
 			break
 		}
-		if (typ != "" && p.Envelope != typ) || (kind != "" && p.Kind != kind) || !pushStatusIs(p, status) || !store.KeepPush(p, &where) {
+		if (typ != "" && p.Envelope != typ) || (kind != "" && p.Kind != kind) || !pushStatusIs(p, status) || !store.KeepPushLog(p, &where) {
 			continue
 		}
-		out = append(out, pushOut(p))
+		kept = append(kept, p)
+	}
+	var receipts map[uint64]store.PushReceipts
+	if db != nil {
+		if receipts, err = db.PushReceiptsOf(kept); err != nil {
+			return c.fail(err)
+		}
+	}
+	out := make([]pushJSON, 0, len(kept))
+	for _, p := range kept {
+		o := pushOut(p)
+		if r, ok := receipts[p.ID]; ok && !p.Rejected {
+			o.withReceipts(r)
+		}
+		out = append(out, o)
 	}
 	if c.flags.json {
 		_ = writeJSON(c.sio.Stdout, out)
@@ -143,6 +172,9 @@ func runPushes(_ context.Context, c *cmdContext, typ, kind, status, filter strin
 		}
 		if p.Learned {
 			result += " (learned by sync, not pushed)"
+		}
+		if p.ReceivedCount > 1 {
+			result += fmt.Sprintf(" ×%d (last %s)", p.ReceivedCount, p.Receipts[len(p.Receipts)-1].At)
 		}
 		amount := "-"
 		if p.Amount != "" {

@@ -268,6 +268,8 @@ type RepoTx interface {
 
 	UsersTx  // the users (store/users.go)
 	OutboxTx // the deliveries of pushes to the shop (store/outbox.go)
+	// ReceiptsTx: repeated receipts of a stored push (receipts.go).
+	ReceiptsTx
 }
 
 // OpenOp is an open operation as OpenOps lists it.

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"paydesk/internal/query"
 	"paydesk/internal/textsafe"
 	"paydesk/store"
 	"paydesk/ui/theme"
@@ -28,8 +29,13 @@ type pane struct {
 	height int
 	detail func(raw int) string
 	cells  func(raw int, out []views.Cell)
-	hay    func(raw int) string // the row's text the filter searches
-	scroll int                  // detail scroll offset
+	// The filter (/) is the filter language's (internal/query, the
+	// command line's --filter), checked against filter: where keeps the
+	// rows the parsed query keeps; err is a filter it refused.
+	filter query.List
+	where  func(raw int, w *query.Query) bool
+	err    error
+	scroll int // detail scroll offset
 
 	total  int   // rows held
 	idx    []int // the rows that pass the filter, in order
@@ -55,24 +61,27 @@ func (p *pane) setTotal(n int) {
 
 func (p *pane) refilter() {
 	p.idx = p.idx[:0]
-	words := strings.Fields(strings.ToLower(p.query))
-	for i := 0; i < p.total; i++ {
-		if len(words) > 0 {
-			h := strings.ToLower(p.hay(i))
-			ok := true
-			for _, w := range words {
-				if !strings.Contains(h, w) {
-					ok = false
-					break
-				}
-			}
-			if !ok {
-				continue
-			}
+	p.err = nil
+	p.refilterWhere()
+}
+
+// refilterWhere filters in the filter language: the rows the parsed query
+// keeps, none when it does not parse (the view says why).
+func (p *pane) refilterWhere() {
+	defer func() { p.table.SetLen(len(p.idx)) }()
+	var w query.Query
+	if strings.TrimSpace(p.query) != "" {
+		var err error
+		if w, err = p.ctx.ParseFilter(p.query, p.filter); err != nil {
+			p.err = err
+			return
 		}
-		p.idx = append(p.idx, i)
 	}
-	p.table.SetLen(len(p.idx))
+	for i := 0; i < p.total; i++ {
+		if w.Empty() || p.where(i, &w) {
+			p.idx = append(p.idx, i)
+		}
+	}
 }
 
 // rawCells and rawDetail map a visible row to the row held.
@@ -199,6 +208,9 @@ func (p *pane) infoLine(noun string) string {
 
 func (p *pane) view(noun, empty string) string {
 	info := p.infoLine(noun)
+	if p.err != nil {
+		return info + "\n" + p.ctx.Theme.Failed.Render(views.FilterErrorText(p.err))
+	}
 	if p.table.Len() == 0 {
 		if p.query != "" {
 			empty = "Nothing matches the filter — press esc to clear it."
@@ -291,10 +303,9 @@ func NewAudit(ctx *views.Context) *Audit {
 	})}
 	a.cells = a.rowCells
 	a.detail = a.detailText
-	a.hay = func(i int) string {
-		e := a.rows[i]
-		return strings.Join([]string{e.Operator, e.Action, e.Target, e.Result, e.Reason, e.Currency, e.Amount.StringFixed(2)}, "\x00")
-	}
+	// "/" takes the filter language, as `paydesk audit --filter`.
+	a.filter = store.AuditFilter
+	a.where = func(i int, w *query.Query) bool { return store.KeepAudit(&a.rows[i], w) }
 	return a
 }
 
@@ -397,10 +408,8 @@ func NewGatewayLog(ctx *views.Context) *GatewayLog {
 	})}
 	g.cells = g.rowCells
 	g.detail = g.detailText
-	g.hay = func(i int) string {
-		x := g.rows[i]
-		return strings.Join([]string{x.Action, x.Service, x.URL, x.Error, fmt.Sprint(x.HTTPStatus)}, "\x00")
-	}
+	g.filter = store.ExchangeFilter
+	g.where = func(i int, w *query.Query) bool { return store.KeepExchange(&g.rows[i], w) }
 	return g
 }
 

@@ -1,0 +1,71 @@
+package store
+
+import (
+	"strconv"
+
+	"paydesk/internal/query"
+)
+
+// The filters of the push log and the gateway log, the same on the
+// command line (--filter) and in the console (/): one function keeps a
+// record for both, so both show the same rows.
+
+// PushLogFilter is what the push log's filter takes: PushFilter and
+// state:, which is the push's outcome word (Outcome: applied, confirmed,
+// ignored, rejected, stored).
+var PushLogFilter = query.List{Name: "push", Fields: append([]query.Field{query.State}, PushFilter.Fields...),
+	States: []string{OutcomeApplied, OutcomeConfirmed, OutcomeIgnored, OutcomeRejected, OutcomeStored}}
+
+// KeepPushLog reports whether a push (stored or rejected) passes w,
+// checked against PushLogFilter: as KeepPush, and state: its outcome.
+func KeepPushLog(p *PushRecord, w *query.Query) bool {
+	t := FoldPushLog(p)
+	return KeepPushLogText(p, &t, w)
+}
+
+// PushLogText is the text of a push the filter searches, folded: a list
+// folds it once per row, not once per row and keystroke.
+type PushLogText struct{ words, service string }
+
+// FoldPushLog folds the text of p that KeepPushLogText searches: words in
+// its envelope, kind, key, invoice, service, reason and why it was
+// ignored (KeepPush's), service: in its service.
+func FoldPushLog(p *PushRecord) PushLogText {
+	return PushLogText{words: foldFields(p.Envelope, p.Kind, p.Key, p.Invoice, p.Service, p.Reason, p.Ignored),
+		service: foldFields(p.Service)}
+}
+
+// KeepPushLogText is KeepPushLog with p's text folded beforehand.
+func KeepPushLogText(p *PushRecord, t *PushLogText, w *query.Query) bool {
+	if w.State != "" {
+		if word, _ := p.Outcome(); word != w.State {
+			return false
+		}
+	}
+	if w.Amount != nil && (!p.HasAmount || !w.Amount.Contains(p.Amount)) {
+		return false
+	}
+	if !inCreated(w.Created, p.ReceivedAt) {
+		return false
+	}
+	if len(w.Service) > 0 && !foldedHasAll(t.service, w.Service) {
+		return false
+	}
+	return len(w.Words) == 0 || foldedHasAll(t.words, w.Words)
+}
+
+// ExchangeFilter is what the gateway log's filter takes.
+var ExchangeFilter = query.List{Name: "gateway log", Fields: []query.Field{query.Created, query.Service}}
+
+// KeepExchange reports whether an exchange with the gateway passes w
+// (checked against ExchangeFilter): words in its action, service, URL,
+// error and HTTP status; created is when it was sent.
+func KeepExchange(x *Exchange, w *query.Query) bool {
+	if !inCreated(w.Created, x.Time) {
+		return false
+	}
+	if len(w.Service) > 0 && !foldedHasAll(foldFields(x.Service), w.Service) {
+		return false
+	}
+	return len(w.Words) == 0 || foldedHasAll(foldFields(x.Action, x.Service, x.Method, x.URL, x.Error, strconv.Itoa(x.HTTPStatus)), w.Words)
+}
