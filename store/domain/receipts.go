@@ -63,4 +63,3 @@ type ReceiptsTx interface {
 	// ID; a push never repeated is not in the map.
 	PushRepeatsOf(refs []PushRef) (map[uint64]*PushRepeats, error)
 }
-

@@ -139,4 +139,3 @@ func scanRepeats(rows pgx.Rows, ids map[string][]uint64, out map[uint64]*domain.
 	}
 	return nil
 }
-
