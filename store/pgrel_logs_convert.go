@@ -129,6 +129,8 @@ var logsConversionSteps = []struct {
 		st, err := batchItemUpsert(string(id), it)
 		return st, true, err
 	}},
+	{bUsers, convertUser},        // pgrel_users_convert.go
+	{bApproval, convertApproval}, // pgrel_users_convert.go
 }
 
 // convertLogs converts what is left of the logs in paydesk_kv, chunk by
@@ -237,7 +239,7 @@ func (t *pgRelTx) convertRecords(bucket, after []byte, n int, row func(k, v []by
 // audit log's (paydesk_bucket's sequences) and the counters (meta, every
 // process's share summed) — the last step, in one transaction.
 func (t *pgRelTx) convertNumbers() error {
-	for name, bucket := range map[string][]byte{"operations": bOp, "batches": bBatch, "audit": bAudit} {
+	for name, bucket := range map[string][]byte{"operations": bOp, "batches": bBatch, "audit": bAudit, "approvals": bApproval} {
 		if err := t.exec(`INSERT INTO paydesk_numbers (name, last)
 			SELECT $1, seq FROM paydesk_bucket WHERE name = $2
 			ON CONFLICT (name) DO UPDATE SET last = greatest(paydesk_numbers.last, excluded.last)`, name, bucket); err != nil {
