@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
