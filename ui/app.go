@@ -76,6 +76,11 @@ type Config struct {
 	// is the current directory.
 	ExportDir  string
 	FixtureDir string
+	// ExportsOnServer: the console runs for a client over SSH, whose
+	// terminal takes no file; the status names an export by its name and
+	// the command that fetches it (paydesk exports NAME), not by the
+	// server's path.
+	ExportsOnServer bool
 	// Now is the clock; Location the time zone shown (nil: local).
 	Now func() time.Time
 	// Tick is the timer of the console's waits (the warm-up's delay, the

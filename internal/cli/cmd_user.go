@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -39,7 +40,7 @@ func userAddCmd(sio IO) *cobra.Command {
 	cmd := c.command("add NAME --key FILE --role ROLE", "Add a user with their SSH public key and role", cobra.ExactArgs(1),
 		func(ctx context.Context, c *cmdContext) int { return runUserAdd(ctx, c, keyFile, role) })
 	addFlags(cmd.Flags(), "db")
-	cmd.Flags().StringVar(&keyFile, "key", "", "the user's public key file (id_ed25519.pub; one authorized_keys line)")
+	cmd.Flags().StringVar(&keyFile, "key", "", "the user's public key file (id_ed25519.pub; one authorized_keys line; - reads stdin)")
 	cmd.Flags().StringVar(&role, "role", "", "the user's role: "+roleNames())
 	return cmd
 }
@@ -103,6 +104,25 @@ func readPublicKey(file string) (gossh.PublicKey, error) {
 	return key, nil
 }
 
+// readPublicKeyFrom reads one public key (authorized_keys form) from r.
+func readPublicKeyFrom(what string, r io.Reader) (gossh.PublicKey, error) {
+	if r == nil {
+		return nil, fmt.Errorf("%s: no stdin to read the key from", what)
+	}
+	b, err := io.ReadAll(io.LimitReader(r, 64<<10+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if len(b) > 64<<10 {
+		return nil, fmt.Errorf("%s: more than 64 KiB; a public key is one short line", what)
+	}
+	key, err := parsePublicKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return key, nil
+}
+
 // parsePublicKey reads exactly one public key in authorized_keys form.
 func parsePublicKey(b []byte) (gossh.PublicKey, error) {
 	key, _, _, rest, err := gossh.ParseAuthorizedKey(b)
@@ -143,7 +163,16 @@ func runUserAdd(ctx context.Context, c *cmdContext, keyFile, roleName string) in
 	if err != nil {
 		return c.usage("--role: %v", err)
 	}
-	key, err := readPublicKey(c.path(keyFile))
+	var key gossh.PublicKey
+	if keyFile == "-" {
+		// Over SSH the key comes on stdin: ssh … user add bob --key - < bob.pub
+		key, err = readPublicKeyFrom("--key -", c.sio.Stdin)
+	} else {
+		var path string
+		if path, err = c.inputFile(ctx, "--key", keyFile); err == nil {
+			key, err = readPublicKey(path)
+		}
+	}
 	if err != nil {
 		return c.usage("%v", clean(err.Error()))
 	}

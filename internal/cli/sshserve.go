@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -112,6 +113,13 @@ func (h *host) sshConsole(ctx context.Context, p access.Principal) (tea.Model, f
 	}
 	cfg := consoleConfig(ctx, h.rt, h.rt.set)
 	cfg.Ops = svc
+	// The client's terminal takes no file: the session's exports and saved
+	// pushes go to the user's folder on the server (paydesk exports).
+	dir := userFilesDir(h.rt.set.DataDir(), p.User)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("the user's folder for exports: %w", err)
+	}
+	cfg.ExportDir, cfg.FixtureDir, cfg.ExportsOnServer = dir, dir, true
 	app := ui.New(cfg)
 	return app, app.Close, nil
 }

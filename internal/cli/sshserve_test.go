@@ -170,7 +170,11 @@ func TestCommandsOverSSH(t *testing.T) {
 	// Who added whom: the socket's user, and an admin over SSH with the
 	// key's fingerprint.
 	bobKey := userKey(t)
-	if code, _, errs := d.sshRun(t, "root", adminKey, "user", "add", "bob", "--key", bobKey+".pub", "--role", "viewer"); code != 0 {
+	bobPub, err := os.ReadFile(bobKey + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := d.sshRunIn(t, "root", adminKey, bobPub, "user", "add", "bob", "--key", "-", "--role", "viewer"); code != 0 {
 		t.Fatalf("an admin adds bob over ssh: exit %d %s", code, errs)
 	}
 	code, out, errs = runEnv(t, context.Background(), d.env, nil, false, "user", "list", "--json")
