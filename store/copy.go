@@ -24,7 +24,7 @@ func (db *DB) CopyTo(dst *DB, progress func(bucket string, keys int)) error {
 	if err := db.copyClash(dst); err != nil {
 		return err
 	}
-	for _, name := range allBuckets {
+	for _, name := range copiedBuckets() {
 		n, err := db.copyBucket(dst, name)
 		if err != nil {
 			return fmt.Errorf("copy %s: %w", name, err)
@@ -80,7 +80,7 @@ var numbered = [][]byte{bAudit, bPush, bRejected, bOp, bExchange}
 // copyClash finds, before anything is written, a numbered record dst
 // holds with other content than db's under the same key.
 func (db *DB) copyClash(dst *DB) error {
-	for _, name := range numbered {
+	for _, name := range copyChecked() {
 		var after []byte
 		for {
 			type kv struct{ k, v []byte }

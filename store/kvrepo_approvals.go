@@ -11,7 +11,7 @@ import (
 // Approval (JSON). The bucket is made by the first request rather than
 // by a schema step: a cache without requests has none, and a paydesk
 // that knows no approvals reads the file as before.
-var bApproval = []byte("approvals")
+var bApproval = kvlayout.BApproval
 
 func (k *kvTx) NextApprovalID() (uint64, error) {
 	b, err := k.tx.CreateBucketIfNotExists(bApproval)

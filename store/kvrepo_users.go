@@ -3,12 +3,14 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+
+	"paydesk/store/kvlayout"
 )
 
 // bUsers keeps the users, JSON by name. The bucket is made by the first
 // user added (a cache that never had one reads as having none), so a
 // cache's layout version stays what it is.
-var bUsers = []byte("users")
+var bUsers = kvlayout.BUsers
 
 func (k *kvTx) User(name string) (*User, error) {
 	b := k.tx.Bucket(bUsers)

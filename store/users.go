@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -39,7 +38,8 @@ func (db *DB) AddUser(u User) error {
 	if err := checkUser(&u); err != nil {
 		return err
 	}
-	return db.repo.Update(context.Background(), func(tx RepoTx) error {
+	u.Added = nowOr(u.Added, db.now)
+	return db.update(func(tx RepoTx, c *Change) error {
 		old, err := tx.User(u.Name)
 		if err != nil {
 			return err
@@ -56,13 +56,17 @@ func (db *DB) AddUser(u User) error {
 				return fmt.Errorf("user %s: key %s: is %s's already; a key names one user", u.Name, u.Fingerprint, o.Name)
 			}
 		}
-		return tx.PutUser(&u)
+		if err := tx.PutUser(&u); err != nil {
+			return err
+		}
+		return auditUser(tx, c, u.Added, u.AddedBy, "user-add", u.Name, fmt.Sprintf("added: role %s, key %s", u.Role, u.Fingerprint))
 	})
 }
 
-// RemoveUser removes the user called name; ErrNoUser when there is none.
-func (db *DB) RemoveUser(name string) error {
-	return db.repo.Update(context.Background(), func(tx RepoTx) error {
+// RemoveUser removes the user called name, by the user by (for the audit
+// log); ErrNoUser when there is none.
+func (db *DB) RemoveUser(name, by string) error {
+	return db.update(func(tx RepoTx, c *Change) error {
 		old, err := tx.User(name)
 		if err != nil {
 			return err
@@ -70,7 +74,10 @@ func (db *DB) RemoveUser(name string) error {
 		if old == nil {
 			return fmt.Errorf("user %q: %w", name, ErrNoUser)
 		}
-		return tx.DeleteUser(name)
+		if err := tx.DeleteUser(name); err != nil {
+			return err
+		}
+		return auditUser(tx, c, db.now(), by, "user-remove", name, fmt.Sprintf("removed: was role %s, key %s", old.Role, old.Fingerprint))
 	})
 }
 

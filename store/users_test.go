@@ -51,13 +51,13 @@ func usersCases(t *testing.T, db *DB) {
 	if u, err := db.UserByKey("SHA256:b"); err != nil || u.Name != "bob" {
 		t.Errorf("UserByKey(b) = %+v, %v", u, err)
 	}
-	if err := db.RemoveUser("bob"); err != nil {
+	if err := db.RemoveUser("bob", "root"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.UserByKey("SHA256:b"); !errors.Is(err, ErrNoUser) {
 		t.Errorf("a removed user's key: %v; want ErrNoUser", err)
 	}
-	if err := db.RemoveUser("bob"); !errors.Is(err, ErrNoUser) {
+	if err := db.RemoveUser("bob", "root"); !errors.Is(err, ErrNoUser) {
 		t.Errorf("removing bob twice: %v; want ErrNoUser", err)
 	}
 	// The key of a removed user may be given to someone else.

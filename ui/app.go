@@ -76,6 +76,16 @@ type Config struct {
 	// is the current directory.
 	ExportDir  string
 	FixtureDir string
+	// ExportsOnServer: the console runs for a client over SSH, whose
+	// terminal takes no file; the status names an export by its name and
+	// the command that fetches it (paydesk exports NAME), not by the
+	// server's path.
+	ExportsOnServer bool
+	// StreamWindow is how long the console gathers changes while they
+	// keep coming before it reloads (0: 250 ms). paydesk serve gives its
+	// consoles over SSH a longer one: many consoles reloading four times a
+	// second cost the listener beside them.
+	StreamWindow time.Duration
 	// Now is the clock; Location the time zone shown (nil: local).
 	Now func() time.Time
 	// Tick is the timer of the console's waits (the warm-up's delay, the
@@ -240,7 +250,7 @@ func (a *App) styleHelp() {
 // Init loads the cache and starts listening for its changes.
 func (a *App) Init() tea.Cmd {
 	a.changes, a.unsubscribe = a.cfg.Store.Subscribe()
-	cmds := []tea.Cmd{tea.RequestBackgroundColor, waitChange(a.changes, time.Time{}), a.loadAll(), ageTick(), a.warmLists()}
+	cmds := []tea.Cmd{tea.RequestBackgroundColor, waitChange(a.changes, time.Time{}, a.streamWindow()), a.loadAll(), ageTick(), a.warmLists()}
 	cmds = append(cmds, a.cfg.Startup...)
 	return tea.Batch(cmds...)
 }
@@ -366,7 +376,9 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return a, nil
 	case changeMsg:
 		a.sessionPushes += msg.Change.Pushes + msg.Change.Rejected
-		return a, tea.Batch(waitChange(a.changes, time.Now()), a.reload(msg.Change))
+		return a, tea.Batch(waitChange(a.changes, time.Now(), a.streamWindow()), a.reloadAsOne(msg))
+	case reloadedMsg:
+		return a, a.updateReloaded(msg)
 	case auditMsg:
 		if msg.err != nil {
 			a.status = views.StatusMsg{Level: views.LevelError, Text: "audit log: " + msg.err.Error()}

@@ -66,6 +66,11 @@ func (a *App) export(e views.ExportIntent) tea.Cmd {
 		if err != nil {
 			return views.StatusMsg{Level: views.LevelError, Text: fmt.Sprintf("export %s: %v", e.Name, err)}
 		}
+		if a.cfg.ExportsOnServer {
+			// Short: the name must fit the status line at 80 columns.
+			name := filepath.Base(path)
+			return views.StatusMsg{Level: views.LevelOK, Text: fmt.Sprintf("exported %d %s: ssh … exports %s", e.Table.Len, e.Name, name)}
+		}
 		return views.StatusMsg{Level: views.LevelOK, Text: fmt.Sprintf("exported %d %s to %s", e.Table.Len, e.Name, absPath(path))}
 	}
 }
@@ -104,6 +109,10 @@ func (a *App) saveFixture(s views.SaveFixtureIntent) tea.Cmd {
 		}
 		if err != nil {
 			return views.StatusMsg{Level: views.LevelError, Text: "save fixture: " + err.Error()}
+		}
+		if a.cfg.ExportsOnServer {
+			name := filepath.Base(bodyPath)
+			return views.StatusMsg{Level: views.LevelOK, Text: "saved push " + fmt.Sprint(p.ID) + " (+ .headers): ssh … exports " + name}
 		}
 		return views.StatusMsg{Level: views.LevelOK, Text: "saved push " + fmt.Sprint(p.ID) + " to " + absPath(bodyPath) + " (+ .headers)"}
 	}

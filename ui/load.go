@@ -40,8 +40,13 @@ const (
 // changeWindow is how long to gather changes after the first: short after
 // a quiet spell, longer in a stream.
 func changeWindow(sinceLast time.Duration) time.Duration {
-	if sinceLast >= 0 && sinceLast < streamWindow {
-		return streamWindow
+	return changeWindowFor(sinceLast, streamWindow)
+}
+
+// changeWindowFor is changeWindow with the stream's window stream.
+func changeWindowFor(sinceLast, stream time.Duration) time.Duration {
+	if sinceLast >= 0 && sinceLast < stream {
+		return stream
 	}
 	return coalesceWindow
 }
@@ -51,7 +56,7 @@ func changeWindow(sinceLast time.Duration) time.Duration {
 // change was delivered: last; zero for none): a burst of pushes redraws
 // once. No key press is needed; the program runs this command in the
 // background.
-func waitChange(ch <-chan store.Change, last time.Time) tea.Cmd {
+func waitChange(ch <-chan store.Change, last time.Time, stream time.Duration) tea.Cmd {
 	if ch == nil {
 		return nil
 	}
@@ -62,7 +67,7 @@ func waitChange(ch <-chan store.Change, last time.Time) tea.Cmd {
 		}
 		window := coalesceWindow
 		if !last.IsZero() {
-			window = changeWindow(time.Since(last))
+			window = changeWindowFor(time.Since(last), stream)
 		}
 		timer := time.NewTimer(window)
 		defer timer.Stop()
@@ -103,7 +108,7 @@ func appendNew(dst, src []string) []string {
 
 // patchLimit is the number of changed rows from which a full reload is
 // cheaper than loading them one by one.
-const patchLimit = 200
+const patchLimit = 1000
 
 // loadAll loads what every tab shows.
 func (a *App) loadAll() tea.Cmd {

@@ -99,7 +99,11 @@ func runBatch(ctx context.Context, c *cmdContext, kind string, f batchFlags) int
 			c.sio = sio
 		} else {
 			// Read as a stream: the manifest is never held whole.
-			f, err := openImportFile(c.path(source))
+			path, err := c.inputFile(ctx, "", source)
+			if err != nil {
+				return c.usage("%v", err)
+			}
+			f, err := openImportFile(path)
 			if err != nil {
 				return c.fail(fmt.Errorf("read manifest: %w", err))
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -22,13 +23,14 @@ import (
 func userCmd(sio IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "user",
-		Short: "The users who reach paydesk serve over SSH: add, list, remove",
+		Short: "The users who reach paydesk serve over SSH: add, list, role, remove",
 		Long: `Users reach paydesk serve --ssh with their public key: ssh -p PORT NAME@host opens
 the console as NAME, ssh -p PORT NAME@host COMMAND runs the command. A user's role says what
-they may do. Removing a user ends their open sessions at once. See docs/team.md.`,
+they may do. Removing a user, or changing their role, ends their open sessions at once. Every
+change is in the audit log with who made it. See docs/team.md.`,
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(userAddCmd(sio), userListCmd(sio), userRemoveCmd(sio))
+	cmd.AddCommand(userAddCmd(sio), userListCmd(sio), userRoleCmd(sio), userRemoveCmd(sio))
 	return cmd
 }
 
@@ -38,7 +40,7 @@ func userAddCmd(sio IO) *cobra.Command {
 	cmd := c.command("add NAME --key FILE --role ROLE", "Add a user with their SSH public key and role", cobra.ExactArgs(1),
 		func(ctx context.Context, c *cmdContext) int { return runUserAdd(ctx, c, keyFile, role) })
 	addFlags(cmd.Flags(), "db")
-	cmd.Flags().StringVar(&keyFile, "key", "", "the user's public key file (id_ed25519.pub; one authorized_keys line)")
+	cmd.Flags().StringVar(&keyFile, "key", "", "the user's public key file (id_ed25519.pub; one authorized_keys line; - reads stdin)")
 	cmd.Flags().StringVar(&role, "role", "", "the user's role: "+roleNames())
 	return cmd
 }
@@ -47,6 +49,13 @@ func userListCmd(sio IO) *cobra.Command {
 	c := &cmdContext{name: "user list", sio: sio}
 	cmd := c.command("list", "List the users, their roles and keys", cobra.NoArgs, runUserList)
 	c.lookFlags()
+	return cmd
+}
+
+func userRoleCmd(sio IO) *cobra.Command {
+	c := &cmdContext{name: "user role", sio: sio}
+	cmd := c.command("role NAME ROLE", "Give a user another role: their open sessions end at once", cobra.ExactArgs(2), runUserRole)
+	addFlags(cmd.Flags(), "db")
 	return cmd
 }
 
@@ -95,6 +104,25 @@ func readPublicKey(file string) (gossh.PublicKey, error) {
 	return key, nil
 }
 
+// readPublicKeyFrom reads one public key (authorized_keys form) from r.
+func readPublicKeyFrom(what string, r io.Reader) (gossh.PublicKey, error) {
+	if r == nil {
+		return nil, fmt.Errorf("%s: no stdin to read the key from", what)
+	}
+	b, err := io.ReadAll(io.LimitReader(r, 64<<10+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if len(b) > 64<<10 {
+		return nil, fmt.Errorf("%s: more than 64 KiB; a public key is one short line", what)
+	}
+	key, err := parsePublicKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return key, nil
+}
+
 // parsePublicKey reads exactly one public key in authorized_keys form.
 func parsePublicKey(b []byte) (gossh.PublicKey, error) {
 	key, _, _, rest, err := gossh.ParseAuthorizedKey(b)
@@ -135,7 +163,16 @@ func runUserAdd(ctx context.Context, c *cmdContext, keyFile, roleName string) in
 	if err != nil {
 		return c.usage("--role: %v", err)
 	}
-	key, err := readPublicKey(c.path(keyFile))
+	var key gossh.PublicKey
+	if keyFile == "-" {
+		// Over SSH the key comes on stdin: ssh … user add bob --key - < bob.pub
+		key, err = readPublicKeyFrom("--key -", c.sio.Stdin)
+	} else {
+		var path string
+		if path, err = c.inputFile(ctx, "--key", keyFile); err == nil {
+			key, err = readPublicKey(path)
+		}
+	}
 	if err != nil {
 		return c.usage("%v", clean(err.Error()))
 	}
@@ -144,10 +181,7 @@ func runUserAdd(ctx context.Context, c *cmdContext, keyFile, roleName string) in
 		return code
 	}
 	defer c.closeCache(db)
-	by := operatorName(getenvOf(c.sio))
-	if p, ok := access.From(ctx); ok {
-		by = p.String()
-	}
+	by := changedBy(ctx, c)
 	u := store.User{Name: c.args[0], Role: string(role), Key: strings.TrimSpace(string(gossh.MarshalAuthorizedKey(key))),
 		Fingerprint: gossh.FingerprintSHA256(key), Added: c.now(db), AddedBy: by}
 	if err := db.AddUser(u); err != nil {
@@ -196,14 +230,54 @@ func runUserRemove(ctx context.Context, c *cmdContext) int {
 		return code
 	}
 	defer c.closeCache(db)
-	if err := db.RemoveUser(c.args[0]); err != nil {
+	if err := db.RemoveUser(c.args[0], changedBy(ctx, c)); err != nil {
 		return c.fail(err)
 	}
-	// The SSH server of this process ends the user's sessions now; other
-	// servers on the same database within their recheck interval.
+	recheckSessions(c)
+	fmt.Fprintf(c.sio.Stdout, "user %s removed\n", clean(c.args[0]))
+	return exitOK
+}
+
+func runUserRole(ctx context.Context, c *cmdContext) int {
+	if !mayManageUsers(ctx, c) {
+		return exitFailed
+	}
+	role, err := access.ParseRole(c.args[1])
+	if err != nil {
+		return c.usage("ROLE: %v", err)
+	}
+	db, code := c.usersCache(ctx)
+	if db == nil {
+		return code
+	}
+	defer c.closeCache(db)
+	changed, err := db.SetUserRole(c.args[0], string(role), changedBy(ctx, c))
+	if err != nil {
+		return c.fail(err)
+	}
+	if !changed {
+		fmt.Fprintf(c.sio.Stdout, "user %s is %s already\n", clean(c.args[0]), role)
+		return exitOK
+	}
+	recheckSessions(c)
+	fmt.Fprintf(c.sio.Stdout, "user %s is now %s\n", clean(c.args[0]), role)
+	return exitOK
+}
+
+// changedBy names who changes the users, for the audit log: the
+// principal (over SSH with the key's fingerprint), else the OS user.
+func changedBy(ctx context.Context, c *cmdContext) string {
+	if p, ok := access.From(ctx); ok {
+		return p.String()
+	}
+	return operatorName(getenvOf(c.sio))
+}
+
+// recheckSessions: the SSH server of this process ends the changed
+// user's sessions now; other servers on the same database within their
+// recheck interval.
+func recheckSessions(c *cmdContext) {
 	if h := c.sio.host; h != nil && h.sshd != nil {
 		h.sshd.Recheck()
 	}
-	fmt.Fprintf(c.sio.Stdout, "user %s removed\n", clean(c.args[0]))
-	return exitOK
 }

@@ -102,7 +102,11 @@ func importFiles(ctx context.Context, c *cmdContext, db *store.DB, files []strin
 			if name == "-" {
 				r, source = c.sio.Stdin, "import stdin"
 			} else {
-				f, err := openImportFile(c.path(name))
+				path, err := c.inputFile(ctx, "", name)
+				var f *os.File
+				if err == nil {
+					f, err = openImportFile(path)
+				}
 				if err != nil {
 					failed = true
 					unread++

@@ -243,7 +243,7 @@ PAYDESK_SECRET_KEY=… paydesk --gateway https://testcheckout.example.nl --websi
 		&cobra.Group{ID: groupServers, Title: "servers"})
 	consoleCmd(root, sio)
 	for _, c := range []*cobra.Command{
-		reservationsCmd(sio), showCmd(sio), transactionsCmd(sio), pushesCmd(sio), auditCmd(sio),
+		reservationsCmd(sio), showCmd(sio), transactionsCmd(sio), pushesCmd(sio), auditCmd(sio), exportsCmd(sio),
 	} {
 		c.GroupID = groupLook
 		root.AddCommand(c)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -27,6 +28,10 @@ type sshOptions struct {
 	HostKey string
 	Idle    time.Duration
 }
+
+// sshStreamWindow is how long a console over SSH gathers the changes of a
+// stream of pushes before it reloads.
+const sshStreamWindow = time.Second
 
 // defaultSSHIdle closes a session nobody typed in for this long.
 const defaultSSHIdle = 30 * time.Minute
@@ -63,13 +68,20 @@ func resolveSSH(fs *pflag.FlagSet, getenv func(string) string, set settings) (ss
 
 // startSSH serves the host's console and commands over SSH.
 func (h *host) startSSH(ctx context.Context, o sshOptions) (*sshd.Server, error) {
+	// The consoles over SSH share their reads: one read per change for
+	// all of them (ui.SharedStore). It hears the store until the store
+	// closes.
+	reads := ui.NewSharedStore(h.db)
 	srv, err := sshd.Start(sshd.Config{
 		Addr: o.Addr, HostKey: o.HostKey, Idle: o.Idle, Logf: h.rt.logf,
-		Lookup:  h.principalOf,
-		Console: h.sshConsole,
-		Run:     h.runAs,
+		Lookup: h.principalOf,
+		Console: func(ctx context.Context, p access.Principal) (tea.Model, func(), error) {
+			return h.sshConsole(ctx, p, reads)
+		},
+		Run: h.runAs,
 	})
 	if err != nil {
+		reads.Stop()
 		return nil, err
 	}
 	h.sshd = srv
@@ -105,13 +117,25 @@ func (h *host) serviceAs(p access.Principal) (*ops.Service, error) {
 }
 
 // sshConsole is the console of one SSH session, on the host's runtime.
-func (h *host) sshConsole(ctx context.Context, p access.Principal) (tea.Model, func(), error) {
+func (h *host) sshConsole(ctx context.Context, p access.Principal, reads *ui.SharedStore) (tea.Model, func(), error) {
 	svc, err := h.serviceAs(p)
 	if err != nil {
 		return nil, nil, err
 	}
 	cfg := consoleConfig(ctx, h.rt, h.rt.set)
 	cfg.Ops = svc
+	cfg.Store = reads
+	// While pushes keep coming a console over SSH reloads once a second
+	// (a change after a quiet spell still shows within 25 ms): fifty of
+	// them reloading four times a second took the listener's CPU.
+	cfg.StreamWindow = sshStreamWindow
+	// The client's terminal takes no file: the session's exports and saved
+	// pushes go to the user's folder on the server (paydesk exports).
+	dir := userFilesDir(h.rt.set.DataDir(), p.User)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("the user's folder for exports: %w", err)
+	}
+	cfg.ExportDir, cfg.FixtureDir, cfg.ExportsOnServer = dir, dir, true
 	app := ui.New(cfg)
 	return app, app.Close, nil
 }

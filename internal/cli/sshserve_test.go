@@ -132,12 +132,13 @@ func TestCommandsOverSSH(t *testing.T) {
 	}
 	var entries []struct {
 		Operator string `json:"operator"`
+		Action   string `json:"action"`
 	}
 	if err := json.Unmarshal([]byte(out), &entries); err != nil || len(entries) == 0 {
 		t.Fatalf("audit --json: %v %s", err, out)
 	}
 	for _, e := range entries {
-		if e.Operator != "alice ("+fingerprint+")" {
+		if !strings.HasPrefix(e.Action, "user-") && e.Operator != "alice ("+fingerprint+")" {
 			t.Errorf("audit operator %q; want alice (%s)", e.Operator, fingerprint)
 		}
 	}
@@ -169,7 +170,11 @@ func TestCommandsOverSSH(t *testing.T) {
 	// Who added whom: the socket's user, and an admin over SSH with the
 	// key's fingerprint.
 	bobKey := userKey(t)
-	if code, _, errs := d.sshRun(t, "root", adminKey, "user", "add", "bob", "--key", bobKey+".pub", "--role", "viewer"); code != 0 {
+	bobPub, err := os.ReadFile(bobKey + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := d.sshRunIn(t, "root", adminKey, bobPub, "user", "add", "bob", "--key", "-", "--role", "viewer"); code != 0 {
 		t.Fatalf("an admin adds bob over ssh: exit %d %s", code, errs)
 	}
 	code, out, errs = runEnv(t, context.Background(), d.env, nil, false, "user", "list", "--json")
@@ -185,6 +190,42 @@ func TestCommandsOverSSH(t *testing.T) {
 	}
 	if !strings.Contains(readLog(t, d), "login refused") {
 		t.Errorf("the refused logins are not in the log")
+	}
+
+	// Every change to the users is in the audit log with who made it
+	// (issue 27, point 5): a role changed and a user removed over SSH by
+	// the admin, alice added through the socket.
+	for _, args := range [][]string{{"user", "role", "bob", "finance"}, {"user", "remove", "bob"}} {
+		if code, _, errs := d.sshRun(t, "root", adminKey, args...); code != 0 {
+			t.Fatalf("%v over ssh: exit %d %s", args, code, errs)
+		}
+	}
+	code, out, errs = d.sshRun(t, "root", adminKey, "audit", "--json")
+	var log []struct {
+		Operator, Action, Target, Result string
+	}
+	if err := json.Unmarshal([]byte(out), &log); code != 0 || err != nil {
+		t.Fatalf("audit --json: exit %d %v %s %s", code, err, out, errs)
+	}
+	var got []string
+	for _, e := range log {
+		if strings.HasPrefix(e.Action, "user-") {
+			got = append(got, e.Action+" "+e.Target+" by "+strings.Fields(e.Operator)[0]+": "+e.Result)
+			if e.Operator != "clitest" && !strings.HasPrefix(e.Operator, "root (SHA256:") {
+				t.Errorf("%s by %q; want root (SHA256:…) or clitest", e.Action, e.Operator)
+			}
+		}
+	}
+	want := []string{"user-remove user bob by root: removed: was role finance", "user-role user bob by root: role finance, was viewer",
+		"user-add user bob by root: added: role viewer", "user-add user root by clitest: added: role admin",
+		"user-add user alice by clitest: added: role agent"}
+	if len(got) != len(want) {
+		t.Fatalf("the audit log's user changes, newest first:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("user change %d: %q; want %q…", i, got[i], want[i])
+		}
 	}
 }
 

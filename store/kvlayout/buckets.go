@@ -31,6 +31,10 @@ var (
 	BBatch     = []byte("batches")
 	BBatchItem = []byte("batchitems")
 	BBatchHash = []byte("batchhashes")
+	// The users (name → User, JSON) and the four-eyes approval requests
+	// (id → Approval, JSON): created by their first write.
+	BUsers    = []byte("users")
+	BApproval = []byte("approvals")
 )
 
 var AllBuckets = [][]byte{BMeta, BReservation, BSummary, BResNumber, BKeyOwner, BInvoice, BTransaction, BRelated,

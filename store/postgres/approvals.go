@@ -19,21 +19,31 @@ const pgApprovalCols = `id, created, expires, requester, requester_role, request
 func (t *Tx) NextApprovalID() (uint64, error) { return t.nextNumber("approvals") }
 
 func (t *Tx) PutApproval(a *domain.Approval) error {
+	st, err := approvalUpsert(a)
+	if err != nil {
+		return err
+	}
+	return t.exec(st.sql, st.args...)
+}
+
+// approvalUpsert is the statement that writes a (PutApproval, the
+// conversion).
+func approvalUpsert(a *domain.Approval) (pgStmt, error) {
 	what := "approval request"
 	if err := pgTextErr(what, "requester", a.Requester, "requester role", a.RequesterRole, "requested by", a.RequestedBy,
 		"kind", a.Kind, "target", a.Target, "currency", a.Currency, "note", a.Note, "state", string(a.State),
 		"decider", a.Decider, "reason", a.Reason, "result", a.Result); err != nil {
-		return err
+		return pgStmt{}, err
 	}
 	req := a.Request
 	if len(req) == 0 || !json.Valid(req) {
 		req = json.RawMessage("null")
 	}
-	return t.exec(`INSERT INTO paydesk_approvals (`+pgApprovalCols+`) VALUES (`+placeholders(18)+`)
-		ON CONFLICT (id) DO UPDATE SET `+upsertSet(pgApprovalCols), int64(a.ID), pgTime(a.Created), pgTime(a.Expires),
+	return pgStmt{`INSERT INTO paydesk_approvals (` + pgApprovalCols + `) VALUES (` + placeholders(18) + `)
+		ON CONFLICT (id) DO UPDATE SET ` + upsertSet(pgApprovalCols), []any{int64(a.ID), pgTime(a.Created), pgTime(a.Expires),
 		pgText(a.Requester), pgText(a.RequesterRole), pgText(a.RequestedBy), pgText(a.Kind), pgText(a.Target),
 		pgNumeric(a.Amount), pgText(a.Currency), pgText(a.Note), string(req), pgText(string(a.State)),
-		pgText(a.Decider), pgTime(a.Decided), pgText(a.Reason), int64(a.OpID), pgText(a.Result))
+		pgText(a.Decider), pgTime(a.Decided), pgText(a.Reason), int64(a.OpID), pgText(a.Result)}}, nil
 }
 
 func (t *Tx) approvals(sql string, args ...any) ([]*domain.Approval, error) {

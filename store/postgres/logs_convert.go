@@ -132,6 +132,8 @@ var logsConversionSteps = []struct {
 		st, err := batchItemUpsert(string(id), it)
 		return st, true, err
 	}},
+	{kvlayout.BUsers, convertUser},        // users_convert.go
+	{kvlayout.BApproval, convertApproval}, // users_convert.go
 }
 
 // ConvertLogs converts what is left of the logs in paydesk_kv, chunk by
@@ -240,7 +242,7 @@ func (t *Tx) convertRecords(bucket, after []byte, n int, row func(k, v []byte) (
 // audit log's (paydesk_bucket's sequences) and the counters (meta, every
 // process's share summed) — the last step, in one transaction.
 func (t *Tx) convertNumbers() error {
-	for name, bucket := range map[string][]byte{"operations": kvlayout.BOp, "batches": kvlayout.BBatch, "audit": kvlayout.BAudit} {
+	for name, bucket := range map[string][]byte{"operations": kvlayout.BOp, "batches": kvlayout.BBatch, "audit": kvlayout.BAudit, "approvals": kvlayout.BApproval} {
 		if err := t.exec(`INSERT INTO paydesk_numbers (name, last)
 			SELECT $1, seq FROM paydesk_bucket WHERE name = $2
 			ON CONFLICT (name) DO UPDATE SET last = greatest(paydesk_numbers.last, excluded.last)`, name, bucket); err != nil {

@@ -33,12 +33,21 @@ func (t *Tx) User(name string) (*domain.User, error) {
 }
 
 func (t *Tx) PutUser(u *domain.User) error {
-	if err := pgTextErr("user "+u.Name, "name", u.Name, "role", u.Role, "key", u.Key, "added by", u.AddedBy); err != nil {
+	st, err := userUpsert(u)
+	if err != nil {
 		return err
 	}
-	return t.exec(`INSERT INTO paydesk_users (`+pgUserCols+`) VALUES (`+placeholders(6)+`)
-		ON CONFLICT (name) DO UPDATE SET `+upsertSet(pgUserCols),
-		u.Name, u.Role, u.Key, u.Fingerprint, pgTime(u.Added), pgText(u.AddedBy))
+	return t.exec(st.sql, st.args...)
+}
+
+// userUpsert is the statement that writes u (PutUser, the conversion).
+func userUpsert(u *domain.User) (pgStmt, error) {
+	if err := pgTextErr("user "+u.Name, "name", u.Name, "role", u.Role, "key", u.Key, "added by", u.AddedBy); err != nil {
+		return pgStmt{}, err
+	}
+	return pgStmt{`INSERT INTO paydesk_users (` + pgUserCols + `) VALUES (` + placeholders(6) + `)
+		ON CONFLICT (name) DO UPDATE SET ` + upsertSet(pgUserCols),
+		[]any{u.Name, u.Role, u.Key, u.Fingerprint, pgTime(u.Added), pgText(u.AddedBy)}}, nil
 }
 
 func (t *Tx) DeleteUser(name string) error {

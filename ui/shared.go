@@ -1,0 +1,211 @@
+package ui
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"paydesk/store"
+)
+
+// SharedStore lets many consoles on one store (paydesk serve's consoles
+// over SSH) share their reads: after a change every console reloads the
+// same lists, counts and logs, and fifty consoles reading them fifty times
+// took the push listener's CPU. A read is done once per change and the
+// others are handed its result; a read asked for while it runs waits for
+// it.
+//
+// Correctness rests on the order of events: SharedStore hears the store's
+// changes itself and hands them on to its subscribers (the consoles) only
+// after it has forgotten what it read before the change, so a console
+// that reloads for a change never gets a result read before that change.
+// A result read while a change arrives is kept for the change before
+// only. Records in the results are shared, read-only, as the consoles
+// treat them; the slices are each console's own.
+type SharedStore struct {
+	// The store itself, so that every method of it (those the console
+	// asks for by interface too) is there; the reads below are shared.
+	*store.DB
+
+	mu     sync.Mutex
+	gen    uint64
+	reads  map[string]*sharedRead
+	subs   map[*sharedSub]struct{}
+	closed bool
+	stop   func()
+	done   chan struct{}
+}
+
+type sharedRead struct {
+	ready chan struct{}
+	val   any
+	err   error
+}
+
+type sharedSub struct {
+	ch       chan store.Change
+	overflow bool
+}
+
+// sharedBuffer is how many changes a console may lag behind before they
+// become one Overflow change (as the store's own subscriptions do).
+const sharedBuffer = 64
+
+// NewSharedStore wraps db; Stop ends it (and its subscriptions).
+func NewSharedStore(db *store.DB) *SharedStore {
+	ch, stop := db.Subscribe()
+	s := &SharedStore{DB: db, reads: map[string]*sharedRead{}, subs: map[*sharedSub]struct{}{}, stop: stop, done: make(chan struct{})}
+	go s.relay(ch)
+	return s
+}
+
+// relay forgets the reads of the generation before each change, then hands
+// the change on.
+func (s *SharedStore) relay(ch <-chan store.Change) {
+	defer close(s.done)
+	for c := range ch {
+		s.mu.Lock()
+		s.gen++
+		clear(s.reads)
+		for sub := range s.subs {
+			sub.send(c)
+		}
+		s.mu.Unlock()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for sub := range s.subs {
+		close(sub.ch)
+		delete(s.subs, sub)
+	}
+}
+
+func (sub *sharedSub) send(c store.Change) {
+	if sub.overflow {
+		c.Overflow = true
+	}
+	select {
+	case sub.ch <- c:
+		sub.overflow = false
+	default:
+		sub.overflow = true
+	}
+}
+
+// Stop stops hearing the store; the consoles' subscriptions end. (The
+// store itself stays open: it is not the SharedStore's.)
+func (s *SharedStore) Stop() {
+	s.stop()
+	<-s.done
+}
+
+// Subscribe is a subscription to the store's changes, handed on after the
+// shared reads of the generation before were forgotten.
+func (s *SharedStore) Subscribe() (<-chan store.Change, func()) {
+	sub := &sharedSub{ch: make(chan store.Change, sharedBuffer)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		close(sub.ch)
+		return sub.ch, func() {}
+	}
+	s.subs[sub] = struct{}{}
+	var once sync.Once
+	return sub.ch, func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if _, ok := s.subs[sub]; ok {
+				delete(s.subs, sub)
+				close(sub.ch)
+			}
+		})
+	}
+}
+
+// shared runs read once per generation and key.
+func shared[T any](s *SharedStore, key string, read func() (T, error)) (T, error) {
+	s.mu.Lock()
+	r, ok := s.reads[key]
+	gen := s.gen
+	if !ok {
+		r = &sharedRead{ready: make(chan struct{})}
+		s.reads[key] = r
+	}
+	s.mu.Unlock()
+	if ok {
+		<-r.ready
+		v, _ := r.val.(T)
+		return v, r.err
+	}
+	v, err := read()
+	r.val, r.err = v, err
+	close(r.ready)
+	if err != nil {
+		// An error is not kept: the next console asks again.
+		s.mu.Lock()
+		if s.gen == gen && s.reads[key] == r {
+			delete(s.reads, key)
+		}
+		s.mu.Unlock()
+	}
+	return v, err
+}
+
+func (s *SharedStore) ReservationPage(q store.PageQuery) (store.Page, error) {
+	p, err := shared(s, fmt.Sprintf("ReservationPage %#v", q), func() (store.Page, error) { return s.DB.ReservationPage(q) })
+	p.Rows = slices.Clone(p.Rows)
+	return p, err
+}
+
+func (s *SharedStore) ReservationCount(q store.PageQuery) (int, error) {
+	return shared(s, fmt.Sprintf("ReservationCount %#v", q), func() (int, error) { return s.DB.ReservationCount(q) })
+}
+
+func (s *SharedStore) TransactionPage(q store.PageQuery) (store.TxPage, error) {
+	p, err := shared(s, fmt.Sprintf("TransactionPage %#v", q), func() (store.TxPage, error) { return s.DB.TransactionPage(q) })
+	p.Rows = slices.Clone(p.Rows)
+	return p, err
+}
+
+func (s *SharedStore) TransactionCount(q store.PageQuery) (int, error) {
+	return shared(s, fmt.Sprintf("TransactionCount %#v", q), func() (int, error) { return s.DB.TransactionCount(q) })
+}
+
+func (s *SharedStore) Pushes(limit int, beforeID uint64) ([]*store.PushRecord, error) {
+	ps, err := shared(s, fmt.Sprintf("Pushes %d %d", limit, beforeID), func() ([]*store.PushRecord, error) { return s.DB.Pushes(limit, beforeID) })
+	return slices.Clone(ps), err
+}
+
+func (s *SharedStore) RejectedPushes(limit int) ([]*store.PushRecord, error) {
+	ps, err := shared(s, fmt.Sprintf("RejectedPushes %d", limit), func() ([]*store.PushRecord, error) { return s.DB.RejectedPushes(limit) })
+	return slices.Clone(ps), err
+}
+
+func (s *SharedStore) Ops(states ...store.OpState) ([]*store.PendingOp, error) {
+	ops, err := shared(s, fmt.Sprintf("Ops %v", states), func() ([]*store.PendingOp, error) { return s.DB.Ops(states...) })
+	return slices.Clone(ops), err
+}
+
+func (s *SharedStore) Audit(limit int) ([]store.AuditEntry, error) {
+	es, err := shared(s, fmt.Sprintf("Audit %d", limit), func() ([]store.AuditEntry, error) { return s.DB.Audit(limit) })
+	return slices.Clone(es), err
+}
+
+func (s *SharedStore) Exchanges(limit int) ([]store.Exchange, error) {
+	xs, err := shared(s, fmt.Sprintf("Exchanges %d", limit), func() ([]store.Exchange, error) { return s.DB.Exchanges(limit) })
+	return slices.Clone(xs), err
+}
+
+func (s *SharedStore) Counts() (store.Counts, error) {
+	return shared(s, "Counts", s.DB.Counts)
+}
+
+func (s *SharedStore) Reservation(ref string) (*store.Reservation, error) {
+	return shared(s, "Reservation "+ref, func() (*store.Reservation, error) { return s.DB.Reservation(ref) })
+}
+
+func (s *SharedStore) Transaction(key string) (*store.Transaction, error) {
+	return shared(s, "Transaction "+key, func() (*store.Transaction, error) { return s.DB.Transaction(key) })
+}
