@@ -45,10 +45,14 @@ type Config struct {
 	Report func(d store.Delivery, a store.Attempt, out store.AttemptOutcome)
 	// Logf reports the store's errors; nil: none.
 	Logf func(format string, args ...any)
-	// Parallel is how many attempts run at once (0: 4). They are for
-	// different keys or endpoints: the order per key holds whatever it is.
+	// Parallel is how many attempts run at once (0: DefaultParallel). They
+	// are for different keys or endpoints: the order per key holds
+	// whatever it is.
 	Parallel int
 }
+
+// DefaultParallel is Config.Parallel's default.
+const DefaultParallel = 4
 
 // Worker sends the due deliveries.
 type Worker struct {
@@ -73,7 +77,7 @@ func New(cfg Config) (*Worker, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Parallel <= 0 {
-		cfg.Parallel = 4
+		cfg.Parallel = DefaultParallel
 	}
 	return &Worker{cfg: cfg, kick: make(chan struct{}, 1)}, nil
 }
