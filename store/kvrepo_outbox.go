@@ -3,12 +3,11 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"time"
 )
 
-// The outbox in buckets: bDelivery holds id → Delivery (JSON), bDeliveryOpen
+// The outbox in buckets: bDelivery holds id → Delivery (codec_outbox.go), bDeliveryOpen
 // id → nil for the open ones. The buckets are made by the first delivery
 // recorded: a cache that never forwarded has none, and an older paydesk
 // opening the file is not troubled by them (no layout version for it).
@@ -50,24 +49,12 @@ func (k *kvTx) Delivery(id uint64) (*Delivery, error) {
 	return decodeDelivery(id, v)
 }
 
-func decodeDelivery(id uint64, v []byte) (*Delivery, error) {
-	var d Delivery
-	if err := json.Unmarshal(v, &d); err != nil {
-		return nil, fmt.Errorf("delivery %d: %w", id, err)
-	}
-	return &d, nil
-}
-
 func (k *kvTx) PutDelivery(d *Delivery) error {
-	v, err := json.Marshal(d)
-	if err != nil {
-		return fmt.Errorf("delivery %d: %w", d.ID, err)
-	}
 	b, err := k.outboxBucket(bDelivery)
 	if err != nil {
 		return err
 	}
-	if err := b.Put(u64(d.ID), v); err != nil {
+	if err := b.Put(u64(d.ID), encodeDelivery(d)); err != nil {
 		return err
 	}
 	open, err := k.outboxBucket(bDeliveryOpen)

@@ -1,0 +1,96 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// A delivery in a bucket is written twice for every push forwarded (in
+// the push's commit, and with its first attempt), inside the single
+// writer: JSON cost the listener a tenth of its CPU there, so it is kept
+// in the binary form of the other hot records. Records written as JSON
+// by an earlier paydesk (they start with '{') are still read.
+
+// maxAttemptsDecoded bounds the attempts a stored record may claim: a
+// damaged count must not make the reader allocate gigabytes.
+const maxAttemptsDecoded = 4 * MaxAttemptsKept
+
+func encodeDelivery(d *Delivery) []byte {
+	size := 64 + len(d.Key) + len(d.Endpoint) + len(d.State)
+	for _, a := range d.Attempts {
+		size += 32 + len(a.Error) + len(a.Excerpt)
+	}
+	e := enc{b: make([]byte, 0, size)}
+	e.byte(codecV1)
+	e.uvarint(d.ID)
+	e.uvarint(d.PushID)
+	e.str(d.Key)
+	e.str(d.Endpoint)
+	e.time(d.Created)
+	e.str(string(d.State))
+	e.time(d.NextAt)
+	e.time(d.DeliveredAt)
+	e.uvarint(uint64(max(d.Resent, 0)))
+	e.uvarint(uint64(max(d.Tries, 0)))
+	e.uvarint(uint64(len(d.Attempts)))
+	for _, a := range d.Attempts {
+		e.time(a.At)
+		e.varint(int64(a.Status))
+		e.str(a.Error)
+		e.varint(int64(a.Latency))
+		e.str(a.Excerpt)
+	}
+	return e.b
+}
+
+// decodeDelivery reads a delivery stored under id, binary or JSON.
+func decodeDelivery(id uint64, v []byte) (*Delivery, error) {
+	if len(v) > 0 && v[0] == '{' {
+		var d Delivery
+		if err := json.Unmarshal(v, &d); err != nil {
+			return nil, fmt.Errorf("delivery %d: %w", id, err)
+		}
+		return &d, nil
+	}
+	d, err := decodeDeliveryBinary(v)
+	if err != nil {
+		return nil, fmt.Errorf("delivery %d: %w", id, err)
+	}
+	return d, nil
+}
+
+func decodeDeliveryBinary(v []byte) (*Delivery, error) {
+	dc := decoder{b: v, s: string(v)}
+	if dc.byte() != codecV1 {
+		return nil, errCorrupt
+	}
+	d := &Delivery{ID: dc.uvarint(), PushID: dc.uvarint(), Key: dc.str(), Endpoint: dc.str(), Created: utc(dc.time()),
+		State: DeliveryState(dc.str()), NextAt: utc(dc.time()), DeliveredAt: utc(dc.time())}
+	resent, tries := dc.uvarint(), dc.uvarint()
+	n := dc.uvarint()
+	// Each attempt takes at least five bytes.
+	if dc.err != nil || resent > 1<<31 || tries > 1<<31 || n > maxAttemptsDecoded || n > uint64(len(dc.b))/5 {
+		return nil, errCorrupt
+	}
+	d.Resent, d.Tries = int(resent), int(tries)
+	if n > 0 {
+		d.Attempts = make([]Attempt, 0, n)
+	}
+	for range n {
+		d.Attempts = append(d.Attempts, Attempt{At: utc(dc.time()), Status: int(dc.varint()), Error: dc.str(),
+			Latency: time.Duration(dc.varint()), Excerpt: dc.str()})
+	}
+	if dc.err != nil || len(dc.b) != 0 {
+		return nil, errCorrupt
+	}
+	return d, nil
+}
+
+// utc is t in UTC, the zero time left zero (as the JSON form read back).
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC()
+}
