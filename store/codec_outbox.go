@@ -94,3 +94,40 @@ func utc(t time.Time) time.Time {
 	}
 	return t.UTC()
 }
+
+// pushBody reads only the body of a stored push (decodePush's layout up to
+// it): the worker sends the body and needs none of the rest, whose header
+// map and strings cost it more than the delivery itself.
+func pushBody(b []byte) ([]byte, error) {
+	d := decoder{b: b}
+	if d.byte() != codecV1 {
+		return nil, errCorrupt
+	}
+	d.uvarint() // ID
+	d.bool()    // applied
+	d.raw()     // ignored
+	d.raw()     // reservation key
+	d.time()    // received
+	d.raw()     // remote address
+	d.raw()     // method
+	d.raw()     // URL
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		return nil, errCorrupt
+	}
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		d.raw()
+		m := d.uvarint()
+		if m > uint64(len(d.b)) {
+			return nil, errCorrupt
+		}
+		for j := uint64(0); j < m && d.err == nil; j++ {
+			d.raw()
+		}
+	}
+	body := d.bytes()
+	if d.err != nil {
+		return nil, d.err
+	}
+	return body, nil
+}

@@ -118,3 +118,17 @@ func (k *kvTx) DeliveriesBefore(before uint64, limit int) ([]*Delivery, error) {
 	}
 	return out, nil
 }
+
+// PushBody is the body of the push with that ID, nil when there is none
+// (NextDeliveries: the rest of the record is not decoded).
+func (k *kvTx) PushBody(id uint64) ([]byte, error) {
+	v := k.tx.Bucket(bPush).Get(u64(id))
+	if v == nil {
+		return nil, nil
+	}
+	b, err := pushBody(v)
+	if err != nil {
+		return nil, fmt.Errorf("push %d: %w", id, err)
+	}
+	return b, nil
+}

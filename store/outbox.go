@@ -173,13 +173,9 @@ func (db *DB) NextDeliveries(ctx context.Context, now time.Time, limit int) (due
 			if d == nil {
 				continue
 			}
-			p, err := tx.Push(d.PushID)
+			body, err := pushBodyOf(tx, d.PushID)
 			if err != nil {
 				return err
-			}
-			var body []byte
-			if p != nil {
-				body = p.Body
 			}
 			due = append(due, DueDelivery{Delivery: *d, Body: body})
 		}
@@ -189,6 +185,23 @@ func (db *DB) NextDeliveries(ctx context.Context, now time.Time, limit int) (due
 		return nil, time.Time{}, fmt.Errorf("deliveries due: %w", err)
 	}
 	return due, next, nil
+}
+
+// pushBodyReader is an engine that reads a push's body alone (kvTx).
+type pushBodyReader interface {
+	PushBody(id uint64) ([]byte, error)
+}
+
+// pushBodyOf is the body of the push id, nil when it is gone.
+func pushBodyOf(tx RepoTx, id uint64) ([]byte, error) {
+	if r, ok := tx.(pushBodyReader); ok {
+		return r.PushBody(id)
+	}
+	p, err := tx.Push(id)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	return p.Body, nil
 }
 
 // AttemptOutcome is what the worker decided after an attempt: Delivered,
