@@ -16,12 +16,19 @@ var (
 	bDeliveryOpen = []byte("deliveriesopen")
 )
 
-// outboxBucket returns the bucket for writing, made on first use.
+// outboxBucket returns the bucket for writing, made on first use. Both
+// take new IDs at their end only, so their pages are filled before they
+// split (a half-full page left behind is never filled again).
 func (k *kvTx) outboxBucket(name []byte) (Bucket, error) {
-	if b := k.tx.Bucket(name); b != nil {
-		return b, nil
+	b := k.tx.Bucket(name)
+	if b == nil {
+		var err error
+		if b, err = k.tx.CreateBucketIfNotExists(name); err != nil {
+			return nil, err
+		}
 	}
-	return k.tx.CreateBucketIfNotExists(name)
+	fillPages(b)
+	return b, nil
 }
 
 func (k *kvTx) AppendDelivery(d *Delivery) (uint64, error) {
