@@ -2,8 +2,10 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -11,9 +13,19 @@ import (
 // id → nil for the open ones. The buckets are made by the first delivery
 // recorded: a cache that never forwarded has none, and an older paydesk
 // opening the file is not troubled by them (no layout version for it).
+//
+// Two indexes spare the worker reading every open delivery each time it
+// looks (after every push stored: with a shop down for a day that was a
+// scan of all of them per push): bDeliveryChain holds every open delivery
+// by endpoint and key (chainKey → nil), bDeliveryDue the oldest open one
+// of each endpoint and key — the only one that may go — by its next
+// attempt (next attempt, id → nil). A file whose open deliveries were
+// recorded without them gets them with the next delivery written.
 var (
-	bDelivery     = []byte("deliveries")
-	bDeliveryOpen = []byte("deliveriesopen")
+	bDelivery      = []byte("deliveries")
+	bDeliveryOpen  = []byte("deliveriesopen")
+	bDeliveryChain = []byte("deliverieschain")
+	bDeliveryDue   = []byte("deliveriesdue")
 )
 
 // outboxBucket returns the bucket for writing, made on first use. Both
@@ -68,17 +80,167 @@ func (k *kvTx) PutDelivery(d *Delivery) error {
 	if err != nil {
 		return err
 	}
+	chain, due, err := k.outboxIndexes(open)
+	if err != nil {
+		return err
+	}
+	prefix := chainPrefix(d.Endpoint, d.Key)
+	before, err := chainHead(chain, open, prefix)
+	if err != nil {
+		return err
+	}
 	if d.State.IsOpen() {
 		// The value (next attempt, endpoint 0x00 key) spares the worker
 		// decoding the deliveries that are not due (NextDeliveries).
-		var next uint64 // a zero NextAt is due at once
-		if !d.NextAt.IsZero() {
-			next = uint64(d.NextAt.UnixNano())
+		v := binary.BigEndian.AppendUint64(nil, nextKey(d.NextAt))
+		if err := open.Put(u64(d.ID), append(v, pairKey(d.Endpoint, d.Key)...)); err != nil {
+			return err
 		}
-		v := binary.BigEndian.AppendUint64(nil, next)
-		return open.Put(u64(d.ID), append(v, pairKey(d.Endpoint, d.Key)...))
+		if err := chain.Put(binary.BigEndian.AppendUint64(prefix, d.ID), nil); err != nil {
+			return err
+		}
+	} else {
+		if err := open.Delete(u64(d.ID)); err != nil {
+			return err
+		}
+		if err := chain.Delete(binary.BigEndian.AppendUint64(prefix, d.ID)); err != nil {
+			return err
+		}
 	}
-	return open.Delete(u64(d.ID))
+	// The chain's head (its oldest open delivery) may have changed, or
+	// its next attempt: the due index holds the head as it is now.
+	after, err := chainHead(chain, open, prefix)
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(before, after) {
+		return nil
+	}
+	if before != nil {
+		if err := due.Delete(before); err != nil {
+			return err
+		}
+	}
+	if after != nil {
+		return due.Put(after, nil)
+	}
+	return nil
+}
+
+// nextKey is a next attempt as the indexes order it: Unix nanoseconds,
+// a zero NextAt (due at once) as 0.
+func nextKey(t time.Time) uint64 {
+	if t.IsZero() {
+		return 0
+	}
+	return uint64(t.UnixNano())
+}
+
+// chainPrefix is the start of the chain keys of an endpoint and key:
+// both length-prefixed, as a key may hold any byte.
+func chainPrefix(endpoint, key string) []byte {
+	p := make([]byte, 0, 2*binary.MaxVarintLen64+len(endpoint)+len(key)+8)
+	p = binary.AppendUvarint(p, uint64(len(endpoint)))
+	p = append(p, endpoint...)
+	p = binary.AppendUvarint(p, uint64(len(key)))
+	return append(p, key...)
+}
+
+// chainHead is the due index's key (next attempt, id) of the oldest open
+// delivery under prefix, nil when none is open.
+func chainHead(chain, open Bucket, prefix []byte) ([]byte, error) {
+	c := chain.Cursor()
+	key, _ := c.Seek(prefix)
+	if key == nil || len(key) != len(prefix)+8 || !bytes.HasPrefix(key, prefix) {
+		return nil, nil
+	}
+	id := key[len(prefix):]
+	v := open.Get(id)
+	if len(v) < 8 {
+		return nil, fmt.Errorf("open delivery %d: not in the open ones: %w", be64(id), errCorrupt)
+	}
+	return append(append(make([]byte, 0, 16), v[:8]...), id...), nil
+}
+
+// outboxIndexes returns the chain and due buckets for writing; a file
+// with open deliveries recorded before them gets them built here, once.
+func (k *kvTx) outboxIndexes(open Bucket) (chain, due Bucket, err error) {
+	if chain, due = k.tx.Bucket(bDeliveryChain), k.tx.Bucket(bDeliveryDue); chain != nil && due != nil {
+		return chain, due, nil
+	}
+	if chain, err = k.outboxBucket(bDeliveryChain); err != nil {
+		return nil, nil, err
+	}
+	if due, err = k.outboxBucket(bDeliveryDue); err != nil {
+		return nil, nil, err
+	}
+	// Ascending by ID: the first of each endpoint and key is its head.
+	c := open.Cursor()
+	for id, v := c.First(); id != nil; id, v = c.Next() {
+		if len(v) < 8 {
+			return nil, nil, fmt.Errorf("open delivery %d: %w", be64(id), errCorrupt)
+		}
+		ep, dk, _ := bytes.Cut(v[8:], []byte{0})
+		prefix := chainPrefix(string(ep), string(dk))
+		head, err := chainHead(chain, open, prefix)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := chain.Put(append(prefix, id...), nil); err != nil {
+			return nil, nil, err
+		}
+		if head == nil {
+			if err := due.Put(append(append([]byte(nil), v[:8]...), id...), nil); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return chain, due, nil
+}
+
+// DueDeliveries is what NextDeliveries needs of the open deliveries,
+// read from the due index: the oldest open delivery of each endpoint and
+// key whose next attempt has come (up to limit; ≤ 0: all), ascending by
+// ID, and the earliest next attempt of the others (zero: none waits).
+// ok is false on a file whose open deliveries are not indexed yet: the
+// caller reads them all (OpenDeliveries).
+func (k *kvTx) DueDeliveries(now time.Time, limit int) (due []OpenDelivery, next time.Time, ok bool, err error) {
+	idx, open := k.tx.Bucket(bDeliveryDue), k.tx.Bucket(bDeliveryOpen)
+	if idx == nil {
+		if open == nil {
+			return nil, time.Time{}, true, nil
+		}
+		return nil, time.Time{}, false, nil
+	}
+	until := nextKey(now)
+	c := idx.Cursor()
+	for key, _ := c.First(); key != nil; key, _ = c.Next() {
+		if len(key) != 16 {
+			return nil, time.Time{}, true, fmt.Errorf("due delivery: %w", errCorrupt)
+		}
+		at := binary.BigEndian.Uint64(key[:8])
+		if at > until {
+			next = time.Unix(0, int64(at)).UTC()
+			break
+		}
+		if limit > 0 && len(due) >= limit {
+			// Enough for one round; next only matters once none is due.
+			break
+		}
+		id := key[8:]
+		v := open.Get(id)
+		if len(v) < 8 {
+			return nil, time.Time{}, true, fmt.Errorf("due delivery %d: not open: %w", be64(id), errCorrupt)
+		}
+		ep, dk, _ := bytes.Cut(v[8:], []byte{0})
+		var at0 time.Time
+		if at > 0 {
+			at0 = time.Unix(0, int64(at)).UTC()
+		}
+		due = append(due, OpenDelivery{ID: be64(id), Endpoint: string(ep), Key: string(dk), NextAt: at0})
+	}
+	slices.SortFunc(due, func(a, b OpenDelivery) int { return cmp.Compare(a.ID, b.ID) })
+	return due, next, true, nil
 }
 
 func (k *kvTx) OpenDeliveries() ([]OpenDelivery, error) {
