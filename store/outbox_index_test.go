@@ -75,9 +75,13 @@ func sameHeads(a, b []OpenDelivery) bool {
 // retried, given up) and resends, on every engine.
 func TestDueIndexAgreesWithOpenDeliveries(t *testing.T) {
 	eps := []string{"http://shop.test/a", "http://shop.test/b"}
-	keys := []string{"K1", "K2", "K3\x00x", "K3", ""}
+	keys := []string{"K1", "K2", "K3", "", "K3\x00x"}
 	for name, open := range outboxEngines(t, eps) {
 		t.Run(name, func(t *testing.T) {
+			keys := keys
+			if name == "pg-native" {
+				keys = keys[:len(keys)-1] // a column of text holds no NUL
+			}
 			db := open(t)
 			ctx := context.Background()
 			r := rand.New(rand.NewPCG(26, 1))
