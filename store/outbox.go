@@ -53,33 +53,20 @@ type DueDelivery struct {
 // NextDeliveries returns what is due at now, oldest first: for each
 // endpoint and transaction key only the oldest open delivery (a later
 // push for the same key waits for the earlier one's delivery), and only
-// when its NextAt has come. next is the earliest NextAt of the ones not
-// due yet (zero: none waits).
+// when its NextAt has come; with more due than limit, the ones due
+// earliest. next is the earliest NextAt of the ones not due yet (zero:
+// none waits). On a file it reads the due ones only, not every open one
+// (kvrepo_outbox.go: a shop down for a day left 100,000 open, and a look
+// after every push read them all).
 func (db *DB) NextDeliveries(ctx context.Context, now time.Time, limit int) (due []DueDelivery, next time.Time, err error) {
 	err = db.repo.View(ctx, func(tx RepoTx) error {
-		due, next = nil, time.Time{}
-		open, err := tx.OpenDeliveries()
+		due = nil
+		heads, nextAt, err := dueHeads(tx, now, limit)
 		if err != nil {
 			return err
 		}
-		seen := map[[2]string]bool{}
-		for _, o := range open {
-			k := [2]string{o.Endpoint, o.Key}
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-			if o.NextAt.After(now) {
-				if next.IsZero() || o.NextAt.Before(next) {
-					next = o.NextAt
-				}
-				continue
-			}
-			if limit > 0 && len(due) >= limit {
-				// Enough for one round; the caller asks again, and next
-				// only matters once nothing is due.
-				break
-			}
+		next = nextAt
+		for _, o := range heads {
 			d, err := tx.Delivery(o.ID)
 			if err != nil {
 				return err
@@ -87,13 +74,9 @@ func (db *DB) NextDeliveries(ctx context.Context, now time.Time, limit int) (due
 			if d == nil {
 				continue
 			}
-			p, err := tx.Push(d.PushID)
+			body, err := pushBodyOf(tx, d.PushID)
 			if err != nil {
 				return err
-			}
-			var body []byte
-			if p != nil {
-				body = p.Body
 			}
 			due = append(due, DueDelivery{Delivery: *d, Body: body})
 		}
@@ -103,6 +86,71 @@ func (db *DB) NextDeliveries(ctx context.Context, now time.Time, limit int) (due
 		return nil, time.Time{}, fmt.Errorf("deliveries due: %w", err)
 	}
 	return due, next, nil
+}
+
+// dueIndex is an engine that keeps the heads of the open deliveries by
+// their next attempt (kvTx): the worker reads the due ones, not all.
+type dueIndex interface {
+	DueDeliveries(now time.Time, limit int) (due []OpenDelivery, next time.Time, ok bool, err error)
+}
+
+// dueHeads is the oldest open delivery of each endpoint and key whose
+// next attempt has come (at most limit; ≤ 0: all), ascending by ID, and
+// the earliest next attempt of the others (zero: none waits).
+func dueHeads(tx RepoTx, now time.Time, limit int) ([]OpenDelivery, time.Time, error) {
+	if ix, ok := tx.(dueIndex); ok {
+		due, next, ok, err := ix.DueDeliveries(now, limit)
+		if err != nil || ok {
+			return due, next, err
+		}
+	}
+	return scanDueHeads(tx, now, limit)
+}
+
+// scanDueHeads is dueHeads from all the open deliveries.
+func scanDueHeads(tx RepoTx, now time.Time, limit int) (due []OpenDelivery, next time.Time, err error) {
+	open, err := tx.OpenDeliveries()
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	seen := map[[2]string]bool{}
+	for _, o := range open {
+		k := [2]string{o.Endpoint, o.Key}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if o.NextAt.After(now) {
+			if next.IsZero() || o.NextAt.Before(next) {
+				next = o.NextAt
+			}
+			continue
+		}
+		if limit > 0 && len(due) >= limit {
+			// Enough for one round; the caller asks again, and next
+			// only matters once nothing is due.
+			break
+		}
+		due = append(due, o)
+	}
+	return due, next, nil
+}
+
+// pushBodyReader is an engine that reads a push's body alone (kvTx).
+type pushBodyReader interface {
+	PushBody(id uint64) ([]byte, error)
+}
+
+// pushBodyOf is the body of the push id, nil when it is gone.
+func pushBodyOf(tx RepoTx, id uint64) ([]byte, error) {
+	if r, ok := tx.(pushBodyReader); ok {
+		return r.PushBody(id)
+	}
+	p, err := tx.Push(id)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	return p.Body, nil
 }
 
 // AttemptOutcome is what the worker decided after an attempt: Delivered,

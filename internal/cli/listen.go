@@ -151,8 +151,9 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 		// Every push stored records a delivery per endpoint in its own
 		// commit (store/outbox.go); the worker sends them and survives a
 		// restart by reading them back.
-		sender := pushrelay.Sender{Credentials: api.Credentials{WebsiteKey: websiteKey, SecretKey: secret}}
-		w, err := outbox.New(outbox.Config{Store: db, Send: sender.Send, Schedule: schedule,
+		sender := pushrelay.Sender{Credentials: api.Credentials{WebsiteKey: websiteKey, SecretKey: secret},
+			HTTP: pushrelay.NewHTTPClient(outbox.DefaultParallel * len(forward))}
+		w, err := outbox.New(outbox.Config{Store: db, Send: sender.Deliver, Schedule: schedule,
 			Report: func(d store.Delivery, a store.Attempt, out store.AttemptOutcome) {
 				lines.out.Line("forward " + deliveryLine(d, a, out) + "\n")
 			},

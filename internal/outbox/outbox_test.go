@@ -313,3 +313,66 @@ type stopped struct{}
 
 func (stopped) C() <-chan time.Time { return nil }
 func (stopped) Stop() bool          { return false }
+
+// Parallel attempts run at once for a batch of different keys, never
+// more, and each delivery is sent exactly once.
+func TestParallelSendersShareTheBatch(t *testing.T) {
+	for _, parallel := range []int{1, 3, 8} {
+		t.Run(fmt.Sprint(parallel), func(t *testing.T) {
+			c := &clock{now: t0}
+			db := openStore(t, filepath.Join(t.TempDir(), "listen.db"), c, "http://shop.test/push")
+			defer db.Close()
+			ctx := context.Background()
+			const n = 10
+			for i := range n {
+				p, b := push(t, fmt.Sprintf("K%02d", i), "INV", api.StatusSuccess, t0)
+				if _, err := db.ApplyPush(ctx, store.PushRecord{Body: b, Signature: store.SignatureValid}, p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var mu sync.Mutex
+			inFlight, most := 0, 0
+			sent := map[string]int{}
+			full := make(chan struct{}) // closed once parallel attempts are in flight together
+			w, err := New(Config{Store: db, Now: c.Now, Parallel: parallel, Send: func(_ context.Context, _ string, b []byte) pushrelay.Answer {
+				mu.Lock()
+				inFlight++
+				most = max(most, inFlight)
+				sent[string(b)]++
+				if inFlight == parallel {
+					select {
+					case <-full:
+					default:
+						close(full)
+					}
+				}
+				mu.Unlock()
+				select {
+				case <-full:
+				case <-time.After(time.Minute): // only a stuck test waits this long
+					t.Errorf("never %d attempts in flight together", parallel)
+				}
+				mu.Lock()
+				inFlight--
+				mu.Unlock()
+				return pushrelay.Answer{Status: 200}
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.RunOnce(ctx); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if most != parallel || len(sent) != n {
+				t.Fatalf("at most %d in flight (want %d), %d pushes sent (want %d)", most, parallel, len(sent), n)
+			}
+			for b, k := range sent {
+				if k != 1 {
+					t.Errorf("sent %d times: %s", k, b)
+				}
+			}
+		})
+	}
+}

@@ -65,12 +65,21 @@ type Sender struct {
 	Nonce func() string
 }
 
-// Send signs body for target with a fresh timestamp and posts it.
+// Send signs body for target with a fresh timestamp and posts it; the
+// answer names the push's key and kind.
 func (s Sender) Send(ctx context.Context, target string, body []byte) Answer {
-	a := Answer{}
+	a := s.Deliver(ctx, target, body)
 	if p, err := api.DecodePush(body); err == nil {
 		a.Key, a.Kind = p.Key(), p.Kind()
 	}
+	return a
+}
+
+// Deliver is Send without naming the push in the answer (Key and Kind
+// empty): the outbox knows them already, and decoding every body again
+// cost it a tenth of its CPU.
+func (s Sender) Deliver(ctx context.Context, target string, body []byte) Answer {
+	a := Answer{}
 	now, nonce := time.Now, api.NewNonce
 	if s.Now != nil {
 		now = s.Now
@@ -99,7 +108,25 @@ func (s Sender) Send(ctx context.Context, target string, body []byte) Answer {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	a.Duration, a.Status, a.Excerpt = time.Since(start), resp.StatusCode, excerpt(b)
+	// Read to the end (up to a bound) so the connection goes back to the
+	// pool: a shop page of a few KiB would otherwise cost a new connection
+	// per push.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
 	return a
+}
+
+// maxDrain bounds what is read of an answer beyond the excerpt's part to
+// keep its connection: past it the connection is closed instead.
+const maxDrain = 256 << 10
+
+// NewHTTPClient is a client for sending to a shop from conns goroutines
+// at once: keep-alive connections, as many kept idle per host as there are
+// senders (net/http's default keeps two, and every other push would open
+// a new connection), and the 10 s timeout of a Sender without a client.
+func NewHTTPClient(conns int) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = max(conns, 2)
+	return &http.Client{Timeout: 10 * time.Second, Transport: tr}
 }
 
 // excerpt is the start of a body as one line of printable text: what a

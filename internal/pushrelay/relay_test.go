@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -354,5 +355,64 @@ func TestForwardsOnlyPushes(t *testing.T) {
 				t.Fatalf("the shop got %d requests, want %d", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestDeliverKeepsTheConnection: a shop whose answer is longer than the
+// excerpt read of it, or answered with nothing at all, still gets every
+// push on one kept connection (the outbox sends thousands a second; a new
+// connection per push cost both sides). The transport may dial once more
+// when a request races its predecessor's return to the pool: a few
+// connections pass, one per push does not.
+func TestDeliverKeepsTheConnection(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer int // bytes of the shop's answer
+	}{
+		{"empty answer", 0},
+		{"answer beyond the excerpt", 10 << 10},
+		{"answer of 100 KiB", 100 << 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			conns := 0
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				_, _ = w.Write(bytes.Repeat([]byte("x"), tc.answer))
+			}))
+			srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+				if s == http.StateNew {
+					mu.Lock()
+					conns++
+					mu.Unlock()
+				}
+			}
+			srv.Start()
+			defer srv.Close()
+			s := Sender{Credentials: creds, HTTP: NewHTTPClient(1)}
+			body := []byte(`{"Transaction":{"Key":"K1"}}`)
+			const n = 20
+			for i := range n {
+				if a := s.Deliver(context.Background(), srv.URL+"/push", body); !a.OK() || a.Key != "" {
+					t.Fatalf("push %d: %+v", i, a)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if conns > 4 {
+				t.Errorf("%d pushes took %d connections, want the one kept (a few at most)", n, conns)
+			}
+		})
+	}
+}
+
+// TestNewHTTPClientKeepsEverySendersConnection: as many idle connections
+// per host as senders, so that none is closed after its push.
+func TestNewHTTPClientKeepsEverySendersConnection(t *testing.T) {
+	for _, n := range []int{1, 4, 16} {
+		tr, ok := NewHTTPClient(n).Transport.(*http.Transport)
+		if !ok || tr.MaxIdleConnsPerHost < n || tr.DisableKeepAlives {
+			t.Errorf("NewHTTPClient(%d): transport %T keeps %d idle a host", n, tr, tr.MaxIdleConnsPerHost)
+		}
 	}
 }

@@ -1,8 +1,10 @@
 package postgres
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"paydesk/store/domain"
@@ -116,4 +118,45 @@ func (t *Tx) DeliveriesBefore(before uint64, limit int) ([]*domain.Delivery, err
 	}
 	return t.deliveries(`SELECT `+pgDeliveryCols+` FROM paydesk_deliveries WHERE id < $1 ORDER BY id DESC LIMIT $2`,
 		int64(before), pgLimit(limit))
+}
+
+// pgDeliveryHeads is the oldest pending delivery of each endpoint and
+// key: the only one of them that may go.
+const pgDeliveryHeads = `WITH heads AS (SELECT DISTINCT ON (endpoint, key) id, endpoint, key, next_at FROM paydesk_deliveries
+	WHERE state = 'pending' ORDER BY endpoint, key, id) `
+
+// DueDeliveries picks the due heads in the database: the worker is sent
+// those, not every pending delivery (a shop down for a day left them by
+// the hundred thousand, read after every push).
+func (t *Tx) DueDeliveries(now time.Time, limit int) ([]domain.OpenDelivery, time.Time, bool, error) {
+	rows, err := t.query(pgDeliveryHeads+`SELECT id, endpoint, key, next_at FROM heads WHERE next_at IS NULL OR next_at <= $1
+		ORDER BY next_at NULLS FIRST, id LIMIT $2`, now, pgLimit(limit))
+	if err != nil {
+		return nil, time.Time{}, true, err
+	}
+	defer rows.Close()
+	var due []domain.OpenDelivery
+	for rows.Next() {
+		var o domain.OpenDelivery
+		var id int64
+		var next *time.Time
+		if err := rows.Scan(&id, &o.Endpoint, &o.Key, &next); err != nil {
+			return nil, time.Time{}, true, t.fail(err)
+		}
+		o.ID, o.NextAt = uint64(id), timeOf(next)
+		due = append(due, o)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, time.Time{}, true, t.fail(err)
+	}
+	rows.Close()
+	slices.SortFunc(due, func(a, b domain.OpenDelivery) int { return cmp.Compare(a.ID, b.ID) })
+	if limit > 0 && len(due) >= limit {
+		return due, time.Time{}, true, nil // enough for one round; next only matters once none is due
+	}
+	var next *time.Time
+	if _, err := t.scanRow(pgDeliveryHeads+`SELECT min(next_at) FROM heads WHERE next_at > $1`, []any{now}, &next); err != nil {
+		return nil, time.Time{}, true, err
+	}
+	return due, timeOf(next), true, nil
 }

@@ -21,6 +21,13 @@
 //
 //	pushload -compare -paydesk /tmp/paydesk -pg postgres://…/pushload
 //
+// -forward adds paydesk listen --forward-to a local shop that answers 200
+// (the outbox's cost), and -forward-old OTHER the same with another
+// paydesk binary, side by side in the same rounds (before and after a
+// change). After each forwarding round it waits until the shop has every
+// push, so that deliveries still under way do not slow the next target,
+// and prints how long that took.
+//
 // -attack SHAPE holds -conns connections of that shape to a running
 // listener (one-byte, tls-prefix, slow-body, big-body; each dialled again
 // when the listener closes it) for -duration while a probe posts one
@@ -72,6 +79,7 @@ func main() {
 	paydesk := flag.String("paydesk", "", "with -compare: the paydesk binary")
 	pgURL := flag.String("pg", "", "with -compare: also two paydesk listen into this (empty) PostgreSQL database")
 	forward := flag.Bool("forward", false, "with -compare: also run paydesk listen --forward-to a local receiver that answers 200 (the outbox's cost)")
+	forwardOld := flag.String("forward-old", "", "with -compare -forward: also run this other paydesk binary's listen --forward-to, side by side (an outbox before and after a change)")
 	rounds := flag.Int("rounds", 3, "with -compare: rounds (each target once per round, in rotating order)")
 	attack := flag.String("attack", "", "hold connections of this shape while probing: one-byte, tls-prefix, slow-body or big-body")
 	conns := flag.Int("conns", 5000, "with -attack: connections held")
@@ -88,7 +96,7 @@ func main() {
 	case *serve != "":
 		err = runBaseline(ctx, *serve, *addr, *dbPath)
 	case *compare:
-		err = runCompare(ctx, comparePlan{paydesk: *paydesk, pg: *pgURL, pushes: *pushes, senders: *senders, rounds: *rounds, randomKeys: *randomKeys, forward: *forward})
+		err = runCompare(ctx, comparePlan{paydesk: *paydesk, pg: *pgURL, pushes: *pushes, senders: *senders, rounds: *rounds, randomKeys: *randomKeys, forward: *forward, forwardOld: *forwardOld})
 	case *attack != "":
 		err = runAttack(ctx, attackPlan{addr: *addr, websiteKey: *websiteKey, shape: pushload.Shape(*attack), conns: *conns,
 			duration: *duration, every: *probeEvery, tls: *useTLS, pid: *pid})
@@ -196,6 +204,7 @@ type target struct {
 // comparePlan is what -compare runs.
 type comparePlan struct {
 	paydesk, pg             string
+	forwardOld              string // with forward: a second binary forwarding, side by side
 	pushes, senders, rounds int
 	randomKeys, forward     bool
 }
@@ -220,9 +229,10 @@ func runCompare(ctx context.Context, p comparePlan) error {
 	if err != nil {
 		return err
 	}
-	listen := func(db string) *exec.Cmd {
-		return exec.Command(p.paydesk, "listen", "--addr", "127.0.0.1:0", "--website-key", creds.WebsiteKey, "--db", db)
+	listenWith := func(bin, db string) *exec.Cmd {
+		return exec.Command(bin, "listen", "--addr", "127.0.0.1:0", "--website-key", creds.WebsiteKey, "--db", db)
 	}
+	listen := func(db string) *exec.Cmd { return listenWith(p.paydesk, db) }
 	fileSize := func(path string) func() (int64, error) {
 		return func() (int64, error) {
 			fi, err := os.Stat(path)
@@ -242,8 +252,9 @@ func runCompare(ctx context.Context, p comparePlan) error {
 			fileSize(filepath.Join(dir, "plain.db"))},
 		{"no-op net/http", []*exec.Cmd{exec.Command(self, "-serve", "noop", "-addr", "127.0.0.1:0")}, nil},
 	}
+	var shopGot atomic.Int64 // pushes the shop was delivered
 	if p.forward {
-		shop, err := startShop()
+		shop, err := startShop(&shopGot)
 		if err != nil {
 			return err
 		}
@@ -255,6 +266,15 @@ func runCompare(ctx context.Context, p comparePlan) error {
 			cmds []*exec.Cmd
 			size func() (int64, error)
 		}{"paydesk listen --forward-to", []*exec.Cmd{fwd}, fileSize(filepath.Join(dir, "forward.db"))})
+		if p.forwardOld != "" {
+			old := listenWith(p.forwardOld, filepath.Join(dir, "forward-old.db"))
+			old.Args = append(old.Args, "--forward-to", "http://"+shop.Addr().String()+"/push")
+			specs = append(specs, struct {
+				name string
+				cmds []*exec.Cmd
+				size func() (int64, error)
+			}{"paydesk listen --forward-to (-forward-old)", []*exec.Cmd{old}, fileSize(filepath.Join(dir, "forward-old.db"))})
+		}
 	}
 	if p.pg != "" {
 		before, err := databaseSize(ctx, p.pg)
@@ -307,6 +327,7 @@ func runCompare(ctx context.Context, p comparePlan) error {
 	}
 	fmt.Fprintf(os.Stderr, "pushload: %d rounds of %d pushes from %d senders to each of %d targets\n", p.rounds, p.pushes, p.senders, len(targets))
 	next := 1
+	var forwarded int64 // pushes sent to the forwarding targets so far
 	for round := range p.rounds {
 		for i := range targets {
 			t := targets[(round+i)%len(targets)]
@@ -323,6 +344,14 @@ func runCompare(ctx context.Context, p comparePlan) error {
 			t.cpu = append(t.cpu, t.cpuTime()-cpu0)
 			fmt.Fprintf(os.Stderr, "  round %d  %-32s %8.0f pushes/s  p99 %6.2f ms  %4.0f µs CPU a push\n", round+1, t.name, res.PerSecond(),
 				ms(res.Percentile(99)), float64(t.cpu[len(t.cpu)-1].Microseconds())/float64(p.pushes))
+			if strings.Contains(t.name, "--forward-to") {
+				forwarded += int64(p.pushes)
+				took, ok := awaitShop(ctx, &shopGot, forwarded)
+				if !ok {
+					return fmt.Errorf("%s: the shop had %d of %d pushes a minute after the last was answered", t.name, shopGot.Load(), forwarded)
+				}
+				fmt.Fprintf(os.Stderr, "           every push at the shop %.2f s after the last answer\n", took.Seconds())
+			}
 		}
 	}
 	fmt.Printf("| target | pushes/s (each round) | median | p50 | p99 | CPU a push (median) | disk a push after %d |\n|---|---|---|---|---|---|---|\n", p.rounds*p.pushes)
@@ -356,7 +385,7 @@ func runCompare(ctx context.Context, p comparePlan) error {
 	for _, t := range targets[3:] {
 		switch m := medians[t.name]; {
 		case strings.Contains(t.name, "--forward-to"):
-			fmt.Printf("paydesk listen --forward-to: %.0f pushes/s, %.1f %% fewer than without (target ≤ 10 %%)\n", m, 100*(1-m/l))
+			fmt.Printf("%s: %.0f pushes/s, %.1f %% fewer than without (target ≤ 10 %%)\n", t.name, m, 100*(1-m/l))
 		default:
 			fmt.Printf("%s: %.0f pushes/s (target ≥ 10,000)\n", t.name, m)
 		}
@@ -364,8 +393,9 @@ func runCompare(ctx context.Context, p comparePlan) error {
 	return nil
 }
 
-// startShop is a tiny local shop endpoint that answers every push 200.
-func startShop() (net.Listener, error) {
+// startShop is a tiny local shop endpoint that answers every push 200
+// and counts them in got.
+func startShop(got *atomic.Int64) (net.Listener, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -373,9 +403,30 @@ func startShop() (net.Listener, error) {
 	go func() {
 		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.Copy(io.Discard, r.Body)
+			got.Add(1)
 		}))
 	}()
 	return ln, nil
+}
+
+// awaitShop waits until the shop has had want pushes, so that a forwarding
+// target's deliveries still under way do not take the next target's CPU,
+// and returns how long that took (false when not within a minute).
+func awaitShop(ctx context.Context, got *atomic.Int64, want int64) (time.Duration, bool) {
+	start := time.Now()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for got.Load() < want {
+		if time.Since(start) > time.Minute {
+			return time.Since(start), false
+		}
+		select {
+		case <-ctx.Done():
+			return time.Since(start), false
+		case <-tick.C:
+		}
+	}
+	return time.Since(start), true
 }
 
 // send sends one round's pushes to t, split evenly between its processes
