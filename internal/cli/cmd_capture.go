@@ -61,12 +61,12 @@ func runCapture(ctx context.Context, c *cmdContext, late bool, amountText string
 		plan, err = ops.PlanCapture(r, qty, env.svc.Now())
 	}
 	if err != nil {
-		return c.report(ops.Result{Action: api.ActionPay, Target: r.ReservationNumber}, err, false)
+		return c.report(ops.Result{Action: api.ActionPay, Service: api.ServiceDeferred, Target: r.ReservationNumber}, err, false)
 	}
 	if plan.PastWindow && !late {
 		err := fmt.Errorf("capture %s: %w: the reservation is %d days past the 14-day shipment window (pass --late to confirm)",
 			r.ReservationNumber, ops.ErrConfirmRequired, -plan.DaysLeft)
-		return c.report(ops.Result{Action: api.ActionPay, Target: r.ReservationNumber}, err, false)
+		return c.report(ops.Result{Action: api.ActionPay, Service: api.ServiceDeferred, Target: r.ReservationNumber}, err, false)
 	}
 	s := summary{Action: "Capture", Target: "reservation " + r.ReservationNumber, Amount: plan.Amount, Currency: r.Currency,
 		Customer: r.CustomerName, Invoice: r.Invoice, Lines: captureLines(r, plan)}

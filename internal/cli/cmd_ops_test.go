@@ -69,6 +69,12 @@ func TestCommandsAgainstEmbeddedSandbox(t *testing.T) {
 	if code != 1 || bad["ok"] != false || !strings.Contains(out, "only 1 left to capture") {
 		t.Fatalf("over-capture: exit %d %s", code, out)
 	}
+	// The same refusal as text names the capture, not the gateway's
+	// action ("Pay").
+	code, _, errs = runCLI(t, dir, "", "capture", number, "SHOE-42=2", "--yes")
+	if code != 1 || !strings.Contains(errs, "FAILED: Capture "+number) {
+		t.Fatalf("over-capture as text: exit %d %q", code, errs)
+	}
 
 	code, out, _ = runCLI(t, dir, "", "show", number, "--json")
 	show := decodeJSON[reservationJSON](t, out)
