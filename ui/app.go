@@ -367,6 +367,13 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return a, tea.Batch(ageTick(), a.pollDeliveries())
 	case tea.WindowSizeMsg:
+		if msg.Width <= 0 || msg.Height <= 0 {
+			// A terminal of no size (the first window of "ssh -tt" from
+			// a script, sent after the size the server chose for it)
+			// keeps the last size: drawn at 0×0 the console shows nothing
+			// until a resize that never comes.
+			return a, nil
+		}
 		a.width, a.height = msg.Width, msg.Height
 		a.layout()
 		return a, nil
