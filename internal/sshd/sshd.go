@@ -350,7 +350,7 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	if s.cfg.Idle > 0 {
 		in = idleReader(in, s.cfg.Idle, se)
 	}
-	opts := append(bm.MakeOptions(sess), tea.WithInput(in))
+	opts := append(bm.MakeOptions(sess), tea.WithInput(in), tea.WithFilter(keepWindow))
 	if pty, _, _ := sess.Pty(); pty.Window.Width <= 0 || pty.Window.Height <= 0 {
 		// A client whose own side is no terminal (ssh -tt from a script)
 		// sends no size: the console would draw nothing.
@@ -362,6 +362,25 @@ func (s *Server) program(sess ssh.Session) *tea.Program {
 	// a program stuck writing to a client ends as the channel closes.
 	context.AfterFunc(se.ctx, p.Quit)
 	return p
+}
+
+// keepWindow filters the console's messages. A window of no size (what
+// ssh -tt from a script reports, in its pty request and as a window
+// change) is dropped before the program sees it: the program would shrink
+// its renderer to nothing and draw no more until a resize that never
+// comes. A suspend (ctrl+z) resumes at once, as wish's own filter does:
+// there is no shell to suspend to over SSH. The filter replaces wish's,
+// since a program keeps only one.
+func keepWindow(_ tea.Model, msg tea.Msg) tea.Msg {
+	switch m := msg.(type) {
+	case tea.WindowSizeMsg:
+		if m.Width <= 0 || m.Height <= 0 {
+			return nil
+		}
+	case tea.SuspendMsg:
+		return tea.ResumeMsg{}
+	}
+	return msg
 }
 
 // command runs the session's command line (or says the console needs a

@@ -362,6 +362,46 @@ func TestConsoleOverSSH(t *testing.T) {
 	}
 }
 
+// TestEmptyWindowKeepsDrawing: a client whose own side is no terminal
+// (ssh -tt from a script) reports a window of 0×0, first in its pty request
+// and again as a window change; the console keeps the size it had and
+// goes on drawing (a 0×0 reaching the program shrank its renderer to
+// nothing: the console over SSH cleared the screen and drew nothing more).
+func TestEmptyWindowKeepsDrawing(t *testing.T) {
+	us := &users{by: map[string]access.Principal{}}
+	key := alice(t, us)
+	s, _ := testServer(t, us, echoRun, nil)
+	c, err := dial(s, "alice", gossh.PublicKeys(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sess, out := openConsole(t, c)
+	in, err := sess.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Shell(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the console", func() bool { return strings.Contains(out.String(), "console of alice (SHA256:") })
+	if err := sess.WindowChange(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"x", "y", "z"} {
+		if _, err := io.WriteString(in, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the keys typed after an empty window", func() bool { return strings.Contains(out.String(), "xyz|") })
+	if _, err := io.WriteString(in, "q"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Wait(); err != nil {
+		t.Errorf("the console ended with %v", err)
+	}
+}
+
 // TestIdleSessionCloses: a console nobody types in closes after Idle.
 func TestIdleSessionCloses(t *testing.T) {
 	us := &users{by: map[string]access.Principal{}}
@@ -522,5 +562,27 @@ func TestHostKeyMadeOnce(t *testing.T) {
 	fi, err := os.Stat(path)
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("host key file: %v, %v; want mode 0600", fi.Mode(), err)
+	}
+}
+
+// TestKeepWindow: what the console's filter drops, turns and keeps.
+func TestKeepWindow(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		in   tea.Msg
+		want tea.Msg
+	}{
+		{"no size", tea.WindowSizeMsg{}, nil},
+		{"no width", tea.WindowSizeMsg{Height: 24}, nil},
+		{"no height", tea.WindowSizeMsg{Width: 80}, nil},
+		{"a size", tea.WindowSizeMsg{Width: 80, Height: 24}, tea.WindowSizeMsg{Width: 80, Height: 24}},
+		{"suspend", tea.SuspendMsg{}, tea.ResumeMsg{}},
+		{"a key", tea.KeyPressMsg{Code: 'x', Text: "x"}, tea.KeyPressMsg{Code: 'x', Text: "x"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := keepWindow(nil, c.in); got != c.want {
+				t.Errorf("keepWindow(%#v) = %#v; want %#v", c.in, got, c.want)
+			}
+		})
 	}
 }
