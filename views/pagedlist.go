@@ -591,8 +591,10 @@ func (l *pagedList[R]) update(msg tea.Msg) (tea.Cmd, bool) {
 		if l.table.HandleKey(msg, keyMapNav{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End}) {
 			return l.ensure(), true
 		}
-		if cmd, ok := l.markKey(msg); ok && l.spec.markable {
-			return cmd, true
+		if l.spec.markable {
+			if cmd, ok := l.markKey(msg); ok {
+				return cmd, true
+			}
 		}
 		if handled, changed := l.controlKey(msg, k, l.spec.sortable); handled {
 			return ifChanged(changed, l.restart), true
