@@ -179,7 +179,9 @@ func TestListSameOnEverySource(t *testing.T) {
 				}
 			}
 			check("start")
-			defer func() { t.Logf("%d rows, cursor %d, %d read from %d", lists[0].len(), lists[0].table.Cursor(), len(lists[0].rows), lists[0].base) }()
+			defer func() {
+				t.Logf("%d rows, cursor %d, %d read from %d", lists[0].len(), lists[0].table.Cursor(), len(lists[0].rows), lists[0].base)
+			}()
 			for i, k := range tc.keys {
 				for _, l := range lists {
 					cmd, _ := l.update(keyOf(k))
