@@ -117,7 +117,7 @@ func TestListSameOnEverySource(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	if err := storetest.Generate(db, 1500, 7); err != nil {
+	if err := storetest.Generate(db, 1100, 7); err != nil {
 		t.Fatal(err)
 	}
 	all, err := db.LoadReservationSummaries()
