@@ -203,8 +203,15 @@ func shotEqual(a, b listShot) bool {
 // through a log longer than a window, and a push that arrives while the
 // cursor is on the top row comes in above it.
 func TestPushLogIsThePagedList(t *testing.T) {
+	// 1,200 pushes are read in Update; 6,000 (past asyncRows) in commands.
+	for _, n := range []int{1200, 6000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { pushLogPaged(t, n) })
+	}
+}
+
+func pushLogPaged(t *testing.T, n int) {
 	t0 := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-	ps := make([]*store.PushRecord, 1200)
+	ps := make([]*store.PushRecord, n)
 	for i := range ps {
 		ps[i] = &store.PushRecord{ID: uint64(i + 1), ReceivedAt: t0.Add(time.Duration(i) * time.Minute),
 			Envelope: []string{"Transaction", "DataRequest"}[i%2], Kind: "C700", Key: fmt.Sprintf("%032X", i+1),
@@ -215,6 +222,9 @@ func TestPushLogIsThePagedList(t *testing.T) {
 	s := NewPushes(ctx, "")
 	s.SetSize(140, 20)
 	finish(s.Update(PushRowsMsg{Full: true, Rows: NewPushRows(ps)}), s)
+	if s.list.sync != (n < asyncRows) {
+		t.Fatalf("%d pushes read in Update: %v", n, s.list.sync)
+	}
 	sel := func() uint64 {
 		r, ok := s.list.selected()
 		if !ok {
@@ -222,8 +232,8 @@ func TestPushLogIsThePagedList(t *testing.T) {
 		}
 		return (*r).Push.ID
 	}
-	if s.list.len() != 1200 || len(s.list.rows) >= 1200 || sel() != 1200 {
-		t.Fatalf("start: %d rows, %d read, first %d; want 1200 rows paged, newest first", s.list.len(), len(s.list.rows), sel())
+	if s.list.len() != n || len(s.list.rows) >= n || sel() != uint64(n) {
+		t.Fatalf("start: %d rows, %d read, first %d; want %d rows paged, newest first", s.list.len(), len(s.list.rows), sel(), n)
 	}
 	press(s, "end")
 	if sel() != 1 {
@@ -233,34 +243,34 @@ func TestPushLogIsThePagedList(t *testing.T) {
 	steps := []struct {
 		keys  []string
 		count int
-		first uint64
+		first int
 	}{
-		{[]string{"t"}, 600, 1200},                                // type DataRequest: the odd indexes
-		{[]string{"v"}, 200, 1198},                                // and success (190): index 3 mod 6
+		{[]string{"t"}, n / 2, n},                                 // type DataRequest: the odd indexes
+		{[]string{"v"}, n / 6, n - 2},                             // and success (190): index 3 mod 6
 		{append([]string{"/"}, typed("service:paypal")...), 0, 0}, // paypal is index 1 mod 3: never 190
-		{[]string{"esc"}, 200, 1198},                              // clears the text and closes the prompt
-		{[]string{"esc"}, 200, 1198},                              // leaves t and v as they are
+		{[]string{"esc"}, n / 6, n - 2},                           // clears the text and closes the prompt
+		{[]string{"esc"}, n / 6, n - 2},                           // leaves t and v as they are
 	}
 	for i, st := range steps {
 		press(s, st.keys...)
 		if s.list.len() != st.count {
 			t.Fatalf("step %d %v: %d rows, want %d", i, st.keys, s.list.len(), st.count)
 		}
-		if st.count > 0 && sel() != st.first {
+		if st.count > 0 && sel() != uint64(st.first) {
 			t.Fatalf("step %d %v: push %d first, want %d", i, st.keys, sel(), st.first)
 		}
-		if s.list.all != 1200 {
-			t.Fatalf("step %d: of %d pushes, want 1200", i, s.list.all)
+		if s.list.all != n {
+			t.Fatalf("step %d: of %d pushes, want %d", i, s.list.all, n)
 		}
 	}
 	if s.Capturing() {
 		t.Fatal("the prompt is still open")
 	}
 	// A live push of the kept type and status comes in at the top.
-	finish(s.Update(PushRowsMsg{Rows: NewPushRows([]*store.PushRecord{{ID: 5000, ReceivedAt: t0.Add(2000 * time.Minute),
+	finish(s.Update(PushRowsMsg{Rows: NewPushRows([]*store.PushRecord{{ID: 99999, ReceivedAt: t0.Add(time.Duration(2*n) * time.Minute),
 		Envelope: "DataRequest", Kind: "C700", Key: "NEW", Status: store.Status{Code: 190}, Signature: store.SignatureValid, Applied: true}})}), s)
-	if s.list.len() != 201 || sel() != 5000 || s.list.all != 1201 {
-		t.Fatalf("live push: %d rows of %d, first %d; want 201 of 1201, the new one first", s.list.len(), s.list.all, sel())
+	if s.list.len() != n/6+1 || sel() != 99999 || s.list.all != n+1 {
+		t.Fatalf("live push: %d rows of %d, first %d; want %d of %d, the new one first", s.list.len(), s.list.all, sel(), n/6+1, n+1)
 	}
 	// Marks are the reservations': space on the push log marks nothing.
 	press(s, " ")
