@@ -77,3 +77,15 @@ func (m *MemList[R]) Prompt() bool { return m.l.prompt }
 
 // Err is the filter the language refused (FilterErrorText words it).
 func (m *MemList[R]) Err() error { return m.l.err }
+
+// Visible is every row that passes the filter, in the list's order (an
+// export); a filter the language refused exports nothing and says why.
+func (m *MemList[R]) Visible() ([]R, error) {
+	if _, err := m.l.where(); err != nil {
+		return nil, err
+	}
+	if m.l.src == nil {
+		return nil, nil
+	}
+	return everything(m.l.src, m.l.spec.pos, m.l.question())
+}

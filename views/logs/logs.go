@@ -59,6 +59,20 @@ func (p *pane[T]) setRows(xs []T) {
 	p.list.SetRows(rows)
 }
 
+// visible is every row that passes the filter, newest first (the
+// export).
+func (p *pane[T]) visible() ([]T, error) {
+	rows, err := p.list.Visible()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(rows))
+	for i, r := range rows {
+		out[i] = *r.v
+	}
+	return out, nil
+}
+
 func (p *pane[T]) setSize(w, h int) {
 	p.width, p.height = w, h
 	p.table.SetSize(w, p.tableHeight())
@@ -251,6 +265,10 @@ func NewAudit(ctx *views.Context) *Audit {
 // SetEntries replaces the rows (newest first, as store.Audit returns them).
 func (a *Audit) SetEntries(es []store.AuditEntry) { a.setRows(es) }
 
+// Visible is the entries that pass the filter, newest first (what e and E
+// export).
+func (a *Audit) Visible() ([]store.AuditEntry, error) { return a.visible() }
+
 // Title implements views.Screen.
 func (a *Audit) Title() string { return "Audit" }
 
@@ -346,6 +364,10 @@ func NewGatewayLog(ctx *views.Context) *GatewayLog {
 
 // SetExchanges replaces the rows (newest first).
 func (g *GatewayLog) SetExchanges(xs []store.Exchange) { g.setRows(xs) }
+
+// Visible is the exchanges that pass the filter, newest first (what e
+// and E export).
+func (g *GatewayLog) Visible() ([]store.Exchange, error) { return g.visible() }
 
 // Title implements views.Screen.
 func (g *GatewayLog) Title() string { return "Gateway log" }
