@@ -81,11 +81,12 @@ func (m *MemList[R]) Err() error { return m.l.err }
 // Visible is every row that passes the filter, in the list's order (an
 // export); a filter the language refused exports nothing and says why.
 func (m *MemList[R]) Visible() ([]R, error) {
-	if _, err := m.l.where(); err != nil {
+	q, err := m.l.wholeQuestion()
+	if err != nil {
 		return nil, err
 	}
 	if m.l.src == nil {
 		return nil, nil
 	}
-	return everything(m.l.src, m.l.spec.pos, m.l.question())
+	return everything(m.l.src, m.l.spec.pos, q)
 }

@@ -153,6 +153,16 @@ func (l *pagedList[R]) question() Query[R] {
 	return q
 }
 
+// wholeQuestion is the question for every row that passes the filter (an
+// export, marking all): a filter the language refused asks nothing —
+// its query would ask for every row while the screen shows none.
+func (l *pagedList[R]) wholeQuestion() (Query[R], error) {
+	if _, err := l.where(); err != nil {
+		return Query[R]{}, err
+	}
+	return l.question(), nil
+}
+
 // where parses the typed filter; relative times ("created:<7d") count
 // from the console's clock, dates are days where it shows times.
 func (l *pagedList[R]) where() (query.Query, error) {

@@ -410,7 +410,11 @@ func (s *Pushes) exportCmd(format string) tea.Cmd {
 	if s.list.src == nil {
 		return send(s.export(format, nil))
 	}
-	src, q, pos := s.list.src, s.list.question(), s.list.spec.pos
+	q, err := s.list.wholeQuestion()
+	if err != nil {
+		return Status(LevelWarn, "nothing exported: "+FilterErrorText(err))
+	}
+	src, pos := s.list.src, s.list.spec.pos
 	run := func() tea.Msg {
 		rows, err := everything(src, pos, q)
 		return exportPushMsg{tab: s, format: format, rows: rows, err: err}

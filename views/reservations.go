@@ -380,7 +380,11 @@ func (s *Reservations) exportCmd(format string) tea.Cmd {
 	if s.list.src == nil {
 		return send(s.export(format, nil))
 	}
-	src, q := s.list.src, s.list.question()
+	q, err := s.list.wholeQuestion()
+	if err != nil {
+		return Status(LevelWarn, "nothing exported: "+FilterErrorText(err))
+	}
+	src := s.list.src
 	run := func() tea.Msg {
 		rows, err := everything(src, pageRowPos, q)
 		sums := make([]store.Summary, len(rows))

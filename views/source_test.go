@@ -278,3 +278,45 @@ func pushLogPaged(t *testing.T, n int) {
 		t.Fatalf("space marked %d pushes on a list without marks", s.list.marks.count())
 	}
 }
+
+// A filter the language refuses shows no rows, so it marks and exports
+// none: its query would otherwise ask for every row ("*" then a bulk
+// cancel would have taken the whole list).
+func TestRefusedFilterMarksAndExportsNothing(t *testing.T) {
+	refuse := append(append([]string{"/"}, typed("amount:>x")...), "enter")
+	msgOf := func(cmd tea.Cmd) tea.Msg {
+		if cmd == nil {
+			return nil
+		}
+		return cmd()
+	}
+	t.Run("reservations", func(t *testing.T) {
+		s := newTab(genRows(50))
+		press(s, refuse...)
+		msg := msgOf(s.Update(keyOf("*")))
+		if st, ok := msg.(StatusMsg); !ok || !strings.Contains(st.Text, "nothing marked: Filter: amount:") || s.list.marks.count() != 0 {
+			t.Fatalf("* under a refused filter: %#v, %d marked", msg, s.list.marks.count())
+		}
+		if st, ok := msgOf(s.Update(keyOf("e"))).(StatusMsg); !ok || !strings.Contains(st.Text, "nothing exported: Filter: amount:") {
+			t.Fatalf("e under a refused filter: %#v", st)
+		}
+	})
+	t.Run("transactions", func(t *testing.T) {
+		s := NewTransactions(NewContext(func() time.Time { return listNow }))
+		s.SetSize(120, 20)
+		finish(s.Update(TransactionRowsMsg{Full: true, Rows: NewTransactionRows([]*store.Transaction{{Key: "K1", Kind: store.KindCapture, Invoice: "I-1", Created: listNow}})}), s)
+		press(s, refuse...)
+		if st, ok := msgOf(s.Update(keyOf("e"))).(StatusMsg); !ok || !strings.Contains(st.Text, "nothing exported: Filter: amount:") {
+			t.Fatalf("e under a refused filter: %#v", st)
+		}
+	})
+	t.Run("pushes", func(t *testing.T) {
+		s := NewPushes(NewContext(func() time.Time { return listNow }), "")
+		s.SetSize(120, 20)
+		finish(s.Update(PushRowsMsg{Full: true, Rows: NewPushRows([]*store.PushRecord{{ID: 1, Key: "K1", ReceivedAt: listNow}})}), s)
+		press(s, refuse...)
+		if st, ok := msgOf(s.Update(keyOf("e"))).(StatusMsg); !ok || !strings.Contains(st.Text, "nothing exported: Filter: amount:") {
+			t.Fatalf("e under a refused filter: %#v", st)
+		}
+	})
+}

@@ -336,7 +336,11 @@ func (s *Transactions) exportCmd(format string) tea.Cmd {
 	if s.list.src == nil {
 		return send(s.export(format, nil))
 	}
-	src, q := s.list.src, s.list.question()
+	q, err := s.list.wholeQuestion()
+	if err != nil {
+		return Status(LevelWarn, "nothing exported: "+FilterErrorText(err))
+	}
+	src := s.list.src
 	run := func() tea.Msg {
 		rows, err := everything(src, txSpec.pos, q)
 		return exportTxMsg{tab: s, format: format, rows: rows, err: err}
