@@ -152,10 +152,6 @@ type App struct {
 	palette *palette
 	status  views.StatusMsg
 
-	// The log tabs' rows, for their export (their screens have none).
-	auditRows    []store.AuditEntry
-	exchangeRows []store.Exchange
-
 	counts        store.Counts
 	sessionPushes int
 	// pushWatch notices operations whose push does not come.
@@ -390,14 +386,12 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.err != nil {
 			a.status = views.StatusMsg{Level: views.LevelError, Text: "audit log: " + msg.err.Error()}
 		}
-		a.auditRows = msg.entries
 		a.tabs[TabAudit].(*logs.Audit).SetEntries(msg.entries)
 		return a, nil
 	case exchangesMsg:
 		if msg.err != nil {
 			a.status = views.StatusMsg{Level: views.LevelError, Text: "gateway log: " + msg.err.Error()}
 		}
-		a.exchangeRows = msg.entries
 		a.tabs[TabGateway].(*logs.GatewayLog).SetExchanges(msg.entries)
 		return a, nil
 	case storeClosedMsg:
@@ -634,11 +628,22 @@ func (a *App) key(msg tea.KeyPressMsg) tea.Cmd {
 		if key.Matches(msg, k.ExportJSON) {
 			format = "json"
 		}
+		// The log tabs export what their filter keeps, as every list does.
 		switch a.active {
 		case TabAudit:
-			return a.export(views.AuditExport(a.auditRows, format))
+			es, err := a.tabs[TabAudit].(*logs.Audit).Visible()
+			if err != nil {
+				a.status = views.StatusMsg{Level: views.LevelWarn, Text: "nothing exported: " + views.FilterErrorText(err)}
+				return nil
+			}
+			return a.export(views.AuditExport(es, format))
 		case TabGateway:
-			return a.export(views.ExchangeExport(a.exchangeRows, format))
+			xs, err := a.tabs[TabGateway].(*logs.GatewayLog).Visible()
+			if err != nil {
+				a.status = views.StatusMsg{Level: views.LevelWarn, Text: "nothing exported: " + views.FilterErrorText(err)}
+				return nil
+			}
+			return a.export(views.ExchangeExport(xs, format))
 		}
 	}
 	if why := a.refusedKey(msg); why != "" {

@@ -287,3 +287,40 @@ func TestGoldenSavedView(t *testing.T) {
 		t.Fatalf("the second view:\n%s", v)
 	}
 }
+
+// The log tabs export what their filter keeps, as every list does: a
+// filter that keeps nothing exports the header alone, a refused one
+// exports nothing and says why.
+func TestLogExportKeepsTheFilter(t *testing.T) {
+	dir := t.TempDir()
+	a := newTestApp(t, fixture(), 120, 36, func(c *Config) { c.ExportDir = dir })
+	lines := func() int {
+		t.Helper()
+		files, _ := filepath.Glob(filepath.Join(dir, "paydesk-gateway-log-*.csv"))
+		if len(files) != 1 {
+			t.Fatalf("gateway log exports: %v", files)
+		}
+		b, _ := os.ReadFile(files[0])
+		return strings.Count(string(b), "\n")
+	}
+	press(t, a, "5", "e")
+	all := lines()
+	if all < 2 {
+		t.Fatalf("the whole gateway log exported %d lines", all)
+	}
+	press(t, a, "/")
+	typeText(t, a, "service:no-such-service")
+	press(t, a, "enter", "e")
+	if n := lines(); n != 1 {
+		t.Fatalf("a filter that keeps nothing exported %d lines, want the header alone", n)
+	}
+	press(t, a, "esc", "4", "/")
+	typeText(t, a, "amount:>x")
+	press(t, a, "enter", "e")
+	if !strings.Contains(a.status.Text, "nothing exported: Filter: amount:") {
+		t.Fatalf("a refused filter: %q", a.status.Text)
+	}
+	if files, _ := filepath.Glob(filepath.Join(dir, "paydesk-audit-*")); len(files) != 0 {
+		t.Fatalf("a refused filter exported %v", files)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"paydesk/internal/query"
 	"paydesk/store"
 	"paydesk/ui/theme"
 )
@@ -18,7 +19,10 @@ import (
 // server decides who may: the console offers the keys only to a role
 // that may approve, and nobody approves their own.
 type Approvals struct {
-	ctx    *Context
+	ctx *Context
+	// rows is the list component over the requests (the filter "/"
+	// takes store.ApprovalFilter); list the requests as loaded.
+	rows   *MemList[*store.Approval]
 	table  *Table
 	list   []*store.Approval
 	err    error
@@ -75,7 +79,9 @@ var approvalColumns = []Column{
 
 // NewApprovals makes the page.
 func NewApprovals(ctx *Context, canDecide bool) *Approvals {
-	return &Approvals{ctx: ctx, table: NewTable(ctx.Theme, approvalColumns), CanDecide: canDecide}
+	rows := NewMemList(ctx, approvalColumns, func(a **store.Approval) string { return itoa(int((*a).ID)) }, store.ApprovalFilter,
+		func(a **store.Approval, w *query.Query) bool { return store.KeepApproval(*a, w, ctx.Now()) })
+	return &Approvals{ctx: ctx, rows: rows, table: rows.Table(), CanDecide: canDecide}
 }
 
 // Title names the page.
@@ -89,37 +95,39 @@ func (p *Approvals) SetSize(w, h int) {
 
 const approvalDetail = 5
 
-// Capturing is true while a denial's reason is typed.
-func (p *Approvals) Capturing() bool { return p.denying != 0 }
+// Capturing is true while a denial's reason or the filter is typed.
+func (p *Approvals) Capturing() bool { return p.denying != 0 || p.rows.Prompt() }
 
 // Actions are the page's keys.
 func (p *Approvals) Actions() []Action {
 	if !p.CanDecide {
-		return nil
+		return []Action{{Key: p.ctx.Keys.Filter}}
 	}
-	return []Action{{Key: approveKey, Changes: true}, {Key: denyKey, Changes: true}}
+	return []Action{{Key: approveKey, Changes: true}, {Key: denyKey, Changes: true}, {Key: p.ctx.Keys.Filter}}
 }
 
 func (p *Approvals) selected() *store.Approval {
-	if len(p.list) == 0 {
-		return nil
+	if a, ok := p.rows.Selected(); ok {
+		return *a
 	}
-	return p.list[min(p.table.Cursor(), len(p.list)-1)]
+	return nil
 }
 
 // Update handles the page's data and keys.
 func (p *Approvals) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case ApprovalsMsg:
-		p.list, p.err = msg.List, msg.Err
-		p.table.SetLen(len(p.list))
+		p.err = msg.Err
+		if msg.Err == nil {
+			p.list = msg.List
+			p.rows.SetRows(msg.List)
+		}
 	case tea.KeyPressMsg:
 		if p.denying != 0 {
 			return p.typeReason(msg)
 		}
-		k := p.ctx.Keys
-		if p.table.HandleKey(msg, keyMapNav{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End}) {
-			return nil
+		if cmd, done := p.rows.Update(msg); done {
+			return cmd
 		}
 		a := p.selected()
 		if a == nil || !p.CanDecide {
@@ -137,8 +145,9 @@ func (p *Approvals) Update(msg tea.Msg) tea.Cmd {
 		case key.Matches(msg, denyKey):
 			p.denying, p.reason = a.ID, ""
 		}
-	case tea.MouseWheelMsg:
-		p.table.HandleMouse(msg)
+	case tea.MouseWheelMsg, tea.PasteMsg:
+		cmd, _ := p.rows.Update(msg)
+		return cmd
 	}
 	return nil
 }
@@ -185,15 +194,30 @@ func (p *Approvals) View() string {
 	} else {
 		hint += " · finance or admin decides"
 	}
-	info := spread(t.Muted.Render(hint), t.Muted.Render(fmt.Sprintf("%d waiting", pending)), p.width)
+	left := t.Muted.Render(hint)
+	if p.rows.Prompt() || p.rows.Query() != "" {
+		left = promptLine(t, p.rows.Prompt(), p.rows.Query())
+	}
+	info := spread(left, t.Muted.Render(fmt.Sprintf("%d waiting", pending)), p.width)
 	if p.err != nil {
 		info = spread(t.Failed.Render("Could not read the requests: "+clean(p.err.Error())), "", p.width)
 	}
-	if len(p.list) == 0 {
-		return info + "\n" + padLines("\n  "+t.OK.Render("No approval requests."), p.height-1)
+	if err := p.rows.Err(); err != nil {
+		return info + "\n" + padLines("\n  "+t.Failed.Render(FilterErrorText(err)), p.height-1)
+	}
+	if p.rows.Len() == 0 {
+		text := t.OK.Render("No approval requests.")
+		if len(p.list) > 0 {
+			text = t.Muted.Render("No request matches the filter — press esc to clear it.")
+		}
+		return info + "\n" + padLines("\n  "+text, p.height-1)
 	}
 	body := p.table.View(func(i int, out []Cell) {
-		a := p.list[i]
+		ap, ok := p.rows.At(i)
+		if !ok {
+			return
+		}
+		a := *ap
 		st := a.StateAt(now)
 		out[0] = Cell{Text: fmt.Sprint(a.ID)}
 		out[1] = Cell{Text: string(st), Paint: approvalPaint(st)}

@@ -97,67 +97,6 @@ func BenchmarkRenderReservations(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/frame")
 }
 
-// BenchmarkFilterReservations is one keystroke of the filter over 100,000
-// rows on a fresh query: every row's search text is scanned (the text block
-// was laid out in the background after the first frame; see
-// BenchmarkPrepareSearch). Narrowing keystrokes cost far less
-// (BenchmarkFilterReservationsNarrowing).
-func BenchmarkFilterReservations(b *testing.B) {
-	rows := benchReservations(b)
-	s := newEngine(rows)
-	spec := s.list.spec
-	sorted := s.list.view
-	b.ReportAllocs()
-	b.ResetTimer()
-	var matched int
-	for b.Loop() {
-		// A keystroke on a fresh query: every row is scanned.
-		v := computeView(spec, nil, sorted, rows, s.list.sortCol, s.list.sortDesc, "mü", 0)
-		matched = len(v.idx)
-	}
-	b.ReportMetric(float64(matched), "matches")
-	b.ReportMetric(float64(len(rows)), "rows")
-}
-
-// BenchmarkFilterReservationsNarrowing is the next keystroke: it filters
-// what the previous one found.
-func BenchmarkFilterReservationsNarrowing(b *testing.B) {
-	rows := benchReservations(b)
-	s := newEngine(rows)
-	prev := computeView(s.list.spec, nil, s.list.view, rows, s.list.sortCol, s.list.sortDesc, "mü", 0)
-	b.ReportAllocs()
-	b.ResetTimer()
-	var matched int
-	for b.Loop() {
-		v := computeView(s.list.spec, nil, prev, rows, s.list.sortCol, s.list.sortDesc, "mül", 0)
-		matched = len(v.idx)
-	}
-	b.ReportMetric(float64(matched), "matches")
-}
-
-// BenchmarkSortReservations re-sorts 100,000 rows by amount (a press of s).
-func BenchmarkSortReservations(b *testing.B) {
-	rows := benchReservations(b)
-	s := newEngine(rows)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		_ = sortRows(s.list.spec, rows, rcAmount, false)
-	}
-}
-
-// BenchmarkPrepareSearch lays out the search text of 100,000 rows in one
-// block: done once per load in the background, or by the first keystroke
-// when the user types before it finished.
-func BenchmarkPrepareSearch(b *testing.B) {
-	rows := benchReservations(b)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		_ = buildHay(rows, reservationSpec())
-	}
-}
-
 // largeStore opens the store of a million reservations the large
 // benchmarks read (PAYDESK_LARGE: a file or URL made by
 // store/storetest/gen; see docs/large.md).

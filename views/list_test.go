@@ -11,7 +11,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/shopspring/decimal"
 
-	"paydesk/internal/fold"
 	"paydesk/store"
 )
 
@@ -59,64 +58,6 @@ func newTab(rows []*ReservationRow) *Reservations {
 	s.SetSize(120, 20)
 	finish(s.Update(ReservationRowsMsg{Full: true, Rows: rows}), s)
 	return s
-}
-
-// The block search (big lists) and the row by row search (small lists and
-// narrowing) find the same rows in the same order.
-func TestFilterPathsAgree(t *testing.T) {
-	rows := genRows(20000)
-	s := newEngine(rows)
-	for _, q := range []string{"mü", "müller", "cup", "inv-0001", "r000123", "vries scarf", "nothing-like-this", "e"} {
-		t.Run(q, func(t *testing.T) {
-			fast := computeView(s.list.spec, nil, s.list.view, rows, rcAge, true, q, 0)
-			if fast.hay == nil {
-				t.Fatal("the big list did not use the block search")
-			}
-			slow := filterRows(s.list.spec.haystack, nil, rows, s.list.view.sorted, q)
-			if !slices.Equal(fast.idx, slow) {
-				t.Fatalf("block search found %d rows, row by row %d", len(fast.idx), len(slow))
-			}
-			for _, i := range slow {
-				for _, w := range strings.Fields(fold.String(q)) {
-					if !strings.Contains(rows[i].searchText(), w) {
-						t.Fatalf("row %d does not contain %q", i, w)
-					}
-				}
-			}
-		})
-	}
-}
-
-// The search folds case and accents: "muller", "MÜLLER" and "müller" find
-// the same rows, and find some.
-func TestFilterFoldsAccents(t *testing.T) {
-	rows := genRows(20000)
-	s := newEngine(rows)
-	var found [][]int32
-	for _, q := range []string{"müller", "muller", "MÜLLER", "Muller"} {
-		v := computeView(s.list.spec, nil, s.list.view, rows, rcAge, true, q, 0)
-		found = append(found, v.idx)
-		if slow := filterRows(s.list.spec.haystack, nil, rows, s.list.view.sorted, q); !slices.Equal(v.idx, slow) {
-			t.Fatalf("%q: block search %d rows, row by row %d", q, len(v.idx), len(slow))
-		}
-	}
-	if len(found[0]) == 0 {
-		t.Fatal("müller finds nothing")
-	}
-	for i := range found[1:] {
-		if !slices.Equal(found[0], found[i+1]) {
-			t.Fatalf("query %d finds %d rows, müller %d", i+1, len(found[i+1]), len(found[0]))
-		}
-	}
-}
-
-// newEngine is the in-memory list engine (the transactions' and pushes'
-// lists) over reservation rows, loaded and sorted newest first.
-func newEngine(rows []*ReservationRow) struct{ list *list[*ReservationRow] } {
-	l := newList(NewContext(func() time.Time { return listNow }), reservationColumns, reservationSpec(), rcAge, true)
-	l.apply(computeView(l.spec, nil, nil, rows, rcAge, true, "", 0))
-	l.rows = rows
-	return struct{ list *list[*ReservationRow] }{l}
 }
 
 // slowSource answers like memory but, not being memory, is asked in

@@ -123,7 +123,11 @@ func (l *pagedList[R]) markAll() tea.Cmd {
 	if l.src == nil {
 		return nil
 	}
-	src, q, pos := l.src, l.question(), l.spec.pos
+	q, err := l.wholeQuestion()
+	if err != nil {
+		return Status(LevelWarn, "nothing marked: "+FilterErrorText(err))
+	}
+	src, pos := l.src, l.spec.pos
 	run := func() tea.Msg {
 		rows, err := everything(src, pos, q)
 		return pagedMarkAllMsg[R]{l: l, rows: rows, err: err}

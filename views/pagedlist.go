@@ -81,8 +81,8 @@ type pagedList[R any] struct {
 	table *Table
 
 	spec pagedSpec[R]
-	src  pageSource[R]
-	sync bool // src answers at once (rows held in memory): no commands
+	src  Source[R]
+	sync bool // src answers at once (few rows held in memory): no commands
 
 	listControls
 	state store.State
@@ -122,12 +122,10 @@ type pagedSpec[R any] struct {
 	// language that apply).
 	filter   query.List
 	markable bool // rows can be marked for a bulk action (marks.go)
-}
-
-// pageSource answers a paged list's queries.
-type pageSource[R any] interface {
-	page(q store.PageQuery) (pageOf[R], error)
-	count(q store.PageQuery) (int, error)
+	// keep, when set, gives the tab's own narrowing for the next question
+	// (Query.Keep: the push log's type and status); it is called in
+	// Update, the filter it returns runs in the source.
+	keep func() func(*R) bool
 }
 
 // pageOf is one page of a source.
@@ -146,9 +144,23 @@ func newPagedList[R any](ctx *Context, cols []Column, spec pagedSpec[R], sortCol
 // question is what the list asks its source. The filter is the typed
 // text in the filter language (internal/query), the command line's
 // --filter; a text that does not parse asks nothing (where says why).
-func (l *pagedList[R]) question() store.PageQuery {
+func (l *pagedList[R]) question() Query[R] {
 	w, _ := l.where()
-	return store.PageQuery{Sort: l.spec.sortOf(l.sortCol), Desc: l.sortDesc, Where: w, State: l.state, Limit: pageRows}
+	q := Query[R]{PageQuery: store.PageQuery{Sort: l.spec.sortOf(l.sortCol), Desc: l.sortDesc, Where: w, State: l.state, Limit: pageRows}}
+	if l.spec.keep != nil {
+		q.Keep = l.spec.keep()
+	}
+	return q
+}
+
+// wholeQuestion is the question for every row that passes the filter (an
+// export, marking all): a filter the language refused asks nothing —
+// its query would ask for every row while the screen shows none.
+func (l *pagedList[R]) wholeQuestion() (Query[R], error) {
+	if _, err := l.where(); err != nil {
+		return Query[R]{}, err
+	}
+	return l.question(), nil
 }
 
 // where parses the typed filter; relative times ("created:<7d") count
@@ -185,7 +197,7 @@ func loadErrorText(err error) string {
 }
 
 // setSource starts reading from src.
-func (l *pagedList[R]) setSource(src pageSource[R], sync bool) tea.Cmd {
+func (l *pagedList[R]) setSource(src Source[R], sync bool) tea.Cmd {
 	l.src, l.sync = src, sync
 	return l.restart()
 }
@@ -246,10 +258,10 @@ func (l *pagedList[R]) fetch(kind fetchKind, limit int) tea.Cmd {
 			m.err, m.all = werr, -1
 			return m
 		}
-		m.page, m.err = src.page(q)
+		m.page, m.err = src.Page(q)
 		m.all = m.page.total
-		if m.err == nil && (!q.Where.Empty() || q.State != "") {
-			m.all, m.err = src.count(store.PageQuery{})
+		if m.err == nil && q.narrowed() {
+			m.all, m.err = src.Count(Query[R]{})
 		}
 		return m
 	}
@@ -271,7 +283,7 @@ func (l *pagedList[R]) countCmd(upTo int) tea.Cmd {
 		q.Limit = upTo
 	}
 	run := func() tea.Msg {
-		n, err := src.count(q)
+		n, err := src.Count(q)
 		return pagedCountMsg[R]{l: l, gen: gen, n: n, err: err, capped: upTo > 0 && n == upTo}
 	}
 	if l.sync {
@@ -589,8 +601,10 @@ func (l *pagedList[R]) update(msg tea.Msg) (tea.Cmd, bool) {
 		if l.table.HandleKey(msg, keyMapNav{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End}) {
 			return l.ensure(), true
 		}
-		if cmd, ok := l.markKey(msg); ok && l.spec.markable {
-			return cmd, true
+		if l.spec.markable {
+			if cmd, ok := l.markKey(msg); ok {
+				return cmd, true
+			}
 		}
 		if handled, changed := l.controlKey(msg, k, l.spec.sortable); handled {
 			return ifChanged(changed, l.restart), true
@@ -635,11 +649,11 @@ func (l *pagedList[R]) infoLine(width int, noun string, sortName string, extra s
 
 // everything reads every row that passes q, in order (an export); it
 // runs in a command, so it is given what it reads.
-func everything[R any](src pageSource[R], pos func(*R) []byte, q store.PageQuery) ([]R, error) {
+func everything[R any](src Source[R], pos func(*R) []byte, q Query[R]) ([]R, error) {
 	var out []R
 	q.Limit = 10_000
 	for {
-		p, err := src.page(q)
+		p, err := src.Page(q)
 		if err != nil {
 			return nil, err
 		}

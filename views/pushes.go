@@ -156,41 +156,67 @@ func pushStatusMatches(p *store.PushRecord, f string) bool {
 }
 
 // Pushes is the push log: every push the listener received, newest first,
-// live as they arrive.
+// live as they arrive. The store has no paged push query, so the pushes
+// the console loads are paged from memory (memRows), by the same list as
+// the other tabs.
 type Pushes struct {
-	listTab[*PushRow]
+	ctx        *Context
+	list       *pagedList[*PushRow]
+	mem        *memRows[*PushRow]
+	width      int
+	height     int
+	err        error
 	typeIdx    int
 	statusIdx  int
 	listenAddr string
 }
 
+// pushMem is how the push log's rows are paged in memory.
+var pushMem = &memSpec[*PushRow]{
+	key:     func(r **PushRow) string { return (*r).id },
+	compare: func(a, b **PushRow, col int) int { return comparePushes(*a, *b, col) },
+	// "/" takes the filter language, as `paydesk pushes --filter`.
+	where: func(r **PushRow, w *query.Query) bool { return store.KeepPushLogText((*r).Push, &(*r).logText, w) },
+}
+
 // NewPushes makes the push log; listenAddr is shown in the empty state.
 func NewPushes(ctx *Context, listenAddr string) *Pushes {
-	s := &Pushes{listTab: listTab[*PushRow]{ctx: ctx}, listenAddr: listenAddr}
-	spec := rowSpec[*PushRow]{
-		key:      func(r *PushRow) string { return r.id },
-		haystack: func(r *PushRow) string { return r.hay },
-		compare:  comparePushes,
+	s := &Pushes{ctx: ctx, listenAddr: listenAddr}
+	spec := pagedSpec[*PushRow]{
+		key:      func(r **PushRow) string { return (*r).id },
+		pos:      func(r **PushRow) []byte { return []byte((*r).id) },
+		sortOf:   func(col int) store.SortBy { return store.SortBy(col) }, // memRows orders by the column itself
 		sortable: []int{pcTime, pcKind, pcStatus, pcSignature},
-		// "/" takes the filter language, as `paydesk pushes --filter`.
-		filter: store.PushLogFilter,
-		where:  func(r *PushRow, w *query.Query) bool { return store.KeepPushLogText(r.Push, &r.logText, w) },
-		keep: func() func(*PushRow) bool {
-			typ, status := pushTypes[s.typeIdx], pushStatuses[s.statusIdx]
-			if typ == "" && status == "" {
-				return nil
-			}
-			return func(r *PushRow) bool {
-				if typ != "" && r.Push.Envelope != typ {
-					return false
-				}
-				return pushStatusMatches(r.Push, status)
-			}
-		},
+		filter:   store.PushLogFilter,
+		keep:     s.keep,
 	}
-	s.list = newList(ctx, pushColumns, spec, pcTime, true)
+	s.list = newPagedList(ctx, pushColumns, spec, pcTime)
 	return s
 }
+
+// keep is the type and status chosen with t and v, for the next question.
+func (s *Pushes) keep() func(**PushRow) bool {
+	typ, status := pushTypes[s.typeIdx], pushStatuses[s.statusIdx]
+	if typ == "" && status == "" {
+		return nil
+	}
+	return func(r **PushRow) bool {
+		p := (*r).Push
+		if typ != "" && p.Envelope != typ {
+			return false
+		}
+		return pushStatusMatches(p, status)
+	}
+}
+
+// SetSize sets the screen size.
+func (s *Pushes) SetSize(w, h int) {
+	s.width, s.height = w, h
+	s.list.table.SetSize(w, h-1)
+}
+
+// Capturing is true while the filter prompt is open.
+func (s *Pushes) Capturing() bool { return s.list.prompt }
 
 // Title names the tab.
 func (s *Pushes) Title() string { return "Pushes" }
@@ -206,36 +232,75 @@ func (s *Pushes) Actions() []Action {
 	return append(acts, Action{Key: k.ExportCSV}, Action{Key: k.ExportJSON})
 }
 
+// takeRows applies a load: rows handed over whole replace the source,
+// others (live pushes) join it; the rows on screen show a change at once.
+func (s *Pushes) takeRows(m PushRowsMsg) tea.Cmd {
+	s.err = m.Err
+	if m.Err != nil {
+		return nil
+	}
+	if m.Full || s.mem == nil {
+		s.mem = newMemRows(pushMem, m.Rows)
+		return s.list.setSource(s.mem, len(m.Rows) < asyncRows)
+	}
+	if len(m.Rows) == 0 {
+		return nil
+	}
+	s.mem = s.mem.with(m.Rows)
+	s.list.src, s.list.sync = s.mem, len(s.mem.rows) < asyncRows
+	by := make(map[string]*PushRow, len(m.Rows))
+	for _, r := range m.Rows {
+		by[r.id] = r
+	}
+	return s.list.changed(func(r **PushRow) {
+		if n, ok := by[(*r).id]; ok {
+			*r = n
+		}
+	})
+}
+
 // Update handles rows, keys and the wheel.
 func (s *Pushes) Update(msg tea.Msg) tea.Cmd {
-	if m, ok := msg.(PushRowsMsg); ok {
-		return s.list.takeRows(m.Full, m.Rows, m.Err, &s.err)
+	switch m := msg.(type) {
+	case PushRowsMsg:
+		return s.takeRows(m)
+	case exportPushMsg:
+		if m.tab != s {
+			return nil
+		}
+		if m.err != nil {
+			s.err = m.err
+			return nil
+		}
+		return send(s.export(m.format, m.rows))
 	}
-	key, cmd, ok := s.keyLeft(msg)
-	if !ok {
+	cmd, done := s.list.update(msg)
+	if done {
 		return cmd
+	}
+	key, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
 	}
 	k := s.ctx.Keys
 	switch {
 	case keyIs(key, k.FilterType):
 		s.typeIdx = (s.typeIdx + 1) % len(pushTypes)
-		s.list.keepGen++
-		return s.list.recompute()
+		return s.list.restart()
 	case keyIs(key, k.FilterStatus):
 		s.statusIdx = (s.statusIdx + 1) % len(pushStatuses)
-		s.list.keepGen++
-		return s.list.recompute()
+		return s.list.restart()
 	case keyIs(key, k.ExportCSV), keyIs(key, k.ExportJSON):
-		return send(s.export(exportFormat(key, k)))
+		return s.exportCmd(exportFormat(key, k))
 	}
 	sel, has := s.list.selected()
 	if !has {
 		return nil
 	}
 	if keyIs(key, k.Open) {
-		return send(OpenPush{Push: sel.Push})
+		return send(OpenPush{Push: (*sel).Push})
 	}
-	return pushActions(s.ctx, key, sel.Push)
+	return pushActions(s.ctx, key, (*sel).Push)
 }
 
 // pushActions are the keys the log and the push page share.
@@ -280,18 +345,20 @@ func (s *Pushes) View() string {
 		sortName = pushColumns[s.list.sortCol].Title
 	}
 	info := s.list.infoLine(s.width, "pushes", sortName, strings.Join(filters, ", "))
-	if s.err != nil {
-		return s.page(info, s.readError())
+	page := func(body string) string { return info + "\n" + padLines(body, s.height-1) }
+	err := s.err
+	if err == nil {
+		err = s.list.err
 	}
-	if s.list.whereErr != nil {
-		return s.page(info, t.Failed.Render(FilterErrorText(s.list.whereErr)))
+	if err != nil {
+		return page(t.Failed.Render(loadErrorText(err)))
 	}
 	if s.list.len() == 0 {
 		var msg string
 		switch {
 		case !s.list.loaded:
 			msg = "\n  " + t.Muted.Render("Loading the cache…")
-		case len(s.list.rows) > 0:
+		case s.list.all > 0:
 			msg = "\n  " + t.Muted.Render("No push matches the filters — press esc to clear the text, t and v to cycle type and status.")
 		default:
 			where := "the push listener"
@@ -302,10 +369,16 @@ func (s *Pushes) View() string {
 				"\n  " + t.Muted.Render("They show up here live as "+where+" receives them.") +
 				"\n  " + t.Muted.Render(pushesEmptyHint(s.ctx))
 		}
-		return s.page(info, msg)
+		return page(msg)
 	}
 	body := s.list.table.View(func(i int, out []Cell) {
-		r := s.list.at(i)
+		rp, ok := s.list.at(i)
+		if !ok {
+			// Not read yet (the window follows the screen).
+			out[pcKind] = Cell{Text: "…", Paint: theme.PaintMuted}
+			return
+		}
+		r := *rp
 		p := r.Push
 		out[pcTime] = Cell{Text: s.ctx.shortStamp(p.ReceivedAt), Paint: theme.PaintMuted}
 		out[pcEnvelope] = Cell{Text: r.envelope}
@@ -320,11 +393,39 @@ func (s *Pushes) View() string {
 		out[pcSignature] = Cell{Text: r.signature, Paint: sigPaint}
 		out[pcResult] = Cell{Text: r.result, Paint: r.resultPaint}
 	})
-	return s.page(info, body)
+	return page(body)
 }
 
-func (s *Pushes) export(format string) ExportIntent {
-	rows := s.list.visible()
+// exportPushMsg carries every push that passes the filters, for an export.
+type exportPushMsg struct {
+	tab    *Pushes
+	format string
+	rows   []*PushRow
+	err    error
+}
+
+// exportCmd reads every push that passes the filters (in a command for a
+// big log), then asks for the export.
+func (s *Pushes) exportCmd(format string) tea.Cmd {
+	if s.list.src == nil {
+		return send(s.export(format, nil))
+	}
+	q, err := s.list.wholeQuestion()
+	if err != nil {
+		return Status(LevelWarn, "nothing exported: "+FilterErrorText(err))
+	}
+	src, pos := s.list.src, s.list.spec.pos
+	run := func() tea.Msg {
+		rows, err := everything(src, pos, q)
+		return exportPushMsg{tab: s, format: format, rows: rows, err: err}
+	}
+	if s.list.sync {
+		return s.Update(run())
+	}
+	return run
+}
+
+func (s *Pushes) export(format string, rows []*PushRow) ExportIntent {
 	return ExportIntent{Name: "pushes", Format: format, Table: ExportTable{
 		Columns: []string{"id", "received", "rejected", "reason", "envelope", "kind", "key", "invoice", "service", "status", "currency", "amount", "signature", "result", "applied", "ignored"},
 		Len:     len(rows),

@@ -25,15 +25,11 @@ func BenchmarkFilterPushes(b *testing.B) {
 	s := NewPushes(ctx, "")
 	s.SetSize(140, 40)
 	rows := NewPushRows(ps)
-	if cmd := s.Update(PushRowsMsg{Full: true, Rows: rows}); cmd != nil {
-		s.Update(cmd())
-	}
+	finish(s.Update(PushRowsMsg{Full: true, Rows: rows}), s)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		s.list.query = fmt.Sprintf("paypal service:pay amount:>%d", i%20)
-		if cmd := s.list.recompute(); cmd != nil {
-			s.Update(cmd())
-		}
+		finish(s.list.restart(), s)
 	}
 	if s.list.len() == 0 {
 		b.Fatal("the filter kept nothing")

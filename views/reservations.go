@@ -1,13 +1,11 @@
 package views
 
 import (
-	"cmp"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"paydesk/internal/fold"
 	"paydesk/store"
 	"paydesk/ui/keys"
 	"paydesk/ui/theme"
@@ -23,14 +21,6 @@ type ReservationRow struct {
 
 // NewReservationRow prepares a summary for the list.
 func NewReservationRow(s store.Summary) *ReservationRow { return &ReservationRow{Summary: s} }
-
-// searchText is the lower-case text the filter searches: invoice, customer,
-// reservation number, key and articles.
-func (r *ReservationRow) searchText() string {
-	s := r.Summary
-	return fold.String(clean(s.Invoice) + "\x00" + clean(s.Customer) + "\x00" + clean(s.ReservationNumber) + "\x00" + clean(s.Key) + "\x00" +
-		clean(s.Articles) + "\x00" + clean(s.Email) + "\x00" + clean(s.InvoiceNumbers))
-}
 
 // NewReservationRows prepares many summaries.
 func NewReservationRows(ss []store.Summary) []*ReservationRow {
@@ -70,46 +60,6 @@ var reservationColumns = []Column{
 	rcLeft:      {Title: "LEFT", Width: 6, Right: true},
 }
 
-var stateRank = map[store.State]int{
-	store.StateAwaitingCustomer: 0, store.StateReserved: 1, store.StatePartlyCaptured: 2,
-	store.StateCaptured: 3, store.StateClosed: 4, store.StateCancelled: 5, store.StateDeclined: 6,
-}
-
-func compareReservations(a, b *ReservationRow, col int) int {
-	var c int
-	switch col {
-	case rcInvoice:
-		c = strings.Compare(a.Summary.Invoice, b.Summary.Invoice)
-	case rcNumber:
-		c = strings.Compare(a.Summary.ReservationNumber, b.Summary.ReservationNumber)
-	case rcCustomer:
-		c = strings.Compare(strings.ToLower(a.Summary.Customer), strings.ToLower(b.Summary.Customer))
-	case rcAmount:
-		c = a.Summary.Amount.Cmp(b.Summary.Amount)
-	case rcState:
-		c = cmp.Compare(stateRank[a.Summary.State], stateRank[b.Summary.State])
-	case rcAge, rcLeft:
-		c = a.Summary.Created.Compare(b.Summary.Created)
-	}
-	if c == 0 {
-		c = a.Summary.Created.Compare(b.Summary.Created)
-	}
-	return c
-}
-
-// reservationKey orders the numeric columns without touching strings.
-func reservationKey(r *ReservationRow, col int) (int64, bool) {
-	switch col {
-	case rcAmount:
-		return r.Summary.Amount.Shift(2).IntPart(), true // cents: exact for amounts of two decimals
-	case rcAge, rcLeft:
-		return r.Summary.Created.UnixNano(), true
-	case rcState:
-		return int64(stateRank[r.Summary.State]), true
-	}
-	return 0, false
-}
-
 // Reservations is the reservations tab. Its list reads the rows near the
 // screen from the store (ReservationSourceMsg), sorted and filtered there;
 // rows handed over whole (ReservationRowsMsg with Full) are paged the same
@@ -142,21 +92,6 @@ func stateFilterText(s store.State) string {
 		return "outcome unknown"
 	}
 	return listStateText(s)
-}
-
-// reservationSpec is the reservation rows' spec for the in-memory list
-// engine (list.go), which the other lists use.
-func reservationSpec() rowSpec[*ReservationRow] {
-	return rowSpec[*ReservationRow]{
-		key:      func(r *ReservationRow) string { return r.Summary.Key },
-		haystack: (*ReservationRow).searchText,
-		appendHay: func(dst []byte, r *ReservationRow, f *fold.Folder) []byte {
-			return store.AppendSearchText(dst, &r.Summary, f)
-		},
-		compare:  compareReservations,
-		intKey:   reservationKey,
-		sortable: reservationSortable,
-	}
 }
 
 // NewReservations makes the reservations tab, newest first.
@@ -445,7 +380,11 @@ func (s *Reservations) exportCmd(format string) tea.Cmd {
 	if s.list.src == nil {
 		return send(s.export(format, nil))
 	}
-	src, q := s.list.src, s.list.question()
+	q, err := s.list.wholeQuestion()
+	if err != nil {
+		return Status(LevelWarn, "nothing exported: "+FilterErrorText(err))
+	}
+	src := s.list.src
 	run := func() tea.Msg {
 		rows, err := everything(src, pageRowPos, q)
 		sums := make([]store.Summary, len(rows))

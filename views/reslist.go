@@ -75,12 +75,20 @@ func upsertBy[T any](all, fresh []T, key func(T) string) []T {
 // resPages is a ReservationSource as a paged list's source.
 type resPages struct{ src ReservationSource }
 
-func (r resPages) page(q store.PageQuery) (pageOf[store.PageRow], error) {
-	p, err := r.src.ReservationPage(q)
+func (r resPages) Page(q Query[store.PageRow]) (pageOf[store.PageRow], error) {
+	if q.Keep != nil {
+		return pageOf[store.PageRow]{}, errKeepInStore{"reservation"}
+	}
+	p, err := r.src.ReservationPage(q.PageQuery)
 	return pageOf[store.PageRow]{rows: p.Rows, total: p.Total, more: p.More, less: p.Less}, err
 }
 
-func (r resPages) count(q store.PageQuery) (int, error) { return r.src.ReservationCount(q) }
+func (r resPages) Count(q Query[store.PageRow]) (int, error) {
+	if q.Keep != nil {
+		return 0, errKeepInStore{"reservation"}
+	}
+	return r.src.ReservationCount(q.PageQuery)
+}
 
 func pageRowPos(r *store.PageRow) []byte { return r.Pos }
 

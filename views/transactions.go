@@ -106,8 +106,11 @@ type TransactionSourceMsg struct{ Source TransactionSource }
 // txPages is a TransactionSource as a paged list's source.
 type txPages struct{ src TransactionSource }
 
-func (s txPages) page(q store.PageQuery) (pageOf[TransactionRow], error) {
-	p, err := s.src.TransactionPage(q)
+func (s txPages) Page(q Query[TransactionRow]) (pageOf[TransactionRow], error) {
+	if q.Keep != nil {
+		return pageOf[TransactionRow]{}, errKeepInStore{"transaction"}
+	}
+	p, err := s.src.TransactionPage(q.PageQuery)
 	rows := make([]TransactionRow, len(p.Rows))
 	for i, r := range p.Rows {
 		rows[i] = *NewTransactionRow(r.Tx)
@@ -116,7 +119,12 @@ func (s txPages) page(q store.PageQuery) (pageOf[TransactionRow], error) {
 	return pageOf[TransactionRow]{rows: rows, total: p.Total, more: p.More, less: p.Less}, err
 }
 
-func (s txPages) count(q store.PageQuery) (int, error) { return s.src.TransactionCount(q) }
+func (s txPages) Count(q Query[TransactionRow]) (int, error) {
+	if q.Keep != nil {
+		return 0, errKeepInStore{"transaction"}
+	}
+	return s.src.TransactionCount(q.PageQuery)
+}
 
 // txMem is a source over transactions held in memory (rows handed over
 // whole).
@@ -328,7 +336,11 @@ func (s *Transactions) exportCmd(format string) tea.Cmd {
 	if s.list.src == nil {
 		return send(s.export(format, nil))
 	}
-	src, q := s.list.src, s.list.question()
+	q, err := s.list.wholeQuestion()
+	if err != nil {
+		return Status(LevelWarn, "nothing exported: "+FilterErrorText(err))
+	}
+	src := s.list.src
 	run := func() tea.Msg {
 		rows, err := everything(src, txSpec.pos, q)
 		return exportTxMsg{tab: s, format: format, rows: rows, err: err}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -18,185 +19,140 @@ import (
 	"paydesk/views"
 )
 
-// pane is what both logs share: a table over rows kept elsewhere and a
-// detail pane for the selected row, as lazygit's command log shows a
-// command and its output; a filter (/) over the rows' text, and the detail
-// alone on the page (enter) for reading a long reason or body whole.
-type pane struct {
+// pane is what both logs share: the list component (views.MemList) over
+// rows kept in memory and a detail pane for the selected row, as lazygit's
+// command log shows a command and its output; the list's filter (/) takes
+// the filter language (internal/query, the command line's --filter), and
+// the detail goes alone on the page (enter) for reading a long reason or
+// body whole.
+type pane[T any] struct {
 	ctx    *views.Context
+	list   *views.MemList[row[T]]
 	table  *views.Table
 	width  int
 	height int
-	detail func(raw int) string
-	cells  func(raw int, out []views.Cell)
-	// The filter (/) is the filter language's (internal/query, the
-	// command line's --filter), checked against filter: where keeps the
-	// rows the parsed query keeps; err is a filter it refused.
-	filter query.List
-	where  func(raw int, w *query.Query) bool
-	err    error
-	scroll int // detail scroll offset
-
-	total  int   // rows held
-	idx    []int // the rows that pass the filter, in order
-	query  string
-	prompt bool // the filter prompt has the keyboard
+	detail func(*T) string
+	cells  func(*T, []views.Cell)
+	scroll int  // detail scroll offset
 	zoom   bool // the detail fills the page
 }
 
-func (p *pane) setSize(w, h int) {
+// row is a log's row and its place in the log: the place names it, so
+// the cursor keeps its place when the log is read again, as it always did.
+type row[T any] struct {
+	n int
+	v *T
+}
+
+func newPane[T any](ctx *views.Context, cols []views.Column, filter query.List, where func(*T, *query.Query) bool) pane[T] {
+	l := views.NewMemList(ctx, cols, func(r *row[T]) string { return strconv.Itoa(r.n) }, filter,
+		func(r *row[T], w *query.Query) bool { return where(r.v, w) })
+	return pane[T]{ctx: ctx, list: l, table: l.Table()}
+}
+
+// setRows replaces the rows (newest first) and filters them again.
+func (p *pane[T]) setRows(xs []T) {
+	rows := make([]row[T], len(xs))
+	for i := range xs {
+		rows[i] = row[T]{i, &xs[i]}
+	}
+	p.list.SetRows(rows)
+}
+
+// visible is every row that passes the filter, newest first (the
+// export).
+func (p *pane[T]) visible() ([]T, error) {
+	rows, err := p.list.Visible()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(rows))
+	for i, r := range rows {
+		out[i] = *r.v
+	}
+	return out, nil
+}
+
+func (p *pane[T]) setSize(w, h int) {
 	p.width, p.height = w, h
 	p.table.SetSize(w, p.tableHeight())
 }
 
 // tableHeight gives the list two fifths of the height (the line above it
 // excluded), the detail the rest.
-func (p *pane) tableHeight() int { return max(3, (p.height-1)*2/5) }
+func (p *pane[T]) tableHeight() int { return max(3, (p.height-1)*2/5) }
 
-// setTotal takes a new row count and filters again.
-func (p *pane) setTotal(n int) {
-	p.total = n
-	p.refilter()
-}
-
-func (p *pane) refilter() {
-	p.idx = p.idx[:0]
-	p.err = nil
-	p.refilterWhere()
-}
-
-// refilterWhere filters in the filter language: the rows the parsed query
-// keeps, none when it does not parse (the view says why).
-func (p *pane) refilterWhere() {
-	defer func() { p.table.SetLen(len(p.idx)) }()
-	var w query.Query
-	if strings.TrimSpace(p.query) != "" {
-		var err error
-		if w, err = p.ctx.ParseFilter(p.query, p.filter); err != nil {
-			p.err = err
-			return
-		}
-	}
-	for i := 0; i < p.total; i++ {
-		if w.Empty() || p.where(i, &w) {
-			p.idx = append(p.idx, i)
-		}
+// rowCells draws visible row i.
+func (p *pane[T]) rowCells(i int, out []views.Cell) {
+	if r, ok := p.list.At(i); ok {
+		p.cells(r.v, out)
 	}
 }
 
-// rawCells and rawDetail map a visible row to the row held.
-func (p *pane) rawCells(i int, out []views.Cell) { p.cells(p.idx[i], out) }
-
-func (p *pane) update(msg tea.Msg) tea.Cmd {
-	if w, ok := msg.(tea.MouseWheelMsg); ok {
-		if p.zoom {
-			if w.Button == tea.MouseWheelDown {
-				p.scroll += 3
-			} else if w.Button == tea.MouseWheelUp {
-				p.scroll = max(0, p.scroll-3)
-			}
+func (p *pane[T]) update(msg tea.Msg) tea.Cmd {
+	if w, ok := msg.(tea.MouseWheelMsg); ok && p.zoom {
+		if w.Button == tea.MouseWheelDown {
+			p.scroll += 3
+		} else if w.Button == tea.MouseWheelUp {
+			p.scroll = max(0, p.scroll-3)
+		}
+		return nil
+	}
+	k, isKey := msg.(tea.KeyPressMsg)
+	if isKey && !p.list.Prompt() {
+		km := p.ctx.Keys
+		switch {
+		case key.Matches(k, km.Open) && p.list.Len() > 0:
+			p.zoom, p.scroll = !p.zoom, 0
 			return nil
-		}
-		p.table.HandleMouse(w)
-		p.scroll = 0
-		return nil
-	}
-	if ps, ok := msg.(tea.PasteMsg); ok && p.prompt {
-		p.query += clean(ps.Content, false)
-		p.refilter()
-		return nil
-	}
-	k, ok := msg.(tea.KeyPressMsg)
-	if !ok {
-		return nil
-	}
-	if p.prompt {
-		p.promptKey(k)
-		return nil
-	}
-	km := p.ctx.Keys
-	switch {
-	case key.Matches(k, km.Filter):
-		p.prompt, p.zoom = true, false
-	case key.Matches(k, km.Open) && p.table.Len() > 0:
-		p.zoom, p.scroll = !p.zoom, 0
-	case key.Matches(k, km.Back) && p.zoom:
-		p.zoom = false
-	case key.Matches(k, km.Back) && p.query != "":
-		p.query = ""
-		p.refilter()
-	case key.Matches(k, km.Up):
-		p.table.Move(-1)
-		p.scroll = 0
-	case key.Matches(k, km.Down):
-		p.table.Move(1)
-		p.scroll = 0
-	case key.Matches(k, km.PageUp):
-		p.table.Move(-p.tableHeight())
-		p.scroll = 0
-	case key.Matches(k, km.PageDown):
-		p.table.Move(p.tableHeight())
-		p.scroll = 0
-	case key.Matches(k, km.Home):
-		p.table.SetCursor(0)
-		p.scroll = 0
-	case key.Matches(k, km.End):
-		p.table.SetCursor(p.table.Len() - 1)
-		p.scroll = 0
-	case key.Matches(k, km.DetailDown):
-		p.scroll += 5
-	case key.Matches(k, km.DetailUp):
-		p.scroll = max(0, p.scroll-5)
-	}
-	return nil
-}
-
-func (p *pane) promptKey(k tea.KeyPressMsg) {
-	switch k.String() {
-	case "enter", "down", "up", "tab":
-		p.prompt = false
-	case "esc":
-		p.prompt = false
-		p.query = ""
-		p.refilter()
-	case "backspace", "ctrl+h":
-		if r := []rune(p.query); len(r) > 0 { // empty: stays in the filter
-			p.query = string(r[:len(r)-1])
-			p.refilter()
-		}
-	case "ctrl+u":
-		p.query = ""
-		p.refilter()
-	default:
-		if k.Text != "" && k.Mod&^tea.ModShift == 0 {
-			p.query += clean(k.Text, false)
-			p.refilter()
+		case key.Matches(k, km.Back) && p.zoom:
+			p.zoom = false
+			return nil
+		case key.Matches(k, km.DetailDown):
+			p.scroll += 5
+			return nil
+		case key.Matches(k, km.DetailUp):
+			p.scroll = max(0, p.scroll-5)
+			return nil
+		case key.Matches(k, km.Filter):
+			p.zoom = false
 		}
 	}
+	_, wheel := msg.(tea.MouseWheelMsg)
+	prompt := p.list.Prompt()
+	cmd, done := p.list.Update(msg)
+	if done && (wheel || isKey && !prompt) {
+		p.scroll = 0 // another row: its detail from the top
+	}
+	return cmd
 }
 
 // actions are the keys both logs take.
-func (p *pane) actions() []views.Action {
+func (p *pane[T]) actions() []views.Action {
 	k := p.ctx.Keys
 	return []views.Action{{Key: k.Filter}, {Key: key.NewBinding(key.WithKeys(k.Open.Keys()...), key.WithHelp(k.Open.Help().Key, "detail on the whole page"))},
 		{Key: k.DetailDown}, {Key: k.DetailUp}}
 }
 
 // infoLine is the line above the table: the filter and the count.
-func (p *pane) infoLine(noun string) string {
+func (p *pane[T]) infoLine(noun string) string {
 	t := p.ctx.Theme
 	var left string
 	switch {
-	case p.prompt:
-		left = t.Accent.Render("/") + " " + p.query + t.Accent.Render("▏")
-	case p.query != "":
-		left = t.Muted.Render("filter: ") + p.query + t.Muted.Render("  (esc clears)")
+	case p.list.Prompt():
+		left = t.Accent.Render("/") + " " + p.list.Query() + t.Accent.Render("▏")
+	case p.list.Query() != "":
+		left = t.Muted.Render("filter: ") + p.list.Query() + t.Muted.Render("  (esc clears)")
 	default:
 		left = t.Muted.Render("/ to filter · enter shows the detail on the whole page · J/K scroll it")
 	}
-	right := fmt.Sprintf("%d %s", p.total, noun)
-	if len(p.idx) != p.total {
-		right = fmt.Sprintf("%d of %d %s", len(p.idx), p.total, noun)
+	shown, total := p.list.Len(), p.list.All()
+	if p.list.Err() != nil {
+		shown = 0 // a filter the language refused shows no rows
+	}
+	right := fmt.Sprintf("%d %s", total, noun)
+	if shown != total {
+		right = fmt.Sprintf("%d of %d %s", shown, total, noun)
 	}
 	lw, rw := ansi.StringWidth(left), ansi.StringWidth(right)
 	if lw+rw+1 > p.width {
@@ -206,21 +162,21 @@ func (p *pane) infoLine(noun string) string {
 	return left + strings.Repeat(" ", max(p.width-lw-rw, 1)) + t.Muted.Render(right)
 }
 
-func (p *pane) view(noun, empty string) string {
+func (p *pane[T]) view(noun, empty string) string {
 	info := p.infoLine(noun)
-	if p.err != nil {
-		return info + "\n" + p.ctx.Theme.Failed.Render(views.FilterErrorText(p.err))
+	if err := p.list.Err(); err != nil {
+		return info + "\n" + p.ctx.Theme.Failed.Render(views.FilterErrorText(err))
 	}
-	if p.table.Len() == 0 {
-		if p.query != "" {
+	sel, ok := p.list.Selected()
+	if !ok {
+		if p.list.Query() != "" {
 			empty = "Nothing matches the filter — press esc to clear it."
 		}
 		return info + "\n" + p.ctx.Theme.Paint(theme.PaintMuted).Apply(empty)
 	}
-	raw := p.idx[p.table.Cursor()]
 	// The detail is wrapped, never cut: a long reason or body is read
 	// whole by scrolling.
-	lines := wrapLines(p.detail(raw), p.width)
+	lines := wrapLines(p.detail(sel.v), p.width)
 	if p.zoom {
 		room := max(p.height-2, 1)
 		p.scroll = min(p.scroll, max(0, len(lines)-room))
@@ -231,7 +187,7 @@ func (p *pane) view(noun, empty string) string {
 		hint := p.ctx.Theme.Paint(theme.PaintMuted).Apply("enter or esc back to the list · J/K or the wheel scroll")
 		return info + "\n" + hint + "\n" + strings.Join(lines, "\n")
 	}
-	top := p.table.View(p.rawCells)
+	top := p.table.View(p.rowCells)
 	rule := p.ctx.Theme.Paint(theme.PaintMuted).Apply(strings.Repeat("─", max(p.width, 1)))
 	room := max(p.height-1-lipgloss(top)-1, 1)
 	if p.scroll > len(lines)-room {
@@ -287,8 +243,7 @@ func pretty(body []byte) string {
 
 // Audit is the audit log view.
 type Audit struct {
-	pane
-	rows []store.AuditEntry
+	pane[store.AuditEntry]
 }
 
 // NewAudit makes the audit view; the console feeds it with SetEntries.
@@ -296,24 +251,23 @@ func NewAudit(ctx *views.Context) *Audit {
 	a := &Audit{}
 	// The operator is never dropped (who did it is the point of an audit
 	// log); the reason goes first on a narrow screen, the detail shows it.
-	a.pane = pane{ctx: ctx, table: views.NewTable(ctx.Theme, []views.Column{
+	// "/" takes the filter language, as `paydesk audit --filter`.
+	a.pane = newPane(ctx, []views.Column{
 		{Title: "Time", Width: 19}, {Title: "Operator", Width: 10}, {Title: "Action", Width: 14},
 		{Title: "Target", Width: 16, Flex: true}, {Title: "Amount", Width: 12, Right: true, Drop: 1},
 		{Title: "Result", Width: 12, Flex: true}, {Title: "Reason", Width: 14, Flex: true, Drop: 2},
-	})}
+	}, store.AuditFilter, store.KeepAudit)
 	a.cells = a.rowCells
 	a.detail = a.detailText
-	// "/" takes the filter language, as `paydesk audit --filter`.
-	a.filter = store.AuditFilter
-	a.where = func(i int, w *query.Query) bool { return store.KeepAudit(&a.rows[i], w) }
 	return a
 }
 
 // SetEntries replaces the rows (newest first, as store.Audit returns them).
-func (a *Audit) SetEntries(es []store.AuditEntry) {
-	a.rows = es
-	a.setTotal(len(es))
-}
+func (a *Audit) SetEntries(es []store.AuditEntry) { a.setRows(es) }
+
+// Visible is the entries that pass the filter, newest first (what e and E
+// export).
+func (a *Audit) Visible() ([]store.AuditEntry, error) { return a.visible() }
 
 // Title implements views.Screen.
 func (a *Audit) Title() string { return "Audit" }
@@ -333,7 +287,7 @@ func (a *Audit) View() string {
 func (a *Audit) Actions() []views.Action { return a.actions() }
 
 // Capturing implements views.Screen: true while the filter prompt is open.
-func (a *Audit) Capturing() bool { return a.prompt }
+func (a *Audit) Capturing() bool { return a.list.Prompt() }
 
 func resultPaint(result string) string {
 	switch {
@@ -349,8 +303,7 @@ func resultPaint(result string) string {
 	return theme.PaintText
 }
 
-func (a *Audit) rowCells(i int, out []views.Cell) {
-	e := a.rows[i]
+func (a *Audit) rowCells(e *store.AuditEntry, out []views.Cell) {
 	amt := ""
 	if !e.Amount.IsZero() {
 		amt = e.Amount.StringFixed(2) + " " + e.Currency
@@ -364,7 +317,7 @@ func (a *Audit) rowCells(i int, out []views.Cell) {
 	out[6] = views.Cell{Text: clean(e.Reason, false)}
 }
 
-func (a *Audit) stamp(e store.AuditEntry) string {
+func (a *Audit) stamp(e *store.AuditEntry) string {
 	loc := a.ctx.Location
 	if loc == nil {
 		return e.Time.Local().Format("2006-01-02 15:04:05")
@@ -372,8 +325,7 @@ func (a *Audit) stamp(e store.AuditEntry) string {
 	return e.Time.In(loc).Format("2006-01-02 15:04:05")
 }
 
-func (a *Audit) detailText(i int) string {
-	e := a.rows[i]
+func (a *Audit) detailText(e *store.AuditEntry) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s  %s by %s\n", a.stamp(e), e.Action, clean(e.Operator, false))
 	fmt.Fprintf(&b, "target    %s\n", clean(e.Target, false))
@@ -394,30 +346,28 @@ func (a *Audit) detailText(i int) string {
 // answer, with the bodies pretty-printed. The secret never reaches it (the
 // client signs, it does not log headers); card PINs are masked.
 type GatewayLog struct {
-	pane
-	rows []store.Exchange
+	pane[store.Exchange]
 }
 
 // NewGatewayLog makes the gateway log; the console feeds it with
 // SetExchanges.
 func NewGatewayLog(ctx *views.Context) *GatewayLog {
 	g := &GatewayLog{}
-	g.pane = pane{ctx: ctx, table: views.NewTable(ctx.Theme, []views.Column{
+	g.pane = newPane(ctx, []views.Column{
 		{Title: "Time", Width: 19}, {Title: "Action", Width: 18}, {Title: "Service", Width: 14, Drop: 2},
 		{Title: "HTTP", Width: 4, Right: true}, {Title: "Status", Width: 22, Flex: true}, {Title: "ms", Width: 6, Right: true, Drop: 1},
-	})}
+	}, store.ExchangeFilter, store.KeepExchange)
 	g.cells = g.rowCells
 	g.detail = g.detailText
-	g.filter = store.ExchangeFilter
-	g.where = func(i int, w *query.Query) bool { return store.KeepExchange(&g.rows[i], w) }
 	return g
 }
 
 // SetExchanges replaces the rows (newest first).
-func (g *GatewayLog) SetExchanges(xs []store.Exchange) {
-	g.rows = xs
-	g.setTotal(len(xs))
-}
+func (g *GatewayLog) SetExchanges(xs []store.Exchange) { g.setRows(xs) }
+
+// Visible is the exchanges that pass the filter, newest first (what e
+// and E export).
+func (g *GatewayLog) Visible() ([]store.Exchange, error) { return g.visible() }
 
 // Title implements views.Screen.
 func (g *GatewayLog) Title() string { return "Gateway log" }
@@ -435,10 +385,10 @@ func (g *GatewayLog) View() string { return g.view("requests", "No requests sent
 func (g *GatewayLog) Actions() []views.Action { return g.actions() }
 
 // Capturing implements views.Screen: true while the filter prompt is open.
-func (g *GatewayLog) Capturing() bool { return g.prompt }
+func (g *GatewayLog) Capturing() bool { return g.list.Prompt() }
 
 // answerStatus reads Status.Code.Code out of a response body for the list.
-func answerStatus(x store.Exchange) (string, string) {
+func answerStatus(x *store.Exchange) (string, string) {
 	if x.Error != "" && len(x.ResponseBody) == 0 {
 		if strings.Contains(x.Error, "outcome unknown") {
 			return "OUTCOME UNKNOWN", theme.PaintWarning
@@ -467,7 +417,7 @@ func answerStatus(x store.Exchange) (string, string) {
 	return st.Text(), theme.PaintFailed
 }
 
-func (g *GatewayLog) stamp(x store.Exchange) string {
+func (g *GatewayLog) stamp(x *store.Exchange) string {
 	loc := g.ctx.Location
 	if loc == nil {
 		loc = x.Time.Local().Location()
@@ -475,8 +425,7 @@ func (g *GatewayLog) stamp(x store.Exchange) string {
 	return x.Time.In(loc).Format("2006-01-02 15:04:05")
 }
 
-func (g *GatewayLog) rowCells(i int, out []views.Cell) {
-	x := g.rows[i]
+func (g *GatewayLog) rowCells(x *store.Exchange, out []views.Cell) {
 	st, paint := answerStatus(x)
 	httpText := ""
 	if x.HTTPStatus != 0 {
@@ -490,8 +439,7 @@ func (g *GatewayLog) rowCells(i int, out []views.Cell) {
 	out[5] = views.Cell{Text: fmt.Sprint(x.Duration.Milliseconds())}
 }
 
-func (g *GatewayLog) detailText(i int) string {
-	x := g.rows[i]
+func (g *GatewayLog) detailText(x *store.Exchange) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s  (%s %s)\n", x.Method, clean(x.URL, false), x.Action, clean(x.Service, false))
 	b.WriteString("── request ──\n")
