@@ -39,7 +39,7 @@ func (l *storeList[R, T]) page(db *DB, q PageQuery) (listPage[R], error) {
 	var p listPage[R]
 	var err error
 	switch {
-	case db.bolt != nil:
+	case db.file != nil:
 		defer db.listReading()()
 		err = db.view(func(tx Tx) error {
 			kp, err := l.cache(db).boltPage(tx.(boltTx), l.bolt, q)
@@ -73,7 +73,7 @@ func (l *storeList[R, T]) count(db *DB, q PageQuery) (int, error) {
 	switch {
 	case db.pg() != nil:
 		n, err = db.pgCount(l.pg, q, upTo)
-	case db.bolt != nil:
+	case db.file != nil:
 		defer db.listReading()()
 		err = db.view(func(tx Tx) (err error) {
 			n, err = l.cache(db).boltCount(tx.(boltTx), l.bolt, q, upTo)

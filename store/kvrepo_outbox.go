@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"paydesk/store/kv"
 	"paydesk/store/kvlayout"
 )
 
@@ -41,7 +42,7 @@ func (k *kvTx) outboxBucket(name []byte) (Bucket, error) {
 			return nil, err
 		}
 	}
-	fillPages(b)
+	kv.FillPages(b)
 	return b, nil
 }
 

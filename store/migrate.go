@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"paydesk/store/kv"
 	"paydesk/store/kvlayout"
 )
 
@@ -51,7 +52,7 @@ var migrations = []func(tx Tx) error{
 }
 
 func (db *DB) migrate() (err error) {
-	defer recoverDamage(db.path, &err)
+	defer kv.RecoverDamage(db.path, &err)
 	// Most opens find nothing to do; a read transaction says so without
 	// the fsyncs of a write.
 	current := false

@@ -417,7 +417,7 @@ func TestListMigration(t *testing.T) {
 			pageData(t, db, 400)
 			all, _ := db.LoadReservationSummaries()
 			// Back to schema 4: the indexes go.
-			err = db.bolt.Update(func(tx *bolt.Tx) error {
+			err = db.file.Bolt().Update(func(tx *bolt.Tx) error {
 				for _, b := range pageBuckets {
 					if err := tx.DeleteBucket(b); err != nil {
 						return err
@@ -453,7 +453,7 @@ func TestListMigration(t *testing.T) {
 				}
 			}
 			// Each row once in each index, and the fill's state gone.
-			err = db.bolt.View(func(tx *bolt.Tx) error {
+			err = db.file.Bolt().View(func(tx *bolt.Tx) error {
 				for _, ix := range listIndexes[:5] {
 					if n := tx.Bucket(ix.b).Stats().KeyN; n != len(all) {
 						t.Errorf("index %s holds %d entries, want %d", ix.b, n, len(all))

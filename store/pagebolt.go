@@ -10,6 +10,7 @@ import (
 
 	"paydesk/internal/fold"
 	"paydesk/store/domain"
+	"paydesk/store/kv"
 	"paydesk/store/kvlayout"
 )
 
@@ -323,7 +324,7 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 	for col := SortBy(0); col < SortCount; col++ {
 		b := tx.Bucket(bSumIdx[col])
 		if col == SortCreated {
-			fillPages(b) // new reservations come in time order: it grows at its end
+			kv.FillPages(b) // new reservations come in time order: it grows at its end
 		}
 		if err := x.move(b, col, old, s, val, nil); err != nil {
 			return err
@@ -353,7 +354,7 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 		}
 	}
 	tb := tx.Bucket(bSumText)
-	fillPages(tb) // blocks are numbered by row ID, which only grows
+	kv.FillPages(tb) // blocks are numbered by row ID, which only grows
 	return setRowText(tb, id, key, x.text)
 }
 
@@ -530,7 +531,7 @@ func setListRowText(b Bucket, gram []byte, id uint32, key, text []byte) error {
 
 // addRowGrams sets a row's grams in its block's sketch.
 func addRowGrams(b Bucket, gram, bk, text []byte) error {
-	gb := b.(boltBucket).b.Tx().Bucket(gram)
+	gb := b.(boltBucket).Bolt.Tx().Bucket(gram)
 	if gb == nil || len(text) == 0 {
 		return nil
 	}
@@ -664,7 +665,7 @@ func (l *boltList) rowCount(tx Tx) uint64 { return tx.Bucket(l.row).Sequence() }
 // (nil) when more than maxScanBlocks blocks would have to be searched.
 func (c *pageCache) wordBits(tx boltTx, l *boltList, words []string, all bool) ([]uint64, int, error) {
 	key := strings.Join(words, "\x00")
-	txid := tx.tx.ID()
+	txid := tx.Bolt.ID()
 	c.mu.Lock()
 	var prev []uint64
 	if c.txid == txid && c.bits != nil && c.words != "" && strings.HasPrefix(key, c.words) {
@@ -752,7 +753,7 @@ func (c *pageCache) wordBits(tx boltTx, l *boltList, words []string, all bool) (
 // stateBits finds the rows in a state: a range of the state index (or the
 // outcome-unknown or order-missing index).
 func (c *pageCache) stateBits(tx boltTx, l *boltList, st State) ([]uint64, error) {
-	txid := tx.tx.ID()
+	txid := tx.Bolt.ID()
 	c.mu.Lock()
 	if c.stateTx == txid && c.state == st && c.stateSet != nil {
 		b := c.stateSet
@@ -792,7 +793,7 @@ func stateRange(tx Tx, st State) (Cursor, []byte) {
 func (c *pageCache) cachedState(tx boltTx, st State) []uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.stateTx == tx.tx.ID() && c.state == st {
+	if c.stateTx == tx.Bolt.ID() && c.state == st {
 		return c.stateSet
 	}
 	return nil
@@ -952,7 +953,7 @@ func (c *pageCache) boltCount(tx boltTx, l *boltList, q PageQuery, upTo int) (in
 // at hand).
 func (c *pageCache) countUpTo(tx boltTx, l *boltList, words []string, q *PageQuery, upTo int) (int, bool, error) {
 	c.mu.Lock()
-	known := c.txid == tx.tx.ID() && c.words == strings.Join(words, "\x00") && c.bits != nil
+	known := c.txid == tx.Bolt.ID() && c.words == strings.Join(words, "\x00") && c.bits != nil
 	c.mu.Unlock()
 	if known {
 		return 0, false, nil

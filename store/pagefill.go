@@ -7,6 +7,7 @@ import (
 
 	"paydesk/internal/fold"
 	"paydesk/store/domain"
+	"paydesk/store/kv"
 	"paydesk/store/kvlayout"
 )
 
@@ -185,7 +186,7 @@ func indexStep(name string, idx []byte, collect func(tx Tx, add func(k, v []byte
 		run: func(tx Tx, after []byte, n int, prepared any) ([]byte, error) {
 			es := prepared.(*sortedEntries)
 			b := tx.Bucket(idx)
-			fillPages(b)
+			kv.FillPages(b)
 			i := 0
 			if after != nil {
 				i, _ = slices.BinarySearchFunc(es.ents, after, func(e arenaEntry, k []byte) int {

@@ -32,16 +32,16 @@ func TestRefoldOnOpen(t *testing.T) {
 		all, _ := db.LoadReservationSummaries()
 		// As an older paydesk left it: every row's text without the
 		// German fold, and no version.
-		err = db.bolt.Update(func(tx *bolt.Tx) error {
+		err = db.file.Bolt().Update(func(tx *bolt.Tx) error {
 			rows, tb := tx.Bucket(bSumRow), tx.Bucket(bSumText)
 			var f fold.Folder
 			for _, s := range all {
-				id, _, err := rowID(boltBucket{rows}, []byte(s.Key), false)
+				id, _, err := rowID(boltBucket{Bolt: rows}, []byte(s.Key), false)
 				if err != nil {
 					return err
 				}
 				text := append(domain.AppendSearchFields(nil, &f, fold.String(s.Invoice), fold.String(s.Customer), s.Key), '\n')
-				if err := setRowText(boltBucket{tb}, id, []byte(s.Key), text); err != nil {
+				if err := setRowText(boltBucket{Bolt: tb}, id, []byte(s.Key), text); err != nil {
 					return err
 				}
 			}
@@ -72,7 +72,7 @@ func TestRefoldOnOpen(t *testing.T) {
 		if err != nil || !slices.Equal(posList(p), posList(want)) {
 			t.Fatalf("after the refold: %d rows (%v), want %d", len(p.Rows), err, len(want.Rows))
 		}
-		_ = db.bolt.View(func(tx *bolt.Tx) error {
+		_ = db.file.Bolt().View(func(tx *bolt.Tx) error {
 			if v := tx.Bucket(bMeta).Get(kFoldVersion); len(v) != 1 || int(v[0]) != fold.Version {
 				t.Errorf("fold version %v recorded, want %d", v, fold.Version)
 			}

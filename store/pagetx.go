@@ -10,6 +10,7 @@ import (
 
 	"paydesk/internal/fold"
 	"paydesk/store/domain"
+	"paydesk/store/kv"
 	"paydesk/store/kvlayout"
 	"paydesk/store/postgres"
 )
@@ -191,7 +192,7 @@ func indexTx(tx Tx, old, t *Transaction) error {
 		if col == TxSortCreated {
 			// New transactions come in time order: this index grows at
 			// its end, so its pages are filled before they split.
-			fillPages(b)
+			kv.FillPages(b)
 		}
 		if err := moveEntry(b, op, pos, val); err != nil {
 			return err
@@ -206,7 +207,7 @@ func indexTx(tx Tx, old, t *Transaction) error {
 		return nil
 	}
 	tb := tx.Bucket(bTxText)
-	fillPages(tb) // blocks are numbered by row ID, which only grows
+	kv.FillPages(tb) // blocks are numbered by row ID, which only grows
 	return setListRowText(tb, bTxGram, id, key, text)
 }
 

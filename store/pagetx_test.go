@@ -163,7 +163,7 @@ func TestTransactionListFill(t *testing.T) {
 			}
 			txPageData(t, db, 400)
 			all, _ := db.Transactions()
-			err = db.bolt.Update(func(tx *bolt.Tx) error {
+			err = db.file.Bolt().Update(func(tx *bolt.Tx) error {
 				for _, b := range txPageBuckets {
 					if err := tx.DeleteBucket(b); err != nil {
 						return err
@@ -197,7 +197,7 @@ func TestTransactionListFill(t *testing.T) {
 				}
 			}
 			checkGroups(t, db, all)
-			err = db.bolt.View(func(tx *bolt.Tx) error {
+			err = db.file.Bolt().View(func(tx *bolt.Tx) error {
 				for _, b := range bTxIdx {
 					if n := tx.Bucket(b).Stats().KeyN; n != len(all) {
 						t.Errorf("index %s holds %d entries, want %d", b, n, len(all))

@@ -151,7 +151,7 @@ func (c *pageCache) condBits(tx boltTx, l *boltList, q *PageQuery) ([]uint64, er
 		}
 	}
 	c.mu.Lock()
-	c.whereTx, c.where, c.whereSet = tx.tx.ID(), key, out
+	c.whereTx, c.where, c.whereSet = tx.Bolt.ID(), key, out
 	c.mu.Unlock()
 	return out, nil
 }
@@ -165,7 +165,7 @@ func (c *pageCache) cachedCond(tx boltTx, q *PageQuery) []uint64 {
 	key := q.CondKey()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.whereTx == tx.tx.ID() && c.where == key {
+	if c.whereTx == tx.Bolt.ID() && c.where == key {
 		return c.whereSet
 	}
 	return nil

@@ -10,18 +10,18 @@ import (
 	"sync/atomic"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 
 	"paydesk/internal/private"
 	"paydesk/store/domain"
+	"paydesk/store/kv"
 	"paydesk/store/postgres"
 )
 
 // Errors callers branch on.
 var (
 	// ErrLocked: another process holds the cache file.
-	ErrLocked = errors.New("in use by another paydesk process")
+	ErrLocked = kv.ErrLocked
 	// ErrNotFound: no such reservation, transaction, push or operation.
 	ErrNotFound = domain.ErrNotFound
 	// ErrNewerSchema: the file was written by a newer paydesk.
@@ -36,12 +36,6 @@ var (
 // SchemaVersion is the layout this code writes. Open migrates older files
 // step by step and refuses newer ones.
 const SchemaVersion = 7
-
-// initialMmapSize is address space, not memory: mapping it up front spares
-// the remaps (which stall every reader and the writer) while the file grows.
-// The freelist stays synced (one page per commit): without it bbolt rebuilds
-// the list by reading every page on open, 0.4 s on 100,000 reservations.
-const initialMmapSize = 1 << 30
 
 // Options configure Open.
 type Options struct {
@@ -88,10 +82,10 @@ type Options struct {
 
 // DB is an open cache. It is safe for concurrent use.
 type DB struct {
-	bolt *bolt.DB // the file, for its own checks; nil on PostgreSQL
-	// damage is set once the file was found damaged while running: writes
-	// are refused from then on (damage.go); nil on PostgreSQL.
-	damage *damage
+	// file is the bbolt file (store/kv), for its own checks and its
+	// clean-close marker; nil on PostgreSQL. Once it was found damaged
+	// while running it takes no more writes.
+	file *kv.File
 	// audit keys the audit log (Options.AuditKey); nil: unkeyed.
 	audit *auditKeyring
 	// repo is the engine under the contract the rules are written
@@ -162,60 +156,35 @@ func Open(path string, opts Options) (*DB, error) {
 	if err := private.CheckPath(path); err != nil {
 		return nil, fmt.Errorf("cache %w", err)
 	}
-	if err := checkEmpty(path); err != nil {
-		return nil, err
-	}
-	// bbolt maps the file and trusts its meta pages: check them against
-	// the file first (pagecheck.go). What another process is writing may be
-	// caught mid-change: bbolt's lock decides then.
-	clean, err := preflight(path)
-	if err != nil && !heldByOther(path) {
-		return nil, err
-	}
-	dmg := &damage{path: path}
-	bdb, err := openBolt(path, opts, dmg)
+	file, err := kv.OpenFile(path, kv.FileOptions{NoSync: opts.NoSync, LockTimeout: opts.LockTimeout, CheckPagesUpTo: opts.CheckPagesUpTo})
 	if err != nil {
-		if errors.Is(err, bolterrors.ErrTimeout) {
-			// Which flag picks another cache is the caller's to say.
-			return nil, fmt.Errorf("cache %s is %w", path, ErrLocked)
-		}
-		if errors.Is(err, ErrDamaged) {
-			return nil, err
-		}
-		if errors.Is(err, bolterrors.ErrInvalid) || errors.Is(err, bolterrors.ErrChecksum) || errors.Is(err, bolterrors.ErrVersionMismatch) {
-			return nil, &DamagedError{Path: path, Detail: err.Error()}
-		}
-		return nil, fmt.Errorf("cache %s: %w", path, err)
+		return nil, err
 	}
-	db := &DB{bolt: bdb, eng: boltEngine{db: bdb, damage: dmg}, damage: dmg, audit: newAuditKeyring(opts.AuditKey), path: path, opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}}
+	db := &DB{file: file, eng: file.Engine(), audit: newAuditKeyring(opts.AuditKey), path: path, opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}}
 	db.kv = &kvRepo{eng: db.eng, path: path}
 	db.kv.lists = kvLister{db}
 	db.repo = db.kv
-	if err := db.checkPages(clean); err != nil {
-		_ = bdb.Close()
-		return nil, err
-	}
 	if err := db.migrate(); err != nil {
-		_ = bdb.Close()
+		_ = file.Close()
 		if errors.Is(err, ErrDamaged) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("cache %s: %w", path, err)
 	}
 	if err := db.runFill(listFillName, listFill()); err != nil {
-		_ = bdb.Close()
+		_ = file.Close()
 		return nil, fmt.Errorf("cache %s: the reservation list's indexes: %w", path, err)
 	}
 	if err := db.runFill(txListFillName, txListFill()); err != nil {
-		_ = bdb.Close()
+		_ = file.Close()
 		return nil, fmt.Errorf("cache %s: the transaction list's indexes: %w", path, err)
 	}
 	if err := db.refold(); err != nil {
-		_ = bdb.Close()
+		_ = file.Close()
 		return nil, fmt.Errorf("cache %s: folding the lists' search texts again: %w", path, err)
 	}
-	if err := db.markOpen(true); err != nil {
-		_ = bdb.Close()
+	if err := file.MarkOpen(true); err != nil {
+		_ = file.Close()
 		return nil, fmt.Errorf("cache %s: %w", path, err)
 	}
 	db.batch = newBatcher(db)
@@ -304,15 +273,6 @@ func openShared(dsn string, opts Options) (*DB, error) {
 	return db, nil
 }
 
-func openBolt(path string, opts Options, d *damage) (bdb *bolt.DB, err error) {
-	err = d.guard(func() (err error) {
-		bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync,
-			FreelistType: bolt.FreelistMapType, InitialMmapSize: initialMmapSize})
-		return err
-	})
-	return bdb, err
-}
-
 // Now is the cache's clock (Options.Now).
 func (db *DB) Now() time.Time { return db.now() }
 
@@ -332,21 +292,19 @@ func (db *DB) Close() error {
 	if db.lease != nil {
 		db.lease.close()
 	}
-	if db.bolt != nil && db.damage.get() != nil {
-		// A damaged cache keeps its "open" marker, so the next open checks
-		// it whole. bbolt may never release its writer lock after a panic
-		// in a transaction's rollback (which rereads the freelist page), so
-		// its Close could wait forever: the file is let go without waiting
-		// (the process's end releases it for sure).
-		go func() { _ = db.eng.Close() }()
-		return nil
-	}
-	if db.bolt != nil {
-		// The clean close.
-		if err := db.markOpen(false); err != nil && !errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
+	if db.file != nil && db.file.Damaged() == nil {
+		// The clean close. A damaged cache keeps its "open" marker, so
+		// the next open checks it whole.
+		if err := db.file.MarkOpen(false); err != nil && !errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
 			_ = db.eng.Close()
 			return fmt.Errorf("close cache %s: %w", db.path, err)
 		}
+	}
+	if db.file != nil {
+		if err := db.file.Close(); err != nil {
+			return fmt.Errorf("close cache %s: %w", db.path, err)
+		}
+		return nil
 	}
 	if err := db.eng.Close(); err != nil {
 		return fmt.Errorf("close cache %s: %w", db.path, err)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"paydesk/store/kv"
 )
 
 // warmChunk is how many blocks one read transaction of the warm-up walks:
@@ -32,13 +34,13 @@ const warmReaders = 8
 // drops under pressure); nothing is allocated per block. It stops when ctx
 // ends and does nothing on PostgreSQL, whose server keeps its own cache.
 func (db *DB) WarmLists(ctx context.Context) error {
-	if db.bolt == nil {
+	if db.file == nil {
 		return nil
 	}
 	// The sketches first: every filter asks them; then the text of the
 	// blocks they point to.
 	for _, name := range [][]byte{bSumGram, bTxGram, bSumText, bTxText} {
-		if _, err := warmBucket(ctx, db.bolt, db.path, name, warmChunk, warmReaders, db.listsBusy, db.standAside); err != nil {
+		if _, err := warmBucket(ctx, db.file.Bolt(), db.path, name, warmChunk, warmReaders, db.listsBusy, db.standAside); err != nil {
 			return fmt.Errorf("warming %s: %w", name, err)
 		}
 	}
@@ -70,7 +72,7 @@ func (db *DB) standAside(ctx context.Context) {
 // stops between values and calls wait, out of its read transaction.
 func warmBucket(ctx context.Context, bdb *bolt.DB, path string, name []byte, chunk, readers int, busy func() bool, wait func(context.Context)) (int, error) {
 	var last uint32
-	err := faultSafeView(bdb, path, func(tx *bolt.Tx) error {
+	err := kv.FaultSafeView(bdb, path, func(tx *bolt.Tx) error {
 		if b := tx.Bucket(name); b != nil {
 			if k, _ := b.Cursor().Last(); len(k) == 4 {
 				last = binary.BigEndian.Uint32(k)
@@ -118,7 +120,7 @@ func warmRange(ctx context.Context, bdb *bolt.DB, path string, name []byte, from
 		if err := ctx.Err(); err != nil {
 			return read, err
 		}
-		err := faultSafeView(bdb, path, func(tx *bolt.Tx) error {
+		err := kv.FaultSafeView(bdb, path, func(tx *bolt.Tx) error {
 			b := tx.Bucket(name)
 			if b == nil {
 				next = nil

@@ -16,7 +16,7 @@ func TestWarmLists(t *testing.T) {
 	if err := db.WarmLists(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if db.bolt == nil {
+	if db.file == nil {
 		return // PostgreSQL: nothing to warm
 	}
 	for _, name := range [][]byte{bSumGram, bSumText} {
@@ -32,7 +32,7 @@ func TestWarmLists(t *testing.T) {
 			t.Fatalf("%s: %d blocks, the test wants several", name, want)
 		}
 		for _, chunk := range []int{1, 2, 3, want, want + 1} {
-			got, err := warmBucket(context.Background(), db.bolt, db.path, name, chunk, 3, db.listsBusy, db.standAside)
+			got, err := warmBucket(context.Background(), db.file.Bolt(), db.path, name, chunk, 3, db.listsBusy, db.standAside)
 			if err != nil || got != want {
 				t.Errorf("%s in chunks of %d: %d blocks read, want %d (%v)", name, chunk, got, want, err)
 			}
@@ -42,7 +42,7 @@ func TestWarmLists(t *testing.T) {
 		var asked, waits atomic.Int32
 		busy := func() bool { return asked.Add(1)%2 == 0 }
 		wait := func(context.Context) { waits.Add(1) }
-		got, err := warmBucket(context.Background(), db.bolt, db.path, name, want, 3, busy, wait)
+		got, err := warmBucket(context.Background(), db.file.Bolt(), db.path, name, want, 3, busy, wait)
 		if err != nil || got != want || waits.Load() < int32(want/2) {
 			t.Errorf("%s with reads coming: %d blocks read, want %d, %d waits (%v)", name, got, want, waits.Load(), err)
 		}

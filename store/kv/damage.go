@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"errors"
@@ -11,6 +11,9 @@ import (
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
+
+// ErrLocked: another process holds the cache file.
+var ErrLocked = errors.New("in use by another paydesk process")
 
 // ErrDamaged: the cache file is damaged (bbolt found a page it cannot read)
 // or is not a cache at all (an empty file).
@@ -32,12 +35,13 @@ func (e *DamagedError) Error() string {
 // Is makes errors.Is(err, ErrDamaged) true.
 func (e *DamagedError) Is(target error) bool { return target == ErrDamaged }
 
-// recoverDamage turns a bbolt panic into a DamagedError: bbolt asserts
+// RecoverDamage turns a bbolt panic into a DamagedError: bbolt asserts
 // rather than returns errors when a page is not what it expects
 // ("assertion failed: page 24 already freed", "invalid page type"), and
 // a damaged file must be reported, not crash the console with a stack
-// trace. Deferred by every transaction the store runs.
-func recoverDamage(path string, err *error) {
+// trace. Deferred by every transaction the store runs (deferred itself,
+// not from a function of the caller's: recover only works there).
+func RecoverDamage(path string, err *error) {
 	if r := recover(); r != nil {
 		*err = &DamagedError{Path: path, Detail: fmt.Sprint(r)}
 	}
@@ -111,13 +115,13 @@ var (
 	closedValue = []byte("closed")
 )
 
-// markOpen records that the file is open (cleared by a clean close).
-func (db *DB) markOpen(open bool) error {
+// MarkOpen records that the file is open (cleared by a clean close).
+func (f *File) MarkOpen(open bool) error {
 	v := closedValue
 	if open {
 		v = openValue
 	}
-	return db.eng.Update(func(tx Tx) error {
+	return f.Engine().Update(func(tx Tx) error {
 		m := tx.Bucket(bMeta)
 		if m == nil {
 			return nil
@@ -129,21 +133,18 @@ func (db *DB) markOpen(open bool) error {
 // checkPages runs the full check on the open file when its last close was
 // not clean (preflight read the marker) or it is small, and reports what
 // it found.
-func (db *DB) checkPages(clean bool) error {
-	if db.bolt == nil {
-		return nil // not a file: the database checks its own pages
-	}
+func (f *File) checkPages(clean bool, upTo int64) error {
 	if clean {
-		fi, err := os.Stat(db.path)
+		fi, err := os.Stat(f.path)
 		limit := checkPagesUpTo
-		if db.opts.CheckPagesUpTo != 0 {
-			limit = db.opts.CheckPagesUpTo
+		if upTo != 0 {
+			limit = upTo
 		}
 		if err != nil || limit < 0 || fi.Size() > limit {
 			return nil
 		}
 	}
-	problems, err := checkOpen(db.path, db.bolt, db.damage)
+	problems, err := checkOpen(f.path, f.db, f.damage)
 	if err != nil {
 		return err
 	}
@@ -151,9 +152,9 @@ func (db *DB) checkPages(clean bool) error {
 	case 0:
 		return nil
 	case 1:
-		return &DamagedError{Path: db.path, Detail: problems[0]}
+		return &DamagedError{Path: f.path, Detail: problems[0]}
 	}
-	return &DamagedError{Path: db.path, Detail: fmt.Sprintf("%s; %s in all", problems[0], plural(len(problems), "problem"))}
+	return &DamagedError{Path: f.path, Detail: fmt.Sprintf("%s; %s in all", problems[0], plural(len(problems), "problem"))}
 }
 
 func plural(n int, what string) string {
@@ -237,11 +238,11 @@ func CheckFile(path string, lockTimeout time.Duration) ([]string, error) {
 	return boltCheck(bdb, d)
 }
 
-// faultSafeView is bdb.View for the goroutines that read the file around
+// FaultSafeView is bdb.View for the goroutines that read the file around
 // the DB's engine (the warm-up): a fault or panic on a damaged page is an
 // error there too, never a crash. path is the file's, for the error: bbolt's
 // own Path is not safe beside a Close, which may end the warm-up at any time.
-func faultSafeView(bdb *bolt.DB, path string, fn func(tx *bolt.Tx) error) error {
+func FaultSafeView(bdb *bolt.DB, path string, fn func(tx *bolt.Tx) error) error {
 	d := &damage{path: path}
 	return d.guard(func() error { return bdb.View(fn) })
 }

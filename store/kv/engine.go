@@ -1,13 +1,13 @@
-package store
+package kv
 
 import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// The store keeps its records in named buckets of sorted keys, read and
-// written in transactions. Engine is what it needs of the storage under it:
-// bbolt for one person (a file, this package's default) or PostgreSQL for a
-// team (pgengine.go). The domain rules — the ledger, the journal, applying
+// The bucket engine keeps the store's records in named buckets of sorted
+// keys, read and written in transactions. Engine is what it needs of the
+// storage under it: bbolt for one person (a file, OpenFile) or PostgreSQL
+// for a team (store's pgengine.go). The domain rules — the ledger, the journal, applying
 // pushes — are written once against Tx and hold on either engine: a write
 // transaction sees a consistent snapshot and commits all or nothing, and
 // on PostgreSQL concurrent writers from other processes are serialized
@@ -65,62 +65,65 @@ func (e boltEngine) Update(fn func(Tx) error) error {
 		return err
 	}
 	return e.damage.guard(func() error {
-		return e.db.Update(func(tx *bolt.Tx) error { return fn(boltTx{tx}) })
+		return e.db.Update(func(tx *bolt.Tx) error { return fn(BoltTx{tx}) })
 	})
 }
 
 func (e boltEngine) View(fn func(Tx) error) error {
 	return e.damage.guard(func() error {
-		return e.db.View(func(tx *bolt.Tx) error { return fn(boltTx{tx}) })
+		return e.db.View(func(tx *bolt.Tx) error { return fn(BoltTx{tx}) })
 	})
 }
 
 func (e boltEngine) Close() error { return e.db.Close() }
 
-// boltTx and boltBucket hold one pointer each, so wrapping them in an
-// interface allocates nothing on the push path.
-type boltTx struct{ tx *bolt.Tx }
+// BoltTx and BoltBucket hold one pointer each, so wrapping them in an
+// interface allocates nothing on the push path. The list indexes on bbolt
+// reach through them for what only bbolt has (a transaction's ID, the
+// page fill).
+type BoltTx struct{ Bolt *bolt.Tx }
 
-func (t boltTx) Bucket(name []byte) Bucket {
-	b := t.tx.Bucket(name)
+func (t BoltTx) Bucket(name []byte) Bucket {
+	b := t.Bolt.Bucket(name)
 	if b == nil {
 		return nil
 	}
-	return boltBucket{b}
+	return BoltBucket{b}
 }
 
-func (t boltTx) CreateBucketIfNotExists(name []byte) (Bucket, error) {
-	b, err := t.tx.CreateBucketIfNotExists(name)
+func (t BoltTx) CreateBucketIfNotExists(name []byte) (Bucket, error) {
+	b, err := t.Bolt.CreateBucketIfNotExists(name)
 	if err != nil {
 		return nil, err
 	}
-	return boltBucket{b}, nil
+	return BoltBucket{b}, nil
 }
 
-type boltBucket struct{ b *bolt.Bucket }
+// BoltBucket is a bbolt bucket under the Bucket interface.
+type BoltBucket struct{ Bolt *bolt.Bucket }
 
-func (b boltBucket) Get(k []byte) []byte                      { return b.b.Get(k) }
-func (b boltBucket) Put(k, v []byte) error                    { return b.b.Put(k, v) }
-func (b boltBucket) Delete(k []byte) error                    { return b.b.Delete(k) }
-func (b boltBucket) Cursor() Cursor                           { return b.b.Cursor() }
-func (b boltBucket) ForEach(fn func(k, v []byte) error) error { return b.b.ForEach(fn) }
-func (b boltBucket) NextSequence() (uint64, error)            { return b.b.NextSequence() }
-func (b boltBucket) Sequence() uint64                         { return b.b.Sequence() }
-func (b boltBucket) SetSequence(v uint64) error               { return b.b.SetSequence(v) }
+func (b BoltBucket) Get(k []byte) []byte                      { return b.Bolt.Get(k) }
+func (b BoltBucket) Put(k, v []byte) error                    { return b.Bolt.Put(k, v) }
+func (b BoltBucket) Delete(k []byte) error                    { return b.Bolt.Delete(k) }
+func (b BoltBucket) Cursor() Cursor                           { return b.Bolt.Cursor() }
+func (b BoltBucket) ForEach(fn func(k, v []byte) error) error { return b.Bolt.ForEach(fn) }
+func (b BoltBucket) NextSequence() (uint64, error)            { return b.Bolt.NextSequence() }
+func (b BoltBucket) Sequence() uint64                         { return b.Bolt.Sequence() }
+func (b BoltBucket) SetSequence(v uint64) error               { return b.Bolt.SetSequence(v) }
 
-// fillPages tells bbolt that keys only grow (a log): pages are filled
+// FillPages tells bbolt that keys only grow (a log): pages are filled
 // before they split. Other engines ignore it.
-func fillPages(b Bucket) {
-	if bb, ok := b.(boltBucket); ok {
-		bb.b.FillPercent = 1.0
+func FillPages(b Bucket) {
+	if bb, ok := b.(BoltBucket); ok {
+		bb.Bolt.FillPercent = 1.0
 	}
 }
 
-// keyCount counts a bucket's keys (once, for a file from before a counter
+// KeyCount counts a bucket's keys (once, for a file from before a counter
 // was kept).
-func keyCount(b Bucket) int {
-	if bb, ok := b.(boltBucket); ok {
-		return bb.b.Stats().KeyN
+func KeyCount(b Bucket) int {
+	if bb, ok := b.(BoltBucket); ok {
+		return bb.Bolt.Stats().KeyN
 	}
 	n := 0
 	_ = b.ForEach(func(_, _ []byte) error { n++; return nil })
