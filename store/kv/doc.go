@@ -1,4 +1,3 @@
-// Package kv is the store's bucket engine: named buckets of sorted keys in
-// transactions (Engine, Tx, Bucket, Cursor) and its bbolt file, with the
-// file's checks (pages, damage, the clean-close marker) and its lock.
+// Package kv is the store's bucket engine: the domain contract (RepoTx)
+// over named buckets of sorted keys, on a bbolt file or PostgreSQL's kv tables.
 package kv

@@ -7,12 +7,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
-
-	"paydesk/store/kvlayout"
 )
-
-// bMeta is the layout's meta bucket, where the clean-close marker lives.
-var bMeta = kvlayout.BMeta
 
 // initialMmapSize is address space, not memory: mapping it up front spares
 // the remaps (which stall every reader and the writer) while the file grows.

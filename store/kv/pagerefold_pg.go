@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"context"
@@ -52,11 +52,8 @@ var kvRefold = []postgres.RefoldTable{
 // refoldPG folds the open database's search texts again when they are
 // older than fold.Version.
 func (db *DB) refoldPG(ctx context.Context) error {
-	if db.rel != nil {
-		return db.rel.Refold(ctx, db.opts.fillChunk)
-	}
 	if e := db.pg(); e != nil {
-		return postgres.Refold(ctx, e.pool, kvRefold, db.opts.fillChunk)
+		return postgres.Refold(ctx, e.pool, kvRefold, db.opts.FillChunk)
 	}
 	return nil
 }

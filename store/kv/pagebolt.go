@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 
 	"paydesk/internal/fold"
 	"paydesk/store/domain"
-	"paydesk/store/kv"
 	"paydesk/store/kvlayout"
 )
 
@@ -324,7 +323,7 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 	for col := SortBy(0); col < SortCount; col++ {
 		b := tx.Bucket(bSumIdx[col])
 		if col == SortCreated {
-			kv.FillPages(b) // new reservations come in time order: it grows at its end
+			FillPages(b) // new reservations come in time order: it grows at its end
 		}
 		if err := x.move(b, col, old, s, val, nil); err != nil {
 			return err
@@ -354,7 +353,7 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 		}
 	}
 	tb := tx.Bucket(bSumText)
-	kv.FillPages(tb) // blocks are numbered by row ID, which only grows
+	FillPages(tb) // blocks are numbered by row ID, which only grows
 	return setRowText(tb, id, key, x.text)
 }
 

@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"paydesk/store/domain"
-	"paydesk/store/kv"
 	"paydesk/store/kvlayout"
 )
 
@@ -42,7 +41,7 @@ func eachPushOf(tx Tx, key string, fn func(id uint64, hash []byte) bool) {
 // would write twice the pages for a log.
 func appendOnly(tx Tx, name []byte) Bucket {
 	b := tx.Bucket(name)
-	kv.FillPages(b)
+	FillPages(b)
 	return b
 }
 
@@ -143,7 +142,7 @@ func rejectedEntries(b Bucket, m Bucket) (int, error) {
 	if v := m.Get(kRejectedEntries); v != nil {
 		return int(kvlayout.Be64(v)), nil
 	}
-	n := kv.KeyCount(b)
+	n := KeyCount(b)
 	return n, m.Put(kRejectedEntries, u64(uint64(n)))
 }
 
@@ -216,7 +215,7 @@ func (k *kvTx) RejectedEntries() (int, error) {
 	if v := k.tx.Bucket(bMeta).Get(kRejectedEntries); v != nil {
 		return int(kvlayout.Be64(v)), nil
 	}
-	return kv.KeyCount(k.tx.Bucket(bRejected)), nil
+	return KeyCount(k.tx.Bucket(bRejected)), nil
 }
 
 func (k *kvTx) RejectedNewest(limit int) ([]*PushRecord, error) {

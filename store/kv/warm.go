@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"context"
@@ -9,8 +9,6 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-
-	"paydesk/store/kv"
 )
 
 // warmChunk is how many blocks one read transaction of the warm-up walks:
@@ -72,7 +70,7 @@ func (db *DB) standAside(ctx context.Context) {
 // stops between values and calls wait, out of its read transaction.
 func warmBucket(ctx context.Context, bdb *bolt.DB, path string, name []byte, chunk, readers int, busy func() bool, wait func(context.Context)) (int, error) {
 	var last uint32
-	err := kv.FaultSafeView(bdb, path, func(tx *bolt.Tx) error {
+	err := FaultSafeView(bdb, path, func(tx *bolt.Tx) error {
 		if b := tx.Bucket(name); b != nil {
 			if k, _ := b.Cursor().Last(); len(k) == 4 {
 				last = binary.BigEndian.Uint32(k)
@@ -120,7 +118,7 @@ func warmRange(ctx context.Context, bdb *bolt.DB, path string, name []byte, from
 		if err := ctx.Err(); err != nil {
 			return read, err
 		}
-		err := kv.FaultSafeView(bdb, path, func(tx *bolt.Tx) error {
+		err := FaultSafeView(bdb, path, func(tx *bolt.Tx) error {
 			b := tx.Bucket(name)
 			if b == nil {
 				next = nil

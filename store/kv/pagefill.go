@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 
 	"paydesk/internal/fold"
 	"paydesk/store/domain"
-	"paydesk/store/kv"
 	"paydesk/store/kvlayout"
 )
 
@@ -52,7 +51,7 @@ func fillKey(name string) []byte { return []byte("fill/" + name) }
 
 // runFill runs what is left of fill name, chunk by chunk.
 func (db *DB) runFill(name string, steps []fillStep) error {
-	n := db.opts.fillChunk
+	n := db.opts.FillChunk
 	if n <= 0 {
 		n = fillChunk
 	}
@@ -103,7 +102,7 @@ func (db *DB) runFill(name string, steps []fillStep) error {
 			if err != nil {
 				return fmt.Errorf("%s: %s: %w", name, s.name, err)
 			}
-			if chunks++; chunks == db.opts.failFillAfter {
+			if chunks++; chunks == db.opts.FailFillAfter {
 				return fmt.Errorf("%s: %w", name, domain.ErrFillCut)
 			}
 			if next == nil {
@@ -186,7 +185,7 @@ func indexStep(name string, idx []byte, collect func(tx Tx, add func(k, v []byte
 		run: func(tx Tx, after []byte, n int, prepared any) ([]byte, error) {
 			es := prepared.(*sortedEntries)
 			b := tx.Bucket(idx)
-			kv.FillPages(b)
+			FillPages(b)
 			i := 0
 			if after != nil {
 				i, _ = slices.BinarySearchFunc(es.ents, after, func(e arenaEntry, k []byte) int {

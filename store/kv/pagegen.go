@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // resume, writes key by key). The database must hold no reservations yet.
 func (db *DB) CopyBulkTo(dst *DB) error {
 	pg := dst.pg()
-	if db.file == nil || pg == nil || dst.rel != nil {
+	if db.file == nil || pg == nil {
 		return errors.New("bulk copy: from a file into a PostgreSQL database on the kv engine only")
 	}
 	ctx := context.Background()

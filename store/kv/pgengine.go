@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"bytes"
@@ -7,24 +7,13 @@ import (
 	"fmt"
 	mathrand "math/rand/v2"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"paydesk/store/domain"
 	"paydesk/store/postgres"
 )
-
-// RedactURL hides the password of a database URL for messages and logs.
-func RedactURL(s string) string { return postgres.RedactURL(s) }
-
-// IsPostgresURL reports whether a --db value names a PostgreSQL database
-// rather than a bbolt file.
-func IsPostgresURL(s string) bool {
-	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
-}
 
 // pgEngine keeps the store's buckets in PostgreSQL: one row per key in
 // paydesk_kv, the buckets and their sequences in paydesk_bucket. Write
@@ -462,26 +451,6 @@ func (c *pgCursor) Prev() ([]byte, []byte) {
 	return c.load(qBefore, c.cur, false)
 }
 
-// Identity is who this process is on a team's database: the role it logged
-// in as (session_user, which the database vouches for, unlike $USER) and
-// whether that role may write. On a file it is ("", true).
-func (db *DB) Identity(ctx context.Context) (role string, canWrite bool, err error) {
-	e, ok := db.eng.(*pgEngine)
-	if !ok {
-		return "", true, nil
-	}
-	// The table every write of the engine in use goes to.
-	table := "paydesk_kv"
-	if db.rel != nil {
-		table = "paydesk_reservations"
-	}
-	err = e.pool.QueryRow(ctx, `SELECT session_user::text, has_table_privilege(current_user, $1, 'INSERT')`, table).Scan(&role, &canWrite)
-	if err != nil {
-		return "", false, fmt.Errorf("database %s: who am I: %w", e.url, err)
-	}
-	return role, canWrite, nil
-}
-
 // failedBucket stands in for a bucket after the transaction failed: reads
 // find nothing, writes return the failure, and run returns it in the end.
 type failedBucket struct{ t *pgTx }
@@ -502,12 +471,6 @@ func (failedCursor) Last() ([]byte, []byte)       { return nil, nil }
 func (failedCursor) Seek([]byte) ([]byte, []byte) { return nil, nil }
 func (failedCursor) Next() ([]byte, []byte)       { return nil, nil }
 func (failedCursor) Prev() ([]byte, []byte)       { return nil, nil }
-
-// The database's errors callers branch on (domain/errors.go).
-var (
-	ErrNeedsMigration = domain.ErrNeedsMigration
-	ErrReadOnlyRole   = domain.ErrReadOnlyRole
-)
 
 // kvOn is the kv engine over the native engine's connections: what a
 // layout-7 database still holds in paydesk_kv, read for its conversion.

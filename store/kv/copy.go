@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"bytes"
@@ -16,11 +16,6 @@ const copyBatch = 1000
 // each bucket's sequence becomes the larger of the two. progress, if set,
 // hears each bucket's count as it goes.
 func (db *DB) CopyTo(dst *DB, progress func(bucket string, keys int)) error {
-	if db.rel != nil || dst.rel != nil {
-		// The copy moves buckets: on the native engine they are not the
-		// store, and what it wrote there would never be read.
-		return errors.New("copy: key by key between kv stores only; the database is on the native engine (its typed tables)")
-	}
 	if err := db.copyClash(dst); err != nil {
 		return err
 	}
@@ -34,36 +29,6 @@ func (db *DB) CopyTo(dst *DB, progress func(bucket string, keys int)) error {
 		}
 	}
 	return nil
-}
-
-// CopyInto copies every record of db (a cache file) into the team's
-// database at dsn, then converts it to the native engine's typed tables.
-// The copy moves buckets, so it writes the database's kv tables, which are
-// the store only until its conversion begins: it goes into a database no
-// paydesk of the native engine has opened yet (a new one, or one an older
-// paydesk wrote). Cut short, it is finished by running it again, as long
-// as the conversion has not begun.
-func (db *DB) CopyInto(dsn string, progress func(bucket string, keys int)) error {
-	dst, err := Open(dsn, Options{kvEngine: true})
-	if err != nil {
-		return err
-	}
-	if dst.rel != nil {
-		_ = dst.Close()
-		return fmt.Errorf("copy: database %s is on the native engine already (a paydesk opened it, or a copy into it was finished): %w; nothing was copied: copy into a new database", dst.path, ErrInUse)
-	}
-	err = db.CopyTo(dst, progress)
-	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	conv, err := Open(dsn, Options{})
-	if err != nil {
-		return fmt.Errorf("copy: converting the copied records to tables: %w", err)
-	}
-	return conv.Close()
 }
 
 // ErrInUse: the database has records of its own under the numbers the

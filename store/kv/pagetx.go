@@ -1,16 +1,13 @@
-package store
+package kv
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"fmt"
-	"slices"
 	"strings"
 
 	"paydesk/internal/fold"
 	"paydesk/store/domain"
-	"paydesk/store/kv"
 	"paydesk/store/kvlayout"
 	"paydesk/store/postgres"
 )
@@ -22,41 +19,6 @@ import (
 // kind of indexes as the reservations (pagebolt.go's boltList, kept in
 // the transaction that writes the record: writeTxRecord); on PostgreSQL a
 // list table (pagepg.go).
-
-// keepTx applies a transaction list's State: a Kind, or "" for all.
-func keepTx(t *Transaction, st State) bool { return st == "" || Kind(st) == t.Kind }
-
-// PageTransactions answers q over transactions held in memory: a store
-// without the list's indexes, a test's fake, and the reference the
-// stores' tests compare with.
-func PageTransactions(all []*Transaction, q PageQuery) TxPage {
-	words := wordBytes(q.SearchWords())
-	var f fold.Folder
-	var text []byte
-	rows := make([]TxPageRow, 0, len(all))
-	for _, t := range all {
-		if !keepTxWhere(t, &q, &f) {
-			continue
-		}
-		if len(words) > 0 {
-			text = AppendTxSearchText(text[:0], t, &f)
-			if !containsAll(text, words) {
-				continue
-			}
-		}
-		rows = append(rows, TxPageRow{Tx: t, Pos: domain.TxPosKey(nil, q.Sort, t)})
-	}
-	slices.SortFunc(rows, func(a, b TxPageRow) int { return bytes.Compare(a.Pos, b.Pos) })
-	if q.Desc {
-		slices.Reverse(rows)
-	}
-	from, to := window(len(rows), func(i int) []byte { return rows[i].Pos }, &q)
-	p := TxPage{Total: len(rows), Less: from > 0, More: to < len(rows)}
-	if to > from {
-		p.Rows = rows[from:to:to]
-	}
-	return p
-}
 
 // The transaction list's buckets on bbolt (schema 7), like the
 // reservations' (pagebolt.go). A kind (State) is a range of the kind
@@ -99,42 +61,12 @@ var txBolt = &boltList{
 	},
 }
 
-// TransactionPage returns one window of the transaction list, sorted and
-// filtered in the store (q.Sort is a TxSort order, q.State a Kind or "").
-func (db *DB) TransactionPage(q PageQuery) (TxPage, error) {
-	if err := q.Where.Check(TransactionFilter); err != nil {
-		return TxPage{}, fmt.Errorf("transaction list: %w", err)
-	}
-	if ls := db.repo.Capabilities().Lists; ls != nil {
-		return ls.TransactionPage(context.Background(), q)
-	}
-	p, err := txList.memPage(db, q)
-	return TxPage{Rows: p.rows, Total: p.total, More: p.more, Less: p.less}, err
-}
-
-// TransactionCount counts the transactions that pass q's filter and
-// state, up to q.Limit when it is > 0 (see ReservationCount).
-func (db *DB) TransactionCount(q PageQuery) (int, error) {
-	if err := q.Where.Check(TransactionFilter); err != nil {
-		return 0, fmt.Errorf("transaction list: %w", err)
-	}
-	if ls := db.repo.Capabilities().Lists; ls != nil {
-		return ls.TransactionCount(context.Background(), q)
-	}
-	return txList.memCount(db, q)
-}
-
 // txList is the transaction list.
 var txList = &storeList[TxPageRow, *Transaction]{
 	name: "transaction", sorts: TxSortCount, bolt: txBolt, pg: pgTransactions,
 	cache: func(db *DB) *pageCache { return &db.txPages },
 	dec:   kvlayout.DecodeTx,
 	row:   func(t *Transaction, pos []byte) TxPageRow { return TxPageRow{Tx: t, Pos: pos} },
-	mem: func(db *DB, q PageQuery) (listPage[TxPageRow], error) {
-		all, err := db.Transactions()
-		p := PageTransactions(all, q)
-		return listPage[TxPageRow]{rows: p.Rows, total: p.Total, more: p.More, less: p.Less}, err
-	},
 }
 
 // writeTxRecord writes a transaction's record and, on bbolt, brings the
@@ -192,7 +124,7 @@ func indexTx(tx Tx, old, t *Transaction) error {
 		if col == TxSortCreated {
 			// New transactions come in time order: this index grows at
 			// its end, so its pages are filled before they split.
-			kv.FillPages(b)
+			FillPages(b)
 		}
 		if err := moveEntry(b, op, pos, val); err != nil {
 			return err
@@ -207,7 +139,7 @@ func indexTx(tx Tx, old, t *Transaction) error {
 		return nil
 	}
 	tb := tx.Bucket(bTxText)
-	kv.FillPages(tb) // blocks are numbered by row ID, which only grows
+	FillPages(tb) // blocks are numbered by row ID, which only grows
 	return setListRowText(tb, bTxGram, id, key, text)
 }
 

@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"paydesk/store/kv"
 	"paydesk/store/kvlayout"
 )
 
@@ -42,7 +41,7 @@ func (k *kvTx) outboxBucket(name []byte) (Bucket, error) {
 			return nil, err
 		}
 	}
-	kv.FillPages(b)
+	FillPages(b)
 	return b, nil
 }
 

@@ -1,4 +1,4 @@
-package store
+package kv
 
 // A copy carries the users and the approval requests too: a team moving
 // its cache into PostgreSQL keeps who may reach it and what waits for a

@@ -1,10 +1,10 @@
-package store
+package kv
 
 import (
 	"encoding/binary"
 	"fmt"
 
-	"paydesk/store/kv"
+	"paydesk/store/domain"
 	"paydesk/store/kvlayout"
 )
 
@@ -51,8 +51,13 @@ var migrations = []func(tx Tx) error{
 	6: migrateTxList,
 }
 
-func (db *DB) migrate() (err error) {
-	defer kv.RecoverDamage(db.path, &err)
+// Migrate brings the layout to SchemaVersion, step by step, and refuses a
+// newer one. recover, when set, runs in the same transaction whenever the
+// layout changed or an operation was left pending (the rules' recovery of
+// operations in flight); on a shared database it is not run (other
+// processes may have requests on their way).
+func (db *DB) Migrate(recover func(RepoTx) error) (err error) {
+	defer RecoverDamage(db.path, &err)
 	// Most opens find nothing to do; a read transaction says so without
 	// the fsyncs of a write.
 	current := false
@@ -67,7 +72,7 @@ func (db *DB) migrate() (err error) {
 		}
 		current = true
 		return open.ForEach(func(k, _ []byte) error {
-			if op, err := getOp(db.kv.tx(tx), binary.BigEndian.Uint64(k)); err != nil || op.State == OpPending {
+			if op, err := db.kv.tx(tx).Op(binary.BigEndian.Uint64(k)); err != nil || op == nil || op.State == OpPending {
 				current = false
 			}
 			return nil
@@ -84,7 +89,7 @@ func (db *DB) migrate() (err error) {
 			}
 		}
 		if v > SchemaVersion {
-			return fmt.Errorf("schema version %d is %w (this one reads up to %d)", v, ErrNewerSchema, SchemaVersion)
+			return fmt.Errorf("schema version %d is %w (this one reads up to %d)", v, domain.ErrNewerSchema, SchemaVersion)
 		}
 		for ; v < SchemaVersion; v++ {
 			if err := migrations[v](tx); err != nil {
@@ -94,39 +99,13 @@ func (db *DB) migrate() (err error) {
 		if err := tx.Bucket(bMeta).Put(kSchema, u64(SchemaVersion)); err != nil {
 			return err
 		}
-		if db.shared {
+		if db.opts.Shared || recover == nil {
 			// Other processes may have requests on their way right now:
 			// only a file's lock says that no one else has it open.
 			return nil
 		}
-		return db.recoverInFlight(db.kv.tx(tx))
+		return recover(db.kv.tx(tx))
 	})
-}
-
-// recoverInFlight turns operations left "pending" by a process that ended
-// (the file lock says no one else has it open) into "outcome unknown": their
-// request may or may not have reached the gateway.
-func (db *DB) recoverInFlight(tx RepoTx) error {
-	open, err := tx.OpenOps()
-	if err != nil {
-		return err
-	}
-	for _, o := range open {
-		op, err := getOp(tx, o.ID)
-		if err != nil {
-			return err
-		}
-		if op.State != OpPending {
-			continue
-		}
-		op.State = OpOutcomeUnknown
-		op.Error = "paydesk ended while the request was on its way"
-		op.Updated = db.now()
-		if err := db.putOp(tx, op, nil); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func u64(v uint64) []byte {

@@ -1,4 +1,4 @@
-package store
+package kv
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"paydesk/store/domain"
-	"paydesk/store/kv"
 	"paydesk/store/kvlayout"
 )
 
@@ -30,12 +29,12 @@ type kvRepo struct {
 }
 
 func (r *kvRepo) Update(_ context.Context, fn func(RepoTx) error) (err error) {
-	defer kv.RecoverDamage(r.path, &err)
+	defer RecoverDamage(r.path, &err)
 	return r.eng.Update(func(tx Tx) error { return fn(r.tx(tx)) })
 }
 
 func (r *kvRepo) View(_ context.Context, fn func(RepoTx) error) (err error) {
-	defer kv.RecoverDamage(r.path, &err)
+	defer RecoverDamage(r.path, &err)
 	return r.eng.View(func(tx Tx) error { return fn(r.tx(tx)) })
 }
 
@@ -56,14 +55,14 @@ func (r *kvRepo) Close() error { return r.eng.Close() }
 // view is a read transaction over the buckets, for the code that works on
 // the layout itself (list indexes, copies, fills).
 func (db *DB) view(fn func(tx Tx) error) (err error) {
-	defer kv.RecoverDamage(db.path, &err)
+	defer RecoverDamage(db.path, &err)
 	return db.eng.View(fn)
 }
 
 // guardedUpdate is bolt's Update with a damaged page reported as an error
 // (recoverDamage); bolt rolls the transaction back as the panic passes.
 func (db *DB) guardedUpdate(fn func(tx Tx) error) (err error) {
-	defer kv.RecoverDamage(db.path, &err)
+	defer RecoverDamage(db.path, &err)
 	return db.eng.Update(fn)
 }
 
