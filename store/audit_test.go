@@ -70,7 +70,7 @@ func TestAuditChainDetectsTampering(t *testing.T) {
 			}
 			defer db.Close()
 			auditLog(t, db, 4)
-			if err := db.eng.Update(func(tx Tx) error { return tc.tamper(tx.Bucket(bAudit)) }); err != nil {
+			if err := db.bk.Engine().Update(func(tx Tx) error { return tc.tamper(tx.Bucket(bAudit)) }); err != nil {
 				t.Fatal(err)
 			}
 			chk, err := db.VerifyAudit()

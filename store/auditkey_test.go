@@ -52,7 +52,7 @@ func forge(t *testing.T, db *DB, e AuditEntry) uint64 {
 		}
 		return id
 	}
-	err := db.eng.Update(func(tx Tx) error {
+	err := db.bk.Engine().Update(func(tx Tx) error {
 		b := tx.Bucket(bAudit)
 		_, last := b.Cursor().Last()
 		var err error

@@ -1,12 +1,9 @@
 package store
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/shopspring/decimal"
 )
 
 // This file keeps batches: a run of work from a shipment manifest (many
@@ -136,41 +133,6 @@ func (db *DB) UpdateBatchItem(id string, it BatchItem) error {
 		return fmt.Errorf("batch %s item %d: %w", id, it.Index, err)
 	}
 	return nil
-}
-
-// ledgerView is the part of a reservation a batch's pre-flight reads: the
-// ledger and what decides whether it can be captured. Decoding only these
-// fields (the record also holds addresses, the original order and the
-// request history) makes a 100,000-row pre-flight fit in a second.
-type ledgerView struct {
-	Key               string
-	ReservationNumber string
-	Invoice           string
-	Currency          string
-	CustomerName      string
-	Lines             []Line
-	LinesKnown        bool
-	CapturedInFull    bool
-	Status            Status
-	Created           time.Time
-	Cancelled         bool
-	CapturedAmount    decimal.Decimal
-	OutcomeUnknown    bool
-	UnknownOps        []uint64
-}
-
-func (v *ledgerView) reservation() *Reservation {
-	return &Reservation{Key: v.Key, ReservationNumber: v.ReservationNumber, Invoice: v.Invoice, Currency: v.Currency,
-		CustomerName: v.CustomerName, Lines: v.Lines, LinesKnown: v.LinesKnown, CapturedInFull: v.CapturedInFull, Status: v.Status,
-		Created: v.Created, Cancelled: v.Cancelled, CapturedAmount: v.CapturedAmount, OutcomeUnknown: v.OutcomeUnknown, UnknownOps: v.UnknownOps}
-}
-
-func decodeLedgerView(b []byte) (*ledgerView, error) {
-	var v ledgerView
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, err
-	}
-	return &v, nil
 }
 
 // ReservationLedgers finds each reference as Reservation does (key,

@@ -99,7 +99,7 @@ func TestMigrateToBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.bolt.Update(func(tx *bolt.Tx) error {
+	err = db.bk.File().Bolt().Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bBatch, bBatchItem, bBatchHash} {
 			if err := tx.DeleteBucket(b); err != nil {
 				return err

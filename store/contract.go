@@ -3,7 +3,9 @@ package store
 import (
 	"paydesk/api"
 	"paydesk/internal/fold"
+	"paydesk/internal/query"
 	"paydesk/store/domain"
+	"time"
 )
 
 // The domain values and the engine contract live in store/domain, the leaf
@@ -171,4 +173,14 @@ func AppendSearchText(dst []byte, s *Summary, f *fold.Folder) []byte {
 // AppendTxSearchText is domain.AppendTxSearchText.
 func AppendTxSearchText(dst []byte, t *Transaction, f *fold.Folder) []byte {
 	return domain.AppendTxSearchText(dst, t, f)
+}
+
+// The list filter's meaning (store/domain/where.go), by the names the
+// log filters use.
+func inCreated(r *query.TimeRange, t time.Time) bool { return domain.InCreated(r, t) }
+func containsAll(text []byte, words [][]byte) bool   { return domain.ContainsAll(text, words) }
+func wordBytes(words []string) [][]byte              { return domain.WordBytes(words) }
+func foldGerman(s string) (string, bool)             { return domain.FoldGerman(s) }
+func keepTxWhere(t *Transaction, q *PageQuery, f *fold.Folder) bool {
+	return domain.KeepTxWhere(t, q, f)
 }

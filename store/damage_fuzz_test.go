@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"paydesk/api"
+	"paydesk/store/kv"
 )
 
 // realCache is a cache as paydesk leaves it: reservations captured and
@@ -57,68 +58,23 @@ func makeRealCache(t testing.TB) realCache {
 	return rc
 }
 
+// bbolt's page format, which the damage below aims at (store/kv's
+// pagecheck.go reads it).
+const (
+	pageHeaderSize = 16 // id u64, flags u16, count u16, overflow u32
+	flagLeaf       = 0x02
+	flagFreelist   = 0x10
+)
+
 // pagesByType finds the pages of each type in a cache file as its newest
-// meta page sees them: "meta", "freelist", "branch", "leaf", and the
-// branch and leaf pages of each bucket ("branch/pushes").
-func pagesByType(t testing.TB, b []byte) map[string][]int {
+// meta page sees them (kv.MapPages).
+func pagesByType(t testing.TB, b []byte) kv.PageMap {
 	t.Helper()
-	pf, err := openPages(bytesReader(b), int64(len(b)))
+	m, err := kv.MapPages(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string][]int{"meta": {0, 1}}
-	if pf.meta.freelist != pgidNoFreelist {
-		out["freelist"] = []int{int(pf.meta.freelist)}
-	}
-	// Walk the tree from the root: the pages in use, not stale free ones.
-	type at struct {
-		id     uint64
-		bucket string
-	}
-	stack := []at{{pf.meta.root, ""}}
-	for len(stack) > 0 {
-		p := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		buf, err := pf.readPage(p.id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		flags, count := le.Uint16(buf[8:]), int(le.Uint16(buf[10:]))
-		for i := range count {
-			e := buf[pageHeaderSize+i*pageElemSize:]
-			if flags&flagBranch != 0 {
-				stack = append(stack, at{le.Uint64(e[8:]), p.bucket})
-				continue
-			}
-			if le.Uint32(e[0:])&leafFlagBucket != 0 {
-				k := pageHeaderSize + i*pageElemSize + int(le.Uint32(e[4:]))
-				name := string(buf[k : k+int(le.Uint32(e[8:]))])
-				if root := le.Uint64(buf[k+len(name):]); root != 0 {
-					stack = append(stack, at{root, name})
-				}
-			}
-		}
-		typ := "leaf"
-		if flags&flagBranch != 0 {
-			typ = "branch"
-		}
-		out[typ] = append(out[typ], int(p.id))
-		out[typ+"/"+p.bucket] = append(out[typ+"/"+p.bucket], int(p.id))
-	}
-	return out
-}
-
-type bytesReader []byte
-
-func (b bytesReader) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 || off >= int64(len(b)) {
-		return 0, errors.New("EOF")
-	}
-	n := copy(p, b[off:])
-	if n < len(p) {
-		return n, errors.New("EOF")
-	}
-	return n, nil
+	return m
 }
 
 // exercise opens a damaged copy, reads every list, writes a push and checks
@@ -258,17 +214,14 @@ func TestDamagedCachePatterns(t *testing.T) {
 		{"large, closed cleanly", rc.closed, Options{NoSync: true, CheckPagesUpTo: -1}},
 	}
 	for _, mode := range modes {
-		pages := pagesByType(t, mode.base)
-		pf, err := openPages(bytesReader(mode.base), int64(len(mode.base)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		pm := pagesByType(t, mode.base)
+		pages := pm.Kinds
 		// a branch of the push log, a leaf of the transactions: both read
 		// by the lists, neither on the way to the meta bucket
 		if len(pages["branch/pushes"]) == 0 || len(pages["leaf/transactions"]) == 0 {
 			t.Fatalf("the fixture has no branch in the push log or no leaf in the transactions: %v", pages)
 		}
-		f := file{b: mode.base, end: int(pf.meta.pgid) * ps, free: pages["freelist"][0], br: pages["branch/pushes"][0], leaf: pages["leaf/transactions"][0]}
+		f := file{b: mode.base, end: pm.End * ps, free: pages["freelist"][0], br: pages["branch/pushes"][0], leaf: pages["leaf/transactions"][0]}
 		f.child = f.br*ps + pageHeaderSize + 8
 		for _, tc := range cases {
 			unchecked := mode.opts.CheckPagesUpTo < 0 && mode.name == "large, closed cleanly"
@@ -305,20 +258,20 @@ func TestCleanCloseMarker(t *testing.T) {
 	}{{"closed", rc.closed, true}, {"copied while open", rc.running, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeCopy(t, tc.file)
-			if clean, err := preflight(path); err != nil || clean != tc.clean {
+			if clean, err := kv.CleanClosed(path); err != nil || clean != tc.clean {
 				t.Fatalf("before open: clean %v, %v; want %v", clean, err, tc.clean)
 			}
 			db, err := Open(path, Options{NoSync: true, CheckPagesUpTo: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if clean, err := preflight(path); err != nil || clean {
+			if clean, err := kv.CleanClosed(path); err != nil || clean {
 				t.Fatalf("while open: clean %v, %v", clean, err)
 			}
 			if err := db.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if clean, err := preflight(path); err != nil || !clean {
+			if clean, err := kv.CleanClosed(path); err != nil || !clean {
 				t.Fatalf("after close: clean %v, %v", clean, err)
 			}
 		})
@@ -332,7 +285,7 @@ func TestCleanCloseMarker(t *testing.T) {
 // bbolt runs only on a tree the walk found sound).
 func FuzzDamagedCache(f *testing.F) {
 	rc := makeRealCache(f)
-	pages := pagesByType(f, rc.closed)
+	pages := pagesByType(f, rc.closed).Kinds
 	kinds := []string{"cut", "meta", "freelist", "branch", "leaf"}
 	for k := range kinds {
 		for _, seed := range [][3]uint16{{0, 16, 0}, {0, 40, 3}, {1, 56, 5}, {0, 8, 1}, {0, 10, 7}, {0, 24, 2}} {

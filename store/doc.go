@@ -9,10 +9,11 @@
 // domain terms, and Repo, which runs them and names what an engine has
 // beyond them (Capabilities). The domain values live there too; this
 // package's types are aliases of them (contract.go). The native PostgreSQL
-// engine is package store/postgres; the bucket-backed engine (kvrepo*.go,
-// kvlists.go) serves bbolt (engine.go) and the kv PostgreSQL tables
-// (pgengine.go) with the layout of store/kvlayout. Open picks the engine;
-// nothing of a bucket, a byte key, a codec or SQL reaches the rules.
+// engine is package store/postgres; the bucket engine, package store/kv,
+// serves bbolt and the kv PostgreSQL tables with the layout of
+// store/kvlayout. Open picks the engine (engines.go holds what the rules
+// ask of the bucket engine beyond the contract); nothing of a bucket, a
+// byte key, a codec or SQL reaches the rules.
 //
 // On bbolt every write is one short transaction. Pushes are group-committed: many
 // pushes share one fsync, and ApplyPush returns only after its push is on disk.

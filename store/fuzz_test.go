@@ -59,24 +59,3 @@ func FuzzApplyPush(f *testing.F) {
 		}
 	})
 }
-
-// FuzzTextBlock: a damaged text block (a file is outside input: a disk, a
-// copy, another program) is refused or read, never a panic, by every
-// reader of it.
-func FuzzTextBlock(f *testing.F) {
-	f.Add(encodeBlock([]textRow{{lo: 1, key: []byte("A"), text: []byte("abc\x00def\n")}, {lo: 7, key: []byte("B"), text: []byte("xyz\n")}}), []byte("de"))
-	f.Add([]byte{3, 1}, []byte("a"))
-	f.Add([]byte{}, []byte("zz"))
-	f.Fuzz(func(t *testing.T, v, word []byte) {
-		_, _ = decodeBlock(v)
-		_, _ = blockMatches(v, [][]byte{word}, ^uint64(0))
-		_ = blockRowText(v, 7)
-		if nv, ok := appendRow(v, 63, []byte("K"), []byte("t\n")); ok {
-			if _, err := decodeBlock(nv); err != nil {
-				if _, err0 := decodeBlock(v); err0 == nil {
-					t.Fatalf("appending to a good block made a bad one: %v", err)
-				}
-			}
-		}
-	})
-}

@@ -264,51 +264,6 @@ func (db *DB) Deliveries(ctx context.Context, q DeliveryQuery) ([]*Delivery, err
 	return out, nil
 }
 
-// ResendDelivery makes the delivery id pending again, due at once.
-func (db *DB) ResendDelivery(ctx context.Context, id uint64) error {
-	err := db.repo.Update(ctx, func(tx RepoTx) error {
-		d, err := tx.Delivery(id)
-		if err != nil {
-			return err
-		}
-		if d == nil {
-			return fmt.Errorf("no delivery %d", id)
-		}
-		return resend(tx, d, db.now())
-	})
-	if err != nil {
-		return fmt.Errorf("resend delivery %d: %w", id, err)
-	}
-	return nil
-}
-
-// ResendDeliveries makes every delivery q keeps pending again, due at
-// once, and returns how many.
-func (db *DB) ResendDeliveries(ctx context.Context, q DeliveryQuery) (int, error) {
-	n := 0
-	err := db.repo.Update(ctx, func(tx RepoTx) error {
-		n = 0
-		all, err := tx.DeliveriesBefore(0, 0)
-		if err != nil {
-			return err
-		}
-		now := db.now()
-		for i := len(all) - 1; i >= 0; i-- { // oldest first: the order per key
-			if q.Keeps(all[i]) {
-				if err := resend(tx, all[i], now); err != nil {
-					return err
-				}
-				n++
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("resend deliveries: %w", err)
-	}
-	return n, nil
-}
-
 func resend(tx RepoTx, d *Delivery, now time.Time) error {
 	d.State, d.NextAt, d.DeliveredAt = DeliveryPending, now, time.Time{}
 	d.Resent++

@@ -114,7 +114,7 @@ func TestDueIndexAgreesWithOpenDeliveries(t *testing.T) {
 					what = fmt.Sprintf("attempt on %d: %+v", id, out)
 				default:
 					id := ids[r.IntN(len(ids))]
-					if err := db.ResendDelivery(ctx, id); err != nil {
+					if _, err := db.Redeliver(ctx, ResendRequest{ID: id}); err != nil {
 						t.Fatal(err)
 					}
 					what = fmt.Sprintf("resend %d", id)

@@ -120,14 +120,14 @@ func TestOutboxDeliveriesFollowPushes(t *testing.T) {
 			if err != nil || len(d1) != 1 || d1[0].State != DeliveryFailed || len(d1[0].Attempts) != 2 || d1[0].Attempts[1].Error != "connection refused\uFFFD" {
 				t.Fatalf("given up = %+v, %v", d1, err)
 			}
-			n, err := db.ResendDeliveries(ctx, DeliveryQuery{Failed: true})
+			n, err := db.Redeliver(ctx, ResendRequest{Query: DeliveryQuery{Failed: true}})
 			if err != nil || n != 1 {
 				t.Fatalf("resend = %d, %v", n, err)
 			}
 			if ids, _ := dueIDs(t, db, retry); !equalIDs(ids, []uint64{1, 4, 5, 6}) {
 				t.Fatalf("after the resend: due = %v (1 goes before 3 again)", ids)
 			}
-			if err := db.ResendDelivery(ctx, 99); err == nil {
+			if _, err := db.Redeliver(ctx, ResendRequest{ID: 99}); err == nil {
 				t.Fatal("resend of no delivery: no error")
 			}
 		})

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"paydesk/api"
 	"paydesk/internal/pgtest"
 	"paydesk/store/domain"
+	"paydesk/store/kv"
 )
 
 // pageData writes n reservations of every state, with names that fold
@@ -106,9 +106,9 @@ func testReservationPage(t *testing.T, small int) {
 	db := openTest(t)
 	switch small {
 	case 1:
-		db.pages.scanBlocks, db.pages.small = 1, 10
+		db.bk.SetListPaths(1, 10, 0)
 	case 2:
-		db.pages.scanBlocks, db.pages.small, db.pages.walk = 1, 10, 5
+		db.bk.SetListPaths(1, 10, 5)
 	}
 	pageData(t, db, 600)
 	all, err := db.LoadReservationSummaries()
@@ -267,7 +267,7 @@ func TestReservationPageLive(t *testing.T) {
 	if top.Rows[0].Summary.Key != "NEWEST" || top.Total != p.Total+1 {
 		t.Fatalf("the new row is not on top: %s, total %d (was %d)", top.Rows[0].Summary.Key, top.Total, p.Total)
 	}
-	if err := db.guardedUpdate(func(tx Tx) error { return unindexThenDelete(tx, cursor.Summary.Key) }); err != nil {
+	if err := db.bk.Engine().Update(func(tx Tx) error { return unindexThenDelete(tx, cursor.Summary.Key) }); err != nil {
 		t.Fatal(err)
 	}
 	q.After = cursor.Pos
@@ -294,33 +294,10 @@ func TestReservationPageLive(t *testing.T) {
 
 // unindexThenDelete removes a summary the way an order's placeholder goes.
 func unindexThenDelete(tx Tx, key string) error {
-	if err := unindexSummary(tx, key); err != nil {
+	if err := kv.UnindexSummary(tx, key); err != nil {
 		return err
 	}
 	return tx.Bucket(bSummary).Delete([]byte(key))
-}
-
-// TestTextBlock: a block's rows round-trip, and the search finds a word
-// in the right row only, never across two rows.
-func TestTextBlock(t *testing.T) {
-	rows := []textRow{{lo: 1, key: []byte("A"), text: []byte("abc\x00def\n")}, {lo: 5, key: []byte("B"), text: []byte("ghi\n")}, {lo: 63, key: []byte("C"), text: []byte("xyz\n")}}
-	v := encodeBlock(rows)
-	back, err := decodeBlock(v)
-	if err != nil || len(back) != 3 || string(back[1].key) != "B" || string(back[2].text) != "xyz\n" {
-		t.Fatalf("round trip: %v %+v", err, back)
-	}
-	for _, c := range []struct {
-		word string
-		want uint64
-	}{{"def", 1 << 1}, {"gh", 1 << 5}, {"z", 1 << 63}, {"q", 0}} {
-		got, err := blockMatches(v, [][]byte{[]byte(c.word)}, ^uint64(0))
-		if err != nil || got != c.want {
-			t.Errorf("%q: %b, want %b", c.word, got, c.want)
-		}
-	}
-	if _, err := decodeBlock([]byte{3, 1}); err == nil {
-		t.Fatal("a cut block decoded")
-	}
 }
 
 // TestListTableFillAndBulkCopy: a file copied into PostgreSQL with COPY
@@ -379,7 +356,7 @@ func TestListTableFillAndBulkCopy(t *testing.T) {
 	same(dst, "after the bulk copy")
 	// Empty the table and set the marker, as migration 5 leaves an older
 	// database.
-	pool := dst.pg().pool
+	pool := dst.bk.Pool()
 	if _, err := pool.Exec(context.Background(), `DELETE FROM paydesk_summary; INSERT INTO paydesk_summary_fill VALUES (true);
 		DELETE FROM paydesk_txlist; INSERT INTO paydesk_txlist_fill VALUES (true)`); err != nil {
 		t.Fatal(err)
@@ -417,8 +394,8 @@ func TestListMigration(t *testing.T) {
 			pageData(t, db, 400)
 			all, _ := db.LoadReservationSummaries()
 			// Back to schema 4: the indexes go.
-			err = db.bolt.Update(func(tx *bolt.Tx) error {
-				for _, b := range pageBuckets {
+			err = db.bk.File().Bolt().Update(func(tx *bolt.Tx) error {
+				for _, b := range kv.ListBuckets() {
 					if err := tx.DeleteBucket(b); err != nil {
 						return err
 					}
@@ -453,16 +430,16 @@ func TestListMigration(t *testing.T) {
 				}
 			}
 			// Each row once in each index, and the fill's state gone.
-			err = db.bolt.View(func(tx *bolt.Tx) error {
-				for _, ix := range listIndexes[:5] {
-					if n := tx.Bucket(ix.b).Stats().KeyN; n != len(all) {
-						t.Errorf("index %s holds %d entries, want %d", ix.b, n, len(all))
+			err = db.bk.File().Bolt().View(func(tx *bolt.Tx) error {
+				for _, ix := range kv.ListIndexes()[:5] {
+					if n := tx.Bucket(ix).Stats().KeyN; n != len(all) {
+						t.Errorf("index %s holds %d entries, want %d", ix, n, len(all))
 					}
 				}
 				if n := tx.Bucket(bSumRow).Stats().KeyN; n != len(all) {
 					t.Errorf("%d row IDs, want %d", n, len(all))
 				}
-				if tx.Bucket(bMeta).Get(fillKey(listFillName)) != nil {
+				if tx.Bucket(bMeta).Get(kv.FillKey(kv.ListFill)) != nil {
 					t.Error("the fill's state is still there")
 				}
 				return nil
@@ -471,18 +448,5 @@ func TestListMigration(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
-	}
-}
-
-// appendRow writes what encodeBlock would.
-func TestAppendRow(t *testing.T) {
-	rows := []textRow{{lo: 1, key: []byte("A"), text: []byte("abc\n")}, {lo: 5, key: []byte("BB"), text: []byte("de\n")}}
-	add := textRow{lo: 9, key: []byte("CCC"), text: []byte("fghi\n")}
-	got, ok := appendRow(encodeBlock(rows), add.lo, add.key, add.text)
-	if want := encodeBlock(append(rows, add)); !ok || !bytes.Equal(got, want) {
-		t.Fatalf("appendRow = %q (%v), want %q", got, ok, want)
-	}
-	if _, ok := appendRow(encodeBlock(rows), 3, add.key, add.text); ok {
-		t.Fatal("a row between two went last")
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"paydesk/internal/fold"
 	"paydesk/internal/pgtest"
 	"paydesk/store/domain"
+	"paydesk/store/kv"
 )
 
 // TestRefoldOnOpen: a file whose search texts an older folding wrote (no
@@ -32,16 +33,12 @@ func TestRefoldOnOpen(t *testing.T) {
 		all, _ := db.LoadReservationSummaries()
 		// As an older paydesk left it: every row's text without the
 		// German fold, and no version.
-		err = db.bolt.Update(func(tx *bolt.Tx) error {
+		err = db.bk.File().Bolt().Update(func(tx *bolt.Tx) error {
 			rows, tb := tx.Bucket(bSumRow), tx.Bucket(bSumText)
 			var f fold.Folder
 			for _, s := range all {
-				id, _, err := rowID(boltBucket{rows}, []byte(s.Key), false)
-				if err != nil {
-					return err
-				}
 				text := append(domain.AppendSearchFields(nil, &f, fold.String(s.Invoice), fold.String(s.Customer), s.Key), '\n')
-				if err := setRowText(boltBucket{tb}, id, []byte(s.Key), text); err != nil {
+				if err := kv.SetSearchText(kv.BoltBucket{Bolt: rows}, kv.BoltBucket{Bolt: tb}, []byte(s.Key), text); err != nil {
 					return err
 				}
 			}
@@ -72,11 +69,11 @@ func TestRefoldOnOpen(t *testing.T) {
 		if err != nil || !slices.Equal(posList(p), posList(want)) {
 			t.Fatalf("after the refold: %d rows (%v), want %d", len(p.Rows), err, len(want.Rows))
 		}
-		_ = db.bolt.View(func(tx *bolt.Tx) error {
+		_ = db.bk.File().Bolt().View(func(tx *bolt.Tx) error {
 			if v := tx.Bucket(bMeta).Get(kFoldVersion); len(v) != 1 || int(v[0]) != fold.Version {
 				t.Errorf("fold version %v recorded, want %d", v, fold.Version)
 			}
-			if tx.Bucket(bMeta).Get(fillKey(refoldFillName)) != nil {
+			if tx.Bucket(bMeta).Get(kv.FillKey(kv.RefoldFill)) != nil {
 				t.Error("the refold's state is still there")
 			}
 			return nil
@@ -107,7 +104,7 @@ func TestRefoldOnOpenPG(t *testing.T) {
 			if native {
 				tables = []string{"paydesk_reservations", "paydesk_transactions"}
 			}
-			pool := db.pg().pool
+			pool := db.bk.Pool()
 			if native {
 				pool = db.rel.Pool()
 			}

@@ -14,6 +14,7 @@ import (
 
 	"paydesk/api"
 	"paydesk/store/domain"
+	"paydesk/store/kv"
 )
 
 // txPageData writes n transactions of every kind: captures and their
@@ -94,9 +95,9 @@ func TestTransactionPage(t *testing.T) {
 			db := openTest(t)
 			switch small {
 			case 1:
-				db.txPages.scanBlocks, db.txPages.small = 1, 10
+				db.bk.SetListPaths(1, 10, 0)
 			case 2:
-				db.txPages.scanBlocks, db.txPages.small, db.txPages.walk = 1, 10, 5
+				db.bk.SetListPaths(1, 10, 5)
 			}
 			txPageData(t, db, 500)
 			all, err := db.Transactions()
@@ -163,8 +164,8 @@ func TestTransactionListFill(t *testing.T) {
 			}
 			txPageData(t, db, 400)
 			all, _ := db.Transactions()
-			err = db.bolt.Update(func(tx *bolt.Tx) error {
-				for _, b := range txPageBuckets {
+			err = db.bk.File().Bolt().Update(func(tx *bolt.Tx) error {
+				for _, b := range kv.TxListBuckets() {
 					if err := tx.DeleteBucket(b); err != nil {
 						return err
 					}
@@ -197,13 +198,13 @@ func TestTransactionListFill(t *testing.T) {
 				}
 			}
 			checkGroups(t, db, all)
-			err = db.bolt.View(func(tx *bolt.Tx) error {
-				for _, b := range bTxIdx {
+			err = db.bk.File().Bolt().View(func(tx *bolt.Tx) error {
+				for _, b := range kv.TxListIndexes() {
 					if n := tx.Bucket(b).Stats().KeyN; n != len(all) {
 						t.Errorf("index %s holds %d entries, want %d", b, n, len(all))
 					}
 				}
-				if tx.Bucket(bMeta).Get(fillKey(txListFillName)) != nil {
+				if tx.Bucket(bMeta).Get(kv.FillKey(kv.TxListFill)) != nil {
 					t.Error("the fill's state is still there")
 				}
 				return nil

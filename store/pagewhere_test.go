@@ -99,12 +99,12 @@ func TestPageWhereProperty(t *testing.T) {
 			nonEmpty++
 		}
 		// bbolt's paths of a big file, in turn.
-		db.pages.scanBlocks, db.pages.small, db.pages.walk = 0, 0, 0
+		db.bk.SetListPaths(0, 0, 0)
 		if i%3 == 1 {
-			db.pages.scanBlocks, db.pages.small = 1, 10
+			db.bk.SetListPaths(1, 10, 0)
 		}
 		if i%3 == 2 {
-			db.pages.scanBlocks, db.pages.small, db.pages.walk = 1, 10, 5
+			db.bk.SetListPaths(1, 10, 5)
 		}
 		for name, page := range engines {
 			t.Run(fmt.Sprintf("%d/%s/%s", i, name, text), func(t *testing.T) {

@@ -83,13 +83,12 @@ func (b *changeBus) publish(c Change) {
 	if err != nil || len(payload) > maxPayload {
 		payload, _ = json.Marshal(busMessage{Origin: b.origin, Pushes: c.Pushes, Rejected: c.Rejected, Overflow: true, Inbox: c.inbox})
 	}
-	eng, ok := b.db.eng.(*pgEngine)
-	if !ok {
+	if b.db.conn == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
 	defer cancel()
-	_, _ = eng.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, busChannel, string(payload))
+	_, _ = b.db.conn.Pool().Exec(ctx, `SELECT pg_notify($1, $2)`, busChannel, string(payload))
 }
 
 // listen holds a connection of its own LISTENing, and delivers what other

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"paydesk/api"
+	"paydesk/store/kv"
 	"paydesk/store/kvlayout"
 	"paydesk/store/postgres"
 )
@@ -86,7 +87,6 @@ type ingestAnswer struct {
 // applier and the outcome reporter once started.
 type inbox struct {
 	db  *DB
-	eng *pgEngine
 	dsn string
 
 	queue   chan *ingestJob
@@ -114,9 +114,9 @@ type inbox struct {
 	logf  func(format string, args ...any)
 }
 
-func newInbox(db *DB, eng *pgEngine, dsn string) *inbox {
+func newInbox(db *DB, dsn string) *inbox {
 	ctx, stop := context.WithCancel(context.Background())
-	ib := &inbox{db: db, eng: eng, dsn: dsn, queue: make(chan *ingestJob, 4*maxIngestBatch), ctx: ctx, stop: stop,
+	ib := &inbox{db: db, dsn: dsn, queue: make(chan *ingestJob, 4*maxIngestBatch), ctx: ctx, stop: stop,
 		applierWake: make(chan struct{}, 1), notifyWake: make(chan struct{}, 1), reportWake: make(chan struct{}, 1),
 		waiters: map[uint64][]func(ApplyResult){}}
 	ib.flushWG.Add(1)
@@ -278,7 +278,7 @@ func (ib *inbox) commit(jobs []*ingestJob) {
 	}
 	if err != nil {
 		for _, j := range jobs {
-			j.done <- ingestAnswer{err: fmt.Errorf("database %s: %w", ib.eng.url, err)}
+			j.done <- ingestAnswer{err: fmt.Errorf("database %s: %w", ib.db.path, err)}
 		}
 		return
 	}
@@ -307,7 +307,7 @@ func (ib *inbox) commit(jobs []*ingestJob) {
 			id, ok := old[string(j.key)+string(j.hash)]
 			switch {
 			case err != nil:
-				j.done <- ingestAnswer{err: fmt.Errorf("database %s: %w", ib.eng.url, err)}
+				j.done <- ingestAnswer{err: fmt.Errorf("database %s: %w", ib.db.path, err)}
 			case !ok:
 				j.done <- ingestAnswer{err: errors.New("inbox: neither inserted nor found (a concurrent insert rolled back): try again")}
 			default:
@@ -320,7 +320,7 @@ func (ib *inbox) commit(jobs []*ingestJob) {
 
 // identities runs a query returning (id, key, hash) rows.
 func (ib *inbox) identities(ctx context.Context, q string, args ...any) (map[string]uint64, error) {
-	rows, err := ib.eng.pool.Query(ctx, q, args...)
+	rows, err := ib.db.conn.Pool().Query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -365,7 +365,7 @@ func (ib *inbox) notifier() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(ib.ctx, 2*time.Second)
-		_, _ = ib.eng.pool.Exec(ctx, `SELECT pg_notify($1, '')`, inboxChannel) // a hint: the applier also looks once a second
+		_, _ = ib.db.conn.Pool().Exec(ctx, `SELECT pg_notify($1, '')`, inboxChannel) // a hint: the applier also looks once a second
 		cancel()
 	}
 }
@@ -528,7 +528,7 @@ func (db *DB) InboxWaiting(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	var n int
-	err := db.inbox.eng.pool.QueryRow(ctx, `SELECT count(*) FROM paydesk_push_inbox WHERE push_id IS NULL`).Scan(&n)
+	err := db.conn.Pool().QueryRow(ctx, `SELECT count(*) FROM paydesk_push_inbox WHERE push_id IS NULL`).Scan(&n)
 	return n, err
 }
 
@@ -638,17 +638,9 @@ func (ib *inbox) applyRows(limit int, after int64, failed bool) ([]appliedRow, e
 }
 
 // inboxTx is what the apply transaction needs of an engine's transaction
-// beyond the contract: the inbox rows it reads and marks in the same
-// transaction as the rules' writes.
-type inboxTx interface {
-	InboxWaiting(limit int, after int64) ([]uint64, [][]byte, error)
-	// PrefetchForPushes may read ahead what the rules will read of the
-	// pushes' keys (the kv engine's round trips).
-	PrefetchForPushes(keys, dataKeys []string, n int) error
-	InboxMark(ids, pushIDs []int64, results [][]byte) error
-	// TxErr is the database's error that failed the transaction, if any.
-	TxErr() error
-}
+// beyond the contract (kv.InboxTx): the inbox rows it reads and marks in
+// the same transaction as the rules' writes.
+type inboxTx = kv.InboxTx
 
 // inboxUpdate runs fn in a write transaction of the store's engine on
 // PostgreSQL, the rules' view of it and the inbox's.
@@ -656,54 +648,7 @@ func (db *DB) inboxUpdate(fn func(rt RepoTx, it inboxTx) error) error {
 	if db.rel != nil {
 		return db.rel.UpdateTx(context.Background(), func(t *postgres.Tx) error { return fn(t, t) })
 	}
-	return db.guardedUpdate(func(tx Tx) error {
-		pt, ok := tx.(*pgTx)
-		if !ok {
-			return errors.New("the push inbox needs PostgreSQL")
-		}
-		return fn(db.kv.tx(tx), pt) // the rules, in this transaction
-	})
-}
-
-func (t *pgTx) TxErr() error { return t.err }
-
-// InboxMark marks inbox rows applied, after the transaction's buffered
-// writes.
-func (t *pgTx) InboxMark(ids, pushIDs []int64, results [][]byte) error {
-	if err := t.flush(); err != nil {
-		return err
-	}
-	if _, err := t.tx.Exec(t.ctx, postgres.InboxMarkSQL, ids, pushIDs, results); err != nil {
-		t.fail(err)
-		return err
-	}
-	return nil
-}
-
-// InboxWaiting reads up to limit rows not applied yet, oldest first.
-func (t *pgTx) InboxWaiting(limit int, after int64) ([]uint64, [][]byte, error) {
-	rows, err := t.tx.Query(t.ctx, postgres.InboxWaitingSQL, limit, after)
-	if err != nil {
-		t.fail(err)
-		return nil, nil, err
-	}
-	defer rows.Close()
-	var ids []uint64
-	var recs [][]byte
-	for rows.Next() {
-		var id int64
-		var rec []byte
-		if err := rows.Scan(&id, &rec); err != nil {
-			t.fail(err)
-			return nil, nil, err
-		}
-		ids, recs = append(ids, uint64(id)), append(recs, rec)
-	}
-	if err := rows.Err(); err != nil {
-		t.fail(err)
-		return nil, nil, err
-	}
-	return ids, recs, nil
+	return db.bk.InboxUpdate(fn)
 }
 
 // applyInboxRow runs the push rules on one inbox row (ApplyPush's, in the
@@ -805,7 +750,7 @@ func (ib *inbox) report() {
 	}
 	ctx, cancel := context.WithTimeout(ib.ctx, 10*time.Second)
 	defer cancel()
-	rows, err := ib.eng.pool.Query(ctx, `SELECT id, push_id, result FROM paydesk_push_inbox WHERE id = ANY($1) AND push_id IS NOT NULL`, ids)
+	rows, err := ib.db.conn.Pool().Query(ctx, `SELECT id, push_id, result FROM paydesk_push_inbox WHERE id = ANY($1) AND push_id IS NOT NULL`, ids)
 	if err != nil {
 		return // the next tick tries again
 	}

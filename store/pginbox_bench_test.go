@@ -53,7 +53,7 @@ func BenchmarkInboxIngestStatement(b *testing.B) {
 			}
 			defer db.Close()
 			ctx := context.Background()
-			conn, err := db.inbox.eng.pool.Acquire(ctx)
+			conn, err := db.conn.Pool().Acquire(ctx)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -28,7 +28,7 @@ func (ib *inbox) recordReceipts(ctx context.Context, dups []dupJob) {
 	args, err := b.Args(MaxPushReceipts)
 	if err == nil {
 		for try := 0; try < 5; try++ {
-			if _, err = ib.eng.pool.Exec(ctx, postgres.QAddReceipts, args...); !postgres.Retryable(err) {
+			if _, err = ib.db.conn.Pool().Exec(ctx, postgres.QAddReceipts, args...); !postgres.Retryable(err) {
 				break
 			}
 		}

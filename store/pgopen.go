@@ -27,7 +27,7 @@ func (db *DB) openRelational(ctx context.Context, rel *postgres.Engine) error {
 	if ledger || logs {
 		// The conversion reads the buckets as layout 7 has them: an older
 		// layout is brought there first (a new database's empty kv too).
-		if err := db.migrate(); err != nil {
+		if err := db.bk.Migrate(nil); err != nil {
 			if postgres.IsReadOnlyRole(err) {
 				return fmt.Errorf("its records wait to be converted to tables, which the first open by a role that may write does: %w", domain.ErrNeedsMigration)
 			}

@@ -13,6 +13,7 @@ import (
 	"paydesk/api"
 	"paydesk/internal/pgtest"
 	"paydesk/store/domain"
+	"paydesk/store/kv"
 	"paydesk/store/kvlayout"
 	"paydesk/store/postgres"
 )
@@ -114,7 +115,7 @@ func readKVLedger(t *testing.T, url string) kvLedger {
 		invoices: map[byte]map[string][]string{invReservation: {}, invTransaction: {}, invOrphan: {}}}
 	err = eng.View(func(tx Tx) error {
 		if err := tx.Bucket(bReservation).ForEach(func(k, _ []byte) error {
-			r, err := (&kvTx{tx: tx}).Reservation(string(k))
+			r, err := kv.TxRepo(tx).Reservation(string(k))
 			l.reservations[string(k)] = r
 			return err
 		}); err != nil {
@@ -124,7 +125,7 @@ func readKVLedger(t *testing.T, url string) kvLedger {
 			if kvlayout.IsPushIndexKey(k) {
 				return nil
 			}
-			x, err := (&kvTx{tx: tx}).Transaction(string(k))
+			x, err := kv.TxRepo(tx).Transaction(string(k))
 			l.transactions[string(k)] = x
 			return err
 		}); err != nil {

@@ -18,6 +18,7 @@ import (
 	"paydesk/api"
 	"paydesk/internal/pgtest"
 	"paydesk/store/domain"
+	"paydesk/store/kv"
 	"paydesk/store/postgres"
 )
 
@@ -339,7 +340,7 @@ func readKVLogs(t *testing.T, url string) string {
 	}
 	defer eng.Close()
 	var s string
-	if err := eng.View(func(tx Tx) error { s = readLogs(t, &kvTx{tx: tx}); return nil }); err != nil {
+	if err := eng.View(func(tx Tx) error { s = readLogs(t, kv.TxRepo(tx)); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return s

@@ -7,21 +7,18 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
 
 	"paydesk/internal/private"
 	"paydesk/store/domain"
+	"paydesk/store/kv"
 	"paydesk/store/postgres"
 )
 
 // Errors callers branch on.
 var (
 	// ErrLocked: another process holds the cache file.
-	ErrLocked = errors.New("in use by another paydesk process")
+	ErrLocked = kv.ErrLocked
 	// ErrNotFound: no such reservation, transaction, push or operation.
 	ErrNotFound = domain.ErrNotFound
 	// ErrNewerSchema: the file was written by a newer paydesk.
@@ -36,12 +33,6 @@ var (
 // SchemaVersion is the layout this code writes. Open migrates older files
 // step by step and refuses newer ones.
 const SchemaVersion = 7
-
-// initialMmapSize is address space, not memory: mapping it up front spares
-// the remaps (which stall every reader and the writer) while the file grows.
-// The freelist stays synced (one page per commit): without it bbolt rebuilds
-// the list by reading every page on open, 0.4 s on 100,000 reservations.
-const initialMmapSize = 1 << 30
 
 // Options configure Open.
 type Options struct {
@@ -88,23 +79,21 @@ type Options struct {
 
 // DB is an open cache. It is safe for concurrent use.
 type DB struct {
-	bolt *bolt.DB // the file, for its own checks; nil on PostgreSQL
-	// damage is set once the file was found damaged while running: writes
-	// are refused from then on (damage.go); nil on PostgreSQL.
-	damage *damage
 	// audit keys the audit log (Options.AuditKey); nil: unkeyed.
 	audit *auditKeyring
 	// repo is the engine under the contract the rules are written
-	// against (repo.go); kv is the same engine as buckets, for the code
-	// that works on the layout itself (migrations, list indexes, copies,
-	// the push inbox).
+	// against (repo.go).
 	repo Repo
-	kv   *kvRepo
-	eng  Engine
+	// bk is the bucket engine (store/kv): the store on a file; on a team's
+	// database the kv tables, read for their conversion at open and by
+	// the push inbox of a database not converted yet.
+	bk *kv.DB
 	// rel is the native engine on a team's database (pgrel*.go), which
-	// repo is then; eng and kv stay for the conversion of the kv tables
-	// at open, the connections and the layout's checks.
-	rel  *postgres.Engine
+	// repo is then.
+	rel *postgres.Engine
+	// conn is the team's database's connections (its pool, its URL, the
+	// migrations this open applied); nil on a file.
+	conn *postgres.Engine
 	path string
 	opts Options
 	now  func() time.Time
@@ -123,12 +112,6 @@ type DB struct {
 	lease *lease     // this process's liveness lock on PostgreSQL (pglease.go)
 	// inbox is the push inbox on PostgreSQL (pginbox.go), nil on a file.
 	inbox *inbox
-
-	pages   pageCache // the last filter of the reservation list (page.go)
-	txPages pageCache // and of the transaction list (pagetx.go)
-	// listReads counts the list reads (pages, counts) running on a file;
-	// the warm-up stands aside while there are any (warm.go).
-	listReads atomic.Int32
 }
 
 // Shared reports whether the store is a team's database that other
@@ -162,62 +145,12 @@ func Open(path string, opts Options) (*DB, error) {
 	if err := private.CheckPath(path); err != nil {
 		return nil, fmt.Errorf("cache %w", err)
 	}
-	if err := checkEmpty(path); err != nil {
-		return nil, err
-	}
-	// bbolt maps the file and trusts its meta pages: check them against
-	// the file first (pagecheck.go). What another process is writing may be
-	// caught mid-change: bbolt's lock decides then.
-	clean, err := preflight(path)
-	if err != nil && !heldByOther(path) {
-		return nil, err
-	}
-	dmg := &damage{path: path}
-	bdb, err := openBolt(path, opts, dmg)
+	db := &DB{audit: newAuditKeyring(opts.AuditKey), path: path, opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}}
+	bk, err := kv.OpenBolt(path, db.kvOptions(), db.recoverInFlight)
 	if err != nil {
-		if errors.Is(err, bolterrors.ErrTimeout) {
-			// Which flag picks another cache is the caller's to say.
-			return nil, fmt.Errorf("cache %s is %w", path, ErrLocked)
-		}
-		if errors.Is(err, ErrDamaged) {
-			return nil, err
-		}
-		if errors.Is(err, bolterrors.ErrInvalid) || errors.Is(err, bolterrors.ErrChecksum) || errors.Is(err, bolterrors.ErrVersionMismatch) {
-			return nil, &DamagedError{Path: path, Detail: err.Error()}
-		}
-		return nil, fmt.Errorf("cache %s: %w", path, err)
-	}
-	db := &DB{bolt: bdb, eng: boltEngine{db: bdb, damage: dmg}, damage: dmg, audit: newAuditKeyring(opts.AuditKey), path: path, opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}}
-	db.kv = &kvRepo{eng: db.eng, path: path}
-	db.kv.lists = kvLister{db}
-	db.repo = db.kv
-	if err := db.checkPages(clean); err != nil {
-		_ = bdb.Close()
 		return nil, err
 	}
-	if err := db.migrate(); err != nil {
-		_ = bdb.Close()
-		if errors.Is(err, ErrDamaged) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("cache %s: %w", path, err)
-	}
-	if err := db.runFill(listFillName, listFill()); err != nil {
-		_ = bdb.Close()
-		return nil, fmt.Errorf("cache %s: the reservation list's indexes: %w", path, err)
-	}
-	if err := db.runFill(txListFillName, txListFill()); err != nil {
-		_ = bdb.Close()
-		return nil, fmt.Errorf("cache %s: the transaction list's indexes: %w", path, err)
-	}
-	if err := db.refold(); err != nil {
-		_ = bdb.Close()
-		return nil, fmt.Errorf("cache %s: folding the lists' search texts again: %w", path, err)
-	}
-	if err := db.markOpen(true); err != nil {
-		_ = bdb.Close()
-		return nil, fmt.Errorf("cache %s: %w", path, err)
-	}
+	db.bk, db.repo = bk, bk.Repo()
 	db.batch = newBatcher(db)
 	return db, nil
 }
@@ -225,8 +158,8 @@ func Open(path string, opts Options) (*DB, error) {
 // Migrated lists the schema steps (PostgreSQL migration files) this Open
 // applied: empty when the schema was current, and always on a file.
 func (db *DB) Migrated() []string {
-	if e, ok := db.eng.(*pgEngine); ok {
-		return e.migrated
+	if db.conn != nil {
+		return db.conn.Migrated()
 	}
 	return nil
 }
@@ -245,11 +178,10 @@ func openShared(dsn string, opts Options) (*DB, error) {
 	// The kv engine shares the native engine's pool: it reads what a
 	// layout-7 database still holds for the conversion, and the push inbox,
 	// the lease and the change bus use the same connections.
-	eng := kvOn(rel)
-	db := &DB{eng: eng, audit: newAuditKeyring(opts.AuditKey), path: rel.URL(), opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}, shared: true}
-	db.kv = &kvRepo{eng: eng, path: db.path, shared: true}
-	db.kv.lists = kvLister{db}
-	db.repo = db.kv
+	db := &DB{conn: rel, audit: newAuditKeyring(opts.AuditKey), path: rel.URL(), opts: opts, now: opts.Now, subs: map[*subscriber]struct{}{}, shared: true}
+	db.bk = kv.OnPostgres(rel, db.kvOptions())
+	db.repo = db.bk.Repo()
+	eng := db.bk
 	// The native engine is the store: a new database is created
 	// relational, a layout-7 one converted at this open. Only a test
 	// building a layout-7 database (kvEngine) stays on the kv tables, and
@@ -264,7 +196,7 @@ func openShared(dsn string, opts Options) (*DB, error) {
 	if native {
 		err = db.openRelational(ctx, rel)
 	} else {
-		err = db.migrate()
+		err = db.bk.Migrate(nil)
 	}
 	if err != nil {
 		_ = eng.Close()
@@ -280,7 +212,7 @@ func openShared(dsn string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("database %s: %w", db.path, err)
 	}
 	if db.rel == nil {
-		if err := db.fillListTables(ctx); err != nil && !postgres.IsReadOnlyRole(err) {
+		if err := db.bk.FillListTables(ctx); err != nil && !postgres.IsReadOnlyRole(err) {
 			db.lease.close()
 			_ = eng.Close()
 			return nil, fmt.Errorf("database %s: the list tables: %w", db.path, err)
@@ -291,7 +223,7 @@ func openShared(dsn string, opts Options) (*DB, error) {
 		_ = eng.Close()
 		return nil, fmt.Errorf("database %s: folding the lists' search texts again: %w", db.path, err)
 	}
-	db.inbox = newInbox(db, eng, dsn) // before the bus, whose listener looks at it
+	db.inbox = newInbox(db, dsn) // before the bus, whose listener looks at it
 	if err := db.startBus(dsn); err != nil {
 		db.inbox.close()
 		db.lease.close()
@@ -299,18 +231,25 @@ func openShared(dsn string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	db.shard = []byte("/" + db.bus.origin)
-	db.kv.shard = db.shard
+	db.bk.SetShard(db.shard)
 	db.batch = newBatcher(db)
 	return db, nil
 }
 
-func openBolt(path string, opts Options, d *damage) (bdb *bolt.DB, err error) {
-	err = d.guard(func() (err error) {
-		bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, NoSync: opts.NoSync,
-			FreelistType: bolt.FreelistMapType, InitialMmapSize: initialMmapSize})
-		return err
-	})
-	return bdb, err
+// kvOptions are the bucket engine's options (store/kv) of opts.
+func (db *DB) kvOptions() kv.Options {
+	return kv.Options{File: kv.FileOptions{NoSync: db.opts.NoSync, LockTimeout: db.opts.LockTimeout, CheckPagesUpTo: db.opts.CheckPagesUpTo},
+		FillChunk: db.opts.fillChunk, FailFillAfter: db.opts.failFillAfter}
+}
+
+// refoldPG folds the team's database's search texts again when an older
+// folding made them: the native engine's tables, or the kv tables of a
+// database not converted yet.
+func (db *DB) refoldPG(ctx context.Context) error {
+	if db.rel != nil {
+		return db.rel.Refold(ctx, db.opts.fillChunk)
+	}
+	return db.bk.RefoldPG(ctx)
 }
 
 // Now is the cache's clock (Options.Now).
@@ -332,23 +271,7 @@ func (db *DB) Close() error {
 	if db.lease != nil {
 		db.lease.close()
 	}
-	if db.bolt != nil && db.damage.get() != nil {
-		// A damaged cache keeps its "open" marker, so the next open checks
-		// it whole. bbolt may never release its writer lock after a panic
-		// in a transaction's rollback (which rereads the freelist page), so
-		// its Close could wait forever: the file is let go without waiting
-		// (the process's end releases it for sure).
-		go func() { _ = db.eng.Close() }()
-		return nil
-	}
-	if db.bolt != nil {
-		// The clean close.
-		if err := db.markOpen(false); err != nil && !errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
-			_ = db.eng.Close()
-			return fmt.Errorf("close cache %s: %w", db.path, err)
-		}
-	}
-	if err := db.eng.Close(); err != nil {
+	if err := db.bk.Close(); err != nil {
 		return fmt.Errorf("close cache %s: %w", db.path, err)
 	}
 	return nil

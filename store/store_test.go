@@ -297,7 +297,7 @@ func TestPushIndexOfOlderCaches(t *testing.T) {
 	g := &gw{clock: t0}
 	p := txPush(g.key(), "GC-1", "customgiftcard", api.TypeGiftCardPay, dec("10.00"), g.status(api.StatusSuccess, ""), nil)
 	first := push(t, db, p)
-	if err := db.eng.Update(func(tx Tx) error { return moveToVersion1Index(tx, p.Key(), first.ID) }); err != nil {
+	if err := db.bk.Engine().Update(func(tx Tx) error { return moveToVersion1Index(tx, p.Key(), first.ID) }); err != nil {
 		t.Fatal(err)
 	}
 	if again := push(t, db, p); !again.Duplicate || again.ID != first.ID {
@@ -331,7 +331,7 @@ func TestOpenMigratesVersion1(t *testing.T) {
 	p := txPush(g.key(), "GC-1", "customgiftcard", api.TypeGiftCardPay, dec("10.00"), g.status(api.StatusSuccess, ""), nil)
 	first := push(t, db, p)
 	// Make it a version 1 file: the index entry in pushkey, schema 1.
-	err = db.eng.Update(func(tx Tx) error {
+	err = db.bk.Engine().Update(func(tx Tx) error {
 		if err := moveToVersion1Index(tx, p.Key(), first.ID); err != nil {
 			return err
 		}
@@ -347,7 +347,7 @@ func TestOpenMigratesVersion1(t *testing.T) {
 	}
 	defer db.Close()
 	var v uint64
-	if err := db.eng.View(func(tx Tx) error { v = kvlayout.Be64(tx.Bucket(bMeta).Get(kSchema)); return nil }); err != nil {
+	if err := db.bk.Engine().View(func(tx Tx) error { v = kvlayout.Be64(tx.Bucket(bMeta).Get(kSchema)); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if v != SchemaVersion {

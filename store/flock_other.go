@@ -1,6 +1,0 @@
-//go:build !unix
-
-package store
-
-// heldByOther cannot tell on this system: bbolt's own lock decides.
-func heldByOther(string) bool { return false }

@@ -1,0 +1,131 @@
+package kv
+
+import (
+	bolt "go.etcd.io/bbolt"
+)
+
+// The bucket engine keeps the store's records in named buckets of sorted
+// keys, read and written in transactions. Engine is what it needs of the
+// storage under it: bbolt for one person (a file, OpenFile) or PostgreSQL
+// for a team (store's pgengine.go). The domain rules — the ledger, the journal, applying
+// pushes — are written once against Tx and hold on either engine: a write
+// transaction sees a consistent snapshot and commits all or nothing, and
+// on PostgreSQL concurrent writers from other processes are serialized
+// (a transaction that lost a race runs again).
+type Engine interface {
+	// Update runs fn in a write transaction and commits it (durably)
+	// when fn returns nil. fn may run more than once.
+	Update(fn func(tx Tx) error) error
+	// View runs fn in a read transaction.
+	View(fn func(tx Tx) error) error
+	Close() error
+}
+
+// Tx is a transaction: its buckets by name.
+type Tx interface {
+	// Bucket returns the bucket, nil when it does not exist.
+	Bucket(name []byte) Bucket
+	// CreateBucketIfNotExists makes the bucket (migrations).
+	CreateBucketIfNotExists(name []byte) (Bucket, error)
+}
+
+// Bucket is a sorted map of byte keys to byte values, with a sequence
+// counter. Values returned by Get and the cursor are valid until the
+// transaction ends.
+type Bucket interface {
+	Get(key []byte) []byte
+	Put(key, value []byte) error
+	Delete(key []byte) error
+	Cursor() Cursor
+	ForEach(fn func(k, v []byte) error) error
+	NextSequence() (uint64, error)
+	Sequence() uint64
+	SetSequence(v uint64) error
+}
+
+// Cursor walks a bucket in key order; a nil key means past the end.
+type Cursor interface {
+	First() (key, value []byte)
+	Last() (key, value []byte)
+	Seek(key []byte) (key2, value []byte)
+	Next() (key, value []byte)
+	Prev() (key, value []byte)
+}
+
+// boltEngine is bbolt under the Engine interface. Every transaction runs
+// under the damage guard (damage.go): a fault or a panic on a damaged page
+// is an error, and once one was seen the file takes no more writes.
+type boltEngine struct {
+	db     *bolt.DB
+	damage *damage
+}
+
+func (e boltEngine) Update(fn func(Tx) error) error {
+	if err := e.damage.get(); err != nil {
+		return err
+	}
+	return e.damage.guard(func() error {
+		return e.db.Update(func(tx *bolt.Tx) error { return fn(BoltTx{tx}) })
+	})
+}
+
+func (e boltEngine) View(fn func(Tx) error) error {
+	return e.damage.guard(func() error {
+		return e.db.View(func(tx *bolt.Tx) error { return fn(BoltTx{tx}) })
+	})
+}
+
+func (e boltEngine) Close() error { return e.db.Close() }
+
+// BoltTx and BoltBucket hold one pointer each, so wrapping them in an
+// interface allocates nothing on the push path. The list indexes on bbolt
+// reach through them for what only bbolt has (a transaction's ID, the
+// page fill).
+type BoltTx struct{ Bolt *bolt.Tx }
+
+func (t BoltTx) Bucket(name []byte) Bucket {
+	b := t.Bolt.Bucket(name)
+	if b == nil {
+		return nil
+	}
+	return BoltBucket{b}
+}
+
+func (t BoltTx) CreateBucketIfNotExists(name []byte) (Bucket, error) {
+	b, err := t.Bolt.CreateBucketIfNotExists(name)
+	if err != nil {
+		return nil, err
+	}
+	return BoltBucket{b}, nil
+}
+
+// BoltBucket is a bbolt bucket under the Bucket interface.
+type BoltBucket struct{ Bolt *bolt.Bucket }
+
+func (b BoltBucket) Get(k []byte) []byte                      { return b.Bolt.Get(k) }
+func (b BoltBucket) Put(k, v []byte) error                    { return b.Bolt.Put(k, v) }
+func (b BoltBucket) Delete(k []byte) error                    { return b.Bolt.Delete(k) }
+func (b BoltBucket) Cursor() Cursor                           { return b.Bolt.Cursor() }
+func (b BoltBucket) ForEach(fn func(k, v []byte) error) error { return b.Bolt.ForEach(fn) }
+func (b BoltBucket) NextSequence() (uint64, error)            { return b.Bolt.NextSequence() }
+func (b BoltBucket) Sequence() uint64                         { return b.Bolt.Sequence() }
+func (b BoltBucket) SetSequence(v uint64) error               { return b.Bolt.SetSequence(v) }
+
+// FillPages tells bbolt that keys only grow (a log): pages are filled
+// before they split. Other engines ignore it.
+func FillPages(b Bucket) {
+	if bb, ok := b.(BoltBucket); ok {
+		bb.Bolt.FillPercent = 1.0
+	}
+}
+
+// KeyCount counts a bucket's keys (once, for a file from before a counter
+// was kept).
+func KeyCount(b Bucket) int {
+	if bb, ok := b.(BoltBucket); ok {
+		return bb.Bolt.Stats().KeyN
+	}
+	n := 0
+	_ = b.ForEach(func(_, _ []byte) error { n++; return nil })
+	return n
+}

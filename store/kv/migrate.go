@@ -1,0 +1,147 @@
+package kv
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"paydesk/store/domain"
+	"paydesk/store/kvlayout"
+)
+
+// migrations[v] brings a file from version v to v+1. Version 0 is a new,
+// empty file.
+var migrations = []func(tx Tx) error{
+	0: func(tx Tx) error {
+		for _, b := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	},
+	// Version 2 writes the per-key push index beside the transaction
+	// records (transactions bucket, key 0x00 id). The entries a version 1
+	// file has stay in pushkey, which is still read, so nothing moves; the
+	// number is there so that a paydesk knowing only version 1, which would
+	// take the new entries for transactions, refuses the file instead.
+	1: func(tx Tx) error { return nil },
+	// Version 3 keeps the webshop's orders (the order intake).
+	2: func(tx Tx) error {
+		for _, b := range [][]byte{bOrder, bOrderConflict} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	},
+	// Version 4 keeps batches run from shipment manifests.
+	3: func(tx Tx) error {
+		for _, b := range [][]byte{bBatch, bBatchItem, bBatchHash} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	},
+	// Version 5 keeps the reservation list's indexes (pagebolt.go).
+	4: migrateList,
+	// Version 6 adds the search text blocks' trigram sketches.
+	5: migrateGrams,
+	// Version 7 keeps the transaction list's indexes (pagetx.go).
+	6: migrateTxList,
+}
+
+// Migrate brings the layout to SchemaVersion, step by step, and refuses a
+// newer one. recover, when set, runs in the same transaction whenever the
+// layout changed or an operation was left pending (the rules' recovery of
+// operations in flight); on a shared database it is not run (other
+// processes may have requests on their way).
+func (db *DB) Migrate(recover func(RepoTx) error) (err error) {
+	defer RecoverDamage(db.path, &err)
+	// Most opens find nothing to do; a read transaction says so without
+	// the fsyncs of a write.
+	current := false
+	err = db.eng.View(func(tx Tx) error {
+		m, open := tx.Bucket(bMeta), tx.Bucket(bOpOpen)
+		if m == nil || open == nil {
+			return nil
+		}
+		b := m.Get(kSchema)
+		if len(b) != 8 || binary.BigEndian.Uint64(b) != SchemaVersion {
+			return nil
+		}
+		current = true
+		return open.ForEach(func(k, _ []byte) error {
+			if op, err := db.kv.tx(tx).Op(binary.BigEndian.Uint64(k)); err != nil || op == nil || op.State == OpPending {
+				current = false
+			}
+			return nil
+		})
+	})
+	if err != nil || current {
+		return err
+	}
+	return db.eng.Update(func(tx Tx) error {
+		v := uint64(0)
+		if m := tx.Bucket(bMeta); m != nil {
+			if b := m.Get(kSchema); len(b) == 8 {
+				v = binary.BigEndian.Uint64(b)
+			}
+		}
+		if v > SchemaVersion {
+			return fmt.Errorf("schema version %d is %w (this one reads up to %d)", v, domain.ErrNewerSchema, SchemaVersion)
+		}
+		for ; v < SchemaVersion; v++ {
+			if err := migrations[v](tx); err != nil {
+				return fmt.Errorf("migrate schema %d to %d: %w", v, v+1, err)
+			}
+		}
+		if err := tx.Bucket(bMeta).Put(kSchema, u64(SchemaVersion)); err != nil {
+			return err
+		}
+		if db.opts.Shared || recover == nil {
+			// Other processes may have requests on their way right now:
+			// only a file's lock says that no one else has it open.
+			return nil
+		}
+		return recover(db.kv.tx(tx))
+	})
+}
+
+func u64(v uint64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], v)
+	return b[:]
+}
+
+// The buckets and meta keys of the layout (store/kvlayout).
+var (
+	kRejectedGroup    = kvlayout.KRejectedGroup
+	allBuckets        = kvlayout.AllBuckets
+	kSchema           = kvlayout.KSchema
+	kPushCount        = kvlayout.KPushCount
+	kRejectedCount    = kvlayout.KRejectedCount
+	kReservationCount = kvlayout.KReservationCount
+	kTransactionCount = kvlayout.KTransactionCount
+	bMeta             = kvlayout.BMeta
+	bReservation      = kvlayout.BReservation
+	bSummary          = kvlayout.BSummary
+	bResNumber        = kvlayout.BResNumber
+	bKeyOwner         = kvlayout.BKeyOwner
+	bInvoice          = kvlayout.BInvoice
+	bTransaction      = kvlayout.BTransaction
+	bRelated          = kvlayout.BRelated
+	bOrphan           = kvlayout.BOrphan
+	bPush             = kvlayout.BPush
+	bPushKey          = kvlayout.BPushKey
+	bRejected         = kvlayout.BRejected
+	bOp               = kvlayout.BOp
+	bOpOpen           = kvlayout.BOpOpen
+	bAudit            = kvlayout.BAudit
+	bExchange         = kvlayout.BExchange
+	bOrder            = kvlayout.BOrder
+	bOrderConflict    = kvlayout.BOrderConflict
+	bBatch            = kvlayout.BBatch
+	bBatchItem        = kvlayout.BBatchItem
+	bBatchHash        = kvlayout.BBatchHash
+)
