@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -10,6 +11,13 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"paydesk/api"
+	"paydesk/internal/pgtest"
+	"paydesk/store"
 )
 
 // startServe runs `paydesk serve` in this process until the test ends (or
@@ -187,4 +195,112 @@ func TestConsoleForwardsPushes(t *testing.T) {
 	if !regexp.MustCompile(`forward #\d+ \S+ -> http://` + regexp.QuoteMeta(shop.addr) + `/push: 200 OK in \S+ \(delivered\)`).Match(logText) {
 		t.Errorf("paydesk.log has no delivered attempt:\n%s", bytes.TrimSpace(logText))
 	}
+}
+
+// TestSharedDatabaseForwardsOnce: paydesk listen (a process of its own)
+// and paydesk serve on one PostgreSQL database, both forwarding to the
+// same shop, both receiving pushes: the shop gets every push once — one
+// worker sends at a time (the store's outbox lease), the other waits.
+// Then listen is killed (kill -9) while it holds the lease: serve's worker
+// takes over and delivers what serve receives after, once.
+func TestSharedDatabaseForwardsOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and kills processes")
+	}
+	dsn := pgtest.Fresh(t)
+	shop := &outboxShop{addr: "127.0.0.1:0"}
+	shop.up(t, http.StatusOK)
+	defer shop.down()
+	endpoint := "http://" + shop.addr + "/push"
+	creds := api.Credentials{WebsiteKey: "WK", SecretKey: "s3cret"}
+
+	// listen first: its worker takes the lease, serve's waits for it.
+	cmd, listenAddr, listenOut := startListen(t, []string{"listen", "--addr", "127.0.0.1:0", "--website-key", "WK", "--db", dsn, "--forward-to", endpoint})
+	defer func() {
+		if cmd.ProcessState == nil {
+			kill9(t, cmd)
+		}
+	}()
+	waitFor(t, "listen's banner", func() bool { return strings.Contains(listenOut.String(), "socket:") })
+	dir := shortTemp(t)
+	env := cliEnv(dir)
+	env["PAYDESK_SECRET_KEY"] = "s3cret"
+	stderr, _ := startServe(t, env, "--db", dsn, "--gateway", "http://127.0.0.1:9", "--mode", "test", "--website-key", "WK",
+		"--listen", "127.0.0.1:0", "--forward-to", endpoint)
+	m := regexp.MustCompile(`push listener:  (http://\S+/push)`).FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("serve names no push listener:\n%s", stderr.String())
+	}
+	serveURL := m[1]
+
+	send := func(url string, i int) {
+		t.Helper()
+		at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute)
+		p := &api.Push{Transaction: &api.TransactionPush{Key: fmt.Sprintf("K%d", i%3), Invoice: fmt.Sprintf("INV-%d", i), ServiceCode: api.ServiceDeferred,
+			Status: api.Status{Code: api.Code{Code: api.StatusPendingProcessing}, DateTime: api.NewDateTime(at, true)}, IsTest: true,
+			Currency: "EUR", AmountDebit: api.NewAmount(decimal.RequireFromString("10")), TransactionType: api.TypeDeferredPay, MutationType: api.MutationDeferred}}
+		body, err := p.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+		req.Header.Set("Authorization", api.Sign(creds, http.MethodPost, api.HostPath(url), body, api.NewNonce(), time.Now().Unix()).String())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("push %d to %s: HTTP %d", i, url, resp.StatusCode)
+		}
+	}
+	db, err := store.Open(dsn, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	delivered := func(want int) {
+		t.Helper()
+		var ds []*store.Delivery
+		waitFor(t, fmt.Sprintf("%d pushes delivered", want), func() bool {
+			if ds, err = db.Deliveries(context.Background(), store.DeliveryQuery{}); err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, d := range ds {
+				if d.State == store.DeliveryDelivered {
+					n++
+				}
+			}
+			return n == want
+		})
+		if len(ds) != want {
+			t.Errorf("%d deliveries recorded for %d pushes (one endpoint)", len(ds), want)
+		}
+		for _, d := range ds {
+			if len(d.Attempts) != 1 {
+				t.Errorf("delivery %d: %d attempts, want 1", d.ID, len(d.Attempts))
+			}
+		}
+		_, got, empty := shop.counts()
+		seen := map[string]int{}
+		for _, b := range got {
+			seen[string(b)]++
+		}
+		if len(got) != want || len(seen) != want || empty != 0 {
+			t.Fatalf("the shop got %d pushes (%d different, %d empty), want %d once each", len(got), len(seen), empty, want)
+		}
+	}
+	const each = 20
+	for i := range each {
+		send("http://"+listenAddr+"/push", 2*i)
+		send(serveURL, 2*i+1)
+	}
+	delivered(2 * each)
+
+	kill9(t, cmd) // its session ends, and with it the lease
+	for i := range each {
+		send(serveURL, 2*each+i)
+	}
+	delivered(3 * each)
 }
