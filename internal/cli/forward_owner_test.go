@@ -45,6 +45,7 @@ func startServe(t *testing.T, env map[string]string, args ...string) (stderr *lo
 	waitFor(t, "serve's banner", func() bool {
 		select {
 		case code := <-done:
+			once = true // ended: nothing left to stop
 			t.Fatalf("serve ended with exit %d: %s", code, stderr.String())
 		default:
 		}
