@@ -85,6 +85,9 @@ func waitChange(ch <-chan store.Change, last time.Time, stream time.Duration) te
 	}
 }
 
+// merge bundles b into a: every exported field of store.Change is kept
+// (TestMergeKeepsEveryField checks each by reflection, so a field added to
+// the store's Change is not dropped here unnoticed).
 func merge(a, b store.Change) store.Change {
 	a.Pushes += b.Pushes
 	a.Rejected += b.Rejected
@@ -93,6 +96,8 @@ func merge(a, b store.Change) store.Change {
 	a.Ops = a.Ops || b.Ops
 	a.Audit = a.Audit || b.Audit
 	a.Exchanges = a.Exchanges || b.Exchanges
+	a.Orders = a.Orders || b.Orders
+	a.Approvals = a.Approvals || b.Approvals
 	a.Overflow = a.Overflow || b.Overflow
 	return mergeReceipts(a, b)
 }

@@ -53,6 +53,10 @@ type pushJSON struct {
 	ReceivedCount   int64         `json:"receivedCount,omitempty"`
 	Receipts        []receiptJSON `json:"receipts,omitempty"`
 	ReceiptsOmitted int64         `json:"receiptsOmitted,omitempty"`
+	// lastReceipt is the newest receipt's time, for the table, which
+	// prints it to the second as its other times (the JSON keeps the
+	// receipts' nanoseconds, which tell repeats within a second apart).
+	lastReceipt time.Time
 }
 
 // receiptJSON is one receipt of a push.
@@ -174,7 +178,7 @@ func runPushes(_ context.Context, c *cmdContext, typ, kind, status, filter strin
 			result += " (learned by sync, not pushed)"
 		}
 		if p.ReceivedCount > 1 {
-			result += fmt.Sprintf(" ×%d (last %s)", p.ReceivedCount, p.Receipts[len(p.Receipts)-1].At)
+			result += fmt.Sprintf(" ×%d (last %s)", p.ReceivedCount, p.lastReceipt.UTC().Format(time.RFC3339))
 		}
 		amount := "-"
 		if p.Amount != "" {

@@ -20,6 +20,7 @@ func (o *pushJSON) withReceipts(r store.PushReceipts) {
 	for _, x := range r.Receipts {
 		o.Receipts = append(o.Receipts, receiptJSON{At: x.At.UTC().Format(time.RFC3339Nano),
 			RemoteAddr: textsafe.Clean(x.RemoteAddr), Signature: textsafe.Clean(x.Signature)})
+		o.lastReceipt = x.At
 	}
 }
 

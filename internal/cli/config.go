@@ -59,6 +59,12 @@ type settings struct {
 	// endpoints (the console then offers to resend to them).
 	AlertDeliveryFailing time.Duration
 	Forwarding           bool
+	// ForwardTo are the shop endpoints every push stored is delivered to
+	// (forward-to), ForwardRetries the waits between attempts (nil: the
+	// family's schedule). A console or serve that owns the store runs the
+	// outbox worker (wiring.go).
+	ForwardTo      []string
+	ForwardRetries []time.Duration
 	// Views are the config's saved views ([views] name = "filter"), by
 	// name; each filter parsed when the config is read.
 	Views []ui.SavedView
@@ -277,7 +283,10 @@ func (l layers) settings() (settings, error) {
 	if s.AlertDeliveryFailing, qerr = parseDeliveryFailing(l.value("alert-delivery-failing")); qerr != nil {
 		return settings{}, qerr
 	}
-	s.Forwarding = strings.TrimSpace(strings.ReplaceAll(l.value("forward-to"), ",", "")) != ""
+	if s.ForwardTo, s.ForwardRetries, qerr = l.forwarding(); qerr != nil {
+		return settings{}, qerr
+	}
+	s.Forwarding = len(s.ForwardTo) > 0
 	if s.AlertWebhook != "" {
 		u, err := url.Parse(s.AlertWebhook)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -30,6 +30,7 @@ func consoleCmd(root *cobra.Command, sio IO) {
 	fs.String("scan-suffix", "", "what the barcode scanner sends after each code, before its enter (taken off in scan mode)")
 	fs.Bool("read-only", false, "look, never change: every operation is off")
 	fs.String("sync-every", "", "how often to ask the gateway what no push told (paydesk sync): a duration, 0 for never (default 15m)")
+	forwardFlags(fs)
 	teamFlags(fs)
 	fs.Bool("demo", false, "fill the embedded sandbox with about 20 demo orders after start")
 	fs.String("export-dir", "", "folder for exports (default: the current folder)")

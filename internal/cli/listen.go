@@ -18,8 +18,6 @@ import (
 	"paydesk/api"
 	"paydesk/internal/gwsync"
 	"paydesk/internal/lineout"
-	"paydesk/internal/outbox"
-	"paydesk/internal/pushrelay"
 	"paydesk/internal/textsafe"
 	"paydesk/pushlistener"
 	"paydesk/store"
@@ -28,8 +26,6 @@ import (
 // listenFlags are the listen command's own flags.
 type listenFlags struct {
 	addr, dbPath    string
-	forwardTo       []string
-	forwardRetries  string
 	tlsCert, tlsKey string
 	maxConns        int
 	asJSON          bool
@@ -58,8 +54,7 @@ errors go to stderr. The secret key is read from $PAYDESK_SECRET_KEY or --secret
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with this certificate chain (PEM file; needs --tls-key)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "the private key of --tls-cert (PEM file)")
 	fs.IntVar(&f.maxConns, "max-conns", 8192, "connections held at once; at the cap a new one replaces the oldest that has not delivered a signed request")
-	fs.StringArrayVar(&f.forwardTo, "forward-to", nil, "deliver every verified push, re-signed for this URL, to your shop from a durable outbox, retried until it answers 200, and print each attempt (repeatable)")
-	fs.StringVar(&f.forwardRetries, "forward-retries", "", "the waits before each retry of a delivery, e.g. 10s,30s,1m (default the gateway family's: 10s … 24h, about 3 days)")
+	forwardFlags(fs)
 	addFlags(fs, "gateway")
 	fs.String("sync-every", "", "with a gateway URL: how often to ask it what no push told (paydesk sync): a duration, 0 for never (default 15m)")
 	return cmd
@@ -115,7 +110,7 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
 		return 2
 	}
-	forward, schedule, err := forwardSettings(l, f)
+	forward, schedule, err := l.forwarding()
 	if err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
 		return 2
@@ -151,9 +146,8 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 		// Every push stored records a delivery per endpoint in its own
 		// commit (store/outbox.go); the worker sends them and survives a
 		// restart by reading them back.
-		sender := pushrelay.Sender{Credentials: api.Credentials{WebsiteKey: websiteKey, SecretKey: secret},
-			HTTP: pushrelay.NewHTTPClient(outbox.DefaultParallel * len(forward))}
-		w, err := outbox.New(outbox.Config{Store: db, Send: sender.Deliver, Schedule: schedule,
+		stopWork, err := startOutbox(ctx, outboxConfig{DB: db, Credentials: api.Credentials{WebsiteKey: websiteKey, SecretKey: secret},
+			Endpoints: forward, Schedule: schedule,
 			Report: func(d store.Delivery, a store.Attempt, out store.AttemptOutcome) {
 				lines.out.Line("forward " + deliveryLine(d, a, out) + "\n")
 			},
@@ -162,16 +156,7 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 			fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
 			return 2
 		}
-		workCtx, stopWork := context.WithCancel(ctx)
-		worked := make(chan struct{})
-		go func() { defer close(worked); w.Run(workCtx, nil) }()
-		defer func() { stopWork(); <-worked }()
-		observe = func(e pushlistener.Event) {
-			lines.print(e)
-			if e.Order == nil && !e.Record.Rejected {
-				w.Kick()
-			}
-		}
+		defer stopWork()
 		if !db.Shared() && (l.value("alert-webhook") != "" || l.value("alert-command") != "") {
 			// The listener's own file is read by no console: it sends the
 			// alert of a failing shop endpoint itself (alerts.go).
@@ -502,12 +487,25 @@ func splitEndpoints(v string) []string {
 	return out
 }
 
-// forwardSettings are the shop endpoints (--forward-to, repeatable, else
+// forwardFlags are the outbox's flags: on listen, serve and the console,
+// every process that owns a store and receives pushes.
+func forwardFlags(fs *pflag.FlagSet) {
+	fs.StringArray("forward-to", nil, "deliver every verified push, re-signed for this URL, to your shop from a durable outbox, retried until it answers 200 (repeatable; default forward-to in the config file)")
+	fs.String("forward-retries", "", "the waits before each retry of a delivery, e.g. 10s,30s,1m (default the gateway family's: 10s … 24h, about 3 days)")
+}
+
+// forwarding is the shop endpoints (--forward-to, repeatable, else
 // forward-to in the config file, a list) and the retry schedule
 // (--forward-retries or forward-retries; nil: the family's).
-func forwardSettings(l layers, f listenFlags) ([]string, []time.Duration, error) {
-	forward := f.forwardTo
-	if len(forward) == 0 {
+func (l layers) forwarding() ([]string, []time.Duration, error) {
+	var flag *pflag.Flag
+	if l.flags != nil {
+		flag = l.flags.Lookup("forward-to")
+	}
+	var forward []string
+	if flag != nil && flag.Changed && flag.Value.Type() == "stringArray" {
+		forward, _ = l.flags.GetStringArray("forward-to") // each flag one URL, commas and all
+	} else {
 		forward = splitEndpoints(l.value("forward-to"))
 	}
 	seen := map[string]bool{}
@@ -520,10 +518,7 @@ func forwardSettings(l layers, f listenFlags) ([]string, []time.Duration, error)
 		}
 		seen[ep] = true
 	}
-	retries := f.forwardRetries
-	if retries == "" {
-		retries = l.value("forward-retries")
-	}
+	retries := l.value("forward-retries")
 	if retries == "" {
 		return forward, nil, nil
 	}

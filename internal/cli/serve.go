@@ -10,6 +10,8 @@ import (
 
 	"paydesk/internal/hub"
 	"paydesk/internal/sshd"
+	"paydesk/internal/textsafe"
+	"paydesk/store"
 )
 
 func serveCmd(sio IO) *cobra.Command {
@@ -34,6 +36,7 @@ paydesk serve --ssh :2222               # and over SSH, to the users of paydesk 
 	addFlags(fs, gatewayFlags...)
 	addFlags(fs, "currency")
 	addFlags(fs, merchantFlags...)
+	forwardFlags(fs)
 	teamFlags(fs)
 	sshFlags(fs)
 	return cmd
@@ -109,6 +112,13 @@ func serveBanner(rt *runtime, sock *hub.Server, ssh *sshd.Server) string {
 	fmt.Fprintf(&b, "  gateway:        %s, mode %s\n", gateway, rt.set.Mode)
 	fmt.Fprintf(&b, "  push listener:  http://%s/push\n", rt.listenAddr)
 	fmt.Fprintf(&b, "  order intake:   %s\n", rt.intakeURL)
+	if len(rt.set.ForwardTo) > 0 {
+		eps := make([]string, len(rt.set.ForwardTo))
+		for i, ep := range rt.set.ForwardTo {
+			eps[i] = textsafe.Clean(store.EndpointShown(ep))
+		}
+		fmt.Fprintf(&b, "  forwarding to:  %s (every push, from the outbox: paydesk deliveries; attempts in paydesk.log)\n", strings.Join(eps, ", "))
+	}
 	fmt.Fprintf(&b, "  operator:       %s\n", rt.svc.Operator())
 	fmt.Fprintf(&b, "  socket:         %s\n", socket)
 	if ssh != nil {

@@ -21,7 +21,9 @@ import (
 	"paydesk/api/sandbox"
 	"paydesk/internal/access"
 	"paydesk/internal/ops"
+	"paydesk/internal/outbox"
 	"paydesk/internal/private"
+	"paydesk/internal/pushrelay"
 	"paydesk/pushlistener"
 	"paydesk/store"
 )
@@ -98,7 +100,12 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 	if err != nil {
 		return nil, err
 	}
-	db, err := store.Open(set.DB, store.Options{LockTimeout: 500 * time.Millisecond, AuditKey: key})
+	// With shop endpoints configured every push this process stores
+	// records its deliveries, whoever sends them: a command's pushes wait
+	// in the outbox for the next console, serve or listen that owns the
+	// store (and on a team's database whichever process applies a push
+	// records them).
+	db, err := store.Open(set.DB, store.Options{LockTimeout: 500 * time.Millisecond, AuditKey: key, ForwardTo: set.ForwardTo})
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
 			return nil, lockedError(err, set, getenv)
@@ -204,6 +211,20 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 		return nil, err
 	}
 	r.opsCfg = oc
+	if set.console && len(set.ForwardTo) > 0 && !r.set.ReadOnly {
+		// The console and serve own the store as listen does: they deliver
+		// its pushes to the shop too (a role that may only read records
+		// no attempt, and leaves them to a process that may).
+		stop, err := startOutbox(context.Background(), outboxConfig{DB: db, Credentials: creds, Endpoints: set.ForwardTo,
+			Schedule: set.ForwardRetries, Logf: r.logf,
+			Report: func(d store.Delivery, a store.Attempt, out store.AttemptOutcome) {
+				r.logf("forward %s", deliveryLine(d, a, out))
+			}})
+		if err != nil {
+			return nil, err
+		}
+		r.closers = append(r.closers, stop)
+	}
 	return r, nil
 }
 
@@ -335,4 +356,75 @@ func hostName() string {
 		return h
 	}
 	return "unknown"
+}
+
+// outboxConfig is what a process that owns a store with shop endpoints
+// gives its outbox worker.
+type outboxConfig struct {
+	DB *store.DB
+	// Credentials sign each push for the shop, as the gateway signs it.
+	Credentials api.Credentials
+	Endpoints   []string
+	Schedule    []time.Duration // nil: the family's
+	// Report gets every attempt; Logf the store's errors.
+	Report func(d store.Delivery, a store.Attempt, out store.AttemptOutcome)
+	Logf   func(format string, args ...any)
+}
+
+// outboxLeaseRetry is how long the worker waits after the store's outbox
+// lease could not be taken (a database that went away).
+const outboxLeaseRetry = 5 * time.Second
+
+// startOutbox runs the outbox worker until stop is called or ctx ends:
+// paydesk listen, paydesk serve and the console run it alike, whenever
+// they own a store opened with shop endpoints. It sends while it holds
+// the store's outbox lease (store.DB.HoldOutbox: on a file its own, on a
+// team's database one worker at a time among all the processes that
+// share it), and looks at once after every commit that stored pushes —
+// this process's own, or another's heard through the change bus — besides
+// its own schedule.
+func startOutbox(ctx context.Context, c outboxConfig) (stop func(), err error) {
+	sender := pushrelay.Sender{Credentials: c.Credentials, HTTP: pushrelay.NewHTTPClient(outbox.DefaultParallel * len(c.Endpoints))}
+	w, err := outbox.New(outbox.Config{Store: c.DB, Send: sender.Deliver, Schedule: c.Schedule, Report: c.Report, Logf: c.Logf})
+	if err != nil {
+		return nil, err
+	}
+	changes, unsubscribe := c.DB.Subscribe()
+	kicked := make(chan struct{})
+	go func() {
+		defer close(kicked)
+		for ch := range changes {
+			if ch.Pushes > 0 || ch.Overflow {
+				w.Kick()
+			}
+		}
+	}()
+	ctx, cancel := context.WithCancel(ctx)
+	worked := make(chan struct{})
+	go func() {
+		defer close(worked)
+		for ctx.Err() == nil {
+			held, release, err := c.DB.HoldOutbox(ctx)
+			if err != nil {
+				if ctx.Err() == nil && c.Logf != nil {
+					c.Logf("outbox: %v (trying again in %s)", err, outboxLeaseRetry)
+				}
+				t := time.NewTimer(outboxLeaseRetry)
+				select {
+				case <-ctx.Done():
+				case <-t.C:
+				}
+				t.Stop()
+				continue
+			}
+			w.Run(held, nil)
+			release()
+		}
+	}()
+	return func() {
+		cancel()
+		<-worked
+		unsubscribe()
+		<-kicked
+	}, nil
 }

@@ -125,12 +125,21 @@ func (t *Tx) DeliveriesBefore(before uint64, limit int) ([]*domain.Delivery, err
 const pgDeliveryHeads = `WITH heads AS (SELECT DISTINCT ON (endpoint, key) id, endpoint, key, next_at FROM paydesk_deliveries
 	WHERE state = 'pending' ORDER BY endpoint, key, id) `
 
+// pgDueHeads are the heads due at $1, at most $2; pgNextHead the
+// earliest next attempt of the others. Both read the heads in the order
+// of paydesk_deliveries_pending_chain (migrations/0017), sorting nothing
+// but the due ones (TestDueHeadsReadTheChainIndex).
+const (
+	pgDueHeads = pgDeliveryHeads + `SELECT id, endpoint, key, next_at FROM heads WHERE next_at IS NULL OR next_at <= $1
+		ORDER BY next_at NULLS FIRST, id LIMIT $2`
+	pgNextHead = pgDeliveryHeads + `SELECT min(next_at) FROM heads WHERE next_at > $1`
+)
+
 // DueDeliveries picks the due heads in the database: the worker is sent
 // those, not every pending delivery (a shop down for a day left them by
 // the hundred thousand, read after every push).
 func (t *Tx) DueDeliveries(now time.Time, limit int) ([]domain.OpenDelivery, time.Time, bool, error) {
-	rows, err := t.query(pgDeliveryHeads+`SELECT id, endpoint, key, next_at FROM heads WHERE next_at IS NULL OR next_at <= $1
-		ORDER BY next_at NULLS FIRST, id LIMIT $2`, now, pgLimit(limit))
+	rows, err := t.query(pgDueHeads, now, pgLimit(limit))
 	if err != nil {
 		return nil, time.Time{}, true, err
 	}
@@ -155,7 +164,7 @@ func (t *Tx) DueDeliveries(now time.Time, limit int) ([]domain.OpenDelivery, tim
 		return due, time.Time{}, true, nil // enough for one round; next only matters once none is due
 	}
 	var next *time.Time
-	if _, err := t.scanRow(pgDeliveryHeads+`SELECT min(next_at) FROM heads WHERE next_at > $1`, []any{now}, &next); err != nil {
+	if _, err := t.scanRow(pgNextHead, []any{now}, &next); err != nil {
 		return nil, time.Time{}, true, err
 	}
 	return due, timeOf(next), true, nil
