@@ -35,7 +35,7 @@ var (
 
 // SchemaVersion is the layout this code writes. Open migrates older files
 // step by step and refuses newer ones.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // initialMmapSize is address space, not memory: mapping it up front spares
 // the remaps (which stall every reader and the writer) while the file grows.
