@@ -322,8 +322,10 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 	val = append(val, key...)
 	for col := SortBy(0); col < SortCount; col++ {
 		b := tx.Bucket(bSumIdx[col])
-		if col == SortCreated {
-			fillPages(b) // new reservations come in time order: it grows at its end
+		if col == SortCreated && s != nil {
+			// New reservations come in time order: it grows at its end.
+			x.pos = domain.PosKey(x.pos[:0], col, s)
+			fillAtEnd(b, x.pos)
 		}
 		if err := x.move(b, col, old, s, val, nil); err != nil {
 			return err
@@ -374,6 +376,7 @@ func rowID(rows Bucket, key []byte, add bool) (id uint32, fresh bool, err error)
 		return 0, false, err
 	}
 	id = uint32(n - 1)
+	fillAtEnd(rows, key)
 	return id, true, rows.Put(key, binary.BigEndian.AppendUint32(nil, id))
 }
 
@@ -389,6 +392,7 @@ func moveEntry(b Bucket, opos, pos, val []byte) error {
 		}
 	}
 	if pos != nil {
+		fillAtEnd(b, pos)
 		return b.Put(pos, val)
 	}
 	return nil

@@ -154,6 +154,9 @@ func writeTxRecord(tx Tx, t *Transaction) error {
 			old = o
 		}
 	}
+	if old == nil {
+		fillAtEnd(b, k)
+	}
 	if err := b.Put(k, kvlayout.EncodeTx(t)); err != nil {
 		return err
 	}
@@ -191,7 +194,7 @@ func indexTx(tx Tx, old, t *Transaction) error {
 		if col == TxSortCreated {
 			// New transactions come in time order: this index grows at
 			// its end, so its pages are filled before they split.
-			fillPages(b)
+			fillAtEnd(b, pos)
 		}
 		if err := moveEntry(b, op, pos, val); err != nil {
 			return err
