@@ -321,12 +321,9 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 	val := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(key)), id)
 	val = append(val, key...)
 	for col := SortBy(0); col < SortCount; col++ {
+		// New reservations come in time order: the created index grows at
+		// its end, and moveEntry fills its pages while it does.
 		b := tx.Bucket(bSumIdx[col])
-		if col == SortCreated && s != nil {
-			// New reservations come in time order: it grows at its end.
-			x.pos = domain.PosKey(x.pos[:0], col, s)
-			fillAtEnd(b, x.pos)
-		}
 		if err := x.move(b, col, old, s, val, nil); err != nil {
 			return err
 		}
@@ -381,7 +378,8 @@ func rowID(rows Bucket, key []byte, add bool) (id uint32, fresh bool, err error)
 }
 
 // moveEntry replaces an index entry at opos (nil: none) by one at pos
-// (nil: none) with value val.
+// (nil: none) with value val, filling the index's pages while this
+// transaction's entries go to its end (fillAtEnd).
 func moveEntry(b Bucket, opos, pos, val []byte) error {
 	if opos != nil && pos != nil && bytes.Equal(opos, pos) {
 		return nil
