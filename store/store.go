@@ -32,7 +32,7 @@ var (
 
 // SchemaVersion is the layout this code writes. Open migrates older files
 // step by step and refuses newer ones.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // Options configure Open.
 type Options struct {

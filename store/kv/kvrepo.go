@@ -109,17 +109,24 @@ func (k *kvTx) Reservation(key string) (*Reservation, error) {
 	if v == nil {
 		return nil, nil
 	}
-	var r Reservation
-	if err := json.Unmarshal(v, &r); err != nil {
+	r, err := kvlayout.DecodeReservation(v)
+	if err != nil {
 		return nil, fmt.Errorf("reservation %s: %w", key, err)
 	}
-	return &r, nil
+	return r, nil
 }
 
 func (k *kvTx) ReservationLedger(key string) (*Reservation, error) {
 	raw := k.tx.Bucket(bReservation).Get([]byte(key))
 	if raw == nil {
 		return nil, nil
+	}
+	if !kvlayout.IsJSONRecord(raw) {
+		r, err := kvlayout.DecodeReservation(raw)
+		if err != nil {
+			return nil, fmt.Errorf("reservation %s: %w", key, err)
+		}
+		return ledgerOnly(r), nil
 	}
 	v, err := decodeLedgerView(raw)
 	if err != nil {
@@ -147,10 +154,7 @@ func (k *kvTx) OwnerOf(key string) (string, error) {
 }
 
 func (k *kvTx) PutReservation(r *Reservation) (bool, error) {
-	v, err := json.Marshal(r)
-	if err != nil {
-		return false, fmt.Errorf("reservation %s: %w", r.Key, err)
-	}
+	v := kvlayout.EncodeReservation(r)
 	key := []byte(r.Key)
 	rb := k.tx.Bucket(bReservation)
 	created := rb.Get(key) == nil

@@ -73,7 +73,9 @@ func (k *kvTx) AppendPush(rec *PushRecord, enc PushEncoding) (uint64, error) {
 	if err := pb.Put(u64(id), v); err != nil {
 		return 0, err
 	}
-	if err := k.tx.Bucket(bTransaction).Put(append(pairKey(rec.Key, ""), u64(id)...), rec.Hash[:]); err != nil {
+	ik, tb := append(pairKey(rec.Key, ""), u64(id)...), k.tx.Bucket(bTransaction)
+	fillAtEnd(tb, ik)
+	if err := tb.Put(ik, rec.Hash[:]); err != nil {
 		return 0, err
 	}
 	return id, nil

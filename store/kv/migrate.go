@@ -49,6 +49,12 @@ var migrations = []func(tx Tx) error{
 	5: migrateGrams,
 	// Version 7 keeps the transaction list's indexes (pagetx.go).
 	6: migrateTxList,
+	// Version 8 writes reservation records in a binary form
+	// (kvlayout/reservation.go); JSON records stay and are read, a record
+	// turns binary when it is next written. Nothing moves: the number makes
+	// a paydesk that reads only JSON refuse the file instead of failing on
+	// its records.
+	7: func(tx Tx) error { return nil },
 }
 
 // Migrate brings the layout to SchemaVersion, step by step, and refuses a

@@ -321,10 +321,9 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 	val := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(key)), id)
 	val = append(val, key...)
 	for col := SortBy(0); col < SortCount; col++ {
+		// New reservations come in time order: the created index grows at
+		// its end, and moveEntry fills its pages while it does.
 		b := tx.Bucket(bSumIdx[col])
-		if col == SortCreated {
-			FillPages(b) // new reservations come in time order: it grows at its end
-		}
 		if err := x.move(b, col, old, s, val, nil); err != nil {
 			return err
 		}
@@ -374,11 +373,13 @@ func rowID(rows Bucket, key []byte, add bool) (id uint32, fresh bool, err error)
 		return 0, false, err
 	}
 	id = uint32(n - 1)
+	fillAtEnd(rows, key)
 	return id, true, rows.Put(key, binary.BigEndian.AppendUint32(nil, id))
 }
 
 // moveEntry replaces an index entry at opos (nil: none) by one at pos
-// (nil: none) with value val.
+// (nil: none) with value val, filling the index's pages while this
+// transaction's entries go to its end (fillAtEnd).
 func moveEntry(b Bucket, opos, pos, val []byte) error {
 	if opos != nil && pos != nil && bytes.Equal(opos, pos) {
 		return nil
@@ -389,6 +390,7 @@ func moveEntry(b Bucket, opos, pos, val []byte) error {
 		}
 	}
 	if pos != nil {
+		fillAtEnd(b, pos)
 		return b.Put(pos, val)
 	}
 	return nil

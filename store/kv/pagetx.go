@@ -87,6 +87,9 @@ func writeTxRecord(tx Tx, t *Transaction) error {
 			old = o
 		}
 	}
+	if old == nil {
+		fillAtEnd(b, k)
+	}
 	if err := b.Put(k, kvlayout.EncodeTx(t)); err != nil {
 		return err
 	}
@@ -120,12 +123,9 @@ func indexTx(tx Tx, old, t *Transaction) error {
 			opos = domain.TxPosKey(opos[:0], col, old)
 			op = opos
 		}
+		// New transactions come in time order: the created index grows
+		// at its end, and moveEntry fills its pages while it does.
 		b := tx.Bucket(bTxIdx[col])
-		if col == TxSortCreated {
-			// New transactions come in time order: this index grows at
-			// its end, so its pages are filled before they split.
-			FillPages(b)
-		}
 		if err := moveEntry(b, op, pos, val); err != nil {
 			return err
 		}

@@ -6,7 +6,7 @@ import "bytes"
 // cursor walks them in order.
 var (
 	BMeta        = []byte("meta")         // schema version, counters
-	BReservation = []byte("reservations") // key → Reservation (JSON)
+	BReservation = []byte("reservations") // key → Reservation (binary; JSON before layout 8)
 	BSummary     = []byte("summaries")    // key → Summary (binary)
 	BResNumber   = []byte("resnumbers")   // reservation number → key
 	BKeyOwner    = []byte("keyowner")     // data request / transaction key → reservation key

@@ -43,10 +43,12 @@ var ledgerConversionSteps = []struct {
 	rows   func(k, v []byte, add func(table int, row []any)) error
 }{
 	{kvlayout.BReservation, func(k, v []byte, add func(int, []any)) error {
-		var r domain.Reservation
-		if err := json.Unmarshal(v, &r); err != nil {
+		// JSON from a layout-7 paydesk, or the binary form of a later one.
+		rp, err := kvlayout.DecodeReservation(v)
+		if err != nil {
 			return fmt.Errorf("reservation %s: %w", k, err)
 		}
+		r := *rp
 		largs, err := lineArgs(&r)
 		if err != nil {
 			return err

@@ -8,6 +8,7 @@ package main
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"paydesk/store"
+	"paydesk/store/kvlayout"
 	"paydesk/store/storetest"
 )
 
@@ -128,8 +130,41 @@ func stripList(from, to string) error {
 				return fmt.Errorf("bucket %s: %w", name, err)
 			}
 		}
+		// That paydesk read reservation records as JSON only.
+		if err := jsonReservations(tx); err != nil {
+			return err
+		}
 		return tx.Bucket([]byte("meta")).Put([]byte("schema"), binary.BigEndian.AppendUint64(nil, 4))
 	})
+}
+
+// jsonReservations rewrites the binary reservation records (layout 8) as
+// the JSON that paydesk before layout 8 reads.
+func jsonReservations(tx *bolt.Tx) error {
+	b := tx.Bucket(kvlayout.BReservation)
+	var keys [][]byte
+	if err := b.ForEach(func(k, v []byte) error {
+		if !kvlayout.IsJSONRecord(v) {
+			keys = append(keys, append([]byte(nil), k...))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		r, err := kvlayout.DecodeReservation(b.Get(k))
+		if err != nil {
+			return fmt.Errorf("reservation %s: %w", k, err)
+		}
+		v, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("reservation %s: %w", k, err)
+		}
+		if err := b.Put(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dropSketches takes schema 6's sketches out of a file (schema 5 again).
