@@ -30,9 +30,9 @@ var (
 	ErrClosed = errors.New("cache is closed")
 )
 
-// SchemaVersion is the layout this code writes. Open migrates older files
-// step by step and refuses newer ones.
-const SchemaVersion = 8
+// SchemaVersion is the layout this code writes (the bucket engine's, which
+// Open migrates step by step and which refuses newer ones).
+const SchemaVersion = kv.SchemaVersion
 
 // Options configure Open.
 type Options struct {
