@@ -1,6 +1,7 @@
 package pushlistener
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -98,7 +99,7 @@ func (s *Server) serveOrder(w http.ResponseWriter, r *http.Request) {
 	}
 	o.Source = "intake " + r.RemoteAddr
 	ev.Invoice, ev.Lines, ev.Amount, ev.Currency, ev.Customer = o.Invoice, len(o.Articles), o.Amount(), o.Currency, o.Customer()
-	res, err := s.cfg.DB.PutOrder(o)
+	res, err := s.cfg.DB.PutOrder(context.Background(), o)
 	ev.ReservationKey = res.ReservationKey
 	switch {
 	case errors.Is(err, store.ErrOrderConflict):

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -27,7 +28,7 @@ const maxApprovalText = 500
 
 // RequestApproval stores a new pending request and its audit entry in one
 // transaction, and returns it with its ID.
-func (db *DB) RequestApproval(a Approval) (*Approval, error) {
+func (db *DB) RequestApproval(ctx context.Context, a Approval) (*Approval, error) {
 	a.Created = nowOr(a.Created, db.now)
 	a.State = ApprovalPending
 	if strings.TrimSpace(a.Requester) == "" {
@@ -82,7 +83,7 @@ type Decision struct {
 // (ErrSelfApproval), a request decided or expired (ErrApprovalClosed), a
 // denial without a reason; the decision and its audit entry are one
 // transaction, so two approvers at once decide it once.
-func (db *DB) DecideApproval(id uint64, d Decision) (*Approval, error) {
+func (db *DB) DecideApproval(ctx context.Context, id uint64, d Decision) (*Approval, error) {
 	d.Time = nowOr(d.Time, db.now)
 	d.Reason = strings.TrimSpace(d.Reason)
 	if !d.Approve && d.Reason == "" {
@@ -134,7 +135,7 @@ func (db *DB) DecideApproval(id uint64, d Decision) (*Approval, error) {
 
 // ApprovalSent records the send of an approved request: its journal entry
 // and what it came to.
-func (db *DB) ApprovalSent(id, opID uint64, result string) error {
+func (db *DB) ApprovalSent(ctx context.Context, id, opID uint64, result string) error {
 	err := db.update(func(tx RepoTx, c *Change) error {
 		a, err := tx.Approval(id)
 		if err != nil {
@@ -154,7 +155,7 @@ func (db *DB) ApprovalSent(id, opID uint64, result string) error {
 }
 
 // Approval returns request id (ErrNotFound when there is none).
-func (db *DB) Approval(id uint64) (*Approval, error) {
+func (db *DB) Approval(ctx context.Context, id uint64) (*Approval, error) {
 	var a *Approval
 	err := db.read(func(tx RepoTx) (err error) {
 		a, err = tx.Approval(id)
@@ -170,7 +171,7 @@ func (db *DB) Approval(id uint64) (*Approval, error) {
 }
 
 // Approvals lists the requests, newest first.
-func (db *DB) Approvals() ([]*Approval, error) {
+func (db *DB) Approvals(ctx context.Context) ([]*Approval, error) {
 	var out []*Approval
 	err := db.read(func(tx RepoTx) (err error) {
 		out, err = tx.Approvals()

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 )
@@ -15,7 +16,7 @@ const copyBatch = 1000
 // values, so a copy that was cut short is finished by running it again;
 // each bucket's sequence becomes the larger of the two. progress, if set,
 // hears each bucket's count as it goes.
-func (db *DB) CopyTo(dst *DB, progress func(bucket string, keys int)) error {
+func (db *DB) CopyTo(ctx context.Context, dst *DB, progress func(bucket string, keys int)) error {
 	if db.rel != nil || dst.rel != nil {
 		// The copy moves buckets: on the native engine they are not the
 		// store, and what it wrote there would never be read.
@@ -43,7 +44,7 @@ func (db *DB) CopyTo(dst *DB, progress func(bucket string, keys int)) error {
 // paydesk of the native engine has opened yet (a new one, or one an older
 // paydesk wrote). Cut short, it is finished by running it again, as long
 // as the conversion has not begun.
-func (db *DB) CopyInto(dsn string, progress func(bucket string, keys int)) error {
+func (db *DB) CopyInto(ctx context.Context, dsn string, progress func(bucket string, keys int)) error {
 	dst, err := Open(dsn, Options{kvEngine: true})
 	if err != nil {
 		return err
@@ -52,7 +53,7 @@ func (db *DB) CopyInto(dsn string, progress func(bucket string, keys int)) error
 		_ = dst.Close()
 		return fmt.Errorf("copy: database %s is on the native engine already (a paydesk opened it, or a copy into it was finished): %w; nothing was copied: copy into a new database", dst.path, ErrInUse)
 	}
-	err = db.CopyTo(dst, progress)
+	err = db.CopyTo(ctx, dst, progress)
 	if cerr := dst.Close(); err == nil {
 		err = cerr
 	}

@@ -25,7 +25,7 @@ import (
 // ReservationPage returns one window of the reservation list: sorted and
 // filtered in the store, by the engine (its indexes, its list table:
 // Capabilities.Lists) or else in memory.
-func (db *DB) ReservationPage(q PageQuery) (Page, error) {
+func (db *DB) ReservationPage(ctx context.Context, q PageQuery) (Page, error) {
 	if err := q.Where.Check(ReservationFilter); err != nil {
 		return Page{}, fmt.Errorf("reservation list: %w", err)
 	}
@@ -42,7 +42,7 @@ func (db *DB) ReservationPage(q PageQuery) (Page, error) {
 // PostgreSQL a filter that most rows pass is counted in a blink up to
 // ten thousand, in seconds up to a million). Without a limit a count that
 // takes too long is the planner's estimate.
-func (db *DB) ReservationCount(q PageQuery) (int, error) {
+func (db *DB) ReservationCount(ctx context.Context, q PageQuery) (int, error) {
 	if err := q.Where.Check(ReservationFilter); err != nil {
 		return 0, fmt.Errorf("reservation list: %w", err)
 	}
@@ -116,7 +116,7 @@ var resList = &storeList[PageRow, Summary]{
 	dec:   kvlayout.DecodeSummary,
 	row:   func(s Summary, pos []byte) PageRow { return PageRow{Summary: s, Pos: pos} },
 	mem: func(db *DB, q PageQuery) (listPage[PageRow], error) {
-		all, err := db.LoadReservationSummaries()
+		all, err := db.LoadReservationSummaries(context.Background())
 		p := PageSummaries(all, q)
 		return listPage[PageRow]{rows: p.Rows, total: p.Total, more: p.More, less: p.Less}, err
 	},

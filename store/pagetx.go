@@ -100,7 +100,7 @@ var txBolt = &boltList{
 
 // TransactionPage returns one window of the transaction list, sorted and
 // filtered in the store (q.Sort is a TxSort order, q.State a Kind or "").
-func (db *DB) TransactionPage(q PageQuery) (TxPage, error) {
+func (db *DB) TransactionPage(ctx context.Context, q PageQuery) (TxPage, error) {
 	if err := q.Where.Check(TransactionFilter); err != nil {
 		return TxPage{}, fmt.Errorf("transaction list: %w", err)
 	}
@@ -113,7 +113,7 @@ func (db *DB) TransactionPage(q PageQuery) (TxPage, error) {
 
 // TransactionCount counts the transactions that pass q's filter and
 // state, up to q.Limit when it is > 0 (see ReservationCount).
-func (db *DB) TransactionCount(q PageQuery) (int, error) {
+func (db *DB) TransactionCount(ctx context.Context, q PageQuery) (int, error) {
 	if err := q.Where.Check(TransactionFilter); err != nil {
 		return 0, fmt.Errorf("transaction list: %w", err)
 	}
@@ -130,7 +130,7 @@ var txList = &storeList[TxPageRow, *Transaction]{
 	dec:   kvlayout.DecodeTx,
 	row:   func(t *Transaction, pos []byte) TxPageRow { return TxPageRow{Tx: t, Pos: pos} },
 	mem: func(db *DB, q PageQuery) (listPage[TxPageRow], error) {
-		all, err := db.Transactions()
+		all, err := db.Transactions(context.Background())
 		p := PageTransactions(all, q)
 		return listPage[TxPageRow]{rows: p.Rows, total: p.Total, more: p.More, less: p.Less}, err
 	},

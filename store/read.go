@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,7 +15,7 @@ import (
 // LoadReservationSummaries returns the list row of every reservation, in key
 // order. It reads only the compact list rows (100,000 rows in well under
 // 300 ms).
-func (db *DB) LoadReservationSummaries() ([]Summary, error) {
+func (db *DB) LoadReservationSummaries(ctx context.Context) ([]Summary, error) {
 	var out []Summary
 	err := db.read(func(tx RepoTx) (err error) {
 		out, err = tx.Summaries()
@@ -28,7 +29,7 @@ func (db *DB) LoadReservationSummaries() ([]Summary, error) {
 
 // Reservation finds a reservation by key, reservation number or invoice
 // (the newest reservation with that invoice). Not found names the three.
-func (db *DB) Reservation(ref string) (*Reservation, error) {
+func (db *DB) Reservation(ctx context.Context, ref string) (*Reservation, error) {
 	r, err := getOne(db, "reservation "+ref, func(tx RepoTx) (*Reservation, error) { return resolveReservation(tx, ref) })
 	if errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("reservation %s: %w (no reservation has it as key, reservation number or invoice)", ref, ErrNotFound)
@@ -85,7 +86,7 @@ func resolveReservation(tx RepoTx, ref string) (*Reservation, error) {
 // capture or refund, by the merchant's invoice when exactly one capture has
 // it (a refund is for a capture: that is what an operator names). Several
 // captures under one invoice are refused naming their keys.
-func (db *DB) ResolveTransaction(ref string) (*Transaction, error) {
+func (db *DB) ResolveTransaction(ctx context.Context, ref string) (*Transaction, error) {
 	var found *Transaction
 	var candidates []string
 	err := db.read(func(tx RepoTx) error {
@@ -127,7 +128,7 @@ func (db *DB) ResolveTransaction(ref string) (*Transaction, error) {
 }
 
 // Transaction finds a transaction by key.
-func (db *DB) Transaction(key string) (*Transaction, error) {
+func (db *DB) Transaction(ctx context.Context, key string) (*Transaction, error) {
 	return getOne(db, "transaction "+key, func(tx RepoTx) (*Transaction, error) { return tx.Transaction(key) })
 }
 
@@ -150,7 +151,7 @@ func getOne[T any](db *DB, what string, get func(RepoTx) (*T, error)) (*T, error
 
 // TransactionsFor returns the captures and refunds of a reservation (by key or
 // reservation number), oldest first.
-func (db *DB) TransactionsFor(ref string) ([]*Transaction, error) {
+func (db *DB) TransactionsFor(ctx context.Context, ref string) ([]*Transaction, error) {
 	var out []*Transaction
 	err := db.read(func(tx RepoTx) error {
 		r, err := resolveReservation(tx, ref)
@@ -188,7 +189,7 @@ func sortTxOldestFirst(ts []*Transaction) {
 }
 
 // Transactions returns every transaction, newest first.
-func (db *DB) Transactions() ([]*Transaction, error) {
+func (db *DB) Transactions(ctx context.Context) ([]*Transaction, error) {
 	var out []*Transaction
 	err := db.read(func(tx RepoTx) (err error) {
 		out, err = tx.Transactions()
@@ -204,7 +205,7 @@ func (db *DB) Transactions() ([]*Transaction, error) {
 
 // TransactionGroup returns a gift card group: the payment whose key is
 // group and the payments made as part of it, oldest first.
-func (db *DB) TransactionGroup(group string) ([]*Transaction, error) {
+func (db *DB) TransactionGroup(ctx context.Context, group string) ([]*Transaction, error) {
 	if group == "" {
 		return nil, nil
 	}
@@ -221,13 +222,13 @@ func (db *DB) TransactionGroup(group string) ([]*Transaction, error) {
 }
 
 // Push returns one stored push by ID.
-func (db *DB) Push(id uint64) (*PushRecord, error) {
+func (db *DB) Push(ctx context.Context, id uint64) (*PushRecord, error) {
 	return getOne(db, "push "+strconv.FormatUint(id, 10), func(tx RepoTx) (*PushRecord, error) { return tx.Push(id) })
 }
 
 // Pushes returns up to limit stored pushes (0: all), newest first, with IDs
 // below beforeID (0: from the newest).
-func (db *DB) Pushes(limit int, beforeID uint64) ([]*PushRecord, error) {
+func (db *DB) Pushes(ctx context.Context, limit int, beforeID uint64) ([]*PushRecord, error) {
 	var out []*PushRecord
 	err := db.read(func(tx RepoTx) (err error) {
 		out, err = tx.PushesBefore(beforeID, limit)
@@ -241,7 +242,7 @@ func (db *DB) Pushes(limit int, beforeID uint64) ([]*PushRecord, error) {
 
 // RejectedPushes returns up to limit rejected pushes, newest first (0: all
 // kept).
-func (db *DB) RejectedPushes(limit int) ([]*PushRecord, error) {
+func (db *DB) RejectedPushes(ctx context.Context, limit int) ([]*PushRecord, error) {
 	var out []*PushRecord
 	err := db.read(func(tx RepoTx) (err error) {
 		out, err = tx.RejectedNewest(limit)
@@ -254,7 +255,7 @@ func (db *DB) RejectedPushes(limit int) ([]*PushRecord, error) {
 }
 
 // PushesFor returns the pushes about any of the given keys, oldest first.
-func (db *DB) PushesFor(keys ...string) ([]*PushRecord, error) {
+func (db *DB) PushesFor(ctx context.Context, keys ...string) ([]*PushRecord, error) {
 	var out []*PushRecord
 	err := db.read(func(tx RepoTx) (err error) {
 		out, err = pushesFor(tx, keys)
@@ -295,7 +296,7 @@ func pushesFor(tx RepoTx, keys []string) ([]*PushRecord, error) {
 
 // PushesForReservation returns the pushes of a reservation and of all its
 // data requests and transactions, oldest first.
-func (db *DB) PushesForReservation(ref string) ([]*PushRecord, error) {
+func (db *DB) PushesForReservation(ctx context.Context, ref string) ([]*PushRecord, error) {
 	var out []*PushRecord
 	err := db.read(func(tx RepoTx) error {
 		r, err := findReservation(tx, ref)
@@ -320,7 +321,7 @@ func (db *DB) PushesForReservation(ref string) ([]*PushRecord, error) {
 }
 
 // Op returns one operation.
-func (db *DB) Op(id uint64) (*PendingOp, error) {
+func (db *DB) Op(ctx context.Context, id uint64) (*PendingOp, error) {
 	var op *PendingOp
 	err := db.read(func(tx RepoTx) (err error) {
 		op, err = getOp(tx, id)
@@ -331,7 +332,7 @@ func (db *DB) Op(id uint64) (*PendingOp, error) {
 
 // Ops returns the operations in the given states (none: all), newest first.
 // Asking only for open states reads just the open operations.
-func (db *DB) Ops(states ...OpState) ([]*PendingOp, error) {
+func (db *DB) Ops(ctx context.Context, states ...OpState) ([]*PendingOp, error) {
 	onlyOpen := len(states) > 0
 	for _, s := range states {
 		onlyOpen = onlyOpen && s.IsOpen()
@@ -371,7 +372,7 @@ func (db *DB) Ops(states ...OpState) ([]*PendingOp, error) {
 }
 
 // Exchanges returns up to limit gateway log entries, newest first (0: all).
-func (db *DB) Exchanges(limit int) ([]Exchange, error) {
+func (db *DB) Exchanges(ctx context.Context, limit int) ([]Exchange, error) {
 	var out []Exchange
 	err := db.read(func(tx RepoTx) (err error) {
 		out, err = tx.Exchanges(limit)
@@ -384,7 +385,7 @@ func (db *DB) Exchanges(limit int) ([]Exchange, error) {
 }
 
 // Counts returns the status bar figures.
-func (db *DB) Counts() (Counts, error) {
+func (db *DB) Counts(ctx context.Context) (Counts, error) {
 	var n Counts
 	err := db.read(func(tx RepoTx) error {
 		t, err := tx.Tally()
@@ -421,7 +422,7 @@ func (db *DB) giftCardByInvoice(invoice string) (found *Transaction, candidates 
 	for _, kind := range []Kind{KindGiftCardPay, KindGiftCardRemainder} {
 		q := PageQuery{Filter: invoice, State: State(kind), Limit: domain.MaxPageLimit}
 		for {
-			p, err := db.TransactionPage(q)
+			p, err := db.TransactionPage(context.Background(), q)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"sort"
@@ -145,7 +146,7 @@ func (a *App) reload(c store.Change) tea.Cmd {
 			rows := make([]*views.ReservationRow, 0, len(keys))
 			var removed []string
 			for _, k := range keys {
-				r, err := st.Reservation(k)
+				r, err := st.Reservation(a.cfg.Context, k)
 				if errors.Is(err, store.ErrNotFound) {
 					removed = append(removed, k)
 					continue
@@ -181,7 +182,7 @@ func (a *App) reload(c store.Change) tea.Cmd {
 		cmds = append(cmds, func() tea.Msg {
 			rows := make([]*views.TransactionRow, 0, len(keys))
 			for _, k := range keys {
-				t, err := st.Transaction(k)
+				t, err := st.Transaction(a.cfg.Context, k)
 				if errors.Is(err, store.ErrNotFound) {
 					continue
 				}
@@ -214,14 +215,14 @@ func (a *App) reload(c store.Change) tea.Cmd {
 		cmds = append(cmds, func() tea.Msg {
 			var ps []*store.PushRecord
 			if n > 0 {
-				acc, err := st.Pushes(n, 0)
+				acc, err := st.Pushes(a.cfg.Context, n, 0)
 				if err != nil {
 					return views.PushRowsMsg{Err: err}
 				}
 				ps = append(ps, acc...)
 			}
 			if r > 0 {
-				rej, err := st.RejectedPushes(r)
+				rej, err := st.RejectedPushes(a.cfg.Context, r)
 				if err != nil {
 					return views.PushRowsMsg{Err: err}
 				}
@@ -237,13 +238,13 @@ func (a *App) reload(c store.Change) tea.Cmd {
 	}
 	if full || c.Audit {
 		cmds = append(cmds, func() tea.Msg {
-			es, err := st.Audit(1000)
+			es, err := st.Audit(a.cfg.Context, 1000)
 			return auditMsg{es, err}
 		})
 	}
 	if full || c.Exchanges {
 		cmds = append(cmds, func() tea.Msg {
-			xs, err := st.Exchanges(1000)
+			xs, err := st.Exchanges(a.cfg.Context, 1000)
 			return exchangesMsg{xs, err}
 		})
 	}
@@ -278,7 +279,7 @@ func attentionSummaries(st Store, now time.Time) ([]store.Summary, error) {
 		q := store.PageQuery{State: state, Sort: store.SortCreated, Limit: 500}
 	pages:
 		for len(out) < attentionCap {
-			p, err := st.ReservationPage(q)
+			p, err := st.ReservationPage(context.Background(), q)
 			if err != nil {
 				return nil, err
 			}
@@ -295,7 +296,7 @@ func attentionSummaries(st Store, now time.Time) ([]store.Summary, error) {
 		}
 	}
 	q := store.PageQuery{State: store.StateOrderMissing, Sort: store.SortCreated, Limit: attentionCap}
-	p, err := st.ReservationPage(q)
+	p, err := st.ReservationPage(context.Background(), q)
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +313,7 @@ func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 func attentionGiftCards(st Store) ([]*store.Transaction, error) {
 	var out []*store.Transaction
 	for _, kind := range []store.Kind{store.KindGiftCardPay, store.KindGiftCardRemainder} {
-		p, err := st.TransactionPage(store.PageQuery{State: store.State(kind), Sort: store.TxSortCreated, Desc: true, Limit: attentionCap})
+		p, err := st.TransactionPage(context.Background(), store.PageQuery{State: store.State(kind), Sort: store.TxSortCreated, Desc: true, Limit: attentionCap})
 		if err != nil {
 			return nil, err
 		}
@@ -340,7 +341,7 @@ const failedChangeDays = 7
 func (a *App) loadAttention() tea.Cmd {
 	st, now := a.cfg.Store, a.cfg.Now
 	cmd := func() tea.Msg {
-		ops, err := st.Ops(store.OpOutcomeUnknown, store.OpFailed)
+		ops, err := st.Ops(a.cfg.Context, store.OpOutcomeUnknown, store.OpFailed)
 		if err != nil {
 			return views.AttentionOpsMsg{Err: err}
 		}
@@ -360,7 +361,7 @@ func (a *App) loadAttention() tea.Cmd {
 			if ref == "" {
 				ref = op.Target
 			}
-			r, err := st.Reservation(ref)
+			r, err := st.Reservation(a.cfg.Context, ref)
 			if err != nil {
 				continue // gone from the cache: nothing to fix here
 			}
@@ -372,7 +373,7 @@ func (a *App) loadAttention() tea.Cmd {
 		msg := views.AttentionOpsMsg{Ops: out}
 		// What paydesk reconcile did not match in the last days: the
 		// newest entry of each target.
-		entries, err := st.Audit(reconcile.ItemScan)
+		entries, err := st.Audit(a.cfg.Context, reconcile.ItemScan)
 		if err != nil {
 			return views.AttentionOpsMsg{Err: err}
 		}
@@ -380,9 +381,9 @@ func (a *App) loadAttention() tea.Cmd {
 		// Orders refused (409) for other lines in the last days, for a
 		// person to compare (a store that keeps none lacks the method).
 		if oc, ok := st.(interface {
-			OrderConflicts(invoice string) ([]*store.Order, error)
+			OrderConflicts(ctx context.Context, invoice string) ([]*store.Order, error)
 		}); ok {
-			cs, err := oc.OrderConflicts("")
+			cs, err := oc.OrderConflicts(a.cfg.Context, "")
 			if err != nil {
 				return views.AttentionOpsMsg{Err: err}
 			}
@@ -431,7 +432,7 @@ type exchangesMsg struct {
 func (a *App) loadCounts(c store.Change) tea.Cmd {
 	st := a.cfg.Store
 	return func() tea.Msg {
-		n, err := st.Counts()
+		n, err := st.Counts(a.cfg.Context)
 		if err != nil {
 			return views.StatusMsg{Level: views.LevelError, Text: "cache: " + err.Error()}
 		}
@@ -462,19 +463,19 @@ func (a *App) loadReservation(ref string, open bool) tea.Cmd {
 	st := a.cfg.Store
 	return func() tea.Msg {
 		d := views.ReservationDetailMsg{Ref: ref}
-		r, err := st.Reservation(ref)
+		r, err := st.Reservation(a.cfg.Context, ref)
 		if err != nil {
 			d.Err = err
 			return pageMsg{open, d}
 		}
 		d.Reservation = r
-		if d.Transactions, err = st.TransactionsFor(r.Key); err != nil {
+		if d.Transactions, err = st.TransactionsFor(a.cfg.Context, r.Key); err != nil {
 			d.Err = err
 		}
-		if d.Pushes, err = st.PushesForReservation(r.Key); err != nil && d.Err == nil {
+		if d.Pushes, err = st.PushesForReservation(a.cfg.Context, r.Key); err != nil && d.Err == nil {
 			d.Err = err
 		}
-		ops, err := st.Ops(store.OpPending, store.OpSent, store.OpOutcomeUnknown)
+		ops, err := st.Ops(a.cfg.Context, store.OpPending, store.OpSent, store.OpOutcomeUnknown)
 		if err != nil && d.Err == nil {
 			d.Err = err
 		}
@@ -486,9 +487,9 @@ func (a *App) loadReservation(ref string, open bool) tea.Cmd {
 		// Orders refused for other lines under this invoice, for the
 		// operator to compare (a store that keeps none lacks the method).
 		if oc, ok := st.(interface {
-			OrderConflicts(invoice string) ([]*store.Order, error)
+			OrderConflicts(ctx context.Context, invoice string) ([]*store.Order, error)
 		}); ok && r.Invoice != "" {
-			if d.Conflicts, err = oc.OrderConflicts(r.Invoice); err != nil && d.Err == nil {
+			if d.Conflicts, err = oc.OrderConflicts(a.cfg.Context, r.Invoice); err != nil && d.Err == nil {
 				d.Err = err
 			}
 		}
@@ -501,24 +502,24 @@ func (a *App) loadTransaction(key string, open bool) tea.Cmd {
 	st := a.cfg.Store
 	return func() tea.Msg {
 		d := views.TransactionDetailMsg{Key: key}
-		t, err := st.Transaction(key)
+		t, err := st.Transaction(a.cfg.Context, key)
 		if err != nil {
 			d.Err = err
 			return pageMsg{open, d}
 		}
 		d.Transaction = t
 		if t.Original != "" {
-			if o, err := st.Transaction(t.Original); err == nil {
+			if o, err := st.Transaction(a.cfg.Context, t.Original); err == nil {
 				d.Original = o
 			}
 		}
 		for _, rk := range t.Refunds {
-			if r, err := st.Transaction(rk); err == nil {
+			if r, err := st.Transaction(a.cfg.Context, rk); err == nil {
 				d.Refunds = append(d.Refunds, r)
 			}
 		}
 		if t.Group != "" {
-			group, err := st.TransactionGroup(t.Group)
+			group, err := st.TransactionGroup(a.cfg.Context, t.Group)
 			if err == nil {
 				for _, o := range group {
 					if o.Key != t.Key {
@@ -527,7 +528,7 @@ func (a *App) loadTransaction(key string, open bool) tea.Cmd {
 				}
 			}
 		}
-		if d.Pushes, err = st.PushesFor(key); err != nil {
+		if d.Pushes, err = st.PushesFor(a.cfg.Context, key); err != nil {
 			d.Err = err
 		}
 		return pageMsg{open, d}

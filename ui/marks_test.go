@@ -75,7 +75,7 @@ func TestFlowBulkCancelRest(t *testing.T) {
 	if got := e.requests.Load() - before; got != n {
 		t.Fatalf("%d requests, want %d", got, n)
 	}
-	sums, err := e.db.LoadReservationSummaries()
+	sums, err := e.db.LoadReservationSummaries(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

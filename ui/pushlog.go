@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -14,7 +15,7 @@ import (
 // receiptReader is a Store that knows how often each push was received
 // (*store.DB is one); a store without it shows every push as received once.
 type receiptReader interface {
-	PushReceiptsOf(ps []*store.PushRecord) (map[uint64]store.PushReceipts, error)
+	PushReceiptsOf(ctx context.Context, ps []*store.PushRecord) (map[uint64]store.PushReceipts, error)
 }
 
 // pushRows prepares the pushes for the log, each with its receipts when
@@ -24,7 +25,7 @@ func pushRows(st Store, ps []*store.PushRecord) ([]*views.PushRow, error) {
 	if !ok {
 		return views.NewPushRows(ps), nil
 	}
-	rc, err := rr.PushReceiptsOf(ps)
+	rc, err := rr.PushReceiptsOf(context.Background(), ps)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +39,7 @@ func (a *App) loadPushReceipts(p *store.PushRecord) tea.Cmd {
 		return nil
 	}
 	return func() tea.Msg {
-		rc, err := rr.PushReceiptsOf([]*store.PushRecord{p})
+		rc, err := rr.PushReceiptsOf(a.cfg.Context, []*store.PushRecord{p})
 		if err != nil {
 			return views.StatusMsg{Level: views.LevelError, Text: fmt.Sprintf("push %d: receipts: %v", p.ID, err)}
 		}
@@ -81,7 +82,7 @@ func (a *App) resend(r views.ResendIntent) tea.Cmd {
 func (a *App) loadRepeated(keys []string) tea.Cmd {
 	st, keys := a.cfg.Store, slices.Clone(keys)
 	return func() tea.Msg {
-		ps, err := st.PushesFor(keys...)
+		ps, err := st.PushesFor(a.cfg.Context, keys...)
 		if err != nil {
 			return views.PushRowsMsg{Err: err}
 		}

@@ -2,6 +2,7 @@ package views
 
 import (
 	tea "charm.land/bubbletea/v2"
+	"context"
 
 	"paydesk/store"
 	"paydesk/ui/theme"
@@ -95,8 +96,8 @@ func txSortOf(col int) store.SortBy {
 // TransactionSource answers the transaction list's queries: the store,
 // which sorts and filters in its indexes, or transactions held in memory.
 type TransactionSource interface {
-	TransactionPage(q store.PageQuery) (store.TxPage, error)
-	TransactionCount(q store.PageQuery) (int, error)
+	TransactionPage(ctx context.Context, q store.PageQuery) (store.TxPage, error)
+	TransactionCount(ctx context.Context, q store.PageQuery) (int, error)
 }
 
 // TransactionSourceMsg gives the transactions tab its source: from then
@@ -107,7 +108,7 @@ type TransactionSourceMsg struct{ Source TransactionSource }
 type txPages struct{ src TransactionSource }
 
 func (s txPages) page(q store.PageQuery) (pageOf[TransactionRow], error) {
-	p, err := s.src.TransactionPage(q)
+	p, err := s.src.TransactionPage(context.Background(), q)
 	rows := make([]TransactionRow, len(p.Rows))
 	for i, r := range p.Rows {
 		rows[i] = *NewTransactionRow(r.Tx)
@@ -116,17 +117,19 @@ func (s txPages) page(q store.PageQuery) (pageOf[TransactionRow], error) {
 	return pageOf[TransactionRow]{rows: rows, total: p.Total, more: p.More, less: p.Less}, err
 }
 
-func (s txPages) count(q store.PageQuery) (int, error) { return s.src.TransactionCount(q) }
+func (s txPages) count(q store.PageQuery) (int, error) {
+	return s.src.TransactionCount(context.Background(), q)
+}
 
 // txMem is a source over transactions held in memory (rows handed over
 // whole).
 type txMem struct{ all []*store.Transaction }
 
-func (m *txMem) TransactionPage(q store.PageQuery) (store.TxPage, error) {
+func (m *txMem) TransactionPage(ctx context.Context, q store.PageQuery) (store.TxPage, error) {
 	return store.PageTransactions(m.all, q), nil
 }
 
-func (m *txMem) TransactionCount(q store.PageQuery) (int, error) {
+func (m *txMem) TransactionCount(ctx context.Context, q store.PageQuery) (int, error) {
 	return memCount(q, func(q store.PageQuery) int { return store.PageTransactions(m.all, q).Total }), nil
 }
 

@@ -112,9 +112,13 @@ type fakeSource struct {
 	audit []store.AuditEntry
 }
 
-func (f fakeSource) Ops(...store.OpState) ([]*store.PendingOp, error)   { return f.ops, nil }
-func (f fakeSource) LoadReservationSummaries() ([]store.Summary, error) { return f.sums, nil }
-func (f fakeSource) Audit(int) ([]store.AuditEntry, error)              { return f.audit, nil }
+func (f fakeSource) Ops(context.Context, ...store.OpState) ([]*store.PendingOp, error) {
+	return f.ops, nil
+}
+func (f fakeSource) LoadReservationSummaries(ctx context.Context) ([]store.Summary, error) {
+	return f.sums, nil
+}
+func (f fakeSource) Audit(context.Context, int) ([]store.AuditEntry, error) { return f.audit, nil }
 
 func TestCurrent(t *testing.T) {
 	src := fakeSource{

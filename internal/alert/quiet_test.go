@@ -1,6 +1,7 @@
 package alert
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func TestParseHours(t *testing.T) {
 
 type pushList []*store.PushRecord
 
-func (p pushList) Pushes(limit int, _ uint64) ([]*store.PushRecord, error) {
+func (p pushList) Pushes(ctx context.Context, limit int, _ uint64) ([]*store.PushRecord, error) {
 	return p[:min(limit, len(p))], nil
 }
 

@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -115,7 +116,7 @@ func One(lookup Lookup) Finder {
 
 // LedgerReader is what Ledgers needs of the cache; *store.DB is one.
 type LedgerReader interface {
-	ReservationLedgers(refs []string) (map[string]*store.Reservation, error)
+	ReservationLedgers(ctx context.Context, refs []string) (map[string]*store.Reservation, error)
 }
 
 // Ledgers finds references in the cache with their ledgers only, in
@@ -128,7 +129,7 @@ func Ledgers(db LedgerReader) Finder {
 			n = 8
 		}
 		if len(refs) < 2000 || n < 2 {
-			return db.ReservationLedgers(refs)
+			return db.ReservationLedgers(context.Background(), refs)
 		}
 		parts := make([]map[string]*store.Reservation, n)
 		errs := make([]error, n)
@@ -139,7 +140,7 @@ func Ledgers(db LedgerReader) Finder {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				parts[i], errs[i] = db.ReservationLedgers(refs[lo:hi])
+				parts[i], errs[i] = db.ReservationLedgers(context.Background(), refs[lo:hi])
 			}()
 		}
 		wg.Wait()

@@ -23,13 +23,13 @@ const DefaultConcurrency = 4
 
 // Store is what a batch run needs of the cache; *store.DB is one.
 type Store interface {
-	CreateBatch(b store.Batch, items []store.BatchItem) (store.Batch, error)
-	BatchByHash(kind, hash string) (*store.Batch, error)
-	Batch(id string) (*store.Batch, []store.BatchItem, error)
-	UpdateBatchItem(id string, it store.BatchItem) error
-	Ops(states ...store.OpState) ([]*store.PendingOp, error)
-	Op(id uint64) (*store.PendingOp, error)
-	AppendAudit(e store.AuditEntry) (uint64, error)
+	CreateBatch(ctx context.Context, b store.Batch, items []store.BatchItem) (store.Batch, error)
+	BatchByHash(ctx context.Context, kind, hash string) (*store.Batch, error)
+	Batch(ctx context.Context, id string) (*store.Batch, []store.BatchItem, error)
+	UpdateBatchItem(ctx context.Context, id string, it store.BatchItem) error
+	Ops(ctx context.Context, states ...store.OpState) ([]*store.PendingOp, error)
+	Op(ctx context.Context, id uint64) (*store.PendingOp, error)
+	AppendAudit(ctx context.Context, e store.AuditEntry) (uint64, error)
 }
 
 // Runner runs batches through the operations.
@@ -101,7 +101,7 @@ func (rn *Runner) Start(pf *Preflight, source string) (store.Batch, []store.Batc
 		items = append(items, store.BatchItem{Reservation: it.Reservation, Invoice: it.Invoice, Rows: it.Rows, Lines: it.Lines,
 			Amount: it.Amount, Currency: it.Currency, Note: it.Note, Parcels: it.Parcels, State: store.ItemPlanned})
 	}
-	b, err := rn.Store.CreateBatch(b, items)
+	b, err := rn.Store.CreateBatch(context.Background(), b, items)
 	if err != nil {
 		return b, nil, err
 	}
@@ -126,7 +126,7 @@ func (rn *Runner) audit(b store.Batch, amount decimal.Decimal, result string) {
 	}
 	// A failing audit write does not stop a batch whose captures are each
 	// audited by the operations.
-	_, _ = rn.Store.AppendAudit(store.AuditEntry{Time: rn.Svc.Now(), Operator: rn.Svc.Operator(), Action: "batch-" + b.Kind,
+	_, _ = rn.Store.AppendAudit(context.Background(), store.AuditEntry{Time: rn.Svc.Now(), Operator: rn.Svc.Operator(), Action: "batch-" + b.Kind,
 		Target: b.ID, Amount: amount, Currency: b.Currency, Result: result, Reason: b.Source})
 }
 
@@ -153,7 +153,7 @@ func (rn *Runner) Reconcile(b store.Batch, items []store.BatchItem) ([]store.Bat
 		}
 	}
 	if needJournal {
-		all, err := rn.Store.Ops()
+		all, err := rn.Store.Ops(context.Background())
 		if err != nil {
 			return items, fmt.Errorf("batch %s: read the operation journal: %w", b.ID, err)
 		}
@@ -185,7 +185,7 @@ func (rn *Runner) Reconcile(b store.Batch, items []store.BatchItem) ([]store.Bat
 			if it.OpID == 0 {
 				continue
 			}
-			o, err := rn.Store.Op(it.OpID)
+			o, err := rn.Store.Op(context.Background(), it.OpID)
 			if err != nil {
 				return items, fmt.Errorf("batch %s: operation %d: %w", b.ID, it.OpID, err)
 			}
@@ -200,7 +200,7 @@ func (rn *Runner) Reconcile(b store.Batch, items []store.BatchItem) ([]store.Bat
 		}
 		it.State, it.OpID, it.Key = st, op.ID, op.ResultKey
 		it.Message = opMessage(op)
-		if err := rn.Store.UpdateBatchItem(b.ID, it); err != nil {
+		if err := rn.Store.UpdateBatchItem(context.Background(), b.ID, it); err != nil {
 			return items, err
 		}
 		items[i] = it
@@ -286,7 +286,7 @@ func (rn *Runner) Run(ctx context.Context, b store.Batch, items []store.BatchIte
 			defer wg.Done()
 			for i := range work {
 				it := rn.runItem(sendCtx, b, items[i])
-				if err := rn.Store.UpdateBatchItem(b.ID, it); err != nil {
+				if err := rn.Store.UpdateBatchItem(ctx, b.ID, it); err != nil {
 					mu.Lock()
 					storeErr = errors.Join(storeErr, err)
 					mu.Unlock()

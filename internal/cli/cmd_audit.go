@@ -44,7 +44,7 @@ func auditCmd(sio IO) *cobra.Command {
 	return cmd
 }
 
-func runAudit(_ context.Context, c *cmdContext, limit int, verify bool, filter string) int {
+func runAudit(ctx context.Context, c *cmdContext, limit int, verify bool, filter string) int {
 	sio := c.sio
 	if limit < 0 {
 		return c.usage("--limit %d: give 0 (all) or a positive number", limit)
@@ -69,7 +69,7 @@ func runAudit(_ context.Context, c *cmdContext, limit int, verify bool, filter s
 		defer c.closeCache(db)
 		// All of them, to say how many there are when only the newest
 		// are listed.
-		entries, err := db.Audit(0)
+		entries, err := db.Audit(ctx, 0)
 		if err != nil {
 			return c.fail(err)
 		}
@@ -123,7 +123,7 @@ func verifyAudit(c *cmdContext, db *store.DB) int {
 	if db != nil {
 		defer c.closeCache(db)
 		var err error
-		if chk, err = db.VerifyAudit(); err != nil {
+		if chk, err = db.VerifyAudit(context.Background()); err != nil {
 			return c.fail(err)
 		}
 	}

@@ -63,7 +63,7 @@ func runReconcile(ctx context.Context, c *cmdContext, settleDays int, asCSV bool
 	if err := env.svc.Check(ctx, access.Reconcile); err != nil {
 		return c.fail(err)
 	}
-	txs, err := env.db.Transactions()
+	txs, err := env.db.Transactions(ctx)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -115,14 +115,14 @@ func auditReconcile(env *runtime, files []string, res reconcile.Result) error {
 	now, op := env.svc.Now(), env.svc.Operator()
 	add := func(e store.AuditEntry) error {
 		e.Time, e.Operator = now, op
-		if _, err := env.db.AppendAudit(e); err != nil {
+		if _, err := env.db.AppendAudit(context.Background(), e); err != nil {
 			return fmt.Errorf("audit: %w", err)
 		}
 		return nil
 	}
 	// What an earlier run left open and this one matched is closed by an
 	// entry of its own: the Attention tab and the alerts let it go.
-	recent, err := env.db.Audit(reconcile.ItemScan)
+	recent, err := env.db.Audit(context.Background(), reconcile.ItemScan)
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}

@@ -26,12 +26,12 @@ type Lookup interface {
 
 // Store is what sync needs of the store (*store.DB has it).
 type Store interface {
-	LoadReservationSummaries() ([]store.Summary, error)
-	Reservation(ref string) (*store.Reservation, error)
-	Transactions() ([]*store.Transaction, error)
-	Transaction(key string) (*store.Transaction, error)
+	LoadReservationSummaries(ctx context.Context) ([]store.Summary, error)
+	Reservation(ctx context.Context, ref string) (*store.Reservation, error)
+	Transactions(ctx context.Context) ([]*store.Transaction, error)
+	Transaction(ctx context.Context, key string) (*store.Transaction, error)
 	ApplyPush(ctx context.Context, rec store.PushRecord, p *api.Push) (store.ApplyResult, error)
-	AppendAudit(e store.AuditEntry) (uint64, error)
+	AppendAudit(ctx context.Context, e store.AuditEntry) (uint64, error)
 }
 
 // Options tune a run.
@@ -163,7 +163,7 @@ feed:
 		return res, err
 	}
 	if len(res.Learned) > 0 {
-		_, err := db.AppendAudit(store.AuditEntry{Time: now(), Operator: o.Operator, Action: "sync", Target: fmt.Sprintf("%d invoices", res.Invoices),
+		_, err := db.AppendAudit(ctx, store.AuditEntry{Time: now(), Operator: o.Operator, Action: "sync", Target: fmt.Sprintf("%d invoices", res.Invoices),
 			Result: fmt.Sprintf("learned %d from the gateway", len(res.Learned))})
 		if err != nil {
 			return res, fmt.Errorf("sync: audit: %w", err)
@@ -176,7 +176,7 @@ feed:
 // still open or made since, and of every transaction made or changed
 // since (gift cards, and captures made under an invoice of their own).
 func candidates(db Store, since time.Time) ([]string, error) {
-	sums, err := db.LoadReservationSummaries()
+	sums, err := db.LoadReservationSummaries(context.Background())
 	if err != nil {
 		return nil, fmt.Errorf("sync: reservations: %w", err)
 	}
@@ -187,7 +187,7 @@ func candidates(db Store, since time.Time) ([]string, error) {
 			seen[s.Invoice] = true
 		}
 	}
-	txs, err := db.Transactions()
+	txs, err := db.Transactions(context.Background())
 	if err != nil {
 		return nil, fmt.Errorf("sync: transactions: %w", err)
 	}
@@ -244,7 +244,7 @@ func learn(ctx context.Context, db Store, invoice string, e api.InvoiceTransacti
 // the Reserve's or a data request's of its reservation; zero when none.
 func known(db Store, p *api.Push) (store.Status, error) {
 	if p.Transaction != nil {
-		t, err := db.Transaction(p.Key())
+		t, err := db.Transaction(context.Background(), p.Key())
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			return store.Status{}, nil
@@ -253,14 +253,14 @@ func known(db Store, p *api.Push) (store.Status, error) {
 		}
 		return t.Status, nil
 	}
-	r, err := db.Reservation(p.Key())
+	r, err := db.Reservation(context.Background(), p.Key())
 	if err == nil {
 		return r.Status, nil
 	}
 	if !errors.Is(err, store.ErrNotFound) {
 		return store.Status{}, fmt.Errorf("sync: reservation %s: %w", p.Key(), err)
 	}
-	r, err = db.Reservation(p.Invoice())
+	r, err = db.Reservation(context.Background(), p.Invoice())
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrAmbiguous) {
 		return store.Status{}, nil
 	}

@@ -3,6 +3,7 @@ package intake
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -202,7 +203,7 @@ func Store(db *store.DB, source string, it Item) Outcome {
 		return o
 	}
 	it.Order.Source = source
-	res, perr := db.PutOrder(it.Order)
+	res, perr := db.PutOrder(context.Background(), it.Order)
 	switch {
 	case errors.Is(perr, store.ErrOrderConflict):
 		o.Result, o.Reservation, o.Reason = ResultConflict, res.ReservationKey, res.Reason+"; both are kept"

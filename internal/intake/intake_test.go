@@ -182,7 +182,7 @@ func TestImportReportsPerOrder(t *testing.T) {
 		n != (Counts{Read: 2, Imported: 2}) {
 		t.Fatalf("first import: %+v %+v", out, n)
 	}
-	o, err := db.Order("SHOP-88001")
+	o, err := db.Order(t.Context(), "SHOP-88001")
 	if err != nil || !o.Amount().Equal(decimal.RequireFromString("54.90")) || o.Customer() != "Jürgen Müller" || o.Billing.Country != "DE" {
 		t.Fatalf("order %+v %v", o, err)
 	}

@@ -36,7 +36,7 @@ func (s *Service) Ask(ctx context.Context, id uint64) (Result, error) {
 		return Result{OpID: id}, fmt.Errorf("ask about operation %d: %w", id, err)
 	}
 	st := s.cfg.Store
-	op, err := st.Op(id)
+	op, err := st.Op(ctx, id)
 	if err != nil {
 		return Result{OpID: id}, fmt.Errorf("ask about operation %d: %w", id, err)
 	}
@@ -64,7 +64,7 @@ func (s *Service) Ask(ctx context.Context, id uint64) (Result, error) {
 		return res, fmt.Errorf("ask about operation %d (key %s): %w", id, key, err)
 	}
 	fillFromResponse(&res, resp)
-	got, err := st.ApplyResponse(id, resp)
+	got, err := st.ApplyResponse(ctx, id, resp)
 	if err != nil {
 		return res, fmt.Errorf("ask about operation %d: record the gateway's answer: %w", id, err)
 	}
@@ -80,7 +80,7 @@ func (s *Service) Ask(ctx context.Context, id uint64) (Result, error) {
 // notProcessed fails an operation the gateway holds nothing for.
 func (s *Service) notProcessed(res Result, op *store.PendingOp) (Result, error) {
 	reason := "asked the gateway: it holds no transaction for this request, so it was not processed; it may be sent again"
-	if err := s.cfg.Store.FailOp(op.ID, reason); err != nil {
+	if err := s.cfg.Store.FailOp(context.Background(), op.ID, reason); err != nil {
 		return res, fmt.Errorf("ask about operation %d: %w", op.ID, err)
 	}
 	res.State, res.Message = store.OpFailed, reason
@@ -114,7 +114,7 @@ func (s *Service) findKey(ctx context.Context, asker Asker, op *store.PendingOp)
 }
 
 func (s *Service) knownKeys(except uint64) (map[string]bool, error) {
-	ops, err := s.cfg.Store.Ops(store.OpPending, store.OpSent, store.OpOutcomeUnknown, store.OpSettled, store.OpFailed, store.OpResolved)
+	ops, err := s.cfg.Store.Ops(context.Background(), store.OpPending, store.OpSent, store.OpOutcomeUnknown, store.OpSettled, store.OpFailed, store.OpResolved)
 	if err != nil {
 		return nil, fmt.Errorf("read the operation journal: %w", err)
 	}

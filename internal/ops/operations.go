@@ -286,7 +286,7 @@ func (s *Service) Resolve(ctx context.Context, id uint64, note string) error {
 	if err := s.Check(ctx, access.Resolve); err != nil {
 		return fmt.Errorf("resolve operation %d: %w", id, err)
 	}
-	op, err := s.cfg.Store.Op(id)
+	op, err := s.cfg.Store.Op(ctx, id)
 	if err != nil {
 		return fmt.Errorf("resolve operation %d: %w", id, err)
 	}
@@ -296,7 +296,7 @@ func (s *Service) Resolve(ctx context.Context, id uint64, note string) error {
 	if strings.TrimSpace(note) == "" {
 		return fmt.Errorf("resolve operation %d: a note is required (what did the gateway's back office show?)", id)
 	}
-	if err := s.cfg.Store.ResolveOp(id, note); err != nil {
+	if err := s.cfg.Store.ResolveOp(ctx, id, note); err != nil {
 		return fmt.Errorf("resolve operation %d: %w", id, err)
 	}
 	return s.audit(store.AuditEntry{Action: "resolve", Target: op.Target, Amount: op.Amount, Currency: op.Currency,
@@ -320,7 +320,7 @@ func (s *Service) reservation(ref string) (*store.Reservation, error) {
 		return nil, errors.New("no reservation given")
 	}
 	// The store's error names the reference and what it was looked up as.
-	return s.cfg.Store.Reservation(ref)
+	return s.cfg.Store.Reservation(context.Background(), ref)
 }
 
 func (s *Service) transaction(key string) (*store.Transaction, error) {
@@ -328,5 +328,5 @@ func (s *Service) transaction(key string) (*store.Transaction, error) {
 		return nil, errors.New("no transaction given")
 	}
 	// The store's error names the reference and what it was looked up as.
-	return s.cfg.Store.ResolveTransaction(key)
+	return s.cfg.Store.ResolveTransaction(context.Background(), key)
 }

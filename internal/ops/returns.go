@@ -296,7 +296,7 @@ func (s *Service) RefundReturn(ctx context.Context, rr ReturnRequest) (Result, e
 	}
 	var txs []*store.Transaction
 	for _, k := range r.Transactions {
-		t, err := s.cfg.Store.Transaction(k)
+		t, err := s.cfg.Store.Transaction(ctx, k)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return res, fmt.Errorf("refund return of %s: %w", rr.Reservation, err)
 		}

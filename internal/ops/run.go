@@ -56,7 +56,7 @@ func (s *Service) submit(ctx context.Context, sub submission) (Result, error) {
 	// The audit entry is written with the journal entry, before sending:
 	// an operation cut short after it left (the process killed, the disk
 	// full) is in the audit log all the same. Settling completes it.
-	id, err := s.cfg.Store.BeginOp(store.PendingOp{Created: now, Updated: now, Operator: s.cfg.Operator,
+	id, err := s.cfg.Store.BeginOp(ctx, store.PendingOp{Created: now, Updated: now, Operator: s.cfg.Operator,
 		Action: svc.Action, Service: svc.Name, Target: sub.target, ReservationKey: sub.reservationKey,
 		Invoice: req.Invoice, Currency: res.Currency, Amount: sub.amount, Request: req, Lines: sub.lines, Parcels: sub.parcels, State: store.OpPending,
 		Audit: &store.AuditEntry{Time: now, Operator: s.cfg.Operator, Action: sub.audit, Target: sub.target, Amount: sub.amount,
@@ -94,7 +94,7 @@ func (s *Service) claim(twin, action, target string) error {
 	if s.inFlight[twin] {
 		return fmt.Errorf("%s %s: %w (being sent now)", action, target, ErrAlreadyOpen)
 	}
-	open, err := s.cfg.Store.Ops(store.OpPending, store.OpSent, store.OpOutcomeUnknown)
+	open, err := s.cfg.Store.Ops(context.Background(), store.OpPending, store.OpSent, store.OpOutcomeUnknown)
 	if err != nil {
 		return fmt.Errorf("%s %s: read the operation journal: %w", action, target, err)
 	}
@@ -120,7 +120,7 @@ func (s *Service) settle(res Result, resp *api.Response, sendErr error) (Result,
 	st := s.cfg.Store
 	if resp != nil {
 		fillFromResponse(&res, resp)
-		op, err := st.ApplyResponse(res.OpID, resp)
+		op, err := st.ApplyResponse(context.Background(), res.OpID, resp)
 		if err != nil {
 			// The gateway acted on it (or refused it) but the cache does
 			// not know: for paydesk the outcome is unknown until the push
@@ -133,7 +133,7 @@ func (s *Service) settle(res Result, resp *api.Response, sendErr error) (Result,
 				answer = "an answer"
 			}
 			res.Message = fmt.Sprintf("the gateway answered %s, but the cache could not record it: %v", answer, err)
-			if merr := st.MarkOutcomeUnknown(res.OpID, res.Message); merr != nil {
+			if merr := st.MarkOutcomeUnknown(context.Background(), res.OpID, res.Message); merr != nil {
 				res.Message += fmt.Sprintf(" (nor mark the journal entry: %v)", merr)
 			}
 			return res, &OperationError{Result: res, Err: errors.New(res.Message)}
@@ -157,13 +157,13 @@ func (s *Service) settle(res Result, resp *api.Response, sendErr error) (Result,
 	case !errors.As(sendErr, &notSent) && !errors.Is(sendErr, api.ErrAccessDenied) && !errors.Is(sendErr, api.ErrBadRequest):
 		res.State = store.OpOutcomeUnknown
 		res.Message = sendErr.Error()
-		if err := st.MarkOutcomeUnknown(res.OpID, sendErr.Error()); err != nil {
+		if err := st.MarkOutcomeUnknown(context.Background(), res.OpID, sendErr.Error()); err != nil {
 			return res, fmt.Errorf("%s %s: mark outcome unknown: %w", res.Action, res.Target, err)
 		}
 	default:
 		res.State = store.OpFailed
 		res.Message = sendErr.Error()
-		if err := st.FailOp(res.OpID, sendErr.Error()); err != nil {
+		if err := st.FailOp(context.Background(), res.OpID, sendErr.Error()); err != nil {
 			return res, fmt.Errorf("%s %s: mark failed: %w", res.Action, res.Target, err)
 		}
 	}
@@ -247,7 +247,7 @@ func oneLine(s string) string {
 // auditResult completes the operation's audit entry, written when it was
 // journaled, with what came back.
 func (s *Service) auditResult(_ submission, res Result, sendErr error) error {
-	if err := s.cfg.Store.CompleteAudit(res.OpID, auditText(res, sendErr)); err != nil {
+	if err := s.cfg.Store.CompleteAudit(context.Background(), res.OpID, auditText(res, sendErr)); err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
 	return nil
@@ -260,7 +260,7 @@ func (s *Service) audit(e store.AuditEntry) error {
 		e.Time = s.cfg.Now()
 	}
 	e.Operator = s.cfg.Operator
-	if _, err := s.cfg.Store.AppendAudit(e); err != nil {
+	if _, err := s.cfg.Store.AppendAudit(context.Background(), e); err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
 	return nil

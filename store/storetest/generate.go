@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"math/rand"
 	"time"
@@ -41,10 +42,10 @@ func Generate(db *store.DB, n int, seed int64) error {
 			rs = append(rs, r)
 			txs = append(txs, t...)
 		}
-		if err := db.PutReservations(rs); err != nil {
+		if err := db.PutReservations(context.Background(), rs); err != nil {
 			return fmt.Errorf("generate reservations: %w", err)
 		}
-		if err := db.PutTransactions(txs); err != nil {
+		if err := db.PutTransactions(context.Background(), txs); err != nil {
 			return fmt.Errorf("generate captures: %w", err)
 		}
 	}
