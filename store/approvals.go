@@ -40,7 +40,7 @@ func (db *DB) RequestApproval(ctx context.Context, a Approval) (*Approval, error
 	if len(a.Note) > maxApprovalText {
 		return nil, fmt.Errorf("approval request: the note is longer than %d bytes", maxApprovalText)
 	}
-	err := db.update(func(tx RepoTx, c *Change) error {
+	err := db.update(ctx, func(tx RepoTx, c *Change) error {
 		id, err := tx.NextApprovalID()
 		if err != nil {
 			return err
@@ -97,7 +97,7 @@ func (db *DB) DecideApproval(ctx context.Context, id uint64, d Decision) (*Appro
 		verb = "approve"
 	}
 	var out *Approval
-	err := db.update(func(tx RepoTx, c *Change) error {
+	err := db.update(ctx, func(tx RepoTx, c *Change) error {
 		a, err := tx.Approval(id)
 		if err != nil {
 			return err
@@ -136,7 +136,7 @@ func (db *DB) DecideApproval(ctx context.Context, id uint64, d Decision) (*Appro
 // ApprovalSent records the send of an approved request: its journal entry
 // and what it came to.
 func (db *DB) ApprovalSent(ctx context.Context, id, opID uint64, result string) error {
-	err := db.update(func(tx RepoTx, c *Change) error {
+	err := db.update(ctx, func(tx RepoTx, c *Change) error {
 		a, err := tx.Approval(id)
 		if err != nil {
 			return err
@@ -157,7 +157,7 @@ func (db *DB) ApprovalSent(ctx context.Context, id, opID uint64, result string) 
 // Approval returns request id (ErrNotFound when there is none).
 func (db *DB) Approval(ctx context.Context, id uint64) (*Approval, error) {
 	var a *Approval
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		a, err = tx.Approval(id)
 		return err
 	})
@@ -173,7 +173,7 @@ func (db *DB) Approval(ctx context.Context, id uint64) (*Approval, error) {
 // Approvals lists the requests, newest first.
 func (db *DB) Approvals(ctx context.Context) ([]*Approval, error) {
 	var out []*Approval
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		out, err = tx.Approvals()
 		return err
 	})

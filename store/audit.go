@@ -13,7 +13,7 @@ import (
 // are folded in, not listed.
 func (db *DB) Audit(ctx context.Context, limit int) ([]AuditEntry, error) {
 	var out []AuditEntry
-	err := db.read(func(tx RepoTx) error {
+	err := db.read(ctx, func(tx RepoTx) error {
 		latest := map[uint64]string{} // entry → its newest completion's result
 		var bad error
 		err := tx.WalkAudit(true, func(_ uint64, e *AuditEntry, _ []byte, err error) bool {
@@ -76,7 +76,7 @@ func (a AuditCheck) OK() bool { return len(a.Problems) == 0 }
 // the key — added behind paydesk's back — and is named.
 func (db *DB) VerifyAudit(ctx context.Context) (AuditCheck, error) {
 	a := AuditCheck{NoKey: db.audit == nil}
-	err := db.read(func(tx RepoTx) error {
+	err := db.read(ctx, func(tx RepoTx) error {
 		var prevID uint64
 		var prev []byte
 		err := tx.WalkAudit(false, func(id uint64, e *AuditEntry, v []byte, err error) bool {

@@ -21,7 +21,7 @@ func auditLog(t *testing.T, db *DB, n int) {
 			t.Fatal(err)
 		}
 	}
-	if err := db.update(func(tx RepoTx, c *Change) error { return completeAudit(tx, 2, "190 S001 Success", true, c) }); err != nil {
+	if err := db.update(t.Context(), func(tx RepoTx, c *Change) error { return completeAudit(tx, 2, "190 S001 Success", true, c) }); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -29,7 +29,7 @@ var ErrBatchExists = errors.New("this manifest was already run as a batch")
 func (db *DB) CreateBatch(ctx context.Context, b Batch, items []BatchItem) (Batch, error) {
 	b.Created = nowOr(b.Created, db.now)
 	b.Items = len(items)
-	err := db.update(func(tx RepoTx, _ *Change) error {
+	err := db.update(ctx, func(tx RepoTx, _ *Change) error {
 		if b.Hash != "" {
 			id, err := tx.BatchByHash(b.Kind, b.Hash)
 			if err != nil {
@@ -67,7 +67,7 @@ func (db *DB) CreateBatch(ctx context.Context, b Batch, items []BatchItem) (Batc
 // nil when there is none.
 func (db *DB) BatchByHash(ctx context.Context, kind, hash string) (*Batch, error) {
 	var id string
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		id, err = tx.BatchByHash(kind, hash)
 		return err
 	})
@@ -82,7 +82,7 @@ func (db *DB) BatchByHash(ctx context.Context, kind, hash string) (*Batch, error
 func (db *DB) Batch(ctx context.Context, id string) (*Batch, []BatchItem, error) {
 	var b *Batch
 	var items []BatchItem
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		if b, err = tx.Batch(id); err != nil {
 			return err
 		}
@@ -101,7 +101,7 @@ func (db *DB) Batch(ctx context.Context, id string) (*Batch, []BatchItem, error)
 // Batches lists the batches, newest first (limit 0: all).
 func (db *DB) Batches(ctx context.Context, limit int) ([]Batch, error) {
 	var out []Batch
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		out, err = tx.Batches()
 		return err
 	})
@@ -123,7 +123,7 @@ func (db *DB) Batches(ctx context.Context, limit int) ([]Batch, error) {
 // UpdateBatchItem writes an item's new state. The batch must exist.
 func (db *DB) UpdateBatchItem(ctx context.Context, id string, it BatchItem) error {
 	it.Updated = nowOr(time.Time{}, db.now)
-	err := db.update(func(tx RepoTx, _ *Change) error {
+	err := db.update(ctx, func(tx RepoTx, _ *Change) error {
 		b, err := tx.Batch(id)
 		if err != nil {
 			return err
@@ -181,7 +181,7 @@ func decodeLedgerView(b []byte) (*ledgerView, error) {
 // found are missing from the map.
 func (db *DB) ReservationLedgers(ctx context.Context, refs []string) (map[string]*Reservation, error) {
 	out := make(map[string]*Reservation, len(refs))
-	err := db.read(func(tx RepoTx) error {
+	err := db.read(ctx, func(tx RepoTx) error {
 		for _, ref := range refs {
 			if ref == "" {
 				continue

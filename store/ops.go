@@ -141,7 +141,7 @@ func (db *DB) BeginOp(ctx context.Context, op PendingOp) (uint64, error) {
 	op.Created = nowOr(op.Created, db.now)
 	op.Updated = op.Created
 	var id uint64
-	err := db.update(func(tx RepoTx, c *Change) error {
+	err := db.update(ctx, func(tx RepoTx, c *Change) error {
 		if op.ReservationKey == "" && op.Target != "" {
 			r, err := findReservation(tx, op.Target)
 			if err != nil {
@@ -228,7 +228,7 @@ const AuditPending = "sent, outcome not yet known"
 // by BeginOp) once the operation settled: the one change an audit entry
 // ever sees. An operation journaled without one gets a new entry.
 func (db *DB) CompleteAudit(ctx context.Context, opID uint64, result string) error {
-	err := db.update(func(tx RepoTx, c *Change) error {
+	err := db.update(ctx, func(tx RepoTx, c *Change) error {
 		op, err := getOp(tx, opID)
 		if err != nil {
 			return err
@@ -300,7 +300,7 @@ func (db *DB) ApplyResponse(ctx context.Context, id uint64, resp *api.Response) 
 		return nil, fmt.Errorf("operation %d: no response", id)
 	}
 	var out *PendingOp
-	err := db.update(func(tx RepoTx, c *Change) error {
+	err := db.update(ctx, func(tx RepoTx, c *Change) error {
 		op, err := getOp(tx, id)
 		if err != nil {
 			return err
@@ -615,7 +615,7 @@ func opAnswers(op *PendingOp, p *api.Push) bool {
 // FailOp marks operation id failed without a response: the request was not
 // sent (api.NotSentError) or the gateway refused it (HTTP 400/500).
 func (db *DB) FailOp(ctx context.Context, id uint64, reason string) error {
-	return db.setOpState(id, OpFailed, reason, "")
+	return db.setOpState(ctx, id, OpFailed, reason, "")
 }
 
 // MarkOutcomeUnknown marks operation id "outcome unknown": the request may
@@ -623,16 +623,16 @@ func (db *DB) FailOp(ctx context.Context, id uint64, reason string) error {
 // visible until a matching push settles it or the operator resolves it; it is
 // never retried.
 func (db *DB) MarkOutcomeUnknown(ctx context.Context, id uint64, reason string) error {
-	return db.setOpState(id, OpOutcomeUnknown, reason, "")
+	return db.setOpState(ctx, id, OpOutcomeUnknown, reason, "")
 }
 
 // ResolveOp closes an open operation by hand with the operator's note.
 func (db *DB) ResolveOp(ctx context.Context, id uint64, note string) error {
-	return db.setOpState(id, OpResolved, "", note)
+	return db.setOpState(ctx, id, OpResolved, "", note)
 }
 
-func (db *DB) setOpState(id uint64, state OpState, reason, note string) error {
-	err := db.update(func(tx RepoTx, c *Change) error {
+func (db *DB) setOpState(ctx context.Context, id uint64, state OpState, reason, note string) error {
+	err := db.update(ctx, func(tx RepoTx, c *Change) error {
 		op, err := getOp(tx, id)
 		if err != nil {
 			return err

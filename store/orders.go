@@ -110,7 +110,7 @@ func (db *DB) PutOrder(ctx context.Context, o Order) (OrderResult, error) {
 	o.Hash = orderHash(&o)
 	o.ReservationKey = ""
 	var res OrderResult
-	err := db.update(func(tx RepoTx, c *Change) error {
+	err := db.update(ctx, func(tx RepoTx, c *Change) error {
 		res = OrderResult{}
 		stored, err := tx.Order(o.Invoice)
 		if err != nil {
@@ -274,14 +274,14 @@ func joinOrder(tx RepoTx, r *Reservation, c *Change) error {
 
 // Order returns the order stored for an invoice.
 func (db *DB) Order(ctx context.Context, invoice string) (*Order, error) {
-	return getOne(db, "order "+invoice, func(tx RepoTx) (*Order, error) { return tx.Order(invoice) })
+	return getOne(ctx, db, "order "+invoice, func(tx RepoTx) (*Order, error) { return tx.Order(invoice) })
 }
 
 // Orders returns the stored orders in invoice order; waiting keeps only
 // those no reservation has joined yet (no Reserve push with their invoice).
 func (db *DB) Orders(ctx context.Context, waiting bool) ([]*Order, error) {
 	var all []*Order
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		all, err = tx.Orders()
 		return err
 	})
@@ -304,7 +304,7 @@ func (db *DB) Orders(ctx context.Context, waiting bool) ([]*Order, error) {
 // with other lines, optionally for one invoice.
 func (db *DB) OrderConflicts(ctx context.Context, invoice string) ([]*Order, error) {
 	var out []*Order
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		out, err = tx.OrderConflicts(invoice)
 		return err
 	})

@@ -30,9 +30,9 @@ func (db *DB) ReservationPage(ctx context.Context, q PageQuery) (Page, error) {
 		return Page{}, fmt.Errorf("reservation list: %w", err)
 	}
 	if ls := db.repo.Capabilities().Lists; ls != nil {
-		return ls.ReservationPage(context.Background(), q)
+		return ls.ReservationPage(ctx, q)
 	}
-	p, err := resList.memPage(db, q)
+	p, err := resList.memPage(ctx, db, q)
 	return Page{Rows: p.rows, Total: p.total, More: p.more, Less: p.less}, err
 }
 
@@ -47,9 +47,9 @@ func (db *DB) ReservationCount(ctx context.Context, q PageQuery) (int, error) {
 		return 0, fmt.Errorf("reservation list: %w", err)
 	}
 	if ls := db.repo.Capabilities().Lists; ls != nil {
-		return ls.ReservationCount(context.Background(), q)
+		return ls.ReservationCount(ctx, q)
 	}
-	return resList.memCount(db, q)
+	return resList.memCount(ctx, db, q)
 }
 
 // storeList is one list as the store pages it: its bbolt indexes, its
@@ -63,7 +63,7 @@ type storeList[R, T any] struct {
 	cache func(db *DB) *pageCache
 	dec   func([]byte) (T, error)
 	row   func(T, []byte) R
-	mem   func(db *DB, q PageQuery) (listPage[R], error)
+	mem   func(ctx context.Context, db *DB, q PageQuery) (listPage[R], error)
 }
 
 // listPage is a page of a storeList.
@@ -75,11 +75,11 @@ type listPage[R any] struct {
 
 // memPage pages the list in memory, for an engine that does not page it
 // itself (Capabilities.Lists).
-func (l *storeList[R, T]) memPage(db *DB, q PageQuery) (listPage[R], error) {
+func (l *storeList[R, T]) memPage(ctx context.Context, db *DB, q PageQuery) (listPage[R], error) {
 	if err := q.Check(l.sorts); err != nil {
 		return listPage[R]{}, err
 	}
-	p, err := l.mem(db, q)
+	p, err := l.mem(ctx, db, q)
 	if err != nil {
 		return listPage[R]{}, fmt.Errorf("%s list: %w", l.name, err)
 	}
@@ -95,10 +95,10 @@ func (p listPage[R]) whole() listPage[R] {
 }
 
 // memCount is memPage's count.
-func (l *storeList[R, T]) memCount(db *DB, q PageQuery) (int, error) {
+func (l *storeList[R, T]) memCount(ctx context.Context, db *DB, q PageQuery) (int, error) {
 	upTo := q.Limit
 	q.After, q.Before, q.From, q.Last, q.Limit = nil, nil, nil, false, 1
-	p, err := l.mem(db, q)
+	p, err := l.mem(ctx, db, q)
 	if err != nil {
 		return 0, fmt.Errorf("%s count: %w", l.name, err)
 	}
@@ -115,8 +115,8 @@ var resList = &storeList[PageRow, Summary]{
 	cache: func(db *DB) *pageCache { return &db.pages },
 	dec:   kvlayout.DecodeSummary,
 	row:   func(s Summary, pos []byte) PageRow { return PageRow{Summary: s, Pos: pos} },
-	mem: func(db *DB, q PageQuery) (listPage[PageRow], error) {
-		all, err := db.LoadReservationSummaries(context.Background())
+	mem: func(ctx context.Context, db *DB, q PageQuery) (listPage[PageRow], error) {
+		all, err := db.LoadReservationSummaries(ctx)
 		p := PageSummaries(all, q)
 		return listPage[PageRow]{rows: p.Rows, total: p.Total, more: p.More, less: p.Less}, err
 	},

@@ -105,9 +105,9 @@ func (db *DB) TransactionPage(ctx context.Context, q PageQuery) (TxPage, error) 
 		return TxPage{}, fmt.Errorf("transaction list: %w", err)
 	}
 	if ls := db.repo.Capabilities().Lists; ls != nil {
-		return ls.TransactionPage(context.Background(), q)
+		return ls.TransactionPage(ctx, q)
 	}
-	p, err := txList.memPage(db, q)
+	p, err := txList.memPage(ctx, db, q)
 	return TxPage{Rows: p.rows, Total: p.total, More: p.more, Less: p.less}, err
 }
 
@@ -118,9 +118,9 @@ func (db *DB) TransactionCount(ctx context.Context, q PageQuery) (int, error) {
 		return 0, fmt.Errorf("transaction list: %w", err)
 	}
 	if ls := db.repo.Capabilities().Lists; ls != nil {
-		return ls.TransactionCount(context.Background(), q)
+		return ls.TransactionCount(ctx, q)
 	}
-	return txList.memCount(db, q)
+	return txList.memCount(ctx, db, q)
 }
 
 // txList is the transaction list.
@@ -129,8 +129,8 @@ var txList = &storeList[TxPageRow, *Transaction]{
 	cache: func(db *DB) *pageCache { return &db.txPages },
 	dec:   kvlayout.DecodeTx,
 	row:   func(t *Transaction, pos []byte) TxPageRow { return TxPageRow{Tx: t, Pos: pos} },
-	mem: func(db *DB, q PageQuery) (listPage[TxPageRow], error) {
-		all, err := db.Transactions(context.Background())
+	mem: func(ctx context.Context, db *DB, q PageQuery) (listPage[TxPageRow], error) {
+		all, err := db.Transactions(ctx)
 		p := PageTransactions(all, q)
 		return listPage[TxPageRow]{rows: p.Rows, total: p.Total, more: p.More, less: p.Less}, err
 	},

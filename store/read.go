@@ -17,7 +17,7 @@ import (
 // 300 ms).
 func (db *DB) LoadReservationSummaries(ctx context.Context) ([]Summary, error) {
 	var out []Summary
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		out, err = tx.Summaries()
 		return err
 	})
@@ -30,7 +30,7 @@ func (db *DB) LoadReservationSummaries(ctx context.Context) ([]Summary, error) {
 // Reservation finds a reservation by key, reservation number or invoice
 // (the newest reservation with that invoice). Not found names the three.
 func (db *DB) Reservation(ctx context.Context, ref string) (*Reservation, error) {
-	r, err := getOne(db, "reservation "+ref, func(tx RepoTx) (*Reservation, error) { return resolveReservation(tx, ref) })
+	r, err := getOne(ctx, db, "reservation "+ref, func(tx RepoTx) (*Reservation, error) { return resolveReservation(tx, ref) })
 	if errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("reservation %s: %w (no reservation has it as key, reservation number or invoice)", ref, ErrNotFound)
 	}
@@ -89,7 +89,7 @@ func resolveReservation(tx RepoTx, ref string) (*Reservation, error) {
 func (db *DB) ResolveTransaction(ctx context.Context, ref string) (*Transaction, error) {
 	var found *Transaction
 	var candidates []string
-	err := db.read(func(tx RepoTx) error {
+	err := db.read(ctx, func(tx RepoTx) error {
 		t, err := tx.Transaction(ref)
 		if t != nil || err != nil {
 			found = t
@@ -114,7 +114,7 @@ func (db *DB) ResolveTransaction(ctx context.Context, ref string) (*Transaction,
 	if err == nil && found == nil {
 		// Gift card payments stay out of the invoice lookup (ingest speed):
 		// look for one by invoice the slow way, for an operator's command.
-		found, candidates, err = db.giftCardByInvoice(ref)
+		found, candidates, err = db.giftCardByInvoice(ctx, ref)
 	}
 	switch {
 	case err != nil:
@@ -129,14 +129,14 @@ func (db *DB) ResolveTransaction(ctx context.Context, ref string) (*Transaction,
 
 // Transaction finds a transaction by key.
 func (db *DB) Transaction(ctx context.Context, key string) (*Transaction, error) {
-	return getOne(db, "transaction "+key, func(tx RepoTx) (*Transaction, error) { return tx.Transaction(key) })
+	return getOne(ctx, db, "transaction "+key, func(tx RepoTx) (*Transaction, error) { return tx.Transaction(key) })
 }
 
 // getOne reads one record in a read transaction: nothing found is
 // ErrNotFound, and every error names what was looked up.
-func getOne[T any](db *DB, what string, get func(RepoTx) (*T, error)) (*T, error) {
+func getOne[T any](ctx context.Context, db *DB, what string, get func(RepoTx) (*T, error)) (*T, error) {
 	var v *T
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		v, err = get(tx)
 		return err
 	})
@@ -153,7 +153,7 @@ func getOne[T any](db *DB, what string, get func(RepoTx) (*T, error)) (*T, error
 // reservation number), oldest first.
 func (db *DB) TransactionsFor(ctx context.Context, ref string) ([]*Transaction, error) {
 	var out []*Transaction
-	err := db.read(func(tx RepoTx) error {
+	err := db.read(ctx, func(tx RepoTx) error {
 		r, err := resolveReservation(tx, ref)
 		if err != nil {
 			return err
@@ -191,7 +191,7 @@ func sortTxOldestFirst(ts []*Transaction) {
 // Transactions returns every transaction, newest first.
 func (db *DB) Transactions(ctx context.Context) ([]*Transaction, error) {
 	var out []*Transaction
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		out, err = tx.Transactions()
 		return err
 	})
@@ -210,7 +210,7 @@ func (db *DB) TransactionGroup(ctx context.Context, group string) ([]*Transactio
 		return nil, nil
 	}
 	var out []*Transaction
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		out, err = tx.TransactionGroup(group)
 		return err
 	})
@@ -223,14 +223,14 @@ func (db *DB) TransactionGroup(ctx context.Context, group string) ([]*Transactio
 
 // Push returns one stored push by ID.
 func (db *DB) Push(ctx context.Context, id uint64) (*PushRecord, error) {
-	return getOne(db, "push "+strconv.FormatUint(id, 10), func(tx RepoTx) (*PushRecord, error) { return tx.Push(id) })
+	return getOne(ctx, db, "push "+strconv.FormatUint(id, 10), func(tx RepoTx) (*PushRecord, error) { return tx.Push(id) })
 }
 
 // Pushes returns up to limit stored pushes (0: all), newest first, with IDs
 // below beforeID (0: from the newest).
 func (db *DB) Pushes(ctx context.Context, limit int, beforeID uint64) ([]*PushRecord, error) {
 	var out []*PushRecord
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		out, err = tx.PushesBefore(beforeID, limit)
 		return err
 	})
@@ -244,7 +244,7 @@ func (db *DB) Pushes(ctx context.Context, limit int, beforeID uint64) ([]*PushRe
 // kept).
 func (db *DB) RejectedPushes(ctx context.Context, limit int) ([]*PushRecord, error) {
 	var out []*PushRecord
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		out, err = tx.RejectedNewest(limit)
 		return err
 	})
@@ -257,7 +257,7 @@ func (db *DB) RejectedPushes(ctx context.Context, limit int) ([]*PushRecord, err
 // PushesFor returns the pushes about any of the given keys, oldest first.
 func (db *DB) PushesFor(ctx context.Context, keys ...string) ([]*PushRecord, error) {
 	var out []*PushRecord
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		out, err = pushesFor(tx, keys)
 		return err
 	})
@@ -298,7 +298,7 @@ func pushesFor(tx RepoTx, keys []string) ([]*PushRecord, error) {
 // data requests and transactions, oldest first.
 func (db *DB) PushesForReservation(ctx context.Context, ref string) ([]*PushRecord, error) {
 	var out []*PushRecord
-	err := db.read(func(tx RepoTx) error {
+	err := db.read(ctx, func(tx RepoTx) error {
 		r, err := findReservation(tx, ref)
 		if err != nil {
 			return err
@@ -323,7 +323,7 @@ func (db *DB) PushesForReservation(ctx context.Context, ref string) ([]*PushReco
 // Op returns one operation.
 func (db *DB) Op(ctx context.Context, id uint64) (*PendingOp, error) {
 	var op *PendingOp
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		op, err = getOp(tx, id)
 		return err
 	})
@@ -338,7 +338,7 @@ func (db *DB) Ops(ctx context.Context, states ...OpState) ([]*PendingOp, error) 
 		onlyOpen = onlyOpen && s.IsOpen()
 	}
 	var out []*PendingOp
-	err := db.read(func(tx RepoTx) error {
+	err := db.read(ctx, func(tx RepoTx) error {
 		var all []*PendingOp
 		if onlyOpen {
 			open, err := tx.OpenOps()
@@ -374,7 +374,7 @@ func (db *DB) Ops(ctx context.Context, states ...OpState) ([]*PendingOp, error) 
 // Exchanges returns up to limit gateway log entries, newest first (0: all).
 func (db *DB) Exchanges(ctx context.Context, limit int) ([]Exchange, error) {
 	var out []Exchange
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		out, err = tx.Exchanges(limit)
 		return err
 	})
@@ -387,7 +387,7 @@ func (db *DB) Exchanges(ctx context.Context, limit int) ([]Exchange, error) {
 // Counts returns the status bar figures.
 func (db *DB) Counts(ctx context.Context) (Counts, error) {
 	var n Counts
-	err := db.read(func(tx RepoTx) error {
+	err := db.read(ctx, func(tx RepoTx) error {
 		t, err := tx.Tally()
 		if err != nil {
 			return err
@@ -418,11 +418,11 @@ func (db *DB) Counts(ctx context.Context) (Counts, error) {
 // giftCardByInvoice finds the successful gift card payments with the
 // invoice: a search of the transaction list (the invoice among its words),
 // kind by kind, keeping the exact matches.
-func (db *DB) giftCardByInvoice(invoice string) (found *Transaction, candidates []string, err error) {
+func (db *DB) giftCardByInvoice(ctx context.Context, invoice string) (found *Transaction, candidates []string, err error) {
 	for _, kind := range []Kind{KindGiftCardPay, KindGiftCardRemainder} {
 		q := PageQuery{Filter: invoice, State: State(kind), Limit: domain.MaxPageLimit}
 		for {
-			p, err := db.TransactionPage(context.Background(), q)
+			p, err := db.TransactionPage(ctx, q)
 			if err != nil {
 				return nil, nil, err
 			}

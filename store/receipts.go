@@ -75,7 +75,7 @@ func (db *DB) PushReceiptsOf(ctx context.Context, ps []*PushRecord) (map[uint64]
 	}
 	var reps map[uint64]*PushRepeats
 	if len(refs) > 0 {
-		err := db.read(func(tx RepoTx) (err error) {
+		err := db.read(ctx, func(tx RepoTx) (err error) {
 			reps, err = tx.PushRepeatsOf(refs)
 			return err
 		})

@@ -40,7 +40,7 @@ func (db *DB) AddUser(ctx context.Context, u User) error {
 		return err
 	}
 	u.Added = nowOr(u.Added, db.now)
-	return db.update(func(tx RepoTx, c *Change) error {
+	return db.update(ctx, func(tx RepoTx, c *Change) error {
 		old, err := tx.User(u.Name)
 		if err != nil {
 			return err
@@ -67,7 +67,7 @@ func (db *DB) AddUser(ctx context.Context, u User) error {
 // RemoveUser removes the user called name, by the user by (for the audit
 // log); ErrNoUser when there is none.
 func (db *DB) RemoveUser(ctx context.Context, name, by string) error {
-	return db.update(func(tx RepoTx, c *Change) error {
+	return db.update(ctx, func(tx RepoTx, c *Change) error {
 		old, err := tx.User(name)
 		if err != nil {
 			return err
@@ -85,7 +85,7 @@ func (db *DB) RemoveUser(ctx context.Context, name, by string) error {
 // Users lists the users by name.
 func (db *DB) Users(ctx context.Context) ([]User, error) {
 	var out []User
-	err := db.read(func(tx RepoTx) error {
+	err := db.read(ctx, func(tx RepoTx) error {
 		all, err := tx.Users()
 		if err != nil {
 			return err

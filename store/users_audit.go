@@ -26,7 +26,7 @@ func auditUser(tx RepoTx, c *Change, at time.Time, by, action, name, result stri
 // (for the audit log); ErrNoUser when there is none. Setting the role a
 // user has already changes nothing and is not audited.
 func (db *DB) SetUserRole(ctx context.Context, name, role, by string) (changed bool, err error) {
-	err = db.update(func(tx RepoTx, c *Change) error {
+	err = db.update(ctx, func(tx RepoTx, c *Change) error {
 		changed = false // a transaction may run again
 		u, err := tx.User(name)
 		if err != nil {
