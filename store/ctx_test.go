@@ -195,3 +195,26 @@ func TestCancelledContextWritesNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelledContextStopsACopy: a copy whose context is done copies
+// nothing (it stops before its first chunk; a copy cut short later
+// resumes).
+func TestCancelledContextStopsACopy(t *testing.T) {
+	src, dst := openTest(t), openTest(t)
+	if src.bolt == nil {
+		t.Skip("a key-by-key copy is between files or kv databases")
+	}
+	pageData(t, src, 50)
+	if err := src.CopyTo(cancelled(), dst, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("copy with a cancelled context: %v, want context.Canceled", err)
+	}
+	if n, err := dst.Counts(t.Context()); err != nil || n.Reservations != 0 {
+		t.Fatalf("a cancelled copy copied: %+v, %v", n, err)
+	}
+	if err := src.CopyTo(t.Context(), dst, nil); err != nil {
+		t.Fatalf("copy with a live context: %v", err)
+	}
+	if n, err := dst.Counts(t.Context()); err != nil || n.Reservations != 50 {
+		t.Fatalf("the copy has %+v, %v; want 50 reservations", n, err)
+	}
+}
