@@ -64,7 +64,7 @@ func (a *App) resend(r views.ResendIntent) tea.Cmd {
 		sendErr := sb.Resend(r.Key)
 		var auditErr error
 		if svc != nil {
-			auditErr = svc.AuditResend(r.Key, sendErr)
+			auditErr = svc.AuditResend(a.cfg.Context, r.Key, sendErr)
 		}
 		switch {
 		case sendErr != nil:

@@ -119,3 +119,53 @@ func TestFullDiskAfterSending(t *testing.T) {
 		})
 	}
 }
+
+// cancelAfterSend sends the request on, then cancels the caller's
+// context before answering: an operator who gave up (Ctrl-C, a closed
+// console) while the gateway was acting on the request.
+type cancelAfterSend struct {
+	Gateway
+	cancel context.CancelFunc
+}
+
+func (g cancelAfterSend) Do(ctx context.Context, req *api.Request) (*api.Response, error) {
+	resp, err := g.Gateway.Do(context.WithoutCancel(ctx), req)
+	g.cancel()
+	return resp, err
+}
+
+// TestAnswerJournaledAfterTheCallerGaveUp: once a request is sent, its
+// answer is journaled and its audit entry completed even though the
+// operation's context ended while it was on its way; the operation is
+// never left pending.
+func TestAnswerJournaledAfterTheCallerGaveUp(t *testing.T) {
+	e := newEnv(t, envOpt{})
+	r := e.reserved(t.Context())
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	svc, err := New(Config{Gateway: cancelAfterSend{Gateway: e.client, cancel: cancel}, Store: e.db, Mode: ModeSandbox, Operator: "tester"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.Capture(ctx, CaptureRequest{Reservation: r.ReservationNumber, Quantities: map[string]int{"SHOE-42": 1}})
+	if err != nil || !res.OK() {
+		t.Fatalf("capture: %+v %v", res, err)
+	}
+	if ctx.Err() == nil {
+		t.Fatal("the context was not cancelled while the request was on its way")
+	}
+	op, err := e.db.Op(t.Context(), res.OpID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op.State != store.OpSettled {
+		t.Fatalf("operation %d is %s after the answer, want %s", op.ID, op.State, store.OpSettled)
+	}
+	audit, err := e.db.Audit(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(audit) == 0 || audit[0].OpID != res.OpID || !strings.HasPrefix(audit[0].Result, "190") {
+		t.Fatalf("the operation's audit entry was not completed: %+v", audit)
+	}
+}

@@ -290,7 +290,7 @@ func (s *Service) RefundReturn(ctx context.Context, rr ReturnRequest) (Result, e
 	if err := s.Check(ctx, access.Refund); err != nil {
 		return res, fmt.Errorf("refund return of %s: %w", rr.Reservation, err)
 	}
-	r, err := s.reservation(rr.Reservation)
+	r, err := s.reservation(ctx, rr.Reservation)
 	if err != nil {
 		return res, err
 	}
