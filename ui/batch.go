@@ -322,7 +322,7 @@ func (a *App) runBatch(i views.BatchRunIntent) tea.Cmd {
 			if len(pf.Items) == 0 {
 				return views.BatchDoneMsg{Err: errors.New("nothing to send: every reservation was refused")}
 			}
-			b, items, err = rn.Start(pf, source)
+			b, items, err = rn.Start(ctx, pf, source)
 			if err != nil {
 				return views.BatchDoneMsg{Err: err}
 			}

@@ -52,7 +52,7 @@ func TestFlowBulkCancelRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	rn := &batch.Runner{Svc: svc, Store: e.db}
-	b, items, err := rn.Start(batch.PlanCapture(m, batch.Ledgers(e.db), time.Now(), false), "shipped.csv")
+	b, items, err := rn.Start(t.Context(), batch.PlanCapture(m, batch.Ledgers(e.db), time.Now(), false), "shipped.csv")
 	if err != nil {
 		t.Fatal(err)
 	}

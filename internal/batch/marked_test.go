@@ -113,7 +113,7 @@ func TestMarkedCancelRestKilledHalfWay(t *testing.T) {
 			}
 			return pf, *b, its, true
 		}
-		b, its, err := (&Runner{Svc: e.svc, Store: e.db}).Start(pf, "50 marked reservations")
+		b, its, err := (&Runner{Svc: e.svc, Store: e.db}).Start(t.Context(), pf, "50 marked reservations")
 		if err != nil {
 			t.Fatal(err)
 		}

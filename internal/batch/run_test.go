@@ -19,7 +19,7 @@ func startBatch(t testing.TB, e *env, csv string) (*Preflight, store.Batch, []st
 	pf := PlanCapture(m, Ledgers(e.db), e.svc.Now(), false)
 	pf.Source = "shipments.csv"
 	rn := &Runner{Svc: e.svc, Store: e.db}
-	b, items, err := rn.Start(pf, pf.Source)
+	b, items, err := rn.Start(t.Context(), pf, pf.Source)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -59,7 +59,7 @@ func TestBatch500Rows(t *testing.T) {
 
 	// The same manifest again: the batch is found by its hash, nothing is sent.
 	m, _ := ReadManifest(strings.NewReader(csv))
-	if _, _, err := rn.Start(PlanCapture(m, Ledgers(e.db), e.svc.Now(), false), "again.csv"); !errors.Is(err, store.ErrBatchExists) {
+	if _, _, err := rn.Start(t.Context(), PlanCapture(m, Ledgers(e.db), e.svc.Now(), false), "again.csv"); !errors.Is(err, store.ErrBatchExists) {
 		t.Fatalf("second Start: %v, want ErrBatchExists", err)
 	}
 	again, err := e.db.BatchByHash(ctx, store.BatchCapture, m.Hash)

@@ -190,7 +190,7 @@ func runBatch(ctx context.Context, c *cmdContext, kind string, f batchFlags) int
 	if !c.confirm(env.svc.Mode(), s) {
 		return exitFailed
 	}
-	b, items, err := rn.Start(pf, source)
+	b, items, err := rn.Start(ctx, pf, source)
 	if err != nil {
 		return c.fail(err)
 	}

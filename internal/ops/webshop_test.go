@@ -148,7 +148,7 @@ func TestWebshopOrderEndToEnd(t *testing.T) {
 				}
 			case "import CSV after the push":
 				var out []intake.Outcome
-				_, err := intake.Import(e.db, "orders.csv", "import orders.csv", strings.NewReader(orderCSV(rs)), func(o intake.Outcome) { out = append(out, o) })
+				_, err := intake.Import(t.Context(), e.db, "orders.csv", "import orders.csv", strings.NewReader(orderCSV(rs)), func(o intake.Outcome) { out = append(out, o) })
 				if err != nil || len(out) != 1 || out[0].Result != intake.ResultImported || out[0].Reservation != resp.Key {
 					t.Fatalf("import: %+v %v", out, err)
 				}
