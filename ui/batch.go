@@ -96,8 +96,8 @@ func (a *App) planBatch(i views.BatchPlanIntent) tea.Cmd {
 		pf.Source = source
 		plan := planView(pf)
 		plan.Kind, plan.Keys = pf.Kind, i.Keys
-		if b, err := bs.BatchByHash(a.cfg.Context, pf.Kind, m.Hash); err == nil && b != nil {
-			_, items, err := bs.Batch(a.cfg.Context, b.ID)
+		if b, err := bs.BatchByHash(a.opsCtx(), pf.Kind, m.Hash); err == nil && b != nil {
+			_, items, err := bs.Batch(a.opsCtx(), b.ID)
 			if err != nil {
 				return views.BatchPlannedMsg{Err: err}
 			}
@@ -144,7 +144,7 @@ func (a *App) preflight(bs batchStore, m *batch.Manifest, kind string, now time.
 
 // lookup finds a reservation for a batch's plan, in the program's context.
 func (a *App) lookup(ref string) (*store.Reservation, error) {
-	return a.cfg.Store.Reservation(a.cfg.Context, ref)
+	return a.cfg.Store.Reservation(a.opsCtx(), ref)
 }
 
 func linesText(it store.BatchItem) string {

@@ -200,7 +200,7 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 	case views.CaptureIntent, views.CancelIntent, views.UpdateIntent:
 		ref := reservationRef(i)
 		return func() tea.Msg {
-			r, err := st.Reservation(a.cfg.Context, ref)
+			r, err := st.Reservation(a.opsCtx(), ref)
 			if err != nil {
 				return fail(err)
 			}
@@ -228,7 +228,7 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 		}
 	case views.RefundIntent:
 		return func() tea.Msg {
-			t, err := st.Transaction(a.cfg.Context, i.TransactionKey)
+			t, err := st.Transaction(a.opsCtx(), i.TransactionKey)
 			if err != nil {
 				return fail(err)
 			}
@@ -242,11 +242,11 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 		}
 	case views.ReturnIntent:
 		return func() tea.Msg {
-			r, err := st.Reservation(a.cfg.Context, i.ReservationKey)
+			r, err := st.Reservation(a.opsCtx(), i.ReservationKey)
 			if err != nil {
 				return fail(fmt.Errorf("reservation %s: %w", i.ReservationKey, err))
 			}
-			txs, err := st.TransactionsFor(a.cfg.Context, r.Key)
+			txs, err := st.TransactionsFor(a.opsCtx(), r.Key)
 			if err != nil {
 				return fail(err)
 			}
@@ -263,7 +263,7 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 			if !ok {
 				return fail(fmt.Errorf("resolve operation %d: run paydesk resolve %d --note …", i.OpID, i.OpID))
 			}
-			op, err := journal.Op(a.cfg.Context, i.OpID)
+			op, err := journal.Op(a.opsCtx(), i.OpID)
 			if err != nil {
 				return fail(fmt.Errorf("operation %d: %w", i.OpID, err))
 			}

@@ -176,7 +176,7 @@ func (a *App) loadApprovals() tea.Cmd {
 		return nil
 	}
 	return func() tea.Msg {
-		list, err := st.Approvals(a.cfg.Context)
+		list, err := st.Approvals(a.opsCtx())
 		return views.ApprovalsMsg{List: list, Err: err}
 	}
 }

@@ -73,7 +73,10 @@ func upsertBy[T any](all, fresh []T, key func(T) string) []T {
 	return all
 }
 
-// resPages is a ReservationSource as a paged list's source.
+// resPages is a ReservationSource as a paged list's source. Its reads run
+// in the list's Bubble Tea commands, which have no program context in
+// views: context.Background(), as each is one short read (a window of
+// rows, a count up to a limit).
 type resPages struct{ src ReservationSource }
 
 func (r resPages) page(q store.PageQuery) (pageOf[store.PageRow], error) {

@@ -104,7 +104,8 @@ type TransactionSource interface {
 // on it reads pages from it.
 type TransactionSourceMsg struct{ Source TransactionSource }
 
-// txPages is a TransactionSource as a paged list's source.
+// txPages is a TransactionSource as a paged list's source; its reads use
+// context.Background() as resPages' do.
 type txPages struct{ src TransactionSource }
 
 func (s txPages) page(q store.PageQuery) (pageOf[TransactionRow], error) {

@@ -49,9 +49,9 @@ type Source interface {
 // Current is what needs someone now: every operation whose outcome is
 // unknown, every reservation with something left to ship whose 14-day
 // window ends within a day, and what did not reconcile in the last week.
-func Current(src Source, now time.Time) ([]Alert, error) {
+func Current(ctx context.Context, src Source, now time.Time) ([]Alert, error) {
 	var out []Alert
-	ops, err := src.Ops(context.Background(), store.OpOutcomeUnknown)
+	ops, err := src.Ops(ctx, store.OpOutcomeUnknown)
 	if err != nil {
 		return nil, fmt.Errorf("alerts: journal: %w", err)
 	}
@@ -63,7 +63,7 @@ func Current(src Source, now time.Time) ([]Alert, error) {
 			Text: fmt.Sprintf("%s %s %s %s: the outcome is unknown; ask the gateway (paydesk resolve %d --ask)", op.Action, op.Target,
 				op.Amount.StringFixed(2), op.Currency, op.ID)})
 	}
-	sums, err := src.LoadReservationSummaries(context.Background())
+	sums, err := src.LoadReservationSummaries(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("alerts: reservations: %w", err)
 	}
@@ -80,7 +80,7 @@ func Current(src Source, now time.Time) ([]Alert, error) {
 			Text: fmt.Sprintf("the 14-day window of %s (%s) ends in %d day(s); %s %s not shipped: capture or cancel", ref, s.Invoice,
 				max(0, s.DaysLeft(now)), s.Remaining.StringFixed(2), s.Currency)})
 	}
-	entries, err := src.Audit(context.Background(), reconcile.ItemScan)
+	entries, err := src.Audit(ctx, reconcile.ItemScan)
 	if err != nil {
 		return nil, fmt.Errorf("alerts: audit: %w", err)
 	}

@@ -134,7 +134,7 @@ func TestCurrent(t *testing.T) {
 			{Action: reconcile.ItemAction, Target: "OLD", Result: "unknown", Time: t0.AddDate(0, 0, -8)},
 		},
 	}
-	got, err := Current(src, t0)
+	got, err := Current(t.Context(), src, t0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,7 +104,7 @@ const quietLook = 200
 // shop is open, and since the later of its opening today and the last push
 // the gateway sent, after has passed. Nil when that is not so (or after is
 // 0). The alert lasts until a push comes or the shop closes.
-func Quiet(src PushSource, now time.Time, after time.Duration, hours Hours) (*Alert, error) {
+func Quiet(ctx context.Context, src PushSource, now time.Time, after time.Duration, hours Hours) (*Alert, error) {
 	if after <= 0 {
 		return nil, nil
 	}
@@ -112,7 +112,7 @@ func Quiet(src PushSource, now time.Time, after time.Duration, hours Hours) (*Al
 	if !open {
 		return nil, nil
 	}
-	recs, err := src.Pushes(context.Background(), quietLook, 0)
+	recs, err := src.Pushes(ctx, quietLook, 0)
 	if err != nil {
 		return nil, fmt.Errorf("alerts: pushes: %w", err)
 	}

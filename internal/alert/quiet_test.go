@@ -76,7 +76,7 @@ func TestQuiet(t *testing.T) {
 		{"switched off", nil, wed(12, 0), 0, time.Time{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := Quiet(tc.pushes, tc.now, tc.after, hours)
+			a, err := Quiet(t.Context(), tc.pushes, tc.now, tc.after, hours)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +90,7 @@ func TestQuiet(t *testing.T) {
 				t.Fatalf("alert %+v, want one since %s", a, tc.since)
 			}
 			// The same silence keeps its ID a minute later, so it is sent once.
-			b, _ := Quiet(tc.pushes, tc.now.Add(time.Minute), tc.after, hours)
+			b, _ := Quiet(t.Context(), tc.pushes, tc.now.Add(time.Minute), tc.after, hours)
 			if b == nil || b.ID != a.ID {
 				t.Fatalf("a minute later: %+v, want the same ID %s", b, a.ID)
 			}

@@ -54,7 +54,7 @@ func runAudit(ctx context.Context, c *cmdContext, limit int, verify bool, filter
 		return code
 	}
 	if verify {
-		return verifyAudit(c, db)
+		return verifyAudit(ctx, c, db)
 	}
 	where, err := parseFilter(filter, store.AuditFilter, c.now(db))
 	if err != nil {
@@ -118,12 +118,12 @@ func runAudit(ctx context.Context, c *cmdContext, limit int, verify bool, filter
 }
 
 // verifyAudit checks the audit log's chain and says what it found.
-func verifyAudit(c *cmdContext, db *store.DB) int {
+func verifyAudit(ctx context.Context, c *cmdContext, db *store.DB) int {
 	var chk store.AuditCheck
 	if db != nil {
 		defer c.closeCache(db)
 		var err error
-		if chk, err = db.VerifyAudit(context.Background()); err != nil {
+		if chk, err = db.VerifyAudit(ctx); err != nil {
 			return c.fail(err)
 		}
 	}

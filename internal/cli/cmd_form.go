@@ -129,7 +129,7 @@ func runForm(ctx context.Context, c *cmdContext) int {
 		if !need() {
 			return exitUsage
 		}
-		txs, err := captures(env.db, target)
+		txs, err := captures(ctx, env.db, target)
 		if err != nil {
 			return c.fail(err)
 		}
@@ -181,11 +181,11 @@ func runForm(ctx context.Context, c *cmdContext) int {
 }
 
 // captures lists the captures of a reservation, or the one capture named.
-func captures(db *store.DB, ref string) ([]*store.Transaction, error) {
-	if t, err := db.Transaction(context.Background(), ref); err == nil {
+func captures(ctx context.Context, db *store.DB, ref string) ([]*store.Transaction, error) {
+	if t, err := db.Transaction(ctx, ref); err == nil {
 		return []*store.Transaction{t}, nil
 	}
-	txs, err := db.TransactionsFor(context.Background(), ref)
+	txs, err := db.TransactionsFor(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("%s: neither a capture nor a reservation: %w", ref, err)
 	}

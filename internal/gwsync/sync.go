@@ -92,7 +92,7 @@ func Run(ctx context.Context, db Store, gw Lookup, o Options) (Result, error) {
 	if workers <= 0 {
 		workers = 8
 	}
-	invoices, err := candidates(db, since)
+	invoices, err := candidates(ctx, db, since)
 	if err != nil {
 		return Result{}, err
 	}
@@ -175,8 +175,8 @@ feed:
 // candidates are the invoices to ask about, sorted: of every reservation
 // still open or made since, and of every transaction made or changed
 // since (gift cards, and captures made under an invoice of their own).
-func candidates(db Store, since time.Time) ([]string, error) {
-	sums, err := db.LoadReservationSummaries(context.Background())
+func candidates(ctx context.Context, db Store, since time.Time) ([]string, error) {
+	sums, err := db.LoadReservationSummaries(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sync: reservations: %w", err)
 	}
@@ -187,7 +187,7 @@ func candidates(db Store, since time.Time) ([]string, error) {
 			seen[s.Invoice] = true
 		}
 	}
-	txs, err := db.Transactions(context.Background())
+	txs, err := db.Transactions(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sync: transactions: %w", err)
 	}
@@ -209,7 +209,7 @@ func candidates(db Store, since time.Time) ([]string, error) {
 func learn(ctx context.Context, db Store, invoice string, e api.InvoiceTransaction, now time.Time) (*Learned, error) {
 	p := e.Push()
 	st := p.Status()
-	was, err := known(db, p)
+	was, err := known(ctx, db, p)
 	if err != nil {
 		return nil, err
 	}
@@ -242,9 +242,9 @@ func learn(ctx context.Context, db Store, invoice string, e api.InvoiceTransacti
 
 // known is the status the store holds for the push's key: a transaction's,
 // the Reserve's or a data request's of its reservation; zero when none.
-func known(db Store, p *api.Push) (store.Status, error) {
+func known(ctx context.Context, db Store, p *api.Push) (store.Status, error) {
 	if p.Transaction != nil {
-		t, err := db.Transaction(context.Background(), p.Key())
+		t, err := db.Transaction(ctx, p.Key())
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			return store.Status{}, nil
@@ -253,14 +253,14 @@ func known(db Store, p *api.Push) (store.Status, error) {
 		}
 		return t.Status, nil
 	}
-	r, err := db.Reservation(context.Background(), p.Key())
+	r, err := db.Reservation(ctx, p.Key())
 	if err == nil {
 		return r.Status, nil
 	}
 	if !errors.Is(err, store.ErrNotFound) {
 		return store.Status{}, fmt.Errorf("sync: reservation %s: %w", p.Key(), err)
 	}
-	r, err = db.Reservation(context.Background(), p.Invoice())
+	r, err = db.Reservation(ctx, p.Invoice())
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrAmbiguous) {
 		return store.Status{}, nil
 	}

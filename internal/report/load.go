@@ -19,8 +19,8 @@ type Source interface {
 }
 
 // Load reads what Build needs from the store and builds the report.
-func Load(src Source, by By, from, to time.Time, loc *time.Location) (Report, error) {
-	sums, err := src.LoadReservationSummaries(context.Background())
+func Load(ctx context.Context, src Source, by By, from, to time.Time, loc *time.Location) (Report, error) {
+	sums, err := src.LoadReservationSummaries(ctx)
 	if err != nil {
 		return Report{}, fmt.Errorf("report: reservations: %w", err)
 	}
@@ -29,23 +29,23 @@ func Load(src Source, by By, from, to time.Time, loc *time.Location) (Report, er
 		if !NeedsReservation(s) {
 			continue
 		}
-		r, err := src.Reservation(context.Background(), s.Key)
+		r, err := src.Reservation(ctx, s.Key)
 		if err != nil {
 			return Report{}, fmt.Errorf("report: reservation %s: %w", s.Key, err)
 		}
 		in.Reservations[s.Key] = r
 	}
-	if in.Transactions, err = src.Transactions(context.Background()); err != nil {
+	if in.Transactions, err = src.Transactions(ctx); err != nil {
 		return Report{}, fmt.Errorf("report: transactions: %w", err)
 	}
-	ops, err := src.Ops(context.Background())
+	ops, err := src.Ops(ctx)
 	if err != nil {
 		return Report{}, fmt.Errorf("report: journal: %w", err)
 	}
 	for _, op := range ops {
 		in.Ops[op.ID] = op
 	}
-	audit, err := src.Audit(context.Background(), 0)
+	audit, err := src.Audit(ctx, 0)
 	if err != nil {
 		return Report{}, fmt.Errorf("report: audit: %w", err)
 	}
