@@ -28,7 +28,8 @@ var (
 // Generate writes n reservations with 1–5 article lines each into db, with
 // their captures, spread over every state and over the last 20 days of the
 // db's clock. The same seed and clock give the same data. It writes in
-// large transactions; open db with NoSync for speed.
+// large transactions; open db with NoSync for speed. It runs to the end
+// (context.Background()): a generator for tests and measurements.
 func Generate(db *store.DB, n int, seed int64) error {
 	rng := rand.New(rand.NewSource(seed))
 	now := db.Now()
