@@ -137,7 +137,7 @@ func testShutdownWaits(t *testing.T, direct bool) {
 	if err := <-shutdown; err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
-	if n, _ := db.Counts(ctx); n.Pushes != 2 {
+	if n, _ := db.Counts(t.Context()); n.Pushes != 2 {
 		t.Errorf("stored %d pushes", n.Pushes)
 	}
 }
