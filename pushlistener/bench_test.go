@@ -69,7 +69,7 @@ func benchIngest(b *testing.B, opts store.Options, randomKeys bool, senders int)
 	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 	b.ReportMetric(float64(res.Percentile(99).Microseconds())/1000, "p99-ms")
 	b.ReportMetric(res.PerSecond(), "pushes/s")
-	if n, err := db.Counts(); err != nil || n.Pushes != uint64(b.N) {
+	if n, err := db.Counts(b.Context()); err != nil || n.Pushes != uint64(b.N) {
 		b.Fatalf("stored %d pushes of %d (%v)", n.Pushes, b.N, err)
 	}
 }
@@ -100,7 +100,7 @@ func BenchmarkIngestDuplicates(b *testing.B) {
 	}
 	b.ReportMetric(float64(res.Percentile(99).Microseconds())/1000, "p99-ms")
 	b.ReportMetric(res.PerSecond(), "pushes/s")
-	if n, err := db.Counts(); err != nil || n.Pushes != uint64(b.N) {
+	if n, err := db.Counts(b.Context()); err != nil || n.Pushes != uint64(b.N) {
 		b.Fatalf("stored %d pushes of %d (%v)", n.Pushes, b.N, err)
 	}
 }

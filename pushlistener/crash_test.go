@@ -179,7 +179,7 @@ func TestCrashDurability(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	pushes, err := db.Pushes(0, 0)
+	pushes, err := db.Pushes(t.Context(), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package pushlistener
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -31,13 +32,13 @@ func FuzzServeHTTP(f *testing.F) {
 			auth = api.Sign(creds, req.Method, api.HostPath("http://127.0.0.1:8801"+req.URL.RequestURI()), body, "n", time.Now().Unix()).String()
 		}
 		req.Header.Set("Authorization", auth)
-		before, err := db.Counts()
+		before, err := db.Counts(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
 		w := httptest.NewRecorder()
 		srv.ServeHTTP(w, req)
-		after, _ := db.Counts()
+		after, _ := db.Counts(t.Context())
 		switch w.Code {
 		case 200:
 		case 400, 401, 405, 413, 500:
@@ -52,7 +53,7 @@ func FuzzServeHTTP(f *testing.F) {
 		}
 	})
 	_ = srv.Flush(f.Context())
-	if rej, err := db.RejectedPushes(0); err == nil {
+	if rej, err := db.RejectedPushes(context.Background(), 0); err == nil {
 		for _, r := range rej {
 			if len(r.Body) > store.MaxRejectedExcerpt {
 				f.Errorf("rejected entry keeps %d bytes of body", len(r.Body))

@@ -158,7 +158,7 @@ func testListener(t *testing.T, viaNetHTTP bool) {
 			}
 		})
 	}
-	pushes, err := db.Pushes(0, 0)
+	pushes, err := db.Pushes(t.Context(), 0, 0)
 	if err != nil || len(pushes) != 1 || pushes[0].Key != giftCardPush(1, 0).Key() || !bytes.Equal(pushes[0].Body, good) {
 		t.Fatalf("stored pushes = %d, %v", len(pushes), err)
 	}
@@ -167,7 +167,7 @@ func testListener(t *testing.T, viaNetHTTP bool) {
 	}
 	// One entry per source and kind: the two mismatches, the two stale
 	// timestamps and the two signed malformed bodies share theirs.
-	rejected, err := db.RejectedPushes(0)
+	rejected, err := db.RejectedPushes(t.Context(), 0)
 	if err != nil || len(rejected) != len(tests)-5 {
 		t.Fatalf("rejected = %d, %v; want %d", len(rejected), err, len(tests)-5)
 	}
@@ -184,7 +184,7 @@ func testListener(t *testing.T, viaNetHTTP bool) {
 	if total != uint64(len(tests)-2) {
 		t.Errorf("rejected entries count %d requests, want %d", total, len(tests)-2)
 	}
-	if _, err := db.Transaction(giftCardPush(2, 0).Key()); err == nil {
+	if _, err := db.Transaction(t.Context(), giftCardPush(2, 0).Key()); err == nil {
 		t.Error("a push with a bad signature was applied")
 	}
 	select {

@@ -1,6 +1,7 @@
 package pushlistener
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -98,7 +99,10 @@ func (s *Server) serveOrder(w http.ResponseWriter, r *http.Request) {
 	}
 	o.Source = "intake " + r.RemoteAddr
 	ev.Invoice, ev.Lines, ev.Amount, ev.Currency, ev.Customer = o.Invoice, len(o.Articles), o.Amount(), o.Currency, o.Customer()
-	res, err := s.cfg.DB.PutOrder(o)
+	// Like a push, an order received whole is stored even when the shop
+	// hangs up before the answer: not with the request's context, which
+	// ends then (the shop's retry finds it stored).
+	res, err := s.cfg.DB.PutOrder(context.WithoutCancel(r.Context()), o)
 	ev.ReservationKey = res.ReservationKey
 	switch {
 	case errors.Is(err, store.ErrOrderConflict):

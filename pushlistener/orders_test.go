@@ -93,14 +93,14 @@ func TestOrderIntake(t *testing.T) {
 			}
 		})
 	}
-	if _, err := db.Order("SHOP-2"); err == nil {
+	if _, err := db.Order(t.Context(), "SHOP-2"); err == nil {
 		t.Fatal("an order with a bad signature was stored")
 	}
-	o, err := db.Order("SHOP-1")
+	o, err := db.Order(t.Context(), "SHOP-1")
 	if err != nil || len(o.Articles) != 2 || o.Articles[0].Quantity != 2 || !strings.HasPrefix(o.Source, "intake 127.0.0.1:") {
 		t.Fatalf("stored order %+v %v", o, err)
 	}
-	if cs, _ := db.OrderConflicts("SHOP-1"); len(cs) != 1 {
+	if cs, _ := db.OrderConflicts(t.Context(), "SHOP-1"); len(cs) != 1 {
 		t.Fatalf("conflicting order not kept: %d", len(cs))
 	}
 	// Both bad signatures came from one source with one verdict: one entry
@@ -108,7 +108,7 @@ func TestOrderIntake(t *testing.T) {
 	if err := srv.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	rej, _ := db.RejectedPushes(10)
+	rej, _ := db.RejectedPushes(t.Context(), 10)
 	n := 0
 	for _, r := range rej {
 		n += max(int(r.Count), 1)

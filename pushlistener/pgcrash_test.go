@@ -184,7 +184,7 @@ func checkPGStore(t *testing.T, pgURL string, b *pgAckBook) pgVerdict {
 		t.Fatal(err)
 	}
 	v.drain = time.Since(started)
-	pushes, err := db.Pushes(0, 0)
+	pushes, err := db.Pushes(t.Context(), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,7 +120,7 @@ func TestPGInboxTwoListenersEachPushOnce(t *testing.T) {
 		}
 	}
 	for _, db := range dbs {
-		log, err := db.Pushes(0, 0)
+		log, err := db.Pushes(t.Context(), 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -245,7 +245,7 @@ func TestPGIngestFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := db.Counts()
+	n, err := db.Counts(t.Context())
 	_ = db.Close()
 	if err != nil || n.Pushes != uint64(pgStored) {
 		t.Errorf("PostgreSQL holds %d pushes, %d were acknowledged (%v)", n.Pushes, pgStored, err)
@@ -254,7 +254,7 @@ func TestPGIngestFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn, err := fdb.Counts()
+	fn, err := fdb.Counts(t.Context())
 	_ = fdb.Close()
 	if err != nil || fn.Pushes != uint64(fileStored) {
 		t.Errorf("the bbolt file holds %d pushes, %d were acknowledged (%v)", fn.Pushes, fileStored, err)

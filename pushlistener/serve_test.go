@@ -137,7 +137,7 @@ func testShutdownWaits(t *testing.T, direct bool) {
 	if err := <-shutdown; err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
-	if n, _ := db.Counts(); n.Pushes != 2 {
+	if n, _ := db.Counts(t.Context()); n.Pushes != 2 {
 		t.Errorf("stored %d pushes", n.Pushes)
 	}
 }
@@ -341,7 +341,7 @@ func TestUnsignedRequestsCostNothing(t *testing.T) {
 	if err := srv.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	rejected, err := db.RejectedPushes(0)
+	rejected, err := db.RejectedPushes(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

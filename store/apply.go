@@ -56,7 +56,7 @@ func (db *DB) ApplyPush(ctx context.Context, rec PushRecord, p *api.Push) (Apply
 	// caller's goroutine, so the single writer only does what must be serial.
 	pp := db.preparePush(rec, p)
 	if db.opts.NoGroupCommit {
-		res, err := db.applyPushDirect(pp, p)
+		res, err := db.applyPushDirect(ctx, pp, p)
 		if err != nil {
 			return ApplyResult{}, fmt.Errorf("apply push %s: %w", p.Key(), err)
 		}
@@ -75,9 +75,9 @@ func (db *DB) ApplyPush(ctx context.Context, rec PushRecord, p *api.Push) (Apply
 
 // applyPushDirect is ApplyPush with a transaction (and fsync) of its own:
 // the naive way, kept for the benchmark that compares the two.
-func (db *DB) applyPushDirect(pp *preparedPush, p *api.Push) (ApplyResult, error) {
+func (db *DB) applyPushDirect(ctx context.Context, pp *preparedPush, p *api.Push) (ApplyResult, error) {
 	var res ApplyResult
-	err := db.update(func(tx RepoTx, c *Change) error {
+	err := db.update(ctx, func(tx RepoTx, c *Change) error {
 		res = ApplyResult{}
 		return db.applyPush(tx, pp, p, &res, c)
 	})

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -27,7 +28,7 @@ const maxApprovalText = 500
 
 // RequestApproval stores a new pending request and its audit entry in one
 // transaction, and returns it with its ID.
-func (db *DB) RequestApproval(a Approval) (*Approval, error) {
+func (db *DB) RequestApproval(ctx context.Context, a Approval) (*Approval, error) {
 	a.Created = nowOr(a.Created, db.now)
 	a.State = ApprovalPending
 	if strings.TrimSpace(a.Requester) == "" {
@@ -39,7 +40,7 @@ func (db *DB) RequestApproval(a Approval) (*Approval, error) {
 	if len(a.Note) > maxApprovalText {
 		return nil, fmt.Errorf("approval request: the note is longer than %d bytes", maxApprovalText)
 	}
-	err := db.update(func(tx RepoTx, c *Change) error {
+	err := db.update(ctx, func(tx RepoTx, c *Change) error {
 		id, err := tx.NextApprovalID()
 		if err != nil {
 			return err
@@ -82,7 +83,7 @@ type Decision struct {
 // (ErrSelfApproval), a request decided or expired (ErrApprovalClosed), a
 // denial without a reason; the decision and its audit entry are one
 // transaction, so two approvers at once decide it once.
-func (db *DB) DecideApproval(id uint64, d Decision) (*Approval, error) {
+func (db *DB) DecideApproval(ctx context.Context, id uint64, d Decision) (*Approval, error) {
 	d.Time = nowOr(d.Time, db.now)
 	d.Reason = strings.TrimSpace(d.Reason)
 	if !d.Approve && d.Reason == "" {
@@ -96,7 +97,7 @@ func (db *DB) DecideApproval(id uint64, d Decision) (*Approval, error) {
 		verb = "approve"
 	}
 	var out *Approval
-	err := db.update(func(tx RepoTx, c *Change) error {
+	err := db.update(ctx, func(tx RepoTx, c *Change) error {
 		a, err := tx.Approval(id)
 		if err != nil {
 			return err
@@ -134,8 +135,8 @@ func (db *DB) DecideApproval(id uint64, d Decision) (*Approval, error) {
 
 // ApprovalSent records the send of an approved request: its journal entry
 // and what it came to.
-func (db *DB) ApprovalSent(id, opID uint64, result string) error {
-	err := db.update(func(tx RepoTx, c *Change) error {
+func (db *DB) ApprovalSent(ctx context.Context, id, opID uint64, result string) error {
+	err := db.update(ctx, func(tx RepoTx, c *Change) error {
 		a, err := tx.Approval(id)
 		if err != nil {
 			return err
@@ -154,9 +155,9 @@ func (db *DB) ApprovalSent(id, opID uint64, result string) error {
 }
 
 // Approval returns request id (ErrNotFound when there is none).
-func (db *DB) Approval(id uint64) (*Approval, error) {
+func (db *DB) Approval(ctx context.Context, id uint64) (*Approval, error) {
 	var a *Approval
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		a, err = tx.Approval(id)
 		return err
 	})
@@ -170,9 +171,9 @@ func (db *DB) Approval(id uint64) (*Approval, error) {
 }
 
 // Approvals lists the requests, newest first.
-func (db *DB) Approvals() ([]*Approval, error) {
+func (db *DB) Approvals(ctx context.Context) ([]*Approval, error) {
 	var out []*Approval
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		out, err = tx.Approvals()
 		return err
 	})

@@ -33,15 +33,15 @@ func TestApprovalsNative(t *testing.T) {
 
 func approvalRules(t *testing.T, db *DB) {
 	t.Helper()
-	if as, err := db.Approvals(); err != nil || len(as) != 0 {
+	if as, err := db.Approvals(t.Context()); err != nil || len(as) != 0 {
 		t.Fatalf("no requests yet: %v %v", as, err)
 	}
-	if _, err := db.Approval(1); !errors.Is(err, ErrNotFound) {
+	if _, err := db.Approval(t.Context(), 1); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("missing request: %v", err)
 	}
 	req := json.RawMessage(`{"Transaction":"K1","Amount":"150"}`)
 	mk := func(amount string) *Approval {
-		a, err := db.RequestApproval(Approval{Created: t0, Expires: t0.Add(72 * time.Hour), Requester: "alice",
+		a, err := db.RequestApproval(t.Context(), Approval{Created: t0, Expires: t0.Add(72 * time.Hour), Requester: "alice",
 			RequesterRole: "agent", RequestedBy: "alice", Kind: "refund", Target: "K1", Amount: dec(amount), Currency: "EUR",
 			Note: "reason return", Request: req})
 		if err != nil {
@@ -53,7 +53,7 @@ func approvalRules(t *testing.T, db *DB) {
 	if a1.ID != 1 || a2.ID != 2 || a3.ID != 3 || a1.State != ApprovalPending {
 		t.Fatalf("ids %d %d %d state %s", a1.ID, a2.ID, a3.ID, a1.State)
 	}
-	got, err := db.Approval(1)
+	got, err := db.Approval(t.Context(), 1)
 	if err != nil || !got.Amount.Equal(dec("150")) || got.Requester != "alice" || got.Kind != "refund" ||
 		!got.Created.Equal(t0) || !got.Expires.Equal(t0.Add(72*time.Hour)) {
 		t.Fatalf("read back %+v %v", got, err)
@@ -81,7 +81,7 @@ func approvalRules(t *testing.T, db *DB) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := db.DecideApproval(tc.id, tc.d)
+			a, err := db.DecideApproval(t.Context(), tc.id, tc.d)
 			switch {
 			case tc.want != nil && !errors.Is(err, tc.want):
 				t.Fatalf("err %v, want %v", err, tc.want)
@@ -92,10 +92,10 @@ func approvalRules(t *testing.T, db *DB) {
 			}
 		})
 	}
-	if err := db.ApprovalSent(1, 42, "190 S001 Success"); err != nil {
+	if err := db.ApprovalSent(t.Context(), 1, 42, "190 S001 Success"); err != nil {
 		t.Fatal(err)
 	}
-	all, err := db.Approvals()
+	all, err := db.Approvals(t.Context())
 	if err != nil || len(all) != 3 {
 		t.Fatalf("list: %v %v", all, err)
 	}
@@ -105,7 +105,7 @@ func approvalRules(t *testing.T, db *DB) {
 		t.Fatalf("newest first with states: %+v %+v %+v", all[0], all[1], all[2])
 	}
 	var actions []string
-	es, err := db.Audit(0)
+	es, err := db.Audit(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

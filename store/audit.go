@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -10,9 +11,9 @@ import (
 // Audit returns up to limit audit entries, newest first (0: all), each with
 // the latest result its completions recorded; the completions themselves
 // are folded in, not listed.
-func (db *DB) Audit(limit int) ([]AuditEntry, error) {
+func (db *DB) Audit(ctx context.Context, limit int) ([]AuditEntry, error) {
 	var out []AuditEntry
-	err := db.read(func(tx RepoTx) error {
+	err := db.read(ctx, func(tx RepoTx) error {
 		latest := map[uint64]string{} // entry → its newest completion's result
 		var bad error
 		err := tx.WalkAudit(true, func(_ uint64, e *AuditEntry, _ []byte, err error) bool {
@@ -73,9 +74,9 @@ func (a AuditCheck) OK() bool { return len(a.Problems) == 0 }
 // one on must be keyed with this paydesk's audit key (auditkey.go): one
 // that is not, or whose MAC does not hold, was written by someone without
 // the key — added behind paydesk's back — and is named.
-func (db *DB) VerifyAudit() (AuditCheck, error) {
+func (db *DB) VerifyAudit(ctx context.Context) (AuditCheck, error) {
 	a := AuditCheck{NoKey: db.audit == nil}
-	err := db.read(func(tx RepoTx) error {
+	err := db.read(ctx, func(tx RepoTx) error {
 		var prevID uint64
 		var prev []byte
 		err := tx.WalkAudit(false, func(id uint64, e *AuditEntry, v []byte, err error) bool {

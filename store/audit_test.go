@@ -17,11 +17,11 @@ import (
 func auditLog(t *testing.T, db *DB, n int) {
 	t.Helper()
 	for i := 0; i < n; i++ {
-		if _, err := db.AppendAudit(AuditEntry{Operator: "alice@desk1", Action: "capture", Target: "R1", Result: AuditPending}); err != nil {
+		if _, err := db.AppendAudit(t.Context(), AuditEntry{Operator: "alice@desk1", Action: "capture", Target: "R1", Result: AuditPending}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := db.update(func(tx RepoTx, c *Change) error { return completeAudit(tx, 2, "190 S001 Success", true, c) }); err != nil {
+	if err := db.update(t.Context(), func(tx RepoTx, c *Change) error { return completeAudit(tx, 2, "190 S001 Success", true, c) }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -31,14 +31,14 @@ func auditLog(t *testing.T, db *DB, n int) {
 func TestAuditCompletionIsAnEntry(t *testing.T) {
 	db := openTest(t)
 	auditLog(t, db, 3)
-	es, err := db.Audit(0)
+	es, err := db.Audit(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(es) != 3 || es[1].ID != 2 || es[1].Result != "190 S001 Success" || es[0].Result != AuditPending {
 		t.Fatalf("entries %+v", es)
 	}
-	chk, err := db.VerifyAudit()
+	chk, err := db.VerifyAudit(t.Context())
 	if err != nil || !chk.OK() || chk.Entries != 4 || chk.ChainFrom != 1 {
 		t.Fatalf("verify %+v %v", chk, err)
 	}
@@ -73,7 +73,7 @@ func TestAuditChainDetectsTampering(t *testing.T) {
 			if err := db.bk.Engine().Update(func(tx Tx) error { return tc.tamper(tx.Bucket(bAudit)) }); err != nil {
 				t.Fatal(err)
 			}
-			chk, err := db.VerifyAudit()
+			chk, err := db.VerifyAudit(t.Context())
 			if err != nil || chk.OK() || !strings.Contains(strings.Join(chk.Problems, "; "), tc.want) {
 				t.Fatalf("verify %+v %v, want %q", chk, err, tc.want)
 			}
@@ -108,7 +108,7 @@ func TestAuditInsertOnlyOnPostgres(t *testing.T) {
 			t.Errorf("%s: %v", q, err)
 		}
 	}
-	if chk, err := db.VerifyAudit(); err != nil || !chk.OK() {
+	if chk, err := db.VerifyAudit(ctx); err != nil || !chk.OK() {
 		t.Fatalf("verify %+v %v", chk, err)
 	}
 }

@@ -105,7 +105,7 @@ func TestAuditForgedEntryIsNamed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			db := openAt(t, pgtest.StoreAt(t, filepath.Join(t.TempDir(), "c.db")), testAuditKey)
 			auditLog(t, db, 3)
-			if chk, err := db.VerifyAudit(); err != nil || !chk.OK() || chk.KeyedFrom != 1 || chk.Unkeyed != 0 {
+			if chk, err := db.VerifyAudit(t.Context()); err != nil || !chk.OK() || chk.KeyedFrom != 1 || chk.Unkeyed != 0 {
 				t.Fatalf("the log paydesk wrote: %+v %v", chk, err)
 			}
 			var real AuditEntry
@@ -119,14 +119,14 @@ func TestAuditForgedEntryIsNamed(t *testing.T) {
 				t.Fatalf("entry 2: %+v %v", real, err)
 			}
 			id := forge(t, db, tc.entry(real))
-			chk, err := db.VerifyAudit()
+			chk, err := db.VerifyAudit(t.Context())
 			got := strings.Join(chk.Problems, "; ")
 			if err != nil || chk.OK() || !strings.Contains(got, "entry "+strconv.FormatUint(id, 10)+" "+tc.want) {
 				t.Fatalf("verify %+v %v, want entry %d %q", chk, err, id, tc.want)
 			}
 			// paydesk goes on writing after it; the forgery stays named
 			auditLog(t, db, 1)
-			if chk, _ := db.VerifyAudit(); chk.OK() || !strings.Contains(strings.Join(chk.Problems, "; "), "entry "+strconv.FormatUint(id, 10)+" ") {
+			if chk, _ := db.VerifyAudit(t.Context()); chk.OK() || !strings.Contains(strings.Join(chk.Problems, "; "), "entry "+strconv.FormatUint(id, 10)+" ") {
 				t.Fatalf("after more entries: %+v", chk)
 			}
 		})
@@ -148,23 +148,23 @@ func TestAuditUnkeyedLogIsAnchored(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := openAt(t, where, testAuditKey)
-	chk, err := db.VerifyAudit()
+	chk, err := db.VerifyAudit(t.Context())
 	if err != nil || !chk.OK() || chk.Unkeyed != 4 || chk.KeyedFrom != 0 {
 		t.Fatalf("before a keyed write: %+v %v", chk, err)
 	}
-	if _, err := db.AppendAudit(AuditEntry{Operator: "alice@desk1", Action: "capture", Target: "R2", Result: AuditPending}); err != nil {
+	if _, err := db.AppendAudit(t.Context(), AuditEntry{Operator: "alice@desk1", Action: "capture", Target: "R2", Result: AuditPending}); err != nil {
 		t.Fatal(err)
 	}
-	chk, err = db.VerifyAudit()
+	chk, err = db.VerifyAudit(t.Context())
 	if err != nil || !chk.OK() || chk.Unkeyed != 4 || chk.KeyedFrom != 5 || chk.Last != 6 {
 		t.Fatalf("after: %+v %v", chk, err)
 	}
-	es, _ := db.Audit(0)
+	es, _ := db.Audit(t.Context(), 0)
 	if es[1].Action != AuditCheckpoint || !strings.Contains(es[1].Result, "entries up to 4 were written before the log was keyed") {
 		t.Fatalf("the checkpoint: %+v", es[1])
 	}
 	forge(t, db, AuditEntry{Time: t0, Operator: "mallory", Action: "refund", Target: "R1", Result: "190 Success"})
-	if chk, _ := db.VerifyAudit(); chk.OK() || !strings.Contains(strings.Join(chk.Problems, "; "), "entry 7 is forged: not keyed") {
+	if chk, _ := db.VerifyAudit(t.Context()); chk.OK() || !strings.Contains(strings.Join(chk.Problems, "; "), "entry 7 is forged: not keyed") {
 		t.Fatalf("a forgery after the checkpoint: %+v", chk)
 	}
 }
@@ -224,7 +224,7 @@ func TestAuditForgedWithSQL(t *testing.T) {
 	if err := exec(insert, args...); err != nil {
 		t.Fatal(err)
 	}
-	chk, err := db.VerifyAudit()
+	chk, err := db.VerifyAudit(ctx)
 	if err != nil || chk.OK() || !strings.Contains(strings.Join(chk.Problems, "; "), "entry 4 is forged: not keyed") {
 		t.Fatalf("verify %+v %v", chk, err)
 	}

@@ -45,6 +45,11 @@ func newBatcher(db *DB) *batcher {
 // do queues fn and waits until it is committed (or failed). When ctx ends
 // first the job may still be committed later.
 func (b *batcher) do(ctx context.Context, fn writeFn) error {
+	// A context done before the job is queued writes nothing (select
+	// below would pick the queue half of the time).
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	j := &job{fn: fn, done: make(chan error, 1)}
 	b.mu.RLock()
 	if b.closed {
@@ -129,15 +134,18 @@ func (b *batcher) commit(jobs []*job) {
 	// One job broke the batch: commit each on its own so the others still
 	// land and only the broken one reports its error.
 	for _, j := range jobs {
-		j.done <- b.db.update(j.fn)
+		// The jobs were taken: their callers' contexts bound only
+		// their wait, so the rerun is not cut short by one of them.
+		j.done <- b.db.update(context.Background(), j.fn)
 	}
 }
 
 // update runs fn in its own transaction (one fsync) and notifies
-// subscribers after the commit.
-func (db *DB) update(fn writeFn) error {
+// subscribers after the commit. A ctx done before it begins writes
+// nothing; once begun the transaction commits whole or not at all.
+func (db *DB) update(ctx context.Context, fn writeFn) error {
 	var c Change
-	err := db.repo.Update(context.Background(), func(tx RepoTx) error {
+	err := db.repo.Update(ctx, func(tx RepoTx) error {
 		c = Change{keys: db.audit}
 		if err := fn(tx, &c); err != nil {
 			return err
@@ -151,7 +159,8 @@ func (db *DB) update(fn writeFn) error {
 	return nil
 }
 
-// read runs fn in a read transaction of the engine.
-func (db *DB) read(fn func(tx RepoTx) error) error {
-	return db.repo.View(context.Background(), fn)
+// read runs fn in a read transaction of the engine; the engine stops a
+// long read when ctx is done (kvRepo.View, the PostgreSQL queries).
+func (db *DB) read(ctx context.Context, fn func(tx RepoTx) error) error {
+	return db.repo.View(ctx, fn)
 }

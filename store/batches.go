@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -22,10 +23,10 @@ var ErrBatchExists = errors.New("this manifest was already run as a batch")
 // CreateBatch journals a new batch with its items in one transaction and
 // returns it with its ID. A batch of the same kind and manifest hash
 // refuses with ErrBatchExists (the caller resumes that one instead).
-func (db *DB) CreateBatch(b Batch, items []BatchItem) (Batch, error) {
+func (db *DB) CreateBatch(ctx context.Context, b Batch, items []BatchItem) (Batch, error) {
 	b.Created = nowOr(b.Created, db.now)
 	b.Items = len(items)
-	err := db.update(func(tx RepoTx, _ *Change) error {
+	err := db.update(ctx, func(tx RepoTx, _ *Change) error {
 		if b.Hash != "" {
 			id, err := tx.BatchByHash(b.Kind, b.Hash)
 			if err != nil {
@@ -61,24 +62,24 @@ func (db *DB) CreateBatch(b Batch, items []BatchItem) (Batch, error) {
 
 // BatchByHash finds the batch of kind run from the manifest with this hash;
 // nil when there is none.
-func (db *DB) BatchByHash(kind, hash string) (*Batch, error) {
+func (db *DB) BatchByHash(ctx context.Context, kind, hash string) (*Batch, error) {
 	var id string
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		id, err = tx.BatchByHash(kind, hash)
 		return err
 	})
 	if err != nil || id == "" {
 		return nil, err
 	}
-	b, _, err := db.Batch(id)
+	b, _, err := db.Batch(ctx, id)
 	return b, err
 }
 
 // Batch returns a batch and its items in order.
-func (db *DB) Batch(id string) (*Batch, []BatchItem, error) {
+func (db *DB) Batch(ctx context.Context, id string) (*Batch, []BatchItem, error) {
 	var b *Batch
 	var items []BatchItem
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		if b, err = tx.Batch(id); err != nil {
 			return err
 		}
@@ -95,9 +96,9 @@ func (db *DB) Batch(id string) (*Batch, []BatchItem, error) {
 }
 
 // Batches lists the batches, newest first (limit 0: all).
-func (db *DB) Batches(limit int) ([]Batch, error) {
+func (db *DB) Batches(ctx context.Context, limit int) ([]Batch, error) {
 	var out []Batch
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		out, err = tx.Batches()
 		return err
 	})
@@ -117,9 +118,9 @@ func (db *DB) Batches(limit int) ([]Batch, error) {
 }
 
 // UpdateBatchItem writes an item's new state. The batch must exist.
-func (db *DB) UpdateBatchItem(id string, it BatchItem) error {
+func (db *DB) UpdateBatchItem(ctx context.Context, id string, it BatchItem) error {
 	it.Updated = nowOr(time.Time{}, db.now)
-	err := db.update(func(tx RepoTx, _ *Change) error {
+	err := db.update(ctx, func(tx RepoTx, _ *Change) error {
 		b, err := tx.Batch(id)
 		if err != nil {
 			return err
@@ -140,9 +141,9 @@ func (db *DB) UpdateBatchItem(id string, it BatchItem) error {
 // read transaction and returns what was found with its ledger only: the
 // addresses, original order and history are left empty. References not
 // found are missing from the map.
-func (db *DB) ReservationLedgers(refs []string) (map[string]*Reservation, error) {
+func (db *DB) ReservationLedgers(ctx context.Context, refs []string) (map[string]*Reservation, error) {
 	out := make(map[string]*Reservation, len(refs))
-	err := db.read(func(tx RepoTx) error {
+	err := db.read(ctx, func(tx RepoTx) error {
 		for _, ref := range refs {
 			if ref == "" {
 				continue

@@ -37,11 +37,11 @@ func BenchmarkOpenCache(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		sums, err := db.LoadReservationSummaries()
+		sums, err := db.LoadReservationSummaries(b.Context())
 		if err != nil || len(sums) != 100_000 {
 			b.Fatalf("%d rows, %v", len(sums), err)
 		}
-		if _, err := db.Counts(); err != nil {
+		if _, err := db.Counts(b.Context()); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
@@ -61,7 +61,7 @@ func BenchmarkLoadSummaries(b *testing.B) {
 	defer db.Close()
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := db.LoadReservationSummaries(); err != nil {
+		if _, err := db.LoadReservationSummaries(b.Context()); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -23,27 +23,27 @@ func peopleCache(t *testing.T) *DB {
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	for _, u := range []User{testUser("alice", "a"), testUser("bob", "b")} {
-		if err := db.AddUser(u); err != nil {
+		if err := db.AddUser(t.Context(), u); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := db.SetUserRole("bob", "finance", "root"); err != nil {
+	if _, err := db.SetUserRole(t.Context(), "bob", "finance", "root"); err != nil {
 		t.Fatal(err)
 	}
 	for _, amount := range []string{"150.00", "200.00", "300.00"} {
-		if _, err := db.RequestApproval(Approval{Created: t0, Expires: t0.Add(72 * time.Hour), Requester: "alice",
+		if _, err := db.RequestApproval(t.Context(), Approval{Created: t0, Expires: t0.Add(72 * time.Hour), Requester: "alice",
 			RequesterRole: "agent", RequestedBy: "alice (SHA256:a)", Kind: "refund", Target: "K1", Amount: dec(amount),
 			Currency: "EUR", Note: "return", Request: json.RawMessage(`{"Transaction":"K1","Amount":"` + amount + `"}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := db.DecideApproval(2, Decision{Decider: "bob", DecidedBy: "bob (SHA256:b)", Approve: true, Time: t0.Add(time.Hour)}); err != nil {
+	if _, err := db.DecideApproval(t.Context(), 2, Decision{Decider: "bob", DecidedBy: "bob (SHA256:b)", Approve: true, Time: t0.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.ApprovalSent(2, 7, "refund settled"); err != nil {
+	if err := db.ApprovalSent(t.Context(), 2, 7, "refund settled"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.DecideApproval(3, Decision{Decider: "bob", Reason: "not ours", Time: t0.Add(2 * time.Hour)}); err != nil {
+	if _, err := db.DecideApproval(t.Context(), 3, Decision{Decider: "bob", Reason: "not ours", Time: t0.Add(2 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	return db
@@ -53,11 +53,11 @@ func peopleCache(t *testing.T) *DB {
 // them, and numbers its next request after them.
 func samePeople(t *testing.T, src, dst *DB) {
 	t.Helper()
-	want, err := src.Users()
+	want, err := src.Users(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := dst.Users()
+	got, err := dst.Users(t.Context())
 	if err != nil || len(got) != len(want) {
 		t.Fatalf("users copied: %+v, %v; want %+v", got, err, want)
 	}
@@ -67,14 +67,14 @@ func samePeople(t *testing.T, src, dst *DB) {
 			t.Errorf("user %d copied as %+v; want %+v", i, g, w)
 		}
 	}
-	if u, err := dst.UserByKey("SHA256:b"); err != nil || u.Name != "bob" || u.Role != "finance" {
+	if u, err := dst.UserByKey(t.Context(), "SHA256:b"); err != nil || u.Name != "bob" || u.Role != "finance" {
 		t.Errorf("bob's key after the copy: %+v, %v", u, err)
 	}
-	wa, err := src.Approvals()
+	wa, err := src.Approvals(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ga, err := dst.Approvals()
+	ga, err := dst.Approvals(t.Context())
 	if err != nil || len(ga) != len(wa) {
 		t.Fatalf("requests copied: %d, %v; want %d", len(ga), err, len(wa))
 	}
@@ -89,7 +89,7 @@ func samePeople(t *testing.T, src, dst *DB) {
 			t.Errorf("request %d's operation copied as %s (%v)", w.ID, g.Request, err)
 		}
 	}
-	next, err := dst.RequestApproval(Approval{Created: t0, Expires: t0.Add(time.Hour), Requester: "carol", Kind: "refund",
+	next, err := dst.RequestApproval(t.Context(), Approval{Created: t0, Expires: t0.Add(time.Hour), Requester: "carol", Kind: "refund",
 		Target: "K2", Amount: dec("120.00"), Currency: "EUR", Request: json.RawMessage(`{}`)})
 	if err != nil || next.ID != uint64(len(wa))+1 {
 		t.Errorf("the first request after the copy: %+v, %v; want ID %d", next, err, len(wa)+1)
@@ -110,14 +110,14 @@ func TestCopyCarriesUsersAndApprovals(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := src.CopyTo(dst, nil); err != nil {
+			if err := src.CopyTo(t.Context(), dst, nil); err != nil {
 				t.Fatal(err)
 			}
 			return dst
 		}},
 		{"into PostgreSQL, converted", func(t *testing.T, src *DB) *DB {
 			dsn := pgtest.Fresh(t)
-			if err := src.CopyInto(dsn, nil); err != nil {
+			if err := src.CopyInto(t.Context(), dsn, nil); err != nil {
 				t.Fatal(err)
 			}
 			dst, err := Open(dsn, Options{NoSync: true})
@@ -155,10 +155,10 @@ func TestCopyRefusesAnotherUserUnderTheName(t *testing.T) {
 	if err := dst.repo.Update(context.Background(), func(tx RepoTx) error { return tx.PutUser(&other) }); err != nil {
 		t.Fatal(err)
 	}
-	if err := src.CopyTo(dst, nil); !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), "copy users") {
+	if err := src.CopyTo(t.Context(), dst, nil); !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), "copy users") {
 		t.Fatalf("copy over another alice: %v; want ErrInUse", err)
 	}
-	if us, _ := dst.Users(); len(us) != 1 || us[0].Fingerprint != "SHA256:other" {
+	if us, _ := dst.Users(t.Context()); len(us) != 1 || us[0].Fingerprint != "SHA256:other" {
 		t.Errorf("after the refused copy the users are %+v; want the other alice alone", us)
 	}
 }

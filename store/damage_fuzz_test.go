@@ -38,7 +38,7 @@ func makeRealCache(t testing.TB) realCache {
 		if i%3 == 0 {
 			s.refund(k, "10.00", true)
 		}
-		if _, err := db.AppendAudit(AuditEntry{Operator: "alice@desk1", Action: "capture", Target: s.resKey, Amount: dec("30.00"), Currency: "EUR", Result: "190 Success"}); err != nil {
+		if _, err := db.AppendAudit(t.Context(), AuditEntry{Operator: "alice@desk1", Action: "capture", Target: s.resKey, Amount: dec("30.00"), Currency: "EUR", Result: "190 Success"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -101,17 +101,17 @@ func exercise(t *testing.T, path string, opts Options) error {
 			damaged = err
 		}
 	}
-	_, err = db.LoadReservationSummaries()
+	_, err = db.LoadReservationSummaries(t.Context())
 	note(err)
-	_, err = db.Transactions()
+	_, err = db.Transactions(t.Context())
 	note(err)
-	_, err = db.Pushes(0, 0)
+	_, err = db.Pushes(t.Context(), 0, 0)
 	note(err)
-	_, err = db.Audit(0)
+	_, err = db.Audit(t.Context(), 0)
 	note(err)
-	_, err = db.VerifyAudit()
+	_, err = db.VerifyAudit(t.Context())
 	note(err)
-	_, err = db.ReservationPage(PageQuery{Limit: 50})
+	_, err = db.ReservationPage(t.Context(), PageQuery{Limit: 50})
 	note(err)
 	g := &gw{clock: t0, n: 1 << 20}
 	p := txPush(g.key(), "GC-NEW", "customgiftcard", api.TypeGiftCardPay, dec("10.00"), g.status(api.StatusSuccess, ""), nil)

@@ -85,9 +85,9 @@ func TestDamagedCache(t *testing.T) {
 			return
 		}
 		defer db.Close()
-		_, err = db.Pushes(0, 0)
+		_, err = db.Pushes(t.Context(), 0, 0)
 		if err == nil {
-			_, err = db.Transactions()
+			_, err = db.Transactions(t.Context())
 		}
 		assertDamaged(t, err, path)
 	})

@@ -50,7 +50,7 @@ func (db *DB) Redeliver(ctx context.Context, r ResendRequest) (int, error) {
 		return 0, errors.New("resend deliveries: give one delivery ID, reservations or a query, not several")
 	}
 	n := 0
-	err := db.update(func(tx RepoTx, c *Change) error {
+	err := db.update(ctx, func(tx RepoTx, c *Change) error {
 		n = 0
 		picked, target, err := pickResend(tx, r)
 		if err != nil {

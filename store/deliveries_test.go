@@ -73,7 +73,7 @@ func TestRedeliverByReservation(t *testing.T) {
 			if _, err := db.Redeliver(ctx, ResendRequest{ID: 1, Query: DeliveryQuery{Failed: true}}); err == nil {
 				t.Fatal("an ID and a query: no error")
 			}
-			es, err := db.Audit(10)
+			es, err := db.Audit(ctx, 10)
 			if err != nil {
 				t.Fatal(err)
 			}

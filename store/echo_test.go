@@ -46,7 +46,7 @@ func TestApplyPushKeepsEchoedFields(t *testing.T) {
 	if _, err := db.ApplyPush(context.Background(), PushRecord{Body: body, Signature: SignatureValid}, p); err != nil {
 		t.Fatal(err)
 	}
-	tx, err := db.Transaction(p.Key())
+	tx, err := db.Transaction(t.Context(), p.Key())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,22 +78,22 @@ func (db *DB) recoverInFlight(tx RepoTx) error {
 // CopyTo copies every record of db into dst, bucket by bucket, key by key
 // (kv.DB.CopyTo): moving a one-person cache (a file) into a team's
 // database. Copying again finishes a copy cut short.
-func (db *DB) CopyTo(dst *DB, progress func(bucket string, keys int)) error {
+func (db *DB) CopyTo(ctx context.Context, dst *DB, progress func(bucket string, keys int)) error {
 	if db.rel != nil || dst.rel != nil || db.bk == nil || dst.bk == nil {
 		// The copy moves buckets: on the native engine they are not the
 		// store, and what it wrote there would never be read.
 		return errors.New("copy: key by key between kv stores only; the database is on the native engine (its typed tables)")
 	}
-	return db.bk.CopyTo(dst.bk, progress)
+	return db.bk.CopyTo(ctx, dst.bk, progress)
 }
 
 // CopyBulkTo fills dst, a PostgreSQL database on the kv engine holding no
 // reservations yet, from the file db in bulk (kv.DB.CopyBulkTo).
-func (db *DB) CopyBulkTo(dst *DB) error {
+func (db *DB) CopyBulkTo(ctx context.Context, dst *DB) error {
 	if dst.rel != nil || db.bk == nil || dst.bk == nil {
 		return errors.New("bulk copy: from a file into a PostgreSQL database on the kv engine only")
 	}
-	return db.bk.CopyBulkTo(dst.bk)
+	return db.bk.CopyBulkTo(ctx, dst.bk)
 }
 
 // CopyInto copies every record of db (a cache file) into the team's
@@ -103,7 +103,7 @@ func (db *DB) CopyBulkTo(dst *DB) error {
 // paydesk of the native engine has opened yet (a new one, or one an older
 // paydesk wrote). Cut short, it is finished by running it again, as long
 // as the conversion has not begun.
-func (db *DB) CopyInto(dsn string, progress func(bucket string, keys int)) error {
+func (db *DB) CopyInto(ctx context.Context, dsn string, progress func(bucket string, keys int)) error {
 	dst, err := Open(dsn, Options{kvEngine: true})
 	if err != nil {
 		return err
@@ -112,7 +112,7 @@ func (db *DB) CopyInto(dsn string, progress func(bucket string, keys int)) error
 		_ = dst.Close()
 		return fmt.Errorf("copy: database %s is on the native engine already (a paydesk opened it, or a copy into it was finished): %w; nothing was copied: copy into a new database", dst.path, ErrInUse)
 	}
-	err = db.CopyTo(dst, progress)
+	err = db.CopyTo(ctx, dst, progress)
 	if cerr := dst.Close(); err == nil {
 		err = cerr
 	}

@@ -50,7 +50,7 @@ func FuzzApplyPush(f *testing.F) {
 		if !again.Duplicate || again.ID != first.ID {
 			t.Fatalf("the same push twice: first %+v, again %+v", first, again)
 		}
-		rec, err := db.Push(first.ID)
+		rec, err := db.Push(ctx, first.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -110,7 +110,7 @@ func newScenario(t testing.TB, db *DB, g *gw, invoice string) *scenario {
 
 func (s *scenario) begin(op api.Operation) uint64 {
 	s.t.Helper()
-	id, err := s.db.BeginOp(PendingOp{Operator: "tester", Request: op.Request()})
+	id, err := s.db.BeginOp(context.Background(), PendingOp{Operator: "tester", Request: op.Request()})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func (s *scenario) begin(op api.Operation) uint64 {
 
 func (s *scenario) respond(id uint64, r *api.Response) *PendingOp {
 	s.t.Helper()
-	op, err := s.db.ApplyResponse(id, r)
+	op, err := s.db.ApplyResponse(context.Background(), id, r)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func (s *scenario) update(articles []api.Article, apply bool) string {
 
 func (s *scenario) reservation() *Reservation {
 	s.t.Helper()
-	r, err := s.db.Reservation(s.resKey)
+	r, err := s.db.Reservation(context.Background(), s.resKey)
 	if err != nil {
 		s.t.Fatal(err)
 	}

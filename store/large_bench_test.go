@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -49,7 +50,7 @@ func BenchmarkLargeOpenFirstPage(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		p, err := db.ReservationPage(store.PageQuery{Sort: store.SortCreated, Desc: true, Limit: screen})
+		p, err := db.ReservationPage(b.Context(), store.PageQuery{Sort: store.SortCreated, Desc: true, Limit: screen})
 		if err != nil || len(p.Rows) != screen {
 			b.Fatalf("%d rows: %v", len(p.Rows), err)
 		}
@@ -71,7 +72,7 @@ type pager func(q store.PageQuery) (rows, total int, last []byte, err error)
 
 func resPager(db *store.DB) pager {
 	return func(q store.PageQuery) (int, int, []byte, error) {
-		p, err := db.ReservationPage(q)
+		p, err := db.ReservationPage(context.Background(), q)
 		if err != nil || len(p.Rows) == 0 {
 			return 0, p.Total, nil, err
 		}
@@ -81,7 +82,7 @@ func resPager(db *store.DB) pager {
 
 func txPager(db *store.DB) pager {
 	return func(q store.PageQuery) (int, int, []byte, error) {
-		p, err := db.TransactionPage(q)
+		p, err := db.TransactionPage(context.Background(), q)
 		if err != nil || len(p.Rows) == 0 {
 			return 0, p.Total, nil, err
 		}
@@ -141,7 +142,9 @@ var largeTerms = []struct {
 func BenchmarkLargeFilter(b *testing.B) {
 	_, db := largeDB(b)
 	for _, k := range largeTerms {
-		b.Run(k.name, func(b *testing.B) { keystroke(b, k.terms, resPager(db), db.ReservationCount) })
+		b.Run(k.name, func(b *testing.B) {
+			keystroke(b, k.terms, resPager(db), func(q store.PageQuery) (int, error) { return db.ReservationCount(b.Context(), q) })
+		})
 	}
 }
 
@@ -177,7 +180,7 @@ func BenchmarkLargeFilterPageOnly(b *testing.B) {
 		b.Run(k.name, func(b *testing.B) {
 			i := 0
 			for b.Loop() {
-				if _, err := db.ReservationPage(store.PageQuery{Sort: store.SortCreated, Desc: true, Filter: k.terms(i), Limit: screen}); err != nil {
+				if _, err := db.ReservationPage(b.Context(), store.PageQuery{Sort: store.SortCreated, Desc: true, Filter: k.terms(i), Limit: screen}); err != nil {
 					b.Fatal(err)
 				}
 				i++
@@ -198,7 +201,7 @@ func BenchmarkLargeTyping(b *testing.B) {
 	for b.Loop() {
 		k.typeWord(b, db, "müller")
 		// Another query in between, so the next round starts afresh.
-		if _, err := db.ReservationPage(store.PageQuery{Filter: "zz-none"}); err != nil {
+		if _, err := db.ReservationPage(b.Context(), store.PageQuery{Filter: "zz-none"}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -219,7 +222,7 @@ func (k *keystrokes) typeWord(b *testing.B, db *store.DB, word string) {
 	for n := 1; n <= len(w); n++ {
 		t := time.Now()
 		q := store.PageQuery{Sort: store.SortCreated, Desc: true, Filter: string(w[:n]), Limit: screen}
-		p, err := db.ReservationPage(q)
+		p, err := db.ReservationPage(b.Context(), q)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -228,7 +231,7 @@ func (k *keystrokes) typeWord(b *testing.B, db *store.DB, word string) {
 		k.slowestPage, k.pages = max(k.slowestPage, d), k.pages+d
 		if p.Total < 0 {
 			q.Limit = 10_001
-			if _, err := db.ReservationCount(q); err != nil {
+			if _, err := db.ReservationCount(b.Context(), q); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -253,7 +256,7 @@ func BenchmarkLargeStateFilter(b *testing.B) {
 		b.Run(string(st), func(b *testing.B) {
 			for b.Loop() {
 				q := store.PageQuery{Sort: store.SortCreated, Desc: true, State: st, Limit: screen}
-				p, err := db.ReservationPage(q)
+				p, err := db.ReservationPage(b.Context(), q)
 				if err != nil || len(p.Rows) == 0 {
 					b.Fatalf("%d rows: %v", len(p.Rows), err)
 				}
@@ -275,7 +278,7 @@ func BenchmarkLargeCount(b *testing.B) {
 			n, i := 0, 0
 			for b.Loop() {
 				var err error
-				if n, err = db.ReservationCount(store.PageQuery{Filter: c.terms[i%len(c.terms)]}); err != nil {
+				if n, err = db.ReservationCount(b.Context(), store.PageQuery{Filter: c.terms[i%len(c.terms)]}); err != nil {
 					b.Fatal(err)
 				}
 				i++
@@ -295,7 +298,7 @@ func BenchmarkLargeTxOpen(b *testing.B) {
 	b.Run("first-page", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			p, err := db.TransactionPage(store.PageQuery{Sort: store.TxSortCreated, Desc: true, Limit: screen})
+			p, err := db.TransactionPage(b.Context(), store.PageQuery{Sort: store.TxSortCreated, Desc: true, Limit: screen})
 			if err != nil || len(p.Rows) != screen {
 				b.Fatalf("%d rows: %v", len(p.Rows), err)
 			}
@@ -304,7 +307,7 @@ func BenchmarkLargeTxOpen(b *testing.B) {
 	b.Run("all", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := db.Transactions(); err != nil {
+			if _, err := db.Transactions(b.Context()); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -338,7 +341,9 @@ var largeTxTerms = []struct {
 func BenchmarkLargeTxFilter(b *testing.B) {
 	_, db := largeDB(b)
 	for _, k := range largeTxTerms {
-		b.Run(k.name, func(b *testing.B) { keystroke(b, k.terms, txPager(db), db.TransactionCount) })
+		b.Run(k.name, func(b *testing.B) {
+			keystroke(b, k.terms, txPager(db), func(q store.PageQuery) (int, error) { return db.TransactionCount(b.Context(), q) })
+		})
 	}
 }
 
@@ -349,7 +354,7 @@ func BenchmarkLargeTxKind(b *testing.B) {
 	for _, k := range []store.Kind{store.KindGiftCardPay, store.KindCapture} {
 		b.Run(string(k), func(b *testing.B) {
 			for b.Loop() {
-				if _, err := db.TransactionPage(store.PageQuery{Sort: store.TxSortCreated, Desc: true, State: store.State(k), Limit: 5000}); err != nil {
+				if _, err := db.TransactionPage(b.Context(), store.PageQuery{Sort: store.TxSortCreated, Desc: true, State: store.State(k), Limit: 5000}); err != nil {
 					b.Fatal(err)
 				}
 			}

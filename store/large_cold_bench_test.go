@@ -43,7 +43,7 @@ func BenchmarkLargeTypingCold(b *testing.B) {
 					b.Fatal(err)
 				}
 				// The first frame's page, as the console reads it.
-				if _, err := db.ReservationPage(store.PageQuery{Sort: store.SortCreated, Desc: true, Limit: screen}); err != nil {
+				if _, err := db.ReservationPage(b.Context(), store.PageQuery{Sort: store.SortCreated, Desc: true, Limit: screen}); err != nil {
 					b.Fatal(err)
 				}
 				if warm {

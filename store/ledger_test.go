@@ -162,7 +162,7 @@ func TestLedger(t *testing.T) {
 				}
 			}
 			// The list row agrees with the record.
-			sums, err := db.LoadReservationSummaries()
+			sums, err := db.LoadReservationSummaries(t.Context())
 			if err != nil || len(sums) != 1 {
 				t.Fatalf("summaries = %d, %v", len(sums), err)
 			}
@@ -196,7 +196,7 @@ func TestCaptureAmountChecksRemaining(t *testing.T) {
 	if err := r.CanCancel(); err != nil {
 		t.Errorf("CanCancel: %v", err)
 	}
-	txs, err := db.TransactionsFor(s.resNum)
+	txs, err := db.TransactionsFor(t.Context(), s.resNum)
 	if err != nil || len(txs) != 1 {
 		t.Fatalf("TransactionsFor = %d, %v", len(txs), err)
 	}
@@ -249,7 +249,7 @@ func TestGiftCardRefundable(t *testing.T) {
 	st := g.status(api.StatusSuccess, api.SubCodeProcessed)
 	s.respond(id, &api.Response{Key: k, Status: st, Invoice: "GC-1", ServiceCode: "voucherb", Currency: "EUR",
 		AmountDebit: api.NewAmount(dec("25")), TransactionType: api.Ptr(api.TypeGiftCardPay), MutationType: 2})
-	op, err := db.Op(id)
+	op, err := db.Op(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestGiftCardRefundable(t *testing.T) {
 	s.respond(rid, &api.Response{Key: rk, Status: g.status(api.StatusSuccess, ""), ServiceCode: "voucherb", Currency: "EUR",
 		AmountCredit: api.NewAmount(dec("10")), TransactionType: api.Ptr(api.TypeGiftCardRefund), MutationType: 2,
 		RelatedTransactions: []api.RelatedTransaction{{RelationType: api.RelationRefund, RelatedTransactionKey: k}}})
-	pay, err := db.Transaction(k)
+	pay, err := db.Transaction(t.Context(), k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestGiftCardRefundable(t *testing.T) {
 	if !orig.Refunded.Equal(dec("10")) || orig.Provider != api.ProviderB || !orig.HasContact || !pay.Refundable().Equal(dec("15")) {
 		t.Errorf("original = %+v, refundable %s", orig, pay.Refundable())
 	}
-	if _, err := db.Transaction("nope"); !errors.Is(err, ErrNotFound) {
+	if _, err := db.Transaction(t.Context(), "nope"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("missing transaction: %v", err)
 	}
 }

@@ -33,17 +33,17 @@ func PageTransactions(all []*Transaction, q PageQuery) TxPage { return domain.Pa
 // ReservationPage returns one window of the reservation list: sorted and
 // filtered in the store, by the engine (its indexes, its list table:
 // Capabilities.Lists) or else in memory.
-func (db *DB) ReservationPage(q PageQuery) (Page, error) {
+func (db *DB) ReservationPage(ctx context.Context, q PageQuery) (Page, error) {
 	if err := q.Where.Check(ReservationFilter); err != nil {
 		return Page{}, fmt.Errorf("reservation list: %w", err)
 	}
 	if ls := db.repo.Capabilities().Lists; ls != nil {
-		return ls.ReservationPage(context.Background(), q)
+		return ls.ReservationPage(ctx, q)
 	}
 	if err := q.Check(SortCount); err != nil {
 		return Page{}, err
 	}
-	all, err := db.LoadReservationSummaries()
+	all, err := db.LoadReservationSummaries(ctx)
 	if err != nil {
 		return Page{}, fmt.Errorf("reservation list: %w", err)
 	}
@@ -56,32 +56,32 @@ func (db *DB) ReservationPage(q PageQuery) (Page, error) {
 // PostgreSQL a filter that most rows pass is counted in a blink up to
 // ten thousand, in seconds up to a million). Without a limit a count that
 // takes too long is the planner's estimate.
-func (db *DB) ReservationCount(q PageQuery) (int, error) {
+func (db *DB) ReservationCount(ctx context.Context, q PageQuery) (int, error) {
 	if err := q.Where.Check(ReservationFilter); err != nil {
 		return 0, fmt.Errorf("reservation list: %w", err)
 	}
 	if ls := db.repo.Capabilities().Lists; ls != nil {
-		return ls.ReservationCount(context.Background(), q)
+		return ls.ReservationCount(ctx, q)
 	}
 	return memCount(q, func(q PageQuery) (int, error) {
-		all, err := db.LoadReservationSummaries()
+		all, err := db.LoadReservationSummaries(ctx)
 		return PageSummaries(all, q).Total, err
 	}, "reservation")
 }
 
 // TransactionPage returns one window of the transaction list, sorted and
 // filtered in the store (q.Sort is a TxSort order, q.State a Kind or "").
-func (db *DB) TransactionPage(q PageQuery) (TxPage, error) {
+func (db *DB) TransactionPage(ctx context.Context, q PageQuery) (TxPage, error) {
 	if err := q.Where.Check(TransactionFilter); err != nil {
 		return TxPage{}, fmt.Errorf("transaction list: %w", err)
 	}
 	if ls := db.repo.Capabilities().Lists; ls != nil {
-		return ls.TransactionPage(context.Background(), q)
+		return ls.TransactionPage(ctx, q)
 	}
 	if err := q.Check(TxSortCount); err != nil {
 		return TxPage{}, err
 	}
-	all, err := db.Transactions()
+	all, err := db.Transactions(ctx)
 	if err != nil {
 		return TxPage{}, fmt.Errorf("transaction list: %w", err)
 	}
@@ -90,15 +90,15 @@ func (db *DB) TransactionPage(q PageQuery) (TxPage, error) {
 
 // TransactionCount counts the transactions that pass q's filter and
 // state, up to q.Limit when it is > 0 (see ReservationCount).
-func (db *DB) TransactionCount(q PageQuery) (int, error) {
+func (db *DB) TransactionCount(ctx context.Context, q PageQuery) (int, error) {
 	if err := q.Where.Check(TransactionFilter); err != nil {
 		return 0, fmt.Errorf("transaction list: %w", err)
 	}
 	if ls := db.repo.Capabilities().Lists; ls != nil {
-		return ls.TransactionCount(context.Background(), q)
+		return ls.TransactionCount(ctx, q)
 	}
 	return memCount(q, func(q PageQuery) (int, error) {
-		all, err := db.Transactions()
+		all, err := db.Transactions(ctx)
 		return PageTransactions(all, q).Total, err
 	}, "transaction")
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -107,7 +108,7 @@ func (db *DB) putOp(tx RepoTx, op *PendingOp, c *Change) error {
 // BeginOp writes op to the journal before its request is sent and returns
 // its ID. Action, Service, Invoice, Currency, Amount and Target are filled
 // from op.Request when empty; card PINs in the request are masked.
-func (db *DB) BeginOp(op PendingOp) (uint64, error) {
+func (db *DB) BeginOp(ctx context.Context, op PendingOp) (uint64, error) {
 	op.Request = maskRequest(op.Request)
 	if req := op.Request; req != nil {
 		svc := req.Service()
@@ -140,7 +141,7 @@ func (db *DB) BeginOp(op PendingOp) (uint64, error) {
 	op.Created = nowOr(op.Created, db.now)
 	op.Updated = op.Created
 	var id uint64
-	err := db.update(func(tx RepoTx, c *Change) error {
+	err := db.update(ctx, func(tx RepoTx, c *Change) error {
 		if op.ReservationKey == "" && op.Target != "" {
 			r, err := findReservation(tx, op.Target)
 			if err != nil {
@@ -226,8 +227,8 @@ const AuditPending = "sent, outcome not yet known"
 // CompleteAudit sets the result of operation opID's audit entry (written
 // by BeginOp) once the operation settled: the one change an audit entry
 // ever sees. An operation journaled without one gets a new entry.
-func (db *DB) CompleteAudit(opID uint64, result string) error {
-	err := db.update(func(tx RepoTx, c *Change) error {
+func (db *DB) CompleteAudit(ctx context.Context, opID uint64, result string) error {
+	err := db.update(ctx, func(tx RepoTx, c *Change) error {
 		op, err := getOp(tx, opID)
 		if err != nil {
 			return err
@@ -294,12 +295,12 @@ func latestAuditResult(tx RepoTx, id uint64, fallback string) (string, error) {
 // new state (settled, failed, or sent while the status is pending), in one
 // transaction. A response with status 491 or without a key created nothing
 // at the gateway: the operation fails and the ledger is untouched.
-func (db *DB) ApplyResponse(id uint64, resp *api.Response) (*PendingOp, error) {
+func (db *DB) ApplyResponse(ctx context.Context, id uint64, resp *api.Response) (*PendingOp, error) {
 	if resp == nil {
 		return nil, fmt.Errorf("operation %d: no response", id)
 	}
 	var out *PendingOp
-	err := db.update(func(tx RepoTx, c *Change) error {
+	err := db.update(ctx, func(tx RepoTx, c *Change) error {
 		op, err := getOp(tx, id)
 		if err != nil {
 			return err
@@ -613,25 +614,25 @@ func opAnswers(op *PendingOp, p *api.Push) bool {
 
 // FailOp marks operation id failed without a response: the request was not
 // sent (api.NotSentError) or the gateway refused it (HTTP 400/500).
-func (db *DB) FailOp(id uint64, reason string) error {
-	return db.setOpState(id, OpFailed, reason, "")
+func (db *DB) FailOp(ctx context.Context, id uint64, reason string) error {
+	return db.setOpState(ctx, id, OpFailed, reason, "")
 }
 
 // MarkOutcomeUnknown marks operation id "outcome unknown": the request may
 // have reached the gateway but no trustworthy answer came back. It stays
 // visible until a matching push settles it or the operator resolves it; it is
 // never retried.
-func (db *DB) MarkOutcomeUnknown(id uint64, reason string) error {
-	return db.setOpState(id, OpOutcomeUnknown, reason, "")
+func (db *DB) MarkOutcomeUnknown(ctx context.Context, id uint64, reason string) error {
+	return db.setOpState(ctx, id, OpOutcomeUnknown, reason, "")
 }
 
 // ResolveOp closes an open operation by hand with the operator's note.
-func (db *DB) ResolveOp(id uint64, note string) error {
-	return db.setOpState(id, OpResolved, "", note)
+func (db *DB) ResolveOp(ctx context.Context, id uint64, note string) error {
+	return db.setOpState(ctx, id, OpResolved, "", note)
 }
 
-func (db *DB) setOpState(id uint64, state OpState, reason, note string) error {
-	err := db.update(func(tx RepoTx, c *Change) error {
+func (db *DB) setOpState(ctx context.Context, id uint64, state OpState, reason, note string) error {
+	err := db.update(ctx, func(tx RepoTx, c *Change) error {
 		op, err := getOp(tx, id)
 		if err != nil {
 			return err

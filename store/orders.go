@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -98,7 +99,7 @@ func diffLines(stored, incoming []api.Article) string {
 // order again is OrderKnown and changes nothing. An order whose invoice is
 // known with other lines is kept beside the first for an operator to see and
 // answered OrderConflict with an error wrapping ErrOrderConflict.
-func (db *DB) PutOrder(o Order) (OrderResult, error) {
+func (db *DB) PutOrder(ctx context.Context, o Order) (OrderResult, error) {
 	if o.Invoice == "" {
 		return OrderResult{}, errors.New("order: no invoice")
 	}
@@ -109,7 +110,7 @@ func (db *DB) PutOrder(o Order) (OrderResult, error) {
 	o.Hash = orderHash(&o)
 	o.ReservationKey = ""
 	var res OrderResult
-	err := db.update(func(tx RepoTx, c *Change) error {
+	err := db.update(ctx, func(tx RepoTx, c *Change) error {
 		res = OrderResult{}
 		stored, err := tx.Order(o.Invoice)
 		if err != nil {
@@ -272,15 +273,15 @@ func joinOrder(tx RepoTx, r *Reservation, c *Change) error {
 }
 
 // Order returns the order stored for an invoice.
-func (db *DB) Order(invoice string) (*Order, error) {
-	return getOne(db, "order "+invoice, func(tx RepoTx) (*Order, error) { return tx.Order(invoice) })
+func (db *DB) Order(ctx context.Context, invoice string) (*Order, error) {
+	return getOne(ctx, db, "order "+invoice, func(tx RepoTx) (*Order, error) { return tx.Order(invoice) })
 }
 
 // Orders returns the stored orders in invoice order; waiting keeps only
 // those no reservation has joined yet (no Reserve push with their invoice).
-func (db *DB) Orders(waiting bool) ([]*Order, error) {
+func (db *DB) Orders(ctx context.Context, waiting bool) ([]*Order, error) {
 	var all []*Order
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		all, err = tx.Orders()
 		return err
 	})
@@ -301,9 +302,9 @@ func (db *DB) Orders(waiting bool) ([]*Order, error) {
 
 // OrderConflicts returns the orders refused because their invoice was known
 // with other lines, optionally for one invoice.
-func (db *DB) OrderConflicts(invoice string) ([]*Order, error) {
+func (db *DB) OrderConflicts(ctx context.Context, invoice string) ([]*Order, error) {
 	var out []*Order
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		out, err = tx.OrderConflicts(invoice)
 		return err
 	})

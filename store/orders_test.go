@@ -42,41 +42,41 @@ func TestOrderJoinsReservationInEitherOrder(t *testing.T) {
 			var res OrderResult
 			var err error
 			if orderFirst {
-				if res, err = db.PutOrder(shopOrder("SHOP-77001")); err != nil {
+				if res, err = db.PutOrder(t.Context(), shopOrder("SHOP-77001")); err != nil {
 					t.Fatal(err)
 				}
 				if res.Outcome != OrderImported || res.ReservationKey != "" {
 					t.Fatalf("order before its push: %+v", res)
 				}
-				waiting, _ := db.Orders(true)
+				waiting, _ := db.Orders(t.Context(), true)
 				if len(waiting) != 1 {
 					t.Fatalf("orders waiting for their push: %d, want 1", len(waiting))
 				}
 				// Until the push, a placeholder shows the order awaiting the
 				// customer, with its customer and amount.
-				sums, _ := db.LoadReservationSummaries()
+				sums, _ := db.LoadReservationSummaries(t.Context())
 				if len(sums) != 1 || sums[0].Key != PlaceholderPrefix+"SHOP-77001" || sums[0].State != StateAwaitingCustomer ||
 					sums[0].Customer != "Jürgen Müller" || !sums[0].Amount.Equal(dec("54.90")) {
 					t.Fatalf("placeholder %+v", sums)
 				}
 				push(t, db, p)
-				if c, _ := db.Counts(); c.Reservations != 1 {
+				if c, _ := db.Counts(t.Context()); c.Reservations != 1 {
 					t.Fatalf("%d reservations counted after the placeholder was replaced", c.Reservations)
 				}
 			} else {
 				push(t, db, p)
-				r, _ := db.Reservation(key)
+				r, _ := db.Reservation(t.Context(), key)
 				if r.LinesKnown || !r.Amount().IsZero() {
 					t.Fatalf("push-only reservation has lines: %+v", r.Lines)
 				}
-				if res, err = db.PutOrder(shopOrder("SHOP-77001")); err != nil {
+				if res, err = db.PutOrder(t.Context(), shopOrder("SHOP-77001")); err != nil {
 					t.Fatal(err)
 				}
 				if res.Outcome != OrderImported || res.ReservationKey != key {
 					t.Fatalf("order after its push: %+v", res)
 				}
 			}
-			r, err := db.Reservation(key)
+			r, err := db.Reservation(t.Context(), key)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,14 +89,14 @@ func TestOrderJoinsReservationInEitherOrder(t *testing.T) {
 			if r.State() != StateReserved {
 				t.Fatalf("state %s", r.State())
 			}
-			o, err := db.Order("SHOP-77001")
+			o, err := db.Order(t.Context(), "SHOP-77001")
 			if err != nil || o.ReservationKey != key {
 				t.Fatalf("order not marked joined: %+v %v", o, err)
 			}
-			if waiting, _ := db.Orders(true); len(waiting) != 0 {
+			if waiting, _ := db.Orders(t.Context(), true); len(waiting) != 0 {
 				t.Fatalf("%d orders still waiting", len(waiting))
 			}
-			sums, _ := db.LoadReservationSummaries()
+			sums, _ := db.LoadReservationSummaries(t.Context())
 			if len(sums) != 1 || sums[0].Customer != "Jürgen Müller" || sums[0].Email != "jm@example.de" || !sums[0].Amount.Equal(dec("54.90")) {
 				t.Fatalf("summary %+v", sums)
 			}
@@ -106,42 +106,42 @@ func TestOrderJoinsReservationInEitherOrder(t *testing.T) {
 
 func TestOrderIdempotentAndConflicts(t *testing.T) {
 	db := openTest(t)
-	if _, err := db.PutOrder(shopOrder("SHOP-1")); err != nil {
+	if _, err := db.PutOrder(t.Context(), shopOrder("SHOP-1")); err != nil {
 		t.Fatal(err)
 	}
 	// The same order again, prices written differently: one order.
 	again := shopOrder("SHOP-1")
 	again.Articles[0].Price = dec("12.5")
 	again.Source = "import orders.csv"
-	res, err := db.PutOrder(again)
+	res, err := db.PutOrder(t.Context(), again)
 	if err != nil || res.Outcome != OrderKnown {
 		t.Fatalf("same order again: %+v %v", res, err)
 	}
 	other := shopOrder("SHOP-1")
 	other.Articles[0].Quantity = 3
-	res, err = db.PutOrder(other)
+	res, err = db.PutOrder(t.Context(), other)
 	if !errors.Is(err, ErrOrderConflict) || res.Outcome != OrderConflict {
 		t.Fatalf("other lines: %+v %v", res, err)
 	}
 	if res.Reason != `article "MUG": quantity 2 known, 3 sent` {
 		t.Fatalf("reason %q", res.Reason)
 	}
-	kept, _ := db.Order("SHOP-1")
+	kept, _ := db.Order(t.Context(), "SHOP-1")
 	if kept.Articles[0].Quantity != 2 || kept.Source != "intake test" {
 		t.Fatalf("the first order was replaced: %+v", kept)
 	}
-	cs, err := db.OrderConflicts("SHOP-1")
+	cs, err := db.OrderConflicts(t.Context(), "SHOP-1")
 	if err != nil || len(cs) != 1 || cs[0].Articles[0].Quantity != 3 {
 		t.Fatalf("conflicts %+v %v", cs, err)
 	}
 	// Sending the conflicting order twice keeps one copy of it.
-	if _, err := db.PutOrder(other); !errors.Is(err, ErrOrderConflict) {
+	if _, err := db.PutOrder(t.Context(), other); !errors.Is(err, ErrOrderConflict) {
 		t.Fatal(err)
 	}
-	if cs, _ := db.OrderConflicts(""); len(cs) != 1 {
+	if cs, _ := db.OrderConflicts(t.Context(), ""); len(cs) != 1 {
 		t.Fatalf("%d conflicts", len(cs))
 	}
-	if _, err := db.PutOrder(Order{Invoice: "X"}); err == nil {
+	if _, err := db.PutOrder(t.Context(), Order{Invoice: "X"}); err == nil {
 		t.Fatal("an order without lines was stored")
 	}
 }
@@ -152,11 +152,11 @@ func TestOrderForReservationPaydeskMade(t *testing.T) {
 	s := newScenario(t, db, g, "INV-OWN")
 	s.reserve([]api.Article{{Number: "A", Title: "A", Price: dec("10"), Quantity: 1, Vat: dec("21")}}, true)
 	same := Order{Invoice: "INV-OWN", Currency: "EUR", Articles: []api.Article{{Number: "A", Title: "A", Price: dec("10.00"), Quantity: 1, Vat: dec("21")}}}
-	if res, err := db.PutOrder(same); err != nil || res.Outcome != OrderKnown || res.ReservationKey != s.resKey {
+	if res, err := db.PutOrder(t.Context(), same); err != nil || res.Outcome != OrderKnown || res.ReservationKey != s.resKey {
 		t.Fatalf("same lines: %+v %v", res, err)
 	}
 	diff := Order{Invoice: "INV-OWN", Currency: "EUR", Articles: []api.Article{{Number: "B", Title: "B", Price: dec("10"), Quantity: 1, Vat: dec("21")}}}
-	if _, err := db.PutOrder(diff); !errors.Is(err, ErrOrderConflict) {
+	if _, err := db.PutOrder(t.Context(), diff); !errors.Is(err, ErrOrderConflict) {
 		t.Fatalf("other lines: %v", err)
 	}
 	if r := s.reservation(); r.Lines[0].ArticleNumber != "A" {
@@ -187,13 +187,13 @@ func TestCaptureMadeElsewhere(t *testing.T) {
 			g := &gw{clock: t0}
 			key, number, p := reservePush(g, "SHOP-9")
 			push(t, db, p)
-			if _, err := db.PutOrder(shopOrder("SHOP-9")); err != nil {
+			if _, err := db.PutOrder(t.Context(), shopOrder("SHOP-9")); err != nil {
 				t.Fatal(err)
 			}
 			k := g.key()
 			push(t, db, txPush(k, "SHOP-9", api.ServiceDeferred, api.TypeDeferredPay, dec(tc.amount), g.status(api.StatusSuccess, api.SubCodeProcessed), nil,
 				api.ResponseParameter{Name: api.PInvoiceNumber, Value: "PROV-123"}))
-			r, _ := db.Reservation(number)
+			r, _ := db.Reservation(t.Context(), number)
 			if r.Key != key || !r.CapturedAmount.Equal(dec(tc.amount)) {
 				t.Fatalf("capture not joined: captured %s", r.CapturedAmount)
 			}
@@ -205,10 +205,10 @@ func TestCaptureMadeElsewhere(t *testing.T) {
 			if !r.UnsplitCaptured.Equal(dec(tc.unsplit)) || r.State() != tc.state || !r.RemainingAmount().Equal(dec(tc.remainingLeft)) {
 				t.Fatalf("unsplit %s state %s remaining %s", r.UnsplitCaptured, r.State(), r.RemainingAmount())
 			}
-			if tx, _ := db.Transaction(k); tx.CustomerName != "Jürgen Müller" {
+			if tx, _ := db.Transaction(t.Context(), k); tx.CustomerName != "Jürgen Müller" {
 				t.Fatalf("the capture does not name the customer: %q", tx.CustomerName)
 			}
-			if sums, _ := db.LoadReservationSummaries(); sums[0].InvoiceNumbers != "PROV-123" {
+			if sums, _ := db.LoadReservationSummaries(t.Context()); sums[0].InvoiceNumbers != "PROV-123" {
 				t.Fatalf("provider invoice number not in the summary: %q", sums[0].InvoiceNumbers)
 			}
 		})
@@ -236,7 +236,7 @@ func TestShopBackEndPushesKeepTheLedger(t *testing.T) {
 			db := openTest(t)
 			ps := build(&gw{clock: t0})
 			if orderFirst {
-				if _, err := db.PutOrder(shopOrder("SHOP-5")); err != nil {
+				if _, err := db.PutOrder(t.Context(), shopOrder("SHOP-5")); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -244,11 +244,11 @@ func TestShopBackEndPushesKeepTheLedger(t *testing.T) {
 				push(t, db, ps[i])
 			}
 			if !orderFirst {
-				if _, err := db.PutOrder(shopOrder("SHOP-5")); err != nil {
+				if _, err := db.PutOrder(t.Context(), shopOrder("SHOP-5")); err != nil {
 					t.Fatal(err)
 				}
 			}
-			r, err := db.Reservation("SHOP-5")
+			r, err := db.Reservation(t.Context(), "SHOP-5")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -263,7 +263,7 @@ func TestShopBackEndPushesKeepTheLedger(t *testing.T) {
 			if got != want {
 				t.Errorf("pushes in order %v, order first %v:\n got %s\nwant %s", order, orderFirst, got, want)
 			}
-			if sums, _ := db.LoadReservationSummaries(); len(sums) != 1 {
+			if sums, _ := db.LoadReservationSummaries(t.Context()); len(sums) != 1 {
 				t.Errorf("pushes in order %v: %d reservations, want 1", order, len(sums))
 			}
 		}
@@ -295,7 +295,7 @@ func TestResolveTransaction(t *testing.T) {
 		{"GC-7", gcKey, ""},
 		{"NOPE", "", "not found (no transaction has it as key"},
 	} {
-		got, err := db.ResolveTransaction(tc.ref)
+		got, err := db.ResolveTransaction(t.Context(), tc.ref)
 		switch {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%s: error %v, want %q", tc.ref, err, tc.err)
@@ -303,7 +303,7 @@ func TestResolveTransaction(t *testing.T) {
 			t.Errorf("%s: %v %v, want %s", tc.ref, got, err, tc.want)
 		}
 	}
-	if txs, err := db.TransactionsFor("INV-TWO"); err != nil || len(txs) != 2 {
+	if txs, err := db.TransactionsFor(t.Context(), "INV-TWO"); err != nil || len(txs) != 2 {
 		t.Fatalf("transactions of an invoice: %d %v", len(txs), err)
 	}
 }
@@ -319,16 +319,16 @@ func TestReservationByAmbiguousInvoice(t *testing.T) {
 		s.reserve([]api.Article{{Number: "A", Title: "A", Price: dec("10"), Quantity: 1, Vat: dec("21")}}, true)
 		ss = append(ss, s)
 	}
-	_, err := db.Reservation("T-SAME")
+	_, err := db.Reservation(t.Context(), "T-SAME")
 	if !errors.Is(err, ErrAmbiguous) || !strings.Contains(err.Error(), ss[0].resNum) || !strings.Contains(err.Error(), ss[1].resNum) {
 		t.Fatalf("two open reservations under one invoice: %v", err)
 	}
 	ss[0].cancel(true)
-	r, err := db.Reservation("T-SAME")
+	r, err := db.Reservation(t.Context(), "T-SAME")
 	if err != nil || r.Key != ss[1].resKey {
 		t.Fatalf("one open reservation left: %v %v", r, err)
 	}
-	if r, err := db.Reservation(ss[0].resNum); err != nil || r.Key != ss[0].resKey {
+	if r, err := db.Reservation(t.Context(), ss[0].resNum); err != nil || r.Key != ss[0].resKey {
 		t.Fatalf("by number: %v %v", r, err)
 	}
 }

@@ -195,7 +195,7 @@ func (db *DB) RecordAttempts(ctx context.Context, recs []AttemptRecord) error {
 		// writer) cost the listener more (47 % of its pushes/s, against 34 %).
 		err = db.batch.do(ctx, fn)
 	} else {
-		err = db.update(fn)
+		err = db.update(ctx, fn)
 	}
 	if err != nil {
 		return fmt.Errorf("record attempts: %w", err)

@@ -23,7 +23,7 @@ func BenchmarkNextDeliveriesShopDown(b *testing.B) {
 			defer db.Close()
 			retry := t0.Add(time.Hour)
 			for done := 0; done < open; done += 10000 {
-				err := db.update(func(tx RepoTx, _ *Change) error {
+				err := db.update(b.Context(), func(tx RepoTx, _ *Change) error {
 					for i := done; i < min(done+10000, open); i++ {
 						d := &Delivery{PushID: uint64(i + 1), Key: fmt.Sprintf("%032X", i), Endpoint: ep, Created: t0, State: DeliveryPending, NextAt: retry}
 						if _, err := tx.AppendDelivery(d); err != nil {

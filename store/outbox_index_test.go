@@ -16,7 +16,7 @@ import (
 // what a reading of every open delivery gives, at each instant of ats.
 func checkDueIndex(t *testing.T, db *DB, step string, ats ...time.Time) {
 	t.Helper()
-	err := db.read(func(tx RepoTx) error {
+	err := db.read(t.Context(), func(tx RepoTx) error {
 		for _, at := range ats {
 			want, wantNext, err := scanDueHeads(tx, at, 0)
 			if err != nil {
@@ -93,7 +93,7 @@ func TestDueIndexAgreesWithOpenDeliveries(t *testing.T) {
 				case op < 4 || len(ids) == 0:
 					d := &Delivery{PushID: uint64(step + 1), Key: keys[r.IntN(len(keys))], Endpoint: eps[r.IntN(len(eps))], Created: t0,
 						State: DeliveryPending, NextAt: t0}
-					err := db.update(func(tx RepoTx, _ *Change) error { _, err := tx.AppendDelivery(d); return err })
+					err := db.update(t.Context(), func(tx RepoTx, _ *Change) error { _, err := tx.AppendDelivery(d); return err })
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -137,7 +137,7 @@ func TestDueIndexBuiltForAnEarlierFile(t *testing.T) {
 	}
 	for i, k := range []string{"K1", "K2", "K1", "K3"} {
 		d := &Delivery{PushID: uint64(i + 1), Key: k, Endpoint: eps[0], Created: t0, State: DeliveryPending, NextAt: t0.Add(time.Duration(i) * time.Second)}
-		if err := db.update(func(tx RepoTx, _ *Change) error { _, err := tx.AppendDelivery(d); return err }); err != nil {
+		if err := db.update(t.Context(), func(tx RepoTx, _ *Change) error { _, err := tx.AppendDelivery(d); return err }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -174,7 +174,7 @@ func TestDueIndexBuiltForAnEarlierFile(t *testing.T) {
 	if err := db.RecordAttempt(context.Background(), 1, Attempt{At: late, Status: 200}, AttemptOutcome{Delivered: true}); err != nil {
 		t.Fatal(err)
 	}
-	err = db.read(func(tx RepoTx) error {
+	err = db.read(t.Context(), func(tx RepoTx) error {
 		_, _, ok, err := tx.(dueIndex).DueDeliveries(late, 0)
 		if !ok || err != nil {
 			t.Fatalf("no index after a write: ok %v, %v", ok, err)

@@ -56,7 +56,7 @@ func pageData(t *testing.T, db *DB, n int) {
 		}
 		rs = append(rs, r)
 	}
-	if err := db.PutReservations(rs); err != nil {
+	if err := db.PutReservations(t.Context(), rs); err != nil {
 		t.Fatal(err)
 	}
 	// Changes: states, customers (the customer index and the search text
@@ -75,7 +75,7 @@ func pageData(t *testing.T, db *DB, n int) {
 			again = append(again, r)
 		}
 	}
-	if err := db.PutReservations(again); err != nil {
+	if err := db.PutReservations(t.Context(), again); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -111,7 +111,7 @@ func testReservationPage(t *testing.T, small int) {
 		db.bk.SetListPaths(1, 10, 5)
 	}
 	pageData(t, db, 600)
-	all, err := db.LoadReservationSummaries()
+	all, err := db.LoadReservationSummaries(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,11 +141,11 @@ func testReservationPage(t *testing.T, small int) {
 				t.Run(fmt.Sprintf("%s/sort%d/desc=%v", c.name, sort, desc), func(t *testing.T) {
 					checkPaging(t, PageQuery{Sort: sort, Desc: desc, Filter: c.filter, State: c.state, Limit: 37},
 						func(q PageQuery) (keyedPage, error) {
-							p, err := db.ReservationPage(q)
+							p, err := db.ReservationPage(t.Context(), q)
 							return resKeyed(p), err
 						},
 						func(q PageQuery) keyedPage { return resKeyed(PageSummaries(all, q)) },
-						db.ReservationCount)
+						func(q PageQuery) (int, error) { return db.ReservationCount(t.Context(), q) })
 				})
 			}
 		}
@@ -249,7 +249,7 @@ func TestReservationPageLive(t *testing.T) {
 	}
 	pageData(t, db, 50)
 	q := PageQuery{Sort: SortCreated, Desc: true, Limit: 10}
-	p, err := db.ReservationPage(q)
+	p, err := db.ReservationPage(t.Context(), q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,10 +257,10 @@ func TestReservationPageLive(t *testing.T) {
 	cursor := p.Rows[9]
 	newer := &Reservation{Key: "NEWEST", Invoice: "INV-NEW", Currency: "EUR", Created: t0.Add(time.Hour),
 		Status: Status{Code: api.StatusSuccess, Time: t0.Add(time.Hour)}}
-	if err := db.PutReservations([]*Reservation{newer}); err != nil {
+	if err := db.PutReservations(t.Context(), []*Reservation{newer}); err != nil {
 		t.Fatal(err)
 	}
-	top, err := db.ReservationPage(q)
+	top, err := db.ReservationPage(t.Context(), q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,11 +271,11 @@ func TestReservationPageLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	q.After = cursor.Pos
-	next, err := db.ReservationPage(q)
+	next, err := db.ReservationPage(t.Context(), q)
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, _ := db.LoadReservationSummaries()
+	all, _ := db.LoadReservationSummaries(t.Context())
 	want := PageSummaries(all, q)
 	if !slices.Equal(posList(next), posList(want)) {
 		t.Fatalf("after a gone cursor: %q, want %q", posList(next), posList(want))
@@ -285,7 +285,7 @@ func TestReservationPageLive(t *testing.T) {
 		filter string
 		n      int
 	}{{"inv-new", 1}, {cursor.Summary.Key, 0}} {
-		got, err := db.ReservationPage(PageQuery{Filter: c.filter})
+		got, err := db.ReservationPage(t.Context(), PageQuery{Filter: c.filter})
 		if err != nil || len(got.Rows) != c.n {
 			t.Fatalf("filter %q: %d rows (%v), want %d", c.filter, len(got.Rows), err, c.n)
 		}
@@ -313,7 +313,7 @@ func TestListTableFillAndBulkCopy(t *testing.T) {
 	defer file.Close()
 	pageData(t, file, 300)
 	txPageData(t, file, 300)
-	txs, err := file.Transactions()
+	txs, err := file.Transactions(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,20 +323,20 @@ func TestListTableFillAndBulkCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := file.CopyBulkTo(dst); err != nil {
+	if err := file.CopyBulkTo(t.Context(), dst); err != nil {
 		t.Fatal(err)
 	}
-	if err := file.CopyBulkTo(dst); err == nil {
+	if err := file.CopyBulkTo(t.Context(), dst); err == nil {
 		t.Fatal("a second bulk copy into a full database went ahead")
 	}
-	all, err := file.LoadReservationSummaries()
+	all, err := file.LoadReservationSummaries(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	same := func(db *DB, what string) {
 		t.Helper()
 		q := PageQuery{Sort: SortCustomer, Filter: "muller", Limit: 1000}
-		p, err := db.ReservationPage(q)
+		p, err := db.ReservationPage(t.Context(), q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -344,7 +344,7 @@ func TestListTableFillAndBulkCopy(t *testing.T) {
 			t.Fatalf("%s: %d rows, want %d", what, len(p.Rows), len(w.Rows))
 		}
 		q = PageQuery{Sort: TxSortCustomer, Filter: "muller", Limit: 1000}
-		tp, err := db.TransactionPage(q)
+		tp, err := db.TransactionPage(t.Context(), q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -392,7 +392,7 @@ func TestListMigration(t *testing.T) {
 				t.Fatal(err)
 			}
 			pageData(t, db, 400)
-			all, _ := db.LoadReservationSummaries()
+			all, _ := db.LoadReservationSummaries(t.Context())
 			// Back to schema 4: the indexes go.
 			err = db.bk.File().Bolt().Update(func(tx *bolt.Tx) error {
 				for _, b := range kv.ListBuckets() {
@@ -421,7 +421,7 @@ func TestListMigration(t *testing.T) {
 				{Sort: SortInvoice, Limit: 1000}, {Sort: SortState, Limit: 1000}, {Limit: 1000},
 				{Filter: "muller", Limit: 1000}, {State: StateCancelled, Limit: 1000}, {State: StateOrderMissing, Limit: 1000},
 				{Filter: all[7].Invoice, Limit: 1000}} {
-				p, err := db.ReservationPage(q)
+				p, err := db.ReservationPage(t.Context(), q)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -30,7 +30,7 @@ func TestRefoldOnOpen(t *testing.T) {
 			t.Fatal(err)
 		}
 		pageData(t, db, 300)
-		all, _ := db.LoadReservationSummaries()
+		all, _ := db.LoadReservationSummaries(t.Context())
 		// As an older paydesk left it: every row's text without the
 		// German fold, and no version.
 		err = db.bk.File().Bolt().Update(func(tx *bolt.Tx) error {
@@ -52,7 +52,7 @@ func TestRefoldOnOpen(t *testing.T) {
 		if len(want.Rows) == 0 {
 			t.Fatal("the data has no Müller")
 		}
-		if p, _ := db.ReservationPage(q); len(p.Rows) != 0 {
+		if p, _ := db.ReservationPage(t.Context(), q); len(p.Rows) != 0 {
 			t.Fatalf("the old texts found %d rows for mueller", len(p.Rows))
 		}
 		_ = db.Close()
@@ -65,7 +65,7 @@ func TestRefoldOnOpen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := db.ReservationPage(q)
+		p, err := db.ReservationPage(t.Context(), q)
 		if err != nil || !slices.Equal(posList(p), posList(want)) {
 			t.Fatalf("after the refold: %d rows (%v), want %d", len(p.Rows), err, len(want.Rows))
 		}
@@ -97,7 +97,7 @@ func TestRefoldOnOpenPG(t *testing.T) {
 				t.Fatal(err)
 			}
 			pageData(t, db, 300)
-			all, _ := db.LoadReservationSummaries()
+			all, _ := db.LoadReservationSummaries(t.Context())
 			q := PageQuery{Filter: "mueller", Limit: 1000}
 			want := PageSummaries(all, q)
 			tables := []string{"paydesk_summary", "paydesk_txlist"}
@@ -117,7 +117,7 @@ func TestRefoldOnOpenPG(t *testing.T) {
 			if _, err := pool.Exec(ctx, "DELETE FROM paydesk_numbers WHERE name = 'fold-version'"); err != nil {
 				t.Fatal(err)
 			}
-			if p, _ := db.ReservationPage(q); len(p.Rows) != 0 || len(want.Rows) == 0 {
+			if p, _ := db.ReservationPage(ctx, q); len(p.Rows) != 0 || len(want.Rows) == 0 {
 				t.Fatalf("old texts found %d rows; the data has %d", len(p.Rows), len(want.Rows))
 			}
 			_ = db.Close()
@@ -126,11 +126,11 @@ func TestRefoldOnOpenPG(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			p, err := db.ReservationPage(q)
+			p, err := db.ReservationPage(ctx, q)
 			if err != nil || !slices.Equal(posList(p), posList(want)) {
 				t.Fatalf("after the refold: %d rows (%v), want %d", len(p.Rows), err, len(want.Rows))
 			}
-			tp, err := db.TransactionPage(PageQuery{Filter: "mueller", Limit: 1000})
+			tp, err := db.TransactionPage(ctx, PageQuery{Filter: "mueller", Limit: 1000})
 			if err != nil || len(tp.Rows) == 0 && hasTx(db) {
 				t.Fatalf("transactions after the refold: %d rows (%v)", len(tp.Rows), err)
 			}
@@ -139,6 +139,6 @@ func TestRefoldOnOpenPG(t *testing.T) {
 }
 
 func hasTx(db *DB) bool {
-	txs, _ := db.Transactions()
+	txs, _ := db.Transactions(context.Background())
 	return len(txs) > 0
 }

@@ -55,7 +55,7 @@ func txPageData(t *testing.T, db *DB, n int) {
 		}
 		ts = append(ts, tr)
 	}
-	if err := db.PutTransactions(ts); err != nil {
+	if err := db.PutTransactions(t.Context(), ts); err != nil {
 		t.Fatal(err)
 	}
 	var again []*Transaction
@@ -71,7 +71,7 @@ func txPageData(t *testing.T, db *DB, n int) {
 			again = append(again, tr)
 		}
 	}
-	if err := db.PutTransactions(again); err != nil {
+	if err := db.PutTransactions(t.Context(), again); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -100,7 +100,7 @@ func TestTransactionPage(t *testing.T) {
 				db.bk.SetListPaths(1, 10, 5)
 			}
 			txPageData(t, db, 500)
-			all, err := db.Transactions()
+			all, err := db.Transactions(t.Context())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,11 +128,11 @@ func TestTransactionPage(t *testing.T) {
 						t.Run(fmt.Sprintf("%s/sort%d/desc=%v", c.name, sort, desc), func(t *testing.T) {
 							checkPaging(t, PageQuery{Sort: sort, Desc: desc, Filter: c.filter, State: c.state, Limit: 37},
 								func(q PageQuery) (keyedPage, error) {
-									p, err := db.TransactionPage(q)
+									p, err := db.TransactionPage(t.Context(), q)
 									return txKeyed(p), err
 								},
 								func(q PageQuery) keyedPage { return txKeyed(PageTransactions(all, q)) },
-								db.TransactionCount)
+								func(q PageQuery) (int, error) { return db.TransactionCount(t.Context(), q) })
 						})
 					}
 				}
@@ -163,7 +163,7 @@ func TestTransactionListFill(t *testing.T) {
 				t.Fatal(err)
 			}
 			txPageData(t, db, 400)
-			all, _ := db.Transactions()
+			all, _ := db.Transactions(t.Context())
 			err = db.bk.File().Bolt().Update(func(tx *bolt.Tx) error {
 				for _, b := range kv.TxListBuckets() {
 					if err := tx.DeleteBucket(b); err != nil {
@@ -189,7 +189,7 @@ func TestTransactionListFill(t *testing.T) {
 			for _, q := range []PageQuery{{Sort: TxSortCustomer, Limit: 1000}, {Sort: TxSortAmount, Desc: true, Limit: 1000},
 				{Sort: TxSortKind, Limit: 1000}, {Sort: TxSortStatus, Limit: 1000}, {Limit: 1000},
 				{Filter: "muller", Limit: 1000}, {State: State(KindGiftCardPay), Limit: 1000}, {Filter: all[7].Invoice, Limit: 1000}} {
-				p, err := db.TransactionPage(q)
+				p, err := db.TransactionPage(t.Context(), q)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -229,7 +229,7 @@ func checkGroups(t *testing.T, db *DB, all []*Transaction) {
 		t.Fatal("no groups in the data")
 	}
 	for g, want := range groups {
-		got, err := db.TransactionGroup(g)
+		got, err := db.TransactionGroup(t.Context(), g)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -62,15 +62,15 @@ func TestPageWhereProperty(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	pageData(t, db, 600)
-	all, err := db.LoadReservationSummaries()
+	all, err := db.LoadReservationSummaries(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	engines := map[string]func(context.Context, PageQuery) (Page, error){
-		"store": func(_ context.Context, q PageQuery) (Page, error) { return db.ReservationPage(q) },
+		"store": func(ctx context.Context, q PageQuery) (Page, error) { return db.ReservationPage(ctx, q) },
 	}
 	counts := map[string]func(context.Context, PageQuery) (int, error){
-		"store": func(_ context.Context, q PageQuery) (int, error) { return db.ReservationCount(q) },
+		"store": func(ctx context.Context, q PageQuery) (int, error) { return db.ReservationCount(ctx, q) },
 	}
 	if os.Getenv("PAYDESK_TEST_PG") == "" {
 		t.Log("PostgreSQL engines skipped: run `. .ci/pg` from the repository root first")
@@ -81,8 +81,8 @@ func TestPageWhereProperty(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = kv.Close() })
 		pageData(t, kv, 600)
-		engines["postgres-kv"] = func(_ context.Context, q PageQuery) (Page, error) { return kv.ReservationPage(q) }
-		counts["postgres-kv"] = func(_ context.Context, q PageQuery) (int, error) { return kv.ReservationCount(q) }
+		engines["postgres-kv"] = func(ctx context.Context, q PageQuery) (Page, error) { return kv.ReservationPage(ctx, q) }
+		counts["postgres-kv"] = func(ctx context.Context, q PageQuery) (int, error) { return kv.ReservationCount(ctx, q) }
 		lists, _, _ := relListsFrom(t, db)
 		engines["native"], counts["native"] = lists.ReservationPage, lists.ReservationCount
 	}

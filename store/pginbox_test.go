@@ -58,14 +58,14 @@ func waitApplied(t *testing.T, db *DB, within time.Duration) {
 // created its transaction.
 func checkOnce(t *testing.T, db *DB, ps []*api.Push) {
 	t.Helper()
-	c, err := db.Counts()
+	c, err := db.Counts(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Pushes != uint64(len(ps)) || c.Transactions != len(ps) {
 		t.Errorf("counts: %d pushes, %d transactions; want %d each", c.Pushes, c.Transactions, len(ps))
 	}
-	log, err := db.Pushes(0, 0)
+	log, err := db.Pushes(t.Context(), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestInboxAppliesAsApplyPush(t *testing.T) {
 				t.Fatalf("with operations %v, seed %d: state differs from ApplyPush in order\n got: %s\nwant: %s", withOps, seed, got, want)
 			}
 			if withOps {
-				if open, err := db.Ops(OpPending, OpSent, OpOutcomeUnknown); err != nil || len(open) != 0 {
+				if open, err := db.Ops(t.Context(), OpPending, OpSent, OpOutcomeUnknown); err != nil || len(open) != 0 {
 					t.Errorf("seed %d: %d operations still open after the pushes (%v)", seed, len(open), err)
 				}
 			}

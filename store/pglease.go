@@ -94,7 +94,7 @@ func (db *DB) recoverAbandoned(ctx context.Context) error {
 		lease int64
 	}
 	var cands []cand
-	err := db.read(func(tx RepoTx) error {
+	err := db.read(ctx, func(tx RepoTx) error {
 		open, err := tx.OpenOps()
 		if err != nil {
 			return err
@@ -121,7 +121,7 @@ func (db *DB) recoverAbandoned(ctx context.Context) error {
 		if !gone {
 			continue
 		}
-		err = db.update(func(tx RepoTx, ch *Change) error {
+		err = db.update(ctx, func(tx RepoTx, ch *Change) error {
 			op, err := getOp(tx, c.id)
 			if err != nil {
 				return err

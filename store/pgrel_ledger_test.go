@@ -68,7 +68,7 @@ func layout7Ledger(t *testing.T) string {
 		api.ResponseParameter{Name: api.PReservationNumber, Value: "RES-PUSHONLY"}))
 
 	// An order whose Reserve has not come: its placeholder.
-	if _, err := db.PutOrder(Order{Invoice: "INV-ORDER", Currency: "EUR", Articles: arts[:1], Source: "import orders.csv",
+	if _, err := db.PutOrder(t.Context(), Order{Invoice: "INV-ORDER", Currency: "EUR", Articles: arts[:1], Source: "import orders.csv",
 		Billing: api.Address{FirstName: "Zoë", LastName: "Ångström", Email: "zoe@example.se", Country: "SE"}}); err != nil {
 		t.Fatal(err)
 	}

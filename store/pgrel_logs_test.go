@@ -76,7 +76,7 @@ func TestRelationalAuditTableFromLayout7(t *testing.T) {
 	if kv == 0 || same != kv || queryOne[int64](t, conn, `SELECT count(*) FROM paydesk_audit`) != kv {
 		t.Fatalf("%d audit entries in paydesk_kv, %d of them byte for byte in paydesk_audit", kv, same)
 	}
-	entries, err := db.Audit(0)
+	entries, err := db.Audit(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,14 +92,14 @@ func TestRelationalAuditTableFromLayout7(t *testing.T) {
 		}
 	}
 
-	id, err := db.AppendAudit(AuditEntry{Operator: "dave@desk4", Action: "export", Target: "tx.csv", Result: "3 rows"})
+	id, err := db.AppendAudit(t.Context(), AuditEntry{Operator: "dave@desk4", Action: "export", Target: "tx.csv", Result: "3 rows"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := queryOne[string](t, conn, `SELECT operator FROM paydesk_audit WHERE id = $1`, int64(id)); got != "dave@desk4" {
 		t.Errorf("the entry written now reads %q in paydesk_audit", got)
 	}
-	if chk, err := db.VerifyAudit(); err != nil || !chk.OK() {
+	if chk, err := db.VerifyAudit(t.Context()); err != nil || !chk.OK() {
 		t.Errorf("verify after the migration: %+v %v", chk, err)
 	}
 }

@@ -14,19 +14,19 @@ import (
 // holds.
 func relListsFrom(t *testing.T, db *DB) (Lister, []Summary, []*Transaction) {
 	t.Helper()
-	sums, err := db.LoadReservationSummaries()
+	sums, err := db.LoadReservationSummaries(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var rs []*Reservation
 	for _, s := range sums {
-		r, err := db.Reservation(s.Key)
+		r, err := db.Reservation(t.Context(), s.Key)
 		if err != nil {
 			t.Fatal(err)
 		}
 		rs = append(rs, r)
 	}
-	txs, err := db.Transactions()
+	txs, err := db.Transactions(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func TestRelationalShowMatchesSQL(t *testing.T) {
 		{"refunded again", func() { s.refund(first, "19.99", true) }, "119.93", "39.98"},
 	} {
 		step.do()
-		r, err := db.Reservation(s.inv)
+		r, err := db.Reservation(ctx, s.inv)
 		if err != nil {
 			t.Fatalf("%s: %v", step.name, err)
 		}
@@ -99,7 +99,7 @@ func TestRelationalOpenConvertsKV(t *testing.T) {
 	s.refund(c1, "19.99", true)
 	auditLog(t, kv, 2)
 	want := utcTimes(snapshot(t, kv))
-	wantOps, err := kv.Ops()
+	wantOps, err := kv.Ops(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,11 +130,11 @@ func TestRelationalOpenConvertsKV(t *testing.T) {
 		if got := utcTimes(snapshot(t, db)); got != want {
 			t.Errorf("%s: reads otherwise:\n got %s\nwant %s", tc.name, got, want)
 		}
-		ops, err := db.Ops()
+		ops, err := db.Ops(t.Context())
 		if err != nil || len(ops) != len(wantOps) {
 			t.Errorf("%s: %d operations (%v), want %d", tc.name, len(ops), err, len(wantOps))
 		}
-		if chk, err := db.VerifyAudit(); err != nil || !chk.OK() {
+		if chk, err := db.VerifyAudit(t.Context()); err != nil || !chk.OK() {
 			t.Errorf("%s: the audit: %+v %v", tc.name, chk, err)
 		}
 		if err := db.Close(); err != nil {

@@ -48,13 +48,13 @@ func story(t testing.TB, db *DB, withOps bool) []*api.Push {
 // shows, without the cache's own bookkeeping times.
 func snapshot(t testing.TB, db *DB) string {
 	t.Helper()
-	sums, err := db.LoadReservationSummaries()
+	sums, err := db.LoadReservationSummaries(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []any
 	for _, sm := range sums {
-		r, err := db.Reservation(sm.Key)
+		r, err := db.Reservation(t.Context(), sm.Key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func snapshot(t testing.TB, db *DB) string {
 		slices.Sort(r.Transactions)
 		out = append(out, r, sm)
 	}
-	txs, err := db.Transactions()
+	txs, err := db.Transactions(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func snapshot(t testing.TB, db *DB) string {
 		tx.Updated, tx.OpID = time.Time{}, 0
 		out = append(out, tx)
 	}
-	c, err := db.Counts()
+	c, err := db.Counts(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestPushesAnyOrderSameState(t *testing.T) {
 			}
 			want := snapshot(t, ref)
 			if withOps {
-				r, err := ref.Reservation("RES-" + strings.Repeat("0", 3) + "1")
+				r, err := ref.Reservation(t.Context(), "RES-"+strings.Repeat("0", 3)+"1")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -169,11 +169,11 @@ func TestDuplicatePushStoredOnce(t *testing.T) {
 	if !second.Duplicate || second.ID != first.ID || second.Applied {
 		t.Errorf("second = %+v", second)
 	}
-	all, err := db.Pushes(0, 0)
+	all, err := db.Pushes(t.Context(), 0, 0)
 	if err != nil || len(all) != 1 {
 		t.Fatalf("pushes = %d, %v", len(all), err)
 	}
-	tx, err := db.Transaction(p.Key())
+	tx, err := db.Transaction(t.Context(), p.Key())
 	if err != nil || tx.Kind != KindGiftCardPay || tx.Provider != api.ProviderCustom || !tx.Amount.Equal(dec("12.5")) {
 		t.Errorf("transaction from a push of another tool = %+v, %v", tx, err)
 	}
@@ -193,7 +193,7 @@ func TestOlderPushChangesNothing(t *testing.T) {
 			t.Errorf("push %d after final: %+v", st.Code.Code, res)
 		}
 	}
-	r, err := db.Reservation(k)
+	r, err := db.Reservation(t.Context(), k)
 	if err != nil || r.Status.Code != api.StatusSuccess {
 		t.Fatalf("reservation %+v %v", r, err)
 	}
@@ -205,7 +205,7 @@ func TestOlderPushChangesNothing(t *testing.T) {
 	if res.Applied || res.Ignored != ignoredOlder {
 		t.Errorf("older pending push: %+v", res)
 	}
-	ps, err := db.PushesFor(k2)
+	ps, err := db.PushesFor(t.Context(), k2)
 	if err != nil || len(ps) != 2 || ps[1].Ignored != ignoredOlder {
 		t.Errorf("push log of %s: %d, %v", k2, len(ps), err)
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,9 +15,9 @@ import (
 // LoadReservationSummaries returns the list row of every reservation, in key
 // order. It reads only the compact list rows (100,000 rows in well under
 // 300 ms).
-func (db *DB) LoadReservationSummaries() ([]Summary, error) {
+func (db *DB) LoadReservationSummaries(ctx context.Context) ([]Summary, error) {
 	var out []Summary
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		out, err = tx.Summaries()
 		return err
 	})
@@ -28,8 +29,8 @@ func (db *DB) LoadReservationSummaries() ([]Summary, error) {
 
 // Reservation finds a reservation by key, reservation number or invoice
 // (the newest reservation with that invoice). Not found names the three.
-func (db *DB) Reservation(ref string) (*Reservation, error) {
-	r, err := getOne(db, "reservation "+ref, func(tx RepoTx) (*Reservation, error) { return resolveReservation(tx, ref) })
+func (db *DB) Reservation(ctx context.Context, ref string) (*Reservation, error) {
+	r, err := getOne(ctx, db, "reservation "+ref, func(tx RepoTx) (*Reservation, error) { return resolveReservation(tx, ref) })
 	if errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("reservation %s: %w (no reservation has it as key, reservation number or invoice)", ref, ErrNotFound)
 	}
@@ -85,10 +86,10 @@ func resolveReservation(tx RepoTx, ref string) (*Reservation, error) {
 // capture or refund, by the merchant's invoice when exactly one capture has
 // it (a refund is for a capture: that is what an operator names). Several
 // captures under one invoice are refused naming their keys.
-func (db *DB) ResolveTransaction(ref string) (*Transaction, error) {
+func (db *DB) ResolveTransaction(ctx context.Context, ref string) (*Transaction, error) {
 	var found *Transaction
 	var candidates []string
-	err := db.read(func(tx RepoTx) error {
+	err := db.read(ctx, func(tx RepoTx) error {
 		t, err := tx.Transaction(ref)
 		if t != nil || err != nil {
 			found = t
@@ -113,7 +114,7 @@ func (db *DB) ResolveTransaction(ref string) (*Transaction, error) {
 	if err == nil && found == nil {
 		// Gift card payments stay out of the invoice lookup (ingest speed):
 		// look for one by invoice the slow way, for an operator's command.
-		found, candidates, err = db.giftCardByInvoice(ref)
+		found, candidates, err = db.giftCardByInvoice(ctx, ref)
 	}
 	switch {
 	case err != nil:
@@ -127,15 +128,15 @@ func (db *DB) ResolveTransaction(ref string) (*Transaction, error) {
 }
 
 // Transaction finds a transaction by key.
-func (db *DB) Transaction(key string) (*Transaction, error) {
-	return getOne(db, "transaction "+key, func(tx RepoTx) (*Transaction, error) { return tx.Transaction(key) })
+func (db *DB) Transaction(ctx context.Context, key string) (*Transaction, error) {
+	return getOne(ctx, db, "transaction "+key, func(tx RepoTx) (*Transaction, error) { return tx.Transaction(key) })
 }
 
 // getOne reads one record in a read transaction: nothing found is
 // ErrNotFound, and every error names what was looked up.
-func getOne[T any](db *DB, what string, get func(RepoTx) (*T, error)) (*T, error) {
+func getOne[T any](ctx context.Context, db *DB, what string, get func(RepoTx) (*T, error)) (*T, error) {
 	var v *T
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		v, err = get(tx)
 		return err
 	})
@@ -150,9 +151,9 @@ func getOne[T any](db *DB, what string, get func(RepoTx) (*T, error)) (*T, error
 
 // TransactionsFor returns the captures and refunds of a reservation (by key or
 // reservation number), oldest first.
-func (db *DB) TransactionsFor(ref string) ([]*Transaction, error) {
+func (db *DB) TransactionsFor(ctx context.Context, ref string) ([]*Transaction, error) {
 	var out []*Transaction
-	err := db.read(func(tx RepoTx) error {
+	err := db.read(ctx, func(tx RepoTx) error {
 		r, err := resolveReservation(tx, ref)
 		if err != nil {
 			return err
@@ -188,9 +189,9 @@ func sortTxOldestFirst(ts []*Transaction) {
 }
 
 // Transactions returns every transaction, newest first.
-func (db *DB) Transactions() ([]*Transaction, error) {
+func (db *DB) Transactions(ctx context.Context) ([]*Transaction, error) {
 	var out []*Transaction
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		out, err = tx.Transactions()
 		return err
 	})
@@ -204,12 +205,12 @@ func (db *DB) Transactions() ([]*Transaction, error) {
 
 // TransactionGroup returns a gift card group: the payment whose key is
 // group and the payments made as part of it, oldest first.
-func (db *DB) TransactionGroup(group string) ([]*Transaction, error) {
+func (db *DB) TransactionGroup(ctx context.Context, group string) ([]*Transaction, error) {
 	if group == "" {
 		return nil, nil
 	}
 	var out []*Transaction
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		out, err = tx.TransactionGroup(group)
 		return err
 	})
@@ -221,15 +222,15 @@ func (db *DB) TransactionGroup(group string) ([]*Transaction, error) {
 }
 
 // Push returns one stored push by ID.
-func (db *DB) Push(id uint64) (*PushRecord, error) {
-	return getOne(db, "push "+strconv.FormatUint(id, 10), func(tx RepoTx) (*PushRecord, error) { return tx.Push(id) })
+func (db *DB) Push(ctx context.Context, id uint64) (*PushRecord, error) {
+	return getOne(ctx, db, "push "+strconv.FormatUint(id, 10), func(tx RepoTx) (*PushRecord, error) { return tx.Push(id) })
 }
 
 // Pushes returns up to limit stored pushes (0: all), newest first, with IDs
 // below beforeID (0: from the newest).
-func (db *DB) Pushes(limit int, beforeID uint64) ([]*PushRecord, error) {
+func (db *DB) Pushes(ctx context.Context, limit int, beforeID uint64) ([]*PushRecord, error) {
 	var out []*PushRecord
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		out, err = tx.PushesBefore(beforeID, limit)
 		return err
 	})
@@ -241,9 +242,9 @@ func (db *DB) Pushes(limit int, beforeID uint64) ([]*PushRecord, error) {
 
 // RejectedPushes returns up to limit rejected pushes, newest first (0: all
 // kept).
-func (db *DB) RejectedPushes(limit int) ([]*PushRecord, error) {
+func (db *DB) RejectedPushes(ctx context.Context, limit int) ([]*PushRecord, error) {
 	var out []*PushRecord
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		out, err = tx.RejectedNewest(limit)
 		return err
 	})
@@ -254,9 +255,9 @@ func (db *DB) RejectedPushes(limit int) ([]*PushRecord, error) {
 }
 
 // PushesFor returns the pushes about any of the given keys, oldest first.
-func (db *DB) PushesFor(keys ...string) ([]*PushRecord, error) {
+func (db *DB) PushesFor(ctx context.Context, keys ...string) ([]*PushRecord, error) {
 	var out []*PushRecord
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		out, err = pushesFor(tx, keys)
 		return err
 	})
@@ -295,9 +296,9 @@ func pushesFor(tx RepoTx, keys []string) ([]*PushRecord, error) {
 
 // PushesForReservation returns the pushes of a reservation and of all its
 // data requests and transactions, oldest first.
-func (db *DB) PushesForReservation(ref string) ([]*PushRecord, error) {
+func (db *DB) PushesForReservation(ctx context.Context, ref string) ([]*PushRecord, error) {
 	var out []*PushRecord
-	err := db.read(func(tx RepoTx) error {
+	err := db.read(ctx, func(tx RepoTx) error {
 		r, err := findReservation(tx, ref)
 		if err != nil {
 			return err
@@ -320,9 +321,9 @@ func (db *DB) PushesForReservation(ref string) ([]*PushRecord, error) {
 }
 
 // Op returns one operation.
-func (db *DB) Op(id uint64) (*PendingOp, error) {
+func (db *DB) Op(ctx context.Context, id uint64) (*PendingOp, error) {
 	var op *PendingOp
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		op, err = getOp(tx, id)
 		return err
 	})
@@ -331,13 +332,13 @@ func (db *DB) Op(id uint64) (*PendingOp, error) {
 
 // Ops returns the operations in the given states (none: all), newest first.
 // Asking only for open states reads just the open operations.
-func (db *DB) Ops(states ...OpState) ([]*PendingOp, error) {
+func (db *DB) Ops(ctx context.Context, states ...OpState) ([]*PendingOp, error) {
 	onlyOpen := len(states) > 0
 	for _, s := range states {
 		onlyOpen = onlyOpen && s.IsOpen()
 	}
 	var out []*PendingOp
-	err := db.read(func(tx RepoTx) error {
+	err := db.read(ctx, func(tx RepoTx) error {
 		var all []*PendingOp
 		if onlyOpen {
 			open, err := tx.OpenOps()
@@ -371,9 +372,9 @@ func (db *DB) Ops(states ...OpState) ([]*PendingOp, error) {
 }
 
 // Exchanges returns up to limit gateway log entries, newest first (0: all).
-func (db *DB) Exchanges(limit int) ([]Exchange, error) {
+func (db *DB) Exchanges(ctx context.Context, limit int) ([]Exchange, error) {
 	var out []Exchange
-	err := db.read(func(tx RepoTx) (err error) {
+	err := db.read(ctx, func(tx RepoTx) (err error) {
 		out, err = tx.Exchanges(limit)
 		return err
 	})
@@ -384,9 +385,9 @@ func (db *DB) Exchanges(limit int) ([]Exchange, error) {
 }
 
 // Counts returns the status bar figures.
-func (db *DB) Counts() (Counts, error) {
+func (db *DB) Counts(ctx context.Context) (Counts, error) {
 	var n Counts
-	err := db.read(func(tx RepoTx) error {
+	err := db.read(ctx, func(tx RepoTx) error {
 		t, err := tx.Tally()
 		if err != nil {
 			return err
@@ -417,11 +418,11 @@ func (db *DB) Counts() (Counts, error) {
 // giftCardByInvoice finds the successful gift card payments with the
 // invoice: a search of the transaction list (the invoice among its words),
 // kind by kind, keeping the exact matches.
-func (db *DB) giftCardByInvoice(invoice string) (found *Transaction, candidates []string, err error) {
+func (db *DB) giftCardByInvoice(ctx context.Context, invoice string) (found *Transaction, candidates []string, err error) {
 	for _, kind := range []Kind{KindGiftCardPay, KindGiftCardRemainder} {
 		q := PageQuery{Filter: invoice, State: State(kind), Limit: domain.MaxPageLimit}
 		for {
-			p, err := db.TransactionPage(q)
+			p, err := db.TransactionPage(ctx, q)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -65,7 +66,7 @@ func ReceiptsOf(p *PushRecord, rep *PushRepeats) PushReceipts {
 // PushReceiptsOf returns the receipts of the stored pushes ps (rejected
 // entries are left out), by push ID; a push received once has Count 1.
 // One read for all: a list reads its page's receipts together.
-func (db *DB) PushReceiptsOf(ps []*PushRecord) (map[uint64]PushReceipts, error) {
+func (db *DB) PushReceiptsOf(ctx context.Context, ps []*PushRecord) (map[uint64]PushReceipts, error) {
 	refs := make([]PushRef, 0, len(ps))
 	for _, p := range ps {
 		if p != nil && !p.Rejected && p.ID != 0 {
@@ -74,7 +75,7 @@ func (db *DB) PushReceiptsOf(ps []*PushRecord) (map[uint64]PushReceipts, error) 
 	}
 	var reps map[uint64]*PushRepeats
 	if len(refs) > 0 {
-		err := db.read(func(tx RepoTx) (err error) {
+		err := db.read(ctx, func(tx RepoTx) (err error) {
 			reps, err = tx.PushRepeatsOf(refs)
 			return err
 		})

@@ -26,11 +26,11 @@ func receive(t *testing.T, db *DB, p *api.Push, at time.Time, remote string) App
 
 func receiptsOf(t *testing.T, db *DB, id uint64) PushReceipts {
 	t.Helper()
-	p, err := db.Push(id)
+	p, err := db.Push(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := db.PushReceiptsOf([]*PushRecord{p})
+	m, err := db.PushReceiptsOf(t.Context(), []*PushRecord{p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestPushReceipts(t *testing.T) {
 				}
 			}
 			// One push in the log whatever the repeats.
-			ps, err := db.Pushes(0, 0)
+			ps, err := db.Pushes(t.Context(), 0, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,7 +174,7 @@ func TestInboxRecordsReceipts(t *testing.T) {
 		}
 	}
 	waitApplied(t, db, 30*time.Second)
-	ps, err := db.Pushes(0, 0)
+	ps, err := db.Pushes(t.Context(), 0, 0)
 	if err != nil || len(ps) != 1 {
 		t.Fatalf("push log: %d pushes, %v; want 1", len(ps), err)
 	}

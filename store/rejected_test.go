@@ -43,7 +43,7 @@ func TestRejectedFloodKeepsEvidence(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rej, err := db.RejectedPushes(0)
+	rej, err := db.RejectedPushes(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestRejectedFloodKeepsEvidence(t *testing.T) {
 	if rej[0].Count != 300 {
 		t.Errorf("IPv6 /64 entry count %d", rej[0].Count)
 	}
-	if n, _ := db.Counts(); n.Rejected != 2301 {
+	if n, _ := db.Counts(t.Context()); n.Rejected != 2301 {
 		t.Errorf("rejected counter %d, want 2301", n.Rejected)
 	}
 }
@@ -88,7 +88,7 @@ func TestRejectedLogFullRetention(t *testing.T) {
 	rec("192.0.2.3")
 	rec("192.0.2.4") // takes the place of .1, quiet for 8 days
 	rec("192.0.2.5") // the others are recent: other sources
-	rej, _ := db.RejectedPushes(0)
+	rej, _ := db.RejectedPushes(t.Context(), 0)
 	var got []string
 	for _, r := range rej {
 		got = append(got, r.RemoteAddr)

@@ -62,7 +62,7 @@ func TestSharedEachPushStoredOnce(t *testing.T) {
 	}
 	wg.Wait()
 	for _, db := range []*DB{a, b} {
-		c, err := db.Counts()
+		c, err := db.Counts(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestSharedOneOpenOperationPerTarget(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, errs[i] = db.BeginOp(PendingOp{Operator: []string{"alice@desk1", "bob@desk2"}[i], Request: capture.Request()})
+			_, errs[i] = db.BeginOp(t.Context(), PendingOp{Operator: []string{"alice@desk1", "bob@desk2"}[i], Request: capture.Request()})
 		}()
 	}
 	wg.Wait()
@@ -140,13 +140,13 @@ func TestSharedPendingOfGoneProcessBecomesUnknown(t *testing.T) {
 	s.reserve([]api.Article{{Number: "A", Title: "A", Price: dec("10"), Quantity: 2, Vat: dec("21")}}, true)
 	capture := api.Capture{Currency: "EUR", Invoice: "INV-LEASE", ReservationNumber: s.resNum, Amount: dec("10"),
 		Lines: []api.CaptureLine{{ArticleNumber: "A", Quantity: 1}}}
-	id, err := a.BeginOp(PendingOp{Operator: "alice@desk1", Request: capture.Request()})
+	id, err := a.BeginOp(t.Context(), PendingOp{Operator: "alice@desk1", Request: capture.Request()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	state := func(db *DB) OpState {
 		t.Helper()
-		op, err := db.Op(id)
+		op, err := db.Op(t.Context(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +164,7 @@ func TestSharedPendingOfGoneProcessBecomesUnknown(t *testing.T) {
 	if got := state(later); got != OpOutcomeUnknown {
 		t.Fatalf("after its process ended the operation is %s, want outcome unknown", got)
 	}
-	if _, err := later.BeginOp(PendingOp{Operator: "bob@desk2", Request: capture.Request()}); !errors.Is(err, ErrTargetBusy) {
+	if _, err := later.BeginOp(t.Context(), PendingOp{Operator: "bob@desk2", Request: capture.Request()}); !errors.Is(err, ErrTargetBusy) {
 		t.Fatalf("a second capture of the same lines: %v, want refused (the first one's outcome is unknown)", err)
 	}
 }
@@ -190,7 +190,7 @@ func TestSharedEachOrderStoredOnce(t *testing.T) {
 				if side == 1 && i%3 == 0 {
 					o.Articles[0].Quantity = 3 // the shop changed it meanwhile
 				}
-				res, err := db.PutOrder(o)
+				res, err := db.PutOrder(t.Context(), o)
 				answers[i][side] = answer{res, err}
 			}
 		})
@@ -213,11 +213,11 @@ func TestSharedEachOrderStoredOnce(t *testing.T) {
 		}
 	}
 	for _, db := range []*DB{a, b} {
-		orders, err := db.Orders(false)
+		orders, err := db.Orders(t.Context(), false)
 		if err != nil || len(orders) != n {
 			t.Fatalf("%d orders stored, want %d (%v)", len(orders), n, err)
 		}
-		cs, err := db.OrderConflicts("")
+		cs, err := db.OrderConflicts(t.Context(), "")
 		if err != nil || len(cs) != (n+2)/3 {
 			t.Fatalf("%d conflicts kept, want %d (%v)", len(cs), (n+2)/3, err)
 		}

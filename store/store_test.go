@@ -106,15 +106,15 @@ func TestReopenTurnsInFlightIntoUnknown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	op, err := db.Op(id)
+	op, err := db.Op(t.Context(), id)
 	if err != nil || op.State != OpOutcomeUnknown {
 		t.Fatalf("op after reopen: %+v, %v", op, err)
 	}
-	r, err := db.Reservation(s.resNum)
+	r, err := db.Reservation(t.Context(), s.resNum)
 	if err != nil || !r.OutcomeUnknown {
 		t.Fatalf("reservation not marked: %+v, %v", r, err)
 	}
-	if n, _ := db.Counts(); n.OutcomeUnknown != 1 || n.Reservations != 1 || n.Pushes != 1 {
+	if n, _ := db.Counts(t.Context()); n.OutcomeUnknown != 1 || n.Reservations != 1 || n.Pushes != 1 {
 		t.Errorf("counts %+v", n)
 	}
 	// The cancel push arrives: it settles the operation (no key was known,
@@ -125,12 +125,12 @@ func TestReopenTurnsInFlightIntoUnknown(t *testing.T) {
 	if len(res.Settled) != 1 || res.Settled[0] != id {
 		t.Fatalf("push settled %v, want [%d]", res.Settled, id)
 	}
-	op, _ = db.Op(id)
-	r, _ = db.Reservation(s.resNum)
+	op, _ = db.Op(t.Context(), id)
+	r, _ = db.Reservation(t.Context(), s.resNum)
 	if op.State != OpSettled || op.ResultKey != p.Key() || r.OutcomeUnknown || r.State() != StateCancelled {
 		t.Errorf("after the push: op %s %s, reservation unknown=%v state %s", op.State, op.ResultKey, r.OutcomeUnknown, r.State())
 	}
-	if err := db.ResolveOp(id, "late"); err == nil {
+	if err := db.ResolveOp(t.Context(), id, "late"); err == nil {
 		t.Error("resolving a settled operation was accepted")
 	}
 }
@@ -144,7 +144,7 @@ func TestOutcomeUnknownCaptureSettledByPush(t *testing.T) {
 	s.reserve(articles(), true)
 	id := s.begin(api.Capture{Currency: "EUR", Invoice: s.inv, ReservationNumber: s.resNum, Amount: dec("39.98"),
 		Lines: []api.CaptureLine{{ArticleNumber: "A", Quantity: 2}}})
-	if err := db.MarkOutcomeUnknown(id, "connection reset"); err != nil {
+	if err := db.MarkOutcomeUnknown(t.Context(), id, "connection reset"); err != nil {
 		t.Fatal(err)
 	}
 	if r := s.reservation(); !r.OutcomeUnknown {
@@ -160,7 +160,7 @@ func TestOutcomeUnknownCaptureSettledByPush(t *testing.T) {
 	if r.OutcomeUnknown || r.State() != StatePartlyCaptured || r.Lines[0].Captured != 2 {
 		t.Errorf("reservation after push: unknown=%v state=%s line A %+v", r.OutcomeUnknown, r.State(), r.Lines[0])
 	}
-	ops, err := db.Ops(OpOutcomeUnknown)
+	ops, err := db.Ops(t.Context(), OpOutcomeUnknown)
 	if err != nil || len(ops) != 0 {
 		t.Errorf("still unknown: %d, %v", len(ops), err)
 	}
@@ -171,7 +171,7 @@ func TestSubscribeCoalescesWhenSlow(t *testing.T) {
 	ch, cancel := db.Subscribe()
 	defer cancel()
 	for i := 0; i < subscriberBuffer+10; i++ {
-		if _, err := db.AppendAudit(AuditEntry{Operator: "t", Action: "x"}); err != nil {
+		if _, err := db.AppendAudit(t.Context(), AuditEntry{Operator: "t", Action: "x"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -184,13 +184,13 @@ func TestSubscribeCoalescesWhenSlow(t *testing.T) {
 	if n != subscriberBuffer || overflow {
 		t.Fatalf("buffered %d (overflow %v), want %d", n, overflow, subscriberBuffer)
 	}
-	if _, err := db.AppendAudit(AuditEntry{Action: "y"}); err != nil {
+	if _, err := db.AppendAudit(t.Context(), AuditEntry{Action: "y"}); err != nil {
 		t.Fatal(err)
 	}
 	if c := <-ch; !c.Overflow || !c.Audit {
 		t.Errorf("after drops: %+v, want Overflow", c)
 	}
-	entries, err := db.Audit(3)
+	entries, err := db.Audit(t.Context(), 3)
 	if err != nil || len(entries) != 3 || entries[0].Action != "y" {
 		t.Errorf("audit newest first: %+v %v", entries, err)
 	}
@@ -208,21 +208,21 @@ func TestBoundedLogs(t *testing.T) {
 			t.Fatal(err)
 		}
 		body := `{"Currency":"EUR","Services":{"ServiceList":[{"Name":"voucherb","Action":"Pay","Parameters":[{"Name":"VoucherBPIN","Value":"1234"}]}]}}`
-		if _, err := db.AppendExchange(Exchange{Action: "Pay", RequestBody: []byte(body)}); err != nil {
+		if _, err := db.AppendExchange(t.Context(), Exchange{Action: "Pay", RequestBody: []byte(body)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rej, _ := db.RejectedPushes(0)
+	rej, _ := db.RejectedPushes(t.Context(), 0)
 	// The first five sources keep their entries; the seven after them,
 	// arriving while the log is full, are counted under "other sources".
 	if len(rej) != 6 || rej[0].RemoteAddr != OtherSources || rej[0].Count != 7 || rej[0].Reason != "r11" || rej[1].Reason != "r4" || rej[5].Reason != "r0" {
 		t.Errorf("rejected log kept %d, newest %q %q ×%d", len(rej), rej[0].RemoteAddr, rej[0].Reason, rej[0].Count)
 	}
-	xs, _ := db.Exchanges(0)
+	xs, _ := db.Exchanges(t.Context(), 0)
 	if len(xs) != 3 || strings.Contains(string(xs[0].RequestBody), "1234") {
 		t.Errorf("gateway log kept %d; body %s", len(xs), xs[0].RequestBody)
 	}
-	if n, _ := db.Counts(); n.Rejected != 12 {
+	if n, _ := db.Counts(t.Context()); n.Rejected != 12 {
 		t.Errorf("rejected counter %d, want 12", n.Rejected)
 	}
 }
@@ -257,23 +257,23 @@ func TestCountsMatchRecords(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	n, err := db.Counts()
+	n, err := db.Counts(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	txs, err := db.Transactions()
+	txs, err := db.Transactions(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, err := db.Pushes(1000, 0)
+	stored, err := db.Pushes(t.Context(), 1000, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rejected, err := db.RejectedPushes(1000)
+	rejected, err := db.RejectedPushes(t.Context(), 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sums, err := db.LoadReservationSummaries()
+	sums, err := db.LoadReservationSummaries(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,14 +303,14 @@ func TestPushIndexOfOlderCaches(t *testing.T) {
 	if again := push(t, db, p); !again.Duplicate || again.ID != first.ID {
 		t.Fatalf("the same push again: %+v, want a duplicate of push %d", again, first.ID)
 	}
-	pushes, err := db.PushesFor(p.Key())
+	pushes, err := db.PushesFor(t.Context(), p.Key())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(pushes) != 1 || pushes[0].ID != first.ID {
 		t.Fatalf("PushesFor = %d pushes, want push %d once", len(pushes), first.ID)
 	}
-	txs, err := db.Transactions()
+	txs, err := db.Transactions(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

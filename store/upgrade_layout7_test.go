@@ -250,40 +250,40 @@ func readLayout7(db *DB) (*layout7Snapshot, error) {
 		ReservationLst: map[string]layout7List{}, TransactionLst: map[string]layout7List{}, PushesForRes: map[string][]uint64{},
 		Conflicts: map[string][]*Order{}, BatchItems: map[string][]BatchItem{}}
 	var err error
-	if s.Counts, err = db.Counts(); err != nil {
+	if s.Counts, err = db.Counts(context.Background()); err != nil {
 		return nil, err
 	}
-	if s.Summaries, err = db.LoadReservationSummaries(); err != nil {
+	if s.Summaries, err = db.LoadReservationSummaries(context.Background()); err != nil {
 		return nil, err
 	}
 	for _, sum := range s.Summaries {
-		r, err := db.Reservation(sum.Key)
+		r, err := db.Reservation(context.Background(), sum.Key)
 		if err != nil {
 			return nil, fmt.Errorf("reservation %s: %w", sum.Key, err)
 		}
 		s.Reservations = append(s.Reservations, r)
 		if r.ReservationNumber != "" {
-			if byNum, err := db.Reservation(r.ReservationNumber); err != nil {
+			if byNum, err := db.Reservation(context.Background(), r.ReservationNumber); err != nil {
 				s.ByNumber[r.ReservationNumber] = "error: " + err.Error()
 			} else {
 				s.ByNumber[r.ReservationNumber] = byNum.Key
 			}
 		}
 		if r.Invoice != "" {
-			if byInv, err := db.Reservation(r.Invoice); err != nil {
+			if byInv, err := db.Reservation(context.Background(), r.Invoice); err != nil {
 				s.ByInvoice[r.Invoice] = "error: " + err.Error()
 			} else {
 				s.ByInvoice[r.Invoice] = byInv.Key
 			}
 		}
-		txs, err := db.TransactionsFor(sum.Key)
+		txs, err := db.TransactionsFor(context.Background(), sum.Key)
 		if err != nil {
 			return nil, fmt.Errorf("transactions of %s: %w", sum.Key, err)
 		}
 		for _, t := range txs {
 			s.TxFor[sum.Key] = append(s.TxFor[sum.Key], t.Key)
 		}
-		ps, err := db.PushesForReservation(sum.Key)
+		ps, err := db.PushesForReservation(context.Background(), sum.Key)
 		if err != nil {
 			return nil, fmt.Errorf("pushes of %s: %w", sum.Key, err)
 		}
@@ -291,11 +291,11 @@ func readLayout7(db *DB) (*layout7Snapshot, error) {
 			s.PushesForRes[sum.Key] = append(s.PushesForRes[sum.Key], p.ID)
 		}
 	}
-	if s.Transactions, err = db.Transactions(); err != nil {
+	if s.Transactions, err = db.Transactions(context.Background()); err != nil {
 		return nil, err
 	}
 	for _, t := range s.Transactions {
-		one, err := db.Transaction(t.Key)
+		one, err := db.Transaction(context.Background(), t.Key)
 		if err != nil {
 			return nil, fmt.Errorf("transaction %s: %w", t.Key, err)
 		}
@@ -320,11 +320,11 @@ func readLayout7(db *DB) (*layout7Snapshot, error) {
 	}
 	for name, q := range resQueries {
 		q.Limit = 1000
-		p, err := db.ReservationPage(q)
+		p, err := db.ReservationPage(context.Background(), q)
 		if err != nil {
 			return nil, fmt.Errorf("reservation page %s: %w", name, err)
 		}
-		n, err := db.ReservationCount(q)
+		n, err := db.ReservationCount(context.Background(), q)
 		if err != nil {
 			return nil, fmt.Errorf("reservation count %s: %w", name, err)
 		}
@@ -348,11 +348,11 @@ func readLayout7(db *DB) (*layout7Snapshot, error) {
 	}
 	for name, q := range txQueries {
 		q.Limit = 1000
-		p, err := db.TransactionPage(q)
+		p, err := db.TransactionPage(context.Background(), q)
 		if err != nil {
 			return nil, fmt.Errorf("transaction page %s: %w", name, err)
 		}
-		n, err := db.TransactionCount(q)
+		n, err := db.TransactionCount(context.Background(), q)
 		if err != nil {
 			return nil, fmt.Errorf("transaction count %s: %w", name, err)
 		}
@@ -363,11 +363,11 @@ func readLayout7(db *DB) (*layout7Snapshot, error) {
 		s.TransactionLst[name] = v
 	}
 
-	if s.Pushes, err = db.Pushes(0, 0); err != nil {
+	if s.Pushes, err = db.Pushes(context.Background(), 0, 0); err != nil {
 		return nil, err
 	}
 	for _, p := range s.Pushes {
-		one, err := db.Push(p.ID)
+		one, err := db.Push(context.Background(), p.ID)
 		if err != nil {
 			return nil, fmt.Errorf("push %d: %w", p.ID, err)
 		}
@@ -375,32 +375,32 @@ func readLayout7(db *DB) (*layout7Snapshot, error) {
 			return nil, fmt.Errorf("push %d reads otherwise alone than in the list:\n%s\n%s", p.ID, a, b)
 		}
 	}
-	if s.Rejected, err = db.RejectedPushes(0); err != nil {
+	if s.Rejected, err = db.RejectedPushes(context.Background(), 0); err != nil {
 		return nil, err
 	}
-	if s.Ops, err = db.Ops(); err != nil {
+	if s.Ops, err = db.Ops(context.Background()); err != nil {
 		return nil, err
 	}
-	open, err := db.Ops(OpPending, OpSent, OpOutcomeUnknown)
+	open, err := db.Ops(context.Background(), OpPending, OpSent, OpOutcomeUnknown)
 	if err != nil {
 		return nil, err
 	}
 	for _, op := range open {
 		s.OpenOps = append(s.OpenOps, op.ID)
 	}
-	if s.Audit, err = db.Audit(0); err != nil {
+	if s.Audit, err = db.Audit(context.Background(), 0); err != nil {
 		return nil, err
 	}
-	if s.AuditCheck, err = db.VerifyAudit(); err != nil {
+	if s.AuditCheck, err = db.VerifyAudit(context.Background()); err != nil {
 		return nil, err
 	}
 	if !s.AuditCheck.OK() || s.AuditCheck.KeyedFrom == 0 || s.AuditCheck.NoKey {
 		return nil, fmt.Errorf("the audit chain does not verify as keyed: %+v", s.AuditCheck)
 	}
-	if s.Orders, err = db.Orders(false); err != nil {
+	if s.Orders, err = db.Orders(context.Background(), false); err != nil {
 		return nil, err
 	}
-	waiting, err := db.Orders(true)
+	waiting, err := db.Orders(context.Background(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -408,7 +408,7 @@ func readLayout7(db *DB) (*layout7Snapshot, error) {
 		s.WaitingOrders = append(s.WaitingOrders, o.Invoice)
 	}
 	for _, o := range s.Orders {
-		cs, err := db.OrderConflicts(o.Invoice)
+		cs, err := db.OrderConflicts(context.Background(), o.Invoice)
 		if err != nil {
 			return nil, fmt.Errorf("conflicts of %s: %w", o.Invoice, err)
 		}
@@ -416,22 +416,22 @@ func readLayout7(db *DB) (*layout7Snapshot, error) {
 			s.Conflicts[o.Invoice] = cs
 		}
 	}
-	if s.Batches, err = db.Batches(0); err != nil {
+	if s.Batches, err = db.Batches(context.Background(), 0); err != nil {
 		return nil, err
 	}
 	for _, b := range s.Batches {
-		_, items, err := db.Batch(b.ID)
+		_, items, err := db.Batch(context.Background(), b.ID)
 		if err != nil {
 			return nil, fmt.Errorf("batch %s: %w", b.ID, err)
 		}
 		s.BatchItems[b.ID] = items
-		if byHash, err := db.BatchByHash(b.Kind, b.Hash); err != nil {
+		if byHash, err := db.BatchByHash(context.Background(), b.Kind, b.Hash); err != nil {
 			return nil, fmt.Errorf("batch %s by hash: %w", b.ID, err)
 		} else if byHash != nil {
 			s.BatchByHash = byHash.ID
 		}
 	}
-	if s.Exchanges, err = db.Exchanges(0); err != nil {
+	if s.Exchanges, err = db.Exchanges(context.Background(), 0); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -34,12 +35,12 @@ func checkUser(u *User) error {
 
 // AddUser adds u. A name is added once, and a key names one user: the
 // server could not tell two people with one key apart.
-func (db *DB) AddUser(u User) error {
+func (db *DB) AddUser(ctx context.Context, u User) error {
 	if err := checkUser(&u); err != nil {
 		return err
 	}
 	u.Added = nowOr(u.Added, db.now)
-	return db.update(func(tx RepoTx, c *Change) error {
+	return db.update(ctx, func(tx RepoTx, c *Change) error {
 		old, err := tx.User(u.Name)
 		if err != nil {
 			return err
@@ -65,8 +66,8 @@ func (db *DB) AddUser(u User) error {
 
 // RemoveUser removes the user called name, by the user by (for the audit
 // log); ErrNoUser when there is none.
-func (db *DB) RemoveUser(name, by string) error {
-	return db.update(func(tx RepoTx, c *Change) error {
+func (db *DB) RemoveUser(ctx context.Context, name, by string) error {
+	return db.update(ctx, func(tx RepoTx, c *Change) error {
 		old, err := tx.User(name)
 		if err != nil {
 			return err
@@ -82,9 +83,9 @@ func (db *DB) RemoveUser(name, by string) error {
 }
 
 // Users lists the users by name.
-func (db *DB) Users() ([]User, error) {
+func (db *DB) Users(ctx context.Context) ([]User, error) {
 	var out []User
-	err := db.read(func(tx RepoTx) error {
+	err := db.read(ctx, func(tx RepoTx) error {
 		all, err := tx.Users()
 		if err != nil {
 			return err
@@ -101,8 +102,8 @@ func (db *DB) Users() ([]User, error) {
 
 // UserByKey is the user whose key has fingerprint fp; ErrNoUser when
 // nobody's has.
-func (db *DB) UserByKey(fp string) (User, error) {
-	all, err := db.Users()
+func (db *DB) UserByKey(ctx context.Context, fp string) (User, error) {
+	all, err := db.Users(ctx)
 	if err != nil {
 		return User{}, err
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -24,8 +25,8 @@ func auditUser(tx RepoTx, c *Change, at time.Time, by, action, name, result stri
 // SetUserRole gives the user called name the role role, by the user by
 // (for the audit log); ErrNoUser when there is none. Setting the role a
 // user has already changes nothing and is not audited.
-func (db *DB) SetUserRole(name, role, by string) (changed bool, err error) {
-	err = db.update(func(tx RepoTx, c *Change) error {
+func (db *DB) SetUserRole(ctx context.Context, name, role, by string) (changed bool, err error) {
+	err = db.update(ctx, func(tx RepoTx, c *Change) error {
 		changed = false // a transaction may run again
 		u, err := tx.User(name)
 		if err != nil {

@@ -20,17 +20,20 @@ func usersAuditCases(t *testing.T, db *DB) {
 		wantOp     string
 		wantResult string
 	}{
-		{"add", func() error { return db.AddUser(testUser("alice", "a")) }, nil,
+		{"add", func() error { return db.AddUser(t.Context(), testUser("alice", "a")) }, nil,
 			"user-add", "root", "added: role agent, key SHA256:a"},
-		{"role", func() error { _, err := db.SetUserRole("alice", "finance", "admin (SHA256:z)"); return err }, nil,
+		{"role", func() error {
+			_, err := db.SetUserRole(t.Context(), "alice", "finance", "admin (SHA256:z)")
+			return err
+		}, nil,
 			"user-role", "admin (SHA256:z)", "role finance, was agent (key SHA256:a)"},
-		{"the same role", func() error { _, err := db.SetUserRole("alice", "finance", "root"); return err }, nil,
+		{"the same role", func() error { _, err := db.SetUserRole(t.Context(), "alice", "finance", "root"); return err }, nil,
 			"", "", ""},
-		{"role of nobody", func() error { _, err := db.SetUserRole("zed", "admin", "root"); return err }, ErrNoUser,
+		{"role of nobody", func() error { _, err := db.SetUserRole(t.Context(), "zed", "admin", "root"); return err }, ErrNoUser,
 			"", "", ""},
-		{"remove", func() error { return db.RemoveUser("alice", "bob (SHA256:b)") }, nil,
+		{"remove", func() error { return db.RemoveUser(t.Context(), "alice", "bob (SHA256:b)") }, nil,
 			"user-remove", "bob (SHA256:b)", "removed: was role finance, key SHA256:a"},
-		{"remove nobody", func() error { return db.RemoveUser("alice", "root") }, ErrNoUser,
+		{"remove nobody", func() error { return db.RemoveUser(t.Context(), "alice", "root") }, ErrNoUser,
 			"", "", ""},
 	}
 	seen := 0
@@ -39,7 +42,7 @@ func usersAuditCases(t *testing.T, db *DB) {
 		if st.wantErr == nil && err != nil || st.wantErr != nil && !errors.Is(err, st.wantErr) {
 			t.Fatalf("%s: %v; want %v", st.name, err, st.wantErr)
 		}
-		es, err := db.Audit(0)
+		es, err := db.Audit(t.Context(), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,7 +67,7 @@ func usersAuditCases(t *testing.T, db *DB) {
 			t.Errorf("%s: entry %+v; want %s by %s on user alice: %s", st.name, e, st.wantAction, st.wantOp, st.wantResult)
 		}
 	}
-	if ck, err := db.VerifyAudit(); err != nil || !ck.OK() {
+	if ck, err := db.VerifyAudit(t.Context()); err != nil || !ck.OK() {
 		t.Errorf("VerifyAudit after the user changes: %+v, %v", ck, err)
 	}
 }

@@ -19,7 +19,7 @@ func testUser(name, fp string) User {
 // user, removed ones are gone, invalid ones refused.
 func usersCases(t *testing.T, db *DB) {
 	t.Helper()
-	if us, err := db.Users(); err != nil || len(us) != 0 {
+	if us, err := db.Users(t.Context()); err != nil || len(us) != 0 {
 		t.Fatalf("a new store's users = %v, %v; want none", us, err)
 	}
 	for _, tc := range []struct {
@@ -36,32 +36,32 @@ func usersCases(t *testing.T, db *DB) {
 		{"no fingerprint", func() User { u := testUser("dave", "d"); u.Fingerprint = "MD5:x"; return u }(), "fingerprint"},
 		{"two lines", func() User { u := testUser("dave", "d"); u.Key = "a\nb"; return u }(), "one authorized_keys line"},
 	} {
-		err := db.AddUser(tc.u)
+		err := db.AddUser(t.Context(), tc.u)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s: AddUser = %v; want %q", tc.name, err, tc.want)
 		}
 	}
-	us, err := db.Users()
+	us, err := db.Users(t.Context())
 	if err != nil || len(us) != 2 || us[0].Name != "alice" || us[1].Name != "bob" {
 		t.Fatalf("Users = %+v, %v; want alice, bob", us, err)
 	}
 	if want := testUser("alice", "a"); !us[0].Added.Equal(want.Added) || us[0].Key != want.Key || us[0].Role != "agent" || us[0].AddedBy != "root" {
 		t.Errorf("alice read back as %+v; want %+v", us[0], want)
 	}
-	if u, err := db.UserByKey("SHA256:b"); err != nil || u.Name != "bob" {
+	if u, err := db.UserByKey(t.Context(), "SHA256:b"); err != nil || u.Name != "bob" {
 		t.Errorf("UserByKey(b) = %+v, %v", u, err)
 	}
-	if err := db.RemoveUser("bob", "root"); err != nil {
+	if err := db.RemoveUser(t.Context(), "bob", "root"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.UserByKey("SHA256:b"); !errors.Is(err, ErrNoUser) {
+	if _, err := db.UserByKey(t.Context(), "SHA256:b"); !errors.Is(err, ErrNoUser) {
 		t.Errorf("a removed user's key: %v; want ErrNoUser", err)
 	}
-	if err := db.RemoveUser("bob", "root"); !errors.Is(err, ErrNoUser) {
+	if err := db.RemoveUser(t.Context(), "bob", "root"); !errors.Is(err, ErrNoUser) {
 		t.Errorf("removing bob twice: %v; want ErrNoUser", err)
 	}
 	// The key of a removed user may be given to someone else.
-	if err := db.AddUser(testUser("carol", "b")); err != nil {
+	if err := db.AddUser(t.Context(), testUser("carol", "b")); err != nil {
 		t.Errorf("carol with bob's old key: %v", err)
 	}
 }
@@ -101,10 +101,10 @@ func TestUsersReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if us, err := db.Users(); err != nil || len(us) != 0 {
+	if us, err := db.Users(t.Context()); err != nil || len(us) != 0 {
 		t.Fatalf("users of a cache without the bucket = %v, %v", us, err)
 	}
-	if err := db.AddUser(testUser("alice", "a")); err != nil {
+	if err := db.AddUser(t.Context(), testUser("alice", "a")); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -113,7 +113,7 @@ func TestUsersReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if u, err := db.UserByKey("SHA256:a"); err != nil || u.Name != "alice" {
+	if u, err := db.UserByKey(t.Context(), "SHA256:a"); err != nil || u.Name != "alice" {
 		t.Fatalf("alice after reopen: %+v, %v", u, err)
 	}
 }

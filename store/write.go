@@ -1,15 +1,16 @@
 package store
 
 import (
+	"context"
 	"fmt"
 )
 
 // AppendAudit adds an entry to the append-only audit log and returns its ID.
 // A zero Time is set to now.
-func (db *DB) AppendAudit(e AuditEntry) (uint64, error) {
+func (db *DB) AppendAudit(ctx context.Context, e AuditEntry) (uint64, error) {
 	e.Time = nowOr(e.Time, db.now)
 	var id uint64
-	err := db.update(func(tx RepoTx, c *Change) (err error) {
+	err := db.update(ctx, func(tx RepoTx, c *Change) (err error) {
 		id, err = appendAudit(tx, e, c)
 		return err
 	})
@@ -21,11 +22,11 @@ func (db *DB) AppendAudit(e AuditEntry) (uint64, error) {
 
 // AppendExchange adds an entry to the gateway log, keeping the newest
 // Options.MaxExchanges. Card PINs in the request body are masked.
-func (db *DB) AppendExchange(x Exchange) (uint64, error) {
+func (db *DB) AppendExchange(ctx context.Context, x Exchange) (uint64, error) {
 	x.Time = nowOr(x.Time, db.now)
 	x.RequestBody = maskBody(x.RequestBody)
 	var id uint64
-	err := db.update(func(tx RepoTx, c *Change) (err error) {
+	err := db.update(ctx, func(tx RepoTx, c *Change) (err error) {
 		id, err = tx.AppendExchange(&x, db.opts.MaxExchanges)
 		c.Exchanges = true
 		return err
@@ -40,8 +41,8 @@ func (db *DB) AppendExchange(x Exchange) (uint64, error) {
 // recomputed from Original, Requests and their transactions), replacing any
 // with the same key. It is for imports, fixtures and generated benchmark
 // data (storetest.Generate), not for gateway answers.
-func (db *DB) PutReservations(rs []*Reservation) error {
-	return db.update(func(tx RepoTx, c *Change) error {
+func (db *DB) PutReservations(ctx context.Context, rs []*Reservation) error {
+	return db.update(ctx, func(tx RepoTx, c *Change) error {
 		for _, r := range rs {
 			if r.Key == "" {
 				return fmt.Errorf("put reservation: empty key")
@@ -56,8 +57,8 @@ func (db *DB) PutReservations(rs []*Reservation) error {
 
 // PutTransactions writes transactions as given (for imports and generated
 // data), linking them to their reservations and originals.
-func (db *DB) PutTransactions(ts []*Transaction) error {
-	return db.update(func(tx RepoTx, c *Change) error {
+func (db *DB) PutTransactions(ctx context.Context, ts []*Transaction) error {
+	return db.update(ctx, func(tx RepoTx, c *Change) error {
 		for _, t := range ts {
 			if t.Key == "" {
 				return fmt.Errorf("put transaction: empty key")

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -120,7 +121,7 @@ func itoa(n int) string {
 // refused long ago (no longer shown).
 type conflictStore struct{ *fakeStore }
 
-func (s conflictStore) OrderConflicts(invoice string) ([]*store.Order, error) {
+func (s conflictStore) OrderConflicts(ctx context.Context, invoice string) ([]*store.Order, error) {
 	all := []*store.Order{
 		{Invoice: "INV-2026-0107", Currency: "EUR", Source: "intake 10.0.0.7:50312", Received: testNow.Add(-20 * time.Hour),
 			Articles: []api.Article{{Number: "SHOE-42", Quantity: 9, Price: dec("59.95")}}},

@@ -96,8 +96,8 @@ func (a *App) planBatch(i views.BatchPlanIntent) tea.Cmd {
 		pf.Source = source
 		plan := planView(pf)
 		plan.Kind, plan.Keys = pf.Kind, i.Keys
-		if b, err := bs.BatchByHash(pf.Kind, m.Hash); err == nil && b != nil {
-			_, items, err := bs.Batch(b.ID)
+		if b, err := bs.BatchByHash(a.opsCtx(), pf.Kind, m.Hash); err == nil && b != nil {
+			_, items, err := bs.Batch(a.opsCtx(), b.ID)
 			if err != nil {
 				return views.BatchPlannedMsg{Err: err}
 			}
@@ -126,20 +126,25 @@ func (a *App) manifestOf(path, kind string, keys []string) (m *batch.Manifest, s
 		m, err = readManifest(path)
 		return m, path, err
 	}
-	m, err = batch.Marked(kind, keys, a.cfg.Store.Reservation)
+	m, err = batch.Marked(kind, keys, a.lookup)
 	return m, fmt.Sprintf("%d marked reservations", len(keys)), err
 }
 
 // preflight checks m as a batch of kind (a capture for "").
 func (a *App) preflight(bs batchStore, m *batch.Manifest, kind string, now time.Time, late bool) *batch.Preflight {
 	if kind == store.BatchCancelRest {
-		return batch.PlanCancelRest(m, a.cfg.Store.Reservation)
+		return batch.PlanCancelRest(m, a.lookup)
 	}
 	if m.Rows != nil && kind != "" {
 		// Marked keys: found one by one, as a key is not an invoice.
-		return batch.PlanCapture(m, batch.One(a.cfg.Store.Reservation), now, late)
+		return batch.PlanCapture(m, batch.One(a.lookup), now, late)
 	}
 	return batch.PlanCapture(m, batch.Ledgers(bs), now, late)
+}
+
+// lookup finds a reservation for a batch's plan, in the program's context.
+func (a *App) lookup(ref string) (*store.Reservation, error) {
+	return a.cfg.Store.Reservation(a.opsCtx(), ref)
 }
 
 func linesText(it store.BatchItem) string {
@@ -246,7 +251,7 @@ func (a *App) runBatch(i views.BatchRunIntent) tea.Cmd {
 				}
 				// A push that changes nothing (the answer already booked it)
 				// names no transaction in its change: ask the push log.
-				recs, err := st.PushesFor(keys...)
+				recs, err := st.PushesFor(ctx, keys...)
 				if err != nil {
 					return
 				}
@@ -305,8 +310,8 @@ func (a *App) runBatch(i views.BatchRunIntent) tea.Cmd {
 		rn := &batch.Runner{Svc: svc, Store: bs}
 		var b store.Batch
 		var items []store.BatchItem
-		if prev, err := bs.BatchByHash(kind, m.Hash); err == nil && prev != nil {
-			p, its, err := bs.Batch(prev.ID)
+		if prev, err := bs.BatchByHash(ctx, kind, m.Hash); err == nil && prev != nil {
+			p, its, err := bs.Batch(ctx, prev.ID)
 			if err != nil {
 				return views.BatchDoneMsg{Err: err}
 			}
@@ -317,7 +322,7 @@ func (a *App) runBatch(i views.BatchRunIntent) tea.Cmd {
 			if len(pf.Items) == 0 {
 				return views.BatchDoneMsg{Err: errors.New("nothing to send: every reservation was refused")}
 			}
-			b, items, err = rn.Start(pf, source)
+			b, items, err = rn.Start(ctx, pf, source)
 			if err != nil {
 				return views.BatchDoneMsg{Err: err}
 			}

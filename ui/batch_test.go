@@ -57,7 +57,7 @@ func TestFlowBatchPage(t *testing.T) {
 	}
 	want := map[string]string{nums[0]: "64.90", nums[1]: "29.00", nums[2]: "179.85"}
 	for n, amount := range want {
-		r, err := e.db.Reservation(n)
+		r, err := e.db.Reservation(t.Context(), n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +69,7 @@ func TestFlowBatchPage(t *testing.T) {
 	e.press("o")
 	e.press("enter")
 	e.waitText("this manifest is batch B1", "0 left to send")
-	audit, _ := e.db.Audit(0)
+	audit, _ := e.db.Audit(t.Context(), 0)
 	n := 0
 	for _, a := range audit {
 		if a.Action == "capture" && strings.Contains(a.Reason, "batch B1") && a.Operator == "flow-tester" {
@@ -79,7 +79,7 @@ func TestFlowBatchPage(t *testing.T) {
 	if n != 3 {
 		t.Fatalf("%d batch captures in the audit log", n)
 	}
-	if b, items, err := e.db.Batch("B1"); err != nil || b.Source != manifest || len(items) != 3 || items[0].State != store.ItemSettled {
+	if b, items, err := e.db.Batch(t.Context(), "B1"); err != nil || b.Source != manifest || len(items) != 3 || items[0].State != store.ItemSettled {
 		t.Fatalf("batch %+v %+v %v", b, items, err)
 	}
 }

@@ -152,7 +152,7 @@ func BenchmarkLoadSummaries(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := db.LoadReservationSummaries(); err != nil {
+		if _, err := db.LoadReservationSummaries(b.Context()); err != nil {
 			b.Fatal(err)
 		}
 		db.Close()

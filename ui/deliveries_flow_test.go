@@ -104,7 +104,7 @@ func TestFlowFailingEndpointResent(t *testing.T) {
 	e.press("esc")
 	e.waitText("Nothing needs attention")
 
-	es, err := db.Audit(5)
+	es, err := db.Audit(ctx, 5)
 	if err != nil {
 		t.Fatal(err)
 	}

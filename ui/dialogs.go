@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -199,7 +200,7 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 	case views.CaptureIntent, views.CancelIntent, views.UpdateIntent:
 		ref := reservationRef(i)
 		return func() tea.Msg {
-			r, err := st.Reservation(ref)
+			r, err := st.Reservation(a.opsCtx(), ref)
 			if err != nil {
 				return fail(err)
 			}
@@ -227,7 +228,7 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 		}
 	case views.RefundIntent:
 		return func() tea.Msg {
-			t, err := st.Transaction(i.TransactionKey)
+			t, err := st.Transaction(a.opsCtx(), i.TransactionKey)
 			if err != nil {
 				return fail(err)
 			}
@@ -241,11 +242,11 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 		}
 	case views.ReturnIntent:
 		return func() tea.Msg {
-			r, err := st.Reservation(i.ReservationKey)
+			r, err := st.Reservation(a.opsCtx(), i.ReservationKey)
 			if err != nil {
 				return fail(fmt.Errorf("reservation %s: %w", i.ReservationKey, err))
 			}
-			txs, err := st.TransactionsFor(r.Key)
+			txs, err := st.TransactionsFor(a.opsCtx(), r.Key)
 			if err != nil {
 				return fail(err)
 			}
@@ -257,12 +258,12 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 	case views.ResolveIntent:
 		return func() tea.Msg {
 			journal, ok := st.(interface {
-				Op(id uint64) (*store.PendingOp, error)
+				Op(ctx context.Context, id uint64) (*store.PendingOp, error)
 			})
 			if !ok {
 				return fail(fmt.Errorf("resolve operation %d: run paydesk resolve %d --note …", i.OpID, i.OpID))
 			}
-			op, err := journal.Op(i.OpID)
+			op, err := journal.Op(a.opsCtx(), i.OpID)
 			if err != nil {
 				return fail(fmt.Errorf("operation %d: %w", i.OpID, err))
 			}

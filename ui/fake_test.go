@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -27,7 +28,7 @@ type fakeStore struct {
 	repeats  map[uint64]*store.PushRepeats // repeated receipts, by push ID
 }
 
-func (f *fakeStore) PushReceiptsOf(ps []*store.PushRecord) (map[uint64]store.PushReceipts, error) {
+func (f *fakeStore) PushReceiptsOf(ctx context.Context, ps []*store.PushRecord) (map[uint64]store.PushReceipts, error) {
 	out := map[uint64]store.PushReceipts{}
 	for _, p := range ps {
 		if !p.Rejected {
@@ -37,7 +38,7 @@ func (f *fakeStore) PushReceiptsOf(ps []*store.PushRecord) (map[uint64]store.Pus
 	return out, nil
 }
 
-func (f *fakeStore) LoadReservationSummaries() ([]store.Summary, error) {
+func (f *fakeStore) LoadReservationSummaries(ctx context.Context) ([]store.Summary, error) {
 	out := make([]store.Summary, len(f.res))
 	for i, r := range f.res {
 		out[i] = r.Summary()
@@ -47,18 +48,18 @@ func (f *fakeStore) LoadReservationSummaries() ([]store.Summary, error) {
 
 // ReservationPage and ReservationCount answer from memory, sorted and
 // filtered the way the stores do (store.PageSummaries is their reference).
-func (f *fakeStore) ReservationPage(q store.PageQuery) (store.Page, error) {
-	all, _ := f.LoadReservationSummaries()
+func (f *fakeStore) ReservationPage(ctx context.Context, q store.PageQuery) (store.Page, error) {
+	all, _ := f.LoadReservationSummaries(ctx)
 	return store.PageSummaries(all, q), nil
 }
 
-func (f *fakeStore) ReservationCount(q store.PageQuery) (int, error) {
-	all, _ := f.LoadReservationSummaries()
+func (f *fakeStore) ReservationCount(ctx context.Context, q store.PageQuery) (int, error) {
+	all, _ := f.LoadReservationSummaries(ctx)
 	q.Limit = 1
 	return store.PageSummaries(all, q).Total, nil
 }
 
-func (f *fakeStore) Reservation(ref string) (*store.Reservation, error) {
+func (f *fakeStore) Reservation(ctx context.Context, ref string) (*store.Reservation, error) {
 	for _, r := range f.res {
 		if r.Key == ref || (ref != "" && r.ReservationNumber == ref) {
 			return r, nil
@@ -67,7 +68,7 @@ func (f *fakeStore) Reservation(ref string) (*store.Reservation, error) {
 	return nil, fmt.Errorf("reservation %s: %w", ref, store.ErrNotFound)
 }
 
-func (f *fakeStore) Transaction(key string) (*store.Transaction, error) {
+func (f *fakeStore) Transaction(ctx context.Context, key string) (*store.Transaction, error) {
 	for _, t := range f.txs {
 		if t.Key == key {
 			return t, nil
@@ -76,8 +77,8 @@ func (f *fakeStore) Transaction(key string) (*store.Transaction, error) {
 	return nil, fmt.Errorf("transaction %s: %w", key, store.ErrNotFound)
 }
 
-func (f *fakeStore) TransactionsFor(ref string) ([]*store.Transaction, error) {
-	r, err := f.Reservation(ref)
+func (f *fakeStore) TransactionsFor(ctx context.Context, ref string) ([]*store.Transaction, error) {
+	r, err := f.Reservation(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +92,7 @@ func (f *fakeStore) TransactionsFor(ref string) ([]*store.Transaction, error) {
 	return out, nil
 }
 
-func (f *fakeStore) Transactions() ([]*store.Transaction, error) {
+func (f *fakeStore) Transactions(ctx context.Context) ([]*store.Transaction, error) {
 	out := slices.Clone(f.txs)
 	sort.Slice(out, func(i, j int) bool { return out[i].Created.After(out[j].Created) })
 	return out, nil
@@ -99,16 +100,16 @@ func (f *fakeStore) Transactions() ([]*store.Transaction, error) {
 
 // TransactionPage, TransactionCount and TransactionGroup answer from
 // memory like the stores (store.PageTransactions is their reference).
-func (f *fakeStore) TransactionPage(q store.PageQuery) (store.TxPage, error) {
+func (f *fakeStore) TransactionPage(ctx context.Context, q store.PageQuery) (store.TxPage, error) {
 	return store.PageTransactions(f.txs, q), nil
 }
 
-func (f *fakeStore) TransactionCount(q store.PageQuery) (int, error) {
+func (f *fakeStore) TransactionCount(ctx context.Context, q store.PageQuery) (int, error) {
 	q.Limit = 1
 	return store.PageTransactions(f.txs, q).Total, nil
 }
 
-func (f *fakeStore) TransactionGroup(group string) ([]*store.Transaction, error) {
+func (f *fakeStore) TransactionGroup(ctx context.Context, group string) ([]*store.Transaction, error) {
 	var out []*store.Transaction
 	for _, t := range f.txs {
 		if t.Group == group || t.Key == group {
@@ -119,7 +120,7 @@ func (f *fakeStore) TransactionGroup(group string) ([]*store.Transaction, error)
 	return out, nil
 }
 
-func (f *fakeStore) Pushes(limit int, before uint64) ([]*store.PushRecord, error) {
+func (f *fakeStore) Pushes(ctx context.Context, limit int, before uint64) ([]*store.PushRecord, error) {
 	var out []*store.PushRecord
 	for i := len(f.pushes) - 1; i >= 0 && len(out) < limit; i-- {
 		if before == 0 || f.pushes[i].ID < before {
@@ -129,7 +130,7 @@ func (f *fakeStore) Pushes(limit int, before uint64) ([]*store.PushRecord, error
 	return out, nil
 }
 
-func (f *fakeStore) PushesFor(keys ...string) ([]*store.PushRecord, error) {
+func (f *fakeStore) PushesFor(ctx context.Context, keys ...string) ([]*store.PushRecord, error) {
 	var out []*store.PushRecord
 	for _, p := range f.pushes {
 		if slices.Contains(keys, p.Key) {
@@ -139,8 +140,8 @@ func (f *fakeStore) PushesFor(keys ...string) ([]*store.PushRecord, error) {
 	return out, nil
 }
 
-func (f *fakeStore) PushesForReservation(ref string) ([]*store.PushRecord, error) {
-	r, err := f.Reservation(ref)
+func (f *fakeStore) PushesForReservation(ctx context.Context, ref string) ([]*store.PushRecord, error) {
+	r, err := f.Reservation(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -153,13 +154,13 @@ func (f *fakeStore) PushesForReservation(ref string) ([]*store.PushRecord, error
 	return out, nil
 }
 
-func (f *fakeStore) RejectedPushes(limit int) ([]*store.PushRecord, error) {
+func (f *fakeStore) RejectedPushes(ctx context.Context, limit int) ([]*store.PushRecord, error) {
 	out := slices.Clone(f.rejected)
 	slices.Reverse(out)
 	return out[:min(len(out), limit)], nil
 }
 
-func (f *fakeStore) Op(id uint64) (*store.PendingOp, error) {
+func (f *fakeStore) Op(ctx context.Context, id uint64) (*store.PendingOp, error) {
 	for _, op := range f.ops {
 		if op.ID == id {
 			return op, nil
@@ -168,7 +169,7 @@ func (f *fakeStore) Op(id uint64) (*store.PendingOp, error) {
 	return nil, fmt.Errorf("operation %d: %w", id, store.ErrNotFound)
 }
 
-func (f *fakeStore) Ops(states ...store.OpState) ([]*store.PendingOp, error) {
+func (f *fakeStore) Ops(ctx context.Context, states ...store.OpState) ([]*store.PendingOp, error) {
 	var out []*store.PendingOp
 	for _, op := range f.ops {
 		if len(states) == 0 || slices.Contains(states, op.State) {
@@ -178,10 +179,14 @@ func (f *fakeStore) Ops(states ...store.OpState) ([]*store.PendingOp, error) {
 	return out, nil
 }
 
-func (f *fakeStore) Audit(limit int) ([]store.AuditEntry, error)   { return f.audit, nil }
-func (f *fakeStore) Exchanges(limit int) ([]store.Exchange, error) { return f.xs, nil }
+func (f *fakeStore) Audit(ctx context.Context, limit int) ([]store.AuditEntry, error) {
+	return f.audit, nil
+}
+func (f *fakeStore) Exchanges(ctx context.Context, limit int) ([]store.Exchange, error) {
+	return f.xs, nil
+}
 
-func (f *fakeStore) Counts() (store.Counts, error) {
+func (f *fakeStore) Counts(ctx context.Context) (store.Counts, error) {
 	n := 0
 	for _, op := range f.ops {
 		if op.State == store.OpOutcomeUnknown {

@@ -234,7 +234,7 @@ func newFlowEnvWith(t *testing.T, withResend bool) *flowEnv {
 		Observe: func(x api.Exchange) {
 			exMu.Lock()
 			defer exMu.Unlock()
-			if _, err := db.AppendExchange(store.ExchangeFrom(x)); err != nil {
+			if _, err := db.AppendExchange(t.Context(), store.ExchangeFrom(x)); err != nil {
 				t.Errorf("AppendExchange: %v", err)
 			}
 		}})
@@ -527,7 +527,7 @@ func lineRowOK(frame, article string, res, capd, canc, refd, left int) bool {
 
 func (e *flowEnv) reservation(ref string) *store.Reservation {
 	e.t.Helper()
-	r, err := e.db.Reservation(ref)
+	r, err := e.db.Reservation(context.Background(), ref)
 	if err != nil {
 		e.t.Fatalf("reservation %s: %v", ref, err)
 	}
@@ -536,7 +536,7 @@ func (e *flowEnv) reservation(ref string) *store.Reservation {
 
 func (e *flowEnv) transaction(key string) *store.Transaction {
 	e.t.Helper()
-	tx, err := e.db.Transaction(key)
+	tx, err := e.db.Transaction(context.Background(), key)
 	if err != nil {
 		e.t.Fatalf("transaction %s: %v", key, err)
 	}
@@ -553,7 +553,7 @@ func (e *flowEnv) waitPush(key string, code int) *store.PushRecord {
 	if err != nil || !ok {
 		e.t.Fatalf("no push about %s within %s (err %v)", key, flowWait, err)
 	}
-	ps, err := e.db.PushesFor(key)
+	ps, err := e.db.PushesFor(context.Background(), key)
 	if err != nil || len(ps) == 0 {
 		e.t.Fatalf("pushes of %s: %v", key, err)
 	}
@@ -593,14 +593,14 @@ func (e *flowEnv) ledger(r *store.Reservation, article string, res, capd, canc, 
 func (e *flowEnv) agree(ref string) {
 	e.t.Helper()
 	r := e.reservation(ref)
-	txs, err := e.db.TransactionsFor(ref)
+	txs, err := e.db.TransactionsFor(context.Background(), ref)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	captured := map[string]int{}
 	capturedSum, refundedSum := decimal.Zero, decimal.Zero
 	for _, tx := range txs {
-		ps, err := e.db.PushesFor(tx.Key)
+		ps, err := e.db.PushesFor(context.Background(), tx.Key)
 		if err != nil || len(ps) == 0 {
 			e.t.Fatalf("transaction %s (%s) has no push (err %v)", tx.Key, tx.Kind, err)
 		}
@@ -630,7 +630,7 @@ func (e *flowEnv) agree(ref string) {
 	if !r.CapturedAmount.Equal(capturedSum) || !r.RefundedAmount.Equal(refundedSum) {
 		e.t.Fatalf("reservation captured %s refunded %s; its transactions %s / %s", r.CapturedAmount, r.RefundedAmount, capturedSum, refundedSum)
 	}
-	if ps, err := e.db.PushesFor(r.Key); err != nil || len(ps) == 0 {
+	if ps, err := e.db.PushesFor(context.Background(), r.Key); err != nil || len(ps) == 0 {
 		e.t.Fatalf("the Reserve of %s has no push (err %v)", ref, err)
 	}
 }
@@ -639,7 +639,7 @@ func (e *flowEnv) agree(ref string) {
 // settled by its answer or its push.
 func (e *flowEnv) noOpenOps() {
 	e.t.Helper()
-	open, err := e.db.Ops(store.OpPending, store.OpSent, store.OpOutcomeUnknown)
+	open, err := e.db.Ops(context.Background(), store.OpPending, store.OpSent, store.OpOutcomeUnknown)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -758,7 +758,7 @@ func TestFlowDeferredCaptureCancelRefund(t *testing.T) {
 	// The result shows the provider's invoice number, as the gateway gave it.
 	e.waitScreen("the invoice number "+invoiceNumber, func(f string) bool { return resultField(f, "Invoice number") == invoiceNumber })
 	e.waitPush(captureKey, api.StatusSuccess)
-	if p, _ := e.db.PushesFor(captureKey); p[len(p)-1].Kind != api.TypeDeferredPay {
+	if p, _ := e.db.PushesFor(t.Context(), captureKey); p[len(p)-1].Kind != api.TypeDeferredPay {
 		t.Fatalf("the capture's push is a %q", p[len(p)-1].Kind)
 	}
 	r = e.reservation(number)
@@ -875,7 +875,7 @@ func TestFlowDeferredCaptureCancelRefund(t *testing.T) {
 
 	// The audit log keeps who did what, with the refund's reason; the
 	// gateway log has every request and never the secret.
-	audit, err := e.db.Audit(0)
+	audit, err := e.db.Audit(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -896,7 +896,7 @@ func TestFlowDeferredCaptureCancelRefund(t *testing.T) {
 	}
 	e.press("4")
 	e.waitText("defect: strap torn")
-	xs, err := e.db.Exchanges(0)
+	xs, err := e.db.Exchanges(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -956,7 +956,7 @@ func TestFlowGiftCardPartialPaymentAndRefund(t *testing.T) {
 		!pay.RemainderAmount.Equal(dAmt("20")) || pay.Provider != api.ProviderB || !pay.HasContact || pay.Invoice != "GC-FLOW-1" {
 		t.Fatalf("stored gift card payment %+v", pay)
 	}
-	if ps, _ := e.db.PushesFor(payKey); !ps[len(ps)-1].Amount.Equal(dAmt("10")) || ps[len(ps)-1].Status.SubCode != api.SubCodePartialPayment {
+	if ps, _ := e.db.PushesFor(t.Context(), payKey); !ps[len(ps)-1].Amount.Equal(dAmt("10")) || ps[len(ps)-1].Status.SubCode != api.SubCodePartialPayment {
 		t.Fatalf("the payment's push: amount %s subcode %s", ps[len(ps)-1].Amount, ps[len(ps)-1].Status.SubCode)
 	}
 	e.press("enter")
@@ -1036,7 +1036,7 @@ func TestFlowGiftCardPartialPaymentAndRefund(t *testing.T) {
 	if n := e.pushesOK.Load(); n < 3 {
 		t.Fatalf("the listener stored %d pushes, want at least 3", n)
 	}
-	audit, err := e.db.Audit(0)
+	audit, err := e.db.Audit(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func newInflightEnv(t *testing.T, fail bool, opts ...func(*Config)) *inflightEnv
 			{Number: "SHOE-42", Title: "Trail running shoe", Price: decimal.RequireFromString("59.95"), Vat: decimal.RequireFromString("21"), Quantity: 2},
 			{Number: "SHIP", Title: "Shipping", Type: api.ArticleTypeShipment, Price: decimal.RequireFromString("4.95"), Vat: decimal.RequireFromString("21"), Quantity: 1},
 		}}}
-	if err := db.PutReservations([]*store.Reservation{r}); err != nil {
+	if err := db.PutReservations(t.Context(), []*store.Reservation{r}); err != nil {
 		t.Fatalf("PutReservations: %v", err)
 	}
 	gw := &holdingGateway{arrived: make(chan struct{}, 8), release: make(chan struct{}), fail: fail}
@@ -223,7 +223,7 @@ func TestQuitWhileSendingAsks(t *testing.T) {
 			}
 			e.keys("ctrl+c")
 			e.tm.WaitFinished(t, teatest.WithFinalTimeout(30*time.Second))
-			open, err := e.db.Ops(store.OpPending)
+			open, err := e.db.Ops(t.Context(), store.OpPending)
 			if err != nil || len(open) != 1 {
 				t.Fatalf("pending operations %d (%v), want the capture left on its way", len(open), err)
 			}
@@ -255,7 +255,7 @@ func TestQuitWhileSendingWaitsForTheAnswer(t *testing.T) {
 func TestResolveFormAsksTheGateway(t *testing.T) {
 	e := newInflightEnv(t, true)
 	e.sendCaptureUnknown()
-	open, err := e.db.Ops(store.OpOutcomeUnknown)
+	open, err := e.db.Ops(t.Context(), store.OpOutcomeUnknown)
 	if err != nil || len(open) != 1 {
 		t.Fatalf("unknown outcomes %d (%v), want 1", len(open), err)
 	}
@@ -266,7 +266,7 @@ func TestResolveFormAsksTheGateway(t *testing.T) {
 	e.waitText("Resolve operation", "Settle by", "asking the gateway")
 	e.keys("enter", "enter", "tab", "enter")
 	e.waitText("Operation 1 (failed)", "asked the gateway: it holds no transaction for this request")
-	op, err := e.db.Op(id)
+	op, err := e.db.Op(t.Context(), id)
 	if err != nil || op.State != store.OpFailed {
 		t.Fatalf("operation after asking: %+v %v, want failed", op, err)
 	}

@@ -167,7 +167,7 @@ func TestLivePushUpdatesScreensWithoutKeyPress(t *testing.T) {
 	r := &store.Reservation{Key: key, Invoice: "INV-LIVE-1", Currency: "EUR", CustomerName: "Ida Live", Country: "NL", LinesKnown: true,
 		Lines:  []store.Line{{ArticleNumber: "A1", Title: "Kettle", Price: dec("35.00"), Vat: dec("21"), Reserved: 1}},
 		Status: store.Status{Code: 791, SubCode: "S002", Time: now}, Created: now}
-	if err := p.db.PutReservations([]*store.Reservation{r}); err != nil {
+	if err := p.db.PutReservations(t.Context(), []*store.Reservation{r}); err != nil {
 		t.Fatal(err)
 	}
 	rec := startConsole(t, p.db)

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"sort"
@@ -138,7 +139,7 @@ func (a *App) reload(c store.Change) tea.Cmd {
 		}
 		now := a.cfg.Now
 		cmds = append(cmds, func() tea.Msg {
-			sums, err := attentionSummaries(st, now())
+			sums, err := attentionSummaries(a.opsCtx(), st, now())
 			if err != nil {
 				return views.AttentionReservationsMsg{Err: err}
 			}
@@ -150,7 +151,7 @@ func (a *App) reload(c store.Change) tea.Cmd {
 			rows := make([]*views.ReservationRow, 0, len(keys))
 			var removed []string
 			for _, k := range keys {
-				r, err := st.Reservation(k)
+				r, err := st.Reservation(a.opsCtx(), k)
 				if errors.Is(err, store.ErrNotFound) {
 					removed = append(removed, k)
 					continue
@@ -175,7 +176,7 @@ func (a *App) reload(c store.Change) tea.Cmd {
 			cmds = append(cmds, send(views.TransactionRowsMsg{}))
 		}
 		cmds = append(cmds, func() tea.Msg {
-			txs, err := attentionGiftCards(st)
+			txs, err := attentionGiftCards(a.opsCtx(), st)
 			if err != nil {
 				return views.AttentionTransactionsMsg{Err: err}
 			}
@@ -186,7 +187,7 @@ func (a *App) reload(c store.Change) tea.Cmd {
 		cmds = append(cmds, func() tea.Msg {
 			rows := make([]*views.TransactionRow, 0, len(keys))
 			for _, k := range keys {
-				t, err := st.Transaction(k)
+				t, err := st.Transaction(a.opsCtx(), k)
 				if errors.Is(err, store.ErrNotFound) {
 					continue
 				}
@@ -219,21 +220,21 @@ func (a *App) reload(c store.Change) tea.Cmd {
 		cmds = append(cmds, func() tea.Msg {
 			var ps []*store.PushRecord
 			if n > 0 {
-				acc, err := st.Pushes(n, 0)
+				acc, err := st.Pushes(a.opsCtx(), n, 0)
 				if err != nil {
 					return views.PushRowsMsg{Err: err}
 				}
 				ps = append(ps, acc...)
 			}
 			if r > 0 {
-				rej, err := st.RejectedPushes(r)
+				rej, err := st.RejectedPushes(a.opsCtx(), r)
 				if err != nil {
 					return views.PushRowsMsg{Err: err}
 				}
 				ps = append(ps, rej...)
 			}
 			sort.SliceStable(ps, func(i, j int) bool { return ps[i].ReceivedAt.After(ps[j].ReceivedAt) })
-			rows, err := pushRows(st, ps)
+			rows, err := pushRows(a.opsCtx(), st, ps)
 			if err != nil {
 				return views.PushRowsMsg{Err: err}
 			}
@@ -242,13 +243,13 @@ func (a *App) reload(c store.Change) tea.Cmd {
 	}
 	if full || c.Audit {
 		cmds = append(cmds, func() tea.Msg {
-			es, err := st.Audit(1000)
+			es, err := st.Audit(a.opsCtx(), 1000)
 			return auditMsg{es, err}
 		})
 	}
 	if full || c.Exchanges {
 		cmds = append(cmds, func() tea.Msg {
-			xs, err := st.Exchanges(1000)
+			xs, err := st.Exchanges(a.opsCtx(), 1000)
 			return exchangesMsg{xs, err}
 		})
 	}
@@ -277,13 +278,13 @@ const attentionCap = 5000
 // attentionSummaries reads the reservations the attention tab looks at:
 // the open ones near the end of their shipment window (oldest first, until
 // one has more days left) and the order mismatches.
-func attentionSummaries(st Store, now time.Time) ([]store.Summary, error) {
+func attentionSummaries(ctx context.Context, st Store, now time.Time) ([]store.Summary, error) {
 	var out []store.Summary
 	for _, state := range []store.State{store.StateReserved, store.StatePartlyCaptured} {
 		q := store.PageQuery{State: state, Sort: store.SortCreated, Limit: 500}
 	pages:
 		for len(out) < attentionCap {
-			p, err := st.ReservationPage(q)
+			p, err := st.ReservationPage(ctx, q)
 			if err != nil {
 				return nil, err
 			}
@@ -300,7 +301,7 @@ func attentionSummaries(st Store, now time.Time) ([]store.Summary, error) {
 		}
 	}
 	q := store.PageQuery{State: store.StateOrderMissing, Sort: store.SortCreated, Limit: attentionCap}
-	p, err := st.ReservationPage(q)
+	p, err := st.ReservationPage(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -314,10 +315,10 @@ func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 
 // attentionGiftCards reads the gift card payments the attention tab
 // looks at (an unpaid remainder), newest first, attentionCap of each kind.
-func attentionGiftCards(st Store) ([]*store.Transaction, error) {
+func attentionGiftCards(ctx context.Context, st Store) ([]*store.Transaction, error) {
 	var out []*store.Transaction
 	for _, kind := range []store.Kind{store.KindGiftCardPay, store.KindGiftCardRemainder} {
-		p, err := st.TransactionPage(store.PageQuery{State: store.State(kind), Sort: store.TxSortCreated, Desc: true, Limit: attentionCap})
+		p, err := st.TransactionPage(ctx, store.PageQuery{State: store.State(kind), Sort: store.TxSortCreated, Desc: true, Limit: attentionCap})
 		if err != nil {
 			return nil, err
 		}
@@ -345,7 +346,7 @@ const failedChangeDays = 7
 func (a *App) loadAttention() tea.Cmd {
 	st, now := a.cfg.Store, a.cfg.Now
 	cmd := func() tea.Msg {
-		ops, err := st.Ops(store.OpOutcomeUnknown, store.OpFailed)
+		ops, err := st.Ops(a.opsCtx(), store.OpOutcomeUnknown, store.OpFailed)
 		if err != nil {
 			return views.AttentionOpsMsg{Err: err}
 		}
@@ -365,7 +366,7 @@ func (a *App) loadAttention() tea.Cmd {
 			if ref == "" {
 				ref = op.Target
 			}
-			r, err := st.Reservation(ref)
+			r, err := st.Reservation(a.opsCtx(), ref)
 			if err != nil {
 				continue // gone from the cache: nothing to fix here
 			}
@@ -377,7 +378,7 @@ func (a *App) loadAttention() tea.Cmd {
 		msg := views.AttentionOpsMsg{Ops: out}
 		// What paydesk reconcile did not match in the last days: the
 		// newest entry of each target.
-		entries, err := st.Audit(reconcile.ItemScan)
+		entries, err := st.Audit(a.opsCtx(), reconcile.ItemScan)
 		if err != nil {
 			return views.AttentionOpsMsg{Err: err}
 		}
@@ -385,9 +386,9 @@ func (a *App) loadAttention() tea.Cmd {
 		// Orders refused (409) for other lines in the last days, for a
 		// person to compare (a store that keeps none lacks the method).
 		if oc, ok := st.(interface {
-			OrderConflicts(invoice string) ([]*store.Order, error)
+			OrderConflicts(ctx context.Context, invoice string) ([]*store.Order, error)
 		}); ok {
-			cs, err := oc.OrderConflicts("")
+			cs, err := oc.OrderConflicts(a.opsCtx(), "")
 			if err != nil {
 				return views.AttentionOpsMsg{Err: err}
 			}
@@ -436,7 +437,7 @@ type exchangesMsg struct {
 func (a *App) loadCounts(c store.Change) tea.Cmd {
 	st := a.cfg.Store
 	return func() tea.Msg {
-		n, err := st.Counts()
+		n, err := st.Counts(a.opsCtx())
 		if err != nil {
 			return views.StatusMsg{Level: views.LevelError, Text: "cache: " + err.Error()}
 		}
@@ -467,19 +468,19 @@ func (a *App) loadReservation(ref string, open bool) tea.Cmd {
 	st := a.cfg.Store
 	return func() tea.Msg {
 		d := views.ReservationDetailMsg{Ref: ref}
-		r, err := st.Reservation(ref)
+		r, err := st.Reservation(a.opsCtx(), ref)
 		if err != nil {
 			d.Err = err
 			return pageMsg{open, d}
 		}
 		d.Reservation = r
-		if d.Transactions, err = st.TransactionsFor(r.Key); err != nil {
+		if d.Transactions, err = st.TransactionsFor(a.opsCtx(), r.Key); err != nil {
 			d.Err = err
 		}
-		if d.Pushes, err = st.PushesForReservation(r.Key); err != nil && d.Err == nil {
+		if d.Pushes, err = st.PushesForReservation(a.opsCtx(), r.Key); err != nil && d.Err == nil {
 			d.Err = err
 		}
-		ops, err := st.Ops(store.OpPending, store.OpSent, store.OpOutcomeUnknown)
+		ops, err := st.Ops(a.opsCtx(), store.OpPending, store.OpSent, store.OpOutcomeUnknown)
 		if err != nil && d.Err == nil {
 			d.Err = err
 		}
@@ -491,9 +492,9 @@ func (a *App) loadReservation(ref string, open bool) tea.Cmd {
 		// Orders refused for other lines under this invoice, for the
 		// operator to compare (a store that keeps none lacks the method).
 		if oc, ok := st.(interface {
-			OrderConflicts(invoice string) ([]*store.Order, error)
+			OrderConflicts(ctx context.Context, invoice string) ([]*store.Order, error)
 		}); ok && r.Invoice != "" {
-			if d.Conflicts, err = oc.OrderConflicts(r.Invoice); err != nil && d.Err == nil {
+			if d.Conflicts, err = oc.OrderConflicts(a.opsCtx(), r.Invoice); err != nil && d.Err == nil {
 				d.Err = err
 			}
 		}
@@ -506,24 +507,24 @@ func (a *App) loadTransaction(key string, open bool) tea.Cmd {
 	st := a.cfg.Store
 	return func() tea.Msg {
 		d := views.TransactionDetailMsg{Key: key}
-		t, err := st.Transaction(key)
+		t, err := st.Transaction(a.opsCtx(), key)
 		if err != nil {
 			d.Err = err
 			return pageMsg{open, d}
 		}
 		d.Transaction = t
 		if t.Original != "" {
-			if o, err := st.Transaction(t.Original); err == nil {
+			if o, err := st.Transaction(a.opsCtx(), t.Original); err == nil {
 				d.Original = o
 			}
 		}
 		for _, rk := range t.Refunds {
-			if r, err := st.Transaction(rk); err == nil {
+			if r, err := st.Transaction(a.opsCtx(), rk); err == nil {
 				d.Refunds = append(d.Refunds, r)
 			}
 		}
 		if t.Group != "" {
-			group, err := st.TransactionGroup(t.Group)
+			group, err := st.TransactionGroup(a.opsCtx(), t.Group)
 			if err == nil {
 				for _, o := range group {
 					if o.Key != t.Key {
@@ -532,7 +533,7 @@ func (a *App) loadTransaction(key string, open bool) tea.Cmd {
 				}
 			}
 		}
-		if d.Pushes, err = st.PushesFor(key); err != nil {
+		if d.Pushes, err = st.PushesFor(a.opsCtx(), key); err != nil {
 			d.Err = err
 		}
 		return pageMsg{open, d}

@@ -52,7 +52,7 @@ func TestFlowBulkCancelRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	rn := &batch.Runner{Svc: svc, Store: e.db}
-	b, items, err := rn.Start(batch.PlanCapture(m, batch.Ledgers(e.db), time.Now(), false), "shipped.csv")
+	b, items, err := rn.Start(t.Context(), batch.PlanCapture(m, batch.Ledgers(e.db), time.Now(), false), "shipped.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestFlowBulkCancelRest(t *testing.T) {
 	if got := e.requests.Load() - before; got != n {
 		t.Fatalf("%d requests, want %d", got, n)
 	}
-	sums, err := e.db.LoadReservationSummaries()
+	sums, err := e.db.LoadReservationSummaries(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

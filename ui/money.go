@@ -27,7 +27,7 @@ func (a *App) loadMoney() tea.Cmd {
 		if !ok {
 			return views.MoneyMsg{Err: errors.New("this cache cannot be summed")}
 		}
-		rep, err := report.Load(src, report.ByDay, now.AddDate(0, 0, -(views.MoneyDays-1)), now, loc)
+		rep, err := report.Load(a.opsCtx(), src, report.ByDay, now.AddDate(0, 0, -(views.MoneyDays-1)), now, loc)
 		return views.MoneyMsg{Report: rep, Err: err}
 	}
 }

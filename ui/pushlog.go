@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -14,17 +15,17 @@ import (
 // receiptReader is a Store that knows how often each push was received
 // (*store.DB is one); a store without it shows every push as received once.
 type receiptReader interface {
-	PushReceiptsOf(ps []*store.PushRecord) (map[uint64]store.PushReceipts, error)
+	PushReceiptsOf(ctx context.Context, ps []*store.PushRecord) (map[uint64]store.PushReceipts, error)
 }
 
 // pushRows prepares the pushes for the log, each with its receipts when
 // the store keeps them.
-func pushRows(st Store, ps []*store.PushRecord) ([]*views.PushRow, error) {
+func pushRows(ctx context.Context, st Store, ps []*store.PushRecord) ([]*views.PushRow, error) {
 	rr, ok := st.(receiptReader)
 	if !ok {
 		return views.NewPushRows(ps), nil
 	}
-	rc, err := rr.PushReceiptsOf(ps)
+	rc, err := rr.PushReceiptsOf(ctx, ps)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +39,7 @@ func (a *App) loadPushReceipts(p *store.PushRecord) tea.Cmd {
 		return nil
 	}
 	return func() tea.Msg {
-		rc, err := rr.PushReceiptsOf([]*store.PushRecord{p})
+		rc, err := rr.PushReceiptsOf(a.opsCtx(), []*store.PushRecord{p})
 		if err != nil {
 			return views.StatusMsg{Level: views.LevelError, Text: fmt.Sprintf("push %d: receipts: %v", p.ID, err)}
 		}
@@ -63,7 +64,7 @@ func (a *App) resend(r views.ResendIntent) tea.Cmd {
 		sendErr := sb.Resend(r.Key)
 		var auditErr error
 		if svc != nil {
-			auditErr = svc.AuditResend(r.Key, sendErr)
+			auditErr = svc.AuditResend(a.opsCtx(), r.Key, sendErr)
 		}
 		switch {
 		case sendErr != nil:
@@ -81,11 +82,11 @@ func (a *App) resend(r views.ResendIntent) tea.Cmd {
 func (a *App) loadRepeated(keys []string) tea.Cmd {
 	st, keys := a.cfg.Store, slices.Clone(keys)
 	return func() tea.Msg {
-		ps, err := st.PushesFor(keys...)
+		ps, err := st.PushesFor(a.opsCtx(), keys...)
 		if err != nil {
 			return views.PushRowsMsg{Err: err}
 		}
-		rows, err := pushRows(st, ps)
+		rows, err := pushRows(a.opsCtx(), st, ps)
 		if err != nil {
 			return views.PushRowsMsg{Err: err}
 		}

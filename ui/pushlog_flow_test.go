@@ -25,14 +25,14 @@ func TestFlowResendLeavesATrace(t *testing.T) {
 	e.waitScreen("the repeat counted on the Pushes tab", func(f string) bool {
 		return strings.Contains(f, "×2")
 	})
-	es, err := e.db.Audit(0)
+	es, err := e.db.Audit(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(es) == 0 || es[0].Action != ops.ActionResend || es[0].Target != r.Key || es[0].Operator != "flow-tester" {
 		t.Fatalf("newest audit entry %+v, want %q of %s by flow-tester", es[0], ops.ActionResend, r.Key)
 	}
-	ps, err := e.db.PushesFor(r.Key)
+	ps, err := e.db.PushesFor(t.Context(), r.Key)
 	if err != nil || len(ps) != 1 || ps[0].ID != first.ID {
 		t.Fatalf("push log of %s: %d pushes (%v), want the one stored first", r.Key, len(ps), err)
 	}

@@ -57,7 +57,7 @@ func TestFlowReturnByLineOverTwoCaptures(t *testing.T) {
 	}
 
 	refunds := map[string]*store.Transaction{}
-	txs, err := e.db.TransactionsFor(number)
+	txs, err := e.db.TransactionsFor(t.Context(), number)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,7 +166,7 @@ func (a *App) approvalsOn() bool {
 }
 
 type approvalStore interface {
-	Approvals() ([]*store.Approval, error)
+	Approvals(ctx context.Context) ([]*store.Approval, error)
 }
 
 // loadApprovals reads the requests for the attention tab and the page.
@@ -176,7 +176,7 @@ func (a *App) loadApprovals() tea.Cmd {
 		return nil
 	}
 	return func() tea.Msg {
-		list, err := st.Approvals()
+		list, err := st.Approvals(a.opsCtx())
 		return views.ApprovalsMsg{List: list, Err: err}
 	}
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -64,7 +65,7 @@ type approvalsFake struct {
 	list []*store.Approval
 }
 
-func (f *approvalsFake) Approvals() ([]*store.Approval, error) { return f.list, nil }
+func (f *approvalsFake) Approvals(ctx context.Context) ([]*store.Approval, error) { return f.list, nil }
 
 func approvalFixture() *approvalsFake {
 	d := decimal.RequireFromString

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -124,7 +125,10 @@ func (s *SharedStore) Subscribe() (<-chan store.Change, func()) {
 	}
 }
 
-// shared runs read once per generation and key.
+// shared runs read once per generation and key. The read serves every
+// console waiting for it, so it runs with context.WithoutCancel of the
+// first caller's context: one console closing does not fail the others'
+// read (each read is one short transaction).
 func shared[T any](s *SharedStore, key string, read func() (T, error)) (T, error) {
 	s.mu.Lock()
 	r, ok := s.reads[key]
@@ -153,59 +157,59 @@ func shared[T any](s *SharedStore, key string, read func() (T, error)) (T, error
 	return v, err
 }
 
-func (s *SharedStore) ReservationPage(q store.PageQuery) (store.Page, error) {
-	p, err := shared(s, fmt.Sprintf("ReservationPage %#v", q), func() (store.Page, error) { return s.DB.ReservationPage(q) })
+func (s *SharedStore) ReservationPage(ctx context.Context, q store.PageQuery) (store.Page, error) {
+	p, err := shared(s, fmt.Sprintf("ReservationPage %#v", q), func() (store.Page, error) { return s.DB.ReservationPage(context.WithoutCancel(ctx), q) })
 	p.Rows = slices.Clone(p.Rows)
 	return p, err
 }
 
-func (s *SharedStore) ReservationCount(q store.PageQuery) (int, error) {
-	return shared(s, fmt.Sprintf("ReservationCount %#v", q), func() (int, error) { return s.DB.ReservationCount(q) })
+func (s *SharedStore) ReservationCount(ctx context.Context, q store.PageQuery) (int, error) {
+	return shared(s, fmt.Sprintf("ReservationCount %#v", q), func() (int, error) { return s.DB.ReservationCount(context.WithoutCancel(ctx), q) })
 }
 
-func (s *SharedStore) TransactionPage(q store.PageQuery) (store.TxPage, error) {
-	p, err := shared(s, fmt.Sprintf("TransactionPage %#v", q), func() (store.TxPage, error) { return s.DB.TransactionPage(q) })
+func (s *SharedStore) TransactionPage(ctx context.Context, q store.PageQuery) (store.TxPage, error) {
+	p, err := shared(s, fmt.Sprintf("TransactionPage %#v", q), func() (store.TxPage, error) { return s.DB.TransactionPage(context.WithoutCancel(ctx), q) })
 	p.Rows = slices.Clone(p.Rows)
 	return p, err
 }
 
-func (s *SharedStore) TransactionCount(q store.PageQuery) (int, error) {
-	return shared(s, fmt.Sprintf("TransactionCount %#v", q), func() (int, error) { return s.DB.TransactionCount(q) })
+func (s *SharedStore) TransactionCount(ctx context.Context, q store.PageQuery) (int, error) {
+	return shared(s, fmt.Sprintf("TransactionCount %#v", q), func() (int, error) { return s.DB.TransactionCount(context.WithoutCancel(ctx), q) })
 }
 
-func (s *SharedStore) Pushes(limit int, beforeID uint64) ([]*store.PushRecord, error) {
-	ps, err := shared(s, fmt.Sprintf("Pushes %d %d", limit, beforeID), func() ([]*store.PushRecord, error) { return s.DB.Pushes(limit, beforeID) })
+func (s *SharedStore) Pushes(ctx context.Context, limit int, beforeID uint64) ([]*store.PushRecord, error) {
+	ps, err := shared(s, fmt.Sprintf("Pushes %d %d", limit, beforeID), func() ([]*store.PushRecord, error) { return s.DB.Pushes(context.WithoutCancel(ctx), limit, beforeID) })
 	return slices.Clone(ps), err
 }
 
-func (s *SharedStore) RejectedPushes(limit int) ([]*store.PushRecord, error) {
-	ps, err := shared(s, fmt.Sprintf("RejectedPushes %d", limit), func() ([]*store.PushRecord, error) { return s.DB.RejectedPushes(limit) })
+func (s *SharedStore) RejectedPushes(ctx context.Context, limit int) ([]*store.PushRecord, error) {
+	ps, err := shared(s, fmt.Sprintf("RejectedPushes %d", limit), func() ([]*store.PushRecord, error) { return s.DB.RejectedPushes(context.WithoutCancel(ctx), limit) })
 	return slices.Clone(ps), err
 }
 
-func (s *SharedStore) Ops(states ...store.OpState) ([]*store.PendingOp, error) {
-	ops, err := shared(s, fmt.Sprintf("Ops %v", states), func() ([]*store.PendingOp, error) { return s.DB.Ops(states...) })
+func (s *SharedStore) Ops(ctx context.Context, states ...store.OpState) ([]*store.PendingOp, error) {
+	ops, err := shared(s, fmt.Sprintf("Ops %v", states), func() ([]*store.PendingOp, error) { return s.DB.Ops(context.WithoutCancel(ctx), states...) })
 	return slices.Clone(ops), err
 }
 
-func (s *SharedStore) Audit(limit int) ([]store.AuditEntry, error) {
-	es, err := shared(s, fmt.Sprintf("Audit %d", limit), func() ([]store.AuditEntry, error) { return s.DB.Audit(limit) })
+func (s *SharedStore) Audit(ctx context.Context, limit int) ([]store.AuditEntry, error) {
+	es, err := shared(s, fmt.Sprintf("Audit %d", limit), func() ([]store.AuditEntry, error) { return s.DB.Audit(context.WithoutCancel(ctx), limit) })
 	return slices.Clone(es), err
 }
 
-func (s *SharedStore) Exchanges(limit int) ([]store.Exchange, error) {
-	xs, err := shared(s, fmt.Sprintf("Exchanges %d", limit), func() ([]store.Exchange, error) { return s.DB.Exchanges(limit) })
+func (s *SharedStore) Exchanges(ctx context.Context, limit int) ([]store.Exchange, error) {
+	xs, err := shared(s, fmt.Sprintf("Exchanges %d", limit), func() ([]store.Exchange, error) { return s.DB.Exchanges(context.WithoutCancel(ctx), limit) })
 	return slices.Clone(xs), err
 }
 
-func (s *SharedStore) Counts() (store.Counts, error) {
-	return shared(s, "Counts", s.DB.Counts)
+func (s *SharedStore) Counts(ctx context.Context) (store.Counts, error) {
+	return shared(s, "Counts", func() (store.Counts, error) { return s.DB.Counts(context.WithoutCancel(ctx)) })
 }
 
-func (s *SharedStore) Reservation(ref string) (*store.Reservation, error) {
-	return shared(s, "Reservation "+ref, func() (*store.Reservation, error) { return s.DB.Reservation(ref) })
+func (s *SharedStore) Reservation(ctx context.Context, ref string) (*store.Reservation, error) {
+	return shared(s, "Reservation "+ref, func() (*store.Reservation, error) { return s.DB.Reservation(context.WithoutCancel(ctx), ref) })
 }
 
-func (s *SharedStore) Transaction(key string) (*store.Transaction, error) {
-	return shared(s, "Transaction "+key, func() (*store.Transaction, error) { return s.DB.Transaction(key) })
+func (s *SharedStore) Transaction(ctx context.Context, key string) (*store.Transaction, error) {
+	return shared(s, "Transaction "+key, func() (*store.Transaction, error) { return s.DB.Transaction(context.WithoutCancel(ctx), key) })
 }

@@ -29,7 +29,7 @@ func putReservation(t *testing.T, db *store.DB, n int) {
 	t.Helper()
 	r := &store.Reservation{Key: fmt.Sprintf("%032d", n), ReservationNumber: fmt.Sprintf("R%07d", n), Invoice: fmt.Sprintf("INV-%d", n),
 		Currency: "EUR", Created: time.Date(2026, 11, 26, 9, 0, n, 0, time.UTC)}
-	if err := db.PutReservations([]*store.Reservation{r}); err != nil {
+	if err := db.PutReservations(t.Context(), []*store.Reservation{r}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -87,7 +87,7 @@ func TestSharedStoreNeverStale(t *testing.T) {
 	ch, stop := s.Subscribe()
 	defer stop()
 	for i := 1; i <= 20; i++ {
-		if _, err := s.Counts(); err != nil { // shared before the change
+		if _, err := s.Counts(t.Context()); err != nil { // shared before the change
 			t.Fatal(err)
 		}
 		putReservation(t, db, i)
@@ -96,14 +96,14 @@ func TestSharedStoreNeverStale(t *testing.T) {
 		case <-time.After(sharedStuck):
 			t.Fatal("no change handed on")
 		}
-		n, err := s.Counts()
+		n, err := s.Counts(t.Context())
 		if err != nil || n.Reservations != i {
 			t.Fatalf("after reservation %d was handed on, the count reads %d (%v): a read from before the change", i, n.Reservations, err)
 		}
 	}
 	// The slices are each console's own.
-	p1, _ := s.ReservationPage(store.PageQuery{Limit: 10})
-	p2, _ := s.ReservationPage(store.PageQuery{Limit: 10})
+	p1, _ := s.ReservationPage(t.Context(), store.PageQuery{Limit: 10})
+	p2, _ := s.ReservationPage(t.Context(), store.PageQuery{Limit: 10})
 	if len(p1.Rows) == 0 || &p1.Rows[0] == &p2.Rows[0] {
 		t.Errorf("two consoles were handed one slice of rows (%d rows)", len(p1.Rows))
 	}

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -259,7 +260,7 @@ func (e *teamEnv) seed() {
 	r := &store.Reservation{Key: teamKey, Invoice: teamInvoice, Currency: "EUR", CustomerName: "Ida Team", Country: "NL", LinesKnown: true,
 		Original: store.Update{Articles: []api.Article{{Number: "A1", Title: "Kettle", Price: dec("35.00"), Vat: dec("21"), Quantity: 1}}},
 		Status:   store.Status{Code: 791, SubCode: "S002", Time: now}, Created: now}
-	if err := e.a.PutReservations([]*store.Reservation{r}); err != nil {
+	if err := e.a.PutReservations(context.Background(), []*store.Reservation{r}); err != nil {
 		e.t.Fatal(err)
 	}
 	e.waitScreens("the reservation awaiting the customer and the empty push log", map[string][]string{
@@ -305,7 +306,7 @@ func TestTeamCaptureOnOtherHandleShowsInConsole(t *testing.T) {
 
 	capture := api.Capture{Currency: "EUR", Invoice: teamInvoice, ReservationNumber: teamResNum, Amount: dec("35.00"),
 		Lines: []api.CaptureLine{{ArticleNumber: "A1", Quantity: 1}}}
-	id, err := e.a.BeginOp(store.PendingOp{Operator: "alice@desk-a", Request: capture.Request()})
+	id, err := e.a.BeginOp(t.Context(), store.PendingOp{Operator: "alice@desk-a", Request: capture.Request()})
 	if err != nil {
 		t.Fatalf("BeginOp on handle A: %v", err)
 	}
@@ -313,7 +314,7 @@ func TestTeamCaptureOnOtherHandleShowsInConsole(t *testing.T) {
 	st := api.Status{Code: api.Code{Code: api.StatusSuccess, Description: api.StatusText(api.StatusSuccess)},
 		SubCode: &api.SubCode{Code: api.SubCodeProcessed}, DateTime: api.NewDateTime(time.Now(), true)}
 	sent := time.Now() // the commit is inside ApplyResponse: measure from before it
-	op, err := e.a.ApplyResponse(id, &api.Response{Key: txKey, Status: st, Invoice: teamInvoice, ServiceCode: api.ServiceDeferred,
+	op, err := e.a.ApplyResponse(t.Context(), id, &api.Response{Key: txKey, Status: st, Invoice: teamInvoice, ServiceCode: api.ServiceDeferred,
 		IsTest: true, Currency: "EUR", AmountDebit: api.NewAmount(dec("35.00")), TransactionType: api.Ptr(api.TypeDeferredPay), MutationType: 1,
 		Services: []api.ResponseService{{Name: api.ServiceDeferred, Parameters: []api.ResponseParameter{{Name: api.PInvoiceNumber, Value: "INV-TEAM-C1"}}}}})
 	if err != nil {

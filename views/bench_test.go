@@ -42,7 +42,7 @@ func benchReservations(b *testing.B) []*ReservationRow {
 		if benchErr = storetest.Generate(db, 100_000, 1); benchErr != nil {
 			return
 		}
-		sums, err := db.LoadReservationSummaries()
+		sums, err := db.LoadReservationSummaries(b.Context())
 		if err != nil {
 			benchErr = err
 			return

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"context"
 	"encoding/csv"
 	"fmt"
 	"slices"
@@ -64,10 +65,12 @@ func newTab(rows []*ReservationRow) *Reservations {
 // commands, as the store is.
 type slowSource struct{ m *memSource }
 
-func (s slowSource) ReservationPage(q store.PageQuery) (store.Page, error) {
-	return s.m.ReservationPage(q)
+func (s slowSource) ReservationPage(ctx context.Context, q store.PageQuery) (store.Page, error) {
+	return s.m.ReservationPage(ctx, q)
 }
-func (s slowSource) ReservationCount(q store.PageQuery) (int, error) { return s.m.ReservationCount(q) }
+func (s slowSource) ReservationCount(ctx context.Context, q store.PageQuery) (int, error) {
+	return s.m.ReservationCount(ctx, q)
+}
 
 func summaries(rows []*ReservationRow) []store.Summary {
 	out := make([]store.Summary, len(rows))

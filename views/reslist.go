@@ -1,6 +1,7 @@
 package views
 
 import (
+	"context"
 	"slices"
 
 	"paydesk/store"
@@ -10,8 +11,8 @@ import (
 // which sorts and filters in its indexes (bbolt) or its list table
 // (PostgreSQL), or summaries held in memory (rows handed over whole).
 type ReservationSource interface {
-	ReservationPage(q store.PageQuery) (store.Page, error)
-	ReservationCount(q store.PageQuery) (int, error)
+	ReservationPage(ctx context.Context, q store.PageQuery) (store.Page, error)
+	ReservationCount(ctx context.Context, q store.PageQuery) (int, error)
 }
 
 // ReservationSourceMsg gives the reservations tab its source: from then on
@@ -22,11 +23,11 @@ type ReservationSourceMsg struct{ Source ReservationSource }
 // immediate, so the list asks it inside Update.
 type memSource struct{ all []store.Summary }
 
-func (m *memSource) ReservationPage(q store.PageQuery) (store.Page, error) {
+func (m *memSource) ReservationPage(ctx context.Context, q store.PageQuery) (store.Page, error) {
 	return store.PageSummaries(m.all, q), nil
 }
 
-func (m *memSource) ReservationCount(q store.PageQuery) (int, error) {
+func (m *memSource) ReservationCount(ctx context.Context, q store.PageQuery) (int, error) {
 	return memCount(q, func(q store.PageQuery) int { return store.PageSummaries(m.all, q).Total }), nil
 }
 
@@ -72,14 +73,17 @@ func upsertBy[T any](all, fresh []T, key func(T) string) []T {
 	return all
 }
 
-// resPages is a ReservationSource as a paged list's source.
+// resPages is a ReservationSource as a paged list's source. Its reads run
+// in the list's Bubble Tea commands, which have no program context in
+// views: context.Background(), as each is one short read (a window of
+// rows, a count up to a limit).
 type resPages struct{ src ReservationSource }
 
 func (r resPages) Page(q Query[store.PageRow]) (pageOf[store.PageRow], error) {
 	if q.Keep != nil {
 		return pageOf[store.PageRow]{}, errKeepInStore{"reservation"}
 	}
-	p, err := r.src.ReservationPage(q.PageQuery)
+	p, err := r.src.ReservationPage(context.Background(), q.PageQuery)
 	return pageOf[store.PageRow]{rows: p.Rows, total: p.Total, more: p.More, less: p.Less}, err
 }
 
@@ -87,7 +91,7 @@ func (r resPages) Count(q Query[store.PageRow]) (int, error) {
 	if q.Keep != nil {
 		return 0, errKeepInStore{"reservation"}
 	}
-	return r.src.ReservationCount(q.PageQuery)
+	return r.src.ReservationCount(context.Background(), q.PageQuery)
 }
 
 func pageRowPos(r *store.PageRow) []byte { return r.Pos }

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -65,7 +66,7 @@ func TestPagedListHoldsAWindow(t *testing.T) {
 func TestPagedListLive(t *testing.T) {
 	s, db := pagedTab(t, 500)
 	top, _ := s.list.selected()
-	r, err := db.Reservation(top.Summary.Key)
+	r, err := db.Reservation(t.Context(), top.Summary.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,11 +74,11 @@ func TestPagedListLive(t *testing.T) {
 		Status: store.Status{Code: 190, Time: listNow}})
 	fresh := &store.Reservation{Key: "FRESH", Invoice: "INV-FRESH", Currency: "EUR", Created: listNow.Add(time.Hour),
 		Status: store.Status{Code: 190, Time: listNow.Add(time.Hour)}}
-	if err := db.PutReservations([]*store.Reservation{r, fresh}); err != nil {
+	if err := db.PutReservations(t.Context(), []*store.Reservation{r, fresh}); err != nil {
 		t.Fatal(err)
 	}
-	r, _ = db.Reservation(r.Key)
-	f, _ := db.Reservation("FRESH")
+	r, _ = db.Reservation(t.Context(), r.Key)
+	f, _ := db.Reservation(t.Context(), "FRESH")
 	finish(s.Update(ReservationRowsMsg{Rows: []*ReservationRow{NewReservationRow(r.Summary()), NewReservationRow(f.Summary())}}), s)
 	view := s.View()
 	if got, _ := s.list.selected(); got.Summary.Key != "FRESH" || !strings.Contains(view, "501 reservations") {
@@ -97,8 +98,8 @@ func TestPagedListLive(t *testing.T) {
 // to ReservationCount.
 type countLater struct{ slowSource }
 
-func (c countLater) ReservationPage(q store.PageQuery) (store.Page, error) {
-	p, err := c.slowSource.ReservationPage(q)
+func (c countLater) ReservationPage(ctx context.Context, q store.PageQuery) (store.Page, error) {
+	p, err := c.slowSource.ReservationPage(ctx, q)
 	if !q.Where.Empty() {
 		p.Total = -1
 	}
@@ -146,11 +147,11 @@ type wholeCounts struct {
 	asked *[]string
 }
 
-func (w wholeCounts) ReservationCount(q store.PageQuery) (int, error) {
+func (w wholeCounts) ReservationCount(ctx context.Context, q store.PageQuery) (int, error) {
 	if q.Limit == 0 && !q.Where.Empty() { // not the list's size, asked with every page
 		*w.asked = append(*w.asked, strings.Join(q.Where.Words, " "))
 	}
-	return w.countLater.ReservationCount(q)
+	return w.countLater.ReservationCount(ctx, q)
 }
 
 // heldTick is a tick the test's timer holds back until the test fires it.

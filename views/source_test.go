@@ -120,7 +120,7 @@ func TestListSameOnEverySource(t *testing.T) {
 	if err := storetest.Generate(db, 1100, 7); err != nil {
 		t.Fatal(err)
 	}
-	all, err := db.LoadReservationSummaries()
+	all, err := db.LoadReservationSummaries(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package views
 
 import (
+	"context"
+
 	tea "charm.land/bubbletea/v2"
 
 	"paydesk/store"
@@ -95,22 +97,23 @@ func txSortOf(col int) store.SortBy {
 // TransactionSource answers the transaction list's queries: the store,
 // which sorts and filters in its indexes, or transactions held in memory.
 type TransactionSource interface {
-	TransactionPage(q store.PageQuery) (store.TxPage, error)
-	TransactionCount(q store.PageQuery) (int, error)
+	TransactionPage(ctx context.Context, q store.PageQuery) (store.TxPage, error)
+	TransactionCount(ctx context.Context, q store.PageQuery) (int, error)
 }
 
 // TransactionSourceMsg gives the transactions tab its source: from then
 // on it reads pages from it.
 type TransactionSourceMsg struct{ Source TransactionSource }
 
-// txPages is a TransactionSource as a paged list's source.
+// txPages is a TransactionSource as a paged list's source; its reads use
+// context.Background() as resPages' do.
 type txPages struct{ src TransactionSource }
 
 func (s txPages) Page(q Query[TransactionRow]) (pageOf[TransactionRow], error) {
 	if q.Keep != nil {
 		return pageOf[TransactionRow]{}, errKeepInStore{"transaction"}
 	}
-	p, err := s.src.TransactionPage(q.PageQuery)
+	p, err := s.src.TransactionPage(context.Background(), q.PageQuery)
 	rows := make([]TransactionRow, len(p.Rows))
 	for i, r := range p.Rows {
 		rows[i] = *NewTransactionRow(r.Tx)
@@ -123,18 +126,18 @@ func (s txPages) Count(q Query[TransactionRow]) (int, error) {
 	if q.Keep != nil {
 		return 0, errKeepInStore{"transaction"}
 	}
-	return s.src.TransactionCount(q.PageQuery)
+	return s.src.TransactionCount(context.Background(), q.PageQuery)
 }
 
 // txMem is a source over transactions held in memory (rows handed over
 // whole).
 type txMem struct{ all []*store.Transaction }
 
-func (m *txMem) TransactionPage(q store.PageQuery) (store.TxPage, error) {
+func (m *txMem) TransactionPage(ctx context.Context, q store.PageQuery) (store.TxPage, error) {
 	return store.PageTransactions(m.all, q), nil
 }
 
-func (m *txMem) TransactionCount(q store.PageQuery) (int, error) {
+func (m *txMem) TransactionCount(ctx context.Context, q store.PageQuery) (int, error) {
 	return memCount(q, func(q store.PageQuery) int { return store.PageTransactions(m.all, q).Total }), nil
 }
 

@@ -25,7 +25,7 @@ func TestTransactionsHoldAWindow(t *testing.T) {
 	if err := storetest.Generate(db, 4000, 3); err != nil {
 		t.Fatal(err)
 	}
-	n, err := db.TransactionCount(store.PageQuery{})
+	n, err := db.TransactionCount(t.Context(), store.PageQuery{})
 	if err != nil || n < 1000 {
 		t.Fatalf("%d transactions generated (%v): too few for the test", n, err)
 	}
@@ -52,7 +52,7 @@ func TestTransactionsHoldAWindow(t *testing.T) {
 	// Live: a new transaction comes in on top with the count.
 	fresh := &store.Transaction{Key: "FRESHTX", Kind: store.KindGiftCardPay, Invoice: "INV-FRESH", Currency: "EUR",
 		Amount: decimal.NewFromInt(5), Status: store.Status{Code: 190, Time: listNow}, Created: top.Tx.Created.Add(time.Hour)}
-	if err := db.PutTransactions([]*store.Transaction{fresh}); err != nil {
+	if err := db.PutTransactions(t.Context(), []*store.Transaction{fresh}); err != nil {
 		t.Fatal(err)
 	}
 	finish(s.Update(TransactionRowsMsg{Rows: []*TransactionRow{NewTransactionRow(fresh)}}), s)

@@ -227,7 +227,7 @@ func TestListenerSameStateUnderChaos(t *testing.T) {
 func storeState(t *testing.T, db *store.DB) string {
 	t.Helper()
 	var lines []string
-	txs, err := db.Transactions()
+	txs, err := db.Transactions(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,12 +235,12 @@ func storeState(t *testing.T, db *store.DB) string {
 		lines = append(lines, fmt.Sprintf("tx %s %s %s status=%d amount=%s refunded=%s", x.Key, x.Kind, x.Invoice,
 			x.Status.Code, x.Amount.String(), x.Refunded.String()))
 	}
-	sums, err := db.LoadReservationSummaries()
+	sums, err := db.LoadReservationSummaries(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range sums {
-		r, err := db.Reservation(s.Key)
+		r, err := db.Reservation(t.Context(), s.Key)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -41,17 +41,17 @@ type Event struct {
 
 // Source is what Current reads (*store.DB has it).
 type Source interface {
-	Ops(states ...store.OpState) ([]*store.PendingOp, error)
-	LoadReservationSummaries() ([]store.Summary, error)
-	Audit(limit int) ([]store.AuditEntry, error)
+	Ops(ctx context.Context, states ...store.OpState) ([]*store.PendingOp, error)
+	LoadReservationSummaries(ctx context.Context) ([]store.Summary, error)
+	Audit(ctx context.Context, limit int) ([]store.AuditEntry, error)
 }
 
 // Current is what needs someone now: every operation whose outcome is
 // unknown, every reservation with something left to ship whose 14-day
 // window ends within a day, and what did not reconcile in the last week.
-func Current(src Source, now time.Time) ([]Alert, error) {
+func Current(ctx context.Context, src Source, now time.Time) ([]Alert, error) {
 	var out []Alert
-	ops, err := src.Ops(store.OpOutcomeUnknown)
+	ops, err := src.Ops(ctx, store.OpOutcomeUnknown)
 	if err != nil {
 		return nil, fmt.Errorf("alerts: journal: %w", err)
 	}
@@ -63,7 +63,7 @@ func Current(src Source, now time.Time) ([]Alert, error) {
 			Text: fmt.Sprintf("%s %s %s %s: the outcome is unknown; ask the gateway (paydesk resolve %d --ask)", op.Action, op.Target,
 				op.Amount.StringFixed(2), op.Currency, op.ID)})
 	}
-	sums, err := src.LoadReservationSummaries()
+	sums, err := src.LoadReservationSummaries(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("alerts: reservations: %w", err)
 	}
@@ -80,7 +80,7 @@ func Current(src Source, now time.Time) ([]Alert, error) {
 			Text: fmt.Sprintf("the 14-day window of %s (%s) ends in %d day(s); %s %s not shipped: capture or cancel", ref, s.Invoice,
 				max(0, s.DaysLeft(now)), s.Remaining.StringFixed(2), s.Currency)})
 	}
-	entries, err := src.Audit(reconcile.ItemScan)
+	entries, err := src.Audit(ctx, reconcile.ItemScan)
 	if err != nil {
 		return nil, fmt.Errorf("alerts: audit: %w", err)
 	}

@@ -112,9 +112,13 @@ type fakeSource struct {
 	audit []store.AuditEntry
 }
 
-func (f fakeSource) Ops(...store.OpState) ([]*store.PendingOp, error)   { return f.ops, nil }
-func (f fakeSource) LoadReservationSummaries() ([]store.Summary, error) { return f.sums, nil }
-func (f fakeSource) Audit(int) ([]store.AuditEntry, error)              { return f.audit, nil }
+func (f fakeSource) Ops(context.Context, ...store.OpState) ([]*store.PendingOp, error) {
+	return f.ops, nil
+}
+func (f fakeSource) LoadReservationSummaries(ctx context.Context) ([]store.Summary, error) {
+	return f.sums, nil
+}
+func (f fakeSource) Audit(context.Context, int) ([]store.AuditEntry, error) { return f.audit, nil }
 
 func TestCurrent(t *testing.T) {
 	src := fakeSource{
@@ -130,7 +134,7 @@ func TestCurrent(t *testing.T) {
 			{Action: reconcile.ItemAction, Target: "OLD", Result: "unknown", Time: t0.AddDate(0, 0, -8)},
 		},
 	}
-	got, err := Current(src, t0)
+	got, err := Current(t.Context(), src, t0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package alert
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -92,7 +93,7 @@ func (h Hours) opened(now time.Time) (time.Time, bool) {
 
 // PushSource is what Quiet reads (*store.DB has it).
 type PushSource interface {
-	Pushes(limit int, beforeID uint64) ([]*store.PushRecord, error)
+	Pushes(ctx context.Context, limit int, beforeID uint64) ([]*store.PushRecord, error)
 }
 
 // quietLook is how many of the newest pushes Quiet reads to find the last
@@ -103,7 +104,7 @@ const quietLook = 200
 // shop is open, and since the later of its opening today and the last push
 // the gateway sent, after has passed. Nil when that is not so (or after is
 // 0). The alert lasts until a push comes or the shop closes.
-func Quiet(src PushSource, now time.Time, after time.Duration, hours Hours) (*Alert, error) {
+func Quiet(ctx context.Context, src PushSource, now time.Time, after time.Duration, hours Hours) (*Alert, error) {
 	if after <= 0 {
 		return nil, nil
 	}
@@ -111,7 +112,7 @@ func Quiet(src PushSource, now time.Time, after time.Duration, hours Hours) (*Al
 	if !open {
 		return nil, nil
 	}
-	recs, err := src.Pushes(quietLook, 0)
+	recs, err := src.Pushes(ctx, quietLook, 0)
 	if err != nil {
 		return nil, fmt.Errorf("alerts: pushes: %w", err)
 	}

@@ -1,6 +1,7 @@
 package alert
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func TestParseHours(t *testing.T) {
 
 type pushList []*store.PushRecord
 
-func (p pushList) Pushes(limit int, _ uint64) ([]*store.PushRecord, error) {
+func (p pushList) Pushes(ctx context.Context, limit int, _ uint64) ([]*store.PushRecord, error) {
 	return p[:min(limit, len(p))], nil
 }
 
@@ -75,7 +76,7 @@ func TestQuiet(t *testing.T) {
 		{"switched off", nil, wed(12, 0), 0, time.Time{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := Quiet(tc.pushes, tc.now, tc.after, hours)
+			a, err := Quiet(t.Context(), tc.pushes, tc.now, tc.after, hours)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +90,7 @@ func TestQuiet(t *testing.T) {
 				t.Fatalf("alert %+v, want one since %s", a, tc.since)
 			}
 			// The same silence keeps its ID a minute later, so it is sent once.
-			b, _ := Quiet(tc.pushes, tc.now.Add(time.Minute), tc.after, hours)
+			b, _ := Quiet(t.Context(), tc.pushes, tc.now.Add(time.Minute), tc.after, hours)
 			if b == nil || b.ID != a.ID {
 				t.Fatalf("a minute later: %+v, want the same ID %s", b, a.ID)
 			}

@@ -77,7 +77,7 @@ func BenchmarkPreflight100k(b *testing.B) {
 		fmt.Fprintf(&csv, "%s,SHOE-42,2,119.90,P%d,3S%08d\n%s,SOCK-3P,1,14.50,P%d,3S%08d\n%s,CAP,1,17.49,P%d,3S%08d\n%s,SHIP,1,4.95,P%d,3S%08d\n",
 			inv, i, i, inv, i, i, inv, i, i, inv, i, i)
 		if len(rs) == 5000 {
-			if err := db.PutReservations(rs); err != nil {
+			if err := db.PutReservations(b.Context(), rs); err != nil {
 				b.Fatal(err)
 			}
 			rs = rs[:0]

@@ -136,7 +136,7 @@ func TestBatchKill9ThenResume(t *testing.T) {
 		if p != 1 {
 			t.Fatalf("%s: settled in the batch, %d captures at the gateway", num, p)
 		}
-		r, err := db.Reservation(num)
+		r, err := db.Reservation(ctx, num)
 		if err != nil {
 			t.Fatal(err)
 		}

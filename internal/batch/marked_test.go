@@ -93,7 +93,7 @@ func TestMarkedCancelRestKilledHalfWay(t *testing.T) {
 	}
 	keys := make([]string, n)
 	for i, num := range nums {
-		r, err := e.db.Reservation(num)
+		r, err := e.db.Reservation(ctx, num)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,19 +101,19 @@ func TestMarkedCancelRestKilledHalfWay(t *testing.T) {
 	}
 	start := func() (*Preflight, store.Batch, []store.BatchItem, bool) {
 		t.Helper()
-		m, err := Marked(store.BatchCancelRest, keys, e.db.Reservation)
+		m, err := Marked(store.BatchCancelRest, keys, func(ref string) (*store.Reservation, error) { return e.db.Reservation(t.Context(), ref) })
 		if err != nil {
 			t.Fatal(err)
 		}
-		pf := PlanCancelRest(m, e.db.Reservation)
-		if prev, err := e.db.BatchByHash(store.BatchCancelRest, m.Hash); err == nil && prev != nil {
-			b, its, err := e.db.Batch(prev.ID)
+		pf := PlanCancelRest(m, func(ref string) (*store.Reservation, error) { return e.db.Reservation(t.Context(), ref) })
+		if prev, err := e.db.BatchByHash(ctx, store.BatchCancelRest, m.Hash); err == nil && prev != nil {
+			b, its, err := e.db.Batch(ctx, prev.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return pf, *b, its, true
 		}
-		b, its, err := (&Runner{Svc: e.svc, Store: e.db}).Start(pf, "50 marked reservations")
+		b, its, err := (&Runner{Svc: e.svc, Store: e.db}).Start(t.Context(), pf, "50 marked reservations")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -115,20 +116,23 @@ func One(lookup Lookup) Finder {
 
 // LedgerReader is what Ledgers needs of the cache; *store.DB is one.
 type LedgerReader interface {
-	ReservationLedgers(refs []string) (map[string]*store.Reservation, error)
+	ReservationLedgers(ctx context.Context, refs []string) (map[string]*store.Reservation, error)
 }
 
 // Ledgers finds references in the cache with their ledgers only, in
 // parallel read transactions (a 100,000-row manifest names tens of
 // thousands of reservations).
 func Ledgers(db LedgerReader) Finder {
+	// A Finder has no context (the pre-flight is a plan made from the
+	// cache alone, in seconds at most): its reads run to the end.
 	return func(refs []string) (map[string]*store.Reservation, error) {
+		ctx := context.Background()
 		n := runtime.GOMAXPROCS(0)
 		if n > 8 {
 			n = 8
 		}
 		if len(refs) < 2000 || n < 2 {
-			return db.ReservationLedgers(refs)
+			return db.ReservationLedgers(ctx, refs)
 		}
 		parts := make([]map[string]*store.Reservation, n)
 		errs := make([]error, n)
@@ -139,7 +143,7 @@ func Ledgers(db LedgerReader) Finder {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				parts[i], errs[i] = db.ReservationLedgers(refs[lo:hi])
+				parts[i], errs[i] = db.ReservationLedgers(ctx, refs[lo:hi])
 			}()
 		}
 		wg.Wait()

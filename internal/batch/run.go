@@ -23,13 +23,13 @@ const DefaultConcurrency = 4
 
 // Store is what a batch run needs of the cache; *store.DB is one.
 type Store interface {
-	CreateBatch(b store.Batch, items []store.BatchItem) (store.Batch, error)
-	BatchByHash(kind, hash string) (*store.Batch, error)
-	Batch(id string) (*store.Batch, []store.BatchItem, error)
-	UpdateBatchItem(id string, it store.BatchItem) error
-	Ops(states ...store.OpState) ([]*store.PendingOp, error)
-	Op(id uint64) (*store.PendingOp, error)
-	AppendAudit(e store.AuditEntry) (uint64, error)
+	CreateBatch(ctx context.Context, b store.Batch, items []store.BatchItem) (store.Batch, error)
+	BatchByHash(ctx context.Context, kind, hash string) (*store.Batch, error)
+	Batch(ctx context.Context, id string) (*store.Batch, []store.BatchItem, error)
+	UpdateBatchItem(ctx context.Context, id string, it store.BatchItem) error
+	Ops(ctx context.Context, states ...store.OpState) ([]*store.PendingOp, error)
+	Op(ctx context.Context, id uint64) (*store.PendingOp, error)
+	AppendAudit(ctx context.Context, e store.AuditEntry) (uint64, error)
 }
 
 // Runner runs batches through the operations.
@@ -90,7 +90,7 @@ func (o Outcome) in(st store.BatchItemState) []store.BatchItem {
 // Start journals a checked manifest as a new batch: the accepted items
 // planned, the refused reservations with their rules. It refuses a manifest
 // already run (store.ErrBatchExists): resume that batch instead.
-func (rn *Runner) Start(pf *Preflight, source string) (store.Batch, []store.BatchItem, error) {
+func (rn *Runner) Start(ctx context.Context, pf *Preflight, source string) (store.Batch, []store.BatchItem, error) {
 	b := store.Batch{Kind: pf.Kind, Hash: pf.Hash, Source: source, Operator: rn.Svc.Operator(), Late: pf.Late, Rows: pf.Rows,
 		Created: rn.Svc.Now()}
 	if len(pf.Totals) == 1 {
@@ -101,14 +101,14 @@ func (rn *Runner) Start(pf *Preflight, source string) (store.Batch, []store.Batc
 		items = append(items, store.BatchItem{Reservation: it.Reservation, Invoice: it.Invoice, Rows: it.Rows, Lines: it.Lines,
 			Amount: it.Amount, Currency: it.Currency, Note: it.Note, Parcels: it.Parcels, State: store.ItemPlanned})
 	}
-	b, err := rn.Store.CreateBatch(b, items)
+	b, err := rn.Store.CreateBatch(ctx, b, items)
 	if err != nil {
 		return b, nil, err
 	}
 	for i := range items {
 		items[i].Index = i
 	}
-	rn.audit(b, decimal.Zero, fmt.Sprintf("started: %d reservations planned, %d refused by the pre-flight, %d rows of %s (sha256 %s)",
+	rn.audit(ctx, b, decimal.Zero, fmt.Sprintf("started: %d reservations planned, %d refused by the pre-flight, %d rows of %s (sha256 %s)",
 		len(items), pf.RefusedReservations, pf.Rows, source, short(pf.Hash)))
 	return b, items, nil
 }
@@ -120,13 +120,13 @@ func short(h string) string {
 	return h
 }
 
-func (rn *Runner) audit(b store.Batch, amount decimal.Decimal, result string) {
+func (rn *Runner) audit(ctx context.Context, b store.Batch, amount decimal.Decimal, result string) {
 	if amount.IsZero() {
 		amount = b.Total
 	}
 	// A failing audit write does not stop a batch whose captures are each
 	// audited by the operations.
-	_, _ = rn.Store.AppendAudit(store.AuditEntry{Time: rn.Svc.Now(), Operator: rn.Svc.Operator(), Action: "batch-" + b.Kind,
+	_, _ = rn.Store.AppendAudit(ctx, store.AuditEntry{Time: rn.Svc.Now(), Operator: rn.Svc.Operator(), Action: "batch-" + b.Kind,
 		Target: b.ID, Amount: amount, Currency: b.Currency, Result: result, Reason: b.Source})
 }
 
@@ -144,7 +144,7 @@ func action(kind string) string {
 // its operation and takes that operation's state, so it is never sent
 // again; items waiting for a push or with an unknown outcome take their
 // operation's current state.
-func (rn *Runner) Reconcile(b store.Batch, items []store.BatchItem) ([]store.BatchItem, error) {
+func (rn *Runner) Reconcile(ctx context.Context, b store.Batch, items []store.BatchItem) ([]store.BatchItem, error) {
 	var journal []*store.PendingOp
 	needJournal := false
 	for _, it := range items {
@@ -153,7 +153,7 @@ func (rn *Runner) Reconcile(b store.Batch, items []store.BatchItem) ([]store.Bat
 		}
 	}
 	if needJournal {
-		all, err := rn.Store.Ops()
+		all, err := rn.Store.Ops(ctx)
 		if err != nil {
 			return items, fmt.Errorf("batch %s: read the operation journal: %w", b.ID, err)
 		}
@@ -185,7 +185,7 @@ func (rn *Runner) Reconcile(b store.Batch, items []store.BatchItem) ([]store.Bat
 			if it.OpID == 0 {
 				continue
 			}
-			o, err := rn.Store.Op(it.OpID)
+			o, err := rn.Store.Op(ctx, it.OpID)
 			if err != nil {
 				return items, fmt.Errorf("batch %s: operation %d: %w", b.ID, it.OpID, err)
 			}
@@ -200,7 +200,7 @@ func (rn *Runner) Reconcile(b store.Batch, items []store.BatchItem) ([]store.Bat
 		}
 		it.State, it.OpID, it.Key = st, op.ID, op.ResultKey
 		it.Message = opMessage(op)
-		if err := rn.Store.UpdateBatchItem(b.ID, it); err != nil {
+		if err := rn.Store.UpdateBatchItem(ctx, b.ID, it); err != nil {
 			return items, err
 		}
 		items[i] = it
@@ -242,7 +242,7 @@ func opMessage(op *store.PendingOp) string {
 // out items; those in flight finish.
 func (rn *Runner) Run(ctx context.Context, b store.Batch, items []store.BatchItem) (Outcome, error) {
 	start := time.Now()
-	items, err := rn.Reconcile(b, items)
+	items, err := rn.Reconcile(ctx, b, items)
 	if err != nil {
 		return Outcome{Batch: b, Items: items}, err
 	}
@@ -272,7 +272,7 @@ func (rn *Runner) Run(ctx context.Context, b store.Batch, items []store.BatchIte
 		todo = append(todo, i)
 	}
 	if len(todo) > 0 && out.Earlier > 0 {
-		rn.audit(b, decimal.Zero, fmt.Sprintf("resumed: %d reservations left to send, %d ended earlier", len(todo), out.Earlier))
+		rn.audit(ctx, b, decimal.Zero, fmt.Sprintf("resumed: %d reservations left to send, %d ended earlier", len(todo), out.Earlier))
 	}
 	// A capture on its way is never cut off (that would make its outcome
 	// unknown): cancelling ctx only stops handing out new ones.
@@ -286,7 +286,7 @@ func (rn *Runner) Run(ctx context.Context, b store.Batch, items []store.BatchIte
 			defer wg.Done()
 			for i := range work {
 				it := rn.runItem(sendCtx, b, items[i])
-				if err := rn.Store.UpdateBatchItem(b.ID, it); err != nil {
+				if err := rn.Store.UpdateBatchItem(sendCtx, b.ID, it); err != nil {
 					mu.Lock()
 					storeErr = errors.Join(storeErr, err)
 					mu.Unlock()
@@ -314,7 +314,9 @@ feed:
 		if len(out.Settled) == 1 {
 			amount = out.Settled[0].Amount
 		}
-		rn.audit(b, amount, "run ended: "+out.CountsText())
+		// The run's end is audited even when ctx was cancelled (what was
+		// sent was sent).
+		rn.audit(sendCtx, b, amount, "run ended: "+out.CountsText())
 	}
 	return out, storeErr
 }

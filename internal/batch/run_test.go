@@ -19,7 +19,7 @@ func startBatch(t testing.TB, e *env, csv string) (*Preflight, store.Batch, []st
 	pf := PlanCapture(m, Ledgers(e.db), e.svc.Now(), false)
 	pf.Source = "shipments.csv"
 	rn := &Runner{Svc: e.svc, Store: e.db}
-	b, items, err := rn.Start(pf, pf.Source)
+	b, items, err := rn.Start(t.Context(), pf, pf.Source)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -48,7 +48,7 @@ func TestBatch500Rows(t *testing.T) {
 		t.Fatalf("run: %s, sent %d, events %d, requests %d", out.CountsText(), out.Sent, events, e.requests.Load()-before)
 	}
 	for _, n := range nums {
-		r, err := e.db.Reservation(n)
+		r, err := e.db.Reservation(ctx, n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,14 +59,14 @@ func TestBatch500Rows(t *testing.T) {
 
 	// The same manifest again: the batch is found by its hash, nothing is sent.
 	m, _ := ReadManifest(strings.NewReader(csv))
-	if _, _, err := rn.Start(PlanCapture(m, Ledgers(e.db), e.svc.Now(), false), "again.csv"); !errors.Is(err, store.ErrBatchExists) {
+	if _, _, err := rn.Start(t.Context(), PlanCapture(m, Ledgers(e.db), e.svc.Now(), false), "again.csv"); !errors.Is(err, store.ErrBatchExists) {
 		t.Fatalf("second Start: %v, want ErrBatchExists", err)
 	}
-	again, err := e.db.BatchByHash(store.BatchCapture, m.Hash)
+	again, err := e.db.BatchByHash(ctx, store.BatchCapture, m.Hash)
 	if err != nil || again == nil || again.ID != b.ID {
 		t.Fatalf("BatchByHash: %+v %v", again, err)
 	}
-	_, items, _ = e.db.Batch(again.ID)
+	_, items, _ = e.db.Batch(ctx, again.ID)
 	before = e.requests.Load()
 	out, err = rn.Run(ctx, *again, items)
 	if err != nil || out.Sent != 0 || out.Earlier != 100 || e.requests.Load() != before {
@@ -74,7 +74,7 @@ func TestBatch500Rows(t *testing.T) {
 	}
 
 	// The audit log has the batch and each capture with the operator.
-	audit, _ := e.db.Audit(0)
+	audit, _ := e.db.Audit(ctx, 0)
 	var batchEntries, captures int
 	for _, a := range audit {
 		if a.Operator != "batcher" {
@@ -137,7 +137,7 @@ func TestBatchRowFailures(t *testing.T) {
 	delete(e.breakFor, nums[3])
 	delete(e.breakFor, nums[5])
 	before := e.requests.Load()
-	_, items, _ = e.db.Batch(b.ID)
+	_, items, _ = e.db.Batch(ctx, b.ID)
 	out, err = rn.Run(ctx, b, items)
 	if err != nil || out.Sent != 0 || e.requests.Load() != before {
 		t.Fatalf("rerun: %v, sent %d, requests %d", err, out.Sent, e.requests.Load()-before)
@@ -154,7 +154,7 @@ func TestBatchKilledAfterJournal(t *testing.T) {
 	_, b, items := startBatch(t, e, shipmentManifest(3))
 	// What ops.Capture does first for item 1: journal it. Then the process
 	// dies; reopening the cache marks the pending operation unknown.
-	id, err := e.db.BeginOp(store.PendingOp{Operator: "batcher", Action: "Pay", Service: "deferredkp", Target: items[1].Reservation,
+	id, err := e.db.BeginOp(ctx, store.PendingOp{Operator: "batcher", Action: "Pay", Service: "deferredkp", Target: items[1].Reservation,
 		Invoice: items[1].Invoice, Currency: "EUR", Amount: items[1].Amount})
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +170,7 @@ func TestBatchKilledAfterJournal(t *testing.T) {
 	}
 	e.db = db
 	e.live.Store(db)
-	if op, _ := db.Op(id); op.State != store.OpOutcomeUnknown {
+	if op, _ := db.Op(ctx, id); op.State != store.OpOutcomeUnknown {
 		t.Fatalf("after reopen the journaled op is %s", op.State)
 	}
 	e.svc = rebind(t, e, db)
@@ -190,7 +190,7 @@ func TestBatchKilledAfterJournal(t *testing.T) {
 	if err := e.svc.Resolve(ctx, id, "not in the back office: never arrived"); err != nil {
 		t.Fatal(err)
 	}
-	_, items, _ = db.Batch(b.ID)
+	_, items, _ = db.Batch(ctx, b.ID)
 	out, _ = rn.Run(ctx, b, items)
 	if out.Items[1].State != store.ItemResolved || out.Sent != 0 {
 		t.Fatalf("after resolve: %+v sent %d", out.Items[1], out.Sent)

@@ -40,11 +40,11 @@ func (r *runtime) startAlerts(set settings) error {
 			if r.svc != nil {
 				now = r.svc.Now()
 			}
-			cur, err := alert.Current(r.db, now)
+			cur, err := alert.Current(ctx, r.db, now)
 			if err != nil {
 				return now, nil, err
 			}
-			q, err := alert.Quiet(r.db, now, set.AlertQuiet, set.OpeningHours)
+			q, err := alert.Quiet(ctx, r.db, now, set.AlertQuiet, set.OpeningHours)
 			if err != nil {
 				return now, nil, err
 			}

@@ -148,9 +148,9 @@ func runDecide(ctx context.Context, c *cmdContext, approve bool, reason string) 
 	// Against a live gateway the approver types the invoice number too:
 	// the target's (a capture or gift card payment, or a return's
 	// reservation).
-	if t, err := env.db.ResolveTransaction(a.Target); err == nil {
+	if t, err := env.db.ResolveTransaction(ctx, a.Target); err == nil {
 		s.Invoice = t.Invoice
-	} else if r, err := env.db.Reservation(a.Target); err == nil {
+	} else if r, err := env.db.Reservation(ctx, a.Target); err == nil {
 		s.Invoice = r.Invoice
 	}
 	if !c.confirm(env.svc.Mode(), s) {

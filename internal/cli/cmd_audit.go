@@ -44,7 +44,7 @@ func auditCmd(sio IO) *cobra.Command {
 	return cmd
 }
 
-func runAudit(_ context.Context, c *cmdContext, limit int, verify bool, filter string) int {
+func runAudit(ctx context.Context, c *cmdContext, limit int, verify bool, filter string) int {
 	sio := c.sio
 	if limit < 0 {
 		return c.usage("--limit %d: give 0 (all) or a positive number", limit)
@@ -54,7 +54,7 @@ func runAudit(_ context.Context, c *cmdContext, limit int, verify bool, filter s
 		return code
 	}
 	if verify {
-		return verifyAudit(c, db)
+		return verifyAudit(ctx, c, db)
 	}
 	where, err := parseFilter(filter, store.AuditFilter, c.now(db))
 	if err != nil {
@@ -69,7 +69,7 @@ func runAudit(_ context.Context, c *cmdContext, limit int, verify bool, filter s
 		defer c.closeCache(db)
 		// All of them, to say how many there are when only the newest
 		// are listed.
-		entries, err := db.Audit(0)
+		entries, err := db.Audit(ctx, 0)
 		if err != nil {
 			return c.fail(err)
 		}
@@ -118,12 +118,12 @@ func runAudit(_ context.Context, c *cmdContext, limit int, verify bool, filter s
 }
 
 // verifyAudit checks the audit log's chain and says what it found.
-func verifyAudit(c *cmdContext, db *store.DB) int {
+func verifyAudit(ctx context.Context, c *cmdContext, db *store.DB) int {
 	var chk store.AuditCheck
 	if db != nil {
 		defer c.closeCache(db)
 		var err error
-		if chk, err = db.VerifyAudit(); err != nil {
+		if chk, err = db.VerifyAudit(ctx); err != nil {
 			return c.fail(err)
 		}
 	}

@@ -121,7 +121,7 @@ func runBatch(ctx context.Context, c *cmdContext, kind string, f batchFlags) int
 		}
 	}
 	if f.dryRun && f.resume == "" {
-		return dryRunBatch(c, kind, m, source, f)
+		return dryRunBatch(ctx, c, kind, m, source, f)
 	}
 	env, code := c.open(ctx)
 	if env == nil {
@@ -141,7 +141,7 @@ func runBatch(ctx context.Context, c *cmdContext, kind string, f batchFlags) int
 	var err error
 	switch {
 	case f.resume != "":
-		existing, items, err = env.db.Batch(f.resume)
+		existing, items, err = env.db.Batch(ctx, f.resume)
 		if err == nil && existing.Kind != kind {
 			err = fmt.Errorf("batch %s is a %s batch, not %s", existing.ID, existing.Kind, kind)
 		}
@@ -149,9 +149,9 @@ func runBatch(ctx context.Context, c *cmdContext, kind string, f batchFlags) int
 			err = fmt.Errorf("batch %s was run from another manifest (sha256 %s…); give no file to resume it", existing.ID, existing.Hash[:12])
 		}
 	case m != nil:
-		existing, err = env.db.BatchByHash(kind, m.Hash)
+		existing, err = env.db.BatchByHash(ctx, kind, m.Hash)
 		if err == nil && existing != nil {
-			existing, items, err = env.db.Batch(existing.ID)
+			existing, items, err = env.db.Batch(ctx, existing.ID)
 		}
 	}
 	if err != nil {
@@ -161,7 +161,7 @@ func runBatch(ctx context.Context, c *cmdContext, kind string, f batchFlags) int
 		return resumeBatch(ctx, c, env, rn, *existing, items, f)
 	}
 
-	lookup := env.db.Reservation
+	lookup := func(ref string) (*store.Reservation, error) { return env.db.Reservation(ctx, ref) }
 	var pf *batch.Preflight
 	if kind == store.BatchCancelRest {
 		pf = batch.PlanCancelRest(m, lookup)
@@ -190,7 +190,7 @@ func runBatch(ctx context.Context, c *cmdContext, kind string, f batchFlags) int
 	if !c.confirm(env.svc.Mode(), s) {
 		return exitFailed
 	}
-	b, items, err := rn.Start(pf, source)
+	b, items, err := rn.Start(ctx, pf, source)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -202,7 +202,7 @@ func runBatch(ctx context.Context, c *cmdContext, kind string, f batchFlags) int
 
 // dryRunBatch prints the pre-flight from the cache alone: no gateway, no
 // listener, nothing written. A manifest already run shows its batch.
-func dryRunBatch(c *cmdContext, kind string, m *batch.Manifest, source string, f batchFlags) int {
+func dryRunBatch(ctx context.Context, c *cmdContext, kind string, m *batch.Manifest, source string, f batchFlags) int {
 	sio := c.sio
 	db, code := c.openCache()
 	if db == nil && code != -1 {
@@ -215,16 +215,17 @@ func dryRunBatch(c *cmdContext, kind string, m *batch.Manifest, source string, f
 	now := c.now(db)
 	if db != nil {
 		defer c.closeCache(db)
-		if b, err := db.BatchByHash(kind, m.Hash); err != nil {
+		if b, err := db.BatchByHash(ctx, kind, m.Hash); err != nil {
 			return c.fail(err)
 		} else if b != nil {
-			b, items, err := db.Batch(b.ID)
+			b, items, err := db.Batch(ctx, b.ID)
 			if err != nil {
 				return c.fail(err)
 			}
-			return resumeBatch(context.Background(), c, nil, nil, *b, items, f)
+			return resumeBatch(ctx, c, nil, nil, *b, items, f)
 		}
-		find, lookup = batch.Ledgers(db), db.Reservation
+		find = batch.Ledgers(db)
+		lookup = func(ref string) (*store.Reservation, error) { return db.Reservation(ctx, ref) }
 	}
 	var pf *batch.Preflight
 	if kind == store.BatchCancelRest {

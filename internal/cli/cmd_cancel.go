@@ -25,7 +25,7 @@ func runCancel(ctx context.Context, c *cmdContext) int {
 		return code
 	}
 	defer env.Close()
-	r, err := env.db.Reservation(c.args[0])
+	r, err := env.db.Reservation(ctx, c.args[0])
 	if err != nil {
 		return c.fail(err)
 	}

@@ -50,7 +50,7 @@ func runCapture(ctx context.Context, c *cmdContext, late bool, amountText string
 		return code
 	}
 	defer env.Close()
-	r, err := env.db.Reservation(c.args[0])
+	r, err := env.db.Reservation(ctx, c.args[0])
 	if err != nil {
 		return c.fail(err)
 	}

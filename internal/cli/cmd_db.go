@@ -98,7 +98,7 @@ it again is harmless and finishes a copy that was cut short. Close the console t
 			defer src.Close()
 			start := time.Now()
 			total := 0
-			err = src.CopyInto(to, func(bucket string, n int) {
+			err = src.CopyInto(cmd.Context(), to, func(bucket string, n int) {
 				total += n
 				if n > 0 {
 					fmt.Fprintf(sio.Stdout, "  %-16s %d\n", bucket, n)

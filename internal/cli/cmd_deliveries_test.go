@@ -173,7 +173,7 @@ func TestDeliveriesResendRoleAndAudit(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			es, err := db.Audit(10)
+			es, err := db.Audit(t.Context(), 10)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -113,7 +113,7 @@ func runForm(ctx context.Context, c *cmdContext) int {
 		if !need() {
 			return exitUsage
 		}
-		r, err := env.db.Reservation(target)
+		r, err := env.db.Reservation(ctx, target)
 		if err != nil {
 			return c.fail(err)
 		}
@@ -129,7 +129,7 @@ func runForm(ctx context.Context, c *cmdContext) int {
 		if !need() {
 			return exitUsage
 		}
-		txs, err := captures(env.db, target)
+		txs, err := captures(ctx, env.db, target)
 		if err != nil {
 			return c.fail(err)
 		}
@@ -140,7 +140,7 @@ func runForm(ctx context.Context, c *cmdContext) int {
 		if !need() {
 			return exitUsage
 		}
-		t, err := env.db.ResolveTransaction(target)
+		t, err := env.db.ResolveTransaction(ctx, target)
 		if err != nil {
 			return c.fail(err)
 		}
@@ -156,7 +156,7 @@ func runForm(ctx context.Context, c *cmdContext) int {
 			fmt.Fprintf(sio.Stderr, "paydesk form resolve: operation %q: not a number\n", target)
 			return exitUsage
 		}
-		op, err := env.db.Op(id)
+		op, err := env.db.Op(ctx, id)
 		if err != nil {
 			return c.fail(fmt.Errorf("operation %d: %w", id, err))
 		}
@@ -181,11 +181,11 @@ func runForm(ctx context.Context, c *cmdContext) int {
 }
 
 // captures lists the captures of a reservation, or the one capture named.
-func captures(db *store.DB, ref string) ([]*store.Transaction, error) {
-	if t, err := db.Transaction(ref); err == nil {
+func captures(ctx context.Context, db *store.DB, ref string) ([]*store.Transaction, error) {
+	if t, err := db.Transaction(ctx, ref); err == nil {
 		return []*store.Transaction{t}, nil
 	}
-	txs, err := db.TransactionsFor(ref)
+	txs, err := db.TransactionsFor(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("%s: neither a capture nor a reservation: %w", ref, err)
 	}

@@ -89,7 +89,7 @@ func pushesCmd(sio IO) *cobra.Command {
 	return cmd
 }
 
-func runPushes(_ context.Context, c *cmdContext, typ, kind, status, filter string, limit int) int {
+func runPushes(ctx context.Context, c *cmdContext, typ, kind, status, filter string, limit int) int {
 	for _, f := range []struct {
 		flag  string
 		v     *string
@@ -122,11 +122,11 @@ func runPushes(_ context.Context, c *cmdContext, typ, kind, status, filter strin
 		if typ != "" || kind != "" || status != "" || !where.Empty() {
 			n = 0
 		}
-		stored, err := db.Pushes(n, 0)
+		stored, err := db.Pushes(ctx, n, 0)
 		if err != nil {
 			return c.fail(err)
 		}
-		rejected, err := db.RejectedPushes(n)
+		rejected, err := db.RejectedPushes(ctx, n)
 		if err != nil {
 			return c.fail(err)
 		}
@@ -145,7 +145,7 @@ func runPushes(_ context.Context, c *cmdContext, typ, kind, status, filter strin
 	}
 	var receipts map[uint64]store.PushReceipts
 	if db != nil {
-		if receipts, err = db.PushReceiptsOf(kept); err != nil {
+		if receipts, err = db.PushReceiptsOf(ctx, kept); err != nil {
 			return c.fail(err)
 		}
 	}

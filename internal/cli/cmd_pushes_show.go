@@ -32,7 +32,7 @@ func pushShowCmd(sio IO) *cobra.Command {
 	return cmd
 }
 
-func runPushShow(_ context.Context, c *cmdContext) int {
+func runPushShow(ctx context.Context, c *cmdContext) int {
 	id, err := strconv.ParseUint(c.args[0], 10, 64)
 	if err != nil || id == 0 {
 		return c.usage("%q: a push ID is a positive number (paydesk pushes lists them)", textsafe.Clean(c.args[0]))
@@ -45,14 +45,14 @@ func runPushShow(_ context.Context, c *cmdContext) int {
 		return c.fail(fmt.Errorf("push %d: %w", id, store.ErrNotFound))
 	}
 	defer c.closeCache(db)
-	p, err := db.Push(id)
+	p, err := db.Push(ctx, id)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return c.fail(fmt.Errorf("push %d: not in the push log (paydesk pushes lists them)", id))
 		}
 		return c.fail(err)
 	}
-	rc, err := db.PushReceiptsOf([]*store.PushRecord{p})
+	rc, err := db.PushReceiptsOf(ctx, []*store.PushRecord{p})
 	if err != nil {
 		return c.fail(err)
 	}

@@ -63,13 +63,13 @@ func runReconcile(ctx context.Context, c *cmdContext, settleDays int, asCSV bool
 	if err := env.svc.Check(ctx, access.Reconcile); err != nil {
 		return c.fail(err)
 	}
-	txs, err := env.db.Transactions()
+	txs, err := env.db.Transactions(ctx)
 	if err != nil {
 		return c.fail(err)
 	}
 	booked := bookedOf(txs)
 	res := reconcile.Reconcile(lines, booked, reconcile.Options{SettleDays: settleDays})
-	if err := auditReconcile(env, c.args, res); err != nil {
+	if err := auditReconcile(ctx, env, c.args, res); err != nil {
 		return c.fail(err)
 	}
 	switch {
@@ -111,18 +111,18 @@ func bookedOf(txs []*store.Transaction) []reconcile.Booked {
 
 // auditReconcile records the run, and each line or transaction that does
 // not match as an entry of its own: the Attention tab shows them.
-func auditReconcile(env *runtime, files []string, res reconcile.Result) error {
+func auditReconcile(ctx context.Context, env *runtime, files []string, res reconcile.Result) error {
 	now, op := env.svc.Now(), env.svc.Operator()
 	add := func(e store.AuditEntry) error {
 		e.Time, e.Operator = now, op
-		if _, err := env.db.AppendAudit(e); err != nil {
+		if _, err := env.db.AppendAudit(ctx, e); err != nil {
 			return fmt.Errorf("audit: %w", err)
 		}
 		return nil
 	}
 	// What an earlier run left open and this one matched is closed by an
 	// entry of its own: the Attention tab and the alerts let it go.
-	recent, err := env.db.Audit(reconcile.ItemScan)
+	recent, err := env.db.Audit(ctx, reconcile.ItemScan)
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}

@@ -57,7 +57,7 @@ func refundCommand(ctx context.Context, c *cmdContext, f refundFlags) int {
 		return code
 	}
 	defer env.Close()
-	t, err := env.db.ResolveTransaction(c.args[0])
+	t, err := env.db.ResolveTransaction(ctx, c.args[0])
 	if err != nil {
 		return c.fail(err)
 	}
@@ -94,7 +94,7 @@ func refundCommand(ctx context.Context, c *cmdContext, f refundFlags) int {
 			return c.report(ops.Result{Action: api.ActionRefund, Target: t.Key}, err, false)
 		}
 		s.Target = "capture " + t.Key
-		if r, err := env.db.Reservation(t.ReservationKey); err == nil {
+		if r, err := env.db.Reservation(ctx, t.ReservationKey); err == nil {
 			s.Target += " of reservation " + r.ReservationNumber
 			s.Customer = r.CustomerName
 		}

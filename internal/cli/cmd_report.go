@@ -32,7 +32,7 @@ func reportCmd(sio IO) *cobra.Command {
 	return cmd
 }
 
-func runReport(_ context.Context, c *cmdContext, sinceArg, untilArg, byArg string, asCSV bool) int {
+func runReport(ctx context.Context, c *cmdContext, sinceArg, untilArg, byArg string, asCSV bool) int {
 	sio := c.sio
 	grouping, ok := report.ParseBy(byArg)
 	if !ok {
@@ -59,7 +59,7 @@ func runReport(_ context.Context, c *cmdContext, sinceArg, untilArg, byArg strin
 	var rep report.Report
 	if db != nil {
 		defer db.Close()
-		if rep, err = report.Load(db, grouping, from, to, now.Location()); err != nil {
+		if rep, err = report.Load(ctx, db, grouping, from, to, now.Location()); err != nil {
 			return c.fail(err)
 		}
 	} else {

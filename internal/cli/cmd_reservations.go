@@ -33,7 +33,7 @@ func reservationsCmd(sio IO) *cobra.Command {
 	return cmd
 }
 
-func runReservations(_ context.Context, c *cmdContext, state, filter string) int {
+func runReservations(ctx context.Context, c *cmdContext, state, filter string) int {
 	sio := c.sio
 	if err := checkChoice("--state", state, reservationStates); err != nil {
 		return c.usage("%v", err)
@@ -58,7 +58,7 @@ func runReservations(_ context.Context, c *cmdContext, state, filter string) int
 		}
 		q := store.PageQuery{Sort: store.SortCreated, Desc: true, State: store.State(state), Where: where, Limit: 5000}
 		for {
-			p, err := db.ReservationPage(q)
+			p, err := db.ReservationPage(ctx, q)
 			if err != nil {
 				return err
 			}
@@ -169,7 +169,7 @@ func showCmd(sio IO) *cobra.Command {
 	return cmd
 }
 
-func runShow(_ context.Context, c *cmdContext) int {
+func runShow(ctx context.Context, c *cmdContext) int {
 	sio := c.sio
 	db, code := c.openCache()
 	if code >= 0 {
@@ -179,11 +179,11 @@ func runShow(_ context.Context, c *cmdContext) int {
 		return c.fail(fmt.Errorf("reservation %s: %w (the cache %s does not exist yet)", c.args[0], store.ErrNotFound, c.set.DB))
 	}
 	defer c.closeCache(db)
-	r, err := db.Reservation(c.args[0])
+	r, err := db.Reservation(ctx, c.args[0])
 	if err != nil {
 		return c.fail(err)
 	}
-	txs, err := db.TransactionsFor(r.Key)
+	txs, err := db.TransactionsFor(ctx, r.Key)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -192,7 +192,7 @@ func runShow(_ context.Context, c *cmdContext) int {
 	// other lines: both are kept for an operator to compare.
 	// ("" would ask for every invoice's.)
 	if r.Invoice != "" {
-		conflicts, err := db.OrderConflicts(r.Invoice)
+		conflicts, err := db.OrderConflicts(ctx, r.Invoice)
 		if err != nil {
 			return c.fail(err)
 		}

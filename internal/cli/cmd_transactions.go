@@ -67,7 +67,7 @@ func transactionsCmd(sio IO) *cobra.Command {
 	return cmd
 }
 
-func runTransactions(_ context.Context, c *cmdContext, kind, status, reservation, filter string) int {
+func runTransactions(ctx context.Context, c *cmdContext, kind, status, reservation, filter string) int {
 	if err := checkChoice("--kind", kind, transactionKinds); err != nil {
 		return c.usage("%v", err)
 	}
@@ -106,7 +106,7 @@ func runTransactions(_ context.Context, c *cmdContext, kind, status, reservation
 				Service: clean(t.ServiceCode)})
 		}
 		if reservation != "" {
-			txs, err := db.TransactionsFor(reservation)
+			txs, err := db.TransactionsFor(ctx, reservation)
 			if err != nil {
 				return err
 			}
@@ -119,7 +119,7 @@ func runTransactions(_ context.Context, c *cmdContext, kind, status, reservation
 		}
 		q := store.PageQuery{Sort: store.TxSortCreated, Desc: true, State: store.State(kind), Where: where, Limit: 5000}
 		for {
-			p, err := db.TransactionPage(q)
+			p, err := db.TransactionPage(ctx, q)
 			if err != nil {
 				return err
 			}

@@ -147,7 +147,7 @@ func runUpdate(ctx context.Context, c *cmdContext, f updateFlags) int {
 		return code
 	}
 	defer env.Close()
-	r, err := env.db.Reservation(c.args[0])
+	r, err := env.db.Reservation(ctx, c.args[0])
 	if err != nil {
 		return c.fail(err)
 	}

@@ -184,7 +184,7 @@ func runUserAdd(ctx context.Context, c *cmdContext, keyFile, roleName string) in
 	by := changedBy(ctx, c)
 	u := store.User{Name: c.args[0], Role: string(role), Key: strings.TrimSpace(string(gossh.MarshalAuthorizedKey(key))),
 		Fingerprint: gossh.FingerprintSHA256(key), Added: c.now(db), AddedBy: by}
-	if err := db.AddUser(u); err != nil {
+	if err := db.AddUser(ctx, u); err != nil {
 		return c.fail(err)
 	}
 	fmt.Fprintf(c.sio.Stdout, "user %s added: %s, key %s\n", u.Name, u.Role, u.Fingerprint)
@@ -197,7 +197,7 @@ func runUserList(ctx context.Context, c *cmdContext) int {
 		return code
 	}
 	defer c.closeCache(db)
-	us, err := db.Users()
+	us, err := db.Users(ctx)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -230,7 +230,7 @@ func runUserRemove(ctx context.Context, c *cmdContext) int {
 		return code
 	}
 	defer c.closeCache(db)
-	if err := db.RemoveUser(c.args[0], changedBy(ctx, c)); err != nil {
+	if err := db.RemoveUser(ctx, c.args[0], changedBy(ctx, c)); err != nil {
 		return c.fail(err)
 	}
 	recheckSessions(c)
@@ -251,7 +251,7 @@ func runUserRole(ctx context.Context, c *cmdContext) int {
 		return code
 	}
 	defer c.closeCache(db)
-	changed, err := db.SetUserRole(c.args[0], string(role), changedBy(ctx, c))
+	changed, err := db.SetUserRole(ctx, c.args[0], string(role), changedBy(ctx, c))
 	if err != nil {
 		return c.fail(err)
 	}

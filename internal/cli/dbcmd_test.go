@@ -52,7 +52,7 @@ func TestDBCopyIntoADatabaseInUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sums, err := db.LoadReservationSummaries()
+	sums, err := db.LoadReservationSummaries(t.Context())
 	_ = db.Close()
 	if err != nil || len(sums) != 1 {
 		t.Fatalf("after the refused copy the database has %d reservations (%v), want the first cache's 1", len(sums), err)

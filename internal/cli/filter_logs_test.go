@@ -80,7 +80,7 @@ func logsCache(t *testing.T, dir string) {
 		if i%2 == 0 {
 			e.Amount = decimal.New(int64(500+i*900), -2)
 		}
-		if _, err := db.AppendAudit(e); err != nil {
+		if _, err := db.AppendAudit(ctx, e); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -97,19 +97,19 @@ func TestLogFiltersSameInConsoleAndCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, err := db.Pushes(0, 0)
+	ps, err := db.Pushes(t.Context(), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rej, err := db.RejectedPushes(0)
+	rej, err := db.RejectedPushes(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	receipts, err := db.PushReceiptsOf(ps)
+	receipts, err := db.PushReceiptsOf(t.Context(), ps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, err := db.Audit(0)
+	entries, err := db.Audit(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

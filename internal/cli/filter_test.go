@@ -47,7 +47,7 @@ func filterCache(t *testing.T, dir string) {
 		}
 		rs = append(rs, r)
 	}
-	if err := db.PutReservations(rs); err != nil {
+	if err := db.PutReservations(t.Context(), rs); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -119,7 +119,7 @@ func importFiles(ctx context.Context, c *cmdContext, db *store.DB, files []strin
 				r = f
 			}
 			var werr error
-			n, err := intake.Import(db, name, source, contextReader{ctx, r}, func(o intake.Outcome) {
+			n, err := intake.Import(ctx, db, name, source, contextReader{ctx, r}, func(o intake.Outcome) {
 				if werr == nil {
 					werr = emit(importJSON{File: name, Where: o.Where, Invoice: o.Invoice, Result: o.Result, Reservation: o.Reservation, Reason: o.Reason})
 				}

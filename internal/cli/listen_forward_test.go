@@ -75,7 +75,7 @@ func TestListenForwardToHungShopStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if c, err := db.Counts(); err != nil || c.Pushes != uint64(n) {
+	if c, err := db.Counts(t.Context()); err != nil || c.Pushes != uint64(n) {
 		t.Errorf("pushes stored: %+v %v, want %d", c, err, n)
 	}
 	// None was delivered; the outbox keeps every one for the next start.

@@ -140,7 +140,7 @@ func listenUnderAttack(t *testing.T, shape pushload.Shape, conns, probes, maxCon
 	if err != nil {
 		t.Fatal(err)
 	}
-	rejected, _ := db.RejectedPushes(0)
+	rejected, _ := db.RejectedPushes(t.Context(), 0)
 	_ = db.Close()
 	evidence := 0
 	for _, r := range rejected {

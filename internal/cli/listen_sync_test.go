@@ -79,7 +79,7 @@ func TestListenSyncsWithTheGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	r, err := db.Reservation(resp.Key)
+	r, err := db.Reservation(t.Context(), resp.Key)
 	if err != nil || r.State() != store.StateReserved {
 		t.Fatalf("after the listener's sync: %v %v, want reserved", r, err)
 	}

@@ -114,7 +114,7 @@ func TestListenCommand(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			if n, _ := db.Counts(); n.Pushes != 1 || n.Rejected != 1 {
+			if n, _ := db.Counts(t.Context()); n.Pushes != 1 || n.Rejected != 1 {
 				t.Errorf("counts %+v", n)
 			}
 		})

@@ -167,7 +167,7 @@ func TestThroughOwnerAsDirect(t *testing.T) {
 			if res := decodeJSON[map[string]any](t, out); code != 0 || res["status"] != float64(190) || res["pushReceived"] != true {
 				t.Fatalf("capture through the owner: exit %d %v %s", code, res, errs)
 			}
-			entries, err := h.db.Audit(1)
+			entries, err := h.db.Audit(ctx, 1)
 			if err != nil || len(entries) != 1 || entries[0].Action != "capture" || entries[0].Operator != "clitest" {
 				t.Fatalf("audit entry of the capture: %+v %v; want capture by clitest (the client), not ownerdesk", entries, err)
 			}
@@ -376,7 +376,7 @@ func TestClientDropsOwnerGoesOn(t *testing.T) {
 	if code, _, errs := runEnv(t, context.Background(), env, nil, false, "capture", strings.TrimSpace(out), "SHOE-42=1", "--yes"); code != 0 {
 		t.Fatalf("capture after a client dropped: exit %d %s", code, errs)
 	}
-	if o, err := h.db.Order("SHOP-1"); err == nil && o != nil {
+	if o, err := h.db.Order(t.Context(), "SHOP-1"); err == nil && o != nil {
 		t.Fatalf("half an order was kept: %+v", o)
 	}
 }
@@ -645,7 +645,7 @@ func TestOwnerRunsCommandsAtOnce(t *testing.T) {
 		t.Error(e)
 	}
 	for _, n := range numbers {
-		r, err := h.db.Reservation(n)
+		r, err := h.db.Reservation(ctx, n)
 		if err != nil || r.CapturedAmount.StringFixed(2) != "59.95" {
 			t.Errorf("reservation %s after its capture: %v %v", n, r, err)
 		}

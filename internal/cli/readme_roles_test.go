@@ -127,12 +127,12 @@ func TestREADMERolesSQL(t *testing.T) {
 	if role, canWrite, err := alice.Identity(ctx); err != nil || !canWrite || role != "alice"+suffix {
 		t.Fatalf("alice: role %q, may write %v, %v", role, canWrite, err)
 	}
-	id, err := alice.BeginOp(store.PendingOp{Operator: "alice@desk", Action: "Refund", Target: p.Key(),
+	id, err := alice.BeginOp(ctx, store.PendingOp{Operator: "alice@desk", Action: "Refund", Target: p.Key(),
 		Audit: &store.AuditEntry{Operator: "alice@desk", Action: "refund", Target: p.Key()}})
 	if err != nil {
 		t.Fatalf("an operator journals an operation: %v", err)
 	}
-	if err := alice.ResolveOp(id, "test"); err != nil {
+	if err := alice.ResolveOp(ctx, id, "test"); err != nil {
 		t.Fatalf("an operator resolves it: %v", err)
 	}
 
@@ -159,13 +159,13 @@ func TestREADMERolesSQL(t *testing.T) {
 	if _, canWrite, err := carol.Identity(ctx); err != nil || canWrite {
 		t.Fatalf("carol (viewer) may write %v, %v; want read-only", canWrite, err)
 	}
-	if pg, err := carol.TransactionPage(store.PageQuery{Limit: 10}); err != nil || len(pg.Rows) != 1 {
+	if pg, err := carol.TransactionPage(ctx, store.PageQuery{Limit: 10}); err != nil || len(pg.Rows) != 1 {
 		t.Fatalf("the viewer reads the transactions: %d rows, %v", len(pg.Rows), err)
 	}
-	if _, err := carol.ReservationPage(store.PageQuery{Limit: 10}); err != nil {
+	if _, err := carol.ReservationPage(ctx, store.PageQuery{Limit: 10}); err != nil {
 		t.Fatalf("the viewer reads the reservations: %v", err)
 	}
-	if _, err := carol.BeginOp(store.PendingOp{Operator: "carol@desk", Action: "Refund", Target: "X"}); err == nil {
+	if _, err := carol.BeginOp(ctx, store.PendingOp{Operator: "carol@desk", Action: "Refund", Target: "X"}); err == nil {
 		t.Fatal("the viewer journaled an operation")
 	} else if !errors.Is(err, store.ErrReadOnlyRole) || !strings.Contains(err.Error(), "may only read") || strings.Contains(err.Error(), "permission denied") {
 		t.Fatalf("the viewer's write says %q; want that the role may only read", err)

@@ -25,12 +25,12 @@ func putCache(t *testing.T, dir string, rs []*store.Reservation, orders ...store
 	}
 	defer db.Close()
 	if len(rs) > 0 {
-		if err := db.PutReservations(rs); err != nil {
+		if err := db.PutReservations(t.Context(), rs); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, o := range orders {
-		if _, err := db.PutOrder(o); err != nil && o.Source != "conflict" {
+		if _, err := db.PutOrder(t.Context(), o); err != nil && o.Source != "conflict" {
 			t.Fatal(err)
 		}
 	}

@@ -90,8 +90,8 @@ func (h *host) startSSH(ctx context.Context, o sshOptions) (*sshd.Server, error)
 
 // principalOf is the user whose key has fingerprint fp, who must be the
 // user the client named (ssh alice@host).
-func (h *host) principalOf(_ context.Context, user, fp string) (access.Principal, error) {
-	u, err := h.db.UserByKey(fp)
+func (h *host) principalOf(ctx context.Context, user, fp string) (access.Principal, error) {
+	u, err := h.db.UserByKey(ctx, fp)
 	if errors.Is(err, store.ErrNoUser) {
 		return access.Principal{}, fmt.Errorf("%w: %v", sshd.ErrUnknownKey, err)
 	}

@@ -56,7 +56,7 @@ func startSSHBench(b *testing.B) *sshBench {
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
 	signer, _ := gossh.NewSignerFromKey(priv)
 	pub := signer.PublicKey()
-	if err := rt.db.AddUser(store.User{Name: "alice", Role: "agent", Key: strings.TrimSpace(string(gossh.MarshalAuthorizedKey(pub))),
+	if err := rt.db.AddUser(b.Context(), store.User{Name: "alice", Role: "agent", Key: strings.TrimSpace(string(gossh.MarshalAuthorizedKey(pub))),
 		Fingerprint: gossh.FingerprintSHA256(pub)}); err != nil {
 		b.Fatal(err)
 	}

@@ -163,7 +163,7 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 	client, err := api.NewClient(api.Config{BaseURL: r.gatewayURL, Credentials: creds, Rules: set.Merchant.Rules(), Observe: func(x api.Exchange) {
 		exMu.Lock()
 		defer exMu.Unlock()
-		if _, err := db.AppendExchange(store.ExchangeFrom(x)); err != nil {
+		if _, err := db.AppendExchange(ctx, store.ExchangeFrom(x)); err != nil {
 			r.logf("gateway log: %v", err)
 		}
 	}})

@@ -77,7 +77,7 @@ func TestFillReachesEveryState(t *testing.T) {
 	}
 	t.Logf("%d orders in %s", sum.Orders, sum.Duration)
 
-	sums, err := db.LoadReservationSummaries()
+	sums, err := db.LoadReservationSummaries(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestFillReachesEveryState(t *testing.T) {
 	// for the one whose order never reached paydesk.
 	pushOnly := 0
 	for _, s := range sums {
-		r, err := db.Reservation(s.Key)
+		r, err := db.Reservation(ctx, s.Key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func TestFillReachesEveryState(t *testing.T) {
 	if pushOnly != 1 {
 		t.Errorf("%d reservations without their order, want the demo's 1", pushOnly)
 	}
-	txs, err := db.Transactions()
+	txs, err := db.Transactions(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,11 +149,11 @@ func TestFillReachesEveryState(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	rejected, _ := db.RejectedPushes(0)
+	rejected, _ := db.RejectedPushes(ctx, 0)
 	if len(rejected) > 0 {
 		t.Errorf("%d pushes rejected: %s", len(rejected), rejected[0].Reason)
 	}
-	c, _ := db.Counts()
+	c, _ := db.Counts(ctx)
 	if c.Pushes < 30 {
 		t.Errorf("%d pushes stored, want the demo's 30 or more", c.Pushes)
 	}

@@ -26,12 +26,12 @@ type Lookup interface {
 
 // Store is what sync needs of the store (*store.DB has it).
 type Store interface {
-	LoadReservationSummaries() ([]store.Summary, error)
-	Reservation(ref string) (*store.Reservation, error)
-	Transactions() ([]*store.Transaction, error)
-	Transaction(key string) (*store.Transaction, error)
+	LoadReservationSummaries(ctx context.Context) ([]store.Summary, error)
+	Reservation(ctx context.Context, ref string) (*store.Reservation, error)
+	Transactions(ctx context.Context) ([]*store.Transaction, error)
+	Transaction(ctx context.Context, key string) (*store.Transaction, error)
 	ApplyPush(ctx context.Context, rec store.PushRecord, p *api.Push) (store.ApplyResult, error)
-	AppendAudit(e store.AuditEntry) (uint64, error)
+	AppendAudit(ctx context.Context, e store.AuditEntry) (uint64, error)
 }
 
 // Options tune a run.
@@ -92,7 +92,7 @@ func Run(ctx context.Context, db Store, gw Lookup, o Options) (Result, error) {
 	if workers <= 0 {
 		workers = 8
 	}
-	invoices, err := candidates(db, since)
+	invoices, err := candidates(ctx, db, since)
 	if err != nil {
 		return Result{}, err
 	}
@@ -163,7 +163,7 @@ feed:
 		return res, err
 	}
 	if len(res.Learned) > 0 {
-		_, err := db.AppendAudit(store.AuditEntry{Time: now(), Operator: o.Operator, Action: "sync", Target: fmt.Sprintf("%d invoices", res.Invoices),
+		_, err := db.AppendAudit(ctx, store.AuditEntry{Time: now(), Operator: o.Operator, Action: "sync", Target: fmt.Sprintf("%d invoices", res.Invoices),
 			Result: fmt.Sprintf("learned %d from the gateway", len(res.Learned))})
 		if err != nil {
 			return res, fmt.Errorf("sync: audit: %w", err)
@@ -175,8 +175,8 @@ feed:
 // candidates are the invoices to ask about, sorted: of every reservation
 // still open or made since, and of every transaction made or changed
 // since (gift cards, and captures made under an invoice of their own).
-func candidates(db Store, since time.Time) ([]string, error) {
-	sums, err := db.LoadReservationSummaries()
+func candidates(ctx context.Context, db Store, since time.Time) ([]string, error) {
+	sums, err := db.LoadReservationSummaries(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sync: reservations: %w", err)
 	}
@@ -187,7 +187,7 @@ func candidates(db Store, since time.Time) ([]string, error) {
 			seen[s.Invoice] = true
 		}
 	}
-	txs, err := db.Transactions()
+	txs, err := db.Transactions(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sync: transactions: %w", err)
 	}
@@ -209,7 +209,7 @@ func candidates(db Store, since time.Time) ([]string, error) {
 func learn(ctx context.Context, db Store, invoice string, e api.InvoiceTransaction, now time.Time) (*Learned, error) {
 	p := e.Push()
 	st := p.Status()
-	was, err := known(db, p)
+	was, err := known(ctx, db, p)
 	if err != nil {
 		return nil, err
 	}
@@ -242,9 +242,9 @@ func learn(ctx context.Context, db Store, invoice string, e api.InvoiceTransacti
 
 // known is the status the store holds for the push's key: a transaction's,
 // the Reserve's or a data request's of its reservation; zero when none.
-func known(db Store, p *api.Push) (store.Status, error) {
+func known(ctx context.Context, db Store, p *api.Push) (store.Status, error) {
 	if p.Transaction != nil {
-		t, err := db.Transaction(p.Key())
+		t, err := db.Transaction(ctx, p.Key())
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			return store.Status{}, nil
@@ -253,14 +253,14 @@ func known(db Store, p *api.Push) (store.Status, error) {
 		}
 		return t.Status, nil
 	}
-	r, err := db.Reservation(p.Key())
+	r, err := db.Reservation(ctx, p.Key())
 	if err == nil {
 		return r.Status, nil
 	}
 	if !errors.Is(err, store.ErrNotFound) {
 		return store.Status{}, fmt.Errorf("sync: reservation %s: %w", p.Key(), err)
 	}
-	r, err = db.Reservation(p.Invoice())
+	r, err = db.Reservation(ctx, p.Invoice())
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrAmbiguous) {
 		return store.Status{}, nil
 	}

@@ -86,7 +86,7 @@ func TestSyncLearnsWhatWasNotPushed(t *testing.T) {
 	if err := e.sb.Approve(ctx, res.Key); err != nil {
 		t.Fatal(err)
 	}
-	r, err := e.db.Reservation(res.Key)
+	r, err := e.db.Reservation(ctx, res.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestSyncLearnsWhatWasNotPushed(t *testing.T) {
 		t.Errorf("learned %d facts, want 3: %+v", len(got.Learned), got.Learned)
 	}
 
-	r, err = e.db.Reservation(res.Key)
+	r, err = e.db.Reservation(ctx, res.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,14 +154,14 @@ func TestSyncLearnsWhatWasNotPushed(t *testing.T) {
 			t.Fatalf("MUG captured %d, want 1 (the back office's capture by line)", l.Captured)
 		}
 	}
-	pushes, err := e.db.PushesFor(capResp.Key)
+	pushes, err := e.db.PushesFor(ctx, capResp.Key)
 	if err != nil || len(pushes) != 1 {
 		t.Fatalf("push log of the capture: %v %v", pushes, err)
 	}
 	if p := pushes[0]; p.RemoteAddr != gwsync.Provenance || p.URL != api.PathInvoiceInfo+"INV-SYNC-1" || !p.Applied {
 		t.Fatalf("the capture's push log entry: from %q %s applied=%v, want the gateway's InvoiceInfo", p.RemoteAddr, p.URL, p.Applied)
 	}
-	audit, err := e.db.Audit(0)
+	audit, err := e.db.Audit(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func importFile(t *testing.T, path string, every int) (Counts, []Outcome, uint64
 	var p peakHeap
 	var notImported []Outcome
 	i := 0
-	n, err := Import(db, filepath.Base(path), "import", f, func(o Outcome) {
+	n, err := Import(t.Context(), db, filepath.Base(path), "import", f, func(o Outcome) {
 		if i++; i%every == 0 {
 			p.sample()
 		}

@@ -3,6 +3,7 @@ package intake
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -172,7 +173,7 @@ func NewReader(name string, r io.Reader) (Reader, error) {
 // with each record's outcome as it is decided (nil: none); the counts add
 // up every record read. err is for a file that could not be read to its
 // end: the records before it are counted, the rest of the file is not read.
-func Import(db *store.DB, name, source string, r io.Reader, emit func(Outcome)) (Counts, error) {
+func Import(ctx context.Context, db *store.DB, name, source string, r io.Reader, emit func(Outcome)) (Counts, error) {
 	var n Counts
 	rd, err := NewReader(name, r)
 	if err != nil {
@@ -186,7 +187,7 @@ func Import(db *store.DB, name, source string, r io.Reader, emit func(Outcome)) 
 		if err != nil {
 			return n, err
 		}
-		o := Store(db, source, it)
+		o := Store(ctx, db, source, it)
 		n.Add(o.Result)
 		if emit != nil {
 			emit(o)
@@ -195,14 +196,14 @@ func Import(db *store.DB, name, source string, r io.Reader, emit func(Outcome)) 
 }
 
 // Store stores one record read from a file and says what became of it.
-func Store(db *store.DB, source string, it Item) Outcome {
+func Store(ctx context.Context, db *store.DB, source string, it Item) Outcome {
 	o := Outcome{Where: it.Where, Invoice: it.Invoice}
 	if it.Err != nil {
 		o.Result, o.Reason = ResultRefused, it.Err.Error()
 		return o
 	}
 	it.Order.Source = source
-	res, perr := db.PutOrder(it.Order)
+	res, perr := db.PutOrder(ctx, it.Order)
 	switch {
 	case errors.Is(perr, store.ErrOrderConflict):
 		o.Result, o.Reservation, o.Reason = ResultConflict, res.ReservationKey, res.Reason+"; both are kept"

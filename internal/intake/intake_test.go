@@ -174,7 +174,7 @@ func TestImportReportsPerOrder(t *testing.T) {
 		return func(o Outcome) { *out = append(*out, o) }
 	}
 	var out []Outcome
-	n, err := Import(db, "orders.csv", "import orders.csv", f, collect(&out))
+	n, err := Import(t.Context(), db, "orders.csv", "import orders.csv", f, collect(&out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestImportReportsPerOrder(t *testing.T) {
 		n != (Counts{Read: 2, Imported: 2}) {
 		t.Fatalf("first import: %+v %+v", out, n)
 	}
-	o, err := db.Order("SHOP-88001")
+	o, err := db.Order(t.Context(), "SHOP-88001")
 	if err != nil || !o.Amount().Equal(decimal.RequireFromString("54.90")) || o.Customer() != "Jürgen Müller" || o.Billing.Country != "DE" {
 		t.Fatalf("order %+v %v", o, err)
 	}
@@ -190,12 +190,12 @@ func TestImportReportsPerOrder(t *testing.T) {
 	// a known invoice is a conflict; NDJSON from stdin is sniffed.
 	f2, _ := os.Open(filepath.Join("..", "..", "testdata", "webshop", "orders.csv"))
 	defer f2.Close()
-	_, _ = Import(db, "orders.csv", "import", f2, collect(&out))
+	_, _ = Import(t.Context(), db, "orders.csv", "import", f2, collect(&out))
 	if out[0].Result != ResultKnown || out[1].Result != ResultKnown {
 		t.Fatalf("second import: %+v", out)
 	}
 	env := reserveEnvelope(t, "SHOP-88002") + "\n" + reserveEnvelope(t, "SHOP-88003") + "\n"
-	_, _ = Import(db, "-", "import stdin", strings.NewReader(env), collect(&out))
+	_, _ = Import(t.Context(), db, "-", "import stdin", strings.NewReader(env), collect(&out))
 	if len(out) != 2 || out[0].Result != ResultConflict || out[1].Result != ResultImported {
 		t.Fatalf("envelopes: %+v", out)
 	}

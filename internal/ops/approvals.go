@@ -28,11 +28,11 @@ const DefaultApprovalTTL = 72 * time.Hour
 // ApprovalStore keeps approval requests; *store.DB is one. A Store without
 // it cannot take requests: a refund that needs one is refused.
 type ApprovalStore interface {
-	RequestApproval(a store.Approval) (*store.Approval, error)
-	DecideApproval(id uint64, d store.Decision) (*store.Approval, error)
-	ApprovalSent(id, opID uint64, result string) error
-	Approval(id uint64) (*store.Approval, error)
-	Approvals() ([]*store.Approval, error)
+	RequestApproval(ctx context.Context, a store.Approval) (*store.Approval, error)
+	DecideApproval(ctx context.Context, id uint64, d store.Decision) (*store.Approval, error)
+	ApprovalSent(ctx context.Context, id, opID uint64, result string) error
+	Approval(ctx context.Context, id uint64) (*store.Approval, error)
+	Approvals(ctx context.Context) ([]*store.Approval, error)
 }
 
 // ErrNoApprovals: the cache given to the Service keeps no approval
@@ -101,7 +101,7 @@ func (s *Service) requestApproval(ctx context.Context, p access.Principal, kind,
 	if ttl <= 0 {
 		ttl = DefaultApprovalTTL
 	}
-	a, err := as.RequestApproval(store.Approval{Created: now, Expires: now.Add(ttl), Requester: p.User, RequesterRole: string(p.Role),
+	a, err := as.RequestApproval(ctx, store.Approval{Created: now, Expires: now.Add(ttl), Requester: p.User, RequesterRole: string(p.Role),
 		RequestedBy: p.String(), Kind: kind, Target: target, Amount: amount, Currency: currency, Note: note, Request: body})
 	if err != nil {
 		return res, false, fmt.Errorf("refund %s: %w", target, err)
@@ -129,7 +129,7 @@ func (s *Service) Approvals(ctx context.Context) ([]*store.Approval, error) {
 	if err != nil {
 		return nil, err
 	}
-	return as.Approvals()
+	return as.Approvals(ctx)
 }
 
 // Approval returns request id.
@@ -141,7 +141,7 @@ func (s *Service) Approval(ctx context.Context, id uint64) (*store.Approval, err
 	if err != nil {
 		return nil, err
 	}
-	return as.Approval(id)
+	return as.Approval(ctx, id)
 }
 
 // Approve approves request id and sends it, as the approver, through the
@@ -172,7 +172,7 @@ func (s *Service) decide(ctx context.Context, id uint64, approve bool, reason st
 	if err != nil {
 		return res, fmt.Errorf("%s request %d: %w", verb, id, err)
 	}
-	a, err := as.Approval(id)
+	a, err := as.Approval(ctx, id)
 	if err != nil {
 		return res, fmt.Errorf("%s request %d: %w", verb, id, err)
 	}
@@ -184,7 +184,7 @@ func (s *Service) decide(ctx context.Context, id uint64, approve bool, reason st
 			return res, fmt.Errorf("approve request %d: %w", id, err)
 		}
 	}
-	a, err = as.DecideApproval(id, store.Decision{Decider: p.User, DecidedBy: p.String(), Approve: approve, Reason: reason, Time: s.cfg.Now()})
+	a, err = as.DecideApproval(ctx, id, store.Decision{Decider: p.User, DecidedBy: p.String(), Approve: approve, Reason: reason, Time: s.cfg.Now()})
 	if err != nil {
 		return res, err
 	}
@@ -198,7 +198,7 @@ func (s *Service) decide(ctx context.Context, id uint64, approve bool, reason st
 	if out.OpID == 0 && sendErr != nil {
 		text = "not sent: " + oneLine(sendErr.Error())
 	}
-	if err := as.ApprovalSent(id, out.OpID, text); err != nil && out.Warning == "" {
+	if err := as.ApprovalSent(ctx, id, out.OpID, text); err != nil && out.Warning == "" {
 		out.Warning = err.Error()
 	}
 	return out, sendErr

@@ -36,7 +36,7 @@ func (s *Service) Ask(ctx context.Context, id uint64) (Result, error) {
 		return Result{OpID: id}, fmt.Errorf("ask about operation %d: %w", id, err)
 	}
 	st := s.cfg.Store
-	op, err := st.Op(id)
+	op, err := st.Op(ctx, id)
 	if err != nil {
 		return Result{OpID: id}, fmt.Errorf("ask about operation %d: %w", id, err)
 	}
@@ -53,7 +53,7 @@ func (s *Service) Ask(ctx context.Context, id uint64) (Result, error) {
 	if key == "" {
 		key, err = s.findKey(ctx, asker, op)
 		if errors.Is(err, api.ErrUnknownTransaction) {
-			return s.notProcessed(res, op)
+			return s.notProcessed(ctx, res, op)
 		}
 		if err != nil {
 			return res, fmt.Errorf("ask about operation %d: %w", id, err)
@@ -64,13 +64,13 @@ func (s *Service) Ask(ctx context.Context, id uint64) (Result, error) {
 		return res, fmt.Errorf("ask about operation %d (key %s): %w", id, key, err)
 	}
 	fillFromResponse(&res, resp)
-	got, err := st.ApplyResponse(id, resp)
+	got, err := st.ApplyResponse(ctx, id, resp)
 	if err != nil {
 		return res, fmt.Errorf("ask about operation %d: record the gateway's answer: %w", id, err)
 	}
 	res.State = got.State
 	res.Message = "asked the gateway: " + res.StatusText() + keyText(res.Key)
-	if err := s.audit(store.AuditEntry{Action: "ask", Target: op.Target, Amount: op.Amount, Currency: op.Currency,
+	if err := s.audit(ctx, store.AuditEntry{Action: "ask", Target: op.Target, Amount: op.Amount, Currency: op.Currency,
 		Result: auditText(res, nil), Reason: fmt.Sprintf("operation %d was %s", id, op.State), OpID: id}); err != nil {
 		res.Warning = err.Error()
 	}
@@ -78,13 +78,13 @@ func (s *Service) Ask(ctx context.Context, id uint64) (Result, error) {
 }
 
 // notProcessed fails an operation the gateway holds nothing for.
-func (s *Service) notProcessed(res Result, op *store.PendingOp) (Result, error) {
+func (s *Service) notProcessed(ctx context.Context, res Result, op *store.PendingOp) (Result, error) {
 	reason := "asked the gateway: it holds no transaction for this request, so it was not processed; it may be sent again"
-	if err := s.cfg.Store.FailOp(op.ID, reason); err != nil {
+	if err := s.cfg.Store.FailOp(ctx, op.ID, reason); err != nil {
 		return res, fmt.Errorf("ask about operation %d: %w", op.ID, err)
 	}
 	res.State, res.Message = store.OpFailed, reason
-	if err := s.audit(store.AuditEntry{Action: "ask", Target: op.Target, Amount: op.Amount, Currency: op.Currency,
+	if err := s.audit(ctx, store.AuditEntry{Action: "ask", Target: op.Target, Amount: op.Amount, Currency: op.Currency,
 		Result: "failed: not at the gateway", Reason: fmt.Sprintf("operation %d was %s", op.ID, op.State), OpID: op.ID}); err != nil {
 		res.Warning = err.Error()
 	}
@@ -100,7 +100,7 @@ func (s *Service) findKey(ctx context.Context, asker Asker, op *store.PendingOp)
 	if err != nil {
 		return "", err
 	}
-	known, err := s.knownKeys(op.ID)
+	known, err := s.knownKeys(ctx, op.ID)
 	if err != nil {
 		return "", err
 	}
@@ -113,8 +113,8 @@ func (s *Service) findKey(ctx context.Context, asker Asker, op *store.PendingOp)
 	return "", api.ErrUnknownTransaction
 }
 
-func (s *Service) knownKeys(except uint64) (map[string]bool, error) {
-	ops, err := s.cfg.Store.Ops(store.OpPending, store.OpSent, store.OpOutcomeUnknown, store.OpSettled, store.OpFailed, store.OpResolved)
+func (s *Service) knownKeys(ctx context.Context, except uint64) (map[string]bool, error) {
+	ops, err := s.cfg.Store.Ops(ctx, store.OpPending, store.OpSent, store.OpOutcomeUnknown, store.OpSettled, store.OpFailed, store.OpResolved)
 	if err != nil {
 		return nil, fmt.Errorf("read the operation journal: %w", err)
 	}

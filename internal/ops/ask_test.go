@@ -42,7 +42,7 @@ func TestOutcomeUnknownSettledByAsking(t *testing.T) {
 	if got := e.requests.Load() - before; got != 1 {
 		t.Fatalf("%d requests reached the gateway, want 1: asking must not send again", got)
 	}
-	op, err := e.db.Op(res.OpID)
+	op, err := e.db.Op(ctx, res.OpID)
 	if err != nil || op.State != store.OpSettled || op.ResultKey != asked.Key {
 		t.Fatalf("journal entry %+v %v", op, err)
 	}
@@ -62,7 +62,7 @@ func TestOutcomeUnknownSettledByAsking(t *testing.T) {
 	if r3 := e.mustReservation(r.ReservationNumber); lineOf(t, r3, "SHOE-42").Captured != 1 {
 		t.Fatalf("after the push: SHOE-42 %+v", lineOf(t, r3, "SHOE-42"))
 	}
-	audit, _ := e.db.Audit(0)
+	audit, _ := e.db.Audit(ctx, 0)
 	found := false
 	for _, a := range audit {
 		if a.Action == "ask" && a.OpID == res.OpID && strings.Contains(a.Result, asked.Key) {
@@ -166,7 +166,7 @@ func TestOutcomeUnknownSettledBySync(t *testing.T) {
 	if n := e.requests.Load() - before; n != 1 {
 		t.Fatalf("%d requests changed money at the gateway, want 1: sync only looks", n)
 	}
-	op, err := e.db.Op(res.OpID)
+	op, err := e.db.Op(ctx, res.OpID)
 	if err != nil || op.State != store.OpSettled || op.ResultKey != got.Learned[0].Key {
 		t.Fatalf("journal entry %+v %v, want settled with the capture's key", op, err)
 	}

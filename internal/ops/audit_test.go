@@ -31,23 +31,23 @@ type fullDisk struct {
 
 var errNoSpace = fmt.Errorf("write /cache/paydesk.db: %w", syscall.ENOSPC)
 
-func (f *fullDisk) ApplyResponse(uint64, *api.Response) (*store.PendingOp, error) {
+func (f *fullDisk) ApplyResponse(context.Context, uint64, *api.Response) (*store.PendingOp, error) {
 	f.applyFailed = true
 	return nil, errNoSpace
 }
 
-func (f *fullDisk) MarkOutcomeUnknown(id uint64, reason string) error {
+func (f *fullDisk) MarkOutcomeUnknown(ctx context.Context, id uint64, reason string) error {
 	if f.full {
 		return errNoSpace
 	}
-	return f.DB.MarkOutcomeUnknown(id, reason)
+	return f.DB.MarkOutcomeUnknown(ctx, id, reason)
 }
 
-func (f *fullDisk) CompleteAudit(id uint64, result string) error {
+func (f *fullDisk) CompleteAudit(ctx context.Context, id uint64, result string) error {
 	if f.full {
 		return errNoSpace
 	}
-	return f.DB.CompleteAudit(id, result)
+	return f.DB.CompleteAudit(ctx, id, result)
 }
 
 // TestAuditEntryBeforeSending (F4): the operation's audit entry exists
@@ -59,7 +59,7 @@ func TestAuditEntryBeforeSending(t *testing.T) {
 	r := e.reserved(ctx)
 	var inFlight []store.AuditEntry
 	svc, err := New(Config{Gateway: gatewayHook{Gateway: e.client, before: func() {
-		inFlight, _ = e.db.Audit(0)
+		inFlight, _ = e.db.Audit(ctx, 0)
 	}}, Store: e.db, Mode: ModeSandbox, Operator: "tester"})
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +72,7 @@ func TestAuditEntryBeforeSending(t *testing.T) {
 		inFlight[0].Operator != "tester" {
 		t.Fatalf("audit log while the capture was being sent: %+v", inFlight)
 	}
-	after, _ := e.db.Audit(0)
+	after, _ := e.db.Audit(ctx, 0)
 	if len(after) != len(inFlight) || after[0].ID != inFlight[0].ID || !strings.HasPrefix(after[0].Result, "190") {
 		t.Fatalf("audit entry after the answer: %+v (before %d entries, after %d)", after[0], len(inFlight), len(after))
 	}
@@ -102,7 +102,7 @@ func TestFullDiskAfterSending(t *testing.T) {
 					t.Errorf("reason %q / %q does not say %q", err, res.Message, want)
 				}
 			}
-			op, _ := e.db.Op(res.OpID)
+			op, _ := e.db.Op(ctx, res.OpID)
 			if full {
 				if op.State != store.OpPending || !strings.Contains(res.Message, "nor mark the journal entry") {
 					t.Errorf("journal %s, message %q", op.State, res.Message)
@@ -112,10 +112,60 @@ func TestFullDiskAfterSending(t *testing.T) {
 			if op.State != store.OpOutcomeUnknown || !strings.Contains(op.Error, "no space left on device") || !strings.Contains(op.Error, "190") {
 				t.Errorf("journal entry: %s %q, want outcome unknown with the true reason", op.State, op.Error)
 			}
-			audit, _ := e.db.Audit(1)
+			audit, _ := e.db.Audit(ctx, 1)
 			if len(audit) != 1 || audit[0].OpID != res.OpID || !strings.HasPrefix(audit[0].Result, "outcome unknown") {
 				t.Errorf("audit %+v", audit)
 			}
 		})
+	}
+}
+
+// cancelAfterSend sends the request on, then cancels the caller's
+// context before answering: an operator who gave up (Ctrl-C, a closed
+// console) while the gateway was acting on the request.
+type cancelAfterSend struct {
+	Gateway
+	cancel context.CancelFunc
+}
+
+func (g cancelAfterSend) Do(ctx context.Context, req *api.Request) (*api.Response, error) {
+	resp, err := g.Gateway.Do(context.WithoutCancel(ctx), req)
+	g.cancel()
+	return resp, err
+}
+
+// TestAnswerJournaledAfterTheCallerGaveUp: once a request is sent, its
+// answer is journaled and its audit entry completed even though the
+// operation's context ended while it was on its way; the operation is
+// never left pending.
+func TestAnswerJournaledAfterTheCallerGaveUp(t *testing.T) {
+	e := newEnv(t, envOpt{})
+	r := e.reserved(t.Context())
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	svc, err := New(Config{Gateway: cancelAfterSend{Gateway: e.client, cancel: cancel}, Store: e.db, Mode: ModeSandbox, Operator: "tester"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.Capture(ctx, CaptureRequest{Reservation: r.ReservationNumber, Quantities: map[string]int{"SHOE-42": 1}})
+	if err != nil || !res.OK() {
+		t.Fatalf("capture: %+v %v", res, err)
+	}
+	if ctx.Err() == nil {
+		t.Fatal("the context was not cancelled while the request was on its way")
+	}
+	op, err := e.db.Op(t.Context(), res.OpID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if op.State != store.OpSettled {
+		t.Fatalf("operation %d is %s after the answer, want %s", op.ID, op.State, store.OpSettled)
+	}
+	audit, err := e.db.Audit(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(audit) == 0 || audit[0].OpID != res.OpID || !strings.HasPrefix(audit[0].Result, "190") {
+		t.Fatalf("the operation's audit entry was not completed: %+v", audit)
 	}
 }

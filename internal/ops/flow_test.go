@@ -92,7 +92,7 @@ func TestDeferredFlow(t *testing.T) {
 	if ok, _ := e.svc.Waiter().Push(ctx, ref.Key, stuck); !ok {
 		t.Fatal("no push for the refund")
 	}
-	capTx, err := e.db.Transaction(cap1.Key)
+	capTx, err := e.db.Transaction(ctx, cap1.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestDeferredFlow(t *testing.T) {
 	e.agree(number)
 
 	// The audit log has every action with its operator and reason.
-	audit, err := e.db.Audit(0)
+	audit, err := e.db.Audit(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestDeferredFlow(t *testing.T) {
 		}
 	}
 	// The gateway log has every request, without the secret.
-	xs, err := e.db.Exchanges(0)
+	xs, err := e.db.Exchanges(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func indexOf(h, n string) int {
 
 func (e *env) mustReservation(ref string) *store.Reservation {
 	e.t.Helper()
-	r, err := e.db.Reservation(ref)
+	r, err := e.db.Reservation(context.Background(), ref)
 	if err != nil {
 		e.t.Fatalf("Reservation %s: %v", ref, err)
 	}
@@ -180,14 +180,14 @@ func (e *env) mustReservation(ref string) *store.Reservation {
 func (e *env) agree(ref string) {
 	e.t.Helper()
 	r := e.mustReservation(ref)
-	txs, err := e.db.TransactionsFor(ref)
+	txs, err := e.db.TransactionsFor(context.Background(), ref)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	captured := map[string]int{}
 	capturedSum, refundedSum := dec("0"), dec("0")
 	for _, tx := range txs {
-		ps, err := e.db.PushesFor(tx.Key)
+		ps, err := e.db.PushesFor(context.Background(), tx.Key)
 		if err != nil || len(ps) == 0 {
 			e.t.Fatalf("transaction %s (%s) has no push (err %v)", tx.Key, tx.Kind, err)
 		}
@@ -220,7 +220,7 @@ func (e *env) agree(ref string) {
 	if !r.CapturedAmount.Equal(capturedSum) || !r.RefundedAmount.Equal(refundedSum) {
 		e.t.Fatalf("reservation captured %s refunded %s; transactions %s / %s", r.CapturedAmount, r.RefundedAmount, capturedSum, refundedSum)
 	}
-	rp, err := e.db.PushesFor(r.Key)
+	rp, err := e.db.PushesFor(context.Background(), r.Key)
 	if err != nil || len(rp) == 0 {
 		e.t.Fatalf("the Reserve of %s has no push", ref)
 	}
@@ -244,7 +244,7 @@ func TestGiftCardPartialPaymentAndRefund(t *testing.T) {
 	if ok, _ := e.svc.Waiter().Push(ctx, pay.Key, stuck); !ok {
 		t.Fatal("no push for the gift card payment")
 	}
-	tx, err := e.db.Transaction(pay.Key)
+	tx, err := e.db.Transaction(ctx, pay.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestGiftCardPartialPaymentAndRefund(t *testing.T) {
 	if ok, _ := e.svc.Waiter().Push(ctx, ref.Key, stuck); !ok {
 		t.Fatal("no push for the gift card refund")
 	}
-	tx, _ = e.db.Transaction(pay.Key)
+	tx, _ = e.db.Transaction(ctx, pay.Key)
 	if !tx.Refundable().Equal(dec("6")) {
 		t.Fatalf("left to refund %s, want 6", tx.Refundable())
 	}
@@ -296,7 +296,7 @@ func TestOutcomeUnknownIsNeverResent(t *testing.T) {
 	if got := e.requests.Load() - before; got != 1 {
 		t.Fatalf("%d requests reached the gateway, want 1", got)
 	}
-	op, err := e.db.Op(res.OpID)
+	op, err := e.db.Op(ctx, res.OpID)
 	if err != nil || op.State != store.OpOutcomeUnknown {
 		t.Fatalf("journal entry %+v %v", op, err)
 	}
@@ -324,7 +324,7 @@ func TestOutcomeUnknownIsNeverResent(t *testing.T) {
 	if r2.OutcomeUnknown || lineOf(t, r2, "SHOE-42").Captured != 1 {
 		t.Fatalf("after the push: outcome unknown %v, SHOE-42 %+v", r2.OutcomeUnknown, lineOf(t, r2, "SHOE-42"))
 	}
-	audit, _ := e.db.Audit(0)
+	audit, _ := e.db.Audit(ctx, 0)
 	found := false
 	for _, a := range audit {
 		if a.Action == "capture" && a.OpID == res.OpID && strings.HasPrefix(a.Result, "outcome unknown") && strings.Contains(a.Result, "; then settled by push: 190") {

@@ -115,7 +115,7 @@ func newEnv(t *testing.T, o envOpt) *env {
 		Observe: func(x api.Exchange) {
 			exMu.Lock()
 			defer exMu.Unlock()
-			if _, err := db.AppendExchange(store.ExchangeFrom(x)); err != nil {
+			if _, err := db.AppendExchange(ctx, store.ExchangeFrom(x)); err != nil {
 				t.Errorf("AppendExchange: %v", err)
 			}
 		}})

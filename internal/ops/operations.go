@@ -38,7 +38,7 @@ func (s *Service) Capture(ctx context.Context, cr CaptureRequest) (Result, error
 	if err := s.Check(ctx, access.Capture); err != nil {
 		return Result{Action: api.ActionPay, Service: api.ServiceDeferred, Target: cr.Reservation}, fmt.Errorf("capture %s: %w", cr.Reservation, err)
 	}
-	r, err := s.reservation(cr.Reservation)
+	r, err := s.reservation(ctx, cr.Reservation)
 	if err != nil {
 		return Result{Action: api.ActionPay, Service: api.ServiceDeferred, Target: cr.Reservation}, err
 	}
@@ -93,7 +93,7 @@ type CancelRequest struct {
 // Cancel cancels the whole reservation, or the remainder after partial
 // shipments.
 func (s *Service) Cancel(ctx context.Context, cr CancelRequest) (Result, error) {
-	r, err := s.reservation(cr.Reservation)
+	r, err := s.reservation(ctx, cr.Reservation)
 	if err != nil {
 		return Result{Action: api.ActionCancelReservation, Target: cr.Reservation}, err
 	}
@@ -135,7 +135,7 @@ func (s *Service) Update(ctx context.Context, ur UpdateRequest) (Result, error) 
 	if err := s.Check(ctx, access.Update); err != nil {
 		return Result{Action: api.ActionUpdateReservation, Target: ur.Reservation}, fmt.Errorf("update %s: %w", ur.Reservation, err)
 	}
-	r, err := s.reservation(ur.Reservation)
+	r, err := s.reservation(ctx, ur.Reservation)
 	if err != nil {
 		return Result{Action: api.ActionUpdateReservation, Target: ur.Reservation}, err
 	}
@@ -181,7 +181,7 @@ func (s *Service) Refund(ctx context.Context, rr RefundRequest) (Result, error) 
 	if err := s.Check(ctx, access.Refund); err != nil {
 		return Result{Action: api.ActionRefund, Target: rr.Transaction}, fmt.Errorf("refund %s: %w", rr.Transaction, err)
 	}
-	t, err := s.transaction(rr.Transaction)
+	t, err := s.transaction(ctx, rr.Transaction)
 	if err != nil {
 		return Result{Action: api.ActionRefund, Target: rr.Transaction}, err
 	}
@@ -252,7 +252,7 @@ func (s *Service) GiftCardRefund(ctx context.Context, gr GiftCardRefundRequest) 
 	if err := s.Check(ctx, access.Refund); err != nil {
 		return Result{Action: api.ActionRefund, Target: gr.Transaction}, fmt.Errorf("gift card refund %s: %w", gr.Transaction, err)
 	}
-	t, err := s.transaction(gr.Transaction)
+	t, err := s.transaction(ctx, gr.Transaction)
 	if err != nil {
 		return Result{Action: api.ActionRefund, Target: gr.Transaction}, err
 	}
@@ -286,7 +286,7 @@ func (s *Service) Resolve(ctx context.Context, id uint64, note string) error {
 	if err := s.Check(ctx, access.Resolve); err != nil {
 		return fmt.Errorf("resolve operation %d: %w", id, err)
 	}
-	op, err := s.cfg.Store.Op(id)
+	op, err := s.cfg.Store.Op(ctx, id)
 	if err != nil {
 		return fmt.Errorf("resolve operation %d: %w", id, err)
 	}
@@ -296,10 +296,10 @@ func (s *Service) Resolve(ctx context.Context, id uint64, note string) error {
 	if strings.TrimSpace(note) == "" {
 		return fmt.Errorf("resolve operation %d: a note is required (what did the gateway's back office show?)", id)
 	}
-	if err := s.cfg.Store.ResolveOp(id, note); err != nil {
+	if err := s.cfg.Store.ResolveOp(ctx, id, note); err != nil {
 		return fmt.Errorf("resolve operation %d: %w", id, err)
 	}
-	return s.audit(store.AuditEntry{Action: "resolve", Target: op.Target, Amount: op.Amount, Currency: op.Currency,
+	return s.audit(ctx, store.AuditEntry{Action: "resolve", Target: op.Target, Amount: op.Amount, Currency: op.Currency,
 		Result: "resolved by hand (" + string(op.State) + " " + op.Action + ")", Reason: note, OpID: id})
 }
 
@@ -315,18 +315,18 @@ func (s *Service) liveConfirm(what, invoice, typed string) error {
 	return nil
 }
 
-func (s *Service) reservation(ref string) (*store.Reservation, error) {
+func (s *Service) reservation(ctx context.Context, ref string) (*store.Reservation, error) {
 	if strings.TrimSpace(ref) == "" {
 		return nil, errors.New("no reservation given")
 	}
 	// The store's error names the reference and what it was looked up as.
-	return s.cfg.Store.Reservation(ref)
+	return s.cfg.Store.Reservation(ctx, ref)
 }
 
-func (s *Service) transaction(key string) (*store.Transaction, error) {
+func (s *Service) transaction(ctx context.Context, key string) (*store.Transaction, error) {
 	if strings.TrimSpace(key) == "" {
 		return nil, errors.New("no transaction given")
 	}
 	// The store's error names the reference and what it was looked up as.
-	return s.cfg.Store.ResolveTransaction(key)
+	return s.cfg.Store.ResolveTransaction(ctx, key)
 }

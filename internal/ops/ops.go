@@ -44,19 +44,19 @@ func (m Mode) IsLive() bool { return m == ModeLive }
 
 // Store is what the operations need of the cache; *store.DB is one.
 type Store interface {
-	Reservation(ref string) (*store.Reservation, error)
-	Transaction(key string) (*store.Transaction, error)
-	ResolveTransaction(ref string) (*store.Transaction, error)
-	Op(id uint64) (*store.PendingOp, error)
-	Ops(states ...store.OpState) ([]*store.PendingOp, error)
-	PushesFor(keys ...string) ([]*store.PushRecord, error)
-	BeginOp(op store.PendingOp) (uint64, error)
-	ApplyResponse(id uint64, resp *api.Response) (*store.PendingOp, error)
-	FailOp(id uint64, reason string) error
-	MarkOutcomeUnknown(id uint64, reason string) error
-	ResolveOp(id uint64, note string) error
-	AppendAudit(e store.AuditEntry) (uint64, error)
-	CompleteAudit(opID uint64, result string) error
+	Reservation(ctx context.Context, ref string) (*store.Reservation, error)
+	Transaction(ctx context.Context, key string) (*store.Transaction, error)
+	ResolveTransaction(ctx context.Context, ref string) (*store.Transaction, error)
+	Op(ctx context.Context, id uint64) (*store.PendingOp, error)
+	Ops(ctx context.Context, states ...store.OpState) ([]*store.PendingOp, error)
+	PushesFor(ctx context.Context, keys ...string) ([]*store.PushRecord, error)
+	BeginOp(ctx context.Context, op store.PendingOp) (uint64, error)
+	ApplyResponse(ctx context.Context, id uint64, resp *api.Response) (*store.PendingOp, error)
+	FailOp(ctx context.Context, id uint64, reason string) error
+	MarkOutcomeUnknown(ctx context.Context, id uint64, reason string) error
+	ResolveOp(ctx context.Context, id uint64, note string) error
+	AppendAudit(ctx context.Context, e store.AuditEntry) (uint64, error)
+	CompleteAudit(ctx context.Context, opID uint64, result string) error
 	Subscribe() (<-chan store.Change, func())
 }
 

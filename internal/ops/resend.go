@@ -1,6 +1,10 @@
 package ops
 
-import "paydesk/store"
+import (
+	"context"
+
+	"paydesk/store"
+)
 
 // ActionResend is the audit log's action for a push resend asked of the
 // embedded sandbox (the console's R).
@@ -10,10 +14,12 @@ const ActionResend = "resend pushes"
 // embedded sandbox to send the pushes of key again, and what it answered
 // (sendErr nil: it took the request). A resend moves no money, but its
 // repeats land in the push log: the entry says who caused them.
-func (s *Service) AuditResend(key string, sendErr error) error {
+func (s *Service) AuditResend(ctx context.Context, key string, sendErr error) error {
 	result := "asked the sandbox"
 	if sendErr != nil {
 		result = "failed: " + sendErr.Error()
 	}
-	return s.audit(store.AuditEntry{Action: ActionResend, Target: key, Result: result})
+	// The sandbox was asked already: its trace is written even when the
+	// caller gave up waiting.
+	return s.audit(context.WithoutCancel(ctx), store.AuditEntry{Action: ActionResend, Target: key, Result: result})
 }

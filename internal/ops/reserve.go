@@ -81,7 +81,7 @@ func (s *Service) CustomerStep(ctx context.Context, ref string, approve bool) er
 	if err := s.Check(ctx, access.Payment); err != nil {
 		return fmt.Errorf("customer %s: %w", verb, err)
 	}
-	r, err := s.reservation(ref)
+	r, err := s.reservation(ctx, ref)
 	if err != nil {
 		return fmt.Errorf("customer %s: %w", verb, err)
 	}
@@ -97,7 +97,8 @@ func (s *Service) CustomerStep(ctx context.Context, ref string, approve bool) er
 	if err != nil {
 		result = "failed: " + oneLine(err.Error())
 	}
-	aerr := s.audit(store.AuditEntry{Action: "customer-" + verb, Target: r.Key, Amount: r.Amount(), Currency: r.Currency,
+	// The step was tried: its trace is written even when ctx ended.
+	aerr := s.audit(context.WithoutCancel(ctx), store.AuditEntry{Action: "customer-" + verb, Target: r.Key, Amount: r.Amount(), Currency: r.Currency,
 		Result: result, Reason: "sandbox customer step"})
 	if err != nil {
 		return fmt.Errorf("customer %s %s: %w", verb, r.Key, err)

@@ -290,13 +290,13 @@ func (s *Service) RefundReturn(ctx context.Context, rr ReturnRequest) (Result, e
 	if err := s.Check(ctx, access.Refund); err != nil {
 		return res, fmt.Errorf("refund return of %s: %w", rr.Reservation, err)
 	}
-	r, err := s.reservation(rr.Reservation)
+	r, err := s.reservation(ctx, rr.Reservation)
 	if err != nil {
 		return res, err
 	}
 	var txs []*store.Transaction
 	for _, k := range r.Transactions {
-		t, err := s.cfg.Store.Transaction(k)
+		t, err := s.cfg.Store.Transaction(ctx, k)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return res, fmt.Errorf("refund return of %s: %w", rr.Reservation, err)
 		}

@@ -35,7 +35,7 @@ func TestReturnByLineAcrossTwoCaptures(t *testing.T) {
 	units := map[string]int{"SHOE-42": 2, "SOCK-3P": 1}
 	reason := Reason{Code: ReasonReturn}
 	r = e.mustReservation(number)
-	txs, err := e.db.TransactionsFor(number)
+	txs, err := e.db.TransactionsFor(ctx, number)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestReturnByLineAcrossTwoCaptures(t *testing.T) {
 	// Both refunds, each against its own capture, with their pushes.
 	refunds := map[string]*store.Transaction{}
 	ok, err := e.svc.Waiter().until(ctx, stuck, func() (bool, error) {
-		txs, err := e.db.TransactionsFor(number)
+		txs, err := e.db.TransactionsFor(ctx, number)
 		for _, tx := range txs {
 			if tx.Kind == store.KindRefund && tx.Status.IsSuccess() {
 				refunds[tx.Original] = tx
@@ -89,10 +89,10 @@ func TestReturnByLineAcrossTwoCaptures(t *testing.T) {
 			t.Fatalf("%s refunded %d units, want %d (%+v)", art, l.Refunded, n, l)
 		}
 	}
-	if c1, _ := e.db.Transaction(cap1.Key); !c1.Refundable().IsZero() {
+	if c1, _ := e.db.Transaction(ctx, cap1.Key); !c1.Refundable().IsZero() {
 		t.Fatalf("first capture still refundable %s, want 0", c1.Refundable())
 	}
-	if c2, _ := e.db.Transaction(cap2.Key); !c2.Refundable().Equal(dec("69.5")) {
+	if c2, _ := e.db.Transaction(ctx, cap2.Key); !c2.Refundable().Equal(dec("69.5")) {
 		t.Fatalf("second capture refundable %s, want 69.50", c2.Refundable())
 	}
 	e.agree(number)

@@ -48,7 +48,7 @@ func (e *env) captured(ctx context.Context) (*store.Reservation, string) {
 
 func (e *env) journalLen() int {
 	e.t.Helper()
-	ops, err := e.db.Ops()
+	ops, err := e.db.Ops(context.Background())
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -148,19 +148,19 @@ func TestFourEyes(t *testing.T) {
 	if _, err := bob.Approve(ctx, id); !errors.Is(err, store.ErrApprovalClosed) {
 		t.Fatalf("approved twice: %v", err)
 	}
-	capTx, err := e.db.Transaction(capKey)
+	capTx, err := e.db.Transaction(ctx, capKey)
 	if err != nil || !capTx.Refunded.Equal(dec("150")) {
 		t.Fatalf("capture after the approved refund: refunded %v %v", capTx.Refunded, err)
 	}
-	a, err := e.db.Approval(id)
+	a, err := e.db.Approval(ctx, id)
 	if err != nil || a.State != store.ApprovalApproved || a.Decider != "bob" || a.OpID != got.OpID || !strings.Contains(a.Result, "190") {
 		t.Fatalf("request after approval: %+v %v", a, err)
 	}
-	op, err := e.db.Op(got.OpID)
+	op, err := e.db.Op(ctx, got.OpID)
 	if err != nil || op.Operator != "bob" {
 		t.Fatalf("the send is bob's: %+v %v", op, err)
 	}
-	entries, err := e.db.Audit(0)
+	entries, err := e.db.Audit(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestApproverLimit(t *testing.T) {
 	if _, err := e.as("bob", access.Finance, pol, "50.00", nil).Approve(ctx, res.Approval); !errors.Is(err, access.ErrDenied) || !strings.Contains(err.Error(), "admin may refund it") {
 		t.Fatalf("bob above his limit: %v", err)
 	}
-	if a, _ := e.db.Approval(res.Approval); a.State != store.ApprovalPending {
+	if a, _ := e.db.Approval(ctx, res.Approval); a.State != store.ApprovalPending {
 		t.Fatalf("left %s, want pending", a.State)
 	}
 	if got, err := e.as("root", access.Admin, pol, "50.00", nil).Approve(ctx, res.Approval); err != nil || got.State != store.OpSettled {
@@ -253,7 +253,7 @@ func TestFourEyesReturn(t *testing.T) {
 	if err != nil || !res.AwaitsApproval() || !res.Amount.Equal(dec("119.90")) || e.requests.Load() != sent {
 		t.Fatalf("return request: %+v %v", res, err)
 	}
-	a, err := e.db.Approval(res.Approval)
+	a, err := e.db.Approval(ctx, res.Approval)
 	if err != nil || a.Kind != "return" || !strings.Contains(a.Note, "SHOE-42=2") {
 		t.Fatalf("request %+v %v", a, err)
 	}
@@ -261,7 +261,7 @@ func TestFourEyesReturn(t *testing.T) {
 	if err != nil || got.State != store.OpSettled {
 		t.Fatalf("approve the return: %+v %v", got, err)
 	}
-	op, err := e.db.Op(got.OpID)
+	op, err := e.db.Op(ctx, got.OpID)
 	if err != nil || len(op.Lines) != 1 || op.Lines[0].ArticleNumber != "SHOE-42" || op.Lines[0].Quantity != 2 || op.Target != capKey {
 		t.Fatalf("the refund by line: %+v %v", op, err)
 	}

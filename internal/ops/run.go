@@ -44,7 +44,7 @@ func (s *Service) submit(ctx context.Context, sub submission) (Result, error) {
 	}
 
 	twin := svc.Action + "\x00" + sub.target
-	if err := s.claim(twin, svc.Action, sub.target); err != nil {
+	if err := s.claim(ctx, twin, svc.Action, sub.target); err != nil {
 		return res, err
 	}
 	defer s.release(twin)
@@ -56,7 +56,7 @@ func (s *Service) submit(ctx context.Context, sub submission) (Result, error) {
 	// The audit entry is written with the journal entry, before sending:
 	// an operation cut short after it left (the process killed, the disk
 	// full) is in the audit log all the same. Settling completes it.
-	id, err := s.cfg.Store.BeginOp(store.PendingOp{Created: now, Updated: now, Operator: s.cfg.Operator,
+	id, err := s.cfg.Store.BeginOp(ctx, store.PendingOp{Created: now, Updated: now, Operator: s.cfg.Operator,
 		Action: svc.Action, Service: svc.Name, Target: sub.target, ReservationKey: sub.reservationKey,
 		Invoice: req.Invoice, Currency: res.Currency, Amount: sub.amount, Request: req, Lines: sub.lines, Parcels: sub.parcels, State: store.OpPending,
 		Audit: &store.AuditEntry{Time: now, Operator: s.cfg.Operator, Action: sub.audit, Target: sub.target, Amount: sub.amount,
@@ -72,8 +72,12 @@ func (s *Service) submit(ctx context.Context, sub submission) (Result, error) {
 	res.OpID = id
 
 	resp, sendErr := s.cfg.Gateway.Do(ctx, req)
-	res, settleErr := s.settle(res, resp, sendErr)
-	if err := s.auditResult(sub, res, sendErr); err != nil {
+	// Once sent, what came back (or that nothing did) is journaled even
+	// when ctx ended meanwhile (an operator's Ctrl-C, a closed console):
+	// an operation the gateway may have done is never left pending.
+	rec := context.WithoutCancel(ctx)
+	res, settleErr := s.settle(rec, res, resp, sendErr)
+	if err := s.auditResult(rec, sub, res, sendErr); err != nil {
 		res.Warning = err.Error()
 	}
 	if settleErr != nil {
@@ -88,13 +92,13 @@ func (s *Service) submit(ctx context.Context, sub submission) (Result, error) {
 // claim refuses a second identical operation while one is open: in this
 // process (a double key press) or in the journal (an earlier run whose
 // outcome is unknown).
-func (s *Service) claim(twin, action, target string) error {
+func (s *Service) claim(ctx context.Context, twin, action, target string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.inFlight[twin] {
 		return fmt.Errorf("%s %s: %w (being sent now)", action, target, ErrAlreadyOpen)
 	}
-	open, err := s.cfg.Store.Ops(store.OpPending, store.OpSent, store.OpOutcomeUnknown)
+	open, err := s.cfg.Store.Ops(ctx, store.OpPending, store.OpSent, store.OpOutcomeUnknown)
 	if err != nil {
 		return fmt.Errorf("%s %s: read the operation journal: %w", action, target, err)
 	}
@@ -116,11 +120,11 @@ func (s *Service) release(twin string) {
 // settle records what came back. An answer is applied to the cache; a
 // request that never left or that the gateway refused unread fails; any
 // other failure after sending leaves the outcome unknown.
-func (s *Service) settle(res Result, resp *api.Response, sendErr error) (Result, error) {
+func (s *Service) settle(ctx context.Context, res Result, resp *api.Response, sendErr error) (Result, error) {
 	st := s.cfg.Store
 	if resp != nil {
 		fillFromResponse(&res, resp)
-		op, err := st.ApplyResponse(res.OpID, resp)
+		op, err := st.ApplyResponse(ctx, res.OpID, resp)
 		if err != nil {
 			// The gateway acted on it (or refused it) but the cache does
 			// not know: for paydesk the outcome is unknown until the push
@@ -133,7 +137,7 @@ func (s *Service) settle(res Result, resp *api.Response, sendErr error) (Result,
 				answer = "an answer"
 			}
 			res.Message = fmt.Sprintf("the gateway answered %s, but the cache could not record it: %v", answer, err)
-			if merr := st.MarkOutcomeUnknown(res.OpID, res.Message); merr != nil {
+			if merr := st.MarkOutcomeUnknown(ctx, res.OpID, res.Message); merr != nil {
 				res.Message += fmt.Sprintf(" (nor mark the journal entry: %v)", merr)
 			}
 			return res, &OperationError{Result: res, Err: errors.New(res.Message)}
@@ -157,13 +161,13 @@ func (s *Service) settle(res Result, resp *api.Response, sendErr error) (Result,
 	case !errors.As(sendErr, &notSent) && !errors.Is(sendErr, api.ErrAccessDenied) && !errors.Is(sendErr, api.ErrBadRequest):
 		res.State = store.OpOutcomeUnknown
 		res.Message = sendErr.Error()
-		if err := st.MarkOutcomeUnknown(res.OpID, sendErr.Error()); err != nil {
+		if err := st.MarkOutcomeUnknown(ctx, res.OpID, sendErr.Error()); err != nil {
 			return res, fmt.Errorf("%s %s: mark outcome unknown: %w", res.Action, res.Target, err)
 		}
 	default:
 		res.State = store.OpFailed
 		res.Message = sendErr.Error()
-		if err := st.FailOp(res.OpID, sendErr.Error()); err != nil {
+		if err := st.FailOp(ctx, res.OpID, sendErr.Error()); err != nil {
 			return res, fmt.Errorf("%s %s: mark failed: %w", res.Action, res.Target, err)
 		}
 	}
@@ -246,8 +250,8 @@ func oneLine(s string) string {
 
 // auditResult completes the operation's audit entry, written when it was
 // journaled, with what came back.
-func (s *Service) auditResult(_ submission, res Result, sendErr error) error {
-	if err := s.cfg.Store.CompleteAudit(res.OpID, auditText(res, sendErr)); err != nil {
+func (s *Service) auditResult(ctx context.Context, _ submission, res Result, sendErr error) error {
+	if err := s.cfg.Store.CompleteAudit(ctx, res.OpID, auditText(res, sendErr)); err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
 	return nil
@@ -255,12 +259,12 @@ func (s *Service) auditResult(_ submission, res Result, sendErr error) error {
 
 // audit appends to the audit log. A failing audit write must not hide the
 // operation's own outcome, so callers report it beside it, not instead.
-func (s *Service) audit(e store.AuditEntry) error {
+func (s *Service) audit(ctx context.Context, e store.AuditEntry) error {
 	if e.Time.IsZero() {
 		e.Time = s.cfg.Now()
 	}
 	e.Operator = s.cfg.Operator
-	if _, err := s.cfg.Store.AppendAudit(e); err != nil {
+	if _, err := s.cfg.Store.AppendAudit(ctx, e); err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
 	return nil

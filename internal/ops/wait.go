@@ -56,7 +56,7 @@ func (w Waiter) until(ctx context.Context, timeout time.Duration, done func() (b
 // resolved) and returns it as last seen; ok is false on timeout.
 func (w Waiter) Op(ctx context.Context, id uint64, timeout time.Duration) (op *store.PendingOp, ok bool, err error) {
 	ok, err = w.until(ctx, timeout, func() (bool, error) {
-		o, err := w.st.Op(id)
+		o, err := w.st.Op(ctx, id)
 		if err != nil {
 			return false, fmt.Errorf("wait for operation %d: %w", id, err)
 		}
@@ -72,7 +72,7 @@ func (w Waiter) Push(ctx context.Context, key string, timeout time.Duration) (ok
 		return false, nil
 	}
 	return w.until(ctx, timeout, func() (bool, error) {
-		ps, err := w.st.PushesFor(key)
+		ps, err := w.st.PushesFor(ctx, key)
 		if err != nil {
 			return false, fmt.Errorf("wait for the push of %s: %w", key, err)
 		}
@@ -84,7 +84,7 @@ func (w Waiter) Push(ctx context.Context, key string, timeout time.Duration) (ok
 // Reserve push arrived) and returns it.
 func (w Waiter) Reservation(ctx context.Context, ref string, timeout time.Duration) (r *store.Reservation, ok bool, err error) {
 	ok, err = w.until(ctx, timeout, func() (bool, error) {
-		x, err := w.st.Reservation(ref)
+		x, err := w.st.Reservation(ctx, ref)
 		if errors.Is(err, store.ErrNotFound) {
 			return false, nil // a shop's reservation appears with its push
 		}

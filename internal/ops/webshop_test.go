@@ -148,7 +148,7 @@ func TestWebshopOrderEndToEnd(t *testing.T) {
 				}
 			case "import CSV after the push":
 				var out []intake.Outcome
-				_, err := intake.Import(e.db, "orders.csv", "import orders.csv", strings.NewReader(orderCSV(rs)), func(o intake.Outcome) { out = append(out, o) })
+				_, err := intake.Import(t.Context(), e.db, "orders.csv", "import orders.csv", strings.NewReader(orderCSV(rs)), func(o intake.Outcome) { out = append(out, o) })
 				if err != nil || len(out) != 1 || out[0].Result != intake.ResultImported || out[0].Reservation != resp.Key {
 					t.Fatalf("import: %+v %v", out, err)
 				}
@@ -157,7 +157,7 @@ func TestWebshopOrderEndToEnd(t *testing.T) {
 			if a, err := e.shop.PostOrder(ctx, envelope); err != nil || a.Result != "already known" {
 				t.Fatalf("order again: %+v %v", a, err)
 			}
-			r, err = e.db.Reservation(invoice)
+			r, err = e.db.Reservation(ctx, invoice)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +191,7 @@ func TestWebshopOrderEndToEnd(t *testing.T) {
 						t.Fatalf("%s: push of %s: ok=%v err=%v", st.name, res.Key, ok, err)
 					}
 				}
-				r, err := e.db.Reservation(invoice)
+				r, err := e.db.Reservation(ctx, invoice)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -230,11 +230,11 @@ func TestPushOnlyReservation(t *testing.T) {
 	if err != nil || res.State != store.OpSettled {
 		t.Fatalf("capture by amount: %+v %v", res, err)
 	}
-	r, _ := e.db.Reservation("SHOP-NOORDER")
+	r, _ := e.db.Reservation(ctx, "SHOP-NOORDER")
 	if r.State() != store.StateCaptured || !r.CapturedAmount.Equal(dec("54.90")) {
 		t.Fatalf("after the capture by amount: %s", ledger(r))
 	}
-	audit, _ := e.db.Audit(10)
+	audit, _ := e.db.Audit(ctx, 10)
 	if len(audit) == 0 || !strings.Contains(audit[0].Reason, "by amount") {
 		t.Fatalf("audit %+v", audit)
 	}

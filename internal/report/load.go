@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"time"
@@ -10,16 +11,16 @@ import (
 
 // Source is what Load reads (*store.DB has it).
 type Source interface {
-	LoadReservationSummaries() ([]store.Summary, error)
-	Reservation(ref string) (*store.Reservation, error)
-	Transactions() ([]*store.Transaction, error)
-	Ops(states ...store.OpState) ([]*store.PendingOp, error)
-	Audit(limit int) ([]store.AuditEntry, error)
+	LoadReservationSummaries(ctx context.Context) ([]store.Summary, error)
+	Reservation(ctx context.Context, ref string) (*store.Reservation, error)
+	Transactions(ctx context.Context) ([]*store.Transaction, error)
+	Ops(ctx context.Context, states ...store.OpState) ([]*store.PendingOp, error)
+	Audit(ctx context.Context, limit int) ([]store.AuditEntry, error)
 }
 
 // Load reads what Build needs from the store and builds the report.
-func Load(src Source, by By, from, to time.Time, loc *time.Location) (Report, error) {
-	sums, err := src.LoadReservationSummaries()
+func Load(ctx context.Context, src Source, by By, from, to time.Time, loc *time.Location) (Report, error) {
+	sums, err := src.LoadReservationSummaries(ctx)
 	if err != nil {
 		return Report{}, fmt.Errorf("report: reservations: %w", err)
 	}
@@ -28,23 +29,23 @@ func Load(src Source, by By, from, to time.Time, loc *time.Location) (Report, er
 		if !NeedsReservation(s) {
 			continue
 		}
-		r, err := src.Reservation(s.Key)
+		r, err := src.Reservation(ctx, s.Key)
 		if err != nil {
 			return Report{}, fmt.Errorf("report: reservation %s: %w", s.Key, err)
 		}
 		in.Reservations[s.Key] = r
 	}
-	if in.Transactions, err = src.Transactions(); err != nil {
+	if in.Transactions, err = src.Transactions(ctx); err != nil {
 		return Report{}, fmt.Errorf("report: transactions: %w", err)
 	}
-	ops, err := src.Ops()
+	ops, err := src.Ops(ctx)
 	if err != nil {
 		return Report{}, fmt.Errorf("report: journal: %w", err)
 	}
 	for _, op := range ops {
 		in.Ops[op.ID] = op
 	}
-	audit, err := src.Audit(0)
+	audit, err := src.Audit(ctx, 0)
 	if err != nil {
 		return Report{}, fmt.Errorf("report: audit: %w", err)
 	}

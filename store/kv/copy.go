@@ -2,6 +2,7 @@ package kv
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 )
@@ -15,12 +16,12 @@ const copyBatch = 1000
 // values, so a copy that was cut short is finished by running it again;
 // each bucket's sequence becomes the larger of the two. progress, if set,
 // hears each bucket's count as it goes.
-func (db *DB) CopyTo(dst *DB, progress func(bucket string, keys int)) error {
-	if err := db.copyClash(dst); err != nil {
+func (db *DB) CopyTo(ctx context.Context, dst *DB, progress func(bucket string, keys int)) error {
+	if err := db.copyClash(ctx, dst); err != nil {
 		return err
 	}
 	for _, name := range copiedBuckets() {
-		n, err := db.copyBucket(dst, name)
+		n, err := db.copyBucket(ctx, dst, name)
 		if err != nil {
 			return fmt.Errorf("copy %s: %w", name, err)
 		}
@@ -44,10 +45,13 @@ var numbered = [][]byte{bAudit, bPush, bRejected, bOp, bExchange}
 
 // copyClash finds, before anything is written, a numbered record dst
 // holds with other content than db's under the same key.
-func (db *DB) copyClash(dst *DB) error {
+func (db *DB) copyClash(ctx context.Context, dst *DB) error {
 	for _, name := range copyChecked() {
 		var after []byte
 		for {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("copy %s: %w", name, err)
+			}
 			type kv struct{ k, v []byte }
 			var page []kv
 			err := db.eng.View(func(tx Tx) error {
@@ -98,12 +102,18 @@ func (db *DB) copyClash(dst *DB) error {
 	return nil
 }
 
-func (db *DB) copyBucket(dst *DB, name []byte) (int, error) {
+// copyBucket copies one bucket a chunk (copyBatch keys) per transaction;
+// a done ctx stops it between chunks, and what was copied stays (a copy
+// resumes).
+func (db *DB) copyBucket(ctx context.Context, dst *DB, name []byte) (int, error) {
 	type kv struct{ k, v []byte }
 	var seq uint64
 	var after []byte
 	total := 0
 	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
 		var page []kv
 		err := db.eng.View(func(tx Tx) error {
 			b := tx.Bucket(name)

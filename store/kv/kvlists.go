@@ -13,28 +13,31 @@ import (
 // kvLister pages the lists of the bucket-backed engine.
 type kvLister struct{ db *DB }
 
-func (k kvLister) ReservationPage(_ context.Context, q PageQuery) (Page, error) {
-	p, err := resList.page(k.db, q)
+func (k kvLister) ReservationPage(ctx context.Context, q PageQuery) (Page, error) {
+	p, err := resList.page(ctx, k.db, q)
 	return Page{Rows: p.rows, Total: p.total, More: p.more, Less: p.less}, err
 }
 
-func (k kvLister) ReservationCount(_ context.Context, q PageQuery) (int, error) {
-	return resList.count(k.db, q)
+func (k kvLister) ReservationCount(ctx context.Context, q PageQuery) (int, error) {
+	return resList.count(ctx, k.db, q)
 }
 
-func (k kvLister) TransactionPage(_ context.Context, q PageQuery) (TxPage, error) {
-	p, err := txList.page(k.db, q)
+func (k kvLister) TransactionPage(ctx context.Context, q PageQuery) (TxPage, error) {
+	p, err := txList.page(ctx, k.db, q)
 	return TxPage{Rows: p.rows, Total: p.total, More: p.more, Less: p.less}, err
 }
 
-func (k kvLister) TransactionCount(_ context.Context, q PageQuery) (int, error) {
-	return txList.count(k.db, q)
+func (k kvLister) TransactionCount(ctx context.Context, q PageQuery) (int, error) {
+	return txList.count(ctx, k.db, q)
 }
 
 // page reads one window of the list from the engine's indexes or table.
-func (l *storeList[R, T]) page(db *DB, q PageQuery) (listPage[R], error) {
+func (l *storeList[R, T]) page(ctx context.Context, db *DB, q PageQuery) (listPage[R], error) {
 	if err := q.Check(l.sorts); err != nil {
 		return listPage[R]{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return listPage[R]{}, fmt.Errorf("%s list: %w", l.name, err)
 	}
 	var p listPage[R]
 	var err error
@@ -42,7 +45,7 @@ func (l *storeList[R, T]) page(db *DB, q PageQuery) (listPage[R], error) {
 	case db.file != nil:
 		defer db.listReading()()
 		err = db.view(func(tx Tx) error {
-			kp, err := l.cache(db).boltPage(tx.(boltTx), l.bolt, q)
+			kp, err := l.cache(db).boltPage(ctx, tx.(boltTx), l.bolt, q)
 			if err != nil {
 				return err
 			}
@@ -65,7 +68,10 @@ func (l *storeList[R, T]) page(db *DB, q PageQuery) (listPage[R], error) {
 	return p.whole(), nil
 }
 
-func (l *storeList[R, T]) count(db *DB, q PageQuery) (int, error) {
+func (l *storeList[R, T]) count(ctx context.Context, db *DB, q PageQuery) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("%s count: %w", l.name, err)
+	}
 	upTo := q.Limit
 	q.After, q.Before, q.From, q.Last, q.Limit = nil, nil, nil, false, 1
 	n := 0
@@ -76,7 +82,7 @@ func (l *storeList[R, T]) count(db *DB, q PageQuery) (int, error) {
 	case db.file != nil:
 		defer db.listReading()()
 		err = db.view(func(tx Tx) (err error) {
-			n, err = l.cache(db).boltCount(tx.(boltTx), l.bolt, q, upTo)
+			n, err = l.cache(db).boltCount(ctx, tx.(boltTx), l.bolt, q, upTo)
 			return err
 		})
 	default:

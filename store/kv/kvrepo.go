@@ -28,14 +28,29 @@ type kvRepo struct {
 	lists  Lister
 }
 
-func (r *kvRepo) Update(_ context.Context, fn func(RepoTx) error) (err error) {
+// Update does not begin when ctx is done; once begun it is not stopped
+// (bbolt commits the whole transaction or nothing).
+func (r *kvRepo) Update(ctx context.Context, fn func(RepoTx) error) (err error) {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	defer RecoverDamage(r.path, &err)
 	return r.eng.Update(func(tx Tx) error { return fn(r.tx(tx)) })
 }
 
-func (r *kvRepo) View(_ context.Context, fn func(RepoTx) error) (err error) {
+// View does not begin when ctx is done, and its long walks (every
+// summary, transaction, operation, order or audit entry) stop between
+// chunks of rows when ctx is done (kvTx.stop).
+func (r *kvRepo) View(ctx context.Context, fn func(RepoTx) error) (err error) {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	defer RecoverDamage(r.path, &err)
-	return r.eng.View(func(tx Tx) error { return fn(r.tx(tx)) })
+	return r.eng.View(func(tx Tx) error {
+		t := r.tx(tx)
+		t.ctx = ctx
+		return fn(t)
+	})
 }
 
 // tx wraps an engine transaction (also for the engine-level code that
@@ -70,6 +85,24 @@ func (db *DB) guardedUpdate(fn func(tx Tx) error) (err error) {
 type kvTx struct {
 	tx    Tx
 	shard []byte
+	// ctx stops a read transaction's long walks (stop); nil in a write
+	// transaction, which is never stopped half-way.
+	ctx context.Context
+}
+
+// stopChunk is how many rows a walk reads between looks at its context:
+// a look costs about as much as decoding a row.
+const stopChunk = 1024
+
+// stop is ctx's error, looked at every stopChunk rows (n counts them).
+func (k *kvTx) stop(n int) error {
+	if k.ctx == nil || n%stopChunk != stopChunk-1 {
+		return nil
+	}
+	if err := k.ctx.Err(); err != nil {
+		return fmt.Errorf("stopped after %d rows: %w", n+1, err)
+	}
+	return nil
 }
 
 var _ RepoTx = (*kvTx)(nil)
@@ -233,6 +266,9 @@ func (k *kvTx) DeleteReservation(key string) error {
 func (k *kvTx) Summaries() ([]Summary, error) {
 	out := make([]Summary, 0, metaCount(k.tx.Bucket(bMeta), kReservationCount))
 	err := k.tx.Bucket(bSummary).ForEach(func(key, v []byte) error {
+		if err := k.stop(len(out)); err != nil {
+			return err
+		}
 		s, err := kvlayout.DecodeSummary(v)
 		if err != nil {
 			return fmt.Errorf("summary %s: %w", key, err)
@@ -282,7 +318,12 @@ func (k *kvTx) TransactionKeysByInvoice(invoice string) ([]string, error) {
 
 func (k *kvTx) Transactions() ([]*Transaction, error) {
 	var out []*Transaction
+	n := 0
 	err := k.tx.Bucket(bTransaction).ForEach(func(key, v []byte) error {
+		if err := k.stop(n); err != nil {
+			return err
+		}
+		n++
 		if kvlayout.IsPushIndexKey(key) {
 			return nil
 		}

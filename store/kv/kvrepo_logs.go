@@ -331,6 +331,9 @@ func (k *kvTx) Ops() ([]*PendingOp, error) {
 	var out []*PendingOp
 	c := k.tx.Bucket(bOp).Cursor()
 	for key, v := c.Last(); key != nil; key, v = c.Prev() {
+		if err := k.stop(len(out)); err != nil {
+			return nil, err
+		}
 		var op PendingOp
 		if err := json.Unmarshal(v, &op); err != nil {
 			return nil, fmt.Errorf("operation %d: %w", kvlayout.Be64(key), err)
@@ -389,7 +392,12 @@ func (k *kvTx) WalkAudit(newestFirst bool, fn func(id uint64, e *AuditEntry, sto
 	if newestFirst {
 		first, next = c.Last, c.Prev
 	}
+	n := 0
 	for key, v := first(); key != nil; key, v = next() {
+		if err := k.stop(n); err != nil {
+			return err
+		}
+		n++
 		var e AuditEntry
 		err := json.Unmarshal(v, &e)
 		if err != nil {
@@ -428,6 +436,9 @@ func (k *kvTx) PutOrder(o *Order) error {
 func (k *kvTx) Orders() ([]*Order, error) {
 	var out []*Order
 	err := k.tx.Bucket(bOrder).ForEach(func(key, v []byte) error {
+		if err := k.stop(len(out)); err != nil {
+			return err
+		}
 		var o Order
 		if err := json.Unmarshal(v, &o); err != nil {
 			return fmt.Errorf("order %s: %w", key, err)

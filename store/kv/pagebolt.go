@@ -2,6 +2,7 @@ package kv
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math/bits"
@@ -664,7 +665,7 @@ func (l *boltList) rowCount(tx Tx) uint64 { return tx.Bucket(l.row).Sequence() }
 // narrows the last one (a keystroke added to it) on the same state of the
 // file, only the rows the last one found. Unless all is set it gives up
 // (nil) when more than maxScanBlocks blocks would have to be searched.
-func (c *pageCache) wordBits(tx boltTx, l *boltList, words []string, all bool) ([]uint64, int, error) {
+func (c *pageCache) wordBits(ctx context.Context, tx boltTx, l *boltList, words []string, all bool) ([]uint64, int, error) {
 	key := strings.Join(words, "\x00")
 	txid := tx.Bolt.ID()
 	c.mu.Lock()
@@ -714,7 +715,12 @@ func (c *pageCache) wordBits(tx boltTx, l *boltList, words []string, all bool) (
 	out := make([]uint64, nblocks)
 	n := 0
 	tb := tx.Bucket(l.text)
+	searched := 0
 	search := func(i uint32, v []byte) error {
+		if err := stopBlocks(ctx, searched); err != nil {
+			return err
+		}
+		searched++
 		mask := ^uint64(0)
 		if prev != nil {
 			mask = prev[i]
@@ -835,7 +841,7 @@ type keyPage struct {
 }
 
 // boltPage answers a page query from a list's indexes.
-func (c *pageCache) boltPage(tx boltTx, l *boltList, q PageQuery) (keyPage, error) {
+func (c *pageCache) boltPage(ctx context.Context, tx boltTx, l *boltList, q PageQuery) (keyPage, error) {
 	if tx.Bucket(l.row) == nil {
 		return keyPage{}, fmt.Errorf("the file has no list indexes (an older schema)")
 	}
@@ -848,7 +854,7 @@ func (c *pageCache) boltPage(tx boltTx, l *boltList, q PageQuery) (keyPage, erro
 	var set []uint64
 	total := -1
 	if len(words) > 0 {
-		b, n, err := c.wordBits(tx, l, words, false)
+		b, n, err := c.wordBits(ctx, tx, l, words, false)
 		if err != nil {
 			return keyPage{}, err
 		}
@@ -869,7 +875,7 @@ func (c *pageCache) boltPage(tx boltTx, l *boltList, q PageQuery) (keyPage, erro
 				p.total = -1
 				return p, nil
 			}
-			if b, n, err = c.wordBits(tx, l, words, true); err != nil {
+			if b, n, err = c.wordBits(ctx, tx, l, words, true); err != nil {
 				return keyPage{}, err
 			}
 		}
@@ -917,19 +923,19 @@ const walkBudget = 30_000
 // boltCount counts the rows that pass the filter: the whole search, or
 // with upTo > 0 the blocks in order until upTo rows are found (the first
 // count of a common word, "10,000+").
-func (c *pageCache) boltCount(tx boltTx, l *boltList, q PageQuery, upTo int) (int, error) {
+func (c *pageCache) boltCount(ctx context.Context, tx boltTx, l *boltList, q PageQuery, upTo int) (int, error) {
 	words := q.SearchWords()
 	if len(words) == 0 && !q.HasCond() {
 		return int(metaCount(tx.Bucket(bMeta), l.count)), nil
 	}
 	if upTo > 0 && len(words) > 0 {
-		if n, ok, err := c.countUpTo(tx, l, words, &q, upTo); ok || err != nil {
+		if n, ok, err := c.countUpTo(ctx, tx, l, words, &q, upTo); ok || err != nil {
 			return n, err
 		}
 	}
 	var set []uint64
 	if len(words) > 0 {
-		b, _, err := c.wordBits(tx, l, words, true)
+		b, _, err := c.wordBits(ctx, tx, l, words, true)
 		if err != nil {
 			return 0, err
 		}
@@ -949,10 +955,23 @@ func (c *pageCache) boltCount(tx boltTx, l *boltList, q PageQuery, upTo int) (in
 	return popCount(set), nil
 }
 
+// stopBlocks is ctx's error every 64 text blocks a search reads (4,096
+// rows): a search of a million rows stops within a few milliseconds of
+// its reader giving up.
+func stopBlocks(ctx context.Context, n int) error {
+	if n%64 != 63 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("stopped after %d blocks: %w", n+1, err)
+	}
+	return nil
+}
+
 // countUpTo counts matching rows block by block until upTo; ok is false
 // when the search of the words is known already (the whole count is then
 // at hand).
-func (c *pageCache) countUpTo(tx boltTx, l *boltList, words []string, q *PageQuery, upTo int) (int, bool, error) {
+func (c *pageCache) countUpTo(ctx context.Context, tx boltTx, l *boltList, words []string, q *PageQuery, upTo int) (int, bool, error) {
 	c.mu.Lock()
 	known := c.txid == tx.Bolt.ID() && c.words == strings.Join(words, "\x00") && c.bits != nil
 	c.mu.Unlock()
@@ -965,7 +984,12 @@ func (c *pageCache) countUpTo(tx boltTx, l *boltList, words []string, q *PageQue
 	var f fold.Folder
 	n := 0
 	cur := tx.Bucket(l.text).Cursor()
+	blocks := 0
 	for k, v := cur.First(); k != nil && n < upTo; k, v = cur.Next() {
+		if err := stopBlocks(ctx, blocks); err != nil {
+			return 0, true, err
+		}
+		blocks++
 		if len(grams) > 0 && !hasGrams(gb.Get(k), grams) {
 			continue
 		}

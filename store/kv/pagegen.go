@@ -15,12 +15,11 @@ import (
 // way the large-list figures fill a database with a million generated
 // reservations in minutes (CopyTo, which any database takes and which can
 // resume, writes key by key). The database must hold no reservations yet.
-func (db *DB) CopyBulkTo(dst *DB) error {
+func (db *DB) CopyBulkTo(ctx context.Context, dst *DB) error {
 	pg := dst.pg()
 	if db.file == nil || pg == nil {
 		return errors.New("bulk copy: from a file into a PostgreSQL database on the kv engine only")
 	}
-	ctx := context.Background()
 	var any bool
 	if err := pg.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM paydesk_kv WHERE bucket = $1)`, bReservation).Scan(&any); err != nil {
 		return fmt.Errorf("bulk copy: %w", err)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"math/rand"
 	"time"
@@ -27,7 +28,8 @@ var (
 // Generate writes n reservations with 1–5 article lines each into db, with
 // their captures, spread over every state and over the last 20 days of the
 // db's clock. The same seed and clock give the same data. It writes in
-// large transactions; open db with NoSync for speed.
+// large transactions; open db with NoSync for speed. It runs to the end
+// (context.Background()): a generator for tests and measurements.
 func Generate(db *store.DB, n int, seed int64) error {
 	rng := rand.New(rand.NewSource(seed))
 	now := db.Now()
@@ -41,10 +43,10 @@ func Generate(db *store.DB, n int, seed int64) error {
 			rs = append(rs, r)
 			txs = append(txs, t...)
 		}
-		if err := db.PutReservations(rs); err != nil {
+		if err := db.PutReservations(context.Background(), rs); err != nil {
 			return fmt.Errorf("generate reservations: %w", err)
 		}
-		if err := db.PutTransactions(txs); err != nil {
+		if err := db.PutTransactions(context.Background(), txs); err != nil {
 			return fmt.Errorf("generate captures: %w", err)
 		}
 	}

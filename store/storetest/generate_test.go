@@ -18,7 +18,7 @@ func TestGenerate(t *testing.T) {
 	if err := Generate(db, 2000, 7); err != nil {
 		t.Fatal(err)
 	}
-	sums, err := db.LoadReservationSummaries()
+	sums, err := db.LoadReservationSummaries(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@
 package main
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"flag"
@@ -96,7 +97,7 @@ func run(where string, n int, seed int64, from string) error {
 	}
 	defer dst.Close()
 	t := time.Now()
-	if err := src.CopyBulkTo(dst); err != nil {
+	if err := src.CopyBulkTo(context.Background(), dst); err != nil {
 		return err
 	}
 	fmt.Printf("copied into %s with COPY in %s\n", store.RedactURL(where), time.Since(t).Round(time.Millisecond))
