@@ -49,7 +49,7 @@ func TestIndexPagesFill(t *testing.T) {
 					j := min(len(txs)-1, i+rng.Intn(48))
 					txs[i], txs[j] = txs[j], txs[i]
 				}
-				if err := db.PutTransactions(txs); err != nil {
+				if err := db.PutTransactions(t.Context(), txs); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -28,7 +28,7 @@ func TestReservationRecordBinary(t *testing.T) {
 		return r
 	}
 	fresh, old := mk("KEYBINARY", "R1", "INV-1"), mk("KEYJSON", "R2", "INV-2")
-	if err := db.PutReservations([]*Reservation{fresh, old}); err != nil {
+	if err := db.PutReservations(t.Context(), []*Reservation{fresh, old}); err != nil {
 		t.Fatal(err)
 	}
 	raw := func(key string) []byte {
@@ -45,7 +45,7 @@ func TestReservationRecordBinary(t *testing.T) {
 		t.Fatalf("a new reservation was written as %q, want the binary form", v)
 	}
 	// The second record as layout 7 left it.
-	stored, err := db.Reservation(old.Key)
+	stored, err := db.Reservation(t.Context(), old.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,15 +56,15 @@ func TestReservationRecordBinary(t *testing.T) {
 	if err := db.bk.Engine().Update(func(tx Tx) error { return tx.Bucket(bReservation).Put([]byte(old.Key), js) }); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := db.Reservation(old.Key); err != nil || string(mustJSON(t, got)) != string(js) {
+	if got, err := db.Reservation(t.Context(), old.Key); err != nil || string(mustJSON(t, got)) != string(js) {
 		t.Fatalf("the JSON record reads otherwise (%v):\n%s\nwant\n%s", err, mustJSON(t, got), js)
 	}
-	ledgers, err := db.ReservationLedgers([]string{old.Key, fresh.Key})
+	ledgers, err := db.ReservationLedgers(t.Context(), []string{old.Key, fresh.Key})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range []*Reservation{old, fresh} {
-		whole, err := db.Reservation(r.Key)
+		whole, err := db.Reservation(t.Context(), r.Key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,13 +76,13 @@ func TestReservationRecordBinary(t *testing.T) {
 		}
 	}
 	old.CustomerName = "Eva de Vries"
-	if err := db.PutReservations([]*Reservation{old}); err != nil {
+	if err := db.PutReservations(t.Context(), []*Reservation{old}); err != nil {
 		t.Fatal(err)
 	}
 	if v := raw(old.Key); kvlayout.IsJSONRecord(v) {
 		t.Fatal("a JSON record stayed JSON when it was written again")
 	}
-	if got, err := db.Reservation(old.Key); err != nil || got.CustomerName != "Eva de Vries" {
+	if got, err := db.Reservation(t.Context(), old.Key); err != nil || got.CustomerName != "Eva de Vries" {
 		t.Fatalf("rewritten record: %+v, %v", got, err)
 	}
 }
