@@ -49,17 +49,19 @@ func TestSandboxCommandServesAndStops(t *testing.T) {
 	}()
 	base := regexp.MustCompile(`listening on (http://\S+)`)
 	var url string
-	for deadline := time.Now().Add(2 * time.Minute); url == ""; { // only a stuck test
-		if m := base.FindStringSubmatch(stdout.String()); m != nil {
+	// The banner comes in several writes: wait for the URL and the seeded
+	// cards (the last of it), not for its first line.
+	for deadline := time.Now().Add(2 * time.Minute); ; { // only a stuck test
+		out := stdout.String()
+		m := base.FindStringSubmatch(out)
+		if m != nil && strings.Contains(out, "6299440000000000015") && strings.Contains(out, api.TestCardNumber) {
 			url = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("no base URL printed; stderr: %s", stderr.String())
-		} else {
-			time.Sleep(5 * time.Millisecond)
+			break
 		}
-	}
-	if !strings.Contains(stdout.String(), "6299440000000000015") || !strings.Contains(stdout.String(), api.TestCardNumber) {
-		t.Fatalf("seeded cards not printed:\n%s", stdout.String())
+		if time.Now().After(deadline) {
+			t.Fatalf("no base URL and seeded cards printed:\n%s\nstderr: %s", out, stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	cl, err := api.NewClient(api.Config{BaseURL: url, Credentials: api.Credentials{WebsiteKey: "WK", SecretKey: "s3cret"}})
 	if err != nil {
