@@ -45,6 +45,9 @@ type field struct {
 	maxUnits int
 	input    *huh.Input
 	sel      *huh.Select[string]
+	// shown is the description last given to input or sel, so recheck
+	// redraws the form only when one changed.
+	shown string
 }
 
 type option struct{ label, value string }
@@ -104,6 +107,7 @@ type kit struct {
 
 	stage  stage
 	form   *huh.Form
+	drawn  *huh.Form // the form recheck last redrew; nil: redraw next time
 	fields []*field
 	focus  int // the field with the focus in the edit stage (kept here, not asked of huh)
 	// touched are the fields the operator typed in or left; tried is set
@@ -137,7 +141,7 @@ type kit struct {
 }
 
 func newKit(prefix string, s spec, mode ops.Mode) *kit {
-	k := &kit{spec: s, mode: mode, theme: huh.ThemeFunc(formTheme), width: 80, height: 24}
+	k := &kit{spec: s, mode: mode, theme: themeOnce(formTheme), width: 80, height: 24}
 	if sc, ok := s.(scanner); ok {
 		k.scan = &scanState{spec: sc}
 	}
@@ -174,6 +178,25 @@ const summaryRoom = 4
 func (k *kit) formHeight() int {
 	used := lipgloss.Height(k.chrome()) + summaryRoom
 	return max(k.height-used, 4)
+}
+
+// themeOnce builds a form's styles once per background and hands out the
+// same ones after: huh asks its theme for them on every key and every
+// frame of every field, and building base16's styles anew was a third of
+// a keystroke's CPU (BenchmarkFormKeystroke). huh only reads them. A form
+// lives on one goroutine (Bubble Tea's), so the memo needs no lock.
+func themeOnce(build func(isDark bool) *huh.Styles) huh.ThemeFunc {
+	var dark, light *huh.Styles
+	return func(isDark bool) *huh.Styles {
+		s := &light
+		if isDark {
+			s = &dark
+		}
+		if *s == nil {
+			*s = build(isDark)
+		}
+		return *s
+	}
 }
 
 // formTheme is huh's base16 theme with the chosen button marked by
@@ -272,11 +295,14 @@ func (k *kit) errFor(key string) string {
 // right under its title: the error names the rule.
 func (k *kit) recheck() {
 	k.last = k.spec.check()
+	changed := false
 	for _, f := range k.fields {
 		d := f.hint
 		if e := k.errFor(f.key); e != "" && (k.tried || k.touched[f.key] || k.serverE[f.key] != "") {
 			d = "✗ " + e
 		}
+		changed = changed || d != f.shown
+		f.shown = d
 		if f.input != nil {
 			f.input.Description(d)
 		}
@@ -284,7 +310,18 @@ func (k *kit) recheck() {
 			f.sel.Description(d)
 		}
 	}
-	if k.form != nil && k.stage == stageEdit && (k.scan == nil || !k.scan.on) {
+	// The redraw is a second pass over every field's view: only when a
+	// description changed, or the form is not the one drawn last (built
+	// afresh). A key that changes no error — nearly every key typed —
+	// was drawn by the form's own update already.
+	if k.form != k.drawn {
+		changed = true
+	}
+	if k.form == nil || k.stage != stageEdit || (k.scan != nil && k.scan.on) {
+		k.drawn = nil // the descriptions set now are drawn by the next redraw
+		return
+	}
+	if changed {
 		// (Not in scan mode: an update makes huh's inputs write their own
 		// text back into the values the scan counts; the fields are built
 		// afresh from the counts when scan mode ends.)
@@ -294,6 +331,7 @@ func (k *kit) recheck() {
 		if f, ok := m.(*huh.Form); ok {
 			k.form = f
 		}
+		k.drawn = k.form
 	}
 }
 
