@@ -68,6 +68,7 @@ func TestCrashDurability(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped with -short")
 	}
+	skipKillsUnderRace(t)
 	const rounds = 24
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "listen.db")
@@ -230,4 +231,17 @@ func waitForFile(t *testing.T, path string, cmd *exec.Cmd, childOut *bytes.Buffe
 	_ = cmd.Wait() // the output is complete only after Wait
 	t.Fatalf("listener child did not start: %s", childOut.String())
 	return ""
+}
+
+// skipKillsUnderRace skips a test whose listeners are child processes it
+// kills: what it proves is durability across SIGKILL, which the race
+// detector cannot see into (each child is a process of its own, and a
+// killed one reports nothing), while instrumenting the children made them
+// the race pass's most expensive minutes. .ci/run runs these tests without
+// the race detector, beside the race pass.
+func skipKillsUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("kills child processes: runs without -race (.ci/run does so beside the race pass)")
+	}
 }

@@ -296,6 +296,7 @@ func TestPGCrashTwoListeners(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped with -short")
 	}
+	skipKillsUnderRace(t)
 	pgURL := pgtest.Fresh(t)
 	// The schema first, so the children do not both start on an empty
 	// database (they would wait for each other's migration lock).

@@ -1,0 +1,6 @@
+//go:build !race
+
+package pushlistener
+
+// raceEnabled: see skipKillsUnderRace.
+const raceEnabled = false
