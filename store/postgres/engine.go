@@ -43,6 +43,8 @@ type Tx struct {
 	e     *Engine
 	write bool
 	err   error
+	// pre is what the push inbox's applier read ahead (prefetch.go).
+	pre *prefetch
 }
 
 // fail keeps the first error of the transaction.
@@ -59,6 +61,7 @@ func (t *Tx) exec(sql string, args ...any) error {
 		return t.err
 	}
 	_, err := t.tx.Exec(t.ctx, sql, args...)
+	t.wrote(sql)
 	return t.fail(err)
 }
 

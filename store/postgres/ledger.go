@@ -626,6 +626,9 @@ func (t *Tx) transactionsWhere(cond, order string, args ...any) ([]*domain.Trans
 
 // Transaction is RepoTx.Transaction.
 func (t *Tx) Transaction(key string) (*domain.Transaction, error) {
+	if t.pre != nil && t.pre.noTx[key] {
+		return nil, nil
+	}
 	xs, err := t.transactionsWhere(`key = $1`, `key`, key)
 	if err != nil {
 		return nil, fmt.Errorf("transaction %s: %w", key, err)
@@ -676,15 +679,23 @@ func (t *Tx) LinkRefund(original, refund string) error {
 	if err := pgTextErr("refund "+refund, "original", original, "key", refund); err != nil {
 		return err
 	}
-	if err := t.exec(`INSERT INTO paydesk_refunds (original, refund) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
-		pgText(original), pgText(refund)); err != nil {
+	if err := t.exec(pgRefundInsert, pgText(original), pgText(refund)); err != nil {
 		return fmt.Errorf("refund %s of %s: %w", refund, original, err)
+	}
+	if t.pre != nil {
+		delete(t.pre.noRefund, original)
 	}
 	return nil
 }
 
+// pgRefundInsert links a refund to the payment it refunds.
+const pgRefundInsert = `INSERT INTO paydesk_refunds (original, refund) VALUES ($1, $2) ON CONFLICT DO NOTHING`
+
 // RefundKeys is RepoTx.RefundKeys.
 func (t *Tx) RefundKeys(original string) ([]string, error) {
+	if t.pre != nil && t.pre.noRefund[original] {
+		return nil, nil
+	}
 	keys, err := t.strings(`SELECT refund FROM paydesk_refunds WHERE original = $1 ORDER BY refund`, original)
 	if err != nil {
 		return nil, fmt.Errorf("refunds of %s: %w", original, err)
@@ -764,6 +775,9 @@ func (t *Tx) PutTransaction(x *domain.Transaction) (created bool, err error) {
 	}
 	if err := t.tx.QueryRow(t.ctx, pgTxUpsertNew, args...).Scan(&created); err != nil {
 		return false, t.fail(fmt.Errorf("transaction %s: %w", x.Key, err))
+	}
+	if t.pre != nil {
+		delete(t.pre.noTx, x.Key)
 	}
 	return created, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -151,6 +152,9 @@ func (t *Tx) pushes(sql string, args ...any) ([]*domain.PushRecord, error) {
 }
 
 func (t *Tx) PushDuplicate(key string, hash [32]byte) (uint64, error) {
+	if t.pre != nil && t.pre.noPush[key] {
+		return 0, nil
+	}
 	var id int64
 	if _, err := t.scanRow(`SELECT id FROM paydesk_pushes WHERE key = $1 AND hash = $2`, []any{pgText(key), hash[:]}, &id); err != nil {
 		return 0, err
@@ -158,13 +162,26 @@ func (t *Tx) PushDuplicate(key string, hash [32]byte) (uint64, error) {
 	return uint64(id), nil
 }
 
+// pgPushAppend adds a push under the next number, which it returns: the
+// number and the row in one round trip.
+var pgPushAppend = `INSERT INTO paydesk_pushes (` + pgPushCols + `, push) VALUES (nextval('paydesk_seq_pushes'), ` +
+	placeholders(strings.Count(pgPushCols, ",")+1) + `) RETURNING id` // the columns after id, and push
+
 func (t *Tx) AppendPush(rec *domain.PushRecord, _ domain.PushEncoding) (uint64, error) {
+	args, err := pushArgs("push "+rec.Key, rec)
+	if err != nil {
+		return 0, err
+	}
+	args = append(args[1:], pgBodyJSON(rec.Body)) // args[0] is the number, which nextval makes
 	var id int64
-	if _, err := t.scanRow(`SELECT nextval('paydesk_seq_pushes')`, nil, &id); err != nil {
+	if _, err := t.scanRow(pgPushAppend, args, &id); err != nil {
 		return 0, err
 	}
 	rec.ID = uint64(id)
-	return rec.ID, t.run(pushInsert(rec))
+	if t.pre != nil {
+		delete(t.pre.noPush, rec.Key)
+	}
+	return rec.ID, nil
 }
 
 func (t *Tx) Push(id uint64) (*domain.PushRecord, error) {
@@ -482,24 +499,36 @@ func (t *Tx) Op(id uint64) (*domain.PendingOp, error) {
 	return ops[0], nil
 }
 
+// pgOpenOpsSQL reads the open operations, oldest first.
+const pgOpenOpsSQL = `SELECT id, result_key, invoice FROM paydesk_operations
+		WHERE state IN ('pending', 'sent', 'outcome_unknown') ORDER BY id`
+
 func (t *Tx) OpenOps() ([]domain.OpenOp, error) {
-	rows, err := t.query(`SELECT id, result_key, invoice FROM paydesk_operations
-		WHERE state IN ('pending', 'sent', 'outcome_unknown') ORDER BY id`)
+	if t.pre != nil && t.pre.openOpsKnown {
+		return slices.Clone(t.pre.openOps), nil
+	}
+	rows, err := t.query(pgOpenOpsSQL)
 	if err != nil {
 		return nil, err
 	}
+	out, err := scanOpenOps(rows)
+	return out, t.fail(err)
+}
+
+// scanOpenOps reads (and closes) pgOpenOpsSQL's rows.
+func scanOpenOps(rows pgx.Rows) ([]domain.OpenOp, error) {
 	defer rows.Close()
 	var out []domain.OpenOp
 	for rows.Next() {
 		var o domain.OpenOp
 		var id int64
 		if err := rows.Scan(&id, &o.ResultKey, &o.Invoice); err != nil {
-			return nil, t.fail(err)
+			return nil, err
 		}
 		o.ID = uint64(id)
 		out = append(out, o)
 	}
-	return out, t.fail(rows.Err())
+	return out, rows.Err()
 }
 
 func (t *Tx) Ops() ([]*domain.PendingOp, error) {

@@ -54,10 +54,6 @@ func (t *Tx) InboxWaiting(limit int, after int64) ([]uint64, [][]byte, error) {
 	return ids, recs, nil
 }
 
-// PrefetchForPushes does nothing: the native engine reads a record by its
-// index when the rules ask for it.
-func (t *Tx) PrefetchForPushes([]string, []string, int) error { return nil }
-
 // InboxMark marks inbox rows applied with their push IDs and results.
 func (t *Tx) InboxMark(ids, pushIDs []int64, results [][]byte) error {
 	return t.exec(InboxMarkSQL, ids, pushIDs, results)

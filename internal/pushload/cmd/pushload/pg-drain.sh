@@ -1,0 +1,44 @@
+#!/bin/bash
+# pg-drain.sh BIN DBNAME N [PUSHLOAD]: two `BIN listen` into one new database
+# DBNAME on the server PGHOST/PGPORT/PGUSER name (`. .ci/pg` exports them), a
+# pushload sender of 64 connections and N pushes at each, then waits until the
+# push inbox is drained. Prints the senders' rates and latencies, the
+# listeners' CPU a push (utime+stime from /proc) and the WAL a push
+# (pg_current_wal_lsn) for the ingest and for ingest and apply together, the
+# seconds until every push was applied, and the database a push.
+# PUSHLOAD defaults to /tmp/pushload (go build -o /tmp/pushload ./internal/pushload/cmd/pushload).
+set -u
+BIN=$1 DB=$2 N=$3 PUSHLOAD=${4:-/tmp/pushload}
+URL="postgres://$PGUSER@$PGHOST:$PGPORT/$DB?sslmode=disable"
+psql -X -q -c "CREATE DATABASE $DB" || exit 1
+export PAYDESK_SECRET_KEY=drainsecret
+D=$(mktemp -d)
+trap 'kill $P1 $P2 2>/dev/null; rm -rf "$D"' EXIT
+"$BIN" listen --addr 127.0.0.1:0 --website-key DRAINKEY --db "$URL" >"$D/l1.out" 2>"$D/l1.err" &
+P1=$!
+"$BIN" listen --addr 127.0.0.1:0 --website-key DRAINKEY --db "$URL" >"$D/l2.out" 2>"$D/l2.err" &
+P2=$!
+addr() { grep -o 'listening on http://[^ /]*' "$1" | head -1 | sed 's,.*http://,,'; }
+for _ in $(seq 100); do [ -n "$(addr "$D/l1.err")" ] && [ -n "$(addr "$D/l2.err")" ] && break; sleep 0.2; done
+cpu() { cat /proc/"$P1"/stat /proc/"$P2"/stat | awk '{s += $14 + $15} END {print s}'; }
+wal() { psql -X -At -c "SELECT pg_current_wal_lsn() - '0/0'::pg_lsn"; }
+HZ=$(getconf CLK_TCK)
+W0=$(wal) L0=$(cpu) T0=$(date +%s.%N)
+"$PUSHLOAD" -addr "$(addr "$D/l1.err")" -website-key DRAINKEY -n "$N" -c 64 >"$D/s1.txt" 2>/dev/null &
+S1=$!
+"$PUSHLOAD" -addr "$(addr "$D/l2.err")" -website-key DRAINKEY -n "$N" -c 64 >"$D/s2.txt" 2>/dev/null &
+S2=$!
+wait $S1 $S2
+T1=$(date +%s.%N) L1=$(cpu) W1=$(wal)
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+paste -d'|' "$D/s1.txt" "$D/s2.txt"
+awk -v n=$((2 * N)) -v t=$(echo "$T1 - $T0" | bc) -v l=$((L1 - L0)) -v hz="$HZ" -v w=$((W1 - W0)) \
+  'BEGIN {printf "ingest: %d pushes in %.2f s (signing included); listeners %.0f µs CPU a push; WAL %.0f B a push\n", n, t, l / hz * 1e6 / n, w / n}'
+for _ in $(seq 1200); do
+  [ "$(psql -X -At -d "$DB" -c 'SELECT count(*) FROM paydesk_push_inbox WHERE push_id IS NULL')" = 0 ] && break
+  sleep 1
+done
+T2=$(date +%s.%N) L2=$(cpu) W2=$(wal)
+awk -v n=$((2 * N)) -v t=$(echo "$T2 - $T0" | bc) -v l=$((L2 - L0)) -v hz="$HZ" -v w=$((W2 - W0)) \
+  'BEGIN {printf "all applied %.1f s after the start; ingest and apply: listeners %.0f µs CPU a push, WAL %.0f B a push\n", t, l / hz * 1e6 / n, w / n}'
+echo "database a push: $(psql -X -At -d "$DB" -c "SELECT pg_database_size(current_database()) / $((2 * N))") B"
