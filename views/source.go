@@ -7,6 +7,7 @@ import (
 
 	"paydesk/internal/query"
 	"paydesk/store"
+	"paydesk/store/domain"
 )
 
 // Source answers a list's questions (pagedList): one page of rows past a
@@ -181,24 +182,7 @@ func (m *memRows[R]) Page(q Query[R]) (pageOf[R], error) {
 		}
 		return i
 	}
-	lim := q.PageSize()
-	var from, to int
-	switch {
-	case q.After != nil:
-		from = first(q.After, false)
-		to = min(from+lim, n)
-	case q.From != nil:
-		from = first(q.From, true)
-		to = min(from+lim, n)
-	case q.Before != nil:
-		to = first(q.Before, true)
-		from = max(to-lim, 0)
-	case q.Last:
-		to = n
-		from = max(to-lim, 0)
-	default:
-		to = min(lim, n)
-	}
+	from, to := domain.WindowAt(n, &q.PageQuery, first)
 	p := pageOf[R]{total: n, less: from > 0, more: to < n, rows: make([]R, 0, to-from)}
 	for _, i := range idx[from:to] {
 		p.rows = append(p.rows, m.rows[i])
