@@ -25,6 +25,9 @@ type (
 // PushStatuses are the values of PushQuery.Status.
 var PushStatuses = domain.PushStatuses
 
+// PushPos is a push's position in the log, the cursor of its row.
+func PushPos(dst []byte, p *PushRecord) []byte { return domain.PushPos(dst, p) }
+
 // PagePushes answers q over pushes held in memory.
 func PagePushes(all []*PushRecord, q PushQuery) PushPage { return domain.PagePushes(all, q) }
 

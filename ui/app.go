@@ -149,6 +149,8 @@ type App struct {
 	pagesGiven bool
 	// txGiven: the transactions list has been given the store likewise.
 	txGiven bool
+	// pushGiven: the push log has been given the store likewise.
+	pushGiven bool
 	palette *palette
 	status  views.StatusMsg
 

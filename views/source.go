@@ -13,9 +13,9 @@ import (
 // Source answers a list's questions (pagedList): one page of rows past a
 // cursor, in an order, filtered by the filter language, and how many rows
 // pass. The store answers it for the reservations and the transactions
-// (in its indexes or list tables); rows held in memory answer it for the
-// lists the store does not page (memRows: the push log) and for rows
-// handed over whole. Every tab's list is the same component over one of
+// and the push log (in its indexes or list tables); rows held in memory
+// answer it for the lists the store does not page (memRows: the audit,
+// gateway and approvals logs) and for rows handed over whole. Every tab's list is the same component over one of
 // them, so its keys and states do not depend on where the rows live.
 type Source[R any] interface {
 	Page(q Query[R]) (pageOf[R], error)
@@ -23,9 +23,8 @@ type Source[R any] interface {
 }
 
 // Query is what a list asks its source: the store's question (sort,
-// cursor, filter, state, limit) and, for a source in memory, the tab's own
-// narrowing that the filter language has no word for (the push log's
-// type and status keys, t and v).
+// cursor, filter, state, limit) and, for a source in memory, a narrowing
+// of its own that the filter language has no word for.
 type Query[R any] struct {
 	store.PageQuery
 	// Keep, when set, keeps only the rows it accepts. Only a source in
