@@ -151,8 +151,8 @@ type App struct {
 	txGiven bool
 	// pushGiven: the push log has been given the store likewise.
 	pushGiven bool
-	palette *palette
-	status  views.StatusMsg
+	palette   *palette
+	status    views.StatusMsg
 
 	counts        store.Counts
 	sessionPushes int

@@ -15,8 +15,9 @@ import (
 // pass. The store answers it for the reservations and the transactions
 // and the push log (in its indexes or list tables); rows held in memory
 // answer it for the lists the store does not page (memRows: the audit,
-// gateway and approvals logs) and for rows handed over whole. Every tab's list is the same component over one of
-// them, so its keys and states do not depend on where the rows live.
+// gateway and approvals logs) and for rows handed over whole. Every tab's
+// list is the same component over one of them, so its keys and states do
+// not depend on where the rows live.
 type Source[R any] interface {
 	Page(q Query[R]) (pageOf[R], error)
 	Count(q Query[R]) (int, error)
