@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"paydesk/store/domain"
 )
@@ -27,12 +28,48 @@ type pushLister struct{ e *Engine }
 
 func (e *Engine) pushLister() domain.PushLister { return pushLister{e} }
 
-// pushBatch is the rows one statement reads when a filter may drop some.
-const pushBatch = 500
+// pushBatch is the most rows one statement reads when a filter may drop
+// some:
+// only the columns the filter looks at (pushFilterCols), the whole
+// records then read for the rows kept.
+const pushBatch = 4096
+
+// pushFilterCols are the columns domain.KeepPushRow reads.
+const pushFilterCols = `id, received, key, envelope, kind, service, invoice, status, amount, has_amount, reason, applied, ignored`
+
+// scanPushFilter reads a row of pushFilterCols and rej.
+func scanPushFilter(r pgx.CollectableRow) (*domain.PushRecord, error) {
+	var p domain.PushRecord
+	var id int64
+	var received *time.Time
+	var amount pgtype.Numeric
+	var rej int
+	if err := r.Scan(&id, &received, &p.Key, &p.Envelope, &p.Kind, &p.Service, &p.Invoice, &p.Status.Code, &amount,
+		&p.HasAmount, &p.Reason, &p.Applied, &p.Ignored, &rej); err != nil {
+		return nil, err
+	}
+	p.ID, p.ReceivedAt, p.Amount, p.Rejected = uint64(id), timeOf(received), decOf(amount), rej == 1
+	return &p, nil
+}
+
+// scanPushRow reads a row of the whole columns and rej.
+func scanPushRow(r pgx.CollectableRow) (*domain.PushRecord, error) {
+	var size, count int64
+	var last *time.Time
+	var rej int
+	p, err := scanPush(r, &size, &count, &last, &rej)
+	if err != nil {
+		return nil, err
+	}
+	if rej == 1 {
+		p.Rejected, p.BodySize, p.Count, p.LastSeen = true, int(size), uint64(count), timeOf(last)
+	}
+	return p, nil
+}
 
 // pushWalkSQL reads the next rows of the log from a cursor, in key order
 // (asc) or against it, with the narrowing SQL can do.
-func pushWalkSQL(q *domain.PushQuery, asc bool, cursor []byte, inclusive bool, n int) (string, []any) {
+func pushWalkSQL(q *domain.PushQuery, asc bool, cursor []byte, inclusive bool, n int, light bool) (string, []any) {
 	var args []any
 	arg := func(v any) string {
 		args = append(args, v)
@@ -113,8 +150,12 @@ func pushWalkSQL(q *domain.PushQuery, asc bool, cursor []byte, inclusive bool, n
 		if rej {
 			r = "1"
 		}
-		return fmt.Sprintf("(SELECT %s, %s, %s AS rej FROM %s WHERE %s ORDER BY received %s, id %s LIMIT %d)",
-			pgPushCols, extra, r, table, strings.Join(conds, " AND "), dir, dir, n)
+		cols := pgPushCols + ", " + extra
+		if light {
+			cols = pushFilterCols
+		}
+		return fmt.Sprintf("(SELECT %s, %s AS rej FROM %s WHERE %s ORDER BY received %s, id %s LIMIT %d)",
+			cols, r, table, strings.Join(conds, " AND "), dir, dir, n)
 	}
 	var parts []string
 	if stored {
@@ -132,34 +173,30 @@ func pushWalkSQL(q *domain.PushQuery, asc bool, cursor []byte, inclusive bool, n
 
 // walk reads up to n pushes that pass q from cursor on (nil: from the
 // end the direction starts at), in key order (asc) or against it.
-func (l pushLister) walk(ctx context.Context, t *Tx, q *domain.PushQuery, asc bool, cursor []byte, inclusive bool, n int) ([]domain.PushPageRow, error) {
+// whole asks for the rows' whole records (a page), not only what the
+// filter reads (a count, a look for one more row).
+func (l pushLister) walk(ctx context.Context, t *Tx, q *domain.PushQuery, asc bool, cursor []byte, inclusive bool, n int, whole bool) ([]domain.PushPageRow, error) {
 	narrowed := q.Narrowed()
+	// A filter may drop rows: read a few more than asked, then more and
+	// more as the walk goes on, up to pushBatch a statement.
 	batch := n
 	if narrowed {
-		batch = max(n, pushBatch)
+		batch = min(max(2*n, 256), pushBatch)
 	}
 	var out []domain.PushPageRow
 	for len(out) < n {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		sql, args := pushWalkSQL(q, asc, cursor, inclusive, batch)
+		sql, args := pushWalkSQL(q, asc, cursor, inclusive, batch, narrowed)
 		if sql == "" {
 			return nil, nil
 		}
-		ps, err := rowsOf(t, func(r pgx.CollectableRow) (*domain.PushRecord, error) {
-			var size, count int64
-			var last *time.Time
-			var rej int
-			p, err := scanPush(r, &size, &count, &last, &rej)
-			if err != nil {
-				return nil, err
-			}
-			if rej == 1 {
-				p.Rejected, p.BodySize, p.Count, p.LastSeen = true, int(size), uint64(count), timeOf(last)
-			}
-			return p, nil
-		}, sql, args...)
+		scan := scanPushRow
+		if narrowed {
+			scan = scanPushFilter
+		}
+		ps, err := rowsOf(t, scan, sql, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -172,8 +209,59 @@ func (l pushLister) walk(ctx context.Context, t *Tx, q *domain.PushQuery, asc bo
 			break
 		}
 		cursor, inclusive = domain.PushPos(nil, ps[len(ps)-1]), false
+		if narrowed {
+			batch = min(4*batch, pushBatch)
+		}
+	}
+	if narrowed && whole {
+		return out, wholeRecords(t, out)
 	}
 	return out, nil
+}
+
+// wholeRecords replaces the rows read with the filter's columns by their
+// whole records.
+func wholeRecords(t *Tx, rows []domain.PushPageRow) error {
+	var stored, rejected []int64
+	for _, r := range rows {
+		if r.Push.Rejected {
+			rejected = append(rejected, int64(r.Push.ID))
+		} else {
+			stored = append(stored, int64(r.Push.ID))
+		}
+	}
+	byID := map[[2]uint64]*domain.PushRecord{}
+	for _, part := range []struct {
+		ids []int64
+		sql string
+		rej uint64
+	}{
+		{stored, `SELECT ` + pgPushCols + `, 0::bigint, 0::bigint, NULL::timestamptz, 0 FROM paydesk_pushes WHERE id = ANY($1)`, 0},
+		{rejected, `SELECT ` + pgRejectedCols + `, 1 FROM paydesk_rejected WHERE id = ANY($1)`, 1},
+	} {
+		if len(part.ids) == 0 {
+			continue
+		}
+		ps, err := rowsOf(t, scanPushRow, part.sql, part.ids)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			byID[[2]uint64{part.rej, p.ID}] = p
+		}
+	}
+	for i, r := range rows {
+		var rej uint64
+		if r.Push.Rejected {
+			rej = 1
+		}
+		p, ok := byID[[2]uint64{rej, r.Push.ID}]
+		if !ok {
+			return fmt.Errorf("push %d: gone while read", r.Push.ID)
+		}
+		rows[i].Push = p
+	}
+	return nil
 }
 
 func (l pushLister) PushPage(ctx context.Context, q domain.PushQuery) (domain.PushPage, error) {
@@ -200,12 +288,12 @@ func (l pushLister) page(ctx context.Context, t *Tx, q *domain.PushQuery) (domai
 	var err error
 	// any: a passing row from c on (at c too, with at) in the direction.
 	any := func(asc bool, c []byte, at bool) (bool, error) {
-		rows, err := l.walk(ctx, t, q, asc, c, at, 1)
+		rows, err := l.walk(ctx, t, q, asc, c, at, 1, false)
 		return len(rows) > 0, err
 	}
 	switch {
 	case q.Before != nil || q.Last:
-		if p.Rows, err = l.walk(ctx, t, q, !fwd, q.Before, false, lim+1); err != nil {
+		if p.Rows, err = l.walk(ctx, t, q, !fwd, q.Before, false, lim+1, true); err != nil {
 			return p, err
 		}
 		if p.Less = len(p.Rows) > lim; p.Less {
@@ -222,7 +310,7 @@ func (l pushLister) page(ctx context.Context, t *Tx, q *domain.PushQuery) (domai
 		if q.From != nil {
 			c, at = q.From, true
 		}
-		if p.Rows, err = l.walk(ctx, t, q, fwd, c, at, lim+1); err != nil {
+		if p.Rows, err = l.walk(ctx, t, q, fwd, c, at, lim+1, true); err != nil {
 			return p, err
 		}
 		if p.More = len(p.Rows) > lim; p.More {
@@ -235,13 +323,9 @@ func (l pushLister) page(ctx context.Context, t *Tx, q *domain.PushQuery) (domai
 			}
 		}
 	}
+	// The total is PushCount's: counting a big log takes longer than its
+	// page, and the list counts up to what it shows first.
 	p.Total = -1
-	if !q.Narrowed() {
-		if _, err := t.scanRow(`SELECT (SELECT count(*) FROM paydesk_pushes WHERE received IS NOT NULL) +
-			(SELECT count(*) FROM paydesk_rejected WHERE received IS NOT NULL)`, nil, &p.Total); err != nil {
-			return p, err
-		}
-	}
 	return p, nil
 }
 
@@ -254,13 +338,18 @@ func (l pushLister) PushCount(ctx context.Context, q domain.PushQuery) (int, err
 	n := 0
 	err := l.e.ViewTx(ctx, func(t *Tx) error {
 		if !q.Narrowed() {
-			_, err := t.scanRow(`SELECT (SELECT count(*) FROM paydesk_pushes WHERE received IS NOT NULL) +
-				(SELECT count(*) FROM paydesk_rejected WHERE received IS NOT NULL)`, nil, &n)
+			// Up to upTo in each table: the answer is at most upTo.
+			limit := "ALL"
+			if upTo > 0 {
+				limit = fmt.Sprint(upTo)
+			}
+			_, err := t.scanRow(`SELECT (SELECT count(*) FROM (SELECT 1 FROM paydesk_pushes WHERE received IS NOT NULL LIMIT `+limit+`) a) +
+				(SELECT count(*) FROM (SELECT 1 FROM paydesk_rejected WHERE received IS NOT NULL LIMIT `+limit+`) b)`, nil, &n)
 			return err
 		}
 		var cursor []byte
 		for upTo <= 0 || n < upTo {
-			rows, err := l.walk(ctx, t, &q, true, cursor, false, pushBatch)
+			rows, err := l.walk(ctx, t, &q, true, cursor, false, pushBatch, false)
 			if err != nil {
 				return err
 			}
