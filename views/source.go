@@ -46,8 +46,8 @@ func (e errKeepInStore) Error() string {
 	return e.list + " list: a filter kept in memory (Keep) cannot be asked of the store"
 }
 
-// memRows is a Source over rows held in memory. It is a snapshot: a change
-// makes a new one (with), so a read running in a command never sees rows
+// memRows is a Source over rows held in memory. It is a snapshot: new rows
+// make a new one (SetRows), so a read running in a command never sees rows
 // change under it. The rows' order per column is computed once per
 // snapshot and kept.
 type memRows[R any] struct {
@@ -83,21 +83,6 @@ func newMemRows[R any](spec *memSpec[R], rows []R) *memRows[R] {
 		m.at[spec.key(&rows[i])] = int32(i)
 	}
 	return m
-}
-
-// with returns the snapshot after a change: rows with a known key replace
-// theirs in place, new ones come after the others (rows are never
-// removed: the push log only grows).
-func (m *memRows[R]) with(fresh []R) *memRows[R] {
-	next := slices.Clone(m.rows)
-	for _, r := range fresh {
-		if i, ok := m.at[m.spec.key(&r)]; ok {
-			next[i] = r
-			continue
-		}
-		next = append(next, r)
-	}
-	return newMemRows(m.spec, next)
 }
 
 // order is the rows' indexes in the order of col, ties by arrival.

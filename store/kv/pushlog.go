@@ -175,7 +175,7 @@ func (r *kvRepo) pushLister() domain.PushLister {
 	if !ok || l.db == nil || l.db.file == nil {
 		return nil
 	}
-	return pushLister{l.db}
+	return pushLister(l)
 }
 
 // pushWalk walks the index in the list's order (forward) or against it.
