@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"paydesk/internal/query"
+	"paydesk/store/domain"
 )
 
 // The filters of the push log and the gateway log, the same on the
@@ -12,9 +13,9 @@ import (
 
 // PushLogFilter is what the push log's filter takes: PushFilter and
 // state:, which is the push's outcome word (Outcome: applied, confirmed,
-// ignored, rejected, stored).
-var PushLogFilter = query.List{Name: "push", Fields: append([]query.Field{query.State}, PushFilter.Fields...),
-	States: []string{OutcomeApplied, OutcomeConfirmed, OutcomeIgnored, OutcomeRejected, OutcomeStored}}
+// ignored, rejected, stored). The push log's own meaning lives in
+// store/domain/pushpage.go, with its order and its reference pager.
+var PushLogFilter = domain.PushLogFilter
 
 // KeepPushLog reports whether a push (stored or rejected) passes w,
 // checked against PushLogFilter: as KeepPush, and state: its outcome.
@@ -23,35 +24,15 @@ func KeepPushLog(p *PushRecord, w *query.Query) bool {
 	return KeepPushLogText(p, &t, w)
 }
 
-// PushLogText is the text of a push the filter searches, folded: a list
-// folds it once per row, not once per row and keystroke.
-type PushLogText struct{ words, service string }
+// PushLogText is the text of a push the filter searches, folded.
+type PushLogText = domain.PushLogText
 
-// FoldPushLog folds the text of p that KeepPushLogText searches: words in
-// its envelope, kind, key, invoice, service, reason and why it was
-// ignored (KeepPush's), service: in its service.
-func FoldPushLog(p *PushRecord) PushLogText {
-	return PushLogText{words: foldFields(p.Envelope, p.Kind, p.Key, p.Invoice, p.Service, p.Reason, p.Ignored),
-		service: foldFields(p.Service)}
-}
+// FoldPushLog folds the text of p that KeepPushLogText searches.
+func FoldPushLog(p *PushRecord) PushLogText { return domain.FoldPushLog(p) }
 
 // KeepPushLogText is KeepPushLog with p's text folded beforehand.
 func KeepPushLogText(p *PushRecord, t *PushLogText, w *query.Query) bool {
-	if w.State != "" {
-		if word, _ := p.Outcome(); word != w.State {
-			return false
-		}
-	}
-	if w.Amount != nil && (!p.HasAmount || !w.Amount.Contains(p.Amount)) {
-		return false
-	}
-	if !inCreated(w.Created, p.ReceivedAt) {
-		return false
-	}
-	if len(w.Service) > 0 && !foldedHasAll(t.service, w.Service) {
-		return false
-	}
-	return len(w.Words) == 0 || foldedHasAll(t.words, w.Words)
+	return domain.KeepPushLogText(p, t, w)
 }
 
 // ExchangeFilter is what the gateway log's filter takes.

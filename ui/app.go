@@ -149,8 +149,10 @@ type App struct {
 	pagesGiven bool
 	// txGiven: the transactions list has been given the store likewise.
 	txGiven bool
-	palette *palette
-	status  views.StatusMsg
+	// pushGiven: the push log has been given the store likewise.
+	pushGiven bool
+	palette   *palette
+	status    views.StatusMsg
 
 	counts        store.Counts
 	sessionPushes int

@@ -202,6 +202,13 @@ func (a *App) reload(c store.Change) tea.Cmd {
 	if !full && c.Receipts > 0 && c.ReceiptKeys != nil {
 		cmds = append(cmds, a.loadRepeated(c.ReceiptKeys))
 	}
+	if ps, ok := st.(views.PushSource); ok && full && !a.pushGiven {
+		// The push log reads its window from the store (given once); the
+		// pushes read below are the attention tab's, and tell the log
+		// that it changed.
+		a.pushGiven = true
+		cmds = append(cmds, send(views.PushSourceMsg{Source: ps}))
+	}
 	if full || c.Pushes > 0 || c.Rejected > 0 || c.Receipts > 0 && c.ReceiptKeys == nil {
 		limit := a.cfg.PushLimit
 		n, r := limit, limit

@@ -1,13 +1,12 @@
 package views
 
 import (
-	"cmp"
+	"context"
 	"fmt"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
-	"paydesk/internal/query"
 	"paydesk/store"
 	"paydesk/ui/theme"
 )
@@ -22,8 +21,7 @@ type PushRow struct {
 	id, envelope, kind, key, invoice, status, signature, result string
 	resultPaint                                                 string
 	hay                                                         string
-	logText                                                     store.PushLogText // what the filter language searches
-	received                                                    int64
+	pos                                                         []byte // its position in the log (store.PushPageRow.Pos)
 }
 
 // pushRowID tells stored and rejected pushes apart (their IDs may repeat).
@@ -37,7 +35,7 @@ func pushRowID(p *store.PushRecord) string {
 // NewPushRow prepares a push for the log.
 func NewPushRow(p *store.PushRecord) *PushRow {
 	r := &PushRow{Push: p, id: pushRowID(p), envelope: clean(p.Envelope), kind: clean(p.Kind), key: clean(p.Key),
-		invoice: clean(p.Invoice), status: clean(p.Status.Text()), signature: clean(p.Signature), received: p.ReceivedAt.UnixNano()}
+		invoice: clean(p.Invoice), status: clean(p.Status.Text()), signature: clean(p.Signature), pos: store.PushPos(nil, p)}
 	if r.envelope == "" {
 		r.envelope = "?"
 	}
@@ -58,7 +56,6 @@ func NewPushRow(p *store.PushRecord) *PushRow {
 	default:
 		r.resultPaint = theme.PaintMuted
 	}
-	r.logText = store.FoldPushLog(p)
 	r.hay = strings.ToLower(strings.Join([]string{r.key, r.invoice, r.kind, r.envelope, r.status, r.signature, r.result, clean(p.Service)}, "\x00"))
 	return r
 }
@@ -113,56 +110,23 @@ var pushColumns = []Column{
 	pcResult:    {Title: "RESULT", Width: 10, Flex: true},
 }
 
-func comparePushes(a, b *PushRow, col int) int {
-	var c int
-	switch col {
-	case pcKind:
-		c = strings.Compare(a.kind, b.kind)
-	case pcStatus:
-		c = cmp.Compare(a.Push.Status.Code, b.Push.Status.Code)
-	case pcSignature:
-		c = strings.Compare(a.signature, b.signature)
-	}
-	if c == 0 {
-		c = cmp.Compare(a.received, b.received)
-	}
-	if c == 0 {
-		c = cmp.Compare(a.Push.ID, b.Push.ID)
-	}
-	return c
-}
-
 // Push log filters, cycled with t and v.
 var (
 	pushTypes    = []string{"", "DataRequest", "Transaction"}
-	pushStatuses = []string{"", "success", "pending", "failed", "rejected", "ignored"}
+	pushStatuses = append([]string{""}, store.PushStatuses...)
 )
 
-func pushStatusMatches(p *store.PushRecord, f string) bool {
-	switch f {
-	case "success":
-		return !p.Rejected && p.Status.Code == 190
-	case "pending":
-		return !p.Rejected && p.Status.Code >= 790 && p.Status.Code <= 799
-	case "failed":
-		return !p.Rejected && p.Status.Code != 0 && p.Status.Code != 190 && (p.Status.Code < 790 || p.Status.Code > 799)
-	case "rejected":
-		return p.Rejected
-	case "ignored":
-		w, _ := p.Outcome()
-		return w == store.OutcomeIgnored
-	}
-	return true
-}
-
 // Pushes is the push log: every push the listener received, newest first,
-// live as they arrive. The store has no paged push query, so the pushes
-// the console loads are paged from memory (memRows), by the same list as
-// the other tabs.
+// live as they arrive. Its list reads the window on screen from the store
+// (PushSourceMsg: store.DB.PushPage, paged in the engine like the other
+// lists); pushes handed over whole (PushRowsMsg with Full, before a store
+// is given) are paged the same way from memory by the store's reference
+// pager. t and v narrow it by envelope and status, in the store.
 type Pushes struct {
 	ctx        *Context
 	list       *pagedList[*PushRow]
-	mem        *memRows[*PushRow]
+	store      PushSource // the store, once given
+	mem        *pushMem   // the rows handed over whole, until then
 	width      int
 	height     int
 	err        error
@@ -171,12 +135,131 @@ type Pushes struct {
 	listenAddr string
 }
 
-// pushMem is how the push log's rows are paged in memory.
-var pushMem = &memSpec[*PushRow]{
-	key:     func(r **PushRow) string { return (*r).id },
-	compare: func(a, b **PushRow, col int) int { return comparePushes(*a, *b, col) },
-	// "/" takes the filter language, as `paydesk pushes --filter`.
-	where: func(r **PushRow, w *query.Query) bool { return store.KeepPushLogText((*r).Push, &(*r).logText, w) },
+// PushSource answers the push log's queries: the store (store.DB), or
+// pushes held in memory.
+type PushSource interface {
+	PushPage(ctx context.Context, q store.PushQuery) (store.PushPage, error)
+	PushCount(ctx context.Context, q store.PushQuery) (int, error)
+}
+
+// PushSourceMsg gives the push log its source: from then on it reads its
+// window from it, and a PushRowsMsg only says the log changed.
+type PushSourceMsg struct{ Source PushSource }
+
+// pushReceipts is a PushSource that knows how often each push was
+// received (store.DB): a page shows a push received more than once "×N".
+type pushReceipts interface {
+	PushReceiptsOf(ctx context.Context, ps []*store.PushRecord) (map[uint64]store.PushReceipts, error)
+}
+
+// pushPages is a PushSource as the list's source; its reads use
+// context.Background() as the other lists' do. The envelope and status
+// chosen with t and v come as the list's state (pushState), so the list
+// counts the whole log apart as it does for a reservation state.
+type pushPages struct{ src PushSource }
+
+// pushState is the list's state for an envelope and a status ("" both:
+// none).
+func pushState(typ, status string) store.State {
+	if typ == "" && status == "" {
+		return ""
+	}
+	return store.State(typ + "/" + status)
+}
+
+func (s pushPages) query(q Query[*PushRow]) (store.PushQuery, error) {
+	if q.Keep != nil {
+		return store.PushQuery{}, errKeepInStore{"push"}
+	}
+	typ, status, _ := strings.Cut(string(q.State), "/")
+	q.State = ""
+	return store.PushQuery{PageQuery: q.PageQuery, Envelope: typ, Status: status}, nil
+}
+
+func (s pushPages) Page(q Query[*PushRow]) (pageOf[*PushRow], error) {
+	pq, err := s.query(q)
+	if err != nil {
+		return pageOf[*PushRow]{}, err
+	}
+	p, err := s.src.PushPage(context.Background(), pq)
+	if err != nil {
+		return pageOf[*PushRow]{}, err
+	}
+	rows := make([]*PushRow, len(p.Rows))
+	if m, ok := s.src.(*pushMem); ok {
+		for i, r := range p.Rows {
+			rows[i] = m.rows[pushRowID(r.Push)]
+		}
+	} else {
+		ps := make([]*store.PushRecord, len(p.Rows))
+		for i, r := range p.Rows {
+			ps[i] = r.Push
+		}
+		var rc map[uint64]store.PushReceipts
+		if rr, ok := s.src.(pushReceipts); ok && len(ps) > 0 {
+			if rc, err = rr.PushReceiptsOf(context.Background(), ps); err != nil {
+				return pageOf[*PushRow]{}, err
+			}
+		}
+		rows = NewPushRowsReceipts(ps, rc)
+	}
+	return pageOf[*PushRow]{rows: rows, total: p.Total, more: p.More, less: p.Less}, nil
+}
+
+func (s pushPages) Count(q Query[*PushRow]) (int, error) {
+	pq, err := s.query(q)
+	if err != nil {
+		return 0, err
+	}
+	return s.src.PushCount(context.Background(), pq)
+}
+
+// pushMem is a PushSource over rows held in memory, paged by the store's
+// reference pager. It is a snapshot: a change makes a new one (with).
+type pushMem struct {
+	all  []*store.PushRecord
+	rows map[string]*PushRow // by pushRowID
+}
+
+func newPushMem(rows []*PushRow) *pushMem {
+	m := &pushMem{all: make([]*store.PushRecord, len(rows)), rows: make(map[string]*PushRow, len(rows))}
+	for i, r := range rows {
+		m.all[i], m.rows[r.id] = r.Push, r
+	}
+	return m
+}
+
+// with is the snapshot after a change: known pushes replaced, new ones
+// added (the log only grows).
+func (m *pushMem) with(fresh []*PushRow) *pushMem {
+	rows := make([]*PushRow, 0, len(m.all)+len(fresh))
+	seen := make(map[string]bool, len(fresh))
+	for _, r := range fresh {
+		seen[r.id] = true
+	}
+	for _, p := range m.all {
+		if id := pushRowID(p); !seen[id] {
+			rows = append(rows, m.rows[id])
+		}
+	}
+	return newPushMem(append(rows, fresh...))
+}
+
+func (m *pushMem) PushPage(_ context.Context, q store.PushQuery) (store.PushPage, error) {
+	if err := q.Check(); err != nil {
+		return store.PushPage{}, err
+	}
+	return store.PagePushes(m.all, q), nil
+}
+
+func (m *pushMem) PushCount(_ context.Context, q store.PushQuery) (int, error) {
+	upTo := q.Limit
+	q.After, q.Before, q.From, q.Last, q.Limit = nil, nil, nil, false, 1
+	n := store.PagePushes(m.all, q).Total
+	if upTo > 0 {
+		n = min(n, upTo)
+	}
+	return n, nil
 }
 
 // NewPushes makes the push log; listenAddr is shown in the empty state.
@@ -184,29 +267,22 @@ func NewPushes(ctx *Context, listenAddr string) *Pushes {
 	s := &Pushes{ctx: ctx, listenAddr: listenAddr}
 	spec := pagedSpec[*PushRow]{
 		key:      func(r **PushRow) string { return (*r).id },
-		pos:      func(r **PushRow) []byte { return []byte((*r).id) },
-		sortOf:   func(col int) store.SortBy { return store.SortBy(col) }, // memRows orders by the column itself
-		sortable: []int{pcTime, pcKind, pcStatus, pcSignature},
+		pos:      func(r **PushRow) []byte { return (*r).pos },
+		sortOf:   func(int) store.SortBy { return 0 }, // the log has one order: received (S reverses it)
+		sortable: []int{pcTime},
 		filter:   store.PushLogFilter,
-		keep:     s.keep,
 	}
 	s.list = newPagedList(ctx, pushColumns, spec, pcTime)
 	return s
 }
 
-// keep is the type and status chosen with t and v, for the next question.
-func (s *Pushes) keep() func(**PushRow) bool {
-	typ, status := pushTypes[s.typeIdx], pushStatuses[s.statusIdx]
-	if typ == "" && status == "" {
-		return nil
+// pages is the list's source.
+func (s *Pushes) pages() Source[*PushRow] {
+	var src PushSource = s.mem
+	if s.store != nil {
+		src = s.store
 	}
-	return func(r **PushRow) bool {
-		p := (*r).Push
-		if typ != "" && p.Envelope != typ {
-			return false
-		}
-		return pushStatusMatches(p, status)
-	}
+	return pushPages{src: src}
 }
 
 // SetSize sets the screen size.
@@ -224,7 +300,7 @@ func (s *Pushes) Title() string { return "Pushes" }
 // Actions are the tab's keys.
 func (s *Pushes) Actions() []Action {
 	k := s.ctx.Keys
-	acts := []Action{{Key: k.Open}, {Key: k.Filter}, {Key: k.FilterType}, {Key: k.FilterStatus}, {Key: k.Sort}, {Key: k.Reverse},
+	acts := []Action{{Key: k.Open}, {Key: k.Filter}, {Key: k.FilterType}, {Key: k.FilterStatus}, {Key: k.Reverse},
 		{Key: k.CopyKey}, {Key: k.CopyJSON}, {Key: k.SaveFixture}}
 	if s.ctx.CanResend {
 		acts = append(acts, Action{Key: k.Resend, Changes: true})
@@ -232,22 +308,26 @@ func (s *Pushes) Actions() []Action {
 	return append(acts, Action{Key: k.ExportCSV}, Action{Key: k.ExportJSON})
 }
 
-// takeRows applies a load: rows handed over whole replace the source,
-// others (live pushes) join it; the rows on screen show a change at once.
+// takeRows applies a load. With the store given, pushes only say that
+// the log changed: rows on screen show them at once and the window is read
+// again. Before, rows handed over whole replace the rows in memory and
+// others (live pushes) join them.
 func (s *Pushes) takeRows(m PushRowsMsg) tea.Cmd {
 	s.err = m.Err
 	if m.Err != nil {
 		return nil
 	}
-	if m.Full || s.mem == nil {
-		s.mem = newMemRows(pushMem, m.Rows)
-		return s.list.setSource(s.mem, len(m.Rows) < asyncRows)
+	if s.store == nil {
+		if m.Full || s.mem == nil {
+			s.mem = newPushMem(m.Rows)
+			return s.list.setSource(s.pages(), len(m.Rows) < asyncRows)
+		}
+		if len(m.Rows) == 0 {
+			return nil
+		}
+		s.mem = s.mem.with(m.Rows)
+		s.list.src, s.list.sync = s.pages(), len(s.mem.all) < asyncRows
 	}
-	if len(m.Rows) == 0 {
-		return nil
-	}
-	s.mem = s.mem.with(m.Rows)
-	s.list.src, s.list.sync = s.mem, len(s.mem.rows) < asyncRows
 	by := make(map[string]*PushRow, len(m.Rows))
 	for _, r := range m.Rows {
 		by[r.id] = r
@@ -262,6 +342,9 @@ func (s *Pushes) takeRows(m PushRowsMsg) tea.Cmd {
 // Update handles rows, keys and the wheel.
 func (s *Pushes) Update(msg tea.Msg) tea.Cmd {
 	switch m := msg.(type) {
+	case PushSourceMsg:
+		s.err, s.store, s.mem = nil, m.Source, nil
+		return s.list.setSource(s.pages(), false)
 	case PushRowsMsg:
 		return s.takeRows(m)
 	case exportPushMsg:
@@ -286,10 +369,10 @@ func (s *Pushes) Update(msg tea.Msg) tea.Cmd {
 	switch {
 	case keyIs(key, k.FilterType):
 		s.typeIdx = (s.typeIdx + 1) % len(pushTypes)
-		return s.list.restart()
+		return s.narrow()
 	case keyIs(key, k.FilterStatus):
 		s.statusIdx = (s.statusIdx + 1) % len(pushStatuses)
-		return s.list.restart()
+		return s.narrow()
 	case keyIs(key, k.ExportCSV), keyIs(key, k.ExportJSON):
 		return s.exportCmd(exportFormat(key, k))
 	}
@@ -301,6 +384,12 @@ func (s *Pushes) Update(msg tea.Msg) tea.Cmd {
 		return send(OpenPush{Push: (*sel).Push})
 	}
 	return pushActions(s.ctx, key, (*sel).Push)
+}
+
+// narrow asks the list again with the envelope and status chosen.
+func (s *Pushes) narrow() tea.Cmd {
+	s.list.state = pushState(pushTypes[s.typeIdx], pushStatuses[s.statusIdx])
+	return s.list.restart()
 }
 
 // pushActions are the keys the log and the push page share.

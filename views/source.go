@@ -7,24 +7,25 @@ import (
 
 	"paydesk/internal/query"
 	"paydesk/store"
+	"paydesk/store/domain"
 )
 
 // Source answers a list's questions (pagedList): one page of rows past a
 // cursor, in an order, filtered by the filter language, and how many rows
 // pass. The store answers it for the reservations and the transactions
-// (in its indexes or list tables); rows held in memory answer it for the
-// lists the store does not page (memRows: the push log) and for rows
-// handed over whole. Every tab's list is the same component over one of
-// them, so its keys and states do not depend on where the rows live.
+// and the push log (in its indexes or list tables); rows held in memory
+// answer it for the lists the store does not page (memRows: the audit,
+// gateway and approvals logs) and for rows handed over whole. Every tab's
+// list is the same component over one of them, so its keys and states do
+// not depend on where the rows live.
 type Source[R any] interface {
 	Page(q Query[R]) (pageOf[R], error)
 	Count(q Query[R]) (int, error)
 }
 
 // Query is what a list asks its source: the store's question (sort,
-// cursor, filter, state, limit) and, for a source in memory, the tab's own
-// narrowing that the filter language has no word for (the push log's
-// type and status keys, t and v).
+// cursor, filter, state, limit) and, for a source in memory, a narrowing
+// of its own that the filter language has no word for.
 type Query[R any] struct {
 	store.PageQuery
 	// Keep, when set, keeps only the rows it accepts. Only a source in
@@ -45,8 +46,8 @@ func (e errKeepInStore) Error() string {
 	return e.list + " list: a filter kept in memory (Keep) cannot be asked of the store"
 }
 
-// memRows is a Source over rows held in memory. It is a snapshot: a change
-// makes a new one (with), so a read running in a command never sees rows
+// memRows is a Source over rows held in memory. It is a snapshot: new rows
+// make a new one (SetRows), so a read running in a command never sees rows
 // change under it. The rows' order per column is computed once per
 // snapshot and kept.
 type memRows[R any] struct {
@@ -82,21 +83,6 @@ func newMemRows[R any](spec *memSpec[R], rows []R) *memRows[R] {
 		m.at[spec.key(&rows[i])] = int32(i)
 	}
 	return m
-}
-
-// with returns the snapshot after a change: rows with a known key replace
-// theirs in place, new ones come after the others (rows are never
-// removed: the push log only grows).
-func (m *memRows[R]) with(fresh []R) *memRows[R] {
-	next := slices.Clone(m.rows)
-	for _, r := range fresh {
-		if i, ok := m.at[m.spec.key(&r)]; ok {
-			next[i] = r
-			continue
-		}
-		next = append(next, r)
-	}
-	return newMemRows(m.spec, next)
 }
 
 // order is the rows' indexes in the order of col, ties by arrival.
@@ -181,24 +167,7 @@ func (m *memRows[R]) Page(q Query[R]) (pageOf[R], error) {
 		}
 		return i
 	}
-	lim := q.PageSize()
-	var from, to int
-	switch {
-	case q.After != nil:
-		from = first(q.After, false)
-		to = min(from+lim, n)
-	case q.From != nil:
-		from = first(q.From, true)
-		to = min(from+lim, n)
-	case q.Before != nil:
-		to = first(q.Before, true)
-		from = max(to-lim, 0)
-	case q.Last:
-		to = n
-		from = max(to-lim, 0)
-	default:
-		to = min(lim, n)
-	}
+	from, to := domain.WindowAt(n, &q.PageQuery, first)
 	p := pageOf[R]{total: n, less: from > 0, more: to < n, rows: make([]R, 0, to-from)}
 	for _, i := range idx[from:to] {
 		p.rows = append(p.rows, m.rows[i])

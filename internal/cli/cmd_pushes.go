@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -114,34 +113,28 @@ func runPushes(ctx context.Context, c *cmdContext, typ, kind, status, filter str
 	if err != nil {
 		return c.usage("%v", err)
 	}
-	var recs []*store.PushRecord
-	if db != nil {
-		// Filters apply before the limit, so every record is read when
-		// one is set.
-		n := limit
-		if typ != "" || kind != "" || status != "" || !where.Empty() {
-			n = 0
-		}
-		stored, err := db.Pushes(ctx, n, 0)
-		if err != nil {
-			return c.fail(err)
-		}
-		rejected, err := db.RejectedPushes(ctx, n)
-		if err != nil {
-			return c.fail(err)
-		}
-		recs = append(stored, rejected...)
-	}
-	sort.SliceStable(recs, func(i, j int) bool { return recs[i].ReceivedAt.After(recs[j].ReceivedAt) })
+	// The store pages the log newest first with the filters applied in
+	// it (store.DB.PushPage), so --limit reads only what it prints.
 	var kept []*store.PushRecord
-	for _, p := range recs {
-		if limit > 0 && len(kept) == limit {
-			break
+	if db != nil {
+		q := store.PushQuery{PageQuery: store.PageQuery{Desc: true, Where: where}, Envelope: typ, Kind: kind, Status: status}
+		for {
+			q.Limit = 5000
+			if limit > 0 {
+				q.Limit = min(limit-len(kept), q.Limit)
+			}
+			p, err := db.PushPage(ctx, q)
+			if err != nil {
+				return c.fail(err)
+			}
+			for _, r := range p.Rows {
+				kept = append(kept, r.Push)
+			}
+			if !p.More || len(p.Rows) == 0 || limit > 0 && len(kept) >= limit {
+				break
+			}
+			q.After = p.Rows[len(p.Rows)-1].Pos
 		}
-		if (typ != "" && p.Envelope != typ) || (kind != "" && p.Kind != kind) || !pushStatusIs(p, status) || !store.KeepPushLog(p, &where) {
-			continue
-		}
-		kept = append(kept, p)
 	}
 	var receipts map[uint64]store.PushReceipts
 	if db != nil {
@@ -201,21 +194,6 @@ func canonical(v string, valid []string) string {
 		}
 	}
 	return v
-}
-
-// pushStatusIs is the console's push log filter: the gateway's status for
-// pushes that were stored, rejected for those the listener refused, and
-// ignored for those that changed nothing.
-func pushStatusIs(p *store.PushRecord, status string) bool {
-	switch status {
-	case "":
-		return true
-	case "rejected":
-		return p.Rejected
-	case "ignored":
-		return !p.Rejected && !p.Applied
-	}
-	return !p.Rejected && statusClass(p.Status.Code) == status
 }
 
 func pushOut(p *store.PushRecord) pushJSON {

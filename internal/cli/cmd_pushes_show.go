@@ -58,6 +58,7 @@ func runPushShow(ctx context.Context, c *cmdContext) int {
 	}
 	o := pushOut(p)
 	o.withReceipts(rc[p.ID])
+	receipts := rc[p.ID].Receipts
 	if c.flags.json {
 		_ = writeJSON(c.sio.Stdout, o)
 		return exitOK
@@ -88,7 +89,9 @@ func runPushShow(ctx context.Context, c *cmdContext) int {
 		if i == 1 && o.ReceiptsOmitted > 0 {
 			fmt.Fprintf(w, "  …\t%s\n", count(int(o.ReceiptsOmitted), "earlier repeat counted only", "earlier repeats counted only"))
 		}
-		fmt.Fprintf(w, "  %s\t%s\tfrom %s\tsignature %s\n", what, r.At, dash(r.RemoteAddr), r.Signature)
+		// To the second, as the list and its other times: the JSON keeps
+		// the nanoseconds that tell repeats within a second apart.
+		fmt.Fprintf(w, "  %s\t%s\tfrom %s\tsignature %s\n", what, receipts[i].At.UTC().Format(time.RFC3339), dash(r.RemoteAddr), r.Signature)
 	}
 	_ = w.Flush()
 	return exitOK

@@ -21,7 +21,7 @@ var transactionKinds = []string{string(store.KindCapture), string(store.KindRefu
 // code says, and for pushes also what the listener did with them.
 var (
 	transactionStatuses = []string{"success", "pending", "failed"}
-	pushStatuses        = []string{"success", "pending", "failed", "rejected", "ignored"}
+	pushStatuses        = store.PushStatuses
 )
 
 // statusClass sorts a status code into success, pending or failed ("" for

@@ -338,6 +338,20 @@ type Capabilities struct {
 	// (indexes, SQL); nil: the store pages Summaries and Transactions in
 	// memory, which suits small stores and tests only.
 	Lists Lister
+	// Pushes pages the push log in the engine (an index, SQL); nil: the
+	// store pages the pushes in memory (PagePushes).
+	Pushes PushLister
+}
+
+// PushLister pages the push log in an engine, in PushPos's order, with
+// KeepPushRow's filter: every engine shows the same pushes in the same
+// order as PagePushes. Each call is a read transaction of its own.
+type PushLister interface {
+	// PushPage is DB.PushPage: one window of the push log.
+	PushPage(ctx context.Context, q PushQuery) (PushPage, error)
+	// PushCount is DB.PushCount: the pushes q keeps, counted up to
+	// q.Limit (0: all).
+	PushCount(ctx context.Context, q PushQuery) (int, error)
 }
 
 // Lister pages the lists in an engine: the order, the filter and the

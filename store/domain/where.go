@@ -200,13 +200,20 @@ func Window(n int, pos func(i int) []byte, q *PageQuery) (from, to int) {
 		}
 		return bytes.Compare(p, c) > 0
 	}
-	// first is the first row after c (or at it, with at).
-	first := func(c []byte, at bool) int {
+	return WindowAt(n, q, func(c []byte, at bool) int {
 		return sort.Search(n, func(i int) bool {
 			p := pos(i)
 			return after(p, c) || at && bytes.Equal(p, c)
 		})
-	}
+	})
+}
+
+// WindowAt is Window for rows whose cursors are found by first: the index
+// of the first of the n rows after cursor c (or at it, with at). It is
+// the one place that says which rows a cursor (after, from, before, last)
+// and a limit ask for; the views' rows in memory, which find a cursor by
+// their own order, use it too.
+func WindowAt(n int, q *PageQuery, first func(c []byte, at bool) int) (from, to int) {
 	lim := q.PageSize()
 	switch {
 	case q.After != nil:

@@ -71,6 +71,10 @@ func OpenBolt(path string, o Options, recover func(RepoTx) error) (*DB, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("cache %s: the transaction list's indexes: %w", path, err)
 	}
+	if err := db.ensurePushLog(); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("cache %s: the push log's index: %w", path, err)
+	}
 	if err := db.refold(); err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("cache %s: folding the lists' search texts again: %w", path, err)

@@ -62,7 +62,7 @@ func (r *kvRepo) EncodePush(rec *PushRecord) PushEncoding {
 }
 
 func (r *kvRepo) Capabilities() Capabilities {
-	return Capabilities{Shared: r.shared, Reruns: r.shared, Lists: r.lists}
+	return Capabilities{Shared: r.shared, Reruns: r.shared, Lists: r.lists, Pushes: r.pushLister()}
 }
 
 func (r *kvRepo) Close() error { return r.eng.Close() }

@@ -78,7 +78,7 @@ func (k *kvTx) AppendPush(rec *PushRecord, enc PushEncoding) (uint64, error) {
 	if err := tb.Put(ik, rec.Hash[:]); err != nil {
 		return 0, err
 	}
-	return id, nil
+	return id, indexPushTime(k.tx, rec, false) // the push log's index (pushlog.go)
 }
 
 func (k *kvTx) Push(id uint64) (*PushRecord, error) {
@@ -169,6 +169,9 @@ func (k *kvTx) AppendRejected(rec *PushRecord) (uint64, error) {
 	if err := b.Put(u64(n), kvlayout.EncodePush(rec)); err != nil {
 		return 0, err
 	}
+	if err := indexPushTime(k.tx, rec, true); err != nil { // the push log's index (pushlog.go)
+		return 0, err
+	}
 	return n, addRejectedEntries(b, m, 1)
 }
 
@@ -199,8 +202,12 @@ func (k *kvTx) OldestRejected() (*PushRecord, error) {
 
 func (k *kvTx) DeleteRejected(id uint64) error {
 	b, m := appendOnly(k.tx, bRejected), k.tx.Bucket(bMeta)
-	if b.Get(u64(id)) == nil {
+	v := b.Get(u64(id))
+	if v == nil {
 		return nil
+	}
+	if err := unindexRejected(k.tx, id, v); err != nil { // the push log's index (pushlog.go)
+		return err
 	}
 	if _, err := rejectedEntries(b, m); err != nil { // counted before the bucket changes
 		return err

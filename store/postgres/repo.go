@@ -28,7 +28,7 @@ func (e *Engine) View(ctx context.Context, fn func(domain.RepoTx) error) error {
 func (e *Engine) EncodePush(*domain.PushRecord) domain.PushEncoding { return domain.PushEncoding{} }
 
 func (e *Engine) Capabilities() domain.Capabilities {
-	return domain.Capabilities{Shared: true, Reruns: true, Lists: e.lists()}
+	return domain.Capabilities{Shared: true, Reruns: true, Lists: e.lists(), Pushes: e.pushLister()}
 }
 
 // InboxWaiting reads up to limit inbox rows not applied yet, oldest first.
