@@ -64,7 +64,12 @@ func runConsole(ctx context.Context, sio IO, fs *pflag.FlagSet) int {
 	}
 	defer con.close()
 
-	opts := []tea.ProgramOption{tea.WithContext(ctx)}
+	// 120 frames a second, Bubble Tea's most: what a key changed reaches
+	// the screen on the renderer's next tick. On 2,000 reservations a
+	// filter key showed its rows 10.2 ms (median; p90 21.8 ms) after the
+	// key against 16.4 ms (p90 26–33 ms) at the default 60 (internal/keylat,
+	// both binaries side by side). An idle tick draws and writes nothing.
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(120)}
 	if sio.Stdin != nil {
 		opts = append(opts, tea.WithInput(sio.Stdin))
 	}

@@ -22,18 +22,20 @@ func main() {
 	db := flag.String("db", "", "the cache the consoles open (a file made by store/storetest/gen)")
 	rounds := flag.Int("rounds", 5, "rounds: each types the word and takes it back, one key at a time, in every target")
 	word := flag.String("word", "müller", "the filter typed")
+	each := flag.Bool("each", false, "also print every key's time, per target")
+	wait := flag.Duration("wait", 5*time.Second, "after the first frames, before typing: the console warms the lists' search blocks in the background meanwhile")
 	flag.Parse()
 	if *db == "" || flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: keylat -db FILE [-rounds N] BINARY...")
 		os.Exit(2)
 	}
-	if err := run(*db, *word, *rounds, flag.Args()); err != nil {
+	if err := run(*db, *word, *rounds, *each, *wait, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "keylat:", err)
 		os.Exit(1)
 	}
 }
 
-func run(db, word string, rounds int, bins []string) error {
+func run(db, word string, rounds int, each bool, wait time.Duration, bins []string) error {
 	home, err := os.MkdirTemp("", "keylat")
 	if err != nil {
 		return err
@@ -50,16 +52,19 @@ func run(db, word string, rounds int, bins []string) error {
 	defer floor.stop()
 	targets := []*target{floor}
 	for i, bin := range bins {
-		// A home and a copy of the cache each: a cache has one owner (a
-		// second console would run through the first), and so has the
-		// embedded sandbox's state.
+		// A home each, and a copy of the cache each when there are several:
+		// a cache has one owner (a second console would run through the
+		// first), and so has the embedded sandbox's state.
 		dir := fmt.Sprintf("%s/%d", home, i)
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			return err
 		}
-		own := dir + "/cache.db"
-		if err := copyFile(db, own); err != nil {
-			return err
+		own := db
+		if len(bins) > 1 {
+			own = dir + "/cache.db"
+			if err := copyFile(db, own); err != nil {
+				return err
+			}
 		}
 		t, err := start(bin, []string{bin, "--db", own}, env(dir))
 		if err != nil {
@@ -81,6 +86,7 @@ func run(db, word string, rounds int, bins []string) error {
 		}
 		targets = append(targets, t)
 	}
+	time.Sleep(wait) // not a synchronisation: the operator's pause before typing
 	keys := []rune(word)
 	for r := 0; r < rounds; r++ {
 		for _, t := range targets {
@@ -110,6 +116,18 @@ func run(db, word string, rounds int, bins []string) error {
 			beyond = ms(m - base)
 		}
 		fmt.Printf("%-32s %8s %8s %8s %8s\n", t.name, ms(m), ms(pct(t.lat, 0.9)), ms(slices.Max(t.lat)), beyond)
+	}
+	if each {
+		for _, t := range targets {
+			fmt.Printf("%s:", t.name)
+			for i, d := range t.lat {
+				if i%(2*len(keys)) == 0 {
+					fmt.Print("\n ")
+				}
+				fmt.Printf(" %s", ms(d))
+			}
+			fmt.Println()
+		}
 	}
 	return nil
 }
