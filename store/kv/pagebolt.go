@@ -319,8 +319,7 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 	if fresh {
 		old = nil // not indexed before
 	}
-	val := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(key)), id)
-	val = append(val, key...)
+	val := appendIndexValue(make([]byte, 0, 8), id, key)
 	for col := SortBy(0); col < SortCount; col++ {
 		// New reservations come in time order: the created index grows at
 		// its end, and moveEntry fills its pages while it does.
@@ -1018,11 +1017,11 @@ func (c *pageCache) countUpTo(ctx context.Context, tx boltTx, l *boltList, words
 }
 
 // textKeep checks a row's search text (and state) as an index is walked.
-func textKeep(tx Tx, l *boltList, words [][]byte, q *PageQuery) func(v []byte) bool {
+func textKeep(tx Tx, l *boltList, words [][]byte, q *PageQuery) func(k, v []byte) bool {
 	tb, sb := tx.Bucket(l.text), tx.Bucket(l.records)
 	var f fold.Folder
 	var bk [4]byte
-	return func(v []byte) bool {
+	return func(k, v []byte) bool {
 		if len(v) < 4 {
 			return false
 		}
@@ -1032,7 +1031,11 @@ func textKeep(tx Tx, l *boltList, words [][]byte, q *PageQuery) func(v []byte) b
 		if text == nil || !containsAll(text, words) {
 			return false
 		}
-		return !q.HasCond() || l.keep(sb.Get(v[4:]), q, &f)
+		if !q.HasCond() {
+			return true
+		}
+		key, err := entryKey(k, v)
+		return err == nil && l.keep(sb.Get(key), q, &f)
 	}
 }
 
@@ -1076,7 +1079,7 @@ func sortedSet(tx Tx, l *boltList, set []uint64, q PageQuery) (keyPage, error) {
 // walkIndex walks the sort column's index from the query's cursor and keeps
 // the rows in set.
 func walkIndex(tx Tx, l *boltList, q PageQuery, set []uint64) (keyPage, error) {
-	keep := func(v []byte) bool { return len(v) >= 4 && hasBit(set, binary.BigEndian.Uint32(v)) }
+	keep := func(_, v []byte) bool { return len(v) >= 4 && hasBit(set, binary.BigEndian.Uint32(v)) }
 	p, _, err := walkRange(tx.Bucket(l.idx[q.Sort]).Cursor(), nil, q, keep, 0)
 	return p, err
 }
@@ -1125,7 +1128,7 @@ func pageRows[R, T any](tx Tx, l *boltList, p keyPage, dec func([]byte) (T, erro
 // returns the positions and keys of up to Limit entries keep accepts.
 // With a budget > 0 it gives up (done false) after that many entries
 // without filling the page.
-func walkRange(cur Cursor, prefix []byte, q PageQuery, keep func(v []byte) bool, budget int) (keyPage, bool, error) {
+func walkRange(cur Cursor, prefix []byte, q PageQuery, keep func(k, v []byte) bool, budget int) (keyPage, bool, error) {
 	asc := !q.Desc
 	in := func(k []byte) []byte {
 		if k == nil || !bytes.HasPrefix(k, prefix) {
@@ -1187,7 +1190,7 @@ func walkRange(cur Cursor, prefix []byte, q PageQuery, keep func(v []byte) bool,
 		}
 		return nil, nil
 	}
-	ok := func(v []byte) bool { return len(v) >= 4 && (keep == nil || keep(v)) }
+	ok := func(k, v []byte) bool { return len(v) >= 4 && (keep == nil || keep(k, v)) }
 	lim := q.PageSize()
 	var k, v []byte
 	fwd := true
@@ -1217,14 +1220,18 @@ func walkRange(cur Cursor, prefix []byte, q PageQuery, keep func(v []byte) bool,
 		if n++; budget > 0 && n > budget {
 			return keyPage{}, false, nil
 		}
-		if ok(v) {
-			rows = append(rows, keyRow{pos: bytes.Clone(k[len(prefix):]), key: string(v[4:])})
+		if ok(k, v) {
+			key, err := entryKey(k, v)
+			if err != nil {
+				return keyPage{}, false, err
+			}
+			rows = append(rows, keyRow{pos: bytes.Clone(k[len(prefix):]), key: string(key)})
 		}
 	}
 	// One more row this way?
 	beyond := false
 	for n := 0; k != nil && n < probeSteps; k, v = step(fwd) {
-		if ok(v) {
+		if ok(k, v) {
 			beyond = true
 			break
 		}
@@ -1237,12 +1244,12 @@ func walkRange(cur Cursor, prefix []byte, q PageQuery, keep func(v []byte) bool,
 	behind := false
 	if anchor != nil {
 		// A row at the anchor itself (from skips it) counts as behind.
-		if kk, vv := at(anchor); !atAnchor && kk != nil && ok(vv) {
+		if kk, vv := at(anchor); !atAnchor && kk != nil && ok(kk, vv) {
 			behind = true
 		}
 		k, v = from(anchor, !fwd)
 		for n := 0; !behind && k != nil && n < probeSteps; k, v = step(!fwd) {
-			if ok(v) {
+			if ok(k, v) {
 				behind = true
 			}
 			n++

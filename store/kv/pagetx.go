@@ -113,8 +113,7 @@ func indexTx(tx Tx, old, t *Transaction) error {
 	if fresh {
 		old = nil
 	}
-	val := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(key)), id)
-	val = append(val, key...)
+	val := appendIndexValue(make([]byte, 0, 8), id, key)
 	var pos, opos []byte
 	for col := SortBy(0); col < TxSortCount; col++ {
 		pos = domain.TxPosKey(pos[:0], col, t)
@@ -229,7 +228,11 @@ func txListFill() []fillStep {
 					return fmt.Errorf("transaction %s: %w", k, err)
 				}
 				pos = domain.TxPosKey(pos[:0], col, t)
-				val = append(append(val[:0], rows.Get(k)...), k...)
+				v4 := rows.Get(k)
+				if len(v4) != 4 {
+					return fmt.Errorf("transaction %s: no row ID: %w", k, kvlayout.ErrCorrupt)
+				}
+				val = appendIndexValue(val[:0], binary.BigEndian.Uint32(v4), k)
 				add(pos, val)
 				return nil
 			})
