@@ -489,20 +489,27 @@ func encodeBlock(rows []textRow) []byte {
 // setRowText writes (text non-empty) or removes a reservation's search
 // text.
 func setRowText(b Bucket, id uint32, key, text []byte) error {
-	return setListRowText(b, bSumGram, id, key, text)
+	return setListRowText(b, bSumGram, id, key, text, nil)
 }
 
 // setListRowText writes (text non-empty) or removes a row's search text
 // in text block bucket b and its sketch in bucket gram.
-func setListRowText(b Bucket, gram []byte, id uint32, key, text []byte) error {
+// own, when set, holds the blocks and sketches the transaction wrote
+// already (ownedvalues.go).
+func setListRowText(b Bucket, gram []byte, id uint32, key, text []byte, own *ownedValues) error {
 	bk := binary.BigEndian.AppendUint32(nil, id>>6)
 	old := b.Get(bk)
-	if nv, ok := appendRow(old, byte(id&63), key, text); ok {
+	var buf []byte
+	if own != nil && len(old) > 0 {
+		buf = own.buffer(textOwned(gram), bk, old, len(old)+len(text)+len(key)+3+binary.MaxVarintLen16)
+	}
+	if nv, ok := appendRow(buf, old, byte(id&63), key, text); ok {
 		// A new reservation: its row ID is the newest, its row goes last.
 		if err := b.Put(bk, nv); err != nil {
 			return err
 		}
-		return addRowGrams(b, gram, bk, text)
+		own.put(textOwned(gram), bk, old, nv)
+		return addRowGrams(b, gram, bk, text, own)
 	}
 	rows, err := decodeBlock(old)
 	if err != nil {
@@ -524,14 +531,18 @@ func setListRowText(b Bucket, gram []byte, id uint32, key, text []byte) error {
 	if len(rows) == 0 {
 		return b.Delete(bk)
 	}
-	if err := addRowGrams(b, gram, bk, text); err != nil {
+	if err := addRowGrams(b, gram, bk, text, own); err != nil {
 		return err
 	}
 	return b.Put(bk, encodeBlock(rows))
 }
 
+// textOwned names a list's text block bucket for ownedValues by its
+// sketches' bucket: both lists number their blocks alike.
+func textOwned(gram []byte) []byte { return append([]byte("text/"), gram...) }
+
 // addRowGrams sets a row's grams in its block's sketch.
-func addRowGrams(b Bucket, gram, bk, text []byte) error {
+func addRowGrams(b Bucket, gram, bk, text []byte, own *ownedValues) error {
 	gb := b.(boltBucket).Bolt.Tx().Bucket(gram)
 	if gb == nil || len(text) == 0 {
 		return nil
@@ -540,6 +551,12 @@ func addRowGrams(b Bucket, gram, bk, text []byte) error {
 	// lacks: a block's rows share most of their grams, and a sketch is
 	// 3 KiB on a page of its own.
 	old := gb.Get(bk)
+	if mine := own.mine(gram, bk, old); len(mine) == gramBytes {
+		// Written by this transaction already: bbolt holds this very
+		// slice as the value, so setting its bits is writing it.
+		eachGram(text, func(h uint32) { mine[h>>3] |= 1 << (h & 7) })
+		return nil
+	}
 	var sketch []byte
 	if len(old) != gramBytes {
 		sketch = make([]byte, gramBytes)
@@ -557,12 +574,17 @@ func addRowGrams(b Bucket, gram, bk, text []byte) error {
 	if sketch == nil {
 		return nil
 	}
-	return gb.Put(bk, sketch)
+	if err := gb.Put(bk, sketch); err != nil {
+		return err
+	}
+	own.put(gram, bk, old, sketch)
+	return nil
 }
 
 // appendRow is setRowText's way for a row after every row of the block
 // (ok false: another case), written without decoding the block.
-func appendRow(v []byte, lo byte, key, text []byte) ([]byte, bool) {
+// It builds the block in buf (nil: a new slice), which must not hold v.
+func appendRow(buf, v []byte, lo byte, key, text []byte) ([]byte, bool) {
 	if len(v) == 0 || len(text) == 0 {
 		return nil, false
 	}
@@ -574,7 +596,10 @@ func appendRow(v []byte, lo byte, key, text []byte) ([]byte, bool) {
 	if len(v) < 3+3*n+h || h+len(text) > 0xffff {
 		return nil, false
 	}
-	out := make([]byte, 0, len(v)+3+len(text)+len(key)+binary.MaxVarintLen16)
+	out := buf[:0]
+	if need := len(v) + 3 + len(text) + len(key) + binary.MaxVarintLen16; cap(out) < need {
+		out = make([]byte, 0, need)
+	}
 	out = append(out, byte(n+1))
 	out = append(out, v[1:1+n]...)
 	out = append(out, lo)

@@ -58,7 +58,7 @@ func refoldFill() []fillStep {
 					return err
 				}
 				text = append(AppendTxSearchText(text[:0], t, &f), '\n')
-				return setListRowText(tb, bTxGram, id, k, text)
+				return setListRowText(tb, bTxGram, id, k, text, nil)
 			})
 		}},
 	}

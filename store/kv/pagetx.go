@@ -73,7 +73,7 @@ var txList = &storeList[TxPageRow, *Transaction]{
 // list's indexes in line with it (from the record it replaces). Every
 // write of a transaction record goes through here. On PostgreSQL the list
 // table follows the transactions bucket by itself (pagepg.go).
-func writeTxRecord(tx Tx, t *Transaction) error {
+func writeTxRecord(tx Tx, t *Transaction, own *ownedValues) error {
 	k := []byte(t.Key)
 	b := tx.Bucket(bTransaction)
 	_, bolt := tx.(boltTx)
@@ -96,11 +96,12 @@ func writeTxRecord(tx Tx, t *Transaction) error {
 	if !bolt {
 		return nil
 	}
-	return indexTx(tx, old, t)
+	return indexTx(tx, old, t, own)
 }
 
 // indexTx moves a transaction's index entries from old's to t's.
-func indexTx(tx Tx, old, t *Transaction) error {
+// own, when set, holds the values the transaction wrote already.
+func indexTx(tx Tx, old, t *Transaction, own *ownedValues) error {
 	rows := tx.Bucket(bTxRow)
 	if rows == nil {
 		return nil // a file before schema 7, being migrated
@@ -139,7 +140,7 @@ func indexTx(tx Tx, old, t *Transaction) error {
 	}
 	tb := tx.Bucket(bTxText)
 	FillPages(tb) // blocks are numbered by row ID, which only grows
-	return setListRowText(tb, bTxGram, id, key, text)
+	return setListRowText(tb, bTxGram, id, key, text, own)
 }
 
 // indexTxGroup keeps the group index: a gift card payment under its
@@ -211,7 +212,7 @@ func txListFill() []fillStep {
 					return err
 				}
 				text = append(AppendTxSearchText(text[:0], t, &f), '\n')
-				return setListRowText(tb, bTxGram, id, k, text)
+				return setListRowText(tb, bTxGram, id, k, text, nil)
 			})
 		},
 	}}
