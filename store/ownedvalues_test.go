@@ -47,7 +47,7 @@ func TestSearchTextBlocksInOneCommit(t *testing.T) {
 		return &Transaction{Key: fmt.Sprintf("%032X", 0xA000+i), Invoice: fmt.Sprintf("GC-%09d", 7919*i),
 			Currency: "EUR", Amount: decimal.New(int64(100+i), -2), Kind: KindGiftCardPay, ServiceCode: "customgiftcard",
 			CustomerName: []string{"Anna Müller", "", "Jan de Vries"}[i%3],
-			Status: Status{Code: api.StatusSuccess, Time: created}, Created: created}
+			Status:       Status{Code: api.StatusSuccess, Time: created}, Created: created}
 	}
 	var all []*Transaction
 	for i := range 300 {
