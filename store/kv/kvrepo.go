@@ -295,8 +295,8 @@ func (k *kvTx) Transaction(key string) (*Transaction, error) {
 }
 
 func (k *kvTx) PutTransaction(t *Transaction) (bool, error) {
-	created := k.tx.Bucket(bTransaction).Get([]byte(t.Key)) == nil
-	if err := writeTxRecord(k.tx, t, &k.own); err != nil {
+	created, err := writeTxRecord(k.tx, t, &k.own)
+	if err != nil {
 		return false, err
 	}
 	// Only deferred-invoice transactions can belong to a reservation; gift

@@ -312,7 +312,7 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 	if rows == nil {
 		return nil // a file before schema 5, being migrated
 	}
-	id, fresh, err := rowID(rows, key, s != nil)
+	id, fresh, err := rowID(rows, key, s != nil, nil)
 	if err != nil || id == noRow {
 		return err
 	}
@@ -361,7 +361,8 @@ const noRow = ^uint32(0)
 
 // rowID is a list row's ID (rows: key → ID), a new one (fresh) for a key
 // that has none when add is set, else noRow.
-func rowID(rows Bucket, key []byte, add bool) (id uint32, fresh bool, err error) {
+// own, when set, spares looks at the bucket's end (ownedValues.fillAtEnd).
+func rowID(rows Bucket, key []byte, add bool, own *ownedValues) (id uint32, fresh bool, err error) {
 	if v := rows.Get(key); len(v) == 4 {
 		return binary.BigEndian.Uint32(v), false, nil
 	}
@@ -373,14 +374,14 @@ func rowID(rows Bucket, key []byte, add bool) (id uint32, fresh bool, err error)
 		return 0, false, err
 	}
 	id = uint32(n - 1)
-	fillAtEnd(rows, key)
+	own.fillAtEnd(rows, key)
 	return id, true, rows.Put(key, binary.BigEndian.AppendUint32(nil, id))
 }
 
 // moveEntry replaces an index entry at opos (nil: none) by one at pos
 // (nil: none) with value val, filling the index's pages while this
 // transaction's entries go to its end (fillAtEnd).
-func moveEntry(b Bucket, opos, pos, val []byte) error {
+func moveEntry(b Bucket, opos, pos, val []byte, own *ownedValues) error {
 	if opos != nil && pos != nil && bytes.Equal(opos, pos) {
 		return nil
 	}
@@ -390,7 +391,7 @@ func moveEntry(b Bucket, opos, pos, val []byte) error {
 		}
 	}
 	if pos != nil {
-		fillAtEnd(b, pos)
+		own.fillAtEnd(b, pos)
 		return b.Put(pos, val)
 	}
 	return nil
@@ -409,7 +410,7 @@ func (x *indexer) move(b Bucket, col SortBy, old, s *Summary, val []byte, only f
 		x.opos = domain.PosKey(x.opos[:0], col, old)
 		opos = x.opos
 	}
-	return moveEntry(b, opos, pos, val)
+	return moveEntry(b, opos, pos, val, nil)
 }
 
 // A textBlock holds the search text of up to 64 rows (row ID / 64): a

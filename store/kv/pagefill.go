@@ -225,7 +225,7 @@ func listFill() []fillStep {
 				if err != nil {
 					return fmt.Errorf("summary %s: %w", k, err)
 				}
-				id, fresh, err := rowID(rows, k, true)
+				id, fresh, err := rowID(rows, k, true, nil)
 				if err != nil || !fresh {
 					return err
 				}

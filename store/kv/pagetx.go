@@ -72,31 +72,31 @@ var txList = &storeList[TxPageRow, *Transaction]{
 // writeTxRecord writes a transaction's record and, on bbolt, brings the
 // list's indexes in line with it (from the record it replaces). Every
 // write of a transaction record goes through here. On PostgreSQL the list
-// table follows the transactions bucket by itself (pagepg.go).
-func writeTxRecord(tx Tx, t *Transaction, own *ownedValues) error {
+// table follows the transactions bucket by itself (pagepg.go). created
+// says the record is new (one look at the bucket for both).
+func writeTxRecord(tx Tx, t *Transaction, own *ownedValues) (created bool, err error) {
 	k := []byte(t.Key)
 	b := tx.Bucket(bTransaction)
 	_, bolt := tx.(boltTx)
 	var old *Transaction
-	if bolt {
-		if v := b.Get(k); v != nil {
-			o, err := kvlayout.DecodeTx(v)
-			if err != nil {
-				return fmt.Errorf("transaction %s: %w", k, err)
-			}
-			old = o
+	v := b.Get(k)
+	if bolt && v != nil {
+		o, err := kvlayout.DecodeTx(v)
+		if err != nil {
+			return false, fmt.Errorf("transaction %s: %w", k, err)
 		}
+		old = o
 	}
-	if old == nil {
-		fillAtEnd(b, k)
+	if v == nil {
+		own.fillAtEnd(b, k)
 	}
 	if err := b.Put(k, kvlayout.EncodeTx(t)); err != nil {
-		return err
+		return false, err
 	}
 	if !bolt {
-		return nil
+		return v == nil, nil
 	}
-	return indexTx(tx, old, t, own)
+	return v == nil, indexTx(tx, old, t, own)
 }
 
 // indexTx moves a transaction's index entries from old's to t's.
@@ -107,7 +107,7 @@ func indexTx(tx Tx, old, t *Transaction, own *ownedValues) error {
 		return nil // a file before schema 7, being migrated
 	}
 	key := []byte(t.Key)
-	id, fresh, err := rowID(rows, key, true)
+	id, fresh, err := rowID(rows, key, true, own)
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func indexTx(tx Tx, old, t *Transaction, own *ownedValues) error {
 		// New transactions come in time order: the created index grows
 		// at its end, and moveEntry fills its pages while it does.
 		b := tx.Bucket(bTxIdx[col])
-		if err := moveEntry(b, op, pos, val); err != nil {
+		if err := moveEntry(b, op, pos, val, own); err != nil {
 			return err
 		}
 	}
@@ -204,7 +204,7 @@ func txListFill() []fillStep {
 				if err != nil {
 					return fmt.Errorf("transaction %s: %w", k, err)
 				}
-				id, fresh, err := rowID(rows, k, true)
+				id, fresh, err := rowID(rows, k, true, nil)
 				if err != nil || !fresh {
 					return err // a chunk done again after a cut: done already
 				}
