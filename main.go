@@ -15,9 +15,11 @@ import (
 )
 
 func main() {
+	stopProfile := startProfile()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Main(ctx, cli.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
 		Interactive: term.IsTerminal(os.Stdin.Fd())}, os.Args[1:])
 	stop()
+	stopProfile()
 	os.Exit(code)
 }

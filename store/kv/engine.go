@@ -129,14 +129,15 @@ func FillPages(b Bucket) {
 // near it (pushes of one commit arrive a little out of order); after a
 // key lands inside, the transaction keeps bbolt's half-full split, which
 // suits keys in any order. Other engines ignore it.
-func fillAtEnd(b Bucket, k []byte) {
-	bb, ok := b.(BoltBucket)
-	if !ok || bb.Bolt.FillPercent == fillInside {
-		return
-	}
+func fillAtEnd(b Bucket, k []byte) { (*ownedValues)(nil).fillAtEnd(b, k) }
+
+// fillAtEndLook is fillAtEnd's look at the bucket's end; it reports
+// whether k goes after every key the bucket holds.
+func fillAtEndLook(bb BoltBucket, k []byte) (after bool) {
 	c := bb.Bolt.Cursor()
 	n := 0
-	if last, _ := c.Last(); last != nil && bytes.Compare(k, last) <= 0 {
+	last, _ := c.Last()
+	if last != nil && bytes.Compare(k, last) <= 0 {
 		for at, _ := c.Seek(k); at != nil && n < nearEnd; at, _ = c.Next() {
 			n++
 		}
@@ -146,6 +147,7 @@ func fillAtEnd(b Bucket, k []byte) {
 	} else {
 		bb.Bolt.FillPercent = fillInside
 	}
+	return last == nil || bytes.Compare(k, last) > 0
 }
 
 // nearEnd is how many keys may follow one that still counts as going to

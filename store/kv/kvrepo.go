@@ -88,6 +88,9 @@ type kvTx struct {
 	// ctx stops a read transaction's long walks (stop); nil in a write
 	// transaction, which is never stopped half-way.
 	ctx context.Context
+	// own holds the search text blocks and sketches this transaction
+	// wrote (ownedvalues.go).
+	own ownedValues
 }
 
 // stopChunk is how many rows a walk reads between looks at its context:
@@ -292,8 +295,8 @@ func (k *kvTx) Transaction(key string) (*Transaction, error) {
 }
 
 func (k *kvTx) PutTransaction(t *Transaction) (bool, error) {
-	created := k.tx.Bucket(bTransaction).Get([]byte(t.Key)) == nil
-	if err := writeTxRecord(k.tx, t); err != nil {
+	created, err := writeTxRecord(k.tx, t, &k.own)
+	if err != nil {
 		return false, err
 	}
 	// Only deferred-invoice transactions can belong to a reservation; gift

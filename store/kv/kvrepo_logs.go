@@ -74,7 +74,7 @@ func (k *kvTx) AppendPush(rec *PushRecord, enc PushEncoding) (uint64, error) {
 		return 0, err
 	}
 	ik, tb := append(pairKey(rec.Key, ""), u64(id)...), k.tx.Bucket(bTransaction)
-	fillAtEnd(tb, ik)
+	k.own.fillAtEnd(tb, ik)
 	if err := tb.Put(ik, rec.Hash[:]); err != nil {
 		return 0, err
 	}

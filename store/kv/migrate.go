@@ -55,6 +55,10 @@ var migrations = []func(tx Tx) error{
 	// a paydesk that reads only JSON refuse the file instead of failing on
 	// its records.
 	7: func(tx Tx) error { return nil },
+	// Version 9 writes list index entries that name their row's key by
+	// its length (indexentry.go): the indexes are built again by the fills
+	// at open.
+	8: migrateIndexEntries,
 }
 
 // Migrate brings the layout to SchemaVersion, step by step, and refuses a

@@ -312,15 +312,14 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 	if rows == nil {
 		return nil // a file before schema 5, being migrated
 	}
-	id, fresh, err := rowID(rows, key, s != nil)
+	id, fresh, err := rowID(rows, key, s != nil, nil)
 	if err != nil || id == noRow {
 		return err
 	}
 	if fresh {
 		old = nil // not indexed before
 	}
-	val := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(key)), id)
-	val = append(val, key...)
+	val := appendIndexValue(make([]byte, 0, 8), id, key)
 	for col := SortBy(0); col < SortCount; col++ {
 		// New reservations come in time order: the created index grows at
 		// its end, and moveEntry fills its pages while it does.
@@ -362,7 +361,8 @@ const noRow = ^uint32(0)
 
 // rowID is a list row's ID (rows: key → ID), a new one (fresh) for a key
 // that has none when add is set, else noRow.
-func rowID(rows Bucket, key []byte, add bool) (id uint32, fresh bool, err error) {
+// own, when set, spares looks at the bucket's end (ownedValues.fillAtEnd).
+func rowID(rows Bucket, key []byte, add bool, own *ownedValues) (id uint32, fresh bool, err error) {
 	if v := rows.Get(key); len(v) == 4 {
 		return binary.BigEndian.Uint32(v), false, nil
 	}
@@ -374,14 +374,14 @@ func rowID(rows Bucket, key []byte, add bool) (id uint32, fresh bool, err error)
 		return 0, false, err
 	}
 	id = uint32(n - 1)
-	fillAtEnd(rows, key)
+	own.fillAtEnd(rows, key)
 	return id, true, rows.Put(key, binary.BigEndian.AppendUint32(nil, id))
 }
 
 // moveEntry replaces an index entry at opos (nil: none) by one at pos
 // (nil: none) with value val, filling the index's pages while this
 // transaction's entries go to its end (fillAtEnd).
-func moveEntry(b Bucket, opos, pos, val []byte) error {
+func moveEntry(b Bucket, opos, pos, val []byte, own *ownedValues) error {
 	if opos != nil && pos != nil && bytes.Equal(opos, pos) {
 		return nil
 	}
@@ -391,7 +391,7 @@ func moveEntry(b Bucket, opos, pos, val []byte) error {
 		}
 	}
 	if pos != nil {
-		fillAtEnd(b, pos)
+		own.fillAtEnd(b, pos)
 		return b.Put(pos, val)
 	}
 	return nil
@@ -410,7 +410,7 @@ func (x *indexer) move(b Bucket, col SortBy, old, s *Summary, val []byte, only f
 		x.opos = domain.PosKey(x.opos[:0], col, old)
 		opos = x.opos
 	}
-	return moveEntry(b, opos, pos, val)
+	return moveEntry(b, opos, pos, val, nil)
 }
 
 // A textBlock holds the search text of up to 64 rows (row ID / 64): a
@@ -490,20 +490,27 @@ func encodeBlock(rows []textRow) []byte {
 // setRowText writes (text non-empty) or removes a reservation's search
 // text.
 func setRowText(b Bucket, id uint32, key, text []byte) error {
-	return setListRowText(b, bSumGram, id, key, text)
+	return setListRowText(b, bSumGram, id, key, text, nil)
 }
 
 // setListRowText writes (text non-empty) or removes a row's search text
 // in text block bucket b and its sketch in bucket gram.
-func setListRowText(b Bucket, gram []byte, id uint32, key, text []byte) error {
+// own, when set, holds the blocks and sketches the transaction wrote
+// already (ownedvalues.go).
+func setListRowText(b Bucket, gram []byte, id uint32, key, text []byte, own *ownedValues) error {
 	bk := binary.BigEndian.AppendUint32(nil, id>>6)
 	old := b.Get(bk)
-	if nv, ok := appendRow(old, byte(id&63), key, text); ok {
+	var buf []byte
+	if own != nil && len(old) > 0 {
+		buf = own.buffer(textOwned(gram), bk, old, len(old)+len(text)+len(key)+3+binary.MaxVarintLen16)
+	}
+	if nv, ok := appendRow(buf, old, byte(id&63), key, text); ok {
 		// A new reservation: its row ID is the newest, its row goes last.
 		if err := b.Put(bk, nv); err != nil {
 			return err
 		}
-		return addRowGrams(b, gram, bk, text)
+		own.put(textOwned(gram), bk, old, nv)
+		return addRowGrams(b, gram, bk, text, own)
 	}
 	rows, err := decodeBlock(old)
 	if err != nil {
@@ -525,14 +532,18 @@ func setListRowText(b Bucket, gram []byte, id uint32, key, text []byte) error {
 	if len(rows) == 0 {
 		return b.Delete(bk)
 	}
-	if err := addRowGrams(b, gram, bk, text); err != nil {
+	if err := addRowGrams(b, gram, bk, text, own); err != nil {
 		return err
 	}
 	return b.Put(bk, encodeBlock(rows))
 }
 
+// textOwned names a list's text block bucket for ownedValues by its
+// sketches' bucket: both lists number their blocks alike.
+func textOwned(gram []byte) []byte { return append([]byte("text/"), gram...) }
+
 // addRowGrams sets a row's grams in its block's sketch.
-func addRowGrams(b Bucket, gram, bk, text []byte) error {
+func addRowGrams(b Bucket, gram, bk, text []byte, own *ownedValues) error {
 	gb := b.(boltBucket).Bolt.Tx().Bucket(gram)
 	if gb == nil || len(text) == 0 {
 		return nil
@@ -541,6 +552,12 @@ func addRowGrams(b Bucket, gram, bk, text []byte) error {
 	// lacks: a block's rows share most of their grams, and a sketch is
 	// 3 KiB on a page of its own.
 	old := gb.Get(bk)
+	if mine := own.mine(gram, bk, old); len(mine) == gramBytes {
+		// Written by this transaction already: bbolt holds this very
+		// slice as the value, so setting its bits is writing it.
+		eachGram(text, func(h uint32) { mine[h>>3] |= 1 << (h & 7) })
+		return nil
+	}
 	var sketch []byte
 	if len(old) != gramBytes {
 		sketch = make([]byte, gramBytes)
@@ -558,12 +575,17 @@ func addRowGrams(b Bucket, gram, bk, text []byte) error {
 	if sketch == nil {
 		return nil
 	}
-	return gb.Put(bk, sketch)
+	if err := gb.Put(bk, sketch); err != nil {
+		return err
+	}
+	own.put(gram, bk, old, sketch)
+	return nil
 }
 
 // appendRow is setRowText's way for a row after every row of the block
 // (ok false: another case), written without decoding the block.
-func appendRow(v []byte, lo byte, key, text []byte) ([]byte, bool) {
+// It builds the block in buf (nil: a new slice), which must not hold v.
+func appendRow(buf, v []byte, lo byte, key, text []byte) ([]byte, bool) {
 	if len(v) == 0 || len(text) == 0 {
 		return nil, false
 	}
@@ -575,7 +597,10 @@ func appendRow(v []byte, lo byte, key, text []byte) ([]byte, bool) {
 	if len(v) < 3+3*n+h || h+len(text) > 0xffff {
 		return nil, false
 	}
-	out := make([]byte, 0, len(v)+3+len(text)+len(key)+binary.MaxVarintLen16)
+	out := buf[:0]
+	if need := len(v) + 3 + len(text) + len(key) + binary.MaxVarintLen16; cap(out) < need {
+		out = make([]byte, 0, need)
+	}
 	out = append(out, byte(n+1))
 	out = append(out, v[1:1+n]...)
 	out = append(out, lo)
@@ -1018,11 +1043,11 @@ func (c *pageCache) countUpTo(ctx context.Context, tx boltTx, l *boltList, words
 }
 
 // textKeep checks a row's search text (and state) as an index is walked.
-func textKeep(tx Tx, l *boltList, words [][]byte, q *PageQuery) func(v []byte) bool {
+func textKeep(tx Tx, l *boltList, words [][]byte, q *PageQuery) func(k, v []byte) bool {
 	tb, sb := tx.Bucket(l.text), tx.Bucket(l.records)
 	var f fold.Folder
 	var bk [4]byte
-	return func(v []byte) bool {
+	return func(k, v []byte) bool {
 		if len(v) < 4 {
 			return false
 		}
@@ -1032,7 +1057,11 @@ func textKeep(tx Tx, l *boltList, words [][]byte, q *PageQuery) func(v []byte) b
 		if text == nil || !containsAll(text, words) {
 			return false
 		}
-		return !q.HasCond() || l.keep(sb.Get(v[4:]), q, &f)
+		if !q.HasCond() {
+			return true
+		}
+		key, err := entryKey(k, v)
+		return err == nil && l.keep(sb.Get(key), q, &f)
 	}
 }
 
@@ -1076,7 +1105,7 @@ func sortedSet(tx Tx, l *boltList, set []uint64, q PageQuery) (keyPage, error) {
 // walkIndex walks the sort column's index from the query's cursor and keeps
 // the rows in set.
 func walkIndex(tx Tx, l *boltList, q PageQuery, set []uint64) (keyPage, error) {
-	keep := func(v []byte) bool { return len(v) >= 4 && hasBit(set, binary.BigEndian.Uint32(v)) }
+	keep := func(_, v []byte) bool { return len(v) >= 4 && hasBit(set, binary.BigEndian.Uint32(v)) }
 	p, _, err := walkRange(tx.Bucket(l.idx[q.Sort]).Cursor(), nil, q, keep, 0)
 	return p, err
 }
@@ -1125,7 +1154,7 @@ func pageRows[R, T any](tx Tx, l *boltList, p keyPage, dec func([]byte) (T, erro
 // returns the positions and keys of up to Limit entries keep accepts.
 // With a budget > 0 it gives up (done false) after that many entries
 // without filling the page.
-func walkRange(cur Cursor, prefix []byte, q PageQuery, keep func(v []byte) bool, budget int) (keyPage, bool, error) {
+func walkRange(cur Cursor, prefix []byte, q PageQuery, keep func(k, v []byte) bool, budget int) (keyPage, bool, error) {
 	asc := !q.Desc
 	in := func(k []byte) []byte {
 		if k == nil || !bytes.HasPrefix(k, prefix) {
@@ -1187,7 +1216,7 @@ func walkRange(cur Cursor, prefix []byte, q PageQuery, keep func(v []byte) bool,
 		}
 		return nil, nil
 	}
-	ok := func(v []byte) bool { return len(v) >= 4 && (keep == nil || keep(v)) }
+	ok := func(k, v []byte) bool { return len(v) >= 4 && (keep == nil || keep(k, v)) }
 	lim := q.PageSize()
 	var k, v []byte
 	fwd := true
@@ -1217,14 +1246,18 @@ func walkRange(cur Cursor, prefix []byte, q PageQuery, keep func(v []byte) bool,
 		if n++; budget > 0 && n > budget {
 			return keyPage{}, false, nil
 		}
-		if ok(v) {
-			rows = append(rows, keyRow{pos: bytes.Clone(k[len(prefix):]), key: string(v[4:])})
+		if ok(k, v) {
+			key, err := entryKey(k, v)
+			if err != nil {
+				return keyPage{}, false, err
+			}
+			rows = append(rows, keyRow{pos: bytes.Clone(k[len(prefix):]), key: string(key)})
 		}
 	}
 	// One more row this way?
 	beyond := false
 	for n := 0; k != nil && n < probeSteps; k, v = step(fwd) {
-		if ok(v) {
+		if ok(k, v) {
 			beyond = true
 			break
 		}
@@ -1237,12 +1270,12 @@ func walkRange(cur Cursor, prefix []byte, q PageQuery, keep func(v []byte) bool,
 	behind := false
 	if anchor != nil {
 		// A row at the anchor itself (from skips it) counts as behind.
-		if kk, vv := at(anchor); !atAnchor && kk != nil && ok(vv) {
+		if kk, vv := at(anchor); !atAnchor && kk != nil && ok(kk, vv) {
 			behind = true
 		}
 		k, v = from(anchor, !fwd)
 		for n := 0; !behind && k != nil && n < probeSteps; k, v = step(!fwd) {
-			if ok(v) {
+			if ok(k, v) {
 				behind = true
 			}
 			n++

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -224,7 +225,7 @@ func listFill() []fillStep {
 				if err != nil {
 					return fmt.Errorf("summary %s: %w", k, err)
 				}
-				id, fresh, err := rowID(rows, k, true)
+				id, fresh, err := rowID(rows, k, true, nil)
 				if err != nil || !fresh {
 					return err
 				}
@@ -246,7 +247,11 @@ func listFill() []fillStep {
 					return nil
 				}
 				pos = domain.PosKey(pos[:0], ix.col, &s)
-				val = append(append(val[:0], rows.Get(k)...), k...)
+				v4 := rows.Get(k)
+				if len(v4) != 4 {
+					return fmt.Errorf("summary %s: no row ID: %w", k, kvlayout.ErrCorrupt)
+				}
+				val = appendIndexValue(val[:0], binary.BigEndian.Uint32(v4), k)
 				add(pos, val)
 				return nil
 			})

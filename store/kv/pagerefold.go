@@ -33,7 +33,7 @@ func refoldFill() []fillStep {
 				if err != nil {
 					return fmt.Errorf("summary %s: %w", k, err)
 				}
-				id, _, err := rowID(rows, k, false)
+				id, _, err := rowID(rows, k, false, nil)
 				if err != nil || id == noRow {
 					return err
 				}
@@ -53,12 +53,12 @@ func refoldFill() []fillStep {
 				if err != nil {
 					return fmt.Errorf("transaction %s: %w", k, err)
 				}
-				id, _, err := rowID(rows, k, false)
+				id, _, err := rowID(rows, k, false, nil)
 				if err != nil || id == noRow {
 					return err
 				}
 				text = append(AppendTxSearchText(text[:0], t, &f), '\n')
-				return setListRowText(tb, bTxGram, id, k, text)
+				return setListRowText(tb, bTxGram, id, k, text, nil)
 			})
 		}},
 	}

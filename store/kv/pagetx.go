@@ -72,49 +72,49 @@ var txList = &storeList[TxPageRow, *Transaction]{
 // writeTxRecord writes a transaction's record and, on bbolt, brings the
 // list's indexes in line with it (from the record it replaces). Every
 // write of a transaction record goes through here. On PostgreSQL the list
-// table follows the transactions bucket by itself (pagepg.go).
-func writeTxRecord(tx Tx, t *Transaction) error {
+// table follows the transactions bucket by itself (pagepg.go). created
+// says the record is new (one look at the bucket for both).
+func writeTxRecord(tx Tx, t *Transaction, own *ownedValues) (created bool, err error) {
 	k := []byte(t.Key)
 	b := tx.Bucket(bTransaction)
 	_, bolt := tx.(boltTx)
 	var old *Transaction
-	if bolt {
-		if v := b.Get(k); v != nil {
-			o, err := kvlayout.DecodeTx(v)
-			if err != nil {
-				return fmt.Errorf("transaction %s: %w", k, err)
-			}
-			old = o
+	v := b.Get(k)
+	if bolt && v != nil {
+		o, err := kvlayout.DecodeTx(v)
+		if err != nil {
+			return false, fmt.Errorf("transaction %s: %w", k, err)
 		}
+		old = o
 	}
-	if old == nil {
-		fillAtEnd(b, k)
+	if v == nil {
+		own.fillAtEnd(b, k)
 	}
 	if err := b.Put(k, kvlayout.EncodeTx(t)); err != nil {
-		return err
+		return false, err
 	}
 	if !bolt {
-		return nil
+		return v == nil, nil
 	}
-	return indexTx(tx, old, t)
+	return v == nil, indexTx(tx, old, t, own)
 }
 
 // indexTx moves a transaction's index entries from old's to t's.
-func indexTx(tx Tx, old, t *Transaction) error {
+// own, when set, holds the values the transaction wrote already.
+func indexTx(tx Tx, old, t *Transaction, own *ownedValues) error {
 	rows := tx.Bucket(bTxRow)
 	if rows == nil {
 		return nil // a file before schema 7, being migrated
 	}
 	key := []byte(t.Key)
-	id, fresh, err := rowID(rows, key, true)
+	id, fresh, err := rowID(rows, key, true, own)
 	if err != nil {
 		return err
 	}
 	if fresh {
 		old = nil
 	}
-	val := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(key)), id)
-	val = append(val, key...)
+	val := appendIndexValue(make([]byte, 0, 8), id, key)
 	var pos, opos []byte
 	for col := SortBy(0); col < TxSortCount; col++ {
 		pos = domain.TxPosKey(pos[:0], col, t)
@@ -126,7 +126,7 @@ func indexTx(tx Tx, old, t *Transaction) error {
 		// New transactions come in time order: the created index grows
 		// at its end, and moveEntry fills its pages while it does.
 		b := tx.Bucket(bTxIdx[col])
-		if err := moveEntry(b, op, pos, val); err != nil {
+		if err := moveEntry(b, op, pos, val, own); err != nil {
 			return err
 		}
 	}
@@ -140,7 +140,7 @@ func indexTx(tx Tx, old, t *Transaction) error {
 	}
 	tb := tx.Bucket(bTxText)
 	FillPages(tb) // blocks are numbered by row ID, which only grows
-	return setListRowText(tb, bTxGram, id, key, text)
+	return setListRowText(tb, bTxGram, id, key, text, own)
 }
 
 // indexTxGroup keeps the group index: a gift card payment under its
@@ -204,7 +204,7 @@ func txListFill() []fillStep {
 				if err != nil {
 					return fmt.Errorf("transaction %s: %w", k, err)
 				}
-				id, fresh, err := rowID(rows, k, true)
+				id, fresh, err := rowID(rows, k, true, nil)
 				if err != nil || !fresh {
 					return err // a chunk done again after a cut: done already
 				}
@@ -212,7 +212,7 @@ func txListFill() []fillStep {
 					return err
 				}
 				text = append(AppendTxSearchText(text[:0], t, &f), '\n')
-				return setListRowText(tb, bTxGram, id, k, text)
+				return setListRowText(tb, bTxGram, id, k, text, nil)
 			})
 		},
 	}}
@@ -229,7 +229,11 @@ func txListFill() []fillStep {
 					return fmt.Errorf("transaction %s: %w", k, err)
 				}
 				pos = domain.TxPosKey(pos[:0], col, t)
-				val = append(append(val[:0], rows.Get(k)...), k...)
+				v4 := rows.Get(k)
+				if len(v4) != 4 {
+					return fmt.Errorf("transaction %s: no row ID: %w", k, kvlayout.ErrCorrupt)
+				}
+				val = appendIndexValue(val[:0], binary.BigEndian.Uint32(v4), k)
 				add(pos, val)
 				return nil
 			})

@@ -65,7 +65,7 @@ func TxListIndexes() [][]byte { return bTxIdx[:] }
 // SetSearchText replaces the search text of the row of key in a list's
 // row and text buckets (bbolt).
 func SetSearchText(rows, texts Bucket, key, text []byte) error {
-	id, _, err := rowID(rows, key, false)
+	id, _, err := rowID(rows, key, false, nil)
 	if err != nil {
 		return err
 	}

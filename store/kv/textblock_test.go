@@ -9,11 +9,11 @@ import (
 func TestAppendRow(t *testing.T) {
 	rows := []textRow{{lo: 1, key: []byte("A"), text: []byte("abc\n")}, {lo: 5, key: []byte("BB"), text: []byte("de\n")}}
 	add := textRow{lo: 9, key: []byte("CCC"), text: []byte("fghi\n")}
-	got, ok := appendRow(encodeBlock(rows), add.lo, add.key, add.text)
+	got, ok := appendRow(nil, encodeBlock(rows), add.lo, add.key, add.text)
 	if want := encodeBlock(append(rows, add)); !ok || !bytes.Equal(got, want) {
 		t.Fatalf("appendRow = %q (%v), want %q", got, ok, want)
 	}
-	if _, ok := appendRow(encodeBlock(rows), 3, add.key, add.text); ok {
+	if _, ok := appendRow(nil, encodeBlock(rows), 3, add.key, add.text); ok {
 		t.Fatal("a row between two went last")
 	}
 }
@@ -52,7 +52,7 @@ func FuzzTextBlock(f *testing.F) {
 		_, _ = decodeBlock(v)
 		_, _ = blockMatches(v, [][]byte{word}, ^uint64(0))
 		_ = blockRowText(v, 7)
-		if nv, ok := appendRow(v, 63, []byte("K"), []byte("t\n")); ok {
+		if nv, ok := appendRow(nil, v, 63, []byte("K"), []byte("t\n")); ok {
 			if _, err := decodeBlock(nv); err != nil {
 				if _, err0 := decodeBlock(v); err0 == nil {
 					t.Fatalf("appending to a good block made a bad one: %v", err)

@@ -1,0 +1,155 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"paydesk/store/domain"
+	"paydesk/store/kv"
+)
+
+// listIndexNames are both lists' sort indexes on bbolt.
+func listIndexNames() [][]byte {
+	return append(kv.ListIndexes(), kv.TxListIndexes()...)
+}
+
+// checkShortEntries: every list index entry is position → row ID and the
+// length of the key the position ends with (layout 9), and that key is a
+// record's.
+func checkShortEntries(t *testing.T, db *DB) {
+	t.Helper()
+	err := db.bk.File().Bolt().View(func(tx *bolt.Tx) error {
+		for _, name := range listIndexNames() {
+			records := tx.Bucket(bSummary)
+			if slices.ContainsFunc(kv.TxListIndexes(), func(b []byte) bool { return string(b) == string(name) }) {
+				records = tx.Bucket(bTransaction)
+			}
+			n := 0
+			err := tx.Bucket(name).ForEach(func(k, v []byte) error {
+				n++
+				l, m := binary.Uvarint(v[min(4, len(v)):])
+				if len(v) < 5 || m <= 0 || 4+m != len(v) || l > uint64(len(k)) {
+					t.Errorf("index %s: entry %x → %x is not a row ID and a key length", name, k, v)
+					return nil
+				}
+				if key := k[uint64(len(k))-l:]; records.Get(key) == nil {
+					t.Errorf("index %s: entry %x names key %q, which has no record", name, k, key)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if n == 0 && string(name) != "sumidx.unknown" && string(name) != "sumidx.missing" {
+				t.Errorf("index %s is empty", name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUpgradeLayout8IndexEntries: a file whose list index entries repeat
+// the row's key in their value (layout 8) is upgraded at open — in one
+// chunk, in many, and in many cut short and finished by the next open —
+// to entries that name the key by its length; every page of both lists
+// reads as before, and new writes use the short form too.
+func TestUpgradeLayout8IndexEntries(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		chunk    int
+		cutAfter []int
+	}{
+		{name: "one chunk"},
+		{name: "chunks of 9", chunk: 9},
+		{name: "chunks of 60, cut short", chunk: 60, cutAfter: []int{1, 5, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "layout8.db")
+			db, err := Open(path, Options{NoSync: true, Now: func() time.Time { return t0 }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pageData(t, db, 300)
+			txPageData(t, db, 300)
+			checkShortEntries(t, db)
+			res := []PageQuery{{Sort: SortCustomer, Limit: 1000}, {Sort: SortAmount, Desc: true, Limit: 1000},
+				{Sort: SortInvoice, Limit: 1000}, {Sort: SortState, Limit: 1000}, {Limit: 1000},
+				{Filter: "muller", Limit: 1000}, {State: StateCancelled, Limit: 1000}, {State: StateOrderMissing, Limit: 1000},
+				{Filter: "muller", Sort: SortAmount, Limit: 7}}
+			txq := []PageQuery{{Sort: TxSortCustomer, Limit: 1000}, {Sort: TxSortAmount, Desc: true, Limit: 1000},
+				{Sort: TxSortKind, Limit: 1000}, {Sort: TxSortStatus, Limit: 1000}, {Limit: 1000},
+				{Filter: "muller", Limit: 1000}, {State: State(KindGiftCardPay), Limit: 1000}, {Filter: "muller", Sort: TxSortInvoice, Limit: 5}}
+			pages := func() (out [][]string) {
+				for _, q := range res {
+					p, err := db.ReservationPage(t.Context(), q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, posList(p))
+				}
+				for _, q := range txq {
+					p, err := db.TransactionPage(t.Context(), q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, txKeyed(p).keys)
+				}
+				return out
+			}
+			want := pages()
+
+			// Back to layout 8: each entry's value is the row ID and the key.
+			err = db.bk.File().Bolt().Update(func(tx *bolt.Tx) error {
+				for _, name := range listIndexNames() {
+					b := tx.Bucket(name)
+					type kv8 struct{ k, v []byte }
+					var old []kv8
+					if err := b.ForEach(func(k, v []byte) error {
+						l, _ := binary.Uvarint(v[4:])
+						old = append(old, kv8{slices.Clone(k), append(slices.Clone(v[:4]), k[uint64(len(k))-l:]...)})
+						return nil
+					}); err != nil {
+						return err
+					}
+					for _, e := range old {
+						if err := b.Put(e.k, e.v); err != nil {
+							return err
+						}
+					}
+				}
+				return tx.Bucket(bMeta).Put(kSchema, u64(8))
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = db.Close()
+
+			for _, cut := range tc.cutAfter {
+				if _, err := Open(path, Options{NoSync: true, fillChunk: tc.chunk, failFillAfter: cut}); !errors.Is(err, domain.ErrFillCut) {
+					t.Fatalf("open cut after %d chunks: %v", cut, err)
+				}
+			}
+			db, err = Open(path, Options{NoSync: true, fillChunk: tc.chunk})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			checkShortEntries(t, db)
+			if got := pages(); !slices.EqualFunc(got, want, slices.Equal) {
+				t.Fatalf("pages after the upgrade differ from before:\n got %q\nwant %q", got, want)
+			}
+			// Written after the upgrade: short entries, in the same lists.
+			txPageData(t, db, 40)
+			checkShortEntries(t, db)
+		})
+	}
+}
