@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"paydesk/api"
+	"paydesk/internal/pgtest"
 	"paydesk/store/kv"
 )
 
@@ -151,6 +152,7 @@ func writeCopy(t *testing.T, b []byte) string {
 // SIGBUS on a file cut to 8 KB and on a branch pointing past the end, and
 // recursed until the stack limit on a branch pointing at itself).
 func TestDamagedCachePatterns(t *testing.T) {
+	pgtest.OwnEngine(t)
 	rc := makeRealCache(t)
 	ps := os.Getpagesize()
 	put64 := func(b []byte, off int, v uint64) []byte {
@@ -250,6 +252,7 @@ func TestDamagedCachePatterns(t *testing.T) {
 // checked page by page only when it was not (damage in a cleanly closed
 // large cache is found when read).
 func TestCleanCloseMarker(t *testing.T) {
+	pgtest.OwnEngine(t)
 	rc := makeRealCache(t)
 	for _, tc := range []struct {
 		name  string
@@ -284,6 +287,7 @@ func TestCleanCloseMarker(t *testing.T) {
 // run is bounded by design (the page walk reads each page at most once,
 // bbolt runs only on a tree the walk found sound).
 func FuzzDamagedCache(f *testing.F) {
+	pgtest.OwnEngine(f)
 	rc := makeRealCache(f)
 	pages := pagesByType(f, rc.closed).Kinds
 	kinds := []string{"cut", "meta", "freelist", "branch", "leaf"}

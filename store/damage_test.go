@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"paydesk/api"
+	"paydesk/internal/pgtest"
 	"paydesk/internal/private"
 )
 
@@ -72,6 +73,7 @@ func damagedCopy(t *testing.T) string {
 // panic; a damaged page found while reading (a file too large to check at
 // open) is an error too.
 func TestDamagedCache(t *testing.T) {
+	pgtest.OwnEngine(t)
 	t.Run("damaged pages, checked at open", func(t *testing.T) {
 		path := damagedCopy(t)
 		_, err := Open(path, Options{NoSync: true})

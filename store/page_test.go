@@ -375,6 +375,7 @@ func TestListTableFillAndBulkCopy(t *testing.T) {
 // chunk, in many, and in many cut short at every point and finished by the
 // next open.
 func TestListMigration(t *testing.T) {
+	pgtest.OwnEngine(t)
 	for _, tc := range []struct {
 		name       string
 		chunk      int

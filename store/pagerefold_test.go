@@ -23,6 +23,7 @@ import (
 // folded again at open, also when that open is cut short and the next
 // goes on: then "mueller" finds Müller, and the version is recorded.
 func TestRefoldOnOpen(t *testing.T) {
+	pgtest.OwnEngine(t)
 	for _, cuts := range [][]int{nil, {1, 2}} {
 		path := filepath.Join(t.TempDir(), "old.db")
 		db, err := Open(path, Options{NoSync: true, Now: func() time.Time { return t0 }})
@@ -85,6 +86,7 @@ func TestRefoldOnOpen(t *testing.T) {
 // TestRefoldOnOpenPG: a PostgreSQL database whose list texts an older
 // folding wrote has them folded again at open, on both engines.
 func TestRefoldOnOpenPG(t *testing.T) {
+	pgtest.OwnEngine(t)
 	if os.Getenv("PAYDESK_TEST_PG") == "" {
 		t.Skip("needs PostgreSQL: run `. .ci/pg` from the repository root first")
 	}

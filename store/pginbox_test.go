@@ -88,6 +88,7 @@ func checkOnce(t *testing.T, db *DB, ps []*api.Push) {
 // in the inbox once, applied once, and every ingest call learns the
 // outcome (applied, or a duplicate of the applied push).
 func TestInboxTwoListenersStoreEachPushOnce(t *testing.T) {
+	pgtest.OwnEngine(t)
 	a, b := openShared2(t)
 	a.StartApplier(t.Logf)
 	b.StartApplier(t.Logf)
@@ -155,6 +156,7 @@ func TestInboxTwoListenersStoreEachPushOnce(t *testing.T) {
 // listener started after applies each push once, and a third applier, and
 // a drain, apply nothing again.
 func TestInboxAppliedOnceAfterApplierCrash(t *testing.T) {
+	pgtest.OwnEngine(t)
 	open := sharedOpener(t)
 	ps := inboxPushes(120)
 	dead := open()
@@ -197,6 +199,7 @@ func TestInboxAppliedOnceAfterApplierCrash(t *testing.T) {
 // appliers would if one lost its lock's session but not its pool): the
 // serializable apply transactions let each row be applied by one of them.
 func TestInboxConcurrentDrainsApplyOnce(t *testing.T) {
+	pgtest.OwnEngine(t)
 	a, b := openShared2(t)
 	ps := inboxPushes(400)
 	for _, p := range ps {
@@ -225,6 +228,7 @@ func TestInboxConcurrentDrainsApplyOnce(t *testing.T) {
 // The same push twice in one ingest batch, and a push already applied
 // through ApplyPush (the key-value path) ingested again: stored once.
 func TestInboxDuplicates(t *testing.T) {
+	pgtest.OwnEngine(t)
 	db, _ := openShared2(t)
 	ps := inboxPushes(3)
 	body, _ := ps[0].Encode()
