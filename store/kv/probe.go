@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"context"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -71,14 +70,3 @@ func SetSearchText(rows, texts Bucket, key, text []byte) error {
 	}
 	return setRowText(texts, id, key, text)
 }
-
-// WarmBucket is the warm-up's walk of one bucket (warm.go), in chunks of
-// chunk values by readers walks.
-func (db *DB) WarmBucket(ctx context.Context, name []byte, chunk, readers int, busy func() bool, wait func(context.Context)) (int, error) {
-	return warmBucket(ctx, db.file.db, db.path, name, chunk, readers, busy, wait)
-}
-
-// ListsBusy and StandAside are the warm-up's look at the operator's list
-// reads.
-func (db *DB) ListsBusy() bool                { return db.listsBusy() }
-func (db *DB) StandAside(ctx context.Context) { db.standAside(ctx) }
