@@ -1,7 +1,6 @@
 package kv
 
 import (
-
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
