@@ -40,7 +40,6 @@ func UnindexSummary(tx Tx, key string) error { return unindexSummary(tx, key) }
 const (
 	ListFill   = listFillName
 	TxListFill = txListFillName
-	RefoldFill = refoldFillName
 )
 
 // FillKey is the meta key that holds fill name's state while it is due.
@@ -59,13 +58,3 @@ func ListIndexes() [][]byte {
 }
 func TxListBuckets() [][]byte { return txPageBuckets }
 func TxListIndexes() [][]byte { return bTxIdx[:] }
-
-// SetSearchText replaces the search text of the row of key in a list's
-// row and text buckets (bbolt).
-func SetSearchText(rows, texts Bucket, key, text []byte) error {
-	id, _, err := rowID(rows, key, false)
-	if err != nil {
-		return err
-	}
-	return setRowText(texts, id, key, text)
-}
