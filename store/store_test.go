@@ -15,6 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
+	"paydesk/internal/private"
 	"paydesk/store/kvlayout"
 )
 
@@ -370,4 +371,40 @@ func moveToVersion1Index(tx Tx, key string, id uint64) error {
 		return err
 	}
 	return tx.Bucket(bTransaction).Delete(k)
+}
+
+// TestCacheReadableByOthers (F9): a cache others may read is refused with
+// the chmod to run.
+func TestCacheReadableByOthers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cache.db")
+	db, err := Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(path, Options{NoSync: true})
+	if !errors.Is(err, private.ErrTooOpen) || !strings.Contains(err.Error(), "chmod 600 "+path) {
+		t.Fatalf("Open of a 0644 cache = %v", err)
+	}
+}
+
+// TestOpenDamagedCache: Open hands on the bucket engine's verdict on a
+// damaged file (store/kv's damage tests try the damage itself): an error
+// that is ErrDamaged and says in one line what to do, and the empty file
+// left as it was.
+func TestOpenDamagedCache(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cache.db")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(path, Options{NoSync: true})
+	if !errors.Is(err, ErrDamaged) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "mv "+path) {
+		t.Fatalf("Open of an empty file = %v, want ErrDamaged in one line that says what to do", err)
+	}
+	if fi, _ := os.Stat(path); fi.Size() != 0 {
+		t.Errorf("the empty file was initialised (%d bytes)", fi.Size())
+	}
 }
