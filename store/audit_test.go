@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"paydesk/internal/pgtest"
 )
 
 // auditLog writes n entries, and completes the second one, as operations do.
@@ -84,7 +82,7 @@ func TestAuditChainDetectsTampering(t *testing.T) {
 // On PostgreSQL the audit log (paydesk_audit, the native engine's table)
 // refuses changes and removals, whoever asks: its triggers, not a grant.
 func TestAuditInsertOnlyOnPostgres(t *testing.T) {
-	url := pgtest.Fresh(t)
+	url := freshNative(t)
 	db, err := Open(url, Options{Now: func() time.Time { return t0 }})
 	if err != nil {
 		t.Fatal(err)

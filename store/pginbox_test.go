@@ -266,6 +266,7 @@ func TestInboxDuplicates(t *testing.T) {
 // some twice) ingested and applied from the inbox in one transaction end
 // in the state ApplyPush reaches one push at a time, in order.
 func TestInboxAppliesAsApplyPush(t *testing.T) {
+	pgtest.OwnEngine(t)
 	for _, withOps := range []bool{true, false} {
 		ref := openTest(t)
 		for _, p := range story(t, ref, withOps) {
@@ -273,7 +274,7 @@ func TestInboxAppliesAsApplyPush(t *testing.T) {
 		}
 		want := snapshot(t, ref)
 		for seed := int64(1); seed <= 4; seed++ {
-			url := pgtest.Fresh(t)
+			url := freshNative(t)
 			db, err := Open(url, Options{Now: func() time.Time { return t0 }})
 			if err != nil {
 				t.Fatal(err)

@@ -23,7 +23,7 @@ import (
 // RefundedAmount). On the kv engine the table stays empty: no row.
 func TestRelationalShowMatchesSQL(t *testing.T) {
 	pgtest.OwnEngine(t)
-	url := pgtest.Fresh(t)
+	url := freshNative(t)
 	db, err := Open(url, Options{NoSync: true, Now: func() time.Time { return t0 }})
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ func openShared2(t *testing.T) (*DB, *DB) {
 // each handle is closed when the test ends.
 func sharedOpener(t *testing.T) func() *DB {
 	t.Helper()
-	url := pgtest.Fresh(t)
+	url := freshNative(t)
 	return func() *DB {
 		t.Helper()
 		db, err := Open(url, Options{Now: func() time.Time { return t0 }})

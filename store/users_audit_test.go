@@ -4,8 +4,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"paydesk/internal/pgtest"
 )
 
 // usersAuditCases: every change to the users is an audit entry naming
@@ -79,7 +77,7 @@ func TestUsersAudited(t *testing.T) {
 
 // TestUsersAuditedRelational: the same on the native engine.
 func TestUsersAuditedRelational(t *testing.T) {
-	db, err := Open(pgtest.Fresh(t), Options{NoSync: true})
+	db, err := Open(freshNative(t), Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
