@@ -89,6 +89,9 @@ func checkOnce(t *testing.T, db *DB, ps []*api.Push) {
 // outcome (applied, or a duplicate of the applied push).
 func TestInboxTwoListenersStoreEachPushOnce(t *testing.T) {
 	pgtest.OwnEngine(t)
+	// These tests wait on the server most of their time: they run side by
+	// side.
+	t.Parallel()
 	a, b := openShared2(t)
 	a.StartApplier(t.Logf)
 	b.StartApplier(t.Logf)
@@ -157,6 +160,7 @@ func TestInboxTwoListenersStoreEachPushOnce(t *testing.T) {
 // a drain, apply nothing again.
 func TestInboxAppliedOnceAfterApplierCrash(t *testing.T) {
 	pgtest.OwnEngine(t)
+	t.Parallel()
 	open := sharedOpener(t)
 	ps := inboxPushes(120)
 	dead := open()
@@ -200,6 +204,7 @@ func TestInboxAppliedOnceAfterApplierCrash(t *testing.T) {
 // serializable apply transactions let each row be applied by one of them.
 func TestInboxConcurrentDrainsApplyOnce(t *testing.T) {
 	pgtest.OwnEngine(t)
+	t.Parallel()
 	a, b := openShared2(t)
 	ps := inboxPushes(400)
 	for _, p := range ps {
@@ -229,6 +234,7 @@ func TestInboxConcurrentDrainsApplyOnce(t *testing.T) {
 // through ApplyPush (the key-value path) ingested again: stored once.
 func TestInboxDuplicates(t *testing.T) {
 	pgtest.OwnEngine(t)
+	t.Parallel()
 	db, _ := openShared2(t)
 	ps := inboxPushes(3)
 	body, _ := ps[0].Encode()
@@ -267,6 +273,7 @@ func TestInboxDuplicates(t *testing.T) {
 // in the state ApplyPush reaches one push at a time, in order.
 func TestInboxAppliesAsApplyPush(t *testing.T) {
 	pgtest.OwnEngine(t)
+	t.Parallel()
 	for _, withOps := range []bool{true, false} {
 		ref := openTest(t)
 		for _, p := range story(t, ref, withOps) {

@@ -23,6 +23,9 @@ import (
 // RefundedAmount). On the kv engine the table stays empty: no row.
 func TestRelationalShowMatchesSQL(t *testing.T) {
 	pgtest.OwnEngine(t)
+	// These tests wait on the server most of their time: they run side by
+	// side.
+	t.Parallel()
 	url := freshNative(t)
 	db, err := Open(url, Options{NoSync: true, Now: func() time.Time { return t0 }})
 	if err != nil {
@@ -79,6 +82,7 @@ func TestRelationalShowMatchesSQL(t *testing.T) {
 // store). The old code opened it on the kv engine again.
 func TestRelationalOpenConvertsKV(t *testing.T) {
 	pgtest.OwnEngine(t)
+	t.Parallel()
 	url := pgtest.Fresh(t)
 	now := func() time.Time { return t0 }
 	open := func(opts Options) *DB {
@@ -169,6 +173,7 @@ var listTotal = regexp.MustCompile(`\n\s*"Total": -?\d+,`)
 // the pages' totals aside).
 func TestUpgradeLayout7PostgresNative(t *testing.T) {
 	pgtest.OwnEngine(t)
+	t.Parallel()
 	key, err := AuditKeyFromSecret(layout7Secret)
 	if err != nil {
 		t.Fatal(err)

@@ -41,6 +41,9 @@ func sharedOpener(t *testing.T) func() *DB {
 // once: each push is stored once.
 func TestSharedEachPushStoredOnce(t *testing.T) {
 	pgtest.OwnEngine(t)
+	// These tests wait on the server most of their time: they run side by
+	// side.
+	t.Parallel()
 	a, b := openShared2(t)
 	g := &gw{clock: t0}
 	var ps []*api.Push
@@ -78,6 +81,7 @@ func TestSharedEachPushStoredOnce(t *testing.T) {
 // who holds it.
 func TestSharedOneOpenOperationPerTarget(t *testing.T) {
 	pgtest.OwnEngine(t)
+	t.Parallel()
 	a, b := openShared2(t)
 	g := &gw{clock: t0}
 	s := newScenario(t, a, g, "INV-SHARED")
@@ -114,6 +118,7 @@ func TestSharedOneOpenOperationPerTarget(t *testing.T) {
 // (LISTEN/NOTIFY).
 func TestSharedChangesReachOtherProcesses(t *testing.T) {
 	pgtest.OwnEngine(t)
+	t.Parallel()
 	a, b := openShared2(t)
 	changes, stop := b.Subscribe()
 	defer stop()
@@ -137,6 +142,7 @@ func TestSharedChangesReachOtherProcesses(t *testing.T) {
 // process is alive stays pending, whoever opens the database meanwhile.
 func TestSharedPendingOfGoneProcessBecomesUnknown(t *testing.T) {
 	pgtest.OwnEngine(t)
+	t.Parallel()
 	open := sharedOpener(t)
 	a, watcher := open(), open()
 	g := &gw{clock: t0}
@@ -180,6 +186,7 @@ func TestSharedPendingOfGoneProcessBecomesUnknown(t *testing.T) {
 // order's key, retried when they collide.
 func TestSharedEachOrderStoredOnce(t *testing.T) {
 	pgtest.OwnEngine(t)
+	t.Parallel()
 	a, b := openShared2(t)
 	const n = 30
 	type answer struct {
