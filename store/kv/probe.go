@@ -4,11 +4,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// What the store's tests reach of the bucket engine's insides, through a
-// store opened the ordinary way: the buckets themselves (a file built the
-// way an older paydesk left it, a record damaged on purpose), the lists'
-// indexes and fills, and the paths a filter takes on a small file.
-// Nothing but tests calls them.
+// What the store's tests still reach of the bucket engine's insides,
+// through a store opened the ordinary way: the buckets themselves (a file
+// built the way an older paydesk left it), the transaction list's indexes
+// and fill, and the paths a filter takes on a small file. Nothing but
+// tests calls them; the tests of the engine alone are this package's own
+// (damage, fills, refold, warm-up, the contract) and need none of them.
 
 // Engine is the buckets under the engine contract.
 func (db *DB) Engine() Engine { return db.eng }
@@ -36,25 +37,13 @@ func (db *DB) SetListPaths(scanBlocks, small, walk int) {
 // UnindexSummary removes a reservation's list row and index entries.
 func UnindexSummary(tx Tx, key string) error { return unindexSummary(tx, key) }
 
-// The fills at open, by name (FillKey).
-const (
-	ListFill   = listFillName
-	TxListFill = txListFillName
-)
+// TxListFill is the transaction list's fill at open, by name (FillKey).
+const TxListFill = txListFillName
 
 // FillKey is the meta key that holds fill name's state while it is due.
 func FillKey(name string) []byte { return fillKey(name) }
 
-// ListBuckets are the reservation list's buckets on bbolt, ListIndexes
-// its sort indexes; TxListBuckets and TxListIndexes the transaction
-// list's.
-func ListBuckets() [][]byte { return pageBuckets }
-func ListIndexes() [][]byte {
-	out := make([][]byte, 0, len(listIndexes))
-	for _, ix := range listIndexes {
-		out = append(out, ix.b)
-	}
-	return out
-}
+// TxListBuckets are the transaction list's buckets on bbolt,
+// TxListIndexes its sort indexes.
 func TxListBuckets() [][]byte { return txPageBuckets }
 func TxListIndexes() [][]byte { return bTxIdx[:] }

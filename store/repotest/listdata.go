@@ -12,7 +12,8 @@ import (
 	"paydesk/store/domain"
 )
 
-// ListData is n random reservations for the lists: customers whose
+// ListData is n random reservations for the lists, with what the store's
+// rules derive (customer, lines, cancelled) set as they would: customers whose
 // names fold (Müller, muller, Émile), articles with accents, ties in the
 // creation time, every state, some without their lines or their push;
 // then (again) some of them changed (state, customer) or unchanged, to be
@@ -44,6 +45,7 @@ func ListData(n int) (rs, again []*domain.Reservation) {
 		case 2:
 			r.Requests = append(r.Requests, domain.Request{Key: fmt.Sprintf("C%031X", rng.Uint64()), Action: api.ActionCancelReservation,
 				Status: domain.Status{Code: api.StatusSuccess, Time: created.Add(time.Hour)}})
+			r.Cancelled = true
 		}
 		if i%97 == 0 {
 			r.Key = domain.PlaceholderPrefix + r.Invoice // an order without its push
@@ -55,6 +57,7 @@ func ListData(n int) (rs, again []*domain.Reservation) {
 		case 0:
 			r.Requests = append(r.Requests, domain.Request{Key: fmt.Sprintf("D%031X", i), Action: api.ActionCancelReservation,
 				Status: domain.Status{Code: api.StatusSuccess, Time: r.Created.Add(2 * time.Hour)}})
+			r.Cancelled = true
 			again = append(again, r)
 		case 3:
 			r.Original.Billing.LastName = "Østergaard"
