@@ -303,6 +303,7 @@ func unindexThenDelete(tx Tx, key string) error {
 // (a database from before migration 5) is filled from the summaries on
 // open.
 func TestListTableFillAndBulkCopy(t *testing.T) {
+	pgtest.OwnEngine(t)
 	url := pgtest.Fresh(t)
 	file, err := Open(filepath.Join(t.TempDir(), "src.db"), Options{NoSync: true, Now: func() time.Time { return t0 }})
 	if err != nil {

@@ -15,11 +15,13 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
+	"paydesk/internal/pgtest"
 	"paydesk/internal/private"
 	"paydesk/store/kvlayout"
 )
 
 func TestOpenCreatesPrivateFile(t *testing.T) {
+	pgtest.OwnEngine(t)
 	path := filepath.Join(t.TempDir(), "a", "b", "paydesk.db")
 	db, err := Open(path, Options{NoSync: true})
 	if err != nil {
@@ -40,6 +42,7 @@ func TestOpenCreatesPrivateFile(t *testing.T) {
 }
 
 func TestOpenHeldFileFailsFast(t *testing.T) {
+	pgtest.OwnEngine(t)
 	path := filepath.Join(t.TempDir(), "paydesk.db")
 	db, err := Open(path, Options{NoSync: true})
 	if err != nil {
@@ -64,6 +67,7 @@ func TestOpenHeldFileFailsFast(t *testing.T) {
 }
 
 func TestOpenRefusesNewerSchema(t *testing.T) {
+	pgtest.OwnEngine(t)
 	path := filepath.Join(t.TempDir(), "paydesk.db")
 	db, err := Open(path, Options{NoSync: true})
 	if err != nil {
@@ -92,6 +96,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 // answered by a process that ended is "outcome unknown" on the next open,
 // and its reservation says so.
 func TestReopenTurnsInFlightIntoUnknown(t *testing.T) {
+	pgtest.OwnEngine(t)
 	path := filepath.Join(t.TempDir(), "paydesk.db")
 	db, err := Open(path, Options{NoSync: true})
 	if err != nil {
@@ -198,6 +203,7 @@ func TestSubscribeCoalescesWhenSlow(t *testing.T) {
 }
 
 func TestBoundedLogs(t *testing.T) {
+	pgtest.OwnEngine(t)
 	path := filepath.Join(t.TempDir(), "p.db")
 	db, err := Open(path, Options{NoSync: true, MaxRejected: 5, MaxExchanges: 3})
 	if err != nil {
@@ -323,6 +329,7 @@ func TestPushIndexOfOlderCaches(t *testing.T) {
 // TestOpenMigratesVersion1: a version 1 file (push index in pushkey) opens
 // as version 2 and its pushes are still found by key.
 func TestOpenMigratesVersion1(t *testing.T) {
+	pgtest.OwnEngine(t)
 	path := filepath.Join(t.TempDir(), "paydesk.db")
 	db, err := Open(path, Options{NoSync: true})
 	if err != nil {
@@ -376,6 +383,7 @@ func moveToVersion1Index(tx Tx, key string, id uint64) error {
 // TestCacheReadableByOthers (F9): a cache others may read is refused with
 // the chmod to run.
 func TestCacheReadableByOthers(t *testing.T) {
+	pgtest.OwnEngine(t)
 	path := filepath.Join(t.TempDir(), "cache.db")
 	db, err := Open(path, Options{NoSync: true})
 	if err != nil {
@@ -396,6 +404,7 @@ func TestCacheReadableByOthers(t *testing.T) {
 // that is ErrDamaged and says in one line what to do, and the empty file
 // left as it was.
 func TestOpenDamagedCache(t *testing.T) {
+	pgtest.OwnEngine(t)
 	path := filepath.Join(t.TempDir(), "cache.db")
 	if err := os.WriteFile(path, nil, 0o600); err != nil {
 		t.Fatal(err)

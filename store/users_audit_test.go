@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"paydesk/internal/pgtest"
 )
 
 // usersAuditCases: every change to the users is an audit entry naming
@@ -77,6 +79,7 @@ func TestUsersAudited(t *testing.T) {
 
 // TestUsersAuditedRelational: the same on the native engine.
 func TestUsersAuditedRelational(t *testing.T) {
+	pgtest.OwnEngine(t)
 	db, err := Open(freshNative(t), Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
