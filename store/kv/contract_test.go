@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"paydesk/internal/pgtest"
 	"paydesk/store/domain"
 	"paydesk/store/postgres"
 	"paydesk/store/repotest"
@@ -49,7 +48,7 @@ func openBoltAt(t testing.TB, path string) *DB {
 // ends.
 func openPG(t testing.TB) *DB {
 	t.Helper()
-	rel, err := postgres.Open(t.Context(), pgtest.Fresh(t), true)
+	rel, err := postgres.Open(t.Context(), template.Fresh(t), true)
 	if err != nil {
 		t.Fatal(err)
 	}
