@@ -46,6 +46,7 @@ func TestAuditCompletionIsAnEntry(t *testing.T) {
 
 // The chain shows an entry removed (in the middle, at the end) or edited.
 func TestAuditChainDetectsTampering(t *testing.T) {
+	pgtest.OwnEngine(t)
 	cases := []struct {
 		name   string
 		tamper func(b Bucket) error
@@ -84,7 +85,8 @@ func TestAuditChainDetectsTampering(t *testing.T) {
 // On PostgreSQL the audit log (paydesk_audit, the native engine's table)
 // refuses changes and removals, whoever asks: its triggers, not a grant.
 func TestAuditInsertOnlyOnPostgres(t *testing.T) {
-	url := pgtest.Fresh(t)
+	pgtest.OwnEngine(t)
+	url := freshNative(t)
 	db, err := Open(url, Options{Now: func() time.Time { return t0 }})
 	if err != nil {
 		t.Fatal(err)

@@ -176,7 +176,8 @@ func TestAuditUnkeyedLogIsAnchored(t *testing.T) {
 // --verify. UPDATE, DELETE and TRUNCATE are refused whoever asks (the
 // table's triggers).
 func TestAuditForgedWithSQL(t *testing.T) {
-	url := pgtest.Fresh(t)
+	pgtest.OwnEngine(t)
+	url := freshNative(t)
 	db := openAt(t, url, testAuditKey)
 	auditLog(t, db, 2)
 	ctx := context.Background()

@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
+	"paydesk/internal/pgtest"
 )
 
 func TestBatches(t *testing.T) {
@@ -94,6 +95,7 @@ func TestReservationLedgers(t *testing.T) {
 // TestMigrateToBatches: a version 3 cache (no batch buckets) opens as
 // version 4 and keeps batches.
 func TestMigrateToBatches(t *testing.T) {
+	pgtest.OwnEngine(t)
 	path := filepath.Join(t.TempDir(), "paydesk.db")
 	db, err := Open(path, Options{NoSync: true})
 	if err != nil {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"paydesk/internal/pgtest"
 	"paydesk/store/kvlayout"
 
 	"bytes"
@@ -94,6 +95,7 @@ func TestDeliveryCodecDamaged(t *testing.T) {
 // record of a pending delivery is its fields, not a JSON document three
 // times their size.
 func TestDeliveryStoredSmall(t *testing.T) {
+	pgtest.OwnEngine(t)
 	path := filepath.Join(t.TempDir(), "paydesk.db")
 	ep := "http://shop.example.test/paydesk/push"
 	db, err := Open(path, Options{NoSync: true, Now: func() time.Time { return t0 }, ForwardTo: []string{ep}})

@@ -101,6 +101,7 @@ func samePeople(t *testing.T, src, dst *DB) {
 // a team's database, converted there to paydesk_users and
 // paydesk_approvals by the native engine's conversion.
 func TestCopyCarriesUsersAndApprovals(t *testing.T) {
+	pgtest.OwnEngine(t)
 	for _, tc := range []struct {
 		name string
 		copy func(t *testing.T, src *DB) *DB
@@ -143,6 +144,7 @@ func TestCopyCarriesUsersAndApprovals(t *testing.T) {
 // same name is someone else (another cache copied in) is refused before
 // anything is written.
 func TestCopyRefusesAnotherUserUnderTheName(t *testing.T) {
+	pgtest.OwnEngine(t)
 	src := peopleCache(t)
 	dst, err := Open(filepath.Join(t.TempDir(), "copy.db"), Options{NoSync: true})
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"paydesk/internal/pgtest"
 )
 
 // A resend by reservation queues again the deliveries of that
@@ -14,6 +16,7 @@ import (
 // One by ID and those of a query are audited the same way; an empty
 // selection writes nothing.
 func TestRedeliverByReservation(t *testing.T) {
+	pgtest.OwnEngine(t)
 	eps := []string{"http://shop.test/a", "http://shop.test/b"}
 	for name, open := range outboxEngines(t, eps) {
 		t.Run(name, func(t *testing.T) {

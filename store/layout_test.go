@@ -32,10 +32,6 @@ var (
 	bDelivery      = []byte("deliveries")
 	bDeliveryChain = []byte("deliverieschain")
 	bDeliveryDue   = []byte("deliveriesdue")
-	bSumRow        = []byte("sumrow")
-	bSumText       = []byte("sumtext")
-	bSumGram       = []byte("sumgram")
-	kFoldVersion   = []byte("fold-version")
 )
 
 // Index kinds in the invoice index (invoice 0x00 key → kind).

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"paydesk/internal/pgtest"
 )
 
 // checkDueIndex compares what the worker is given from the due index with
@@ -74,6 +76,7 @@ func sameHeads(a, b []OpenDelivery) bool {
 // per-key order included, through random deliveries, attempts (delivered,
 // retried, given up) and resends, on every engine.
 func TestDueIndexAgreesWithOpenDeliveries(t *testing.T) {
+	pgtest.OwnEngine(t)
 	eps := []string{"http://shop.test/a", "http://shop.test/b"}
 	keys := []string{"K1", "K2", "K3", "", "K3\x00x"}
 	for name, open := range outboxEngines(t, eps) {
@@ -129,6 +132,7 @@ func TestDueIndexAgreesWithOpenDeliveries(t *testing.T) {
 // earlier paydesk) is read from its open deliveries until the next
 // delivery written builds the index.
 func TestDueIndexBuiltForAnEarlierFile(t *testing.T) {
+	pgtest.OwnEngine(t)
 	path := filepath.Join(t.TempDir(), "paydesk.db")
 	eps := []string{"http://shop.test/a"}
 	db, err := Open(path, Options{NoSync: true, Now: func() time.Time { return t0 }, ForwardTo: eps})

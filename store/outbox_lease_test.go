@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"paydesk/internal/pgtest"
 )
 
 // leaseDeadline only ends a stuck test.
@@ -17,6 +19,7 @@ const leaseDeadline = 2 * time.Minute
 // until the first gives it back, and a holder whose connection is ended
 // (its process gone) loses it, its context ending, and the waiter gets it.
 func TestHoldOutbox(t *testing.T) {
+	pgtest.OwnEngine(t)
 	ctx := context.Background()
 	t.Run("file", func(t *testing.T) {
 		db, err := Open(filepath.Join(t.TempDir(), "paydesk.db"), Options{NoSync: true})

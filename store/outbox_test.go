@@ -64,6 +64,7 @@ func dueIDs(t *testing.T, db *DB, now time.Time) ([]uint64, time.Time) {
 // earlier one's delivery (per endpoint); a retry not yet due waits; a
 // delivery given up lets the next go and is resent on request.
 func TestOutboxDeliveriesFollowPushes(t *testing.T) {
+	pgtest.OwnEngine(t)
 	eps := []string{"http://shop.test/a", "http://shop.test/b"}
 	for name, open := range outboxEngines(t, eps) {
 		t.Run(name, func(t *testing.T) {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
-	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
 	"paydesk/internal/pgtest"
@@ -305,6 +303,7 @@ func unindexThenDelete(tx Tx, key string) error {
 // (a database from before migration 5) is filled from the summaries on
 // open.
 func TestListTableFillAndBulkCopy(t *testing.T) {
+	pgtest.OwnEngine(t)
 	url := pgtest.Fresh(t)
 	file, err := Open(filepath.Join(t.TempDir(), "src.db"), Options{NoSync: true, Now: func() time.Time { return t0 }})
 	if err != nil {
@@ -368,85 +367,4 @@ func TestListTableFillAndBulkCopy(t *testing.T) {
 	}
 	defer again.Close()
 	same(again, "after the fill on open")
-}
-
-// TestListMigration: a file from before the list's indexes (schema 4)
-// gets them on open, and they answer like the reference — built in one
-// chunk, in many, and in many cut short at every point and finished by the
-// next open.
-func TestListMigration(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		chunk      int
-		cutAfter   []int // opens that stop after that many chunks, before the one that finishes
-		wantChunks bool
-	}{
-		{name: "one chunk"},
-		{name: "chunks of 7", chunk: 7},
-		{name: "chunks of 50, cut short", chunk: 50, cutAfter: []int{1, 3, 9, 2, 20}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "old.db")
-			db, err := Open(path, Options{NoSync: true, Now: func() time.Time { return t0 }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			pageData(t, db, 400)
-			all, _ := db.LoadReservationSummaries(t.Context())
-			// Back to schema 4: the indexes go.
-			err = db.bk.File().Bolt().Update(func(tx *bolt.Tx) error {
-				for _, b := range kv.ListBuckets() {
-					if err := tx.DeleteBucket(b); err != nil {
-						return err
-					}
-				}
-				return tx.Bucket(bMeta).Put(kSchema, u64(4))
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			_ = db.Close()
-			for _, cut := range tc.cutAfter {
-				_, err := Open(path, Options{NoSync: true, fillChunk: tc.chunk, failFillAfter: cut})
-				if !errors.Is(err, domain.ErrFillCut) {
-					t.Fatalf("open cut after %d chunks: %v", cut, err)
-				}
-			}
-			db, err = Open(path, Options{NoSync: true, fillChunk: tc.chunk})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			for _, q := range []PageQuery{{Sort: SortCustomer, Limit: 1000}, {Sort: SortAmount, Desc: true, Limit: 1000},
-				{Sort: SortInvoice, Limit: 1000}, {Sort: SortState, Limit: 1000}, {Limit: 1000},
-				{Filter: "muller", Limit: 1000}, {State: StateCancelled, Limit: 1000}, {State: StateOrderMissing, Limit: 1000},
-				{Filter: all[7].Invoice, Limit: 1000}} {
-				p, err := db.ReservationPage(t.Context(), q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if w := PageSummaries(all, q); !slices.Equal(posList(p), posList(w)) || len(w.Rows) == 0 {
-					t.Fatalf("%+v: %d rows, want %d", q, len(p.Rows), len(w.Rows))
-				}
-			}
-			// Each row once in each index, and the fill's state gone.
-			err = db.bk.File().Bolt().View(func(tx *bolt.Tx) error {
-				for _, ix := range kv.ListIndexes()[:5] {
-					if n := tx.Bucket(ix).Stats().KeyN; n != len(all) {
-						t.Errorf("index %s holds %d entries, want %d", ix, n, len(all))
-					}
-				}
-				if n := tx.Bucket(bSumRow).Stats().KeyN; n != len(all) {
-					t.Errorf("%d row IDs, want %d", n, len(all))
-				}
-				if tx.Bucket(bMeta).Get(kv.FillKey(kv.ListFill)) != nil {
-					t.Error("the fill's state is still there")
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
 }

@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
+	"paydesk/internal/pgtest"
 	"paydesk/store/domain"
 	"paydesk/store/kv"
 )
@@ -147,6 +148,7 @@ func TestTransactionPage(t *testing.T) {
 // chunk, in many, and in many cut short and finished by the next open —
 // and they answer like the reference; the group index too.
 func TestTransactionListFill(t *testing.T) {
+	pgtest.OwnEngine(t)
 	for _, tc := range []struct {
 		name     string
 		chunk    int

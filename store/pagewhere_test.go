@@ -56,6 +56,7 @@ func randomWhere(rng *rand.Rand) string {
 // of a big file, and on the native PostgreSQL engine when one is
 // reachable.
 func TestPageWhereProperty(t *testing.T) {
+	pgtest.OwnEngine(t)
 	db, err := Open(filepath.Join(t.TempDir(), "paydesk.db"), Options{NoSync: true, Now: func() time.Time { return t0 }})
 	if err != nil {
 		t.Fatal(err)

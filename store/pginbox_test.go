@@ -88,6 +88,10 @@ func checkOnce(t *testing.T, db *DB, ps []*api.Push) {
 // in the inbox once, applied once, and every ingest call learns the
 // outcome (applied, or a duplicate of the applied push).
 func TestInboxTwoListenersStoreEachPushOnce(t *testing.T) {
+	pgtest.OwnEngine(t)
+	// These tests wait on the server most of their time: they run side by
+	// side.
+	t.Parallel()
 	a, b := openShared2(t)
 	a.StartApplier(t.Logf)
 	b.StartApplier(t.Logf)
@@ -155,6 +159,8 @@ func TestInboxTwoListenersStoreEachPushOnce(t *testing.T) {
 // listener started after applies each push once, and a third applier, and
 // a drain, apply nothing again.
 func TestInboxAppliedOnceAfterApplierCrash(t *testing.T) {
+	pgtest.OwnEngine(t)
+	t.Parallel()
 	open := sharedOpener(t)
 	ps := inboxPushes(120)
 	dead := open()
@@ -197,6 +203,8 @@ func TestInboxAppliedOnceAfterApplierCrash(t *testing.T) {
 // appliers would if one lost its lock's session but not its pool): the
 // serializable apply transactions let each row be applied by one of them.
 func TestInboxConcurrentDrainsApplyOnce(t *testing.T) {
+	pgtest.OwnEngine(t)
+	t.Parallel()
 	a, b := openShared2(t)
 	ps := inboxPushes(400)
 	for _, p := range ps {
@@ -225,6 +233,8 @@ func TestInboxConcurrentDrainsApplyOnce(t *testing.T) {
 // The same push twice in one ingest batch, and a push already applied
 // through ApplyPush (the key-value path) ingested again: stored once.
 func TestInboxDuplicates(t *testing.T) {
+	pgtest.OwnEngine(t)
+	t.Parallel()
 	db, _ := openShared2(t)
 	ps := inboxPushes(3)
 	body, _ := ps[0].Encode()
@@ -262,6 +272,8 @@ func TestInboxDuplicates(t *testing.T) {
 // some twice) ingested and applied from the inbox in one transaction end
 // in the state ApplyPush reaches one push at a time, in order.
 func TestInboxAppliesAsApplyPush(t *testing.T) {
+	pgtest.OwnEngine(t)
+	t.Parallel()
 	for _, withOps := range []bool{true, false} {
 		ref := openTest(t)
 		for _, p := range story(t, ref, withOps) {
@@ -269,7 +281,7 @@ func TestInboxAppliesAsApplyPush(t *testing.T) {
 		}
 		want := snapshot(t, ref)
 		for seed := int64(1); seed <= 4; seed++ {
-			url := pgtest.Fresh(t)
+			url := freshNative(t)
 			db, err := Open(url, Options{Now: func() time.Time { return t0 }})
 			if err != nil {
 				t.Fatal(err)

@@ -327,6 +327,7 @@ func checkConverted(t *testing.T, e *postgres.Engine, want kvLedger) {
 // converted: every reservation (lines included), transaction, key owner
 // and orphan request, and the look-ups by number and refunds of a payment.
 func TestPgRelConvertLedgerReadsTheSame(t *testing.T) {
+	pgtest.OwnEngine(t)
 	url := layout7Ledger(t)
 	want := readKVLedger(t, url)
 	e, err := postgres.Open(context.Background(), url, true)
@@ -343,6 +344,7 @@ func TestPgRelConvertLedgerReadsTheSame(t *testing.T) {
 // A conversion cut short (killed between two chunks) goes on where it
 // stopped at the next run, and ends reading the same as one run through.
 func TestPgRelConvertLedgerCutShortGoesOn(t *testing.T) {
+	pgtest.OwnEngine(t)
 	for _, cut := range []int{1, 4, 7} {
 		url := layout7Ledger(t)
 		want := readKVLedger(t, url)
@@ -397,6 +399,7 @@ func ledgerReservation(key, number, invoice string, created time.Time) *Reservat
 // a deleted reservation leaves no look-up behind, a refund is linked
 // once, and the invoice look-ups keep the kinds the rules look for.
 func TestPgRelLedgerWrites(t *testing.T) {
+	pgtest.OwnEngine(t)
 	e := freshPgRel(t)
 	ctx := context.Background()
 	at := time.Date(2026, 3, 2, 10, 0, 0, 123456000, time.UTC)
@@ -545,6 +548,7 @@ func TestPgRelLedgerWrites(t *testing.T) {
 // What the database's types cannot keep exactly is refused, naming the
 // record and the field, and nothing of the transaction is written.
 func TestPgRelLedgerRefusesWhatItCannotKeep(t *testing.T) {
+	pgtest.OwnEngine(t)
 	e := freshPgRel(t)
 	at := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
@@ -581,6 +585,7 @@ func TestPgRelLedgerRefusesWhatItCannotKeep(t *testing.T) {
 // it is due (it would see part of the ledger), and the first open by a
 // role that may write converts it, also after an open that was cut short.
 func TestPgRelConvertLedgerAtOpen(t *testing.T) {
+	pgtest.OwnEngine(t)
 	url := layout7Ledger(t)
 	want := readKVLedger(t, url)
 	ctx := context.Background()
@@ -631,6 +636,7 @@ func TestPgRelConvertLedgerAtOpen(t *testing.T) {
 // Two processes opening the database at once take turns: each chunk is
 // converted once, and both opens end with the whole ledger.
 func TestPgRelConvertLedgerTwoAtOnce(t *testing.T) {
+	pgtest.OwnEngine(t)
 	url := layout7Ledger(t)
 	want := readKVLedger(t, url)
 	ctx := context.Background()

@@ -65,6 +65,7 @@ func queryOne[T any](t *testing.T, conn *pgx.Conn, sql string, args ...any) T {
 // with SQL, and what a paydesk still writing paydesk_kv adds shows there
 // too, in the same transaction.
 func TestRelationalAuditTableFromLayout7(t *testing.T) {
+	pgtest.OwnEngine(t)
 	db, conn, _ := relLogsDB(t, nil)
 	if kind := queryOne[string](t, conn, `SELECT relkind::text FROM pg_class WHERE relname = 'paydesk_audit'`); kind != "r" {
 		t.Fatalf("paydesk_audit is relkind %q, want a table (r)", kind)
@@ -107,6 +108,7 @@ func TestRelationalAuditTableFromLayout7(t *testing.T) {
 // Nobody changes or removes an audit entry, not even the table's owner
 // (the test's role owns everything).
 func TestRelationalAuditInsertOnly(t *testing.T) {
+	pgtest.OwnEngine(t)
 	_, conn, _ := relLogsDB(t, nil)
 	for _, q := range []string{
 		`UPDATE paydesk_audit SET result = 'edited' WHERE id = 1`,
@@ -125,6 +127,7 @@ func TestRelationalAuditInsertOnly(t *testing.T) {
 // paydesk's writer may still add entries, a viewer still reads, and a role
 // without the grant still may not add to the log.
 func TestRelationalAuditGrantsMove(t *testing.T) {
+	pgtest.OwnEngine(t)
 	suffix := strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_"))
 	writer, viewer := "pdw_"+suffix, "pdv_"+suffix
 	var roles []string
@@ -160,6 +163,7 @@ func TestRelationalAuditGrantsMove(t *testing.T) {
 // The journal's rule in the database: one open operation per action and
 // target; a final one does not count.
 func TestRelationalOneOpenOperationPerTarget(t *testing.T) {
+	pgtest.OwnEngine(t)
 	_, conn, _ := relLogsDB(t, nil)
 	ctx := context.Background()
 	ins := `INSERT INTO paydesk_operations (id, created, updated, action, target, state) VALUES ($1, now(), now(), $2, $3, $4)`
@@ -196,6 +200,7 @@ func TestRelationalOneOpenOperationPerTarget(t *testing.T) {
 // A push's identity is its key and content hash: the database stores it
 // once.
 func TestRelationalPushIdentity(t *testing.T) {
+	pgtest.OwnEngine(t)
 	_, conn, _ := relLogsDB(t, nil)
 	ctx := context.Background()
 	ins := `INSERT INTO paydesk_pushes (id, received, key, hash, signature, body) VALUES ($1, now(), $2, $3, 'valid', '')`
@@ -361,6 +366,7 @@ func readRelLogs(t *testing.T, e *postgres.Engine) string {
 // (its text byte for byte), order, conflict, batch and item, with the same
 // IDs, look-ups, numbering and counts.
 func TestRelationalLogsConvertReadsTheSame(t *testing.T) {
+	pgtest.OwnEngine(t)
 	db, _, u := relLogsDB(t, nil)
 	_ = db.Close()
 	want := readKVLogs(t, u)
@@ -394,6 +400,7 @@ func TestRelationalLogsConvertReadsTheSame(t *testing.T) {
 // stopped when run again, at every point it can stop, and ends with the
 // same tables as one that ran through: nothing lost, nothing twice.
 func TestRelationalLogsConvertCutShortGoesOn(t *testing.T) {
+	pgtest.OwnEngine(t)
 	db, _, u := relLogsDB(t, nil)
 	_ = db.Close()
 	want := readKVLogs(t, u)
@@ -445,6 +452,7 @@ func relUpdate(t *testing.T, e *postgres.Engine, fn func(tx *postgres.Tx) error)
 // The native engine's writes of the logs half, read back through the
 // contract as written; the rules the tables keep refuse what breaks them.
 func TestRelationalLogsWrites(t *testing.T) {
+	pgtest.OwnEngine(t)
 	e := relLogsEngine(t)
 	h := func(b byte) (x [32]byte) { x[0] = b; return x }
 	relUpdate(t, e, func(tx *postgres.Tx) error {
@@ -669,6 +677,7 @@ func TestRelationalLogsWrites(t *testing.T) {
 // first open that may write, cut short and finished by the next open;
 // afterwards nothing is pending and a second open converts nothing.
 func TestRelationalLogsConvertAtOpen(t *testing.T) {
+	pgtest.OwnEngine(t)
 	db, _, u := relLogsDB(t, nil)
 	_ = db.Close()
 	want := readKVLogs(t, u)
@@ -698,6 +707,7 @@ func TestRelationalLogsConvertAtOpen(t *testing.T) {
 // logs' conversion: each chunk is converted once (no duplicate key), and
 // both end with all of it.
 func TestRelationalLogsConvertTwoAtOnce(t *testing.T) {
+	pgtest.OwnEngine(t)
 	db, _, u := relLogsDB(t, nil)
 	_ = db.Close()
 	want := readKVLogs(t, u)

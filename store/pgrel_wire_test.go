@@ -22,7 +22,11 @@ import (
 // answers what `paydesk show` shows (the reservation's CapturedAmount and
 // RefundedAmount). On the kv engine the table stays empty: no row.
 func TestRelationalShowMatchesSQL(t *testing.T) {
-	url := pgtest.Fresh(t)
+	pgtest.OwnEngine(t)
+	// These tests wait on the server most of their time: they run side by
+	// side.
+	t.Parallel()
+	url := freshNative(t)
 	db, err := Open(url, Options{NoSync: true, Now: func() time.Time { return t0 }})
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +81,8 @@ func TestRelationalShowMatchesSQL(t *testing.T) {
 // even one asking for the kv engine (the kv tables are no longer the
 // store). The old code opened it on the kv engine again.
 func TestRelationalOpenConvertsKV(t *testing.T) {
+	pgtest.OwnEngine(t)
+	t.Parallel()
 	url := pgtest.Fresh(t)
 	now := func() time.Time { return t0 }
 	open := func(opts Options) *DB {
@@ -166,6 +172,8 @@ var listTotal = regexp.MustCompile(`\n\s*"Total": -?\d+,`)
 // audit's verdict — at that open and at the next one (times as instants,
 // the pages' totals aside).
 func TestUpgradeLayout7PostgresNative(t *testing.T) {
+	pgtest.OwnEngine(t)
+	t.Parallel()
 	key, err := AuditKeyFromSecret(layout7Secret)
 	if err != nil {
 		t.Fatal(err)

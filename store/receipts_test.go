@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"paydesk/api"
+	"paydesk/internal/pgtest"
 )
 
 // receive applies p as received at at from remote, as the listener does.
@@ -155,6 +156,7 @@ func TestChangeReceiptKeys(t *testing.T) {
 // refused at the inbox, before the rules; it is still counted against the
 // push, in the same batch or a later one.
 func TestInboxRecordsReceipts(t *testing.T) {
+	pgtest.OwnEngine(t)
 	db, _ := openShared2(t)
 	db.StartApplier(t.Logf)
 	g := &gw{clock: t0}

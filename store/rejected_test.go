@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"paydesk/internal/pgtest"
 )
 
 // TestRejectedFloodKeepsEvidence: a flood of rejected requests from one
@@ -13,6 +15,7 @@ import (
 // log (F2: 1,000 tiny unsigned requests once erased it in 0.6 s); what is
 // kept of a 1 MiB body is an excerpt, its size and hash.
 func TestRejectedFloodKeepsEvidence(t *testing.T) {
+	pgtest.OwnEngine(t)
 	now := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	db, err := Open(filepath.Join(t.TempDir(), "r.db"), Options{NoSync: true, MaxRejected: 50, Now: clock})
@@ -70,6 +73,7 @@ func TestRejectedFloodKeepsEvidence(t *testing.T) {
 // quiet for more than a week to a new source, and otherwise counts the new
 // source under "other sources".
 func TestRejectedLogFullRetention(t *testing.T) {
+	pgtest.OwnEngine(t)
 	now := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 	db, err := Open(filepath.Join(t.TempDir(), "r.db"), Options{NoSync: true, MaxRejected: 3, Now: func() time.Time { return now }})
 	if err != nil {

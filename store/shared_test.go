@@ -25,7 +25,7 @@ func openShared2(t *testing.T) (*DB, *DB) {
 // each handle is closed when the test ends.
 func sharedOpener(t *testing.T) func() *DB {
 	t.Helper()
-	url := pgtest.Fresh(t)
+	url := freshNative(t)
 	return func() *DB {
 		t.Helper()
 		db, err := Open(url, Options{Now: func() time.Time { return t0 }})
@@ -40,6 +40,10 @@ func sharedOpener(t *testing.T) func() *DB {
 // Two listeners on one database, the gateway sending every push to both at
 // once: each push is stored once.
 func TestSharedEachPushStoredOnce(t *testing.T) {
+	pgtest.OwnEngine(t)
+	// These tests wait on the server most of their time: they run side by
+	// side.
+	t.Parallel()
 	a, b := openShared2(t)
 	g := &gw{clock: t0}
 	var ps []*api.Push
@@ -76,6 +80,8 @@ func TestSharedEachPushStoredOnce(t *testing.T) {
 // processes: one journal entry goes through, the other is refused naming
 // who holds it.
 func TestSharedOneOpenOperationPerTarget(t *testing.T) {
+	pgtest.OwnEngine(t)
+	t.Parallel()
 	a, b := openShared2(t)
 	g := &gw{clock: t0}
 	s := newScenario(t, a, g, "INV-SHARED")
@@ -111,6 +117,8 @@ func TestSharedOneOpenOperationPerTarget(t *testing.T) {
 // A change committed by one process reaches the subscribers of another
 // (LISTEN/NOTIFY).
 func TestSharedChangesReachOtherProcesses(t *testing.T) {
+	pgtest.OwnEngine(t)
+	t.Parallel()
 	a, b := openShared2(t)
 	changes, stop := b.Subscribe()
 	defer stop()
@@ -133,6 +141,8 @@ func TestSharedChangesReachOtherProcesses(t *testing.T) {
 // the next process that opens the database, as on a file; one whose
 // process is alive stays pending, whoever opens the database meanwhile.
 func TestSharedPendingOfGoneProcessBecomesUnknown(t *testing.T) {
+	pgtest.OwnEngine(t)
+	t.Parallel()
 	open := sharedOpener(t)
 	a, watcher := open(), open()
 	g := &gw{clock: t0}
@@ -175,6 +185,8 @@ func TestSharedPendingOfGoneProcessBecomesUnknown(t *testing.T) {
 // once as a conflict beside the first — serializable transactions on the
 // order's key, retried when they collide.
 func TestSharedEachOrderStoredOnce(t *testing.T) {
+	pgtest.OwnEngine(t)
+	t.Parallel()
 	a, b := openShared2(t)
 	const n = 30
 	type answer struct {

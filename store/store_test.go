@@ -15,10 +15,13 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
+	"paydesk/internal/pgtest"
+	"paydesk/internal/private"
 	"paydesk/store/kvlayout"
 )
 
 func TestOpenCreatesPrivateFile(t *testing.T) {
+	pgtest.OwnEngine(t)
 	path := filepath.Join(t.TempDir(), "a", "b", "paydesk.db")
 	db, err := Open(path, Options{NoSync: true})
 	if err != nil {
@@ -39,6 +42,7 @@ func TestOpenCreatesPrivateFile(t *testing.T) {
 }
 
 func TestOpenHeldFileFailsFast(t *testing.T) {
+	pgtest.OwnEngine(t)
 	path := filepath.Join(t.TempDir(), "paydesk.db")
 	db, err := Open(path, Options{NoSync: true})
 	if err != nil {
@@ -63,6 +67,7 @@ func TestOpenHeldFileFailsFast(t *testing.T) {
 }
 
 func TestOpenRefusesNewerSchema(t *testing.T) {
+	pgtest.OwnEngine(t)
 	path := filepath.Join(t.TempDir(), "paydesk.db")
 	db, err := Open(path, Options{NoSync: true})
 	if err != nil {
@@ -91,6 +96,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 // answered by a process that ended is "outcome unknown" on the next open,
 // and its reservation says so.
 func TestReopenTurnsInFlightIntoUnknown(t *testing.T) {
+	pgtest.OwnEngine(t)
 	path := filepath.Join(t.TempDir(), "paydesk.db")
 	db, err := Open(path, Options{NoSync: true})
 	if err != nil {
@@ -197,6 +203,7 @@ func TestSubscribeCoalescesWhenSlow(t *testing.T) {
 }
 
 func TestBoundedLogs(t *testing.T) {
+	pgtest.OwnEngine(t)
 	path := filepath.Join(t.TempDir(), "p.db")
 	db, err := Open(path, Options{NoSync: true, MaxRejected: 5, MaxExchanges: 3})
 	if err != nil {
@@ -322,6 +329,7 @@ func TestPushIndexOfOlderCaches(t *testing.T) {
 // TestOpenMigratesVersion1: a version 1 file (push index in pushkey) opens
 // as version 2 and its pushes are still found by key.
 func TestOpenMigratesVersion1(t *testing.T) {
+	pgtest.OwnEngine(t)
 	path := filepath.Join(t.TempDir(), "paydesk.db")
 	db, err := Open(path, Options{NoSync: true})
 	if err != nil {
@@ -370,4 +378,42 @@ func moveToVersion1Index(tx Tx, key string, id uint64) error {
 		return err
 	}
 	return tx.Bucket(bTransaction).Delete(k)
+}
+
+// TestCacheReadableByOthers (F9): a cache others may read is refused with
+// the chmod to run.
+func TestCacheReadableByOthers(t *testing.T) {
+	pgtest.OwnEngine(t)
+	path := filepath.Join(t.TempDir(), "cache.db")
+	db, err := Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(path, Options{NoSync: true})
+	if !errors.Is(err, private.ErrTooOpen) || !strings.Contains(err.Error(), "chmod 600 "+path) {
+		t.Fatalf("Open of a 0644 cache = %v", err)
+	}
+}
+
+// TestOpenDamagedCache: Open hands on the bucket engine's verdict on a
+// damaged file (store/kv's damage tests try the damage itself): an error
+// that is ErrDamaged and says in one line what to do, and the empty file
+// left as it was.
+func TestOpenDamagedCache(t *testing.T) {
+	pgtest.OwnEngine(t)
+	path := filepath.Join(t.TempDir(), "cache.db")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(path, Options{NoSync: true})
+	if !errors.Is(err, ErrDamaged) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "mv "+path) {
+		t.Fatalf("Open of an empty file = %v, want ErrDamaged in one line that says what to do", err)
+	}
+	if fi, _ := os.Stat(path); fi.Size() != 0 {
+		t.Errorf("the empty file was initialised (%d bytes)", fi.Size())
+	}
 }

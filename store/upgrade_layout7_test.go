@@ -41,6 +41,10 @@ const (
 var layout7Clock = time.Date(2026, 3, 3, 9, 0, 0, 0, time.UTC)
 
 func TestUpgradeLayout7Bolt(t *testing.T) {
+	pgtest.OwnEngine(t)
+	// These tests wait on the server most of their time: they run side by
+	// side.
+	t.Parallel()
 	src, err := os.ReadFile(filepath.Join(layout7Dir, "layout7.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -53,6 +57,8 @@ func TestUpgradeLayout7Bolt(t *testing.T) {
 }
 
 func TestUpgradeLayout7Postgres(t *testing.T) {
+	pgtest.OwnEngine(t)
+	t.Parallel()
 	u := pgtest.Fresh(t)
 	restorePGDump(t, u, filepath.Join(layout7Dir, "layout7.sql"))
 	checkLayout7(t, "postgres", u)

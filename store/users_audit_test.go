@@ -79,7 +79,8 @@ func TestUsersAudited(t *testing.T) {
 
 // TestUsersAuditedRelational: the same on the native engine.
 func TestUsersAuditedRelational(t *testing.T) {
-	db, err := Open(pgtest.Fresh(t), Options{NoSync: true})
+	pgtest.OwnEngine(t)
+	db, err := Open(freshNative(t), Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

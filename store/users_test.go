@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"paydesk/internal/pgtest"
 	"paydesk/store/postgres"
 )
 
@@ -74,6 +75,7 @@ func TestUsers(t *testing.T) {
 
 // TestUsersRelational: the same rules on the native engine (0012).
 func TestUsersRelational(t *testing.T) {
+	pgtest.OwnEngine(t)
 	url := freshNative(t)
 	db, err := Open(url, Options{NoSync: true})
 	if err != nil {
@@ -96,6 +98,7 @@ func TestUsersRelational(t *testing.T) {
 // A users bucket written by the bucket engine survives a reopen, and a
 // cache written before users read as having none.
 func TestUsersReopen(t *testing.T) {
+	pgtest.OwnEngine(t)
 	path := t.TempDir() + "/paydesk.db"
 	db, err := Open(path, Options{NoSync: true})
 	if err != nil {

@@ -123,6 +123,19 @@ func StoreAt(t testing.TB, file string) string {
 	return file
 }
 
+// OwnEngine marks a test that opens the engines it is about itself (a
+// file, a database of its own, every engine in turn) instead of the one
+// PAYDESK_STORE_BACKEND names: it runs in the pass without that variable
+// and is skipped in the pass with it, which would only run it again. The
+// mark sits on the test, so a pass over the engine a variable names needs
+// no list of the tests to leave out.
+func OwnEngine(t testing.TB) {
+	t.Helper()
+	if os.Getenv(BackendEnv) != "" {
+		t.Skip("opens its engines itself: it runs in the pass without " + BackendEnv)
+	}
+}
+
 // createFrom creates database name as a copy of template. It asks for
 // the file copy: PostgreSQL 15's default (WAL_LOG) writes every block of
 // the template to the WAL, about three times as slow for databases this

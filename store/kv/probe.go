@@ -1,16 +1,15 @@
 package kv
 
 import (
-	"context"
-
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// What the store's tests reach of the bucket engine's insides, through a
-// store opened the ordinary way: the buckets themselves (a file built the
-// way an older paydesk left it, a record damaged on purpose), the lists'
-// indexes and fills, and the paths a filter takes on a small file.
-// Nothing but tests calls them.
+// What the store's tests still reach of the bucket engine's insides,
+// through a store opened the ordinary way: the buckets themselves (a file
+// built the way an older paydesk left it), the transaction list's indexes
+// and fill, and the paths a filter takes on a small file. Nothing but
+// tests calls them; the tests of the engine alone are this package's own
+// (damage, fills, refold, warm-up, the contract) and need none of them.
 
 // Engine is the buckets under the engine contract.
 func (db *DB) Engine() Engine { return db.eng }
@@ -38,20 +37,18 @@ func (db *DB) SetListPaths(scanBlocks, small, walk int) {
 // UnindexSummary removes a reservation's list row and index entries.
 func UnindexSummary(tx Tx, key string) error { return unindexSummary(tx, key) }
 
-// The fills at open, by name (FillKey).
-const (
-	ListFill   = listFillName
-	TxListFill = txListFillName
-	RefoldFill = refoldFillName
-)
+// TxListFill is the transaction list's fill at open, by name (FillKey).
+const TxListFill = txListFillName
 
 // FillKey is the meta key that holds fill name's state while it is due.
 func FillKey(name string) []byte { return fillKey(name) }
 
-// ListBuckets are the reservation list's buckets on bbolt, ListIndexes
-// its sort indexes; TxListBuckets and TxListIndexes the transaction
-// list's.
-func ListBuckets() [][]byte { return pageBuckets }
+// TxListBuckets are the transaction list's buckets on bbolt,
+// TxListIndexes its sort indexes.
+func TxListBuckets() [][]byte { return txPageBuckets }
+func TxListIndexes() [][]byte { return bTxIdx[:] }
+
+// ListIndexes are the reservation list's sort indexes on bbolt.
 func ListIndexes() [][]byte {
 	out := make([][]byte, 0, len(listIndexes))
 	for _, ix := range listIndexes {
@@ -59,26 +56,3 @@ func ListIndexes() [][]byte {
 	}
 	return out
 }
-func TxListBuckets() [][]byte { return txPageBuckets }
-func TxListIndexes() [][]byte { return bTxIdx[:] }
-
-// SetSearchText replaces the search text of the row of key in a list's
-// row and text buckets (bbolt).
-func SetSearchText(rows, texts Bucket, key, text []byte) error {
-	id, _, err := rowID(rows, key, false, nil)
-	if err != nil {
-		return err
-	}
-	return setRowText(texts, id, key, text)
-}
-
-// WarmBucket is the warm-up's walk of one bucket (warm.go), in chunks of
-// chunk values by readers walks.
-func (db *DB) WarmBucket(ctx context.Context, name []byte, chunk, readers int, busy func() bool, wait func(context.Context)) (int, error) {
-	return warmBucket(ctx, db.file.db, db.path, name, chunk, readers, busy, wait)
-}
-
-// ListsBusy and StandAside are the warm-up's look at the operator's list
-// reads.
-func (db *DB) ListsBusy() bool                { return db.listsBusy() }
-func (db *DB) StandAside(ctx context.Context) { db.standAside(ctx) }

@@ -57,5 +57,3 @@ func TestReceiptRecords(t *testing.T) {
 		}
 	}
 }
-
-var t0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"context"
 	"testing"
 
 	"paydesk/internal/pgtest"
@@ -15,12 +14,5 @@ import (
 // `. .ci/pg && go test -run TestContract ./store/postgres/`.
 func TestContract(t *testing.T) {
 	pgtest.URL(t)
-	repotest.Run(t, func(t *testing.T) domain.Repo {
-		e, err := Open(context.Background(), pgtest.Fresh(t), true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = e.Close() })
-		return e
-	})
+	repotest.Run(t, func(t *testing.T) domain.Repo { return openNative(t) })
 }

@@ -1,13 +1,14 @@
-package store
+package kv
 
 import (
 	"fmt"
 	"math/rand"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"paydesk/api"
-	"paydesk/store/kv"
+	"paydesk/store/domain"
 )
 
 // TestIndexPagesFill: an index whose keys a commit puts at its end (rising
@@ -31,16 +32,13 @@ func TestIndexPagesFill(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			db := openTest(t)
-			if db.Shared() {
-				t.Skip("page fill is bbolt's")
-			}
+			db := openBoltAt(t, filepath.Join(t.TempDir(), "paydesk.db"))
 			rng := rand.New(rand.NewSource(1))
 			for c := range commits {
 				txs := make([]*Transaction, per)
 				for i := range txs {
 					n := c*per + i
-					txs[i] = &Transaction{Key: fmt.Sprintf("%032X", n), Kind: KindGiftCardPay, Invoice: fmt.Sprintf("GC-%09d", n),
+					txs[i] = &Transaction{Key: fmt.Sprintf("%032X", n), Kind: domain.KindGiftCardPay, Invoice: fmt.Sprintf("GC-%09d", n),
 						Currency: "EUR", Amount: dec("1.06"), Status: Status{Code: api.StatusSuccess, Time: t0}, Created: tt.created(rng, n)}
 				}
 				// One commit's pushes arrive a little out of order (a few
@@ -49,13 +47,11 @@ func TestIndexPagesFill(t *testing.T) {
 					j := min(len(txs)-1, i+rng.Intn(48))
 					txs[i], txs[j] = txs[j], txs[i]
 				}
-				if err := db.PutTransactions(t.Context(), txs); err != nil {
-					t.Fatal(err)
-				}
+				put(t, db, nil, txs)
 			}
 			var fill float64
-			if err := db.bk.Engine().View(func(tx Tx) error {
-				b := tx.Bucket(tt.bucket).(kv.BoltBucket).Bolt
+			if err := db.eng.View(func(tx Tx) error {
+				b := tx.Bucket(tt.bucket).(BoltBucket).Bolt
 				s := b.Stats()
 				fill = float64(s.LeafInuse) / float64(s.LeafPageN*b.Tx().DB().Info().PageSize)
 				return nil

@@ -1,17 +1,14 @@
-package store
+package kv
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"paydesk/api"
-	"paydesk/internal/private"
+	"time"
 )
 
 // damagedCopy writes a cache with some pushes, closes it and overwrites
@@ -19,13 +16,13 @@ import (
 func damagedCopy(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "cache.db")
-	db, err := Open(path, Options{NoSync: true})
+	db, err := OpenBolt(path, Options{File: boltOpts}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &gw{clock: t0}
 	for i := range 300 {
-		push(t, db, txPush(g.key(), fmt.Sprintf("GC-%d", i), "customgiftcard", api.TypeGiftCardPay, dec("10.00"), g.status(api.StatusSuccess, ""), nil))
+		gc, rec := giftCardPush(i)
+		appendPush(t, db, gc, rec)
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
@@ -74,21 +71,26 @@ func damagedCopy(t *testing.T) string {
 func TestDamagedCache(t *testing.T) {
 	t.Run("damaged pages, checked at open", func(t *testing.T) {
 		path := damagedCopy(t)
-		_, err := Open(path, Options{NoSync: true})
+		_, err := OpenBolt(path, Options{File: boltOpts}, nil)
 		assertDamaged(t, err, path)
 	})
 	t.Run("damaged pages, found while reading", func(t *testing.T) {
 		path := damagedCopy(t)
-		db, err := Open(path, Options{NoSync: true, CheckPagesUpTo: -1})
+		o := boltOpts
+		o.CheckPagesUpTo = -1
+		db, err := OpenBolt(path, Options{File: o}, nil)
 		if err != nil {
 			assertDamaged(t, err, path)
 			return
 		}
 		defer db.Close()
-		_, err = db.Pushes(t.Context(), 0, 0)
-		if err == nil {
-			_, err = db.Transactions(t.Context())
-		}
+		err = db.Repo().View(t.Context(), func(tx RepoTx) error {
+			if _, err := tx.PushesBefore(0, 0); err != nil {
+				return err
+			}
+			_, err := tx.Transactions()
+			return err
+		})
 		assertDamaged(t, err, path)
 	})
 	t.Run("empty file", func(t *testing.T) {
@@ -96,7 +98,7 @@ func TestDamagedCache(t *testing.T) {
 		if err := os.WriteFile(path, nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Open(path, Options{NoSync: true})
+		_, err := OpenBolt(path, Options{File: boltOpts}, nil)
 		assertDamaged(t, err, path)
 		if fi, _ := os.Stat(path); fi.Size() != 0 {
 			t.Errorf("the empty file was initialised (%d bytes)", fi.Size())
@@ -107,7 +109,7 @@ func TestDamagedCache(t *testing.T) {
 		if err := os.WriteFile(path, bytes.Repeat([]byte{0xA5}, 4*os.Getpagesize()), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Open(path, Options{NoSync: true})
+		_, err := OpenBolt(path, Options{File: boltOpts}, nil)
 		assertDamaged(t, err, path)
 	})
 }
@@ -124,20 +126,5 @@ func assertDamaged(t *testing.T, err error, path string) {
 	}
 }
 
-// TestCacheReadableByOthers (F9): a cache others may read is refused with
-// the chmod to run.
-func TestCacheReadableByOthers(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "cache.db")
-	db, err := Open(path, Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	if err := os.Chmod(path, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err = Open(path, Options{NoSync: true})
-	if !errors.Is(err, private.ErrTooOpen) || !strings.Contains(err.Error(), "chmod 600 "+path) {
-		t.Fatalf("Open of a 0644 cache = %v", err)
-	}
-}
+// boltOpts open the tests' files as the store opens a cache.
+var boltOpts = FileOptions{NoSync: true, LockTimeout: time.Second}

@@ -1,17 +1,13 @@
-package store
+package kv
 
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"paydesk/api"
-	"paydesk/store/kv"
 )
 
 // realCache is a cache as paydesk leaves it: reservations captured and
@@ -23,27 +19,27 @@ type realCache struct {
 	running, closed []byte
 }
 
+// makeRealCache writes the records the store would, through the
+// contract, in one transaction a push as the listener commits them.
 func makeRealCache(t testing.TB) realCache {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "real.db")
-	db, err := Open(path, Options{NoSync: true, Now: func() time.Time { return t0 }})
+	db, err := OpenBolt(path, Options{File: FileOptions{NoSync: true, LockTimeout: time.Second}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &gw{clock: t0}
 	for i := range 40 {
-		s := newScenario(t, db, g, fmt.Sprintf("SHOP-%05d", i))
-		s.reserve(articles(), true)
-		k := s.capture("149.87", true)
-		if i%3 == 0 {
-			s.refund(k, "10.00", true)
-		}
-		if _, err := db.AppendAudit(t.Context(), AuditEntry{Operator: "alice@desk1", Action: "capture", Target: s.resKey, Amount: dec("30.00"), Currency: "EUR", Result: "190 Success"}); err != nil {
-			t.Fatal(err)
-		}
+		r, txs := capturedReservation(i)
+		put(t, db, []*Reservation{r}, txs)
+		update(t, db, func(tx RepoTx) error {
+			_, err := tx.AppendAudit(AuditEntry{Time: t0, Operator: "alice@desk1", Action: "capture", Target: r.Key,
+				Amount: dec("30.00"), Currency: "EUR", Result: "190 Success"}, nil)
+			return err
+		})
 	}
 	for i := range 400 {
-		push(t, db, txPush(g.key(), fmt.Sprintf("GC-%d", i), "customgiftcard", api.TypeGiftCardPay, dec("10.00"), g.status(api.StatusSuccess, ""), nil))
+		gc, rec := giftCardPush(i)
+		appendPush(t, db, gc, rec)
 	}
 	var rc realCache
 	if rc.running, err = os.ReadFile(path); err != nil {
@@ -58,19 +54,11 @@ func makeRealCache(t testing.TB) realCache {
 	return rc
 }
 
-// bbolt's page format, which the damage below aims at (store/kv's
-// pagecheck.go reads it).
-const (
-	pageHeaderSize = 16 // id u64, flags u16, count u16, overflow u32
-	flagLeaf       = 0x02
-	flagFreelist   = 0x10
-)
-
 // pagesByType finds the pages of each type in a cache file as its newest
-// meta page sees them (kv.MapPages).
-func pagesByType(t testing.TB, b []byte) kv.PageMap {
+// meta page sees them (MapPages).
+func pagesByType(t testing.TB, b []byte) PageMap {
 	t.Helper()
-	m, err := kv.MapPages(b)
+	m, err := MapPages(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,18 +67,19 @@ func pagesByType(t testing.TB, b []byte) kv.PageMap {
 
 // exercise opens a damaged copy, reads every list, writes a push and checks
 // the file, the way the console and the listener would meet it. It returns
-// what Open said; everything else must be an error or a result, never a
-// crash or a hang. Once a read or a write met damage, writes are refused.
-func exercise(t *testing.T, path string, opts Options) error {
+// what OpenBolt said; everything else must be an error or a result, never
+// a crash or a hang. Once a read or a write met damage, writes are refused.
+func exercise(t *testing.T, path string, o FileOptions) error {
 	t.Helper()
-	db, err := Open(path, opts)
+	o.LockTimeout = time.Second
+	db, err := OpenBolt(path, Options{File: o}, nil)
 	if err != nil {
 		if !errors.Is(err, ErrDamaged) && !strings.Contains(err.Error(), path) {
-			t.Errorf("Open: %v, not a damaged cache named by its path", err)
+			t.Errorf("OpenBolt: %v, not a damaged cache named by its path", err)
 		}
 		problems, cerr := CheckFile(path, 0)
 		if cerr != nil || len(problems) == 0 {
-			t.Errorf("Open refused the file (%v) but CheckFile found %q, %v", err, problems, cerr)
+			t.Errorf("OpenBolt refused the file (%v) but CheckFile found %q, %v", err, problems, cerr)
 		}
 		return err
 	}
@@ -101,27 +90,30 @@ func exercise(t *testing.T, path string, opts Options) error {
 			damaged = err
 		}
 	}
-	_, err = db.LoadReservationSummaries(t.Context())
+	read := func(fn func(tx RepoTx) error) { note(db.Repo().View(t.Context(), fn)) }
+	read(func(tx RepoTx) error { _, err := tx.Summaries(); return err })
+	read(func(tx RepoTx) error { _, err := tx.Transactions(); return err })
+	read(func(tx RepoTx) error { _, err := tx.PushesBefore(0, 0); return err })
+	read(func(tx RepoTx) error {
+		return tx.WalkAudit(false, func(uint64, *AuditEntry, []byte, error) bool { return true })
+	})
+	_, err = (kvLister{db}).ReservationPage(t.Context(), PageQuery{Limit: 50})
 	note(err)
-	_, err = db.Transactions(t.Context())
-	note(err)
-	_, err = db.Pushes(t.Context(), 0, 0)
-	note(err)
-	_, err = db.Audit(t.Context(), 0)
-	note(err)
-	_, err = db.VerifyAudit(t.Context())
-	note(err)
-	_, err = db.ReservationPage(t.Context(), PageQuery{Limit: 50})
-	note(err)
-	g := &gw{clock: t0, n: 1 << 20}
-	p := txPush(g.key(), "GC-NEW", "customgiftcard", api.TypeGiftCardPay, dec("10.00"), g.status(api.StatusSuccess, ""), nil)
-	body, _ := p.Encode()
-	_, err = db.ApplyPush(t.Context(), PushRecord{Body: body, Method: "POST", URL: "/push"}, p)
-	note(err)
+	gc, rec := giftCardPush(1 << 20)
+	write := func() error {
+		enc := db.Repo().EncodePush(rec)
+		return db.Repo().Update(t.Context(), func(tx RepoTx) error {
+			if _, err := tx.PutTransaction(gc); err != nil {
+				return err
+			}
+			_, err := tx.AppendPush(rec, enc)
+			return err
+		})
+	}
+	note(write())
 	if damaged != nil {
 		t.Logf("found while running: %.160s", damaged)
-		_, err := db.ApplyPush(t.Context(), PushRecord{Body: body, Method: "POST", URL: "/push"}, p)
-		if !errors.Is(err, ErrDamaged) {
+		if err := write(); !errors.Is(err, ErrDamaged) {
 			t.Errorf("after %v a push was taken: %v", damaged, err)
 		}
 	}
@@ -199,19 +191,19 @@ func TestDamagedCachePatterns(t *testing.T) {
 	modes := []struct {
 		name string
 		base []byte
-		opts Options
+		opts FileOptions
 	}{
 		// a small cache: checked at every open
-		{"small", rc.closed, Options{NoSync: true}},
+		{"small", rc.closed, FileOptions{NoSync: true}},
 		// a large one (over CheckPagesUpTo) copied while open: its
 		// clean-close marker says "open", so the check runs
-		{"large, not closed cleanly", rc.running, Options{NoSync: true, CheckPagesUpTo: -1}},
+		{"large, not closed cleanly", rc.running, FileOptions{NoSync: true, CheckPagesUpTo: -1}},
 		// a large one closed cleanly: not checked at open; what the meta
 		// pages and the freelist hold is (before bbolt maps the file), the
 		// rest is found when read — a page past the end of the file is a
 		// fault made an error, not a SIGBUS — and then the cache takes no
 		// more writes (exercise)
-		{"large, closed cleanly", rc.closed, Options{NoSync: true, CheckPagesUpTo: -1}},
+		{"large, closed cleanly", rc.closed, FileOptions{NoSync: true, CheckPagesUpTo: -1}},
 	}
 	for _, mode := range modes {
 		pm := pagesByType(t, mode.base)
@@ -235,7 +227,7 @@ func TestDamagedCachePatterns(t *testing.T) {
 				path := writeCopy(t, tc.damage(f))
 				err := exercise(t, path, mode.opts)
 				if tc.found && err == nil && !unchecked {
-					t.Fatal("Open took the damaged cache")
+					t.Fatal("OpenBolt took the damaged cache")
 				}
 				if err != nil {
 					assertDamaged(t, err, path)
@@ -258,20 +250,20 @@ func TestCleanCloseMarker(t *testing.T) {
 	}{{"closed", rc.closed, true}, {"copied while open", rc.running, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeCopy(t, tc.file)
-			if clean, err := kv.CleanClosed(path); err != nil || clean != tc.clean {
+			if clean, err := CleanClosed(path); err != nil || clean != tc.clean {
 				t.Fatalf("before open: clean %v, %v; want %v", clean, err, tc.clean)
 			}
-			db, err := Open(path, Options{NoSync: true, CheckPagesUpTo: -1})
+			db, err := OpenBolt(path, Options{File: FileOptions{NoSync: true, CheckPagesUpTo: -1, LockTimeout: time.Second}}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if clean, err := kv.CleanClosed(path); err != nil || clean {
+			if clean, err := CleanClosed(path); err != nil || clean {
 				t.Fatalf("while open: clean %v, %v", clean, err)
 			}
 			if err := db.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if clean, err := kv.CleanClosed(path); err != nil || !clean {
+			if clean, err := CleanClosed(path); err != nil || !clean {
 				t.Fatalf("after close: clean %v, %v", clean, err)
 			}
 		})
@@ -295,9 +287,9 @@ func FuzzDamagedCache(f *testing.F) {
 	f.Add(uint8(0), uint16(0), uint16(0), uint8(0), uint32(len(rc.closed)/2), true)
 	ps := os.Getpagesize()
 	f.Fuzz(func(t *testing.T, kind uint8, page, off uint16, bit uint8, cut uint32, running bool) {
-		base, opts := rc.closed, Options{NoSync: true}
+		base, opts := rc.closed, FileOptions{NoSync: true}
 		if running {
-			base, opts = rc.running, Options{NoSync: true, CheckPagesUpTo: -1}
+			base, opts = rc.running, FileOptions{NoSync: true, CheckPagesUpTo: -1}
 		}
 		var b []byte
 		switch name := kinds[int(kind)%len(kinds)]; name {
@@ -312,7 +304,7 @@ func FuzzDamagedCache(f *testing.F) {
 			return // an empty file: TestDamagedCache
 		}
 		if err := exercise(t, writeCopy(t, b), opts); err != nil && !errors.Is(err, ErrDamaged) {
-			t.Fatalf("Open: %v", err)
+			t.Fatalf("OpenBolt: %v", err)
 		}
 	})
 }

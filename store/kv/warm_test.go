@@ -1,27 +1,25 @@
-package store
+package kv
 
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 )
 
 // TestWarmLists walks every block of both lists' sketches and text, in
 // chunks that resume where the last stopped, and stops when its context
-// ends. On PostgreSQL it does nothing.
+// ends.
 func TestWarmLists(t *testing.T) {
-	db := openTest(t)
-	pageData(t, db, 600)
+	db := openBoltAt(t, filepath.Join(t.TempDir(), "paydesk.db"))
+	listData(t, db, 600)
 	if err := db.WarmLists(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if db.bk.File() == nil {
-		return // PostgreSQL: nothing to warm
-	}
 	for _, name := range [][]byte{bSumGram, bSumText} {
 		want := 0
-		_ = db.bk.Engine().View(func(tx Tx) error {
+		_ = db.eng.View(func(tx Tx) error {
 			c := tx.Bucket(name).Cursor()
 			for k, _ := c.First(); k != nil; k, _ = c.Next() {
 				want++
@@ -32,7 +30,7 @@ func TestWarmLists(t *testing.T) {
 			t.Fatalf("%s: %d blocks, the test wants several", name, want)
 		}
 		for _, chunk := range []int{1, 2, 3, want, want + 1} {
-			got, err := db.bk.WarmBucket(context.Background(), name, chunk, 3, db.bk.ListsBusy, db.bk.StandAside)
+			got, err := warmBucket(context.Background(), db.file.db, db.path, name, chunk, 3, db.listsBusy, db.standAside)
 			if err != nil || got != want {
 				t.Errorf("%s in chunks of %d: %d blocks read, want %d (%v)", name, chunk, got, want, err)
 			}
@@ -42,7 +40,7 @@ func TestWarmLists(t *testing.T) {
 		var asked, waits atomic.Int32
 		busy := func() bool { return asked.Add(1)%2 == 0 }
 		wait := func(context.Context) { waits.Add(1) }
-		got, err := db.bk.WarmBucket(context.Background(), name, want, 3, busy, wait)
+		got, err := warmBucket(context.Background(), db.file.db, db.path, name, want, 3, busy, wait)
 		if err != nil || got != want || waits.Load() < int32(want/2) {
 			t.Errorf("%s with reads coming: %d blocks read, want %d, %d waits (%v)", name, got, want, waits.Load(), err)
 		}
