@@ -16,7 +16,7 @@ import (
 
 func main() {
 	stopProfile := startProfile()
-	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals(signal.Ignored)...)
 	code := cli.Main(ctx, cli.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
 		Interactive: term.IsTerminal(os.Stdin.Fd())}, os.Args[1:])
 	stop()
@@ -32,9 +32,12 @@ func main() {
 // page of the file (16 s on a million reservations). Unless it is
 // ignored: under nohup the operator asked paydesk to outlive the terminal,
 // and handling SIGHUP would undo that.
-func stopSignals() []os.Signal {
+//
+// ignored is signal.Ignored, a parameter so that a test does not depend on
+// how its own process was started.
+func stopSignals(ignored func(os.Signal) bool) []os.Signal {
 	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
-	if !signal.Ignored(syscall.SIGHUP) {
+	if !ignored(syscall.SIGHUP) {
 		sigs = append(sigs, syscall.SIGHUP)
 	}
 	return sigs
