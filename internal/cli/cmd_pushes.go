@@ -116,6 +116,7 @@ func runPushes(ctx context.Context, c *cmdContext, typ, kind, status, filter str
 	// The store pages the log newest first with the filters applied in
 	// it (store.DB.PushPage), so --limit reads only what it prints.
 	var kept []*store.PushRecord
+	total := -1 // known only when --limit left some out
 	if db != nil {
 		q := store.PushQuery{PageQuery: store.PageQuery{Desc: true, Where: where}, Envelope: typ, Kind: kind, Status: status}
 		for {
@@ -130,7 +131,16 @@ func runPushes(ctx context.Context, c *cmdContext, typ, kind, status, filter str
 			for _, r := range p.Rows {
 				kept = append(kept, r.Push)
 			}
-			if !p.More || len(p.Rows) == 0 || limit > 0 && len(kept) >= limit {
+			if limit > 0 && len(kept) >= limit {
+				// Say how many the limit left out, as audit does: "50
+				// pushes" read as all there are.
+				q.After, q.Limit = nil, 0
+				if total, err = db.PushCount(ctx, q); err != nil {
+					return c.fail(err)
+				}
+				break
+			}
+			if !p.More || len(p.Rows) == 0 {
 				break
 			}
 			q.After = p.Rows[len(p.Rows)-1].Pos
@@ -181,7 +191,11 @@ func runPushes(ctx context.Context, c *cmdContext, typ, kind, status, filter str
 			dash(p.Invoice), dash(p.StatusText), amount, p.Signature, result)
 	}
 	_ = tw.Flush()
-	fmt.Fprintln(c.sio.Stdout, count(len(out), "push", "pushes"))
+	if len(out) < total {
+		fmt.Fprintf(c.sio.Stdout, "showing the newest %d of %d pushes; --limit 0 for all or --limit N for more\n", len(out), total)
+	} else {
+		fmt.Fprintln(c.sio.Stdout, count(len(out), "push", "pushes"))
+	}
 	return exitOK
 }
 

@@ -106,6 +106,12 @@ func TestTransactionsAndPushesCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Reserve") || strings.Contains(out, "C700") || !strings.HasSuffix(out, "\n1 push\n") {
 		t.Fatalf("pushes --type DataRequest: exit %d %q", code, out)
 	}
+	// A limit that leaves some out says so (as audit does).
+	code, out, _ = runCLI(t, dir, "", "pushes", "--limit", "1")
+	if code != 0 || !strings.Contains(out, "C700") || strings.Contains(out, "Reserve") ||
+		!strings.HasSuffix(out, "\nshowing the newest 1 of 2 pushes; --limit 0 for all or --limit N for more\n") {
+		t.Fatalf("pushes --limit 1: exit %d %q", code, out)
+	}
 	code, out, _ = runCLI(t, dir, "", "pushes", "--status", "rejected", "--json")
 	if code != 0 || strings.TrimSpace(out) != "[]" {
 		t.Fatalf("pushes --status rejected: exit %d %q", code, out)
