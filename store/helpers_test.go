@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"paydesk/api"
+	"paydesk/store/domain"
 )
 
 var t0 = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
@@ -204,4 +206,24 @@ func (s *scenario) reservation() *Reservation {
 		s.t.Fatal(err)
 	}
 	return r
+}
+
+// openCutThenWhole opens the file at path once for every count in cutAfter
+// with its fills cut short after that many chunks of chunk rows (each open
+// must fail with domain.ErrFillCut, as a killed process's would), then
+// opens it whole: the fills resume where the cut ones stopped. The store is
+// closed when the test ends.
+func openCutThenWhole(t *testing.T, path string, chunk int, cutAfter []int) *DB {
+	t.Helper()
+	for _, cut := range cutAfter {
+		if _, err := Open(path, Options{NoSync: true, fillChunk: chunk, failFillAfter: cut}); !errors.Is(err, domain.ErrFillCut) {
+			t.Fatalf("open cut after %d chunks: %v", cut, err)
+		}
+	}
+	db, err := Open(path, Options{NoSync: true, fillChunk: chunk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
 }

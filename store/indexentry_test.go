@@ -2,7 +2,6 @@ package store
 
 import (
 	"encoding/binary"
-	"errors"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -10,7 +9,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"paydesk/store/domain"
 	"paydesk/store/kv"
 )
 
@@ -133,16 +131,7 @@ func TestUpgradeLayout8IndexEntries(t *testing.T) {
 			}
 			_ = db.Close()
 
-			for _, cut := range tc.cutAfter {
-				if _, err := Open(path, Options{NoSync: true, fillChunk: tc.chunk, failFillAfter: cut}); !errors.Is(err, domain.ErrFillCut) {
-					t.Fatalf("open cut after %d chunks: %v", cut, err)
-				}
-			}
-			db, err = Open(path, Options{NoSync: true, fillChunk: tc.chunk})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db = openCutThenWhole(t, path, tc.chunk, tc.cutAfter)
 			checkShortEntries(t, db)
 			if got := pages(); !slices.EqualFunc(got, want, slices.Equal) {
 				t.Fatalf("pages after the upgrade differ from before:\n got %q\nwant %q", got, want)

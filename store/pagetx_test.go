@@ -1,7 +1,6 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 	"math/rand"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 
 	"paydesk/api"
 	"paydesk/internal/pgtest"
-	"paydesk/store/domain"
 	"paydesk/store/kv"
 )
 
@@ -178,16 +176,7 @@ func TestTransactionListFill(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = db.Close()
-			for _, cut := range tc.cutAfter {
-				if _, err := Open(path, Options{NoSync: true, fillChunk: tc.chunk, failFillAfter: cut}); !errors.Is(err, domain.ErrFillCut) {
-					t.Fatalf("open cut after %d chunks: %v", cut, err)
-				}
-			}
-			db, err = Open(path, Options{NoSync: true, fillChunk: tc.chunk})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db = openCutThenWhole(t, path, tc.chunk, tc.cutAfter)
 			for _, q := range []PageQuery{{Sort: TxSortCustomer, Limit: 1000}, {Sort: TxSortAmount, Desc: true, Limit: 1000},
 				{Sort: TxSortKind, Limit: 1000}, {Sort: TxSortStatus, Limit: 1000}, {Limit: 1000},
 				{Filter: "muller", Limit: 1000}, {State: State(KindGiftCardPay), Limit: 1000}, {Filter: all[7].Invoice, Limit: 1000}} {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"errors"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -48,16 +47,7 @@ func TestPushLogIndexFill(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = db.Close()
-			for _, cut := range tc.cutAfter {
-				if _, err := Open(path, Options{NoSync: true, fillChunk: tc.chunk, failFillAfter: cut}); !errors.Is(err, domain.ErrFillCut) {
-					t.Fatalf("open cut after %d chunks: %v", cut, err)
-				}
-			}
-			db, err = Open(path, Options{NoSync: true, fillChunk: tc.chunk})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db = openCutThenWhole(t, path, tc.chunk, tc.cutAfter)
 			for _, q := range []PushQuery{{PageQuery: PageQuery{Desc: true, Limit: 1000}}, {PageQuery: PageQuery{Limit: 1000}},
 				{PageQuery: PageQuery{Desc: true, Limit: 1000}, Status: "rejected"}} {
 				p, err := db.PushPage(t.Context(), q)
