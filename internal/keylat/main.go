@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/vt"
 	"github.com/creack/pty"
@@ -98,7 +99,7 @@ func run(db, word string, rounds int, each bool, wait time.Duration, bins []stri
 				}
 			}
 			for len(typed) > 0 {
-				_, size := lastRune(typed)
+				_, size := utf8.DecodeLastRuneInString(typed)
 				typed = typed[:len(typed)-size]
 				if err := t.key("\x7f", typed); err != nil {
 					return err
@@ -267,12 +268,6 @@ func line(screen string, i int) string {
 	return ""
 }
 
-func lastRune(s string) (rune, int) {
-	r := []rune(s)
-	last := r[len(r)-1]
-	return last, len(string(last))
-}
-
 func median(d []time.Duration) time.Duration { return pct(d, 0.5) }
 
 func pct(d []time.Duration, p float64) time.Duration {
@@ -283,12 +278,23 @@ func pct(d []time.Duration, p float64) time.Duration {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
 
+// copyFile streams the cache: a million reservations are 3 GB, more than
+// a copy through memory should hold.
 func copyFile(from, to string) error {
-	b, err := os.ReadFile(from)
+	in, err := os.Open(from)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(to, b, 0o600)
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		_ = out.Close()
+		return fmt.Errorf("copy %s: %w", from, err)
+	}
+	return out.Close()
 }
 
 func (t *target) screen() string {
