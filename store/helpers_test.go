@@ -227,3 +227,10 @@ func openCutThenWhole(t *testing.T, path string, chunk int, cutAfter []int) *DB 
 	t.Cleanup(func() { _ = db.Close() })
 	return db
 }
+
+// sampled says whether the i-th case of a property or table test runs.
+// Those tests drive one goroutine through the store against a reference,
+// which the race detector makes five to ten times dearer without checking
+// more: under it they run every fourth case (a quarter of the seeds), and
+// .ci/run runs them whole without it, beside the race pass.
+func sampled(i int) bool { return !raceEnabled || i%4 == 0 }

@@ -2,7 +2,8 @@
 
 package batch
 
-// raceEnabled: the huge-manifest test reads 200 MiB on one goroutine;
-// under the race detector it costs minutes and checks no concurrency, so
-// it skips there and .ci/run runs it without it.
+// raceEnabled: the huge-manifest test reads 200 MiB on one goroutine, and
+// the kill test's child is a process of its own; under the race detector
+// they cost minutes and check no concurrency, so they skip there and
+// .ci/run runs them without it.
 const raceEnabled = true

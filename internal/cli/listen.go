@@ -139,7 +139,7 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 	if *asJSON {
 		format = printJSON
 	}
-	lines := newLinePrinter(sio.Stdout, format, errOut, *asJSON)
+	lines := newLinePrinter(sio.Stdout, format, errOut, *asJSON, sio.outBytes)
 	defer lines.close()
 	observe := lines.print
 	if len(forward) > 0 {
@@ -280,8 +280,8 @@ type linePrinter struct {
 	asJSON bool
 }
 
-func newLinePrinter(w io.Writer, format func(io.Writer, pushlistener.Event), notice *lineout.Writer, asJSON bool) *linePrinter {
-	opts := lineout.Options{Notice: notice, NoticeText: func(n uint64) string {
+func newLinePrinter(w io.Writer, format func(io.Writer, pushlistener.Event), notice *lineout.Writer, asJSON bool, maxBytes int) *linePrinter {
+	opts := lineout.Options{MaxBytes: maxBytes, Notice: notice, NoticeText: func(n uint64) string {
 		return fmt.Sprintf("paydesk listen: stdout is not being read: %d lines dropped so far (pushes are still stored and answered)", n)
 	}}
 	if asJSON {

@@ -36,6 +36,10 @@ type IO struct {
 	// stderrTerminal: the client's stderr is a terminal (for a client's
 	// command, whose Stderr here is the stream back to it).
 	stderrTerminal bool
+	// outBytes bounds the lines `listen` holds for a stdout that does not
+	// read (0: lineout's 1 MiB); a test fills a smaller one with fewer
+	// pushes.
+	outBytes int
 }
 
 // getenvOf is sio's environment, or an empty one.

@@ -1,0 +1,6 @@
+//go:build race
+
+package store
+
+// raceEnabled: see sampled.
+const raceEnabled = true
