@@ -217,10 +217,15 @@ func TestDamagedCachePatterns(t *testing.T) {
 		f.child = f.br*ps + pageHeaderSize + 8
 		for _, tc := range cases {
 			unchecked := mode.opts.CheckPagesUpTo < 0 && mode.name == "large, closed cleanly"
-			if unchecked && tc.name == "branch child is the branch itself" {
+			if unchecked && (tc.name == "branch child is the branch itself" || tc.name == "branch count") {
 				// bbolt's cursor would follow the loop until the stack
 				// limit ends the process: unchecked, a loop is not safe to
-				// read (see docs/store.md); the check finds it.
+				// read (see docs/store.md); the check finds it. A branch
+				// whose count runs past its page makes the cursor read its
+				// children from whatever follows: where that is zeros it
+				// descends into page 0, whose last "child" is read from
+				// 1 MiB further on — zeros again in some files, a loop
+				// (one race-enabled run hung there for ten minutes).
 				continue
 			}
 			t.Run(tc.name+"/"+mode.name, func(t *testing.T) {
