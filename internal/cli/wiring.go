@@ -395,7 +395,7 @@ func startOutbox(ctx context.Context, c outboxConfig) (stop func(), err error) {
 		defer close(kicked)
 		for ch := range changes {
 			if ch.Pushes > 0 || ch.Overflow {
-				w.Kick()
+				w.Arrived(ch.Pushes) // counts towards a burst, to which the worker yields
 			}
 		}
 	}()
