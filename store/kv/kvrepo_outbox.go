@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"paydesk/store/kvlayout"
@@ -29,6 +30,39 @@ var (
 	bDeliveryChain = []byte("deliverieschain")
 	bDeliveryDue   = []byte("deliveriesdue")
 )
+
+// kForwardTo is the meta key of the store's forward endpoints: their
+// URLs joined by newlines (a URL holds no control character: CheckEndpoint
+// refuses one), absent when there are none.
+var kForwardTo = []byte("forward-to")
+
+func (k *kvTx) ForwardTo() ([]string, error) {
+	m := k.tx.Bucket(bMeta)
+	if m == nil {
+		return nil, nil
+	}
+	v := m.Get(kForwardTo)
+	if len(v) == 0 {
+		return nil, nil
+	}
+	return strings.Split(string(v), "\n"), nil
+}
+
+func (k *kvTx) SetForwardTo(endpoints []string) error {
+	m := k.tx.Bucket(bMeta)
+	if m == nil {
+		return fmt.Errorf("forward-to: no meta bucket: %w", kvlayout.ErrCorrupt)
+	}
+	if len(endpoints) == 0 {
+		return m.Delete(kForwardTo)
+	}
+	for _, ep := range endpoints {
+		if ep == "" || strings.ContainsAny(ep, "\n\r") {
+			return fmt.Errorf("forward-to %q: an endpoint is one line, not empty", ep)
+		}
+	}
+	return m.Put(kForwardTo, []byte(strings.Join(endpoints, "\n")))
+}
 
 // outboxBucket returns the bucket for writing, made on first use. Both
 // take new IDs at their end only, so their pages are filled before they
