@@ -114,6 +114,15 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 	}
 	r.db = db
 	r.closers = append(r.closers, func() { _ = db.Close() })
+	// The store's endpoints are the ones pushes go to (a process given
+	// none uses them; one given others was refused at open): the worker,
+	// the banner and the console go by them.
+	eps, err := db.ForwardTo(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	set.ForwardTo, set.Forwarding = eps, len(eps) > 0
+	r.set.ForwardTo, r.set.Forwarding = eps, len(eps) > 0
 
 	if err := os.MkdirAll(set.DataDir(), 0o700); err != nil {
 		return nil, fmt.Errorf("data folder: %w", err)
