@@ -153,6 +153,11 @@ func (k *kvTx) putDelivery(d *Delivery, newest bool) error {
 		// push's path.
 		return nil
 	}
+	if newest && d.State.IsOpen() {
+		// The first open one of its chain (a new key, the common case):
+		// it is the head, no seek needed to find it.
+		return due.Put(binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(make([]byte, 0, 16), nextKey(d.NextAt)), d.ID), nil)
+	}
 	// The chain's head (its oldest open delivery) may have changed, or
 	// its next attempt: the due index holds the head as it is now.
 	after, err := chainHead(chain, open, prefix)
