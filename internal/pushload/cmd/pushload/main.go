@@ -26,7 +26,9 @@
 // paydesk binary, side by side in the same rounds (before and after a
 // change). After each forwarding round it waits until the shop has every
 // push, so that deliveries still under way do not slow the next target,
-// and prints how long that took.
+// and prints how long that took and the CPU a push counted until then
+// ("with the deliveries": a worker that yields to a burst spends it after
+// the last answer).
 //
 // -attack SHAPE holds -conns connections of that shape to a running
 // listener (one-byte, tls-prefix, slow-body, big-body; each dialled again
