@@ -9,7 +9,7 @@ import (
 )
 
 // The outbox: every push stored is delivered to each shop endpoint the
-// store was opened with (Options.ForwardTo). A delivery is recorded in
+// store keeps (outbox_endpoints.go). A delivery is recorded in
 // the commit that stores the push, so a process killed right after it
 // answered the gateway 200 loses none; a worker (internal/outbox) sends
 // them, at least once, in order per transaction key and endpoint, and
@@ -28,14 +28,23 @@ func CheckEndpoint(target string) error {
 // endpoint, in the push's own transaction. A push without a body is no
 // push: nothing is delivered (a shop's verifier throws on an empty body).
 func (db *DB) enqueueDeliveries(tx RepoTx, rec *PushRecord, pushID uint64) error {
-	if len(db.opts.ForwardTo) == 0 || len(rec.Body) == 0 || rec.Rejected || rec.Signature != SignatureValid {
+	if len(rec.Body) == 0 || rec.Rejected || rec.Signature != SignatureValid {
+		return nil
+	}
+	// The store's endpoints, as this transaction sees them: every process
+	// sharing the store records the same deliveries (outbox_endpoints.go).
+	eps, err := tx.ForwardTo()
+	if err != nil {
+		return fmt.Errorf("delivery of push %d: the store's forward-to: %w", pushID, err)
+	}
+	if len(eps) == 0 {
 		return nil
 	}
 	at := rec.ReceivedAt
 	if at.IsZero() {
 		at = db.now()
 	}
-	for _, ep := range db.opts.ForwardTo {
+	for _, ep := range eps {
 		d := &Delivery{PushID: pushID, Key: rec.Key, Endpoint: ep, Created: at, State: DeliveryPending, NextAt: at}
 		if _, err := tx.AppendDelivery(d); err != nil {
 			return fmt.Errorf("delivery of push %d to %s: %w", pushID, ep, err)

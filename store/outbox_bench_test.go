@@ -47,3 +47,34 @@ func BenchmarkNextDeliveriesShopDown(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEnqueueDeliveries: what recording a push's delivery costs the
+// push's commit (the store's endpoints read, the delivery and its index
+// entries written), in transactions of 500 as the group commit makes them
+// under load. New keys: each delivery opens its chain.
+func BenchmarkEnqueueDeliveries(b *testing.B) {
+	db, err := Open(filepath.Join(b.TempDir(), "paydesk.db"), Options{NoSync: true, Now: func() time.Time { return t0 },
+		ForwardTo: []string{"http://shop.example.test/push"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	rec := &PushRecord{Body: []byte(`{"Transaction":{}}`), Signature: SignatureValid, ReceivedAt: t0}
+	n := 0
+	b.ResetTimer()
+	for n < b.N {
+		err := db.update(b.Context(), func(tx RepoTx, _ *Change) error {
+			for i := n; i < min(n+500, b.N); i++ {
+				rec.Key = fmt.Sprintf("%032X", i)
+				if err := db.enqueueDeliveries(tx, rec, uint64(i+1)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += 500
+	}
+}

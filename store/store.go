@@ -67,8 +67,11 @@ type Options struct {
 	// conversion reads: for the tests that build a layout-7 database the
 	// way today's release leaves it, then convert it.
 	kvEngine bool
-	// ForwardTo are the shop endpoints every push stored is delivered to:
-	// one delivery each, recorded with the push (outbox.go).
+	// ForwardTo are the shop endpoints this process was given: a store
+	// that keeps none takes them at open, one that keeps others refuses
+	// with a *ForwardToMismatch (outbox_endpoints.go). Every push stored
+	// is delivered to the store's endpoints, one delivery each, recorded
+	// with the push (outbox.go), whatever this process was given.
 	ForwardTo []string
 
 	// fillChunk overrides the rows per transaction of a fill at open
@@ -152,6 +155,10 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	db.bk, db.repo = bk, bk.Repo()
 	db.batch = newBatcher(db)
+	if err := db.adoptForwardTo(context.Background()); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	return db, nil
 }
 
@@ -233,6 +240,10 @@ func openShared(dsn string, opts Options) (*DB, error) {
 	db.shard = []byte("/" + db.bus.origin)
 	db.bk.SetShard(db.shard)
 	db.batch = newBatcher(db)
+	if err := db.adoptForwardTo(ctx); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	return db, nil
 }
 

@@ -138,7 +138,7 @@ func consoleConfig(ctx context.Context, rt *runtime, set settings) ui.Config {
 		PartialRefunds: set.Merchant.PartialRefundsFor(api.ProviderB), GiftCardCodes: set.Merchant.Codes(),
 		ReadOnly: rt.set.ReadOnly, Currency: set.Currency, ExportDir: set.ExportDir, FixtureDir: set.FixtureDir, Context: ctx,
 		ScanPrefix: set.ScanPrefix, ScanSuffix: set.ScanSuffix, Views: set.Views,
-		Forwarding: set.Forwarding}
+		Forwarding: rt.set.Forwarding}
 	if rt.sandbox != nil {
 		cfg.Sandbox = rt.sandbox
 	}

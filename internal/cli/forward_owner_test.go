@@ -198,10 +198,11 @@ func TestConsoleForwardsPushes(t *testing.T) {
 	}
 }
 
-// TestSharedDatabaseForwardsOnce: paydesk listen (a process of its own)
-// and paydesk serve on one PostgreSQL database, both forwarding to the
-// same shop, both receiving pushes: the shop gets every push once — one
-// worker sends at a time (the store's outbox lease), the other waits.
+// TestSharedDatabaseForwardsOnce: paydesk listen (a process of its own,
+// given the shop's endpoint, which the database then keeps) and paydesk
+// serve on one PostgreSQL database (given none: it forwards to the
+// database's), both receiving pushes: the shop gets every push once —
+// one worker sends at a time (the store's outbox lease), the other waits.
 // Then listen is killed (kill -9) while it holds the lease: serve's worker
 // takes over and delivers what serve receives after, once.
 func TestSharedDatabaseForwardsOnce(t *testing.T) {
@@ -227,7 +228,10 @@ func TestSharedDatabaseForwardsOnce(t *testing.T) {
 	env := cliEnv(dir)
 	env["PAYDESK_SECRET_KEY"] = "s3cret"
 	stderr, _ := startServe(t, env, "--db", dsn, "--gateway", "http://127.0.0.1:9", "--mode", "test", "--website-key", "WK",
-		"--listen", "127.0.0.1:0", "--forward-to", endpoint)
+		"--listen", "127.0.0.1:0")
+	if !strings.Contains(stderr.String(), "forwarding to:  "+endpoint) {
+		t.Errorf("serve given no forward-to does not forward to the database's endpoint:\n%s", stderr.String())
+	}
 	m := regexp.MustCompile(`push listener:  (http://\S+/push)`).FindStringSubmatch(stderr.String())
 	if m == nil {
 		t.Fatalf("serve names no push listener:\n%s", stderr.String())

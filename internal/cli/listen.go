@@ -121,6 +121,12 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 		return 1
 	}
 	defer db.Close()
+	// The store's endpoints are the ones pushes go to: a listener given
+	// none forwards to them all the same (store/outbox_endpoints.go).
+	if forward, err = db.ForwardTo(ctx); err != nil {
+		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
+		return 1
+	}
 	// The commands of this machine that read this cache (or import into
 	// it) run through the listener while it holds it.
 	sock, err := (&host{what: "paydesk listen", db: db, set: settings{DB: *dbPath}, getenv: getenv}).serve()

@@ -39,7 +39,7 @@ func readmeRolesSQL(t *testing.T) string {
 // TestREADMERolesSQL runs the README's roles SQL on a fresh database the
 // way the README says (schema migrated by its owner first), then works as
 // the roles it makes: the listener role stores a push through the inbox
-// and applies it, an operator journals and audits an operation, and the
+// and applies it (recording its delivery to the database's shop endpoint), an operator journals and audits an operation, and the
 // viewer reads both lists and is told it may not write.
 //
 // The database is on the native engine (the owner's open creates its
@@ -50,7 +50,8 @@ func TestREADMERolesSQL(t *testing.T) {
 	base := pgtest.Fresh(t)
 	sql := readmeRolesSQL(t)
 
-	owner, err := store.Open(base, store.Options{}) // `paydesk db migrate` by the owner
+	const shop = "http://shop.test/push"
+	owner, err := store.Open(base, store.Options{ForwardTo: []string{shop}}) // `paydesk db migrate` by the owner, who sets the shop's endpoint
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,6 +123,9 @@ func TestREADMERolesSQL(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	if ds, err := listener.Deliveries(ctx, store.DeliveryQuery{}); err != nil || len(ds) != 1 || ds[0].Endpoint != shop {
+		t.Fatalf("the listener role records the push's delivery to the database's endpoint: %d deliveries, %v", len(ds), err)
+	}
 
 	alice := as("alice")
 	if role, canWrite, err := alice.Identity(ctx); err != nil || !canWrite || role != "alice"+suffix {
@@ -164,6 +168,9 @@ func TestREADMERolesSQL(t *testing.T) {
 	}
 	if _, err := carol.ReservationPage(ctx, store.PageQuery{Limit: 10}); err != nil {
 		t.Fatalf("the viewer reads the reservations: %v", err)
+	}
+	if eps, err := carol.ForwardTo(ctx); err != nil || len(eps) != 1 {
+		t.Fatalf("the viewer reads the shop's endpoints: %v, %v", eps, err)
 	}
 	if _, err := carol.BeginOp(ctx, store.PendingOp{Operator: "carol@desk", Action: "Refund", Target: "X"}); err == nil {
 		t.Fatal("the viewer journaled an operation")

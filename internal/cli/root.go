@@ -257,6 +257,7 @@ PAYDESK_SECRET_KEY=… paydesk --gateway https://testcheckout.example.nl --websi
 		testReservationCmd(sio), resolveCmd(sio), syncCmd(sio), reconcileCmd(sio), reportCmd(sio), formCmd(sio), importCmd(sio), batchCmd(sio),
 		approvalsCmd(sio), approveCmd(sio), denyCmd(sio),
 		deliveriesCmd(sio), // it lists, and resends to the shop: not read-only
+		forwardToCmd(sio),  // it shows, and changes the store's endpoints: not read-only
 	} {
 		c.GroupID = groupMoney
 		root.AddCommand(c)

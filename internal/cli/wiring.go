@@ -114,6 +114,15 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 	}
 	r.db = db
 	r.closers = append(r.closers, func() { _ = db.Close() })
+	// The store's endpoints are the ones pushes go to (a process given
+	// none uses them; one given others was refused at open): the worker,
+	// the banner and the console go by them.
+	eps, err := db.ForwardTo(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	set.ForwardTo, set.Forwarding = eps, len(eps) > 0
+	r.set.ForwardTo, r.set.Forwarding = eps, len(eps) > 0
 
 	if err := os.MkdirAll(set.DataDir(), 0o700); err != nil {
 		return nil, fmt.Errorf("data folder: %w", err)
@@ -395,7 +404,7 @@ func startOutbox(ctx context.Context, c outboxConfig) (stop func(), err error) {
 		defer close(kicked)
 		for ch := range changes {
 			if ch.Pushes > 0 || ch.Overflow {
-				w.Kick()
+				w.Arrived(ch.Pushes) // counts towards a burst, to which the worker yields
 			}
 		}
 	}()

@@ -50,7 +50,40 @@ type Config struct {
 	// are for different keys or endpoints: the order per key holds
 	// whatever it is.
 	Parallel int
+	// Burst is the rate of pushes stored (a second, as told by Arrived)
+	// from which Run yields to them: while it lasts, Run sends one batch
+	// and then rests Rest times as long as the batch took, so that the
+	// gateway's pushes, which wait for their 200, get most of the CPU and
+	// the shop's copies follow when the burst ends (0: DefaultBurst; < 0:
+	// never yield).
+	Burst int
+	// Rest is how many times as long as a batch took Run rests after it
+	// during a burst (0: DefaultRest).
+	Rest int
 }
+
+// DefaultBurst is Config.Burst's default: a gateway pushes a busy shop a
+// few a second; hundreds a second is a burst (a batch of captures, a
+// gateway catching up after an outage, a load test).
+const DefaultBurst = 200
+
+// DefaultRest is Config.Rest's default: during a burst the deliveries
+// take about a fifth of the time the worker would give them.
+const DefaultRest = 4
+
+// The rest after a batch during a burst, whatever the batch took: at
+// least minRest (a batch of a cheap shop takes microseconds, and resting
+// that long would not let the batch fill up), at most maxRest (the shop
+// still gets a trickle).
+const (
+	minRest = 20 * time.Millisecond
+	maxRest = time.Second
+)
+
+// burstWindow is the span over which the rate of pushes is counted:
+// Run is busy while the pushes of the current and the previous window
+// reach Burst × burstWindow, so a burst's end is seen within two windows.
+const burstWindow = 250 * time.Millisecond
 
 // DefaultParallel is Config.Parallel's default.
 const DefaultParallel = 4
@@ -59,6 +92,11 @@ const DefaultParallel = 4
 type Worker struct {
 	cfg  Config
 	kick chan struct{}
+
+	mu       sync.Mutex
+	window   int64 // the current window's number (Unix time / burstWindow)
+	arrived  int   // pushes told of in the current window
+	previous int   // and in the one before it
 }
 
 // New makes a worker; Run starts it.
@@ -80,6 +118,12 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.Parallel <= 0 {
 		cfg.Parallel = DefaultParallel
 	}
+	if cfg.Burst == 0 {
+		cfg.Burst = DefaultBurst
+	}
+	if cfg.Rest <= 0 {
+		cfg.Rest = DefaultRest
+	}
 	return &Worker{cfg: cfg, kick: make(chan struct{}, 1)}, nil
 }
 
@@ -92,6 +136,42 @@ func (w *Worker) Kick() {
 	}
 }
 
+// Arrived tells the worker that n pushes were stored (a commit's count):
+// it counts them towards the burst rate and kicks it.
+func (w *Worker) Arrived(n int) {
+	if n > 0 {
+		w.mu.Lock()
+		w.count(w.cfg.Now())
+		w.arrived += n
+		w.mu.Unlock()
+	}
+	w.Kick()
+}
+
+// count moves the windows on to now's; w.mu is held.
+func (w *Worker) count(now time.Time) {
+	win := now.UnixNano() / int64(burstWindow)
+	switch {
+	case win == w.window:
+	case win == w.window+1:
+		w.previous, w.arrived = w.arrived, 0
+	default:
+		w.previous, w.arrived = 0, 0
+	}
+	w.window = win
+}
+
+// busy says whether pushes arrive at Burst a second or more.
+func (w *Worker) busy() bool {
+	if w.cfg.Burst < 0 {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.count(w.cfg.Now())
+	return float64(w.arrived+w.previous) >= float64(w.cfg.Burst)*burstWindow.Seconds()
+}
+
 // batch is how many due deliveries one read of the store returns.
 const batch = 256
 
@@ -99,13 +179,20 @@ const batch = 256
 // delivered push lets the next for its key go), and returns when the next
 // one is due (zero: none waits).
 func (w *Worker) RunOnce(ctx context.Context) (time.Time, error) {
+	next, _, err := w.run(ctx, false)
+	return next, err
+}
+
+// run is RunOnce; with yield it returns after a batch while a burst
+// lasts, with yielded true (more may be due).
+func (w *Worker) run(ctx context.Context, yield bool) (next time.Time, yielded bool, err error) {
 	for {
 		due, next, err := w.cfg.Store.NextDeliveries(ctx, w.cfg.Now(), batch)
 		if err != nil {
-			return time.Time{}, err
+			return time.Time{}, false, err
 		}
 		if len(due) == 0 {
-			return next, nil
+			return next, false, nil
 		}
 		// NextDeliveries gives at most one delivery per key and endpoint:
 		// they may go at once. What came of them is recorded in one commit.
@@ -135,7 +222,7 @@ func (w *Worker) RunOnce(ctx context.Context) (time.Time, error) {
 		}
 		// Recorded even when the run is being stopped: the shop has them.
 		if err := w.cfg.Store.RecordAttempts(context.WithoutCancel(ctx), keep); err != nil {
-			return time.Time{}, err
+			return time.Time{}, false, err
 		}
 		if w.cfg.Report != nil {
 			for i, r := range keep {
@@ -143,7 +230,10 @@ func (w *Worker) RunOnce(ctx context.Context) (time.Time, error) {
 			}
 		}
 		if err := ctx.Err(); err != nil {
-			return time.Time{}, err
+			return time.Time{}, false, err
+		}
+		if yield && w.busy() {
+			return time.Time{}, true, nil
 		}
 	}
 }
@@ -204,14 +294,19 @@ const retryOnError = 5 * time.Second
 const idle = time.Minute
 
 // Run sends deliveries until ctx ends: at once, when kicked, and when the
-// next is due. newTimer nil means the real clock's timers.
+// next is due. While pushes arrive at Config.Burst a second or more it
+// yields to them: a batch, then a rest that no kick cuts short (see
+// Config.Burst); when the burst ends it sends the rest at once, in order
+// per key as ever. newTimer nil means the real clock's timers.
 func (w *Worker) Run(ctx context.Context, newTimer func(time.Duration) Timer) {
 	if newTimer == nil {
 		newTimer = func(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
 	}
 	for ctx.Err() == nil {
 		wait := idle
-		next, err := w.RunOnce(ctx)
+		start := w.cfg.Now()
+		next, yielded, err := w.run(ctx, w.cfg.Burst >= 0)
+		kick := w.kick
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -220,13 +315,16 @@ func (w *Worker) Run(ctx context.Context, newTimer func(time.Duration) Timer) {
 				w.cfg.Logf("outbox: %v", err)
 			}
 			wait = retryOnError
+		case yielded:
+			wait = min(max(time.Duration(w.cfg.Rest)*w.cfg.Now().Sub(start), minRest), maxRest)
+			kick = nil // the pushes kick it all the time: it rests all the same
 		case !next.IsZero():
 			wait = min(max(next.Sub(w.cfg.Now()), 0), idle)
 		}
 		t := newTimer(wait)
 		select {
 		case <-ctx.Done():
-		case <-w.kick:
+		case <-kick:
 		case <-t.C():
 		}
 		t.Stop()

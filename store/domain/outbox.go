@@ -66,6 +66,13 @@ type OutboxTx interface {
 	// DeliveriesBefore returns up to limit deliveries (limit ≤ 0: all)
 	// with IDs below before (0: from the newest), newest first.
 	DeliveriesBefore(before uint64, limit int) ([]*Delivery, error)
+	// ForwardTo returns the shop endpoints the store delivers every push
+	// to, in the order set (none: nil); the push's transaction reads them
+	// when it records its deliveries, so every process sharing the store
+	// forwards alike.
+	ForwardTo() ([]string, error)
+	// SetForwardTo replaces them (nil: none).
+	SetForwardTo(endpoints []string) error
 }
 
 // OpenDelivery is an open delivery as OpenDeliveries lists it.

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"paydesk/store/kvlayout"
@@ -29,6 +30,39 @@ var (
 	bDeliveryChain = []byte("deliverieschain")
 	bDeliveryDue   = []byte("deliveriesdue")
 )
+
+// kForwardTo is the meta key of the store's forward endpoints: their
+// URLs joined by newlines (a URL holds no control character: CheckEndpoint
+// refuses one), absent when there are none.
+var kForwardTo = []byte("forward-to")
+
+func (k *kvTx) ForwardTo() ([]string, error) {
+	m := k.tx.Bucket(bMeta)
+	if m == nil {
+		return nil, nil
+	}
+	v := m.Get(kForwardTo)
+	if len(v) == 0 {
+		return nil, nil
+	}
+	return strings.Split(string(v), "\n"), nil
+}
+
+func (k *kvTx) SetForwardTo(endpoints []string) error {
+	m := k.tx.Bucket(bMeta)
+	if m == nil {
+		return fmt.Errorf("forward-to: no meta bucket: %w", kvlayout.ErrCorrupt)
+	}
+	if len(endpoints) == 0 {
+		return m.Delete(kForwardTo)
+	}
+	for _, ep := range endpoints {
+		if ep == "" || strings.ContainsAny(ep, "\n\r") {
+			return fmt.Errorf("forward-to %q: an endpoint is one line, not empty", ep)
+		}
+	}
+	return m.Put(kForwardTo, []byte(strings.Join(endpoints, "\n")))
+}
 
 // outboxBucket returns the bucket for writing, made on first use. Both
 // take new IDs at their end only, so their pages are filled before they
@@ -118,6 +152,11 @@ func (k *kvTx) putDelivery(d *Delivery, newest bool) error {
 		// look at the head again (a seek and a read) is spared on the
 		// push's path.
 		return nil
+	}
+	if newest && d.State.IsOpen() {
+		// The first open one of its chain (a new key, the common case):
+		// it is the head, no seek needed to find it.
+		return due.Put(binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(make([]byte, 0, 16), nextKey(d.NextAt)), d.ID), nil)
 	}
 	// The chain's head (its oldest open delivery) may have changed, or
 	// its next attempt: the due index holds the head as it is now.

@@ -45,6 +45,11 @@ type Tx struct {
 	err   error
 	// pre is what the push inbox's applier read ahead (prefetch.go).
 	pre *prefetch
+	// forwardTo is the store's forward endpoints as this transaction read
+	// them (outbox.go): the inbox applies many pushes in one, and each
+	// records its deliveries.
+	forwardTo     []string
+	forwardToRead bool
 }
 
 // fail keeps the first error of the transaction.

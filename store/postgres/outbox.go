@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"paydesk/store/domain"
 )
 
@@ -168,4 +170,34 @@ func (t *Tx) DueDeliveries(now time.Time, limit int) ([]domain.OpenDelivery, tim
 		return nil, time.Time{}, true, err
 	}
 	return due, timeOf(next), true, nil
+}
+
+// ForwardTo reads paydesk_forward_to (migrations/0020) once a transaction.
+func (t *Tx) ForwardTo() ([]string, error) {
+	if t.forwardToRead {
+		return t.forwardTo, nil
+	}
+	rows, err := t.query(`SELECT endpoint FROM paydesk_forward_to ORDER BY position`)
+	if err != nil {
+		return nil, err
+	}
+	eps, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, t.fail(err)
+	}
+	t.forwardTo, t.forwardToRead = eps, true
+	return eps, nil
+}
+
+func (t *Tx) SetForwardTo(endpoints []string) error {
+	if err := t.exec(`DELETE FROM paydesk_forward_to`); err != nil {
+		return err
+	}
+	for i, ep := range endpoints {
+		if err := t.exec(`INSERT INTO paydesk_forward_to (position, endpoint) VALUES ($1, $2)`, i+1, ep); err != nil {
+			return err
+		}
+	}
+	t.forwardTo, t.forwardToRead = slices.Clone(endpoints), true
+	return nil
 }

@@ -26,7 +26,9 @@
 // paydesk binary, side by side in the same rounds (before and after a
 // change). After each forwarding round it waits until the shop has every
 // push, so that deliveries still under way do not slow the next target,
-// and prints how long that took.
+// and prints how long that took and the CPU a push counted until then
+// ("with the deliveries": a worker that yields to a burst spends it after
+// the last answer).
 //
 // -attack SHAPE holds -conns connections of that shape to a running
 // listener (one-byte, tls-prefix, slow-body, big-body; each dialled again
@@ -196,6 +198,12 @@ type target struct {
 	cmds  []*exec.Cmd
 	runs  []pushload.Result
 	cpu   []time.Duration // CPU of its processes, per round
+	// cpuAll is, for a forwarding target, the CPU of its processes per
+	// round until the shop had every push: a worker that yields to the
+	// pushes spends the rest after the last answer, and cpu alone would
+	// not count it.
+	cpuAll []time.Duration
+	lag    []time.Duration // for a forwarding target: the shop's last push after the last answer
 	// size is what it stores on disk now, in bytes (the file, or the
 	// database grown since the start).
 	size func() (int64, error)
@@ -350,7 +358,10 @@ func runCompare(ctx context.Context, p comparePlan) error {
 				if !ok {
 					return fmt.Errorf("%s: the shop had %d of %d pushes a minute after the last was answered", t.name, shopGot.Load(), forwarded)
 				}
-				fmt.Fprintf(os.Stderr, "           every push at the shop %.2f s after the last answer\n", took.Seconds())
+				t.cpuAll = append(t.cpuAll, t.cpuTime()-cpu0)
+				t.lag = append(t.lag, took)
+				fmt.Fprintf(os.Stderr, "           every push at the shop %.2f s after the last answer, %4.0f µs CPU a push with the deliveries\n",
+					took.Seconds(), float64(t.cpuAll[len(t.cpuAll)-1].Microseconds())/float64(p.pushes))
 			}
 		}
 	}
@@ -385,7 +396,12 @@ func runCompare(ctx context.Context, p comparePlan) error {
 	for _, t := range targets[3:] {
 		switch m := medians[t.name]; {
 		case strings.Contains(t.name, "--forward-to"):
-			fmt.Printf("%s: %.0f pushes/s, %.1f %% fewer than without (target ≤ 10 %%)\n", t.name, m, 100*(1-m/l))
+			var all, lag []float64
+			for i := range t.cpuAll {
+				all, lag = append(all, float64(t.cpuAll[i].Microseconds())/float64(p.pushes)), append(lag, t.lag[i].Seconds())
+			}
+			fmt.Printf("%s: %.0f pushes/s, %.1f %% fewer than without (target ≤ 10 %%); every push at the shop %.2f–%.2f s after the last answer; %.0f µs CPU a push with the deliveries (median)\n",
+				t.name, m, 100*(1-m/l), slices.Min(lag), slices.Max(lag), median(all))
 		default:
 			fmt.Printf("%s: %.0f pushes/s (target ≥ 10,000)\n", t.name, m)
 		}
