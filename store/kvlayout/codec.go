@@ -226,7 +226,7 @@ func EncodePush(p *domain.PushRecord) []byte { return EncodePushHead(p, EncodePu
 func EncodePushHead(p *domain.PushRecord, tail []byte) []byte {
 	var buf [headRoom]byte
 	e := enc{b: buf[:0]}
-	e.byte(codecV1)
+	e.byte(pushV2)
 	e.uvarint(p.ID)
 	e.bool(p.Applied)
 	e.str(p.Ignored)
@@ -239,30 +239,20 @@ func EncodePushHead(p *domain.PushRecord, tail []byte) []byte {
 	return append(append(out, e.b...), tail[headRoom:]...)
 }
 
+// pushV2 is the push record's format since its headers and body are
+// packed (pushpack.go); format 1 records (codecV1) are read as they are.
+const pushV2 = 2
+
 // EncodePushTail encodes everything of p but the head, behind headRoom
-// bytes that EncodePushHead fills.
+// bytes that EncodePushHead fills: the parsed fields, then the headers and
+// body packed.
 func EncodePushTail(p *domain.PushRecord) []byte {
-	size := headRoom + 160 + len(p.Body) + len(p.RemoteAddr) + len(p.URL) + len(p.Key) + len(p.Invoice) + len(p.Reason)
-	for k, vs := range p.Header {
-		size += len(k) + 4
-		for _, v := range vs {
-			size += len(v) + 4
-		}
-	}
+	size := headRoom + 200 + len(p.Body)/4 + len(p.RemoteAddr) + len(p.URL) + len(p.Key) + len(p.Invoice) + len(p.Reason)
 	e := enc{b: make([]byte, headRoom, size)}
 	e.time(p.ReceivedAt)
 	e.str(p.RemoteAddr)
 	e.str(p.Method)
 	e.str(p.URL)
-	e.uvarint(uint64(len(p.Header)))
-	for k, vs := range p.Header {
-		e.str(k)
-		e.uvarint(uint64(len(vs)))
-		for _, v := range vs {
-			e.str(v)
-		}
-	}
-	e.bytes(p.Body)
 	e.str(p.Envelope)
 	e.str(p.Key)
 	e.str(p.Invoice)
@@ -279,18 +269,74 @@ func EncodePushTail(p *domain.PushRecord) []byte {
 	e.bool(p.Rejected)
 	e.str(p.Reason)
 	e.b = append(e.b, p.Hash[:]...)
-	if p.Rejected {
-		// Appended after the hash: records written before these fields
-		// existed end at the hash and read as zero.
-		e.uvarint(uint64(p.BodySize))
-		e.uvarint(p.Count)
-		e.time(p.LastSeen)
-	}
+	e.uvarint(uint64(max(p.BodySize, 0)))
+	e.uvarint(p.Count)
+	e.time(p.LastSeen)
+	e.packPush(p.Header, p.Body)
 	return e.b
 }
 
-// DecodePush reads what EncodePush wrote.
+// DecodePush reads what EncodePush wrote, in either format.
 func DecodePush(b []byte) (*domain.PushRecord, error) {
+	if len(b) > 0 && b[0] == pushV2 {
+		return decodePushV2(b, false)
+	}
+	return decodePushV1(b)
+}
+
+// DecodePushFields reads a push record without its headers and body (nil
+// in what it returns; a format 1 record is read whole): what the push
+// log's filters, counts and index need, without inflating the body.
+func DecodePushFields(b []byte) (*domain.PushRecord, error) {
+	if len(b) > 0 && b[0] == pushV2 {
+		return decodePushV2(b, true)
+	}
+	return decodePushV1(b)
+}
+
+func decodePushV2(b []byte, fieldsOnly bool) (*domain.PushRecord, error) {
+	d := decoder{b: b, s: string(b)}
+	if fieldsOnly {
+		d.s = "" // a string copy of the whole record costs more than the few fields
+	}
+	d.byte()
+	p := &domain.PushRecord{ID: d.uvarint(), Applied: d.bool(), Ignored: d.str(), ReservationKey: d.str()}
+	p.ReceivedAt, p.RemoteAddr, p.Method, p.URL = d.time(), d.str(), d.str(), d.str()
+	p.Envelope, p.Key, p.Invoice, p.Service, p.Kind = d.str(), d.str(), d.str(), d.str(), d.str()
+	p.Status = domain.Status{Code: int(d.varint()), SubCode: d.str(), Time: d.time()}
+	p.Currency = d.str()
+	p.Amount = d.dec()
+	p.HasAmount = d.bool()
+	p.WebsiteKey = d.str()
+	p.Signature = d.str()
+	p.Rejected = d.bool()
+	p.Reason = d.str()
+	if len(d.b) < 32 {
+		d.fail()
+	} else {
+		copy(p.Hash[:], d.b[:32])
+		d.b = d.b[32:]
+	}
+	bodySize := d.uvarint()
+	if bodySize > math.MaxInt32 {
+		d.fail()
+	}
+	p.BodySize = int(bodySize)
+	p.Count = d.uvarint()
+	p.LastSeen = d.time()
+	p.Header, p.Body = d.unpackPush(fieldsOnly)
+	if d.err == nil && len(d.b) != 0 {
+		d.fail()
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return p, nil
+}
+
+// decodePushV1 reads a push record of format 1: the headers and body as
+// they are, between the request's line and the parsed fields.
+func decodePushV1(b []byte) (*domain.PushRecord, error) {
 	d := decoder{b: b}
 	if d.byte() != codecV1 {
 		return nil, ErrCorrupt
