@@ -272,7 +272,7 @@ func EncodePushTail(p *domain.PushRecord) []byte {
 	e.uvarint(uint64(max(p.BodySize, 0)))
 	e.uvarint(p.Count)
 	e.time(p.LastSeen)
-	e.packPush(p.Header, p.Body)
+	e.packPush(p.Header, p.Body, pushLocal(p))
 	return e.b
 }
 
@@ -324,7 +324,11 @@ func decodePushV2(b []byte, fieldsOnly bool) (*domain.PushRecord, error) {
 	p.BodySize = int(bodySize)
 	p.Count = d.uvarint()
 	p.LastSeen = d.time()
-	p.Header, p.Body = d.unpackPush(fieldsOnly)
+	var local []byte
+	if !fieldsOnly {
+		local = joinLocal(pushLocal(p))
+	}
+	p.Header, p.Body = d.unpackPush(fieldsOnly, local)
 	if d.err == nil && len(d.b) != 0 {
 		d.fail()
 	}

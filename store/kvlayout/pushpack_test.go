@@ -66,13 +66,13 @@ func TestPushRecordPacked(t *testing.T) {
 		edit    func(p *domain.PushRecord)
 		maxSize int // the stored record's bytes at most; 0: no bound
 	}{
-		{"gift card transaction", func(*domain.PushRecord) {}, 400},
+		{"gift card transaction", func(*domain.PushRecord) {}, 390},
 		{"reserve data request", func(p *domain.PushRecord) { p.Body = []byte(reserve) }, 400},
 		{"form-encoded", func(p *domain.PushRecord) {
 			p.Body = []byte(form)
 			p.Header["Content-Type"] = []string{"application/x-www-form-urlencoded"}
 		}, 400},
-		{"random bytes, kept unpacked", func(p *domain.PushRecord) { p.Body = random }, 0},
+		{"random bytes", func(p *domain.PushRecord) { p.Body = random }, 0},
 		{"no body, no headers", func(p *domain.PushRecord) { p.Body, p.Header = nil, nil }, 0},
 		{"a header with no value and one with two", func(p *domain.PushRecord) {
 			p.Header["X-Empty"] = []string{}
@@ -204,8 +204,8 @@ func TestPushRecordDamaged(t *testing.T) {
 	}
 	// A size claim far past what deflate can give is refused before any
 	// allocation of it.
-	d := decoder{b: append([]byte{packFlate1, 0xff, 0xff, 0xff, 0xff, 0x0f, 2}, 0, 0)}
-	if h, b := d.unpackPush(false); d.err == nil || h != nil || b != nil {
+	d := decoder{b: append([]byte{packDict1, 0xff, 0xff, 0xff, 0xff, 0x0f, 2}, 0, 0)}
+	if h, b := d.unpackPush(false, nil); d.err == nil || h != nil || b != nil {
 		t.Fatalf("a section claiming 4 GB of 2 bytes: err %v", d.err)
 	}
 }

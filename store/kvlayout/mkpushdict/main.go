@@ -1,5 +1,5 @@
 // Command mkpushdict wrote store/kvlayout/pushdict1.txt, the preset
-// dictionary that packs a stored push's headers and body (pushpack.go):
+// dictionary that packs a stored push's headers and body (store/kvlayout/pushpack.go):
 //
 //	go run ./store/kvlayout/mkpushdict > store/kvlayout/pushdict1.txt
 //
@@ -7,8 +7,8 @@
 // with the same bytes for good, so a new dictionary is a new file and a new
 // packing byte, never a change to this one (TestPushDictionaryPinned).
 //
-// What it holds, the rarest first (deflate codes a near match shorter than
-// a far one): the fields of the form-encoded reply the gateway posts to a
+// What it holds, the rarest first (of two equal pieces the packing takes
+// the later one, so the common shapes come last): the fields of the form-encoded reply the gateway posts to a
 // shop's return page, the headers as the push record lists them, then the
 // push shapes of both services as the gateway sends them (compact JSON,
 // api/testdata/wire): the data requests (cancel, reserve), then the
