@@ -247,7 +247,7 @@ const pushV2 = 2
 // bytes that EncodePushHead fills: the parsed fields, then the headers and
 // body packed.
 func EncodePushTail(p *domain.PushRecord) []byte {
-	size := headRoom + 200 + len(p.Body)/4 + len(p.RemoteAddr) + len(p.URL) + len(p.Key) + len(p.Invoice) + len(p.Reason)
+	size := headRoom + 320 + len(p.Body)/3 + len(p.RemoteAddr) + len(p.URL) + 2*len(p.Key) + 2*len(p.Invoice) + len(p.Reason)
 	e := enc{b: make([]byte, headRoom, size)}
 	e.time(p.ReceivedAt)
 	e.str(p.RemoteAddr)

@@ -254,6 +254,14 @@ func BenchmarkEncodePush(b *testing.B) {
 		b.ReportMetric(float64(n), "B/record")
 	})
 	v := EncodePush(&rec)
+	b.Run("encode-format1", func(b *testing.B) {
+		b.ReportAllocs()
+		var n int
+		for b.Loop() {
+			n = len(encodePushV1(&rec))
+		}
+		b.ReportMetric(float64(n), "B/record")
+	})
 	b.Run("decode", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
