@@ -22,7 +22,17 @@ const codecV1 = 1
 
 var ErrCorrupt = errors.New("corrupt record")
 
-type enc struct{ b []byte }
+type enc struct {
+	b []byte
+	// refs, when set, writes a string equal to one of the last refWindow
+	// strings of 3 bytes or more as a reference to it (seen): a record
+	// that repeats an e-mail, a line's type or a name takes a byte for it.
+	refs bool
+	seen []string
+}
+
+// refWindow bounds the strings a new one is held against.
+const refWindow = 64
 
 func (e *enc) byte(c byte)      { e.b = append(e.b, c) }
 func (e *enc) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
@@ -35,7 +45,24 @@ func (e *enc) bool(v bool) {
 	}
 }
 func (e *enc) bytes(p []byte) { e.uvarint(uint64(len(p))); e.b = append(e.b, p...) }
-func (e *enc) str(s string)   { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
+func (e *enc) str(s string) {
+	if !e.refs {
+		e.uvarint(uint64(len(s)))
+		e.b = append(e.b, s...)
+		return
+	}
+	if len(s) >= 3 {
+		for i := len(e.seen) - 1; i >= 0 && i >= len(e.seen)-refWindow; i-- {
+			if e.seen[i] == s {
+				e.uvarint(uint64(i)<<1 | 1)
+				return
+			}
+		}
+		e.seen = append(e.seen, s)
+	}
+	e.uvarint(uint64(len(s)) << 1)
+	e.b = append(e.b, s...)
+}
 
 // time as Unix nanoseconds; the zero time as 0 with a flag byte.
 func (e *enc) time(t time.Time) {
@@ -66,6 +93,9 @@ type decoder struct {
 	// s, when set, is the whole record as one string: str returns
 	// substrings of it, one allocation per record instead of one per field.
 	s string
+	// refs reads strings as enc.refs writes them.
+	refs bool
+	seen []string
 }
 
 func (d *decoder) fail() {
@@ -127,6 +157,9 @@ func (d *decoder) bytes() []byte {
 }
 
 func (d *decoder) str() string {
+	if d.refs {
+		return d.refStr()
+	}
 	if d.s == "" {
 		return string(d.raw())
 	}
@@ -136,6 +169,38 @@ func (d *decoder) str() string {
 	}
 	start := len(d.s) - len(d.b) - len(p)
 	return d.s[start : start+len(p)]
+}
+
+// refStr reads a string enc.refs wrote: its bytes or a reference.
+func (d *decoder) refStr() string {
+	v := d.uvarint()
+	if d.err != nil {
+		return ""
+	}
+	if v&1 == 1 {
+		if v>>1 >= uint64(len(d.seen)) {
+			d.fail()
+			return ""
+		}
+		return d.seen[v>>1]
+	}
+	n := v >> 1
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return ""
+	}
+	var s string
+	if d.s == "" {
+		s = string(d.b[:n])
+	} else {
+		start := len(d.s) - len(d.b)
+		s = d.s[start : start+int(n)]
+	}
+	d.b = d.b[n:]
+	if n >= 3 {
+		d.seen = append(d.seen, s)
+	}
+	return s
 }
 
 func (d *decoder) time() time.Time {

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/binary"
 	"errors"
+	"math"
 	"math/bits"
 	"net/http"
 	"sync"
@@ -54,7 +55,7 @@ const minPiece = 4
 // and a piece of goodPiece bytes is taken without trying more: a longer
 // one would save a byte or two for the time of comparing it.
 const (
-	maxCandidates = 8
+	maxCandidates = 4
 	goodPiece     = 32
 )
 
@@ -81,25 +82,30 @@ var errPacked = errors.New("corrupt record: packed headers and body")
 // the same hash (prev). Built once from the constant dictionary, read only.
 type dictIndex struct {
 	dict []byte
-	head [1 << 12]int32
-	prev []int32
+	head [1 << dictHashBits]int16
+	prev []int16
 }
 
-const dictHashBits = 12
+// The tables are small (2 KB and two bytes a dictionary byte) so that they
+// stay in the cache of a busy processor.
+const dictHashBits = 10
 
 func hash4(b []byte) uint32 {
 	return (binary.LittleEndian.Uint32(b) * 2654435761) >> (32 - dictHashBits)
 }
 
 func newDictIndex(dict []byte) *dictIndex {
-	x := &dictIndex{dict: dict, prev: make([]int32, len(dict))}
+	if len(dict) > math.MaxInt16 {
+		panic("kvlayout: a push dictionary is at most 32 KB") // the dictionaries are constants of this package
+	}
+	x := &dictIndex{dict: dict, prev: make([]int16, len(dict))}
 	for i := range x.head {
 		x.head[i] = -1
 	}
 	for i := 0; i+minPiece <= len(dict); i++ {
 		h := hash4(dict[i:])
 		x.prev[i] = x.head[h]
-		x.head[h] = int32(i)
+		x.head[h] = int16(i)
 	}
 	return x
 }
@@ -129,20 +135,29 @@ func (x *dictIndex) longest(src []byte) (int, int) {
 
 // pack appends src as pieces of the dictionary, pieces of local (the
 // record's own parsed fields, each whole, at offsets after the
-// dictionary's) and the bytes between them.
+// dictionary's) and the bytes between them. The fields are looked for
+// where a run of bytes would start (after a piece: `"Key":"` is in the
+// dictionary, the key is the record's), and a run that finds no piece is
+// passed over in growing steps, as in Snappy: a signature's random bytes
+// cost little.
 func (x *dictIndex) pack(dst, src []byte, local [][]byte) []byte {
 	lit := 0 // the start of the bytes not yet written
 	for i := 0; i < len(src); {
-		off, n := x.longest(src[i:])
-		at := len(x.dict)
-		for _, l := range local {
-			if len(l) > n && len(l) >= minPiece && bytes.HasPrefix(src[i:], l) {
-				off, n = at, len(l)
+		off, n := 0, 0
+		if i == lit {
+			at := len(x.dict)
+			for _, l := range local {
+				if len(l) >= minPiece && len(l) > n && bytes.HasPrefix(src[i:], l) {
+					off, n = at, len(l)
+				}
+				at += len(l)
 			}
-			at += len(l)
 		}
 		if n == 0 {
-			i++
+			off, n = x.longest(src[i:])
+		}
+		if n == 0 {
+			i += 1 + (i-lit)>>4
 			continue
 		}
 		if i > lit {
