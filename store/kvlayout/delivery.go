@@ -103,11 +103,7 @@ func utc(t time.Time) time.Time {
 // map and strings cost it more than the delivery itself.
 func PushBody(b []byte) ([]byte, error) {
 	if len(b) > 0 && b[0] == pushV2 {
-		p, err := decodePushV2(b, false)
-		if err != nil {
-			return nil, err
-		}
-		return p.Body, nil
+		return pushBodyV2(b)
 	}
 	d := decoder{b: b}
 	if d.byte() != codecV1 {

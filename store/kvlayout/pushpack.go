@@ -259,8 +259,12 @@ func (e *enc) packPush(h http.Header, body []byte, local [][]byte) {
 }
 
 // unpackPush reads the packed section at d into headers and body; with
-// fieldsOnly it skips it.
+// fieldsOnly it skips it; unpackPushSome with bodyOnly reads the body alone.
 func (d *decoder) unpackPush(fieldsOnly bool, local []byte) (http.Header, []byte) {
+	return d.unpackPushSome(fieldsOnly, local, false)
+}
+
+func (d *decoder) unpackPushSome(fieldsOnly bool, local []byte, bodyOnly bool) (http.Header, []byte) {
 	packing := d.byte()
 	size := d.uvarint()
 	packed := d.raw()
@@ -278,6 +282,29 @@ func (d *decoder) unpackPush(fieldsOnly bool, local []byte) (http.Header, []byte
 	if err != nil {
 		d.err = err
 		return nil, nil
+	}
+	if bodyOnly {
+		// The body alone: pass over the headers without keeping them.
+		hd := decoder{b: raw}
+		n := hd.uvarint()
+		for i := uint64(0); i < n && hd.err == nil; i++ {
+			hd.raw()
+			m := hd.uvarint()
+			if m > uint64(len(hd.b)) {
+				hd.fail()
+			}
+			for j := uint64(0); j < m && hd.err == nil; j++ {
+				hd.raw()
+			}
+		}
+		if hd.err != nil {
+			d.err = errPacked
+			return nil, nil
+		}
+		if len(hd.b) == 0 {
+			return nil, nil
+		}
+		return nil, hd.b
 	}
 	hd := decoder{b: raw}
 	n := hd.uvarint()
@@ -323,3 +350,52 @@ func pushLocal(p *domain.PushRecord) [][]byte {
 
 // joinLocal is local as unpack reads it.
 func joinLocal(local [][]byte) []byte { return bytes.Join(local, nil) }
+
+// pushBodyV2 reads only the body of a push record of format 2: the
+// outbox's worker sends the body and needs none of the rest, whose strings
+// and header map would cost it more than unpacking.
+func pushBodyV2(b []byte) ([]byte, error) {
+	d := decoder{b: b}
+	d.byte()
+	d.uvarint() // ID
+	d.bool()    // applied
+	d.raw()     // ignored
+	d.raw()     // reservation key
+	d.time()    // received
+	d.raw()     // remote address
+	d.raw()     // method
+	d.raw()     // URL
+	d.raw()     // envelope
+	key, invoice, service := d.raw(), d.raw(), d.raw()
+	d.raw()    // kind
+	d.varint() // status code
+	d.raw()    // sub code
+	d.time()   // status time
+	d.raw()    // currency
+	d.dec()    // amount
+	d.bool()   // has amount
+	websiteKey := d.raw()
+	d.raw()  // signature
+	d.bool() // rejected
+	d.raw()  // reason
+	if len(d.b) < 32 {
+		d.fail()
+	} else {
+		d.b = d.b[32:] // hash
+	}
+	d.uvarint() // body size
+	d.uvarint() // count
+	d.time()    // last seen
+	if d.err != nil {
+		return nil, d.err
+	}
+	local := joinLocal([][]byte{key, invoice, service, websiteKey})
+	_, body := d.unpackPushSome(false, local, true)
+	if d.err == nil && len(d.b) != 0 {
+		d.fail()
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return body, nil
+}

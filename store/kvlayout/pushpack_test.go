@@ -224,9 +224,12 @@ func FuzzDecodePushPacked(f *testing.F) {
 	f.Add([]byte("brq_amount=1.00&brq_currency=EUR"), "Content-Type", "application/x-www-form-urlencoded", []byte{pushV2})
 	f.Add([]byte{}, "", "", encodePushV1(&rec))
 	f.Fuzz(func(t *testing.T, body []byte, name, value string, stored []byte) {
-		_, _ = DecodePush(stored)
+		whole, err := DecodePush(stored)
 		_, _ = DecodePushFields(stored)
-		_, _ = PushBody(stored)
+		body, bodyErr := PushBody(stored)
+		if err == nil && (bodyErr != nil || !bytes.Equal(body, whole.Body)) {
+			t.Fatalf("PushBody = %q, %v; DecodePush read the body %q", body, bodyErr, whole.Body)
+		}
 		p := domain.PushRecord{Key: strings.ToUpper(name), Body: body, Header: http.Header{name: {value}}}
 		if len(body) == 0 {
 			p.Body = nil
