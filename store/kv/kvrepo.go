@@ -145,7 +145,7 @@ func (k *kvTx) Reservation(key string) (*Reservation, error) {
 	if v == nil {
 		return nil, nil
 	}
-	r, err := kvlayout.DecodeReservation(v)
+	r, err := kvlayout.DecodeReservationOf(key, v)
 	if err != nil {
 		return nil, fmt.Errorf("reservation %s: %w", key, err)
 	}
@@ -158,7 +158,7 @@ func (k *kvTx) ReservationLedger(key string) (*Reservation, error) {
 		return nil, nil
 	}
 	if !kvlayout.IsJSONRecord(raw) {
-		r, err := kvlayout.DecodeReservation(raw)
+		r, err := kvlayout.DecodeReservationOf(key, raw)
 		if err != nil {
 			return nil, fmt.Errorf("reservation %s: %w", key, err)
 		}

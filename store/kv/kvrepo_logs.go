@@ -45,16 +45,37 @@ func appendOnly(tx Tx, name []byte) Bucket {
 	return b
 }
 
+// pushHashPrefix is how much of a push's content hash its index entry
+// holds (layout 10; earlier entries hold all 32 bytes): enough to pass
+// over the other pushes of the key, and a match is held against the whole
+// hash in the push's record, so dedup stays exact at 24 bytes less a push.
+const pushHashPrefix = 8
+
 func (k *kvTx) PushDuplicate(key string, hash [32]byte) (uint64, error) {
 	var dup uint64
+	var err error
 	eachPushOf(k.tx, key, func(id uint64, h []byte) bool {
-		if bytes.Equal(h, hash[:]) {
+		switch {
+		case len(h) == len(hash) && bytes.Equal(h, hash[:]):
 			dup = id
-			return false
+		case len(h) == pushHashPrefix && bytes.Equal(h, hash[:pushHashPrefix]):
+			var p *PushRecord
+			v := k.tx.Bucket(bPush).Get(u64(id))
+			if v == nil {
+				err = fmt.Errorf("push %d: indexed under key %q, but its record is missing: %w", id, key, kvlayout.ErrCorrupt)
+				return false
+			}
+			if p, err = kvlayout.DecodePushFields(v); err != nil {
+				err = fmt.Errorf("push %d: %w", id, err)
+				return false
+			}
+			if p.Hash == hash {
+				dup = id
+			}
 		}
-		return true
+		return dup == 0
 	})
-	return dup, nil
+	return dup, err
 }
 
 func (k *kvTx) AppendPush(rec *PushRecord, enc PushEncoding) (uint64, error) {
@@ -75,7 +96,7 @@ func (k *kvTx) AppendPush(rec *PushRecord, enc PushEncoding) (uint64, error) {
 	}
 	ik, tb := append(pairKey(rec.Key, ""), u64(id)...), k.tx.Bucket(bTransaction)
 	k.own.fillAtEnd(tb, ik)
-	if err := tb.Put(ik, rec.Hash[:]); err != nil {
+	if err := tb.Put(ik, rec.Hash[:pushHashPrefix]); err != nil {
 		return 0, err
 	}
 	return id, indexPushTime(k.tx, rec, false) // the push log's index (pushlog.go)

@@ -49,15 +49,17 @@ func unindexRejected(tx Tx, id uint64, v []byte) error {
 	if b == nil {
 		return nil
 	}
-	p, err := kvlayout.DecodePush(v)
+	p, err := kvlayout.DecodePushFields(v)
 	if err != nil {
 		return fmt.Errorf("rejected entry %d: %w", id, err)
 	}
 	return b.Delete(domain.PushPosOf(nil, p.ReceivedAt.UnixNano(), true, id))
 }
 
-// pushRecordAt reads the record a position names, nil when it is gone.
-func pushRecordAt(tx Tx, pos []byte) (*domain.PushRecord, error) {
+// pushRecordAt reads the record a position names, nil when it is gone;
+// with fieldsOnly without its headers and body (a filter or a count needs
+// only the parsed fields, and the body is packed).
+func pushRecordAt(tx Tx, pos []byte, fieldsOnly bool) (*domain.PushRecord, error) {
 	_, rejected, id, ok := domain.SplitPushPos(pos)
 	if !ok {
 		return nil, fmt.Errorf("push log index: key %x is no position", pos)
@@ -70,7 +72,11 @@ func pushRecordAt(tx Tx, pos []byte) (*domain.PushRecord, error) {
 	if v == nil {
 		return nil, nil
 	}
-	p, err := kvlayout.DecodePush(v)
+	decode := kvlayout.DecodePush
+	if fieldsOnly {
+		decode = kvlayout.DecodePushFields
+	}
+	p, err := decode(v)
 	if err != nil {
 		return nil, fmt.Errorf("push log: %s %d: %w", string(b), id, err)
 	}
@@ -111,7 +117,7 @@ func pushLogFresh(tx Tx, idx Bucket) (bool, error) {
 		if k == nil {
 			continue
 		}
-		p, err := kvlayout.DecodePush(v)
+		p, err := kvlayout.DecodePushFields(v)
 		if err != nil {
 			return false, fmt.Errorf("%s %d: %w", string(name), kvlayout.Be64(k), err)
 		}
@@ -149,7 +155,7 @@ func pushLogFill() []fillStep {
 		for _, name := range [][]byte{bPush, bRejected} {
 			rejected := bytes.Equal(name, bRejected)
 			err := tx.Bucket(name).ForEach(func(k, v []byte) error {
-				p, err := kvlayout.DecodePush(v)
+				p, err := kvlayout.DecodePushFields(v)
 				if err != nil {
 					return fmt.Errorf("%s %d: %w", string(name), kvlayout.Be64(k), err)
 				}
@@ -261,11 +267,13 @@ func pushPage(ctx context.Context, tx Tx, idx Bucket, q *domain.PushQuery) (doma
 	w := pushWalk{c: idx.Cursor(), desc: q.Desc}
 	// keep reads the record at k when it passes q.
 	keep := func(k []byte) (*domain.PushRecord, error) {
-		r, err := pushRecordAt(tx, k)
-		if err != nil || r == nil || q.Narrowed() && !domain.KeepPushRow(r, q) {
-			return nil, err
+		if q.Narrowed() {
+			r, err := pushRecordAt(tx, k, true)
+			if err != nil || r == nil || !domain.KeepPushRow(r, q) {
+				return nil, err
+			}
 		}
-		return r, nil
+		return pushRecordAt(tx, k, false) // a row of the page: the whole record
 	}
 	// collect gathers up to n passing rows from k on in the direction.
 	collect := func(k []byte, forward bool, n int) ([]domain.PushPageRow, error) {
@@ -365,7 +373,7 @@ func (l pushLister) PushCount(ctx context.Context, q domain.PushQuery) (int, err
 					return err
 				}
 			}
-			r, err := pushRecordAt(tx, k)
+			r, err := pushRecordAt(tx, k, true)
 			if err != nil {
 				return err
 			}

@@ -22,7 +22,17 @@ const codecV1 = 1
 
 var ErrCorrupt = errors.New("corrupt record")
 
-type enc struct{ b []byte }
+type enc struct {
+	b []byte
+	// refs, when set, writes a string equal to one of the last refWindow
+	// strings of 3 bytes or more as a reference to it (seen): a record
+	// that repeats an e-mail, a line's type or a name takes a byte for it.
+	refs bool
+	seen []string
+}
+
+// refWindow bounds the strings a new one is held against.
+const refWindow = 64
 
 func (e *enc) byte(c byte)      { e.b = append(e.b, c) }
 func (e *enc) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
@@ -35,7 +45,24 @@ func (e *enc) bool(v bool) {
 	}
 }
 func (e *enc) bytes(p []byte) { e.uvarint(uint64(len(p))); e.b = append(e.b, p...) }
-func (e *enc) str(s string)   { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
+func (e *enc) str(s string) {
+	if !e.refs {
+		e.uvarint(uint64(len(s)))
+		e.b = append(e.b, s...)
+		return
+	}
+	if len(s) >= 3 {
+		for i := len(e.seen) - 1; i >= 0 && i >= len(e.seen)-refWindow; i-- {
+			if e.seen[i] == s {
+				e.uvarint(uint64(i)<<1 | 1)
+				return
+			}
+		}
+		e.seen = append(e.seen, s)
+	}
+	e.uvarint(uint64(len(s)) << 1)
+	e.b = append(e.b, s...)
+}
 
 // time as Unix nanoseconds; the zero time as 0 with a flag byte.
 func (e *enc) time(t time.Time) {
@@ -66,6 +93,9 @@ type decoder struct {
 	// s, when set, is the whole record as one string: str returns
 	// substrings of it, one allocation per record instead of one per field.
 	s string
+	// refs reads strings as enc.refs writes them.
+	refs bool
+	seen []string
 }
 
 func (d *decoder) fail() {
@@ -127,6 +157,9 @@ func (d *decoder) bytes() []byte {
 }
 
 func (d *decoder) str() string {
+	if d.refs {
+		return d.refStr()
+	}
 	if d.s == "" {
 		return string(d.raw())
 	}
@@ -136,6 +169,38 @@ func (d *decoder) str() string {
 	}
 	start := len(d.s) - len(d.b) - len(p)
 	return d.s[start : start+len(p)]
+}
+
+// refStr reads a string enc.refs wrote: its bytes or a reference.
+func (d *decoder) refStr() string {
+	v := d.uvarint()
+	if d.err != nil {
+		return ""
+	}
+	if v&1 == 1 {
+		if v>>1 >= uint64(len(d.seen)) {
+			d.fail()
+			return ""
+		}
+		return d.seen[v>>1]
+	}
+	n := v >> 1
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return ""
+	}
+	var s string
+	if d.s == "" {
+		s = string(d.b[:n])
+	} else {
+		start := len(d.s) - len(d.b)
+		s = d.s[start : start+int(n)]
+	}
+	d.b = d.b[n:]
+	if n >= 3 {
+		d.seen = append(d.seen, s)
+	}
+	return s
 }
 
 func (d *decoder) time() time.Time {
@@ -226,7 +291,7 @@ func EncodePush(p *domain.PushRecord) []byte { return EncodePushHead(p, EncodePu
 func EncodePushHead(p *domain.PushRecord, tail []byte) []byte {
 	var buf [headRoom]byte
 	e := enc{b: buf[:0]}
-	e.byte(codecV1)
+	e.byte(pushV2)
 	e.uvarint(p.ID)
 	e.bool(p.Applied)
 	e.str(p.Ignored)
@@ -239,30 +304,20 @@ func EncodePushHead(p *domain.PushRecord, tail []byte) []byte {
 	return append(append(out, e.b...), tail[headRoom:]...)
 }
 
+// pushV2 is the push record's format since its headers and body are
+// packed (pushpack.go); format 1 records (codecV1) are read as they are.
+const pushV2 = 2
+
 // EncodePushTail encodes everything of p but the head, behind headRoom
-// bytes that EncodePushHead fills.
+// bytes that EncodePushHead fills: the parsed fields, then the headers and
+// body packed.
 func EncodePushTail(p *domain.PushRecord) []byte {
-	size := headRoom + 160 + len(p.Body) + len(p.RemoteAddr) + len(p.URL) + len(p.Key) + len(p.Invoice) + len(p.Reason)
-	for k, vs := range p.Header {
-		size += len(k) + 4
-		for _, v := range vs {
-			size += len(v) + 4
-		}
-	}
+	size := headRoom + 320 + len(p.Body)/3 + len(p.RemoteAddr) + len(p.URL) + 2*len(p.Key) + 2*len(p.Invoice) + len(p.Reason)
 	e := enc{b: make([]byte, headRoom, size)}
 	e.time(p.ReceivedAt)
 	e.str(p.RemoteAddr)
 	e.str(p.Method)
 	e.str(p.URL)
-	e.uvarint(uint64(len(p.Header)))
-	for k, vs := range p.Header {
-		e.str(k)
-		e.uvarint(uint64(len(vs)))
-		for _, v := range vs {
-			e.str(v)
-		}
-	}
-	e.bytes(p.Body)
 	e.str(p.Envelope)
 	e.str(p.Key)
 	e.str(p.Invoice)
@@ -279,18 +334,78 @@ func EncodePushTail(p *domain.PushRecord) []byte {
 	e.bool(p.Rejected)
 	e.str(p.Reason)
 	e.b = append(e.b, p.Hash[:]...)
-	if p.Rejected {
-		// Appended after the hash: records written before these fields
-		// existed end at the hash and read as zero.
-		e.uvarint(uint64(p.BodySize))
-		e.uvarint(p.Count)
-		e.time(p.LastSeen)
-	}
+	e.uvarint(uint64(max(p.BodySize, 0)))
+	e.uvarint(p.Count)
+	e.time(p.LastSeen)
+	e.packPush(p.Header, p.Body, pushLocal(p))
 	return e.b
 }
 
-// DecodePush reads what EncodePush wrote.
+// DecodePush reads what EncodePush wrote, in either format.
 func DecodePush(b []byte) (*domain.PushRecord, error) {
+	if len(b) > 0 && b[0] == pushV2 {
+		return decodePushV2(b, false)
+	}
+	return decodePushV1(b)
+}
+
+// DecodePushFields reads a push record without its headers and body (nil
+// in what it returns; a format 1 record is read whole): what the push
+// log's filters, counts and index need, without inflating the body.
+func DecodePushFields(b []byte) (*domain.PushRecord, error) {
+	if len(b) > 0 && b[0] == pushV2 {
+		return decodePushV2(b, true)
+	}
+	return decodePushV1(b)
+}
+
+func decodePushV2(b []byte, fieldsOnly bool) (*domain.PushRecord, error) {
+	d := decoder{b: b, s: string(b)}
+	if fieldsOnly {
+		d.s = "" // a string copy of the whole record costs more than the few fields
+	}
+	d.byte()
+	p := &domain.PushRecord{ID: d.uvarint(), Applied: d.bool(), Ignored: d.str(), ReservationKey: d.str()}
+	p.ReceivedAt, p.RemoteAddr, p.Method, p.URL = d.time(), d.str(), d.str(), d.str()
+	p.Envelope, p.Key, p.Invoice, p.Service, p.Kind = d.str(), d.str(), d.str(), d.str(), d.str()
+	p.Status = domain.Status{Code: int(d.varint()), SubCode: d.str(), Time: d.time()}
+	p.Currency = d.str()
+	p.Amount = d.dec()
+	p.HasAmount = d.bool()
+	p.WebsiteKey = d.str()
+	p.Signature = d.str()
+	p.Rejected = d.bool()
+	p.Reason = d.str()
+	if len(d.b) < 32 {
+		d.fail()
+	} else {
+		copy(p.Hash[:], d.b[:32])
+		d.b = d.b[32:]
+	}
+	bodySize := d.uvarint()
+	if bodySize > math.MaxInt32 {
+		d.fail()
+	}
+	p.BodySize = int(bodySize)
+	p.Count = d.uvarint()
+	p.LastSeen = d.time()
+	var local []byte
+	if !fieldsOnly {
+		local = joinLocal(pushLocal(p))
+	}
+	p.Header, p.Body = d.unpackPush(fieldsOnly, local)
+	if d.err == nil && len(d.b) != 0 {
+		d.fail()
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return p, nil
+}
+
+// decodePushV1 reads a push record of format 1: the headers and body as
+// they are, between the request's line and the parsed fields.
+func decodePushV1(b []byte) (*domain.PushRecord, error) {
 	d := decoder{b: b}
 	if d.byte() != codecV1 {
 		return nil, ErrCorrupt

@@ -102,6 +102,9 @@ func utc(t time.Time) time.Time {
 // it): the worker sends the body and needs none of the rest, whose header
 // map and strings cost it more than the delivery itself.
 func PushBody(b []byte) ([]byte, error) {
+	if len(b) > 0 && b[0] == pushV2 {
+		return pushBodyV2(b)
+	}
 	d := decoder{b: b}
 	if d.byte() != codecV1 {
 		return nil, ErrCorrupt

@@ -30,6 +30,12 @@ import (
 // resFormat is the first byte of a binary reservation record.
 const resFormat = 0x01
 
+// resFormat2 is the first byte of the binary form since layout 10: the
+// record leaves out its key (the bucket's key, DecodeReservationOf) and
+// writes a string it already holds (a billing e-mail that is the
+// customer's, an article type of every line) as a reference to it.
+const resFormat2 = 0x02
+
 // Flags of a line: its descriptive fields are those of the original
 // order's article at the same index.
 const lineSameAsArticle = 1
@@ -43,11 +49,17 @@ const (
 // IsJSONRecord tells a record an earlier paydesk wrote as JSON.
 func IsJSONRecord(b []byte) bool { return len(b) > 0 && b[0] == '{' }
 
-// EncodeReservation is a reservation's stored form.
-func EncodeReservation(r *domain.Reservation) []byte {
-	e := enc{b: make([]byte, 0, 256+96*len(r.Lines)+48*len(r.Requests))}
-	e.byte(resFormat)
-	e.str(r.Key)
+// EncodeReservation is a reservation's stored form (format 2).
+func EncodeReservation(r *domain.Reservation) []byte { return encodeReservation(r, resFormat2) }
+
+// encodeReservation writes r in format 2, or in format 1 for the tests
+// that read what an earlier paydesk wrote.
+func encodeReservation(r *domain.Reservation, format byte) []byte {
+	e := enc{b: make([]byte, 0, 256+96*len(r.Lines)+48*len(r.Requests)), refs: format == resFormat2}
+	e.byte(format)
+	if format == resFormat {
+		e.str(r.Key)
+	}
 	e.str(r.ReservationNumber)
 	e.str(r.Invoice)
 	e.str(r.Currency)
@@ -116,8 +128,9 @@ func EncodeReservation(r *domain.Reservation) []byte {
 	return e.b
 }
 
-// DecodeReservation reads a reservation record, binary or JSON.
-func DecodeReservation(b []byte) (*domain.Reservation, error) {
+// DecodeReservationOf reads the reservation record stored under key,
+// binary or JSON.
+func DecodeReservationOf(key string, b []byte) (*domain.Reservation, error) {
 	if IsJSONRecord(b) {
 		var r domain.Reservation
 		if err := json.Unmarshal(b, &r); err != nil {
@@ -126,11 +139,17 @@ func DecodeReservation(b []byte) (*domain.Reservation, error) {
 		return &r, nil
 	}
 	d := decoder{b: b, s: string(b)}
-	if d.byte() != resFormat {
+	r := &domain.Reservation{}
+	switch d.byte() {
+	case resFormat:
+		r.Key = d.str()
+	case resFormat2:
+		r.Key, d.refs = key, true
+	default:
 		return nil, fmt.Errorf("reservation record: unknown format: %w", ErrCorrupt)
 	}
-	r := &domain.Reservation{Key: d.str(), ReservationNumber: d.str(), Invoice: d.str(), Currency: d.str(), IsTest: d.bool(),
-		CustomerName: d.str(), CustomerEmail: d.str(), Country: d.str()}
+	r.ReservationNumber, r.Invoice, r.Currency, r.IsTest = d.str(), d.str(), d.str(), d.bool()
+	r.CustomerName, r.CustomerEmail, r.Country = d.str(), d.str(), d.str()
 	r.Billing = d.address()
 	r.Shipping = d.address()
 	d.update(&r.Original, &r.Billing, &r.Shipping)
@@ -230,6 +249,9 @@ func (e *enc) count(n int, isNil bool) {
 // each: a damaged count must not make the reader allocate more than the
 // record could hold.
 func (d *decoder) count(min int) (n int, isNil bool) {
+	if d.refs {
+		min = max(1, min/2) // a string may take a byte
+	}
 	c := d.uvarint()
 	if d.err != nil || c == 0 {
 		return 0, true

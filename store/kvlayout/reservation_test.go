@@ -218,7 +218,7 @@ func TestReservationRoundTrip(t *testing.T) {
 		if IsJSONRecord(b) {
 			t.Fatalf("reservation %d: the binary form starts with '{'", i)
 		}
-		got, err := DecodeReservation(b)
+		got, err := DecodeReservationOf(r.Key, b)
 		if err != nil {
 			t.Fatalf("reservation %d: %v\n%+v", i, err, r)
 		}
@@ -229,6 +229,30 @@ func TestReservationRoundTrip(t *testing.T) {
 			t.Fatalf("reservation %d: encoding what was read gives other bytes", i)
 		}
 	}
+}
+
+// TestReservationReadsFormat1: a binary record an earlier paydesk wrote
+// (its key inside, every string whole) reads as it did, and takes more
+// bytes than format 2.
+func TestReservationReadsFormat1(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	var old, now int
+	for i := range 1000 {
+		r := genReservation(rng)
+		b := encodeReservation(r, resFormat)
+		got, err := DecodeReservationOf("not the key: format 1 holds its own", b)
+		if err != nil {
+			t.Fatalf("reservation %d: %v", i, err)
+		}
+		if !sameValue(reflect.ValueOf(*got), reflect.ValueOf(*r)) {
+			t.Fatalf("reservation %d reads otherwise: %s", i, firstDifference(reflect.ValueOf(*got), reflect.ValueOf(*r), "Reservation"))
+		}
+		old, now = old+len(b), now+len(EncodeReservation(r))
+	}
+	if now >= old {
+		t.Errorf("format 2 takes %d bytes for what format 1 holds in %d", now, old)
+	}
+	t.Logf("1,000 generated reservations: %d bytes in format 1, %d in format 2", old, now)
 }
 
 // TestReservationReadsJSON: a record an earlier paydesk wrote as JSON reads
@@ -245,7 +269,7 @@ func TestReservationReadsJSON(t *testing.T) {
 		if err := json.Unmarshal(js, &want); err != nil {
 			t.Fatal(err)
 		}
-		got, err := DecodeReservation(js)
+		got, err := DecodeReservationOf(r.Key, js)
 		if err != nil {
 			t.Fatalf("reservation %d: %v", i, err)
 		}
@@ -253,12 +277,12 @@ func TestReservationReadsJSON(t *testing.T) {
 			t.Fatalf("reservation %d: the JSON record reads otherwise\ngot  %+v\nwant %+v", i, *got, want)
 		}
 		// The binary form of what was read reads the same again.
-		again, err := DecodeReservation(EncodeReservation(got))
+		again, err := DecodeReservationOf(got.Key, EncodeReservation(got))
 		if err != nil || !sameValue(reflect.ValueOf(*again), reflect.ValueOf(want)) {
 			t.Fatalf("reservation %d: the JSON record's binary form reads otherwise (%v)", i, err)
 		}
 	}
-	if _, err := DecodeReservation([]byte(`{"Key":`)); err == nil {
+	if _, err := DecodeReservationOf("K", []byte(`{"Key":`)); err == nil {
 		t.Fatal("a cut JSON record read without an error")
 	}
 }
@@ -310,7 +334,7 @@ func TestReservationDamaged(t *testing.T) {
 	rng := rand.New(rand.NewSource(9))
 	b := EncodeReservation(genReservation(rng))
 	for n := range len(b) {
-		if _, err := DecodeReservation(b[:n]); err == nil {
+		if _, err := DecodeReservationOf("K", b[:n]); err == nil {
 			t.Fatalf("a record cut to %d of %d bytes read without an error", n, len(b))
 		}
 	}
@@ -321,8 +345,10 @@ func TestReservationDamaged(t *testing.T) {
 		{"unknown format", []byte{0x7f, 0}},
 		{"trailing bytes", append(append([]byte(nil), b...), 0)},
 		{"huge line count", append([]byte{resFormat, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0xff, 0xff, 0xff, 0xff, 0x0f)},
+		{"huge line count, format 2", append([]byte{resFormat2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 0xff, 0xff, 0xff, 0xff, 0x0f)},
+		{"a reference to no string", []byte{resFormat2, 3}},
 	} {
-		if _, err := DecodeReservation(tt.b); err == nil {
+		if _, err := DecodeReservationOf("K", tt.b); err == nil {
 			t.Errorf("%s: read without an error", tt.name)
 		}
 	}
@@ -339,11 +365,11 @@ func FuzzDecodeReservation(f *testing.F) {
 	f.Add(js)
 	f.Add([]byte(strings.Repeat("\x01", 40)))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := DecodeReservation(b)
+		r, err := DecodeReservationOf("K", b)
 		if err != nil {
 			return
 		}
-		again, err := DecodeReservation(EncodeReservation(r))
+		again, err := DecodeReservationOf(r.Key, EncodeReservation(r))
 		if err != nil {
 			t.Fatalf("the binary form of a record read does not read: %v", err)
 		}

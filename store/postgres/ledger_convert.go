@@ -44,7 +44,7 @@ var ledgerConversionSteps = []struct {
 }{
 	{kvlayout.BReservation, func(k, v []byte, add func(int, []any)) error {
 		// JSON from a layout-7 paydesk, or the binary form of a later one.
-		rp, err := kvlayout.DecodeReservation(v)
+		rp, err := kvlayout.DecodeReservationOf(string(k), v)
 		if err != nil {
 			return fmt.Errorf("reservation %s: %w", k, err)
 		}

@@ -153,7 +153,7 @@ func jsonReservations(tx *bolt.Tx) error {
 		return err
 	}
 	for _, k := range keys {
-		r, err := kvlayout.DecodeReservation(b.Get(k))
+		r, err := kvlayout.DecodeReservationOf(string(k), b.Get(k))
 		if err != nil {
 			return fmt.Errorf("reservation %s: %w", k, err)
 		}
