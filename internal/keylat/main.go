@@ -24,18 +24,19 @@ func main() {
 	word := flag.String("word", "müller", "the filter typed")
 	each := flag.Bool("each", false, "also print every key's time, per target")
 	wait := flag.Duration("wait", 5*time.Second, "after the first frames, before typing: the console warms the lists' search blocks in the background meanwhile")
+	overSSH := flag.Bool("ssh", false, "also each binary's console over SSH: paydesk serve --ssh on loopback, the OpenSSH client (ssh -tt) in the pty")
 	flag.Parse()
 	if *db == "" || flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: keylat -db FILE [-rounds N] BINARY...")
 		os.Exit(2)
 	}
-	if err := run(*db, *word, *rounds, *each, *wait, flag.Args()); err != nil {
+	if err := run(*db, *word, *rounds, *each, *wait, *overSSH, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "keylat:", err)
 		os.Exit(1)
 	}
 }
 
-func run(db, word string, rounds int, each bool, wait time.Duration, bins []string) error {
+func run(db, word string, rounds int, each bool, wait time.Duration, overSSH bool, bins []string) error {
 	home, err := os.MkdirTemp("", "keylat")
 	if err != nil {
 		return err
@@ -71,20 +72,37 @@ func run(db, word string, rounds int, each bool, wait time.Duration, bins []stri
 			return err
 		}
 		defer t.stop()
-		// The first frame: a reservation row.
-		if _, err := t.waitFor(func(s string) bool { return rowRE.MatchString(s) }, time.Minute); err != nil {
-			return fmt.Errorf("%s: first frame: %w", bin, err)
-		}
-		// The reservations tab and its filter.
-		for _, k := range []string{"1", "/"} {
-			if err := t.press(k); err != nil {
-				return err
-			}
-		}
-		if _, err := t.waitFor(func(s string) bool { return strings.Contains(line(s, 1), "/ ▏") }, time.Minute); err != nil {
-			return fmt.Errorf("%s: the filter did not open: %w", bin, err)
+		if err := openFilter(t); err != nil {
+			return err
 		}
 		targets = append(targets, t)
+		if !overSSH {
+			continue
+		}
+		// The same console over SSH: paydesk serve on a copy of its own,
+		// the OpenSSH client in the pty.
+		sdir := fmt.Sprintf("%s/%d-ssh", home, i)
+		if err := os.Mkdir(sdir, 0o700); err != nil {
+			return err
+		}
+		srv, err := startSSH(bin, sdir, db, env(sdir))
+		if err != nil {
+			return fmt.Errorf("%s serve --ssh: %w", bin, err)
+		}
+		defer srv.stop()
+		argv, err := srv.argv()
+		if err != nil {
+			return err
+		}
+		st, err := start(bin+" over ssh", argv, env(sdir))
+		if err != nil {
+			return err
+		}
+		defer st.stop()
+		if err := openFilter(st); err != nil {
+			return err
+		}
+		targets = append(targets, st)
 	}
 	time.Sleep(wait) // not a synchronisation: the operator's pause before typing
 	keys := []rune(word)
@@ -128,6 +146,23 @@ func run(db, word string, rounds int, each bool, wait time.Duration, bins []stri
 			}
 			fmt.Println()
 		}
+	}
+	return nil
+}
+
+// openFilter waits for t's first frame (a reservation row), then opens
+// the reservations tab and its filter.
+func openFilter(t *target) error {
+	if _, err := t.waitFor(func(s string) bool { return rowRE.MatchString(s) }, time.Minute); err != nil {
+		return fmt.Errorf("%s: first frame: %w", t.name, err)
+	}
+	for _, k := range []string{"1", "/"} {
+		if err := t.press(k); err != nil {
+			return err
+		}
+	}
+	if _, err := t.waitFor(func(s string) bool { return strings.Contains(line(s, 1), "/ ▏") }, time.Minute); err != nil {
+		return fmt.Errorf("%s: the filter did not open: %w", t.name, err)
 	}
 	return nil
 }
