@@ -142,15 +142,21 @@ type Attention struct {
 	delivery []AttentionRow
 	err      error
 
-	// rows are the rows as last built, at builtAt (to the second); stale
-	// says an input changed since. A frame asks for the rows or their
-	// count up to three times (tab bar, status line, this tab), and with
-	// a million reservations the tab holds 5,000: building them is ~5 ms,
-	// so they are built once a second at most, and the count on the other
-	// tabs is counted without building (count).
-	rows    []AttentionRow
-	builtAt time.Time
-	stale   bool
+	// rows are the rows as last built, at builtAt; they hold until
+	// validUntil, the first instant the clock changes one (a window's
+	// day, an order's wait or age, a rejected push's day, a request's
+	// expiry); stale says an input changed since. A frame asks for the
+	// rows or their count up to three times (tab bar, status line, this
+	// tab), every console redraws once a second for its ages, and with a
+	// million reservations the tab holds 5,000: building them is ~5 ms,
+	// and 50 consoles over SSH building a few hundred each second cost
+	// the server a fifth of a core at rest. So they are built again only
+	// when an input or what the clock decides changed, and the count on
+	// the other tabs is counted without building (count).
+	rows       []AttentionRow
+	builtAt    time.Time
+	validUntil time.Time
+	stale      bool
 	// remainders are the gift card rows, which do not depend on the time:
 	// built again only when a gift card payment changed (giftStale).
 	remainders []AttentionRow
@@ -348,11 +354,43 @@ func (a *Attention) Update(msg tea.Msg) tea.Cmd {
 // rows of the last build while nothing changed within the second).
 func (a *Attention) build() []AttentionRow {
 	now := a.ctx.Now()
-	sec := now.Truncate(time.Second)
-	if !a.stale && sec.Equal(a.builtAt) {
+	if !a.stale && !now.Before(a.builtAt) && now.Before(a.validUntil) {
 		return a.rows
 	}
-	a.builtAt, a.stale = sec, false
+	a.builtAt, a.stale = now, false
+	// until is the first instant after now at which the clock alone
+	// changes a row: each input that depends on the time brings it
+	// forward.
+	until := now.Add(24 * time.Hour)
+	upTo := func(t time.Time) {
+		if t.After(now) && t.Before(until) {
+			until = t
+		}
+	}
+	if len(a.resv) > 0 {
+		// Days left count calendar days of now's zone (Summary.DaysLeft).
+		y, m, d := now.Date()
+		upTo(time.Date(y, m, d+1, 0, 0, 0, 0, now.Location()))
+	}
+	for _, s := range a.orders {
+		if !strings.HasPrefix(s.Key, store.PlaceholderPrefix) {
+			continue // due at once, its text timeless
+		}
+		upTo(s.Created.Add(orderWait))
+		upTo(ageChanges(s.Created, now)) // its text says how long it waits
+	}
+	for _, p := range a.rejected {
+		upTo(p.ReceivedAt.Add(24 * time.Hour))
+	}
+	for _, p := range a.learned {
+		upTo(p.ReceivedAt.Add(learnedDays * 24 * time.Hour))
+	}
+	for _, ap := range a.approvals {
+		if ap.State == store.ApprovalPending {
+			upTo(ap.Expires)
+		}
+	}
+	a.validUntil = until
 	var rows []AttentionRow
 	for _, op := range a.ops {
 		rows = append(rows, opRow(op))

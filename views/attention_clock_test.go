@@ -1,0 +1,103 @@
+package views
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"paydesk/store"
+)
+
+// The rows the attention tab keeps between changes are the rows it would
+// build afresh at every instant, as the clock passes each edge it
+// decides alone: a window's day at midnight, an order's wait and the
+// unit of its age, a rejected push's day, a learned push's week, a
+// request's expiry. A tab that keeps its rows until the clock changes one
+// never shows a stale one.
+func TestAttentionRowsFollowTheClock(t *testing.T) {
+	start := time.Date(2026, 11, 23, 23, 59, 57, 0, time.UTC) // midnight in 3 s
+	var windows []store.Summary
+	for i := range 12 {
+		windows = append(windows, store.Summary{Key: fmt.Sprintf("K%02d", i), ReservationNumber: fmt.Sprint("R", i), State: store.StateReserved,
+			Remaining: decimal.NewFromInt(10), Currency: "EUR", Created: start.AddDate(0, 0, -9-i%7).Add(-time.Duration(i) * time.Minute)})
+	}
+	var orders []store.Summary
+	for i, ago := range []time.Duration{29*time.Minute + 58*time.Second, 59*time.Minute + 59*time.Second, 47*time.Hour + 59*time.Minute + 59*time.Second,
+		14*24*time.Hour - time.Second, 365*24*time.Hour - 3*time.Second} {
+		orders = append(orders, store.Summary{Key: fmt.Sprintf("%sSHOP-%d", store.PlaceholderPrefix, i), Invoice: fmt.Sprintf("SHOP-%d", i),
+			State: store.StateAwaitingCustomer, Amount: decimal.NewFromInt(5), Currency: "EUR", Created: start.Add(-ago)})
+	}
+	seconds := []time.Duration{0, 500 * time.Millisecond, 500 * time.Millisecond, time.Second, time.Second, time.Second, time.Second}
+	tests := []struct {
+		name  string
+		in    []any
+		steps []time.Duration
+	}{
+		{"windows at midnight", []any{ReservationRowsMsg{Full: true, Rows: NewReservationRows(windows)}},
+			append(seconds, time.Hour, 23*time.Hour, 24*time.Hour, 6*24*time.Hour)},
+		{"orders' waits and ages", []any{ReservationRowsMsg{Full: true, Rows: NewReservationRows(orders)}},
+			append(seconds, 17*time.Second, 58*time.Second, time.Minute, 59*time.Minute)},
+		{"a rejected push's day", []any{PushRowsMsg{Full: true, Rows: []*PushRow{{Push: &store.PushRecord{ID: 1, Rejected: true, Key: "BAD1",
+			Reason: "signature", ReceivedAt: start.Add(-24*time.Hour + 2*time.Second)}}}}}, seconds},
+		{"a learned push's week", []any{PushRowsMsg{Full: true, Rows: []*PushRow{{Push: &store.PushRecord{ID: 2, RemoteAddr: store.ProvenanceSync,
+			Applied: true, Kind: "Capture", Invoice: "SHOP-9", ReceivedAt: start.Add(-learnedDays*24*time.Hour + 3*time.Second)}}}}}, seconds},
+		{"a request's expiry", []any{ApprovalsMsg{List: []*store.Approval{
+			{ID: 1, State: store.ApprovalPending, Kind: "refund", Amount: decimal.NewFromInt(150), Currency: "EUR", Requester: "alice", Expires: start.Add(4 * time.Second)},
+			{ID: 2, State: store.ApprovalPending, Kind: "refund", Amount: decimal.NewFromInt(200), Currency: "EUR", Requester: "alice", Expires: start.Add(48 * time.Hour)},
+		}}}, seconds},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			now := start
+			kept := NewAttention(NewContext(func() time.Time { return now }))
+			for _, m := range tt.in {
+				kept.Update(m)
+			}
+			for _, step := range tt.steps {
+				now = now.Add(step)
+				// The fresh tab takes its inputs when the kept one took them
+				// (a reservation's row is kept from a day before its warning).
+				at := start
+				fresh := NewAttention(NewContext(func() time.Time { return at }))
+				for _, m := range tt.in {
+					fresh.Update(m)
+				}
+				at = now
+				if got, want := kept.build(), fresh.build(); !reflect.DeepEqual(got, want) {
+					t.Fatalf("at +%s the kept rows differ from the rows built afresh:\nkept  %+v\nfresh %+v", now.Sub(start), got, want)
+				}
+				if got, want := kept.Count(), len(fresh.build()); got != want {
+					t.Fatalf("at +%s the count is %d, the rows %d", now.Sub(start), got, want)
+				}
+			}
+		})
+	}
+}
+
+// While neither its inputs nor what the clock decides change, the tab
+// keeps its rows: the console's redraw each second (for the ages) does
+// not build them again. A change builds them at once.
+func TestAttentionRowsKeptWhileNothingChanges(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	a := NewAttention(NewContext(func() time.Time { return now }))
+	var sums []store.Summary
+	for i := range 40 {
+		sums = append(sums, store.Summary{Key: fmt.Sprintf("K%02d", i), ReservationNumber: fmt.Sprint("R", i), State: store.StateReserved,
+			Remaining: decimal.NewFromInt(10), Currency: "EUR", Created: now.AddDate(0, 0, -11-i%4)})
+	}
+	a.Update(ReservationRowsMsg{Full: true, Rows: NewReservationRows(sums)})
+	first := a.build()
+	for s := 1; s <= 120; s++ {
+		now = now.Add(time.Second)
+		if again := a.build(); len(again) != len(first) || &again[0] != &first[0] {
+			t.Fatalf("at +%ds the rows were built again though nothing changed", s)
+		}
+	}
+	a.Update(ReservationRowsMsg{Rows: NewReservationRows([]store.Summary{{Key: "K00", State: store.StateCaptured, Created: now}})})
+	if again := a.build(); len(again) != len(first)-1 {
+		t.Fatalf("after a capture %d rows, want %d", len(again), len(first)-1)
+	}
+}
