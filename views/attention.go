@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -161,6 +162,8 @@ type Attention struct {
 	// built again only when a gift card payment changed (giftStale).
 	remainders []AttentionRow
 	giftStale  bool
+	// builtRemainders are the remainders the rows were built with.
+	builtRemainders []AttentionRow
 	// counted is the count at countedAt, valid while !countStale.
 	counted    int
 	countedAt  time.Time
@@ -257,54 +260,74 @@ func (a *Attention) Update(msg tea.Msg) tea.Cmd {
 		if msg.Err != nil {
 			return nil
 		}
-		a.changed()
+		// A change that neither held nor now holds a row of this tab (a
+		// reservation far from its window's end) leaves the rows as built.
 		if msg.Full {
 			clear(a.resv)
 			clear(a.orders)
+			a.changed()
 		}
 		for _, k := range msg.Removed {
-			delete(a.orders, k) // an order's placeholder, replaced by its reservation
+			if _, ok := a.orders[k]; ok {
+				delete(a.orders, k) // an order's placeholder, replaced by its reservation
+				a.changed()
+			}
 		}
 		for _, r := range msg.Rows {
 			s := r.Summary
-			delete(a.resv, s.Key)
-			delete(a.orders, s.Key)
+			_, inResv := a.resv[s.Key]
+			_, inOrders := a.orders[s.Key]
+			if inResv || inOrders {
+				delete(a.resv, s.Key)
+				delete(a.orders, s.Key)
+				a.changed()
+			}
 			if orderMismatch(s) {
 				a.orders[s.Key] = s
+				a.changed()
 			}
 			if (s.State == store.StateReserved || s.State == store.StatePartlyCaptured) && s.DaysLeft(now) <= windowWarnDays+1 {
 				a.resv[s.Key] = s // a day's margin: the tab ticks, the rows do not reload
+				a.changed()
 			}
 		}
 	case TransactionRowsMsg:
 		if msg.Err != nil {
 			return nil
 		}
-		a.changed()
-		a.giftStale = true
+		// Only gift card payments make rows here, and only those with a
+		// remainder to pay: build compares the remainders before it builds
+		// the rows again (a stream of gift card payments paid in full
+		// leaves them as they are).
 		if msg.Full {
 			clear(a.gift)
+			a.giftStale, a.countStale = true, true
 		}
 		for _, r := range msg.Rows {
 			if t := r.Tx; t.Kind == store.KindGiftCardPay || t.Kind == store.KindGiftCardRemainder {
 				a.gift[t.Key] = t
+				a.giftStale, a.countStale = true, true
 			}
 		}
 	case PushRowsMsg:
 		if msg.Err != nil {
 			return nil
 		}
-		a.changed()
+		// Only rejected pushes and what sync learned make rows here: a
+		// stream of accepted pushes leaves them as built.
 		if msg.Full {
 			clear(a.rejected)
 			clear(a.learned)
+			a.changed()
 		}
 		for _, r := range msg.Rows {
 			if p := r.Push; p.Rejected && now.Sub(p.ReceivedAt) < 24*time.Hour {
 				a.rejected[p.ID] = p
+				a.changed()
 			}
 			if p := r.Push; p.LearnedBySync() && p.Applied && now.Sub(p.ReceivedAt) < learnedDays*24*time.Hour {
 				a.learned[p.ID] = p
+				a.changed()
 			}
 		}
 	case AttentionOpsMsg:
@@ -354,6 +377,20 @@ func (a *Attention) Update(msg tea.Msg) tea.Cmd {
 // rows of the last build while nothing changed within the second).
 func (a *Attention) build() []AttentionRow {
 	now := a.ctx.Now()
+	if !a.stale {
+		// Gift card payments changed (the remainders were built again,
+		// here or for the count): the rows change only if the remainders
+		// did.
+		rem := a.remainderRows()
+		same := len(rem) == len(a.builtRemainders) && (len(rem) == 0 || &rem[0] == &a.builtRemainders[0])
+		switch {
+		case same:
+		case reflect.DeepEqual(rem, a.builtRemainders):
+			a.builtRemainders = rem
+		default:
+			a.stale = true
+		}
+	}
 	if !a.stale && !now.Before(a.builtAt) && now.Before(a.validUntil) {
 		return a.rows
 	}
@@ -446,7 +483,8 @@ func (a *Attention) build() []AttentionRow {
 		}
 		rows = append(rows, learnedRow(p))
 	}
-	rows = append(rows, a.remainderRows()...)
+	a.builtRemainders = a.remainderRows()
+	rows = append(rows, a.builtRemainders...)
 	rows = append(rows, approvalRows(a.approvals, now)...)
 	rows = append(rows, a.delivery...)
 	rows = append(rows, a.extra...)
@@ -562,6 +600,17 @@ func (a *Attention) buildRemainders() []AttentionRow {
 				clean(first.Currency), clean(first.ServiceCode)),
 			Open: OpenTransaction{Key: first.Key}})
 	}
+	// In a fixed order (the groups come from a map), so that build can
+	// tell the same remainders from new ones.
+	slices.SortFunc(rows, func(x, y AttentionRow) int {
+		if c := x.When.Compare(y.When); c != 0 {
+			return c
+		}
+		if c := strings.Compare(x.Subject, y.Subject); c != 0 {
+			return c
+		}
+		return strings.Compare(x.What, y.What)
+	})
 	return rows
 }
 

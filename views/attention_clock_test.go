@@ -8,6 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"paydesk/api"
 	"paydesk/store"
 )
 
@@ -99,5 +100,63 @@ func TestAttentionRowsKeptWhileNothingChanges(t *testing.T) {
 	a.Update(ReservationRowsMsg{Rows: NewReservationRows([]store.Summary{{Key: "K00", State: store.StateCaptured, Created: now}})})
 	if again := a.build(); len(again) != len(first)-1 {
 		t.Fatalf("after a capture %d rows, want %d", len(again), len(first)-1)
+	}
+}
+
+// A change that makes no row of the tab (an accepted push, a gift card
+// payment paid in full, a payment, a reservation far from its window's
+// end) leaves the rows as built; one that makes a row builds them again.
+func TestAttentionRowsKeptThroughChangesElsewhere(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	a := NewAttention(NewContext(func() time.Time { return now }))
+	var sums []store.Summary
+	for i := range 20 {
+		sums = append(sums, store.Summary{Key: fmt.Sprintf("K%02d", i), ReservationNumber: fmt.Sprint("R", i), State: store.StateReserved,
+			Remaining: decimal.NewFromInt(10), Currency: "EUR", Created: now.AddDate(0, 0, -11-i%4)})
+	}
+	a.Update(ReservationRowsMsg{Full: true, Rows: NewReservationRows(sums)})
+	gift := func(key string, rest int64) *TransactionRow {
+		return &TransactionRow{Tx: &store.Transaction{Key: key, Kind: store.KindGiftCardPay, Invoice: "GC-" + key, Currency: "EUR", Created: now,
+			Amount: decimal.NewFromInt(30), RemainderAmount: decimal.NewFromInt(rest), Status: store.Status{Code: api.StatusSuccess}}}
+	}
+	elsewhere := []struct {
+		name string
+		msg  any
+	}{
+		{"an accepted push", PushRowsMsg{Rows: []*PushRow{{Push: &store.PushRecord{ID: 1, Applied: true, Key: "A1", ReceivedAt: now}}}}},
+		{"a gift card payment paid in full", TransactionRowsMsg{Rows: []*TransactionRow{gift("G1", 0)}}},
+		{"a capture", TransactionRowsMsg{Rows: []*TransactionRow{{Tx: &store.Transaction{Key: "P1", Kind: store.KindCapture, Created: now}}}}},
+		{"a reservation far from its window's end", ReservationRowsMsg{Rows: NewReservationRows([]store.Summary{{Key: "NEW", State: store.StateReserved, Created: now}})}},
+	}
+	rows := a.build()
+	for _, e := range elsewhere {
+		a.Update(e.msg)
+		if again := a.build(); len(again) != len(rows) || &again[0] != &rows[0] {
+			t.Fatalf("after %s the rows were built again", e.name)
+		}
+		if got := a.Count(); got != len(rows) {
+			t.Fatalf("after %s the count is %d, want %d", e.name, got, len(rows))
+		}
+	}
+	here := []struct {
+		name string
+		msg  any
+	}{
+		{"a rejected push", PushRowsMsg{Rows: []*PushRow{{Push: &store.PushRecord{ID: 2, Rejected: true, Key: "BAD", ReceivedAt: now}}}}},
+		{"a gift card payment with a remainder", TransactionRowsMsg{Rows: []*TransactionRow{gift("G2", 20)}}},
+		{"a reservation at its window's end", ReservationRowsMsg{Rows: NewReservationRows([]store.Summary{{Key: "OLD", ReservationNumber: "R-OLD",
+			State: store.StateReserved, Remaining: decimal.NewFromInt(5), Currency: "EUR", Created: now.AddDate(0, 0, -13)}})}},
+		{"a reservation captured", ReservationRowsMsg{Rows: NewReservationRows([]store.Summary{{Key: "K00", State: store.StateCaptured, Created: now}})}},
+	}
+	want := len(rows)
+	for i, h := range here {
+		a.Update(h.msg)
+		want += []int{1, 1, 1, -1}[i]
+		if got := len(a.build()); got != want {
+			t.Fatalf("after %s %d rows, want %d", h.name, got, want)
+		}
+		if got := a.Count(); got != want {
+			t.Fatalf("after %s the count is %d, want %d", h.name, got, want)
+		}
 	}
 }
