@@ -67,6 +67,19 @@ func run(db, word string, rounds int, each bool, wait time.Duration, overSSH boo
 				return err
 			}
 		}
+		// The same console over SSH: paydesk serve on a copy of its own,
+		// made before the local console opens (and writes) the cache.
+		var srv *sshServer
+		if overSSH {
+			sdir := fmt.Sprintf("%s/%d-ssh", home, i)
+			if err := os.Mkdir(sdir, 0o700); err != nil {
+				return err
+			}
+			if srv, err = startSSH(bin, sdir, db, env(sdir)); err != nil {
+				return fmt.Errorf("%s serve --ssh: %w", bin, err)
+			}
+			defer srv.stop()
+		}
 		t, err := start(bin, []string{bin, "--db", own}, env(dir))
 		if err != nil {
 			return err
@@ -79,22 +92,12 @@ func run(db, word string, rounds int, each bool, wait time.Duration, overSSH boo
 		if !overSSH {
 			continue
 		}
-		// The same console over SSH: paydesk serve on a copy of its own,
-		// the OpenSSH client in the pty.
-		sdir := fmt.Sprintf("%s/%d-ssh", home, i)
-		if err := os.Mkdir(sdir, 0o700); err != nil {
-			return err
-		}
-		srv, err := startSSH(bin, sdir, db, env(sdir))
-		if err != nil {
-			return fmt.Errorf("%s serve --ssh: %w", bin, err)
-		}
-		defer srv.stop()
 		argv, err := srv.argv()
 		if err != nil {
 			return err
 		}
-		st, err := start(bin+" over ssh", argv, env(sdir))
+		// The OpenSSH client in the pty.
+		st, err := start(bin+" over ssh", argv, env(home))
 		if err != nil {
 			return err
 		}
@@ -125,7 +128,7 @@ func run(db, word string, rounds int, each bool, wait time.Duration, overSSH boo
 		}
 	}
 	fmt.Printf("%d keys per target (%d rounds of %q typed and taken back), screen %dx%d\n", 2*len(keys)*rounds, rounds, word, width, height)
-	fmt.Printf("%-32s %8s %8s %8s %8s\n", "target", "median", "p90", "max", "beyond")
+	fmt.Printf("%-32s %8s %8s %8s %8s %8s\n", "target", "median", "p90", "p99", "max", "beyond")
 	base := median(floor.lat)
 	for _, t := range targets {
 		m := median(t.lat)
@@ -133,7 +136,7 @@ func run(db, word string, rounds int, each bool, wait time.Duration, overSSH boo
 		if t != floor {
 			beyond = ms(m - base)
 		}
-		fmt.Printf("%-32s %8s %8s %8s %8s\n", t.name, ms(m), ms(pct(t.lat, 0.9)), ms(slices.Max(t.lat)), beyond)
+		fmt.Printf("%-32s %8s %8s %8s %8s %8s\n", t.name, ms(m), ms(pct(t.lat, 0.9)), ms(pct(t.lat, 0.99)), ms(slices.Max(t.lat)), beyond)
 	}
 	if each {
 		for _, t := range targets {
