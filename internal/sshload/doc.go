@@ -21,7 +21,11 @@
 // consoles:
 //
 //	go build -o /tmp/paydesk . && go run ./store/storetest/gen -db /tmp/2k.db -n 2000
-//	go run ./internal/sshload -paydesk /tmp/paydesk -db /tmp/2k.db -consoles 50 -rounds 4 -n 2000
+//	go run ./internal/sshload -paydesk /tmp/paydesk -db /tmp/2k.db -consoles 50 -rounds 4 -n 4000
+//
+// A round must last well beyond the consoles' one second of gathering
+// a stream of pushes before they reload (-n 4000 at a thousand pushes a
+// second), or it ends before they draw and their cost falls after it.
 //
 // -old BINARY measures a second binary in the same rounds (before and
 // after a change). $PAYDESK_CPUPROFILE=FILE is passed on: each serve

@@ -35,7 +35,7 @@ func main() {
 	db := flag.String("db", "", "the cache each serve process gets a copy of (store/storetest/gen -n 2000)")
 	consoles := flag.Int("consoles", 50, "consoles over SSH beside the listener")
 	rounds := flag.Int("rounds", 4, "rounds: every target once per round, in rotating order")
-	pushes := flag.Int("n", 2000, "pushes per target and round")
+	pushes := flag.Int("n", 4000, "pushes per target and round")
 	senders := flag.Int("c", 8, "parallel push senders, one connection each")
 	cols := flag.Int("cols", 100, "the consoles' terminal width")
 	rows := flag.Int("rows", 30, "the consoles' terminal height")
