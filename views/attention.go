@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -127,11 +128,18 @@ type Attention struct {
 	width  int
 	height int
 
-	resv     map[string]store.Summary      // capturable reservations near or past the window's end
-	orders   map[string]store.Summary      // orders without their push, reservations without their order
-	gift     map[string]*store.Transaction // gift card payments (grouped on View)
-	rejected map[uint64]*store.PushRecord  // rejected pushes of the last day
-	learned  map[uint64]*store.PushRecord  // pushes sync learned in the last days
+	resv   map[string]store.Summary      // capturable reservations near or past the window's end
+	orders map[string]store.Summary      // orders without their push, reservations without their order
+	gift   map[string]*store.Transaction // gift card payments by key
+	// giftGroups are the gift card payments by group and key; the groups
+	// in giftDirty changed since giftRows (a row per group with a rest
+	// unpaid) were made: a reload regroups only what it brought, not
+	// every gift card payment of the cache for every console.
+	giftGroups map[string]map[string]*store.Transaction
+	giftDirty  map[string]bool
+	giftRows   map[string]AttentionRow
+	rejected   map[uint64]*store.PushRecord // rejected pushes of the last day
+	learned    map[uint64]*store.PushRecord // pushes sync learned in the last days
 	// unreconciled: what paydesk reconcile did not match, from the audit log
 	unreconciled []store.AuditEntry
 	ops          []*store.PendingOp
@@ -173,7 +181,8 @@ type Attention struct {
 // NewAttention makes the attention tab.
 func NewAttention(ctx *Context) *Attention {
 	return &Attention{ctx: ctx, table: NewTable(ctx.Theme, attentionColumns),
-		resv: map[string]store.Summary{}, orders: map[string]store.Summary{}, gift: map[string]*store.Transaction{}, rejected: map[uint64]*store.PushRecord{}, learned: map[uint64]*store.PushRecord{},
+		resv: map[string]store.Summary{}, orders: map[string]store.Summary{}, gift: map[string]*store.Transaction{},
+		giftGroups: map[string]map[string]*store.Transaction{}, giftDirty: map[string]bool{}, giftRows: map[string]AttentionRow{}, rejected: map[uint64]*store.PushRecord{}, learned: map[uint64]*store.PushRecord{},
 		stale: true, giftStale: true, countStale: true}
 }
 
@@ -301,11 +310,24 @@ func (a *Attention) Update(msg tea.Msg) tea.Cmd {
 		// leaves them as they are).
 		if msg.Full {
 			clear(a.gift)
+			clear(a.giftGroups)
+			clear(a.giftDirty)
+			clear(a.giftRows)
 			a.giftStale, a.countStale = true, true
 		}
 		for _, r := range msg.Rows {
 			if t := r.Tx; t.Kind == store.KindGiftCardPay || t.Kind == store.KindGiftCardRemainder {
+				if old := a.gift[t.Key]; old != nil {
+					delete(a.giftGroups[giftGroup(old)], t.Key)
+					a.giftDirty[giftGroup(old)] = true
+				}
 				a.gift[t.Key] = t
+				g := giftGroup(t)
+				if a.giftGroups[g] == nil {
+					a.giftGroups[g] = map[string]*store.Transaction{}
+				}
+				a.giftGroups[g][t.Key] = t
+				a.giftDirty[g] = true
 				a.giftStale, a.countStale = true, true
 			}
 		}
@@ -574,17 +596,24 @@ func (a *Attention) remainderRows() []AttentionRow {
 	return a.remainders
 }
 
-func (a *Attention) buildRemainders() []AttentionRow {
-	groups := map[string][]*store.Transaction{}
-	for _, t := range a.gift {
-		g := t.Group
-		if g == "" {
-			g = t.Key
-		}
-		groups[g] = append(groups[g], t)
+// giftGroup is the group a gift card payment is paid in: its own key
+// when it stands alone.
+func giftGroup(t *store.Transaction) string {
+	if t.Group == "" {
+		return t.Key
 	}
-	var rows []AttentionRow
-	for _, ts := range groups {
+	return t.Group
+}
+
+func (a *Attention) buildRemainders() []AttentionRow {
+	for g := range a.giftDirty {
+		delete(a.giftRows, g)
+		members := a.giftGroups[g]
+		if len(members) == 0 {
+			delete(a.giftGroups, g)
+			continue
+		}
+		ts := slices.Collect(maps.Values(members))
 		rest := UnpaidRemainder(ts[0], ts[1:])
 		if !rest.IsPositive() {
 			continue
@@ -595,12 +624,14 @@ func (a *Attention) buildRemainders() []AttentionRow {
 				first = t
 			}
 		}
-		rows = append(rows, AttentionRow{Kind: AttnRemainder, When: first.Created, Subject: clean(first.Invoice),
+		a.giftRows[g] = AttentionRow{Kind: AttnRemainder, When: first.Created, Subject: clean(first.Invoice),
 			What: fmt.Sprintf("%s %s of a gift card payment still to pay (%s): pay the remainder (p) or refund what was paid", money(rest),
 				clean(first.Currency), clean(first.ServiceCode)),
-			Open: OpenTransaction{Key: first.Key}})
+			Open: OpenTransaction{Key: first.Key}}
 	}
-	// In a fixed order (the groups come from a map), so that build can
+	clear(a.giftDirty)
+	rows := slices.Collect(maps.Values(a.giftRows))
+	// In a fixed order (the groups are a map), so that build can
 	// tell the same remainders from new ones.
 	slices.SortFunc(rows, func(x, y AttentionRow) int {
 		if c := x.When.Compare(y.When); c != 0 {

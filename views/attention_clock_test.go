@@ -160,3 +160,49 @@ func TestAttentionRowsKeptThroughChangesElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// Gift card payments regrouped as they come (a reload brings only the
+// changed ones): a group's rest shows until a later payment pays it, a
+// payment moved to another group leaves the first, and the rows are
+// those of a tab given every payment at once.
+func TestAttentionRemaindersAsPaymentsCome(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	pay := func(key, group string, min int, rest int64) *TransactionRow {
+		return &TransactionRow{Tx: &store.Transaction{Key: key, Group: group, Kind: store.KindGiftCardPay, Invoice: "GC-" + key, Currency: "EUR",
+			Created: now.Add(time.Duration(min) * time.Minute), Amount: decimal.NewFromInt(10), RemainderAmount: decimal.NewFromInt(rest),
+			Status: store.Status{Code: api.StatusSuccess}}}
+	}
+	steps := []struct {
+		name string
+		rows []*TransactionRow
+		want int // remainder rows
+	}{
+		{"a first part", []*TransactionRow{pay("A1", "A", 0, 20)}, 1},
+		{"another group's first part", []*TransactionRow{pay("B1", "B", 1, 5)}, 2},
+		{"A paid to the end", []*TransactionRow{pay("A2", "A", 2, 0)}, 1},
+		{"a payment alone, paid in full", []*TransactionRow{pay("C1", "", 3, 0)}, 1},
+		{"B1 moved to group A (its rest no longer B's)", []*TransactionRow{pay("B1", "A", 1, 5)}, 0},
+	}
+	a := NewAttention(NewContext(func() time.Time { return now }))
+	var all []*TransactionRow
+	for _, st := range steps {
+		a.Update(TransactionRowsMsg{Rows: st.rows})
+		all = append(all, st.rows...)
+		if got := len(a.remainderRows()); got != st.want {
+			t.Fatalf("%s: %d remainder rows, want %d: %+v", st.name, got, st.want, a.remainderRows())
+		}
+		fresh := NewAttention(NewContext(func() time.Time { return now }))
+		byKey := map[string]*TransactionRow{}
+		for _, r := range all {
+			byKey[r.Tx.Key] = r
+		}
+		var latest []*TransactionRow
+		for _, r := range byKey {
+			latest = append(latest, r)
+		}
+		fresh.Update(TransactionRowsMsg{Full: true, Rows: latest})
+		if got, want := a.build(), fresh.build(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: rows %+v; a tab given every payment at once shows %+v", st.name, got, want)
+		}
+	}
+}
