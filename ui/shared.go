@@ -3,7 +3,9 @@ package ui
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"paydesk/store"
@@ -200,6 +202,31 @@ func (s *SharedStore) Audit(ctx context.Context, limit int) ([]store.AuditEntry,
 func (s *SharedStore) Exchanges(ctx context.Context, limit int) ([]store.Exchange, error) {
 	xs, err := shared(s, fmt.Sprintf("Exchanges %d", limit), func() ([]store.Exchange, error) { return s.DB.Exchanges(context.WithoutCancel(ctx), limit) })
 	return slices.Clone(xs), err
+}
+
+// PushPage, PushCount and PushReceiptsOf are the push log's window, read
+// again by every console after each change (the log is the store's
+// views.PushSource): shared like the other lists.
+func (s *SharedStore) PushPage(ctx context.Context, q store.PushQuery) (store.PushPage, error) {
+	p, err := shared(s, fmt.Sprintf("PushPage %#v", q), func() (store.PushPage, error) { return s.DB.PushPage(context.WithoutCancel(ctx), q) })
+	p.Rows = slices.Clone(p.Rows)
+	return p, err
+}
+
+func (s *SharedStore) PushCount(ctx context.Context, q store.PushQuery) (int, error) {
+	return shared(s, fmt.Sprintf("PushCount %#v", q), func() (int, error) { return s.DB.PushCount(context.WithoutCancel(ctx), q) })
+}
+
+func (s *SharedStore) PushReceiptsOf(ctx context.Context, ps []*store.PushRecord) (map[uint64]store.PushReceipts, error) {
+	var key strings.Builder
+	key.WriteString("PushReceiptsOf")
+	for _, p := range ps {
+		fmt.Fprintf(&key, " %d", p.ID)
+	}
+	m, err := shared(s, key.String(), func() (map[uint64]store.PushReceipts, error) {
+		return s.DB.PushReceiptsOf(context.WithoutCancel(ctx), ps)
+	})
+	return maps.Clone(m), err
 }
 
 func (s *SharedStore) Counts(ctx context.Context) (store.Counts, error) {

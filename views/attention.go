@@ -2,6 +2,8 @@ package views
 
 import (
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -126,11 +128,18 @@ type Attention struct {
 	width  int
 	height int
 
-	resv     map[string]store.Summary      // capturable reservations near or past the window's end
-	orders   map[string]store.Summary      // orders without their push, reservations without their order
-	gift     map[string]*store.Transaction // gift card payments (grouped on View)
-	rejected map[uint64]*store.PushRecord  // rejected pushes of the last day
-	learned  map[uint64]*store.PushRecord  // pushes sync learned in the last days
+	resv   map[string]store.Summary      // capturable reservations near or past the window's end
+	orders map[string]store.Summary      // orders without their push, reservations without their order
+	gift   map[string]*store.Transaction // gift card payments by key
+	// giftGroups are the gift card payments by group and key; the groups
+	// in giftDirty changed since giftRows (a row per group with a rest
+	// unpaid) were made: a reload regroups only what it brought, not
+	// every gift card payment of the cache for every console.
+	giftGroups map[string]map[string]*store.Transaction
+	giftDirty  map[string]bool
+	giftRows   map[string]AttentionRow
+	rejected   map[uint64]*store.PushRecord // rejected pushes of the last day
+	learned    map[uint64]*store.PushRecord // pushes sync learned in the last days
 	// unreconciled: what paydesk reconcile did not match, from the audit log
 	unreconciled []store.AuditEntry
 	ops          []*store.PendingOp
@@ -142,19 +151,27 @@ type Attention struct {
 	delivery []AttentionRow
 	err      error
 
-	// rows are the rows as last built, at builtAt (to the second); stale
-	// says an input changed since. A frame asks for the rows or their
-	// count up to three times (tab bar, status line, this tab), and with
-	// a million reservations the tab holds 5,000: building them is ~5 ms,
-	// so they are built once a second at most, and the count on the other
-	// tabs is counted without building (count).
-	rows    []AttentionRow
-	builtAt time.Time
-	stale   bool
+	// rows are the rows as last built, at builtAt; they hold until
+	// validUntil, the first instant the clock changes one (a window's
+	// day, an order's wait or age, a rejected push's day, a request's
+	// expiry); stale says an input changed since. A frame asks for the
+	// rows or their count up to three times (tab bar, status line, this
+	// tab), every console redraws once a second for its ages, and with a
+	// million reservations the tab holds 5,000: building them is ~5 ms,
+	// and 50 consoles over SSH building a few hundred each second cost
+	// the server a fifth of a core at rest. So they are built again only
+	// when an input or what the clock decides changed, and the count on
+	// the other tabs is counted without building (count).
+	rows       []AttentionRow
+	builtAt    time.Time
+	validUntil time.Time
+	stale      bool
 	// remainders are the gift card rows, which do not depend on the time:
 	// built again only when a gift card payment changed (giftStale).
 	remainders []AttentionRow
 	giftStale  bool
+	// builtRemainders are the remainders the rows were built with.
+	builtRemainders []AttentionRow
 	// counted is the count at countedAt, valid while !countStale.
 	counted    int
 	countedAt  time.Time
@@ -164,7 +181,8 @@ type Attention struct {
 // NewAttention makes the attention tab.
 func NewAttention(ctx *Context) *Attention {
 	return &Attention{ctx: ctx, table: NewTable(ctx.Theme, attentionColumns),
-		resv: map[string]store.Summary{}, orders: map[string]store.Summary{}, gift: map[string]*store.Transaction{}, rejected: map[uint64]*store.PushRecord{}, learned: map[uint64]*store.PushRecord{},
+		resv: map[string]store.Summary{}, orders: map[string]store.Summary{}, gift: map[string]*store.Transaction{},
+		giftGroups: map[string]map[string]*store.Transaction{}, giftDirty: map[string]bool{}, giftRows: map[string]AttentionRow{}, rejected: map[uint64]*store.PushRecord{}, learned: map[uint64]*store.PushRecord{},
 		stale: true, giftStale: true, countStale: true}
 }
 
@@ -251,54 +269,87 @@ func (a *Attention) Update(msg tea.Msg) tea.Cmd {
 		if msg.Err != nil {
 			return nil
 		}
-		a.changed()
+		// A change that neither held nor now holds a row of this tab (a
+		// reservation far from its window's end) leaves the rows as built.
 		if msg.Full {
 			clear(a.resv)
 			clear(a.orders)
+			a.changed()
 		}
 		for _, k := range msg.Removed {
-			delete(a.orders, k) // an order's placeholder, replaced by its reservation
+			if _, ok := a.orders[k]; ok {
+				delete(a.orders, k) // an order's placeholder, replaced by its reservation
+				a.changed()
+			}
 		}
 		for _, r := range msg.Rows {
 			s := r.Summary
-			delete(a.resv, s.Key)
-			delete(a.orders, s.Key)
+			_, inResv := a.resv[s.Key]
+			_, inOrders := a.orders[s.Key]
+			if inResv || inOrders {
+				delete(a.resv, s.Key)
+				delete(a.orders, s.Key)
+				a.changed()
+			}
 			if orderMismatch(s) {
 				a.orders[s.Key] = s
+				a.changed()
 			}
 			if (s.State == store.StateReserved || s.State == store.StatePartlyCaptured) && s.DaysLeft(now) <= windowWarnDays+1 {
 				a.resv[s.Key] = s // a day's margin: the tab ticks, the rows do not reload
+				a.changed()
 			}
 		}
 	case TransactionRowsMsg:
 		if msg.Err != nil {
 			return nil
 		}
-		a.changed()
-		a.giftStale = true
+		// Only gift card payments make rows here, and only those with a
+		// remainder to pay: build compares the remainders before it builds
+		// the rows again (a stream of gift card payments paid in full
+		// leaves them as they are).
 		if msg.Full {
 			clear(a.gift)
+			clear(a.giftGroups)
+			clear(a.giftDirty)
+			clear(a.giftRows)
+			a.giftStale, a.countStale = true, true
 		}
 		for _, r := range msg.Rows {
 			if t := r.Tx; t.Kind == store.KindGiftCardPay || t.Kind == store.KindGiftCardRemainder {
+				if old := a.gift[t.Key]; old != nil {
+					delete(a.giftGroups[giftGroup(old)], t.Key)
+					a.giftDirty[giftGroup(old)] = true
+				}
 				a.gift[t.Key] = t
+				g := giftGroup(t)
+				if a.giftGroups[g] == nil {
+					a.giftGroups[g] = map[string]*store.Transaction{}
+				}
+				a.giftGroups[g][t.Key] = t
+				a.giftDirty[g] = true
+				a.giftStale, a.countStale = true, true
 			}
 		}
 	case PushRowsMsg:
 		if msg.Err != nil {
 			return nil
 		}
-		a.changed()
+		// Only rejected pushes and what sync learned make rows here: a
+		// stream of accepted pushes leaves them as built.
 		if msg.Full {
 			clear(a.rejected)
 			clear(a.learned)
+			a.changed()
 		}
 		for _, r := range msg.Rows {
 			if p := r.Push; p.Rejected && now.Sub(p.ReceivedAt) < 24*time.Hour {
 				a.rejected[p.ID] = p
+				a.changed()
 			}
 			if p := r.Push; p.LearnedBySync() && p.Applied && now.Sub(p.ReceivedAt) < learnedDays*24*time.Hour {
 				a.learned[p.ID] = p
+				a.changed()
 			}
 		}
 	case AttentionOpsMsg:
@@ -348,11 +399,57 @@ func (a *Attention) Update(msg tea.Msg) tea.Cmd {
 // rows of the last build while nothing changed within the second).
 func (a *Attention) build() []AttentionRow {
 	now := a.ctx.Now()
-	sec := now.Truncate(time.Second)
-	if !a.stale && sec.Equal(a.builtAt) {
+	if !a.stale {
+		// Gift card payments changed (the remainders were built again,
+		// here or for the count): the rows change only if the remainders
+		// did.
+		rem := a.remainderRows()
+		same := len(rem) == len(a.builtRemainders) && (len(rem) == 0 || &rem[0] == &a.builtRemainders[0])
+		switch {
+		case same:
+		case reflect.DeepEqual(rem, a.builtRemainders):
+			a.builtRemainders = rem
+		default:
+			a.stale = true
+		}
+	}
+	if !a.stale && !now.Before(a.builtAt) && now.Before(a.validUntil) {
 		return a.rows
 	}
-	a.builtAt, a.stale = sec, false
+	a.builtAt, a.stale = now, false
+	// until is the first instant after now at which the clock alone
+	// changes a row: each input that depends on the time brings it
+	// forward.
+	until := now.Add(24 * time.Hour)
+	upTo := func(t time.Time) {
+		if t.After(now) && t.Before(until) {
+			until = t
+		}
+	}
+	if len(a.resv) > 0 {
+		// Days left count calendar days of now's zone (Summary.DaysLeft).
+		y, m, d := now.Date()
+		upTo(time.Date(y, m, d+1, 0, 0, 0, 0, now.Location()))
+	}
+	for _, s := range a.orders {
+		if !strings.HasPrefix(s.Key, store.PlaceholderPrefix) {
+			continue // due at once, its text timeless
+		}
+		upTo(s.Created.Add(orderWait))
+		upTo(ageChanges(s.Created, now)) // its text says how long it waits
+	}
+	for _, p := range a.rejected {
+		upTo(p.ReceivedAt.Add(24 * time.Hour))
+	}
+	for _, p := range a.learned {
+		upTo(p.ReceivedAt.Add(learnedDays * 24 * time.Hour))
+	}
+	for _, ap := range a.approvals {
+		if ap.State == store.ApprovalPending {
+			upTo(ap.Expires)
+		}
+	}
+	a.validUntil = until
 	var rows []AttentionRow
 	for _, op := range a.ops {
 		rows = append(rows, opRow(op))
@@ -408,7 +505,8 @@ func (a *Attention) build() []AttentionRow {
 		}
 		rows = append(rows, learnedRow(p))
 	}
-	rows = append(rows, a.remainderRows()...)
+	a.builtRemainders = a.remainderRows()
+	rows = append(rows, a.builtRemainders...)
 	rows = append(rows, approvalRows(a.approvals, now)...)
 	rows = append(rows, a.delivery...)
 	rows = append(rows, a.extra...)
@@ -498,17 +596,24 @@ func (a *Attention) remainderRows() []AttentionRow {
 	return a.remainders
 }
 
-func (a *Attention) buildRemainders() []AttentionRow {
-	groups := map[string][]*store.Transaction{}
-	for _, t := range a.gift {
-		g := t.Group
-		if g == "" {
-			g = t.Key
-		}
-		groups[g] = append(groups[g], t)
+// giftGroup is the group a gift card payment is paid in: its own key
+// when it stands alone.
+func giftGroup(t *store.Transaction) string {
+	if t.Group == "" {
+		return t.Key
 	}
-	var rows []AttentionRow
-	for _, ts := range groups {
+	return t.Group
+}
+
+func (a *Attention) buildRemainders() []AttentionRow {
+	for g := range a.giftDirty {
+		delete(a.giftRows, g)
+		members := a.giftGroups[g]
+		if len(members) == 0 {
+			delete(a.giftGroups, g)
+			continue
+		}
+		ts := slices.Collect(maps.Values(members))
 		rest := UnpaidRemainder(ts[0], ts[1:])
 		if !rest.IsPositive() {
 			continue
@@ -519,11 +624,24 @@ func (a *Attention) buildRemainders() []AttentionRow {
 				first = t
 			}
 		}
-		rows = append(rows, AttentionRow{Kind: AttnRemainder, When: first.Created, Subject: clean(first.Invoice),
+		a.giftRows[g] = AttentionRow{Kind: AttnRemainder, When: first.Created, Subject: clean(first.Invoice),
 			What: fmt.Sprintf("%s %s of a gift card payment still to pay (%s): pay the remainder (p) or refund what was paid", money(rest),
 				clean(first.Currency), clean(first.ServiceCode)),
-			Open: OpenTransaction{Key: first.Key}})
+			Open: OpenTransaction{Key: first.Key}}
 	}
+	clear(a.giftDirty)
+	rows := slices.Collect(maps.Values(a.giftRows))
+	// In a fixed order (the groups are a map), so that build can
+	// tell the same remainders from new ones.
+	slices.SortFunc(rows, func(x, y AttentionRow) int {
+		if c := x.When.Compare(y.When); c != 0 {
+			return c
+		}
+		if c := strings.Compare(x.Subject, y.Subject); c != 0 {
+			return c
+		}
+		return strings.Compare(x.What, y.What)
+	})
 	return rows
 }
 

@@ -53,6 +53,30 @@ func age(t, now time.Time) string {
 	return strconv.Itoa(int(d.Hours()/24/365)) + "y"
 }
 
+// ageChanges is the first instant after now at which age(t, ·) reads
+// otherwise (or an earlier one, never a later).
+func ageChanges(t, now time.Time) time.Time {
+	d := now.Sub(t)
+	if d < 0 {
+		return t.Add(time.Second)
+	}
+	step := 365 * 24 * time.Hour
+	switch {
+	case d < time.Minute:
+		step = time.Second
+	case d < time.Hour:
+		step = time.Minute
+	case d < 48*time.Hour:
+		step = time.Hour
+	case d < 14*24*time.Hour:
+		step = 24 * time.Hour
+	case d < 365*24*time.Hour:
+		// Weeks, up to the first year.
+		return t.Add(min((d/(7*24*time.Hour)+1)*7*24*time.Hour, 365*24*time.Hour))
+	}
+	return t.Add((d/step + 1) * step)
+}
+
 // stamp is a timestamp for lists and details.
 func (c *Context) stamp(t time.Time) string {
 	if t.IsZero() {

@@ -12,4 +12,12 @@
 //
 //	go build -o /tmp/pd-new . && go run ./store/storetest/gen -db /tmp/k.db -n 2000
 //	go run ./internal/keylat -db /tmp/k.db -rounds 10 /tmp/pd-old /tmp/pd-new
+//
+// -ssh adds each binary's console over SSH on loopback, in the same
+// rounds: `paydesk serve --ssh` on a copy of the cache, a user with a new
+// key, and the OpenSSH client (`ssh -tt -p PORT alice@127.0.0.1`) in the
+// pty, so the figure is a key to the completed screen through the whole
+// path a person at a terminal has:
+//
+//	go run ./internal/keylat -db /tmp/k.db -rounds 10 -ssh /tmp/pd-new
 package main

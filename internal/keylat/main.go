@@ -25,18 +25,19 @@ func main() {
 	word := flag.String("word", "müller", "the filter typed")
 	each := flag.Bool("each", false, "also print every key's time, per target")
 	wait := flag.Duration("wait", 5*time.Second, "after the first frames, before typing: the console warms the lists' search blocks in the background meanwhile")
+	overSSH := flag.Bool("ssh", false, "also each binary's console over SSH: paydesk serve --ssh on loopback, the OpenSSH client (ssh -tt) in the pty")
 	flag.Parse()
 	if *db == "" || flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: keylat -db FILE [-rounds N] BINARY...")
 		os.Exit(2)
 	}
-	if err := run(*db, *word, *rounds, *each, *wait, flag.Args()); err != nil {
+	if err := run(*db, *word, *rounds, *each, *wait, *overSSH, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "keylat:", err)
 		os.Exit(1)
 	}
 }
 
-func run(db, word string, rounds int, each bool, wait time.Duration, bins []string) error {
+func run(db, word string, rounds int, each bool, wait time.Duration, overSSH bool, bins []string) error {
 	home, err := os.MkdirTemp("", "keylat")
 	if err != nil {
 		return err
@@ -67,25 +68,45 @@ func run(db, word string, rounds int, each bool, wait time.Duration, bins []stri
 				return err
 			}
 		}
+		// The same console over SSH: paydesk serve on a copy of its own,
+		// made before the local console opens (and writes) the cache.
+		var srv *sshServer
+		if overSSH {
+			sdir := fmt.Sprintf("%s/%d-ssh", home, i)
+			if err := os.Mkdir(sdir, 0o700); err != nil {
+				return err
+			}
+			if srv, err = startSSH(bin, sdir, db, env(sdir)); err != nil {
+				return fmt.Errorf("%s serve --ssh: %w", bin, err)
+			}
+			defer srv.stop()
+		}
 		t, err := start(bin, []string{bin, "--db", own}, env(dir))
 		if err != nil {
 			return err
 		}
 		defer t.stop()
-		// The first frame: a reservation row.
-		if _, err := t.waitFor(func(s string) bool { return rowRE.MatchString(s) }, time.Minute); err != nil {
-			return fmt.Errorf("%s: first frame: %w", bin, err)
-		}
-		// The reservations tab and its filter.
-		for _, k := range []string{"1", "/"} {
-			if err := t.press(k); err != nil {
-				return err
-			}
-		}
-		if _, err := t.waitFor(func(s string) bool { return strings.Contains(line(s, 1), "/ ▏") }, time.Minute); err != nil {
-			return fmt.Errorf("%s: the filter did not open: %w", bin, err)
+		if err := openFilter(t); err != nil {
+			return err
 		}
 		targets = append(targets, t)
+		if !overSSH {
+			continue
+		}
+		argv, err := srv.argv()
+		if err != nil {
+			return err
+		}
+		// The OpenSSH client in the pty.
+		st, err := start(bin+" over ssh", argv, env(home))
+		if err != nil {
+			return err
+		}
+		defer st.stop()
+		if err := openFilter(st); err != nil {
+			return err
+		}
+		targets = append(targets, st)
 	}
 	time.Sleep(wait) // not a synchronisation: the operator's pause before typing
 	keys := []rune(word)
@@ -108,7 +129,7 @@ func run(db, word string, rounds int, each bool, wait time.Duration, bins []stri
 		}
 	}
 	fmt.Printf("%d keys per target (%d rounds of %q typed and taken back), screen %dx%d\n", 2*len(keys)*rounds, rounds, word, width, height)
-	fmt.Printf("%-32s %8s %8s %8s %8s\n", "target", "median", "p90", "max", "beyond")
+	fmt.Printf("%-32s %8s %8s %8s %8s %8s\n", "target", "median", "p90", "p99", "max", "beyond")
 	base := median(floor.lat)
 	for _, t := range targets {
 		m := median(t.lat)
@@ -116,7 +137,7 @@ func run(db, word string, rounds int, each bool, wait time.Duration, bins []stri
 		if t != floor {
 			beyond = ms(m - base)
 		}
-		fmt.Printf("%-32s %8s %8s %8s %8s\n", t.name, ms(m), ms(pct(t.lat, 0.9)), ms(slices.Max(t.lat)), beyond)
+		fmt.Printf("%-32s %8s %8s %8s %8s %8s\n", t.name, ms(m), ms(pct(t.lat, 0.9)), ms(pct(t.lat, 0.99)), ms(slices.Max(t.lat)), beyond)
 	}
 	if each {
 		for _, t := range targets {
@@ -129,6 +150,23 @@ func run(db, word string, rounds int, each bool, wait time.Duration, bins []stri
 			}
 			fmt.Println()
 		}
+	}
+	return nil
+}
+
+// openFilter waits for t's first frame (a reservation row), then opens
+// the reservations tab and its filter.
+func openFilter(t *target) error {
+	if _, err := t.waitFor(func(s string) bool { return rowRE.MatchString(s) }, time.Minute); err != nil {
+		return fmt.Errorf("%s: first frame: %w", t.name, err)
+	}
+	for _, k := range []string{"1", "/"} {
+		if err := t.press(k); err != nil {
+			return err
+		}
+	}
+	if _, err := t.waitFor(func(s string) bool { return strings.Contains(line(s, 1), "/ ▏") }, time.Minute); err != nil {
+		return fmt.Errorf("%s: the filter did not open: %w", t.name, err)
 	}
 	return nil
 }
