@@ -226,9 +226,9 @@ func FuzzDecodePushPacked(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, name, value string, stored []byte) {
 		whole, err := DecodePush(stored)
 		_, _ = DecodePushFields(stored)
-		body, bodyErr := PushBody(stored)
-		if err == nil && (bodyErr != nil || !bytes.Equal(body, whole.Body)) {
-			t.Fatalf("PushBody = %q, %v; DecodePush read the body %q", body, bodyErr, whole.Body)
+		storedBody, bodyErr := PushBody(stored)
+		if err == nil && (bodyErr != nil || !bytes.Equal(storedBody, whole.Body)) {
+			t.Fatalf("PushBody = %q, %v; DecodePush read the body %q", storedBody, bodyErr, whole.Body)
 		}
 		p := domain.PushRecord{Key: strings.ToUpper(name), Body: body, Header: http.Header{name: {value}}}
 		if len(body) == 0 {
