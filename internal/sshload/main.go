@@ -295,9 +295,9 @@ func (t *target) round(ctx context.Context, p plan) error {
 		return err
 	}
 	t.idle = append(t.idle, idle)
-	cpu0 := procCPU(t.serve.Process.Pid)
+	cpu0 := pushload.ProcCPU(t.serve.Process.Pid)
 	res, err := pushload.Run(ctx, t.listen, reqs, p.senders)
-	cpu1 := procCPU(t.serve.Process.Pid)
+	cpu1 := pushload.ProcCPU(t.serve.Process.Pid)
 	if err != nil {
 		return err
 	}
@@ -325,13 +325,13 @@ func (t *target) round(ctx context.Context, p plan) error {
 // tick and redraw their clocks), over two seconds.
 func idleRate(ctx context.Context, pid int) (float64, error) {
 	const span = 2 * time.Second
-	c0, t0 := procCPU(pid), time.Now()
+	c0, t0 := pushload.ProcCPU(pid), time.Now()
 	select {
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	case <-time.After(span):
 	}
-	return float64(procCPU(pid)-c0) / float64(time.Since(t0)), nil
+	return float64(pushload.ProcCPU(pid)-c0) / float64(time.Since(t0)), nil
 }
 
 // quiet waits until pid is back to its idle rate (within 5 % of a core,
@@ -344,7 +344,7 @@ func quiet(ctx context.Context, pid int, idle float64) (time.Duration, error) {
 	tick := time.NewTicker(window)
 	defer tick.Stop()
 	start := time.Now()
-	last := procCPU(pid)
+	last := pushload.ProcCPU(pid)
 	prev := -1.0
 	for {
 		select {
@@ -352,7 +352,7 @@ func quiet(ctx context.Context, pid int, idle float64) (time.Duration, error) {
 			return 0, ctx.Err()
 		case <-tick.C:
 		}
-		now := procCPU(pid)
+		now := pushload.ProcCPU(pid)
 		rate := float64(now-last) / float64(window)
 		if rate <= idle+0.05 || (time.Since(start) >= 3*window && math.Abs(rate-prev) <= 0.03) {
 			return now - time.Duration(idle*float64(time.Since(start))), nil
@@ -382,7 +382,7 @@ func (t *target) clientStat() (time.Duration, int64, error) {
 	if _, err := fmt.Sscanf(line, "stat %d", &n); err != nil {
 		return 0, 0, fmt.Errorf("the clients said %q", line)
 	}
-	return procCPU(t.clients.Process.Pid), n, nil
+	return pushload.ProcCPU(t.clients.Process.Pid), n, nil
 }
 
 func (t *target) stop() {
@@ -451,28 +451,6 @@ func writeKey(dir string) (string, string, error) {
 		return "", "", err
 	}
 	return keyFile, pubFile, nil
-}
-
-// procCPU reads utime+stime of /proc/PID/stat, in the kernel's clock
-// ticks (100 a second on Linux); 0 when it cannot be read.
-func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The command name (field 2) may hold spaces: count from after it.
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 {
-		s = s[i+1:]
-	}
-	f := strings.Fields(s) // f[0] is field 3 (state): utime is field 14, stime 15
-	if len(f) < 13 {
-		return 0
-	}
-	var utime, stime int64
-	_, _ = fmt.Sscan(f[11], &utime)
-	_, _ = fmt.Sscan(f[12], &stime)
-	return time.Duration(utime+stime) * (time.Second / 100)
 }
 
 func loadAverage() string {

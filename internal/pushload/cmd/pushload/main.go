@@ -489,31 +489,9 @@ func (t *target) send(ctx context.Context, creds api.Credentials, first int, p c
 func (t *target) cpuTime() time.Duration {
 	var sum time.Duration
 	for _, c := range t.cmds {
-		sum += procCPU(c.Process.Pid)
+		sum += pushload.ProcCPU(c.Process.Pid)
 	}
 	return sum
-}
-
-// procCPU reads utime+stime of /proc/PID/stat, in the kernel's clock
-// ticks (100 a second on Linux); 0 when it cannot be read.
-func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The command name (field 2) may hold spaces: count from after it.
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 {
-		s = s[i+1:]
-	}
-	f := strings.Fields(s) // f[0] is field 3 (state): utime is field 14, stime 15
-	if len(f) < 13 {
-		return 0
-	}
-	var utime, stime int64
-	_, _ = fmt.Sscan(f[11], &utime)
-	_, _ = fmt.Sscan(f[12], &stime)
-	return time.Duration(utime+stime) * (time.Second / 100)
 }
 
 // databaseSize is pg_database_size of the database url names.
