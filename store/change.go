@@ -13,6 +13,7 @@ type Change struct {
 	Exchanges    bool
 	Orders       bool // an order was stored (intake, import) or refused as a conflict
 	Approvals    bool // an approval request was made, decided or sent
+	Endpoints    bool // the store's forward endpoints were set or cleared (outbox_endpoints.go)
 	// Overflow means earlier notifications were dropped because the
 	// subscriber was slow: reload everything.
 	Overflow bool

@@ -108,6 +108,7 @@ func (db *DB) SetForwardTo(ctx context.Context, eps []string, operator, via stri
 		if err := tx.SetForwardTo(eps); err != nil {
 			return err
 		}
+		c.Endpoints = true // a process with no worker yet starts one (internal/cli's startOutbox)
 		reason := "was " + shownSet(before)
 		if via != "" {
 			reason += "; from the " + via
@@ -142,6 +143,9 @@ func (db *DB) adoptForwardTo(ctx context.Context) error {
 		}
 		return nil
 	}
+	if db.opts.ForwardToReadOnly {
+		return nil // read-only: the store keeps none, and records no deliveries
+	}
 	err = db.update(ctx, func(tx RepoTx, c *Change) error {
 		stored, err := tx.ForwardTo()
 		if err != nil {
@@ -156,6 +160,7 @@ func (db *DB) adoptForwardTo(ctx context.Context) error {
 		if err := tx.SetForwardTo(given); err != nil {
 			return err
 		}
+		c.Endpoints = true
 		_, err = appendAudit(tx, AuditEntry{Time: db.now(), Operator: "paydesk", Action: AuditForwardTo,
 			Target: "the shop's push endpoints", Result: shownSet(given),
 			Reason: "was none; the first forward-to a process was started with"}, c)

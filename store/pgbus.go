@@ -33,6 +33,7 @@ type busMessage struct {
 	Exchanges    bool     `json:"e,omitempty"`
 	Orders       bool     `json:"or,omitempty"`
 	Approvals    bool     `json:"ap,omitempty"`
+	Endpoints    bool     `json:"ep,omitempty"`
 	Overflow     bool     `json:"of,omitempty"`
 	Inbox        bool     `json:"in,omitempty"`
 }
@@ -78,7 +79,7 @@ func (b *changeBus) close() {
 // costs a live update, not data).
 func (b *changeBus) publish(c Change) {
 	m := busMessage{Origin: b.origin, Pushes: c.Pushes, Rejected: c.Rejected, Receipts: c.Receipts, ReceiptKeys: c.ReceiptKeys, Reservations: c.Reservations,
-		Transactions: c.Transactions, Ops: c.Ops, Audit: c.Audit, Exchanges: c.Exchanges, Orders: c.Orders, Approvals: c.Approvals, Overflow: c.Overflow, Inbox: c.inbox}
+		Transactions: c.Transactions, Ops: c.Ops, Audit: c.Audit, Exchanges: c.Exchanges, Orders: c.Orders, Approvals: c.Approvals, Endpoints: c.Endpoints, Overflow: c.Overflow, Inbox: c.inbox}
 	payload, err := json.Marshal(m)
 	if err != nil || len(payload) > maxPayload {
 		payload, _ = json.Marshal(busMessage{Origin: b.origin, Pushes: c.Pushes, Rejected: c.Rejected, Overflow: true, Inbox: c.inbox})
@@ -131,7 +132,7 @@ func (b *changeBus) listen() {
 				poke(b.db.inbox.reportWake) // another process applied pushes: perhaps ours
 			}
 			b.db.deliver(Change{Pushes: m.Pushes, Rejected: m.Rejected, Receipts: m.Receipts, ReceiptKeys: m.ReceiptKeys, Reservations: m.Reservations, Transactions: m.Transactions,
-				Ops: m.Ops, Audit: m.Audit, Exchanges: m.Exchanges, Orders: m.Orders, Approvals: m.Approvals, Overflow: m.Overflow})
+				Ops: m.Ops, Audit: m.Audit, Exchanges: m.Exchanges, Orders: m.Orders, Approvals: m.Approvals, Endpoints: m.Endpoints, Overflow: m.Overflow})
 		}
 		_ = conn.Close(context.Background())
 	}

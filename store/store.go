@@ -73,6 +73,10 @@ type Options struct {
 	// is delivered to the store's endpoints, one delivery each, recorded
 	// with the push (outbox.go), whatever this process was given.
 	ForwardTo []string
+	// ForwardToReadOnly is a process whose config says read-only: its
+	// ForwardTo is checked against the store's, never written into a
+	// store that keeps none.
+	ForwardToReadOnly bool
 
 	// fillChunk overrides the rows per transaction of a fill at open
 	// (pagefill.go), failFillAfter stops a fill after that many chunks:

@@ -99,6 +99,7 @@ func merge(a, b store.Change) store.Change {
 	a.Exchanges = a.Exchanges || b.Exchanges
 	a.Orders = a.Orders || b.Orders
 	a.Approvals = a.Approvals || b.Approvals
+	a.Endpoints = a.Endpoints || b.Endpoints
 	a.Overflow = a.Overflow || b.Overflow
 	return mergeReceipts(a, b)
 }

@@ -148,38 +148,37 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 	lines := newLinePrinter(sio.Stdout, format, errOut, *asJSON, sio.outBytes)
 	defer lines.close()
 	observe := lines.print
-	if len(forward) > 0 {
-		// Every push stored records a delivery per endpoint in its own
-		// commit (store/outbox.go); the worker sends them and survives a
-		// restart by reading them back.
-		stopWork, err := startOutbox(ctx, outboxConfig{DB: db, Credentials: api.Credentials{WebsiteKey: websiteKey, SecretKey: secret},
-			Endpoints: forward, Schedule: schedule,
-			Report: func(d store.Delivery, a store.Attempt, out store.AttemptOutcome) {
-				lines.out.Line("forward " + deliveryLine(d, a, out) + "\n")
-			},
-			Logf: func(format string, args ...any) { errOut.Printf("paydesk listen: "+format, args...) }})
+	// Every push stored records a delivery per endpoint of the store in
+	// its own commit (store/outbox.go); the worker sends them and survives
+	// a restart by reading them back. With no endpoints yet it waits for
+	// `paydesk forward-to set` (startOutbox).
+	stopWork, err := startOutbox(ctx, outboxConfig{DB: db, Credentials: api.Credentials{WebsiteKey: websiteKey, SecretKey: secret},
+		Endpoints: forward, Schedule: schedule,
+		Report: func(d store.Delivery, a store.Attempt, out store.AttemptOutcome) {
+			lines.out.Line("forward " + deliveryLine(d, a, out) + "\n")
+		},
+		Logf: func(format string, args ...any) { errOut.Printf("paydesk listen: "+format, args...) }})
+	if err != nil {
+		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
+		return 2
+	}
+	defer stopWork()
+	if !db.Shared() && (l.value("alert-webhook") != "" || l.value("alert-command") != "") {
+		// The listener's own file is read by no console: it sends the
+		// alert of a failing shop endpoint itself (alerts.go).
+		set, err := l.settings()
+		var stopAlerts func()
+		if err == nil {
+			stopAlerts, err = listenAlerts(set, db, db.Path(), time.Now, func(format string, args ...any) {
+				errOut.Printf("paydesk listen: "+format, args...)
+			})
+		}
 		if err != nil {
 			fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
 			return 2
 		}
-		defer stopWork()
-		if !db.Shared() && (l.value("alert-webhook") != "" || l.value("alert-command") != "") {
-			// The listener's own file is read by no console: it sends the
-			// alert of a failing shop endpoint itself (alerts.go).
-			set, err := l.settings()
-			var stopAlerts func()
-			if err == nil {
-				stopAlerts, err = listenAlerts(set, db, db.Path(), time.Now, func(format string, args ...any) {
-					errOut.Printf("paydesk listen: "+format, args...)
-				})
-			}
-			if err != nil {
-				fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
-				return 2
-			}
-			if stopAlerts != nil {
-				defer stopAlerts()
-			}
+		if stopAlerts != nil {
+			defer stopAlerts()
 		}
 	}
 	srv, err := pushlistener.New(pushlistener.Config{

@@ -24,6 +24,7 @@ import (
 	"paydesk/internal/outbox"
 	"paydesk/internal/private"
 	"paydesk/internal/pushrelay"
+	"paydesk/internal/textsafe"
 	"paydesk/pushlistener"
 	"paydesk/store"
 )
@@ -105,7 +106,7 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 	// in the outbox for the next console, serve or listen that owns the
 	// store (and on a team's database whichever process applies a push
 	// records them).
-	db, err := store.Open(set.DB, store.Options{LockTimeout: 500 * time.Millisecond, AuditKey: key, ForwardTo: set.ForwardTo})
+	db, err := store.Open(set.DB, store.Options{LockTimeout: 500 * time.Millisecond, AuditKey: key, ForwardTo: set.ForwardTo, ForwardToReadOnly: set.ReadOnly})
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
 			return nil, lockedError(err, set, getenv)
@@ -220,10 +221,11 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 		return nil, err
 	}
 	r.opsCfg = oc
-	if set.console && len(set.ForwardTo) > 0 && !r.set.ReadOnly {
+	if set.console && !r.set.ReadOnly {
 		// The console and serve own the store as listen does: they deliver
 		// its pushes to the shop too (a role that may only read records
-		// no attempt, and leaves them to a process that may).
+		// no attempt, and leaves them to a process that may). With no
+		// endpoints yet the worker waits for some (startOutbox).
 		stop, err := startOutbox(context.Background(), outboxConfig{DB: db, Credentials: creds, Endpoints: set.ForwardTo,
 			Schedule: set.ForwardRetries, Logf: r.logf,
 			Report: func(d store.Delivery, a store.Attempt, out store.AttemptOutcome) {
@@ -392,7 +394,72 @@ const outboxLeaseRetry = 5 * time.Second
 // share it), and looks at once after every commit that stored pushes —
 // this process's own, or another's heard through the change bus — besides
 // its own schedule.
+//
+// A store with no endpoints yet has nothing to send: the worker waits for
+// the change that gives it some (`paydesk forward-to set`, run through
+// this process's socket or, on a team's database, by another process),
+// reads them and starts, so a process started before need not be
+// restarted.
 func startOutbox(ctx context.Context, c outboxConfig) (stop func(), err error) {
+	if len(c.Endpoints) > 0 {
+		return runOutbox(ctx, c)
+	}
+	changes, unsubscribe := c.DB.Subscribe()
+	ctx, cancel := context.WithCancel(ctx)
+	var stopWorker func() // set by the goroutine before watched closes
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ch, ok := <-changes:
+				if !ok {
+					return
+				}
+				if !ch.Endpoints && !ch.Overflow {
+					continue
+				}
+			}
+			eps, err := c.DB.ForwardTo(ctx)
+			if err != nil {
+				if ctx.Err() == nil && c.Logf != nil {
+					c.Logf("outbox: %v", err)
+				}
+				continue
+			}
+			if len(eps) == 0 {
+				continue
+			}
+			c.Endpoints = eps
+			stopWorker, err = runOutbox(ctx, c)
+			if c.Logf != nil {
+				if err != nil {
+					c.Logf("outbox: %v", err)
+				} else {
+					shown := make([]string, len(eps))
+					for i, ep := range eps {
+						shown[i] = textsafe.Clean(store.EndpointShown(ep))
+					}
+					c.Logf("outbox: the store's forward-to is now %s: delivering", strings.Join(shown, ", "))
+				}
+			}
+			return
+		}
+	}()
+	return func() {
+		cancel()
+		<-watched
+		unsubscribe()
+		if stopWorker != nil {
+			stopWorker()
+		}
+	}, nil
+}
+
+// runOutbox runs the worker for c.Endpoints (see startOutbox).
+func runOutbox(ctx context.Context, c outboxConfig) (stop func(), err error) {
 	sender := pushrelay.Sender{Credentials: c.Credentials, HTTP: pushrelay.NewHTTPClient(outbox.DefaultParallel * len(c.Endpoints))}
 	w, err := outbox.New(outbox.Config{Store: c.DB, Send: sender.Deliver, Schedule: c.Schedule, Report: c.Report, Logf: c.Logf})
 	if err != nil {

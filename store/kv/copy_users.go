@@ -7,12 +7,16 @@ package kv
 
 // copiedBuckets are the buckets a copy writes, in order.
 func copiedBuckets() [][]byte {
-	return append(append([][]byte(nil), allBuckets...), bUsers, bApproval)
+	// The outbox too: a delivery still pending when the cache is copied
+	// is sent by the database's worker, and the sent ones keep their
+	// attempts for the Deliveries view.
+	return append(append([][]byte(nil), allBuckets...), bUsers, bApproval,
+		bDelivery, bDeliveryOpen, bDeliveryChain, bDeliveryDue)
 }
 
 // copyChecked are the buckets whose keys must not hold other records in
 // the database copied into: the numbered logs, the requests (numbered
 // too) and the users (a name that is someone else there).
 func copyChecked() [][]byte {
-	return append(append([][]byte(nil), numbered...), bApproval, bUsers)
+	return append(append([][]byte(nil), numbered...), bApproval, bUsers, bDelivery)
 }

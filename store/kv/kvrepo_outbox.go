@@ -25,27 +25,23 @@ import (
 // attempt (next attempt, id → nil). A file whose open deliveries were
 // recorded without them gets them with the next delivery written.
 var (
-	bDelivery      = []byte("deliveries")
-	bDeliveryOpen  = []byte("deliveriesopen")
-	bDeliveryChain = []byte("deliverieschain")
-	bDeliveryDue   = []byte("deliveriesdue")
+	bDelivery      = kvlayout.BDelivery
+	bDeliveryOpen  = kvlayout.BDeliveryOpen
+	bDeliveryChain = kvlayout.BDeliveryChain
+	bDeliveryDue   = kvlayout.BDeliveryDue
 )
 
 // kForwardTo is the meta key of the store's forward endpoints: their
 // URLs joined by newlines (a URL holds no control character: CheckEndpoint
 // refuses one), absent when there are none.
-var kForwardTo = []byte("forward-to")
+var kForwardTo = kvlayout.KForwardTo
 
 func (k *kvTx) ForwardTo() ([]string, error) {
 	m := k.tx.Bucket(bMeta)
 	if m == nil {
 		return nil, nil
 	}
-	v := m.Get(kForwardTo)
-	if len(v) == 0 {
-		return nil, nil
-	}
-	return strings.Split(string(v), "\n"), nil
+	return kvlayout.DecodeForwardTo(m.Get(kForwardTo))
 }
 
 func (k *kvTx) SetForwardTo(endpoints []string) error {

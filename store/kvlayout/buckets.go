@@ -1,6 +1,10 @@
 package kvlayout
 
-import "bytes"
+import (
+	"bytes"
+	"fmt"
+	"strings"
+)
 
 // Buckets. Keys of sequence-numbered buckets are 8-byte big-endian IDs so a
 // cursor walks them in order.
@@ -37,6 +41,17 @@ var (
 	BApproval = []byte("approvals")
 )
 
+// The outbox (store/kv/kvrepo_outbox.go): BDelivery holds id → Delivery
+// (delivery.go), the others are its indexes; KForwardTo in BMeta holds the
+// store's forward endpoints, their URLs joined by newlines.
+var (
+	BDelivery      = []byte("deliveries")
+	BDeliveryOpen  = []byte("deliveriesopen")
+	BDeliveryChain = []byte("deliverieschain")
+	BDeliveryDue   = []byte("deliveriesdue")
+	KForwardTo     = []byte("forward-to")
+)
+
 var AllBuckets = [][]byte{BMeta, BReservation, BSummary, BResNumber, BKeyOwner, BInvoice, BTransaction, BRelated,
 	BOrphan, BPush, BPushKey, BRejected, BOp, BOpOpen, BAudit, BExchange, BOrder, BOrderConflict,
 	BBatch, BBatchItem, BBatchHash}
@@ -67,3 +82,17 @@ func IsPushIndexKey(k []byte) bool { return bytes.IndexByte(k, 0) >= 0 }
 // rejected log's entry for that group. It lives in meta rather than a
 // bucket of its own so that the schema does not change.
 var KRejectedGroup = []byte("rejgroup\x00")
+
+// DecodeForwardTo reads meta's KForwardTo: none when empty.
+func DecodeForwardTo(v []byte) ([]string, error) {
+	if len(v) == 0 {
+		return nil, nil
+	}
+	eps := strings.Split(string(v), "\n")
+	for _, ep := range eps {
+		if ep == "" {
+			return nil, fmt.Errorf("forward-to: an empty endpoint: %w", ErrCorrupt)
+		}
+	}
+	return eps, nil
+}

@@ -134,6 +134,7 @@ var logsConversionSteps = []struct {
 	}},
 	{kvlayout.BUsers, convertUser},        // users_convert.go
 	{kvlayout.BApproval, convertApproval}, // users_convert.go
+	{kvlayout.BDelivery, convertDelivery}, // outbox_convert.go
 }
 
 // ConvertLogs converts what is left of the logs in paydesk_kv, chunk by
@@ -167,6 +168,9 @@ func (e *Engine) ConvertLogs(ctx context.Context, n, failAfter int) error {
 			}
 			if step >= len(logsConversionSteps) {
 				if err := t.convertNumbers(); err != nil {
+					return err
+				}
+				if err := t.convertOutboxNumbers(); err != nil {
 					return err
 				}
 				done = true
