@@ -182,7 +182,13 @@ func (a *App) operation(i views.Intent) tea.Cmd {
 	cur, codes, partial := a.cfg.Currency, a.cfg.GiftCardCodes, a.cfg.PartialRefunds
 	affixes := forms.ScanAffixes(a.cfg.ScanPrefix, a.cfg.ScanSuffix)
 	fail := func(err error) tea.Msg { return views.StatusMsg{Level: views.LevelWarn, Text: err.Error()} }
-	open := func(f forms.Form) tea.Msg { return openDialogMsg{FormDialog(f)} }
+	open := func(f forms.Form) tea.Msg {
+		if a.approvalsOn() {
+			// The confirm step says a refund above the threshold waits.
+			f = forms.WithApproval(f, a.cfg.Ops.ApprovalOver(), ops.ApproverRoles())
+		}
+		return openDialogMsg{FormDialog(f)}
+	}
 	switch i := i.(type) {
 	case views.NewReservationIntent:
 		return func() tea.Msg { return open(forms.NewTestReservation(mode, now(), cur)) }

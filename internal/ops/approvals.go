@@ -108,11 +108,13 @@ func (s *Service) requestApproval(ctx context.Context, p access.Principal, kind,
 	}
 	res.Approval = a.ID
 	res.Message = fmt.Sprintf("above %s: kept as approval request %d, not sent; %s may approve it until %s (paydesk approve %d)",
-		s.cfg.ApprovalOver.StringFixed(2), a.ID, approverRoles(), a.Expires.UTC().Format("2006-01-02 15:04 UTC"), a.ID)
+		s.cfg.ApprovalOver.StringFixed(2), a.ID, ApproverRoles(), a.Expires.UTC().Format("2006-01-02 15:04 UTC"), a.ID)
 	return res, true, nil
 }
 
-func approverRoles() string {
+// ApproverRoles names the roles that may approve a request ("finance or
+// admin").
+func ApproverRoles() string {
 	var names []string
 	for _, r := range access.Who(access.Approve) {
 		names = append(names, string(r))

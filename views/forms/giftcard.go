@@ -299,5 +299,6 @@ func (s *giftRefundSpec) check() check {
 	}
 	c.sending = sendingText(op.Request(), false) + "\nReason (audit log only): " + Clean(ch.Reason.String())
 	c.intent = ops.GiftCardRefundRequest{Transaction: s.tx.Key, Change: ch}
+	c.refund, c.refundCurrency = op.Amount, s.tx.Currency
 	return c
 }

@@ -12,6 +12,7 @@ import (
 	"charm.land/huh/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/shopspring/decimal"
 
 	"paydesk/api"
 	"paydesk/internal/ops"
@@ -62,6 +63,11 @@ type check struct {
 	sending string            // exactly what will be sent (the wire detail, folded on the confirm step)
 	extra   []string          // further explicit confirmations (late capture)
 	invoice string            // against a live gateway: the invoice to type
+	// refund is the money the intent gives back (refund, return, gift card
+	// refund) and its currency: above the approval threshold the confirm
+	// step says it becomes a request (approval.go).
+	refund         decimal.Decimal
+	refundCurrency string
 	// alt is a way on when the values cannot be sent as they are (a
 	// return that does not fit by line: a refund by amount instead).
 	alt *altStep
@@ -119,7 +125,11 @@ type kit struct {
 	serverE map[string]string // field errors from the answer, until edited
 
 	confirm *confirmation
-	scan    *scanState // scan mode of a form whose spec counts scanned codes
+	// approvalOver and approvers: a refund above it is kept as a request
+	// for them (WithApproval); zero: four-eyes is off.
+	approvalOver decimal.Decimal
+	approvers    string
+	scan         *scanState // scan mode of a form whose spec counts scanned codes
 	// pending is text that arrived in a units field but is no number of
 	// units (a scan, a typo): held here, never in the field; run is the
 	// digits typed into the field since it was entered or last edited
@@ -529,7 +539,12 @@ func (k *kit) confirmView() string {
 		}
 		return "  [ " + label + " ]  "
 	}
-	b.WriteString(button(c.backAt(), "Back") + "   " + button(c.sendAt(), "Send") + "\n")
+	send := "Send"
+	if note := k.approvalNote(); note != "" {
+		b.WriteString(wrapWords(note, k.width) + "\n\n")
+		send = "Request approval"
+	}
+	b.WriteString(button(c.backAt(), "Back") + "   " + button(c.sendAt(), send) + "\n")
 	if c.note != "" {
 		b.WriteString(errStyle.Render(wrapWords(c.note, k.width)) + "\n")
 	}
@@ -601,6 +616,7 @@ func (k *kit) Update(msg tea.Msg) (Form, tea.Cmd) {
 				// The form is replaced: the host keeps whatever form
 				// Update returns.
 				nf := a.open()
+				nf.approvalOver, nf.approvers = k.approvalOver, k.approvers
 				nf.SetSize(k.width, k.height)
 				return nf, nf.Init()
 			}
@@ -977,8 +993,16 @@ func resultView(r *ops.Result, err error) string {
 		line("Operation", fmt.Sprintf("%d (%s)", r.OpID, r.State))
 	}
 	if r.Message != "" && err == nil {
-		// One line per part: a return refunded over two captures says both.
-		line("Note", strings.ReplaceAll(r.Message, "; ", "\n"+strings.Repeat(" ", 17)))
+		// One line per part: a return refunded over two captures says both
+		// (each part made inert on its own: a newline inside would show as
+		// a control picture).
+		for i, part := range strings.Split(r.Message, "; ") {
+			label := "Note"
+			if i > 0 {
+				label = ""
+			}
+			fmt.Fprintf(&b, "%-16s %s\n", label, Clean(part))
+		}
 	}
 	line("Warning", r.Warning)
 	return b.String()

@@ -164,5 +164,6 @@ func (s *refundSpec) check() check {
 	}
 	c.sending = sendingText(op.Request(), false) + "\nReason (audit log only): " + Clean(reason.String())
 	c.intent = ops.RefundRequest{Transaction: t.Key, Amount: &op.Amount, Reason: reason}
+	c.refund, c.refundCurrency = op.Amount, t.Currency
 	return c
 }

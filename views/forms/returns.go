@@ -256,6 +256,7 @@ func (s *returnSpec) check() check {
 	}
 	c.sending = strings.Join(sending, "\n") + "\nReason (audit log only): " + Clean(reason.String())
 	c.intent = ops.ReturnRequest{Reservation: r.ReservationNumber, Units: unitsBy, Extra: extra, Reason: reason}
+	c.refund, c.refundCurrency = plan.Total, cur
 	return c
 }
 
