@@ -34,6 +34,9 @@ type Approvals struct {
 	// the text so far.
 	denying uint64
 	reason  string
+	// approving is the request whose approval waits for y: one key must
+	// not send money (the confirm step every other refund has).
+	approving uint64
 }
 
 // ApprovalsMsg carries the requests, newest first.
@@ -96,7 +99,7 @@ func (p *Approvals) SetSize(w, h int) {
 const approvalDetail = 5
 
 // Capturing is true while a denial's reason or the filter is typed.
-func (p *Approvals) Capturing() bool { return p.denying != 0 || p.rows.Prompt() }
+func (p *Approvals) Capturing() bool { return p.denying != 0 || p.approving != 0 || p.rows.Prompt() }
 
 // Actions are the page's keys.
 func (p *Approvals) Actions() []Action {
@@ -126,6 +129,9 @@ func (p *Approvals) Update(msg tea.Msg) tea.Cmd {
 		if p.denying != 0 {
 			return p.typeReason(msg)
 		}
+		if p.approving != 0 {
+			return p.confirmApproval(msg)
+		}
 		if cmd, done := p.rows.Update(msg); done {
 			return cmd
 		}
@@ -141,13 +147,29 @@ func (p *Approvals) Update(msg tea.Msg) tea.Cmd {
 		}
 		switch {
 		case key.Matches(msg, approveKey):
-			return send(ApproveIntent{ID: a.ID})
+			p.approving = a.ID
 		case key.Matches(msg, denyKey):
 			p.denying, p.reason = a.ID, ""
 		}
 	case tea.MouseWheelMsg, tea.PasteMsg:
 		cmd, _ := p.rows.Update(msg)
 		return cmd
+	}
+	return nil
+}
+
+// confirmApproval takes the answer to "approve and send?": y sends (the
+// request as it is now: a request that expired or was decided meanwhile
+// is refused by the server), n or esc keeps it waiting.
+func (p *Approvals) confirmApproval(msg tea.KeyPressMsg) tea.Cmd {
+	id := p.approving
+	switch msg.String() {
+	case "y", "Y":
+		p.approving = 0
+		return send(ApproveIntent{ID: id})
+	case "n", "N", "esc":
+		p.approving = 0
+		return Status(LevelInfo, fmt.Sprintf("request %d not approved: it still waits", id))
 	}
 	return nil
 }
@@ -245,8 +267,24 @@ func (p *Approvals) View() string {
 	if p.denying != 0 {
 		d.WriteString("\n" + t.Warning.Render(fmt.Sprintf("deny request %d, why? ", p.denying)) + clean(p.reason) + "█  " + t.Muted.Render("enter denies · esc keeps it"))
 	}
+	if ap := p.request(p.approving); ap != nil {
+		// Named by its ID, amount and target, whatever row a reload
+		// selected meanwhile.
+		d.WriteString("\n" + t.Warning.Render(fmt.Sprintf("approve request %d and send the %s of %s %s against %s now? ", ap.ID, clean(ap.Kind),
+			ap.Amount.StringFixed(2), clean(ap.Currency), clean(ap.Target))) + t.Muted.Render("y approves and sends · n/esc keeps it waiting"))
+	}
 	used := strings.Count(body, "\n") + 1
 	return info + "\n" + body + "\n" + padLines(d.String(), p.height-1-used)
+}
+
+// request is the request of that ID in the list, nil when none.
+func (p *Approvals) request(id uint64) *store.Approval {
+	for _, a := range p.list {
+		if id != 0 && a.ID == id {
+			return a
+		}
+	}
+	return nil
 }
 
 func nameOf(a *store.Approval) string {
