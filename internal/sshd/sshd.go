@@ -1,6 +1,7 @@
 package sshd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -397,9 +398,16 @@ func (s *Server) command(sess ssh.Session) {
 		return
 	}
 	_, _, pty := sess.Pty()
-	code := s.cfg.Run(se.ctx, se.p, args, Streams{Stdin: sess, Stdout: sess, Stderr: sess.Stderr(), Terminal: pty})
+	stderr := &argsNoticer{w: sess.Stderr()}
+	code := s.cfg.Run(se.ctx, se.p, args, Streams{Stdin: sess, Stdout: sess, Stderr: stderr, Terminal: pty})
 	if se.reason() != "" {
 		return // track says why and exits
+	}
+	if stderr.seen {
+		// ssh joins its arguments with spaces and the server splits them
+		// again as a shell would: `ssh … deny 2 --reason "no label"` arrives
+		// as five words. Say how to keep them one.
+		fmt.Fprintln(sess.Stderr(), "paydesk: over SSH the command line is split at spaces as a shell splits it: quote a value of several words twice, e.g. ssh … 'deny 2 --reason \"no return label\"'")
 	}
 	_ = sess.Exit(code)
 }
@@ -420,3 +428,18 @@ func idleReader(r io.Reader, d time.Duration, se *session) io.Reader {
 type readFunc func([]byte) (int, error)
 
 func (f readFunc) Read(b []byte) (int, error) { return f(b) }
+
+// argsNoticer passes a command's stderr on and notes whether it refused
+// the number of arguments (the command line's own words: cobra's "accepts
+// 1 arg(s), received 3").
+type argsNoticer struct {
+	w    io.Writer
+	seen bool
+}
+
+func (a *argsNoticer) Write(b []byte) (int, error) {
+	if !a.seen && bytes.Contains(b, []byte(" arg(s), received ")) {
+		a.seen = true
+	}
+	return a.w.Write(b)
+}
