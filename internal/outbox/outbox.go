@@ -60,7 +60,17 @@ type Config struct {
 	// Rest is how many times as long as a batch took Run rests after it
 	// during a burst (0: DefaultRest).
 	Rest int
+	// Hold is how long a burst holds every delivery back before Run sends
+	// its batches and rests (0: DefaultHold; < 0: no hold).
+	Hold time.Duration
 }
+
+// DefaultHold is Config.Hold's default. A burst of a few seconds (a batch
+// of captures, a gateway catching up) is answered with all the CPU there
+// is, and its copies follow at once when it ends; one that lasts longer
+// sends a fifth of the time, so the shop is never more than this behind
+// for want of a turn.
+const DefaultHold = 30 * time.Second
 
 // DefaultBurst is Config.Burst's default: a gateway pushes a busy shop a
 // few a second; hundreds a second is a burst (a batch of captures, a
@@ -94,9 +104,10 @@ type Worker struct {
 	kick chan struct{}
 
 	mu       sync.Mutex
-	window   int64 // the current window's number (Unix time / burstWindow)
-	arrived  int   // pushes told of in the current window
-	previous int   // and in the one before it
+	window   int64     // the current window's number (Unix time / burstWindow)
+	arrived  int       // pushes told of in the current window
+	previous int       // and in the one before it
+	began    time.Time // when the burst under way began; zero: none
 }
 
 // New makes a worker; Run starts it.
@@ -123,6 +134,9 @@ func New(cfg Config) (*Worker, error) {
 	}
 	if cfg.Rest <= 0 {
 		cfg.Rest = DefaultRest
+	}
+	if cfg.Hold == 0 {
+		cfg.Hold = DefaultHold
 	}
 	return &Worker{cfg: cfg, kick: make(chan struct{}, 1)}, nil
 }
@@ -161,15 +175,24 @@ func (w *Worker) count(now time.Time) {
 	w.window = win
 }
 
-// busy says whether pushes arrive at Burst a second or more.
-func (w *Worker) busy() bool {
+// busy says whether pushes arrive at Burst a second or more, and holding
+// whether the burst began less than Config.Hold ago.
+func (w *Worker) busy() (busy, holding bool) {
 	if w.cfg.Burst < 0 {
-		return false
+		return false, false
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.count(w.cfg.Now())
-	return float64(w.arrived+w.previous) >= float64(w.cfg.Burst)*burstWindow.Seconds()
+	now := w.cfg.Now()
+	w.count(now)
+	busy = float64(w.arrived+w.previous) >= float64(w.cfg.Burst)*burstWindow.Seconds()
+	switch {
+	case !busy:
+		w.began = time.Time{}
+	case w.began.IsZero():
+		w.began = now
+	}
+	return busy, busy && w.cfg.Hold > 0 && now.Sub(w.began) < w.cfg.Hold
 }
 
 // batch is how many due deliveries one read of the store returns.
@@ -179,20 +202,26 @@ const batch = 256
 // delivered push lets the next for its key go), and returns when the next
 // one is due (zero: none waits).
 func (w *Worker) RunOnce(ctx context.Context) (time.Time, error) {
-	next, _, err := w.run(ctx, false)
+	next, _, _, err := w.run(ctx, false)
 	return next, err
 }
 
 // run is RunOnce; with yield it returns after a batch while a burst
-// lasts, with yielded true (more may be due).
-func (w *Worker) run(ctx context.Context, yield bool) (next time.Time, yielded bool, err error) {
+// lasts, with yielded true (more may be due), and at once, sending
+// nothing, while the burst holds (held true).
+func (w *Worker) run(ctx context.Context, yield bool) (next time.Time, yielded, held bool, err error) {
 	for {
+		if yield {
+			if _, holding := w.busy(); holding {
+				return time.Time{}, true, true, nil
+			}
+		}
 		due, next, err := w.cfg.Store.NextDeliveries(ctx, w.cfg.Now(), batch)
 		if err != nil {
-			return time.Time{}, false, err
+			return time.Time{}, false, false, err
 		}
 		if len(due) == 0 {
-			return next, false, nil
+			return next, false, false, nil
 		}
 		// NextDeliveries gives at most one delivery per key and endpoint:
 		// they may go at once. What came of them is recorded in one commit.
@@ -222,7 +251,7 @@ func (w *Worker) run(ctx context.Context, yield bool) (next time.Time, yielded b
 		}
 		// Recorded even when the run is being stopped: the shop has them.
 		if err := w.cfg.Store.RecordAttempts(context.WithoutCancel(ctx), keep); err != nil {
-			return time.Time{}, false, err
+			return time.Time{}, false, false, err
 		}
 		if w.cfg.Report != nil {
 			for i, r := range keep {
@@ -230,10 +259,12 @@ func (w *Worker) run(ctx context.Context, yield bool) (next time.Time, yielded b
 			}
 		}
 		if err := ctx.Err(); err != nil {
-			return time.Time{}, false, err
+			return time.Time{}, false, false, err
 		}
-		if yield && w.busy() {
-			return time.Time{}, true, nil
+		if yield {
+			if busy, _ := w.busy(); busy {
+				return time.Time{}, true, false, nil
+			}
 		}
 	}
 }
@@ -295,9 +326,9 @@ const idle = time.Minute
 
 // Run sends deliveries until ctx ends: at once, when kicked, and when the
 // next is due. While pushes arrive at Config.Burst a second or more it
-// yields to them: a batch, then a rest that no kick cuts short (see
-// Config.Burst); when the burst ends it sends the rest at once, in order
-// per key as ever. newTimer nil means the real clock's timers.
+// yields to them: for Config.Hold it sends nothing, then a batch and a
+// rest that no kick cuts short (see Config.Burst); when the burst ends it
+// sends the rest at once, in order per key as ever. newTimer nil means the real clock's timers.
 func (w *Worker) Run(ctx context.Context, newTimer func(time.Duration) Timer) {
 	if newTimer == nil {
 		newTimer = func(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
@@ -305,7 +336,7 @@ func (w *Worker) Run(ctx context.Context, newTimer func(time.Duration) Timer) {
 	for ctx.Err() == nil {
 		wait := idle
 		start := w.cfg.Now()
-		next, yielded, err := w.run(ctx, w.cfg.Burst >= 0)
+		next, yielded, held, err := w.run(ctx, w.cfg.Burst >= 0)
 		kick := w.kick
 		switch {
 		case ctx.Err() != nil:
@@ -315,6 +346,9 @@ func (w *Worker) Run(ctx context.Context, newTimer func(time.Duration) Timer) {
 				w.cfg.Logf("outbox: %v", err)
 			}
 			wait = retryOnError
+		case held:
+			wait = burstWindow // to see the burst end, or outlast the hold
+			kick = nil
 		case yielded:
 			wait = min(max(time.Duration(w.cfg.Rest)*w.cfg.Now().Sub(start), minRest), maxRest)
 			kick = nil // the pushes kick it all the time: it rests all the same

@@ -96,7 +96,7 @@ func TestBurstYieldsThenCatchesUp(t *testing.T) {
 		}
 	}
 	shop := &recorder{}
-	w, err := New(Config{Store: db, Now: c.Now, Send: shop.send})
+	w, err := New(Config{Store: db, Now: c.Now, Send: shop.send, Hold: -1}) // no hold: TestBurstHoldsThenYields
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,5 +202,69 @@ func TestTrickleSentAtOnce(t *testing.T) {
 		if d != idle {
 			t.Errorf("a trickle made the worker wait %s (a rest?), want only the idle wait %s", d, idle)
 		}
+	}
+}
+
+// For Config.Hold from a burst's start the worker sends nothing at all —
+// it looks again every burst window, and a kick does not wake it — so the
+// gateway's pushes get the CPU; a burst that outlasts the hold gets a
+// batch and a rest, as without one; when it ends every push goes, once,
+// in order.
+func TestBurstHoldsThenYields(t *testing.T) {
+	c := &clock{now: t0}
+	db := openStore(t, filepath.Join(t.TempDir(), "listen.db"), c, "http://shop.test/push")
+	defer db.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const n = 300
+	for i := range n {
+		p, b := push(t, fmt.Sprintf("H%03d", i), "INV", api.StatusSuccess, t0.Add(time.Duration(i)*time.Second))
+		if _, err := db.ApplyPush(ctx, store.PushRecord{Body: b, Signature: store.SignatureValid}, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shop := &recorder{}
+	const hold = time.Second
+	w, err := New(Config{Store: db, Now: c.Now, Send: shop.send, Hold: hold})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Arrived(n)
+	newTimer, asks := askingTimers(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx, newTimer) }()
+	defer func() { cancel(); <-done }()
+
+	// The burst goes on: 100 pushes a window (400 a second).
+	for now := t0; now.Sub(t0) < hold; now = now.Add(burstWindow) {
+		a := nextAsk(t, asks, "while the burst holds")
+		if got := shop.count(); got != 0 || a.d != burstWindow {
+			t.Fatalf("%s into the burst: %d sent, a wait of %s; want none sent and a look every %s", now.Sub(t0), got, a.d, burstWindow)
+		}
+		c.Set(now.Add(burstWindow))
+		w.Arrived(100) // a kick too, which must not end the wait
+		select {
+		case a.c <- c.Now():
+		case b := <-asks:
+			t.Fatalf("a kick cut the hold's wait short: a new wait of %s", b.d)
+		}
+	}
+	rest := nextAsk(t, asks, "after the hold")
+	if got := shop.count(); got != batch || rest.d != minRest {
+		t.Fatalf("the burst outlasted the hold: %d sent before a wait of %s; want a batch (%d) and a rest of %s", got, rest.d, batch, minRest)
+	}
+	c.Set(c.Now().Add(2 * burstWindow)) // no push for two windows: the burst is over
+	rest.c <- c.Now()
+	if after := nextAsk(t, asks, "after the catch-up"); after.d != idle {
+		t.Errorf("after the burst it waits %s, want %s (nothing left due)", after.d, idle)
+	}
+	shop.mu.Lock()
+	defer shop.mu.Unlock()
+	seen := map[string]int{}
+	for _, b := range shop.got {
+		seen[string(b)]++
+	}
+	if len(shop.got) != n || len(seen) != n {
+		t.Fatalf("%d sent, %d distinct; want each of %d once", len(shop.got), len(seen), n)
 	}
 }
