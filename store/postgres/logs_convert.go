@@ -132,9 +132,10 @@ var logsConversionSteps = []struct {
 		st, err := batchItemUpsert(string(id), it)
 		return st, true, err
 	}},
-	{kvlayout.BUsers, convertUser},        // users_convert.go
-	{kvlayout.BApproval, convertApproval}, // users_convert.go
-	{kvlayout.BDelivery, convertDelivery}, // outbox_convert.go
+	{kvlayout.BUsers, convertUser},            // users_convert.go
+	{kvlayout.BApproval, convertApproval},     // users_convert.go
+	{kvlayout.BDelivery, convertDelivery},     // outbox_convert.go
+	{kvlayout.BPushReceipts, convertReceipts}, // outbox_convert.go
 }
 
 // ConvertLogs converts what is left of the logs in paydesk_kv, chunk by

@@ -68,3 +68,39 @@ func attemptsJSON(id uint64, as []domain.Attempt) ([]byte, error) {
 	}
 	return att, nil
 }
+
+// convertReceipts makes the pushes' repeated receipts rows of
+// paydesk_push_receipts, keyed by the push's identity (its key and hash,
+// read from paydesk_pushes, converted before): a head (the push's ID) makes
+// the row with the count and the first and last times, each slot after
+// it (the ID and a slot byte) adds its receipt to the row's newest ones,
+// kept in time order. A chunk commits with the conversion's progress, so
+// no slot is added twice.
+func convertReceipts(k, v []byte) (pgStmt, bool, error) {
+	switch len(k) {
+	case 8:
+		id := kvlayout.Be64(k)
+		rep, err := kvlayout.DecodeReceiptHead(id, v)
+		if err != nil {
+			return pgStmt{}, false, err
+		}
+		return pgStmt{`INSERT INTO paydesk_push_receipts (key, hash, count, first_at, last_at, recent)
+			SELECT p.key, p.hash, $2, $3, $4, '[]' FROM paydesk_pushes p WHERE p.id = $1
+			ON CONFLICT (key, hash) DO NOTHING`, []any{int64(id), rep.Count, pgTime(rep.First), pgTime(rep.Last)}}, true, nil
+	case 9:
+		id := kvlayout.Be64(k[:8])
+		r, err := kvlayout.DecodeReceipt(id, v)
+		if err != nil {
+			return pgStmt{}, false, err
+		}
+		r.RemoteAddr, r.Signature = pgText(r.RemoteAddr), pgText(r.Signature)
+		j, err := json.Marshal([]domain.PushReceipt{r})
+		if err != nil {
+			return pgStmt{}, false, fmt.Errorf("push %d: receipt: %w", id, err)
+		}
+		return pgStmt{`UPDATE paydesk_push_receipts r SET recent = (
+				SELECT jsonb_agg(e ORDER BY (e->>'at')::timestamptz) FROM jsonb_array_elements(r.recent || $2::jsonb) AS x(e))
+			FROM paydesk_pushes p WHERE p.id = $1 AND r.key = p.key AND r.hash = p.hash`, []any{int64(id), string(j)}}, true, nil
+	}
+	return pgStmt{}, false, fmt.Errorf("push receipts %q: the key is no push ID (and slot)", k)
+}
