@@ -367,21 +367,7 @@ func decodePushV2(b []byte, fieldsOnly bool) (*domain.PushRecord, error) {
 	d.byte()
 	p := &domain.PushRecord{ID: d.uvarint(), Applied: d.bool(), Ignored: d.str(), ReservationKey: d.str()}
 	p.ReceivedAt, p.RemoteAddr, p.Method, p.URL = d.time(), d.str(), d.str(), d.str()
-	p.Envelope, p.Key, p.Invoice, p.Service, p.Kind = d.str(), d.str(), d.str(), d.str(), d.str()
-	p.Status = domain.Status{Code: int(d.varint()), SubCode: d.str(), Time: d.time()}
-	p.Currency = d.str()
-	p.Amount = d.dec()
-	p.HasAmount = d.bool()
-	p.WebsiteKey = d.str()
-	p.Signature = d.str()
-	p.Rejected = d.bool()
-	p.Reason = d.str()
-	if len(d.b) < 32 {
-		d.fail()
-	} else {
-		copy(p.Hash[:], d.b[:32])
-		d.b = d.b[32:]
-	}
+	d.pushFields(p)
 	bodySize := d.uvarint()
 	if bodySize > math.MaxInt32 {
 		d.fail()
@@ -432,8 +418,23 @@ func decodePushV1(b []byte) (*domain.PushRecord, error) {
 		p.Header[k] = vs
 	}
 	p.Body = d.bytes()
+	d.pushFields(p)
+	if p.Rejected && len(d.b) > 0 && d.err == nil {
+		p.BodySize = int(d.uvarint())
+		p.Count = d.uvarint()
+		p.LastSeen = d.time()
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return p, nil
+}
+
+// pushFields reads a push record's parsed fields and its hash, the same
+// in both formats (EncodePushTail writes them after the request's line).
+func (d *decoder) pushFields(p *domain.PushRecord) {
 	p.Envelope, p.Key, p.Invoice, p.Service, p.Kind = d.str(), d.str(), d.str(), d.str(), d.str()
-	p.Status = domain.Status{Code: int(d.varint()), SubCode: d.str(), Time: d.time()}
+	p.Status = d.status()
 	p.Currency = d.str()
 	p.Amount = d.dec()
 	p.HasAmount = d.bool()
@@ -447,15 +448,6 @@ func decodePushV1(b []byte) (*domain.PushRecord, error) {
 		copy(p.Hash[:], d.b[:32])
 		d.b = d.b[32:]
 	}
-	if p.Rejected && len(d.b) > 0 && d.err == nil {
-		p.BodySize = int(d.uvarint())
-		p.Count = d.uvarint()
-		p.LastSeen = d.time()
-	}
-	if d.err != nil {
-		return nil, d.err
-	}
-	return p, nil
 }
 
 func (e *enc) status(s domain.Status) {
