@@ -14,6 +14,7 @@ type Change struct {
 	Orders       bool // an order was stored (intake, import) or refused as a conflict
 	Approvals    bool // an approval request was made, decided or sent
 	Endpoints    bool // the store's forward endpoints were set or cleared (outbox_endpoints.go)
+	Deliveries   bool // deliveries were queued again (a resend): the outbox worker sends them at once
 	// Overflow means earlier notifications were dropped because the
 	// subscriber was slow: reload everything.
 	Overflow bool

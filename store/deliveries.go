@@ -66,6 +66,7 @@ func (db *DB) Redeliver(ctx context.Context, r ResendRequest) (int, error) {
 			}
 		}
 		n = len(picked)
+		c.Deliveries = true // the worker of this process (or another's, told by the bus) looks at once
 		op := r.Operator
 		if op == "" {
 			op = "unknown"

@@ -147,3 +147,32 @@ func TestFailingEndpoints(t *testing.T) {
 		})
 	}
 }
+
+// TestRedeliverTellsTheWorker: a resend's commit says so in its change
+// notice (Change.Deliveries), which kicks the outbox worker of the process
+// and, through the bus, of the others sharing a database.
+func TestRedeliverTellsTheWorker(t *testing.T) {
+	db, _ := outboxCache(t)
+	changes, unsubscribe := db.Subscribe()
+	defer unsubscribe()
+	if err := db.RecordAttempt(t.Context(), 3, Attempt{At: t0, Error: "refused"}, AttemptOutcome{GaveUp: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Redeliver(t.Context(), ResendRequest{ID: 3, Operator: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(time.Minute) // only a stuck test waits this long
+	for {
+		select {
+		case ch := <-changes:
+			if ch.Deliveries {
+				return
+			}
+			if ch.Audit { // the resend's commit (its audit entry) without the word
+				t.Fatalf("the resend's change %+v does not say deliveries were queued", ch)
+			}
+		case <-deadline:
+			t.Fatal("no change notice for the resend")
+		}
+	}
+}

@@ -79,5 +79,5 @@ func (db *DB) closeSubscribers() {
 
 func (c Change) isEmpty() bool {
 	return c.Pushes == 0 && c.Rejected == 0 && c.Receipts == 0 && len(c.Reservations) == 0 && len(c.Transactions) == 0 &&
-		!c.Ops && !c.Audit && !c.Exchanges && !c.Orders && !c.Approvals && !c.Endpoints && !c.inbox
+		!c.Ops && !c.Audit && !c.Exchanges && !c.Orders && !c.Approvals && !c.Endpoints && !c.Deliveries && !c.inbox
 }

@@ -34,6 +34,7 @@ type busMessage struct {
 	Orders       bool     `json:"or,omitempty"`
 	Approvals    bool     `json:"ap,omitempty"`
 	Endpoints    bool     `json:"ep,omitempty"`
+	Deliveries   bool     `json:"dl,omitempty"`
 	Overflow     bool     `json:"of,omitempty"`
 	Inbox        bool     `json:"in,omitempty"`
 }
@@ -79,7 +80,7 @@ func (b *changeBus) close() {
 // costs a live update, not data).
 func (b *changeBus) publish(c Change) {
 	m := busMessage{Origin: b.origin, Pushes: c.Pushes, Rejected: c.Rejected, Receipts: c.Receipts, ReceiptKeys: c.ReceiptKeys, Reservations: c.Reservations,
-		Transactions: c.Transactions, Ops: c.Ops, Audit: c.Audit, Exchanges: c.Exchanges, Orders: c.Orders, Approvals: c.Approvals, Endpoints: c.Endpoints, Overflow: c.Overflow, Inbox: c.inbox}
+		Transactions: c.Transactions, Ops: c.Ops, Audit: c.Audit, Exchanges: c.Exchanges, Orders: c.Orders, Approvals: c.Approvals, Endpoints: c.Endpoints, Deliveries: c.Deliveries, Overflow: c.Overflow, Inbox: c.inbox}
 	payload, err := json.Marshal(m)
 	if err != nil || len(payload) > maxPayload {
 		payload, _ = json.Marshal(busMessage{Origin: b.origin, Pushes: c.Pushes, Rejected: c.Rejected, Overflow: true, Inbox: c.inbox})
@@ -132,7 +133,7 @@ func (b *changeBus) listen() {
 				poke(b.db.inbox.reportWake) // another process applied pushes: perhaps ours
 			}
 			b.db.deliver(Change{Pushes: m.Pushes, Rejected: m.Rejected, Receipts: m.Receipts, ReceiptKeys: m.ReceiptKeys, Reservations: m.Reservations, Transactions: m.Transactions,
-				Ops: m.Ops, Audit: m.Audit, Exchanges: m.Exchanges, Orders: m.Orders, Approvals: m.Approvals, Endpoints: m.Endpoints, Overflow: m.Overflow})
+				Ops: m.Ops, Audit: m.Audit, Exchanges: m.Exchanges, Orders: m.Orders, Approvals: m.Approvals, Endpoints: m.Endpoints, Deliveries: m.Deliveries, Overflow: m.Overflow})
 		}
 		_ = conn.Close(context.Background())
 	}

@@ -136,7 +136,7 @@ func (a *App) deliveryIntent(i views.Intent) (tea.Cmd, bool) {
 					return views.StatusMsg{Level: views.LevelWarn, Text: "nothing to resend: no delivery is " + i.What}
 				}
 				return openDialogMsg{&confirmDialog{id: fmt.Sprintf("redeliver-%p", &req), title: "Resend to the shop",
-					text: fmt.Sprintf("Send %s again (%s)? paydesk listen delivers them at once, in order per transaction.", countWord(n), i.What),
+					text: fmt.Sprintf("Send %s again (%s)? They go at once, in order per transaction.", countWord(n), i.What),
 					yes:  redeliver(ctx, st, req, i.What)}}
 			}, true
 		}
@@ -156,7 +156,7 @@ func redeliver(ctx context.Context, st deliveryStore, req store.ResendRequest, w
 		if err != nil {
 			return views.StatusMsg{Level: views.LevelError, Text: err.Error()}
 		}
-		return views.StatusMsg{Level: views.LevelOK, Text: fmt.Sprintf("%s queued again (%s); paydesk listen sends them", countWord(n), what)}
+		return views.StatusMsg{Level: views.LevelOK, Text: fmt.Sprintf("%s queued again (%s): they go now", countWord(n), what)}
 	}
 }
 

@@ -100,6 +100,7 @@ func merge(a, b store.Change) store.Change {
 	a.Orders = a.Orders || b.Orders
 	a.Approvals = a.Approvals || b.Approvals
 	a.Endpoints = a.Endpoints || b.Endpoints
+	a.Deliveries = a.Deliveries || b.Deliveries
 	a.Overflow = a.Overflow || b.Overflow
 	return mergeReceipts(a, b)
 }

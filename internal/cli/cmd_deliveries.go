@@ -216,6 +216,6 @@ func runResend(ctx context.Context, c *cmdContext, failed bool, sinceArg, untilA
 		fmt.Fprintln(c.sio.Stdout, "nothing to resend: no delivery matches")
 		return exitOK
 	}
-	fmt.Fprintf(c.sio.Stdout, "%s queued again; paydesk listen sends them within a minute\n", count(n, "delivery", "deliveries"))
+	fmt.Fprintf(c.sio.Stdout, "%s queued again: the console, serve or listen that owns the store sends them at once (else the next one started)\n", count(n, "delivery", "deliveries"))
 	return exitOK
 }

@@ -469,11 +469,7 @@ func runOutbox(ctx context.Context, c outboxConfig) (stop func(), err error) {
 	kicked := make(chan struct{})
 	go func() {
 		defer close(kicked)
-		for ch := range changes {
-			if ch.Pushes > 0 || ch.Overflow {
-				w.Arrived(ch.Pushes) // counts towards a burst, to which the worker yields
-			}
-		}
+		feedWorker(changes, w)
 	}()
 	ctx, cancel := context.WithCancel(ctx)
 	worked := make(chan struct{})
@@ -503,4 +499,24 @@ func runOutbox(ctx context.Context, c outboxConfig) (stop func(), err error) {
 		unsubscribe()
 		<-kicked
 	}, nil
+}
+
+// worker is what the store's changes tell the outbox worker.
+type worker interface {
+	Arrived(n int)
+	Kick()
+}
+
+// feedWorker tells w of every commit that stored pushes (they count
+// towards a burst, to which it yields) or queued deliveries again (a
+// resend, due at once), until changes closes.
+func feedWorker(changes <-chan store.Change, w worker) {
+	for ch := range changes {
+		switch {
+		case ch.Pushes > 0 || ch.Overflow:
+			w.Arrived(ch.Pushes)
+		case ch.Deliveries:
+			w.Kick()
+		}
+	}
 }
