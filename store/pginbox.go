@@ -41,7 +41,10 @@ import (
 //     database — whoever holds a session advisory lock; when its process
 //     dies the session ends and another listener's applier takes over. It
 //     drains the backlog when it gets the lock, then wakes on NOTIFY
-//     paydesk_inbox (sent by the ingesters) or once a second.
+//     paydesk_inbox (sent by the ingesters, with how many pushes they
+//     committed) or once a second. While pushes arrive in a burst it
+//     applies a batch and then rests, so that the ingest the gateway
+//     waits on gets the cores (pginbox_burst.go).
 //   - Consoles hear of the applied pushes through the change bus, as of any
 //     commit; a listener hears what became of the pushes it took (for its
 //     output) from its own applier or, when another process applied them,
