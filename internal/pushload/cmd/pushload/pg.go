@@ -129,16 +129,26 @@ func freshDatabase(ctx context.Context, url, name string) (string, error) {
 		return "", err
 	}
 	defer conn.Close(ctx)
+	other, err := databaseURL(url, cfg.Database, name)
+	if err != nil {
+		return "", err
+	}
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
 		return "", fmt.Errorf("create database %s (for -pg-old; drop it first if it is left from a run before): %w", name, err)
 	}
-	// The database is the URL's path: after the host, before the query.
+	return other, nil
+}
+
+// databaseURL is url, which names database db, naming database name
+// instead: the database is the URL's path, after the host and before the
+// query.
+func databaseURL(url, db, name string) (string, error) {
 	scheme, rest, ok := strings.Cut(url, "://")
 	host, path, ok2 := strings.Cut(rest, "/")
-	if !ok || !ok2 || !strings.HasPrefix(path, cfg.Database) {
+	if !ok || !ok2 || db == "" || !strings.HasPrefix(path, db) || (len(path) > len(db) && path[len(db)] != '?') {
 		return "", fmt.Errorf("-pg %s: a URL postgres://HOST/DATABASE is needed for -pg-old", url)
 	}
-	return scheme + "://" + host + "/" + name + path[len(cfg.Database):], nil
+	return scheme + "://" + host + "/" + name + path[len(db):], nil
 }
 
 // awaitInbox waits until the push inbox of the database url names has no
