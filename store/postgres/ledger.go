@@ -776,6 +776,9 @@ func (t *Tx) PutTransaction(x *domain.Transaction) (created bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	if t.err != nil {
+		return false, t.err
+	}
 	if t.pre != nil && t.pre.noTx[x.Key] {
 		// The read-ahead found no row for the key in this transaction's
 		// snapshot (SERIALIZABLE: a row another transaction commits

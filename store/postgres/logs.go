@@ -175,6 +175,9 @@ func (t *Tx) AppendPush(rec *domain.PushRecord, _ domain.PushEncoding) (uint64, 
 	if err != nil {
 		return 0, err
 	}
+	if t.err != nil {
+		return 0, t.err
+	}
 	if t.pre != nil && len(t.pre.pushIDs) > 0 {
 		// A number the read-ahead took from the sequence: the row goes
 		// with the next statement.
