@@ -41,7 +41,10 @@ import (
 //     database — whoever holds a session advisory lock; when its process
 //     dies the session ends and another listener's applier takes over. It
 //     drains the backlog when it gets the lock, then wakes on NOTIFY
-//     paydesk_inbox (sent by the ingesters) or once a second.
+//     paydesk_inbox (sent by the ingesters, with how many pushes they
+//     committed) or once a second. While pushes arrive in a burst it
+//     applies a batch and then rests, so that the ingest the gateway
+//     waits on gets the cores (pginbox_burst.go).
 //   - Consoles hear of the applied pushes through the change bus, as of any
 //     commit; a listener hears what became of the pushes it took (for its
 //     output) from its own applier or, when another process applied them,
@@ -103,6 +106,14 @@ type inbox struct {
 	applierWake  chan struct{} // cap 1
 	notifierOnce sync.Once
 	notifyWake   chan struct{} // cap 1: send NOTIFY paydesk_inbox
+	notifyCount  atomic.Int64  // pushes committed since the last NOTIFY (its payload)
+
+	// burst counts the pushes arriving in the database (this process's
+	// commits, the others' NOTIFY payloads): the applier yields to a burst
+	// (pginbox_burst.go). clock is its time; sleep the applier's rest.
+	burst burstMeter
+	clock func() time.Time
+	sleep func(lost <-chan struct{}, d time.Duration) bool
 
 	reporterOnce sync.Once
 	reportWake   chan struct{} // cap 1
@@ -118,7 +129,8 @@ func newInbox(db *DB, dsn string) *inbox {
 	ctx, stop := context.WithCancel(context.Background())
 	ib := &inbox{db: db, dsn: dsn, queue: make(chan *ingestJob, 4*maxIngestBatch), ctx: ctx, stop: stop,
 		applierWake: make(chan struct{}, 1), notifyWake: make(chan struct{}, 1), reportWake: make(chan struct{}, 1),
-		waiters: map[uint64][]func(ApplyResult){}}
+		waiters: map[uint64][]func(ApplyResult){}, clock: time.Now}
+	ib.sleep = ib.sleepFor
 	ib.flushWG.Add(1)
 	go ib.flushLoop()
 	return ib
@@ -282,7 +294,7 @@ func (ib *inbox) commit(jobs []*ingestJob) {
 		}
 		return
 	}
-	ib.wakeApplier()
+	ib.wakeApplier(len(ids))
 	claimed := make(map[string]bool, len(ids))
 	var dupKeys, dupHashes [][]byte
 	var later []*ingestJob
@@ -337,14 +349,17 @@ func (ib *inbox) identities(ctx context.Context, q string, args ...any) (map[str
 	return out, rows.Err()
 }
 
-// wakeApplier tells the applier there is work: this process's own
-// directly, any other's through NOTIFY (sent by the notifier, which
-// coalesces the wakes of many batches into one NOTIFY).
-func (ib *inbox) wakeApplier() {
+// wakeApplier tells the applier that n pushes were committed to the
+// inbox: this process's own directly, any other's through NOTIFY (sent by
+// the notifier, which coalesces the wakes of many batches into one NOTIFY
+// whose payload is their count, for the applier's burst meter).
+func (ib *inbox) wakeApplier(n int) {
 	if ib.holding.Load() {
+		ib.burst.add(ib.clock(), n)
 		poke(ib.applierWake)
 		return
 	}
+	ib.notifyCount.Add(int64(n))
 	ib.notifierOnce.Do(func() {
 		ib.wg.Add(1)
 		go ib.notifier()
@@ -360,12 +375,14 @@ func (ib *inbox) notifier() {
 			return
 		case <-ib.notifyWake:
 		}
+		n := ib.notifyCount.Swap(0)
 		if ib.holding.Load() { // the lock came here meanwhile
+			ib.burst.add(ib.clock(), int(n))
 			poke(ib.applierWake)
 			continue
 		}
 		ctx, cancel := context.WithTimeout(ib.ctx, 2*time.Second)
-		_, _ = ib.db.conn.Pool().Exec(ctx, `SELECT pg_notify($1, '')`, inboxChannel) // a hint: the applier also looks once a second
+		_, _ = ib.db.conn.Pool().Exec(ctx, `SELECT pg_notify($1, $2)`, inboxChannel, strconv.FormatInt(n, 10)) // a hint: the applier also looks once a second
 		cancel()
 	}
 }
@@ -435,8 +452,14 @@ func (ib *inbox) holdAndApply() error {
 	go func() {
 		defer close(lost)
 		for {
-			if _, err := conn.WaitForNotification(lctx); err != nil {
+			nt, err := conn.WaitForNotification(lctx)
+			if err != nil {
 				return
+			}
+			// The payload counts the pushes another listener committed
+			// (empty from a listener before the burst meter: a wake only).
+			if n, err := strconv.Atoi(nt.Payload); err == nil {
+				ib.burst.add(ib.clock(), n)
 			}
 			poke(ib.applierWake)
 		}
@@ -488,11 +511,17 @@ func (ib *inbox) drain(lost <-chan struct{}, after int64, full bool) (int64, err
 			return after, nil
 		default:
 		}
+		start := time.Now()
 		n, last, err := ib.applyBatch(applyBatchSize, after)
 		if err != nil {
 			return after, err
 		}
 		after = last
+		if n > 0 {
+			if d := ib.restAfterBatch(time.Since(start)); d > 0 && !ib.sleep(lost, d) {
+				return after, nil // closing or lost: the caller sees which
+			}
+		}
 		if n < applyBatchSize {
 			if full && n > 0 {
 				continue // what came in meanwhile

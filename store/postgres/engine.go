@@ -45,6 +45,11 @@ type Tx struct {
 	err   error
 	// pre is what the push inbox's applier read ahead (prefetch.go).
 	pre *prefetch
+	// queued are writes whose answers the rules know without asking
+	// (prefetch.go): they go to the server together, before the next
+	// statement or the commit.
+	queued     pgx.Batch
+	queuedWhat []string
 	// forwardTo is the store's forward endpoints as this transaction read
 	// them (outbox.go): the inbox applies many pushes in one, and each
 	// records its deliveries.
@@ -60,10 +65,38 @@ func (t *Tx) fail(err error) error {
 	return err
 }
 
-// exec runs a statement in the transaction.
-func (t *Tx) exec(sql string, args ...any) error {
+// queue adds a write to the ones sent before the next statement; what
+// names it in an error.
+func (t *Tx) queue(what, sql string, args ...any) {
+	t.queued.Queue(sql, args...)
+	t.queuedWhat = append(t.queuedWhat, what)
+}
+
+// flush sends the queued writes in one round trip; the first that fails
+// fails the transaction.
+func (t *Tx) flush() error {
 	if t.err != nil {
 		return t.err
+	}
+	if t.queued.Len() == 0 {
+		return nil
+	}
+	b, what := t.queued, t.queuedWhat
+	t.queued, t.queuedWhat = pgx.Batch{}, nil
+	br := t.tx.SendBatch(t.ctx, &b)
+	for _, w := range what {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return t.fail(fmt.Errorf("%s: %w", w, err))
+		}
+	}
+	return t.fail(br.Close())
+}
+
+// exec runs a statement in the transaction.
+func (t *Tx) exec(sql string, args ...any) error {
+	if err := t.flush(); err != nil {
+		return err
 	}
 	_, err := t.tx.Exec(t.ctx, sql, args...)
 	t.wrote(sql)
@@ -73,8 +106,8 @@ func (t *Tx) exec(sql string, args ...any) error {
 // queryRow is tx.QueryRow; Scan's error other than ErrNoRows fails the
 // transaction (see scanRow).
 func (t *Tx) queryRow(sql string, args ...any) pgx.Row {
-	if t.err != nil {
-		return errRow{t.err}
+	if err := t.flush(); err != nil {
+		return errRow{err}
 	}
 	return t.tx.QueryRow(t.ctx, sql, args...)
 }
@@ -94,8 +127,8 @@ func (t *Tx) scanRow(sql string, args []any, dest ...any) (bool, error) {
 
 // query runs a query; rows is nil when it failed.
 func (t *Tx) query(sql string, args ...any) (pgx.Rows, error) {
-	if t.err != nil {
-		return nil, t.err
+	if err := t.flush(); err != nil {
+		return nil, err
 	}
 	rows, err := t.tx.Query(t.ctx, sql, args...)
 	if err != nil {
@@ -167,7 +200,7 @@ func (e *Engine) run(ctx context.Context, opts pgx.TxOptions, write bool, fn fun
 	t := &Tx{ctx: ctx, tx: ptx, e: e, write: write}
 	err = fn(t)
 	if err == nil {
-		err = t.err
+		err = t.flush()
 	}
 	if err != nil {
 		if t.err != nil && !errors.Is(err, t.err) {

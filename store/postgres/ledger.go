@@ -432,6 +432,9 @@ func (t *Tx) PutReservation(r *domain.Reservation) (created bool, err error) {
 	if err := queueReservation(&b, r, &created); err != nil {
 		return false, err
 	}
+	if err := t.flush(); err != nil {
+		return false, err
+	}
 	if err := t.tx.SendBatch(t.ctx, &b).Close(); err != nil {
 		return false, t.fail(fmt.Errorf("reservation %s: %w", r.Key, err))
 	}
@@ -508,6 +511,9 @@ func (t *Tx) DeleteReservation(key string) error {
 	b.Queue(`DELETE FROM paydesk_reservations WHERE key = $1`, key)
 	b.Queue(`DELETE FROM paydesk_reservation_numbers WHERE reservation_key = $1`, key)
 	b.Queue(`DELETE FROM paydesk_key_owners WHERE reservation_key = $1`, key)
+	if err := t.flush(); err != nil {
+		return err
+	}
 	if err := t.tx.SendBatch(t.ctx, &b).Close(); err != nil {
 		return t.fail(fmt.Errorf("delete reservation %s: %w", key, err))
 	}
@@ -772,6 +778,18 @@ func (t *Tx) PutTransaction(x *domain.Transaction) (created bool, err error) {
 	}
 	if t.err != nil {
 		return false, t.err
+	}
+	if t.pre != nil && t.pre.noTx[x.Key] {
+		// The read-ahead found no row for the key in this transaction's
+		// snapshot (SERIALIZABLE: a row another transaction commits
+		// meanwhile fails this one), so the upsert creates it: its answer
+		// is known, and it goes with the next statement.
+		t.queue("transaction "+x.Key, pgTxUpsert, args...)
+		delete(t.pre.noTx, x.Key)
+		return true, nil
+	}
+	if err := t.flush(); err != nil {
+		return false, err
 	}
 	if err := t.tx.QueryRow(t.ctx, pgTxUpsertNew, args...).Scan(&created); err != nil {
 		return false, t.fail(fmt.Errorf("transaction %s: %w", x.Key, err))

@@ -167,10 +167,25 @@ func (t *Tx) PushDuplicate(key string, hash [32]byte) (uint64, error) {
 var pgPushAppend = `INSERT INTO paydesk_pushes (` + pgPushCols + `, push) VALUES (nextval('paydesk_seq_pushes'), ` +
 	placeholders(strings.Count(pgPushCols, ",")+1) + `) RETURNING id` // the columns after id, and push
 
+// pgPushInsert adds a push under a number taken before (prefetch.go).
+var pgPushInsert = `INSERT INTO paydesk_pushes (` + pgPushCols + `, push) VALUES (` + placeholders(strings.Count(pgPushCols, ",")+2) + `)`
+
 func (t *Tx) AppendPush(rec *domain.PushRecord, _ domain.PushEncoding) (uint64, error) {
 	args, err := pushArgs("push "+rec.Key, rec)
 	if err != nil {
 		return 0, err
+	}
+	if t.err != nil {
+		return 0, t.err
+	}
+	if t.pre != nil && len(t.pre.pushIDs) > 0 {
+		// A number the read-ahead took from the sequence: the row goes
+		// with the next statement.
+		rec.ID, t.pre.pushIDs = uint64(t.pre.pushIDs[0]), t.pre.pushIDs[1:]
+		args[0] = int64(rec.ID)
+		t.queue("push "+rec.Key, pgPushInsert, append(args, pgBodyJSON(rec.Body))...)
+		delete(t.pre.noPush, rec.Key)
+		return rec.ID, nil
 	}
 	args = append(args[1:], pgBodyJSON(rec.Body)) // args[0] is the number, which nextval makes
 	var id int64

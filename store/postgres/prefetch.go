@@ -21,19 +21,37 @@ import (
 // transaction's own writes keep what it knows true (AppendPush,
 // PutTransaction, LinkRefund, an operation's upsert), and any other
 // statement that writes one of those tables drops it all.
+//
+// The writes of a push — its row in the push log, and the transaction it
+// creates — then need no answer from the server either: the read-ahead
+// also takes a push number for each push of the batch from the sequence,
+// and a transaction under a key known to have none is created. So
+// AppendPush and PutTransaction of a new key queue their statements
+// (Tx.queue), and the queue goes to the server in one round trip before
+// the transaction's next statement or its commit, in the order written: a
+// gift card push costs no round trip of its own, where it cost two, each
+// a wake-up of the applier and of its server process. A queued statement
+// that fails fails the transaction as it would have (the first error,
+// naming the push or the transaction); a number not used (a duplicate in
+// the batch, a transaction run again) is skipped, as a rolled-back
+// nextval is.
 
 // prefetch is what a transaction knows of the rows its rules will read.
 type prefetch struct {
 	noPush, noTx, noRefund map[string]bool // keys with no such row
 	openOps                []domain.OpenOp
 	openOpsKnown           bool
+	// pushIDs are push numbers taken from the sequence for the batch, in
+	// order: AppendPush uses them and queues its row (Tx.queue).
+	pushIDs []int64
 }
 
 // PrefetchForPushes reads ahead, for the push keys of a batch, what the
-// push rules ask of them (see prefetch).
-func (t *Tx) PrefetchForPushes(keys, _ []string, _ int) error {
-	if t.err != nil {
-		return t.err
+// push rules ask of them (see prefetch), and in a write transaction takes
+// a push number for each of the batch's pushes.
+func (t *Tx) PrefetchForPushes(keys, _ []string, pushes int) error {
+	if err := t.flush(); err != nil {
+		return err
 	}
 	args := make([]string, 0, len(keys))
 	for _, k := range keys {
@@ -46,6 +64,9 @@ func (t *Tx) PrefetchForPushes(keys, _ []string, _ int) error {
 	b.Queue(`SELECT key FROM paydesk_transactions WHERE key = ANY($1)`, args)
 	b.Queue(`SELECT DISTINCT original FROM paydesk_refunds WHERE original = ANY($1)`, args)
 	b.Queue(pgOpenOpsSQL)
+	if t.write {
+		b.Queue(`SELECT nextval('paydesk_seq_pushes') FROM generate_series(1, $1)`, pushes)
+	}
 	br := t.tx.SendBatch(t.ctx, b)
 	defer br.Close()
 	p := &prefetch{}
@@ -74,6 +95,14 @@ func (t *Tx) PrefetchForPushes(keys, _ []string, _ int) error {
 		return t.fail(err)
 	}
 	p.openOpsKnown = true
+	if t.write {
+		if rows, err = br.Query(); err != nil {
+			return t.fail(err)
+		}
+		if p.pushIDs, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
+			return t.fail(err)
+		}
+	}
 	if err := br.Close(); err != nil {
 		return t.fail(err)
 	}

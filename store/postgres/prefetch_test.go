@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -106,5 +107,84 @@ func TestPrefetchFollowsTheTransactionsWrites(t *testing.T) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPrefetchQueuesThePushWrites: after the read-ahead in a write
+// transaction, a push's row in the push log and a new transaction are
+// written without a statement of their own (the context is cancelled: any
+// statement would fail), under rising push numbers; they reach the
+// database, in order, with the next statement; a queued write the database
+// refuses fails the transaction, naming the push.
+func TestPrefetchQueuesThePushWrites(t *testing.T) {
+	e, err := Open(context.Background(), pgtest.Fresh(t), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	ctx := context.Background()
+	for _, c := range []struct {
+		name    string
+		keys    []string
+		hashes  [][32]byte
+		wantErr string // "" when the commit succeeds
+	}{
+		{"two new pushes and their transactions", []string{"A", "B"}, [][32]byte{{1}, {2}}, ""},
+		{"the same push twice: the push log refuses the second", []string{"C", "C"}, [][32]byte{{3}, {3}}, "push C"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var ids []uint64
+			err := e.UpdateTx(ctx, func(tx *Tx) error {
+				ids = ids[:0]
+				if err := tx.PrefetchForPushes(c.keys, nil, len(c.keys)); err != nil {
+					return err
+				}
+				live := tx.ctx
+				cancelled, cancel := context.WithCancel(ctx)
+				cancel()
+				tx.ctx = cancelled
+				for i, k := range c.keys {
+					id, err := tx.AppendPush(&domain.PushRecord{Key: k, Hash: c.hashes[i]}, domain.PushEncoding{})
+					if err != nil {
+						t.Fatalf("AppendPush %s went to the database: %v", k, err)
+					}
+					ids = append(ids, id)
+					if i > 0 && c.keys[i] == c.keys[i-1] {
+						continue
+					}
+					created, err := tx.PutTransaction(&domain.Transaction{Key: k, Kind: domain.KindCapture, Amount: decimal.RequireFromString("5")})
+					if err != nil || !created {
+						t.Fatalf("PutTransaction %s = %v, %v; want created without a statement", k, created, err)
+					}
+				}
+				tx.ctx = live
+				return nil
+			})
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("commit: %v; want an error naming %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ids) != 2 || ids[1] <= ids[0] {
+				t.Fatalf("push numbers %v, want two rising", ids)
+			}
+			if err := e.ViewTx(ctx, func(tx *Tx) error {
+				for i, k := range c.keys {
+					if id, err := tx.PushDuplicate(k, c.hashes[i]); err != nil || id != ids[i] {
+						t.Errorf("push %s: number %d (%v), want %d", k, id, err, ids[i])
+					}
+					if x, err := tx.Transaction(k); err != nil || x == nil {
+						t.Errorf("transaction %s: %v, %v; want the row", k, x, err)
+					}
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -21,6 +21,14 @@
 //
 //	pushload -compare -paydesk /tmp/paydesk -pg postgres://…/pushload
 //
+// After each round of a PostgreSQL target it waits until the push inbox is
+// applied, so that the applier does not take the next target's CPU, and
+// prints how long that took, the server's CPU a push (its processes' from
+// /proc, when it runs here) and the WAL a push (pg_current_wal_lsn), at
+// ingest and with the apply. -pg-old OTHER adds two listen of another
+// paydesk binary into a new database NAME_old beside -pg's NAME on the
+// same server, side by side in the same rounds (before and after a change).
+//
 // -forward adds paydesk listen --forward-to a local shop that answers 200
 // (the outbox's cost), and -forward-old OTHER the same with another
 // paydesk binary, side by side in the same rounds (before and after a
@@ -80,6 +88,7 @@ func main() {
 	compare := flag.Bool("compare", false, "run paydesk listen and both baselines and measure them side by side")
 	paydesk := flag.String("paydesk", "", "with -compare: the paydesk binary")
 	pgURL := flag.String("pg", "", "with -compare: also two paydesk listen into this (empty) PostgreSQL database")
+	pgOld := flag.String("pg-old", "", "with -compare -pg: also two listen of this other paydesk binary into a new database NAME_old beside -pg's, side by side (before and after a change)")
 	forward := flag.Bool("forward", false, "with -compare: also run paydesk listen --forward-to a local receiver that answers 200 (the outbox's cost)")
 	forwardOld := flag.String("forward-old", "", "with -compare -forward: also run this other paydesk binary's listen --forward-to, side by side (an outbox before and after a change)")
 	rounds := flag.Int("rounds", 3, "with -compare: rounds (each target once per round, in rotating order)")
@@ -98,7 +107,7 @@ func main() {
 	case *serve != "":
 		err = runBaseline(ctx, *serve, *addr, *dbPath)
 	case *compare:
-		err = runCompare(ctx, comparePlan{paydesk: *paydesk, pg: *pgURL, pushes: *pushes, senders: *senders, rounds: *rounds, randomKeys: *randomKeys, forward: *forward, forwardOld: *forwardOld})
+		err = runCompare(ctx, comparePlan{paydesk: *paydesk, pg: *pgURL, pgOld: *pgOld, pushes: *pushes, senders: *senders, rounds: *rounds, randomKeys: *randomKeys, forward: *forward, forwardOld: *forwardOld})
 	case *attack != "":
 		err = runAttack(ctx, attackPlan{addr: *addr, websiteKey: *websiteKey, shape: pushload.Shape(*attack), conns: *conns,
 			duration: *duration, every: *probeEvery, tls: *useTLS, pid: *pid})
@@ -203,7 +212,12 @@ type target struct {
 	// pushes spends the rest after the last answer, and cpu alone would
 	// not count it.
 	cpuAll []time.Duration
-	lag    []time.Duration // for a forwarding target: the shop's last push after the last answer
+	lag    []time.Duration // for a forwarding target: the shop's last push after the last answer;
+	// for PostgreSQL, the inbox applied after the last answer
+	// pg is, for a PostgreSQL target, its database's URL and what each
+	// round cost the server.
+	pg       string
+	pgRounds []pgRound
 	// size is what it stores on disk now, in bytes (the file, or the
 	// database grown since the start).
 	size func() (int64, error)
@@ -212,6 +226,7 @@ type target struct {
 // comparePlan is what -compare runs.
 type comparePlan struct {
 	paydesk, pg             string
+	pgOld                   string // with pg: a second binary into a database of its own, side by side
 	forwardOld              string // with forward: a second binary forwarding, side by side
 	pushes, senders, rounds int
 	randomKeys, forward     bool
@@ -250,15 +265,17 @@ func runCompare(ctx context.Context, p comparePlan) error {
 			return fi.Size(), nil
 		}
 	}
-	specs := []struct {
+	type spec struct {
 		name string
 		cmds []*exec.Cmd
 		size func() (int64, error)
-	}{
-		{"paydesk listen", []*exec.Cmd{listen(filepath.Join(dir, "listen.db"))}, fileSize(filepath.Join(dir, "listen.db"))},
+		pg   string // a PostgreSQL target's database
+	}
+	specs := []spec{
+		{"paydesk listen", []*exec.Cmd{listen(filepath.Join(dir, "listen.db"))}, fileSize(filepath.Join(dir, "listen.db")), ""},
 		{"plain net/http + bbolt.Batch", []*exec.Cmd{exec.Command(self, "-serve", "plain", "-addr", "127.0.0.1:0", "-db", filepath.Join(dir, "plain.db"))},
-			fileSize(filepath.Join(dir, "plain.db"))},
-		{"no-op net/http", []*exec.Cmd{exec.Command(self, "-serve", "noop", "-addr", "127.0.0.1:0")}, nil},
+			fileSize(filepath.Join(dir, "plain.db")), ""},
+		{"no-op net/http", []*exec.Cmd{exec.Command(self, "-serve", "noop", "-addr", "127.0.0.1:0")}, nil, ""},
 	}
 	var shopGot atomic.Int64 // pushes the shop was delivered
 	if p.forward {
@@ -269,34 +286,47 @@ func runCompare(ctx context.Context, p comparePlan) error {
 		defer shop.Close()
 		fwd := listen(filepath.Join(dir, "forward.db"))
 		fwd.Args = append(fwd.Args, "--forward-to", "http://"+shop.Addr().String()+"/push")
-		specs = append(specs, struct {
-			name string
-			cmds []*exec.Cmd
-			size func() (int64, error)
-		}{"paydesk listen --forward-to", []*exec.Cmd{fwd}, fileSize(filepath.Join(dir, "forward.db"))})
+		specs = append(specs, spec{name: "paydesk listen --forward-to", cmds: []*exec.Cmd{fwd}, size: fileSize(filepath.Join(dir, "forward.db"))})
 		if p.forwardOld != "" {
 			old := listenWith(p.forwardOld, filepath.Join(dir, "forward-old.db"))
 			old.Args = append(old.Args, "--forward-to", "http://"+shop.Addr().String()+"/push")
-			specs = append(specs, struct {
-				name string
-				cmds []*exec.Cmd
-				size func() (int64, error)
-			}{"paydesk listen --forward-to (-forward-old)", []*exec.Cmd{old}, fileSize(filepath.Join(dir, "forward-old.db"))})
+			specs = append(specs, spec{name: "paydesk listen --forward-to (-forward-old)", cmds: []*exec.Cmd{old}, size: fileSize(filepath.Join(dir, "forward-old.db"))})
 		}
 	}
+	var server *pgServer
 	if p.pg != "" {
-		before, err := databaseSize(ctx, p.pg)
-		if err != nil {
+		if server, err = newPGServer(ctx, p.pg); err != nil {
 			return fmt.Errorf("-pg: %w", err)
 		}
-		specs = append(specs, struct {
-			name string
-			cmds []*exec.Cmd
-			size func() (int64, error)
-		}{"2 × paydesk listen, PostgreSQL", []*exec.Cmd{listen(p.pg), listen(p.pg)}, func() (int64, error) {
-			n, err := databaseSize(context.Background(), p.pg)
-			return n - before, err
-		}})
+		pgSpec := func(name, bin, url string) (spec, error) {
+			before, err := databaseSize(ctx, url)
+			if err != nil {
+				return spec{}, fmt.Errorf("-pg: %w", err)
+			}
+			return spec{name: name, cmds: []*exec.Cmd{listenWith(bin, url), listenWith(bin, url)}, pg: url, size: func() (int64, error) {
+				n, err := databaseSize(context.Background(), url)
+				return n - before, err
+			}}, nil
+		}
+		s, err := pgSpec("2 × paydesk listen, PostgreSQL", p.paydesk, p.pg)
+		if err != nil {
+			return err
+		}
+		specs = append(specs, s)
+		if p.pgOld != "" {
+			cfg, err := pgx.ParseConfig(p.pg)
+			if err != nil {
+				return fmt.Errorf("-pg: %w", err)
+			}
+			oldURL, err := freshDatabase(ctx, p.pg, cfg.Database+"_old")
+			if err != nil {
+				return err
+			}
+			if s, err = pgSpec("2 × paydesk listen, PostgreSQL (-pg-old)", p.pgOld, oldURL); err != nil {
+				return err
+			}
+			specs = append(specs, s)
+		}
 	}
 	var targets []*target
 	defer func() {
@@ -308,7 +338,7 @@ func runCompare(ctx context.Context, p comparePlan) error {
 		}
 	}()
 	for n, s := range specs {
-		t := &target{name: s.name, size: s.size}
+		t := &target{name: s.name, size: s.size, pg: s.pg}
 		for i, c := range s.cmds {
 			c.Env = env
 			out, err := os.Create(filepath.Join(dir, fmt.Sprintf("%d-%d.out", n, i)))
@@ -340,6 +370,15 @@ func runCompare(ctx context.Context, p comparePlan) error {
 		for i := range targets {
 			t := targets[(round+i)%len(targets)]
 			cpu0 := t.cpuTime()
+			var pr pgRound
+			var wal0 int64
+			var srv0 time.Duration
+			if t.pg != "" {
+				if wal0, err = server.wal(ctx); err != nil {
+					return fmt.Errorf("%s: %w", t.name, err)
+				}
+				srv0 = server.cpu()
+			}
 			res, err := t.send(ctx, creds, next, p)
 			next += p.pushes
 			if err != nil {
@@ -352,6 +391,29 @@ func runCompare(ctx context.Context, p comparePlan) error {
 			t.cpu = append(t.cpu, t.cpuTime()-cpu0)
 			fmt.Fprintf(os.Stderr, "  round %d  %-32s %8.0f pushes/s  p99 %6.2f ms  %4.0f µs CPU a push\n", round+1, t.name, res.PerSecond(),
 				ms(res.Percentile(99)), float64(t.cpu[len(t.cpu)-1].Microseconds())/float64(p.pushes))
+			if t.pg != "" {
+				wal1, err := server.wal(ctx)
+				if err != nil {
+					return fmt.Errorf("%s: %w", t.name, err)
+				}
+				pr.walIngest, pr.cpuIngest = wal1-wal0, server.cpu()-srv0
+				took, ok := awaitInbox(ctx, t.pg)
+				if !ok {
+					return fmt.Errorf("%s: the inbox still had pushes waiting %.0f s after the last answer", t.name, took.Seconds())
+				}
+				wal2, err := server.wal(ctx)
+				if err != nil {
+					return fmt.Errorf("%s: %w", t.name, err)
+				}
+				pr.walAll, pr.cpuAll = wal2-wal0, server.cpu()-srv0
+				t.pgRounds = append(t.pgRounds, pr)
+				t.cpuAll = append(t.cpuAll, t.cpuTime()-cpu0)
+				t.lag = append(t.lag, took)
+				n := float64(p.pushes)
+				fmt.Fprintf(os.Stderr, "           inbox applied %.2f s after the last answer; a push: %4.0f µs CPU with the apply, server %4.0f · %4.0f µs CPU, WAL %5.0f · %5.0f B (ingest · with the apply)\n",
+					took.Seconds(), float64(t.cpuAll[len(t.cpuAll)-1].Microseconds())/n, float64(pr.cpuIngest.Microseconds())/n, float64(pr.cpuAll.Microseconds())/n,
+					float64(pr.walIngest)/n, float64(pr.walAll)/n)
+			}
 			if strings.Contains(t.name, "--forward-to") {
 				forwarded += int64(p.pushes)
 				took, ok := awaitShop(ctx, &shopGot, forwarded)
@@ -402,6 +464,16 @@ func runCompare(ctx context.Context, p comparePlan) error {
 			}
 			fmt.Printf("%s: %.0f pushes/s, %.1f %% fewer than without (target ≤ 10 %%); every push at the shop %.2f–%.2f s after the last answer; %.0f µs CPU a push with the deliveries (median)\n",
 				t.name, m, 100*(1-m/l), slices.Min(lag), slices.Max(lag), median(all))
+		case t.pg != "":
+			var all, lag, sIn, sAll, wIn, wAll []float64
+			per := float64(p.pushes)
+			for i, r := range t.pgRounds {
+				all, lag = append(all, float64(t.cpuAll[i].Microseconds())/per), append(lag, t.lag[i].Seconds())
+				sIn, sAll = append(sIn, float64(r.cpuIngest.Microseconds())/per), append(sAll, float64(r.cpuAll.Microseconds())/per)
+				wIn, wAll = append(wIn, float64(r.walIngest)/per), append(wAll, float64(r.walAll)/per)
+			}
+			fmt.Printf("%s: %.0f pushes/s (target ≥ 10,000), %.2f× the no-op server, %.2f× the plain receiver; inbox applied %.2f–%.2f s after the last answer; a push (medians): listeners %.0f µs CPU with the apply, server %.0f µs CPU at ingest and %.0f µs with the apply, WAL %.0f B at ingest and %.0f B with the apply\n",
+				t.name, m, m/n, m/pl, slices.Min(lag), slices.Max(lag), median(all), median(sIn), median(sAll), median(wIn), median(wAll))
 		default:
 			fmt.Printf("%s: %.0f pushes/s (target ≥ 10,000)\n", t.name, m)
 		}

@@ -1,0 +1,139 @@
+package store
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"paydesk/internal/pgtest"
+)
+
+func TestBurstMeter(t *testing.T) {
+	base := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC) // on a window's edge
+	at := func(ms int) time.Time { return base.Add(time.Duration(ms) * time.Millisecond) }
+	type arrival struct{ ms, n int }
+	for _, tc := range []struct {
+		name     string
+		arrivals []arrival
+		askMs    int
+		want     bool
+	}{
+		{"none", nil, 0, false},
+		{"one short of a burst in one window", []arrival{{0, 49}}, 100, false},
+		{"a burst in one window", []arrival{{0, 50}}, 100, true},
+		{"a burst over two windows", []arrival{{100, 25}, {300, 25}}, 400, true},
+		{"the burst's windows passed", []arrival{{0, 500}}, 600, false},
+		{"the previous window still counts", []arrival{{0, 500}}, 300, true},
+		{"a gap of a window forgets", []arrival{{0, 500}, {600, 1}}, 600, false},
+		{"nothing counted for none", []arrival{{0, 0}, {0, -5}}, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m burstMeter
+			for _, a := range tc.arrivals {
+				m.add(at(a.ms), a.n)
+			}
+			if got := m.busy(at(tc.askMs), inboxBurst); got != tc.want {
+				t.Errorf("busy = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestApplierRest(t *testing.T) {
+	for _, tc := range []struct {
+		took, want time.Duration
+	}{
+		{0, minApplierRest},
+		{time.Millisecond, minApplierRest},
+		{10 * time.Millisecond, 40 * time.Millisecond},
+		{100 * time.Millisecond, 400 * time.Millisecond},
+		{time.Second, maxApplierRest},
+	} {
+		if got := applierRest(tc.took); got != tc.want {
+			t.Errorf("applierRest(%v) = %v, want %v", tc.took, got, tc.want)
+		}
+	}
+}
+
+// restRecorder replaces an inbox's rest: it records each rest and returns
+// at once.
+type restRecorder struct {
+	mu    sync.Mutex
+	rests []time.Duration
+}
+
+func (r *restRecorder) sleep(_ <-chan struct{}, d time.Duration) bool {
+	r.mu.Lock()
+	r.rests = append(r.rests, d)
+	r.mu.Unlock()
+	return true
+}
+
+func (r *restRecorder) got() []time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]time.Duration(nil), r.rests...)
+}
+
+// The applier yields to a burst of pushes ingested by another listener
+// (told by the NOTIFY's count) or by its own process, and applies without
+// a rest when the pushes trickle in; either way every push is applied once.
+func TestInboxApplierYieldsToBurst(t *testing.T) {
+	pgtest.OwnEngine(t)
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		own      bool // the applier's process ingests (else the other listener)
+		stopped  bool // the clock stands still: every arrival is in one window
+		pushes   int
+		wantRest bool
+	}{
+		{"burst at the other listener", false, true, 120, true},
+		{"burst at its own listener", true, true, 120, true},
+		{"a trickle", false, false, 120, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			applier, other := openShared2(t)
+			var rec restRecorder
+			var mu sync.Mutex
+			tick := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+			applier.inbox.clock = func() time.Time {
+				mu.Lock()
+				defer mu.Unlock()
+				if !tc.stopped {
+					tick = tick.Add(time.Second) // each look a new window: never a burst
+				}
+				return tick
+			}
+			applier.inbox.sleep = rec.sleep
+			applier.StartApplier(t.Logf)
+			deadline := time.Now().Add(time.Minute)
+			for !applier.inbox.holding.Load() {
+				if time.Now().After(deadline) {
+					t.Fatal("the applier did not take the lock within a minute")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			in := other
+			if tc.own {
+				in = applier
+			}
+			ps := inboxPushes(tc.pushes)
+			for _, p := range ps {
+				ingest(t, in, p, nil)
+			}
+			waitApplied(t, applier, 2*time.Minute)
+			checkOnce(t, applier, ps)
+			rests := rec.got()
+			if tc.wantRest != (len(rests) > 0) {
+				t.Fatalf("the applier rested %d times (%v); want rests: %v", len(rests), rests, tc.wantRest)
+			}
+			for _, d := range rests {
+				if d < minApplierRest || d > maxApplierRest {
+					t.Errorf("a rest of %v, want %v–%v", d, minApplierRest, maxApplierRest)
+				}
+			}
+		})
+	}
+}
