@@ -86,6 +86,11 @@ type Config struct {
 	// consoles over SSH a longer one: many consoles reloading four times a
 	// second cost the listener beside them.
 	StreamWindow time.Duration
+	// StreamWindowMax lets the window grow while a stream goes on: each
+	// gathering of a stream doubles the last, up to this (0: StreamWindow,
+	// no growth). A change after a quiet StreamWindow still shows within
+	// 25 ms.
+	StreamWindowMax time.Duration
 	// Now is the clock; Location the time zone shown (nil: local).
 	Now func() time.Time
 	// Tick is the timer of the console's waits (the warm-up's delay, the
@@ -255,7 +260,7 @@ func (a *App) styleHelp() {
 // Init loads the cache and starts listening for its changes.
 func (a *App) Init() tea.Cmd {
 	a.changes, a.unsubscribe = a.cfg.Store.Subscribe()
-	cmds := []tea.Cmd{tea.RequestBackgroundColor, waitChange(a.changes, time.Time{}, a.streamWindow()), a.loadAll(), ageTick(), a.warmLists()}
+	cmds := []tea.Cmd{tea.RequestBackgroundColor, waitChange(a.changes, time.Time{}, a.streamWindow(), a.streamWindow()), a.loadAll(), ageTick(), a.warmLists()}
 	cmds = append(cmds, a.cfg.Startup...)
 	return tea.Batch(cmds...)
 }
@@ -390,7 +395,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case changeMsg:
 		a.sessionPushes += msg.Change.Pushes + msg.Change.Rejected
 		a.sameFrame = true // the count shows with the reload's frame
-		return a, tea.Batch(waitChange(a.changes, time.Now(), a.streamWindow()), a.reloadAsOne(msg))
+		return a, tea.Batch(waitChange(a.changes, time.Now(), a.streamWindow(), a.growStream(msg.Window)), a.reloadAsOne(msg))
 	case reloadedMsg:
 		return a, a.updateReloaded(msg)
 	case auditMsg:

@@ -15,8 +15,13 @@ import (
 	"paydesk/views"
 )
 
-// changeMsg is one or more cache changes, merged.
-type changeMsg struct{ Change store.Change }
+// changeMsg is one or more cache changes, merged; Window is how long
+// they were gathered (growStream makes the next window of a stream from
+// it).
+type changeMsg struct {
+	Change store.Change
+	Window time.Duration
+}
 
 type storeClosedMsg struct{}
 
@@ -53,11 +58,13 @@ func changeWindowFor(sinceLast, stream time.Duration) time.Duration {
 }
 
 // waitChange waits for the cache's next change notification, then gathers
-// what else arrives within a window (changeWindow, from when the previous
-// change was delivered: last; zero for none): a burst of pushes redraws
-// once. No key press is needed; the program runs this command in the
-// background.
-func waitChange(ch <-chan store.Change, last time.Time, stream time.Duration) tea.Cmd {
+// what else arrives within a window (changeWindowFor, from when the
+// previous change was delivered: last; zero for none): a burst of pushes
+// redraws once. A change less than within after the last one is part of
+// a stream and is gathered for stream (growStream lengthens it while the
+// stream goes on). No key press is needed; the program runs this command
+// in the background.
+func waitChange(ch <-chan store.Change, last time.Time, within, stream time.Duration) tea.Cmd {
 	if ch == nil {
 		return nil
 	}
@@ -68,7 +75,9 @@ func waitChange(ch <-chan store.Change, last time.Time, stream time.Duration) te
 		}
 		window := coalesceWindow
 		if !last.IsZero() {
-			window = changeWindowFor(time.Since(last), stream)
+			if window = changeWindowFor(time.Since(last), within); window != coalesceWindow {
+				window = stream
+			}
 		}
 		timer := time.NewTimer(window)
 		defer timer.Stop()
@@ -76,11 +85,11 @@ func waitChange(ch <-chan store.Change, last time.Time, stream time.Duration) te
 			select {
 			case more, ok := <-ch:
 				if !ok {
-					return changeMsg{c}
+					return changeMsg{c, window}
 				}
 				c = merge(c, more)
 			case <-timer.C:
-				return changeMsg{c}
+				return changeMsg{c, window}
 			}
 		}
 	}
