@@ -168,6 +168,11 @@ type App struct {
 	// every notice, a third of their frames.
 	sameFrame bool
 	lastFrame string
+	// frameUntil is when the clock alone changes lastFrame (zero: not
+	// known); an age tick before it draws nothing (frameclock.go).
+	frameUntil time.Time
+	// renders counts the frames drawn (tests count them).
+	renders int
 	// pushWatch notices operations whose push does not come.
 	pushWatch     pushWatch
 	width, height int
@@ -375,6 +380,10 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			a.status = views.StatusMsg{Level: views.LevelWarn, Text: fmt.Sprintf(
 				"No push has arrived for %d operation(s) after %s: does the gateway push to this console's listener (%s/push)? "+
 					"A standalone sandbox: start it with --push-url, or give the console --push-url.", n, pushWait, a.cfg.ListenAddr)}
+		} else {
+			// Nothing but the clock moved: the frame before holds until
+			// an age on it changes.
+			a.sameFrame = a.tickChangesNothing()
 		}
 		return a, tea.Batch(ageTick(), a.pollDeliveries())
 	case tea.WindowSizeMsg:
@@ -706,7 +715,10 @@ func (a *App) switchTab(i int) tea.Cmd {
 // View draws the console.
 func (a *App) View() tea.View {
 	if !a.sameFrame || a.lastFrame == "" {
+		now := a.cfg.Now()
 		a.lastFrame = a.render()
+		a.renders++
+		a.frameUntil = a.frameUntilAfterRender(now)
 	}
 	v := tea.NewView(a.lastFrame)
 	v.AltScreen = true

@@ -176,6 +176,9 @@ type Attention struct {
 	counted    int
 	countedAt  time.Time
 	countStale bool
+	// countUntil is when the clock alone may change the count next;
+	// textUntil when it changes what View drew last (TextUntil).
+	countUntil, textUntil time.Time
 }
 
 // NewAttention makes the attention tab.
@@ -222,9 +225,19 @@ func (a *Attention) Count() int {
 	now := a.ctx.Now().Truncate(time.Second)
 	if a.countStale || !now.Equal(a.countedAt) {
 		a.counted, a.countedAt, a.countStale = a.count(now), now, false
+		a.countUntil = a.clockUntil(now)
 	}
 	return a.counted
 }
+
+// CountUntil is the first instant at which the clock alone may change
+// Count as last asked for (zero before it was asked for).
+func (a *Attention) CountUntil() time.Time { return a.countUntil }
+
+// TextUntil is the first instant at which the clock alone changes what
+// View drew last (the rows, their WHEN column, the count); zero before it
+// drew.
+func (a *Attention) TextUntil() time.Time { return a.textUntil }
 
 // count is len(build()) without building: the same tests, no text.
 func (a *Attention) count(now time.Time) int {
@@ -417,39 +430,7 @@ func (a *Attention) build() []AttentionRow {
 		return a.rows
 	}
 	a.builtAt, a.stale = now, false
-	// until is the first instant after now at which the clock alone
-	// changes a row: each input that depends on the time brings it
-	// forward.
-	until := now.Add(24 * time.Hour)
-	upTo := func(t time.Time) {
-		if t.After(now) && t.Before(until) {
-			until = t
-		}
-	}
-	if len(a.resv) > 0 {
-		// Days left count calendar days of now's zone (Summary.DaysLeft).
-		y, m, d := now.Date()
-		upTo(time.Date(y, m, d+1, 0, 0, 0, 0, now.Location()))
-	}
-	for _, s := range a.orders {
-		if !strings.HasPrefix(s.Key, store.PlaceholderPrefix) {
-			continue // due at once, its text timeless
-		}
-		upTo(s.Created.Add(orderWait))
-		upTo(ageChanges(s.Created, now)) // its text says how long it waits
-	}
-	for _, p := range a.rejected {
-		upTo(p.ReceivedAt.Add(24 * time.Hour))
-	}
-	for _, p := range a.learned {
-		upTo(p.ReceivedAt.Add(learnedDays * 24 * time.Hour))
-	}
-	for _, ap := range a.approvals {
-		if ap.State == store.ApprovalPending {
-			upTo(ap.Expires)
-		}
-	}
-	a.validUntil = until
+	a.validUntil = a.clockUntil(now)
 	var rows []AttentionRow
 	for _, op := range a.ops {
 		rows = append(rows, opRow(op))
@@ -521,6 +502,42 @@ func (a *Attention) build() []AttentionRow {
 	})
 	a.rows = rows
 	return rows
+}
+
+// clockUntil is the first instant after now at which the clock alone
+// changes a row or the count (at most a day ahead): each input that
+// depends on the time brings it forward.
+func (a *Attention) clockUntil(now time.Time) time.Time {
+	until := now.Add(24 * time.Hour)
+	upTo := func(t time.Time) {
+		if t.After(now) && t.Before(until) {
+			until = t
+		}
+	}
+	if len(a.resv) > 0 {
+		// Days left count calendar days of now's zone (Summary.DaysLeft).
+		y, m, d := now.Date()
+		upTo(time.Date(y, m, d+1, 0, 0, 0, 0, now.Location()))
+	}
+	for _, s := range a.orders {
+		if !strings.HasPrefix(s.Key, store.PlaceholderPrefix) {
+			continue // due at once, its text timeless
+		}
+		upTo(s.Created.Add(orderWait))
+		upTo(ageChanges(s.Created, now)) // its text says how long it waits
+	}
+	for _, p := range a.rejected {
+		upTo(p.ReceivedAt.Add(24 * time.Hour))
+	}
+	for _, p := range a.learned {
+		upTo(p.ReceivedAt.Add(learnedDays * 24 * time.Hour))
+	}
+	for _, ap := range a.approvals {
+		if ap.State == store.ApprovalPending {
+			upTo(ap.Expires)
+		}
+	}
+	return until
 }
 
 // AuditReconcileItem is the audit action paydesk reconcile records for a
@@ -649,6 +666,7 @@ func (a *Attention) buildRemainders() []AttentionRow {
 func (a *Attention) View() string {
 	t := a.ctx.Theme
 	rows := a.build()
+	a.textUntil = a.validUntil
 	a.table.SetLen(len(rows))
 	info := spread(t.Muted.Render("What needs a person today, most urgent first · enter opens where it is fixed"),
 		t.Muted.Render(fmt.Sprintf("%d open", len(rows))), a.width)
@@ -661,6 +679,9 @@ func (a *Attention) View() string {
 				"\n  remainders and failed cancels or updates show up here."), a.height-1)
 	}
 	now := a.ctx.Now()
+	// The rows hold until validUntil; their WHEN column may change first.
+	until := newTextUntil(now)
+	until.note(a.validUntil)
 	body := a.table.View(func(i int, out []Cell) {
 		r := rows[i]
 		label, paint := r.Kind.label()
@@ -668,7 +689,11 @@ func (a *Attention) View() string {
 		out[1] = Cell{Text: r.Subject}
 		out[2] = Cell{Text: whenText(r, now), Paint: theme.PaintMuted}
 		out[3] = Cell{Text: r.What}
+		if w := whenChanges(r, now); !w.IsZero() {
+			until.note(w)
+		}
 	})
+	a.textUntil = until.at
 	sel := rows[min(a.table.Cursor(), len(rows)-1)]
 	label, _ := sel.Kind.label()
 	detail := t.Muted.Render(strings.Repeat("─", max(a.width, 1))) + "\n" +
