@@ -173,6 +173,8 @@ type App struct {
 	frameUntil time.Time
 	// renders counts the frames drawn (tests count them).
 	renders int
+	// chrome keeps the tab bar and the status line (chromememo.go).
+	chrome chromeMemo
 	// pushWatch notices operations whose push does not come.
 	pushWatch     pushWatch
 	width, height int
