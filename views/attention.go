@@ -164,6 +164,9 @@ type Attention struct {
 	// the other tabs is counted without building (count).
 	rows       []AttentionRow
 	builtAt    time.Time
+	// base are the rows but the remainders, sorted: a change of the
+	// remainders alone merges them in again (mergeAttentionRows).
+	base []AttentionRow
 	validUntil time.Time
 	stale      bool
 	// remainders are the gift card rows, which do not depend on the time:
@@ -412,10 +415,12 @@ func (a *Attention) Update(msg tea.Msg) tea.Cmd {
 // rows of the last build while nothing changed within the second).
 func (a *Attention) build() []AttentionRow {
 	now := a.ctx.Now()
-	if !a.stale {
+	if !a.stale && !now.Before(a.builtAt) && now.Before(a.validUntil) {
 		// Gift card payments changed (the remainders were built again,
 		// here or for the count): the rows change only if the remainders
-		// did.
+		// did, and then only they are merged in again — a stream of gift
+		// card payments with a rest to pay made every console build
+		// every row of the tab at every reload.
 		rem := a.remainderRows()
 		same := len(rem) == len(a.builtRemainders) && (len(rem) == 0 || &rem[0] == &a.builtRemainders[0])
 		switch {
@@ -423,10 +428,9 @@ func (a *Attention) build() []AttentionRow {
 		case reflect.DeepEqual(rem, a.builtRemainders):
 			a.builtRemainders = rem
 		default:
-			a.stale = true
+			a.builtRemainders = rem
+			a.rows = mergeAttentionRows(a.base, rem)
 		}
-	}
-	if !a.stale && !now.Before(a.builtAt) && now.Before(a.validUntil) {
 		return a.rows
 	}
 	a.builtAt, a.stale = now, false
@@ -486,22 +490,46 @@ func (a *Attention) build() []AttentionRow {
 		}
 		rows = append(rows, learnedRow(p))
 	}
-	a.builtRemainders = a.remainderRows()
-	rows = append(rows, a.builtRemainders...)
 	rows = append(rows, approvalRows(a.approvals, now)...)
 	rows = append(rows, a.delivery...)
 	rows = append(rows, a.extra...)
-	slices.SortStableFunc(rows, func(x, y AttentionRow) int {
-		if x.Kind != y.Kind {
-			return int(x.Kind) - int(y.Kind)
+	slices.SortStableFunc(rows, compareAttentionRows)
+	a.base = rows
+	a.builtRemainders = a.remainderRows()
+	a.rows = mergeAttentionRows(a.base, a.builtRemainders)
+	return a.rows
+}
+
+// compareAttentionRows is the tab's order: by kind, most urgent first,
+// then by time and subject.
+func compareAttentionRows(x, y AttentionRow) int {
+	if x.Kind != y.Kind {
+		return int(x.Kind) - int(y.Kind)
+	}
+	if c := x.When.Compare(y.When); c != 0 {
+		return c
+	}
+	return strings.Compare(x.Subject, y.Subject)
+}
+
+// mergeAttentionRows merges the remainders (sorted) into the other rows
+// (sorted), into a new slice. Only a row of a remainder's kind can tie with
+// a remainder (the rows from elsewhere, which came after them): the
+// remainder goes first, as in one stable sort of them all.
+func mergeAttentionRows(base, rem []AttentionRow) []AttentionRow {
+	out := make([]AttentionRow, 0, len(base)+len(rem))
+	i, j := 0, 0
+	for i < len(base) && j < len(rem) {
+		if compareAttentionRows(rem[j], base[i]) <= 0 {
+			out = append(out, rem[j])
+			j++
+		} else {
+			out = append(out, base[i])
+			i++
 		}
-		if c := x.When.Compare(y.When); c != 0 {
-			return c
-		}
-		return strings.Compare(x.Subject, y.Subject)
-	})
-	a.rows = rows
-	return rows
+	}
+	out = append(out, base[i:]...)
+	return append(out, rem[j:]...)
 }
 
 // clockUntil is the first instant after now at which the clock alone
