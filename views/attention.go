@@ -162,11 +162,11 @@ type Attention struct {
 	// the server a fifth of a core at rest. So they are built again only
 	// when an input or what the clock decides changed, and the count on
 	// the other tabs is counted without building (count).
-	rows       []AttentionRow
-	builtAt    time.Time
+	rows    []AttentionRow
+	builtAt time.Time
 	// base are the rows but the remainders, sorted: a change of the
 	// remainders alone merges them in again (mergeAttentionRows).
-	base []AttentionRow
+	base       []AttentionRow
 	validUntil time.Time
 	stale      bool
 	// remainders are the gift card rows, which do not depend on the time:
