@@ -268,6 +268,17 @@ func (a *Attention) count(now time.Time) int {
 	return n
 }
 
+// unchangedRow reports whether the summary s, read again, leaves the tab
+// as it is: it is where it was (near its window's end, an order
+// mismatch, or neither) and reads as it did.
+func unchangedRow(s, was store.Summary, inResv bool, wasOrder store.Summary, inOrders bool, now time.Time) bool {
+	wantResv := (s.State == store.StateReserved || s.State == store.StatePartlyCaptured) && s.DaysLeft(now) <= windowWarnDays+1
+	if wantResv != inResv || orderMismatch(s) != inOrders {
+		return false
+	}
+	return (!inResv || reflect.DeepEqual(was, s)) && (!inOrders || reflect.DeepEqual(wasOrder, s))
+}
+
 // changed marks the rows and the count to be made again.
 func (a *Attention) changed() { a.stale, a.countStale = true, true }
 
@@ -300,8 +311,13 @@ func (a *Attention) Update(msg tea.Msg) tea.Cmd {
 		}
 		for _, r := range msg.Rows {
 			s := r.Summary
-			_, inResv := a.resv[s.Key]
-			_, inOrders := a.orders[s.Key]
+			was, inResv := a.resv[s.Key]
+			wasOrder, inOrders := a.orders[s.Key]
+			if unchangedRow(s, was, inResv, wasOrder, inOrders, now) {
+				// Read again as it was (a push on it changed nothing the
+				// tab shows, a stream's reload): the rows hold.
+				continue
+			}
 			if inResv || inOrders {
 				delete(a.resv, s.Key)
 				delete(a.orders, s.Key)

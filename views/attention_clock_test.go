@@ -105,7 +105,8 @@ func TestAttentionRowsKeptWhileNothingChanges(t *testing.T) {
 
 // A change that makes no row of the tab (an accepted push, a gift card
 // payment paid in full, a payment, a reservation far from its window's
-// end) leaves the rows as built; one that makes a row builds them again.
+// end, one on the tab read again as it was) leaves the rows as built; one
+// that makes a row builds them again.
 func TestAttentionRowsKeptThroughChangesElsewhere(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	a := NewAttention(NewContext(func() time.Time { return now }))
@@ -127,6 +128,7 @@ func TestAttentionRowsKeptThroughChangesElsewhere(t *testing.T) {
 		{"a gift card payment paid in full", TransactionRowsMsg{Rows: []*TransactionRow{gift("G1", 0)}}},
 		{"a capture", TransactionRowsMsg{Rows: []*TransactionRow{{Tx: &store.Transaction{Key: "P1", Kind: store.KindCapture, Created: now}}}}},
 		{"a reservation far from its window's end", ReservationRowsMsg{Rows: NewReservationRows([]store.Summary{{Key: "NEW", State: store.StateReserved, Created: now}})}},
+		{"a reservation on the tab read again as it was", ReservationRowsMsg{Rows: NewReservationRows([]store.Summary{sums[0], sums[1]})}},
 	}
 	rows := a.build()
 	for _, e := range elsewhere {
