@@ -384,21 +384,30 @@ func (a *Attention) Update(msg tea.Msg) tea.Cmd {
 				a.changed()
 			}
 		}
+	// The journal, the requests, the deliveries and the rows from
+	// elsewhere are read again with many reloads (every console's, while
+	// pushes stream in): read as they were, they leave the rows as built.
 	case AttentionOpsMsg:
-		a.ops, a.conflict, a.unreconciled, a.err = msg.Ops, msg.Conflicts, msg.Unreconciled, msg.Err
-		a.changed()
+		if !reflect.DeepEqual(a.ops, msg.Ops) || !reflect.DeepEqual(a.conflict, msg.Conflicts) ||
+			!reflect.DeepEqual(a.unreconciled, msg.Unreconciled) || !reflect.DeepEqual(a.err, msg.Err) {
+			a.ops, a.conflict, a.unreconciled, a.err = msg.Ops, msg.Conflicts, msg.Unreconciled, msg.Err
+			a.changed()
+		}
 	case ApprovalsMsg:
-		if msg.Err == nil {
+		if msg.Err == nil && !reflect.DeepEqual(a.approvals, msg.List) {
 			a.approvals = msg.List
 			a.changed()
 		}
 	case DeliveriesMsg:
-		if msg.Err == nil {
-			a.delivery = deliveryRows(msg.List)
+		if msg.Err != nil {
+			break
+		}
+		if rows := deliveryRows(msg.List); !reflect.DeepEqual(a.delivery, rows) {
+			a.delivery = rows
 			a.changed()
 		}
 	case AttentionExtraMsg:
-		if msg.Err == nil {
+		if msg.Err == nil && !reflect.DeepEqual(a.extra, msg.Rows) {
 			a.extra = msg.Rows
 			a.changed()
 		}
