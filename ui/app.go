@@ -508,8 +508,9 @@ func (a *App) stepTab(d int) tea.Cmd {
 	return a.switchTab(order[(i+d+len(order))%len(order)])
 }
 
-// ageTickMsg redraws the console once a second so the ages tick while
-// nobody types.
+// ageTickMsg comes once a second so the ages tick while nobody types; it
+// draws a frame only when the clock changed something on it
+// (frameclock.go).
 type ageTickMsg struct{}
 
 func ageTick() tea.Cmd {
