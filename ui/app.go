@@ -86,6 +86,11 @@ type Config struct {
 	// consoles over SSH a longer one: many consoles reloading four times a
 	// second cost the listener beside them.
 	StreamWindow time.Duration
+	// StreamWindowMax lets the window grow while a stream goes on: each
+	// gathering of a stream doubles the last, up to this (0: StreamWindow,
+	// no growth). A change after a quiet StreamWindow still shows within
+	// 25 ms.
+	StreamWindowMax time.Duration
 	// Now is the clock; Location the time zone shown (nil: local).
 	Now func() time.Time
 	// Tick is the timer of the console's waits (the warm-up's delay, the
@@ -163,6 +168,13 @@ type App struct {
 	// every notice, a third of their frames.
 	sameFrame bool
 	lastFrame string
+	// frameUntil is when the clock alone changes lastFrame (zero: not
+	// known); an age tick before it draws nothing (frameclock.go).
+	frameUntil time.Time
+	// renders counts the frames drawn (tests count them).
+	renders int
+	// chrome keeps the tab bar and the status line (chromememo.go).
+	chrome chromeMemo
 	// pushWatch notices operations whose push does not come.
 	pushWatch     pushWatch
 	width, height int
@@ -255,7 +267,7 @@ func (a *App) styleHelp() {
 // Init loads the cache and starts listening for its changes.
 func (a *App) Init() tea.Cmd {
 	a.changes, a.unsubscribe = a.cfg.Store.Subscribe()
-	cmds := []tea.Cmd{tea.RequestBackgroundColor, waitChange(a.changes, time.Time{}, a.streamWindow()), a.loadAll(), ageTick(), a.warmLists()}
+	cmds := []tea.Cmd{tea.RequestBackgroundColor, waitChange(a.changes, time.Time{}, a.streamWindow(), a.streamWindow()), a.loadAll(), ageTick(), a.warmLists()}
 	cmds = append(cmds, a.cfg.Startup...)
 	return tea.Batch(cmds...)
 }
@@ -370,6 +382,10 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			a.status = views.StatusMsg{Level: views.LevelWarn, Text: fmt.Sprintf(
 				"No push has arrived for %d operation(s) after %s: does the gateway push to this console's listener (%s/push)? "+
 					"A standalone sandbox: start it with --push-url, or give the console --push-url.", n, pushWait, a.cfg.ListenAddr)}
+		} else {
+			// Nothing but the clock moved: the frame before holds until
+			// an age on it changes.
+			a.sameFrame = a.tickChangesNothing()
 		}
 		return a, tea.Batch(ageTick(), a.pollDeliveries())
 	case tea.WindowSizeMsg:
@@ -390,7 +406,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case changeMsg:
 		a.sessionPushes += msg.Change.Pushes + msg.Change.Rejected
 		a.sameFrame = true // the count shows with the reload's frame
-		return a, tea.Batch(waitChange(a.changes, time.Now(), a.streamWindow()), a.reloadAsOne(msg))
+		return a, tea.Batch(waitChange(a.changes, time.Now(), a.streamWindow(), a.growStream(msg.Window)), a.reloadAsOne(msg))
 	case reloadedMsg:
 		return a, a.updateReloaded(msg)
 	case auditMsg:
@@ -492,8 +508,9 @@ func (a *App) stepTab(d int) tea.Cmd {
 	return a.switchTab(order[(i+d+len(order))%len(order)])
 }
 
-// ageTickMsg redraws the console once a second so the ages tick while
-// nobody types.
+// ageTickMsg comes once a second so the ages tick while nobody types; it
+// draws a frame only when the clock changed something on it
+// (frameclock.go).
 type ageTickMsg struct{}
 
 func ageTick() tea.Cmd {
@@ -701,7 +718,10 @@ func (a *App) switchTab(i int) tea.Cmd {
 // View draws the console.
 func (a *App) View() tea.View {
 	if !a.sameFrame || a.lastFrame == "" {
+		now := a.cfg.Now()
 		a.lastFrame = a.render()
+		a.renders++
+		a.frameUntil = a.frameUntilAfterRender(now)
 	}
 	v := tea.NewView(a.lastFrame)
 	v.AltScreen = true

@@ -45,7 +45,7 @@ func (a *App) modeBadge() string {
 	return t.ModeSandbox.Render(" SANDBOX ")
 }
 
-func (a *App) tabBar() string {
+func (a *App) drawTabBar() string {
 	t := a.vctx.Theme
 	badge := a.modeBadge()
 	if a.cfg.ReadOnly {
@@ -91,7 +91,7 @@ func (a *App) tabLabels(compact bool) string {
 	return strings.Join(parts, "  ")
 }
 
-func (a *App) statusBar() string {
+func (a *App) drawStatusBar() string {
 	line := a.statusLine(false, false)
 	if ansi.StringWidth(line) > a.width {
 		line = a.statusLine(true, false)

@@ -15,8 +15,13 @@ import (
 	"paydesk/views"
 )
 
-// changeMsg is one or more cache changes, merged.
-type changeMsg struct{ Change store.Change }
+// changeMsg is one or more cache changes, merged; Window is how long
+// they were gathered (growStream makes the next window of a stream from
+// it).
+type changeMsg struct {
+	Change store.Change
+	Window time.Duration
+}
 
 type storeClosedMsg struct{}
 
@@ -53,11 +58,13 @@ func changeWindowFor(sinceLast, stream time.Duration) time.Duration {
 }
 
 // waitChange waits for the cache's next change notification, then gathers
-// what else arrives within a window (changeWindow, from when the previous
-// change was delivered: last; zero for none): a burst of pushes redraws
-// once. No key press is needed; the program runs this command in the
-// background.
-func waitChange(ch <-chan store.Change, last time.Time, stream time.Duration) tea.Cmd {
+// what else arrives within a window (changeWindowFor, from when the
+// previous change was delivered: last; zero for none): a burst of pushes
+// redraws once. A change less than within after the last one is part of
+// a stream and is gathered for stream (growStream lengthens it while the
+// stream goes on). No key press is needed; the program runs this command
+// in the background.
+func waitChange(ch <-chan store.Change, last time.Time, within, stream time.Duration) tea.Cmd {
 	if ch == nil {
 		return nil
 	}
@@ -68,19 +75,22 @@ func waitChange(ch <-chan store.Change, last time.Time, stream time.Duration) te
 		}
 		window := coalesceWindow
 		if !last.IsZero() {
-			window = changeWindowFor(time.Since(last), stream)
+			if window = changeWindowFor(time.Since(last), within); window != coalesceWindow {
+				window = stream
+			}
 		}
 		timer := time.NewTimer(window)
 		defer timer.Stop()
+		var idx keyIndex
 		for {
 			select {
 			case more, ok := <-ch:
 				if !ok {
-					return changeMsg{c}
+					return changeMsg{c, window}
 				}
-				c = merge(c, more)
+				c = mergeIndexed(c, more, &idx)
 			case <-timer.C:
-				return changeMsg{c}
+				return changeMsg{c, window}
 			}
 		}
 	}
@@ -89,11 +99,28 @@ func waitChange(ch <-chan store.Change, last time.Time, stream time.Duration) te
 // merge bundles b into a: every exported field of store.Change is kept
 // (TestMergeKeepsEveryField checks each by reflection, so a field added to
 // the store's Change is not dropped here unnoticed).
-func merge(a, b store.Change) store.Change {
+func merge(a, b store.Change) store.Change { return mergeIndexed(a, b, nil) }
+
+// keyIndex holds the keys of a change being gathered, so that merging a
+// stream's changes into it takes time linear in their keys: three seconds
+// of a thousand pushes a second, each merged by a search of the keys
+// before it, cost each console over SSH more than its reload. Its sets
+// are made from the change at first use; nil is no index.
+type keyIndex struct {
+	reservations, transactions, receipts map[string]struct{}
+}
+
+// mergeIndexed is merge with the keys of a in idx (nil: none).
+func mergeIndexed(a, b store.Change, idx *keyIndex) store.Change {
 	a.Pushes += b.Pushes
 	a.Rejected += b.Rejected
-	a.Reservations = appendNew(a.Reservations, b.Reservations)
-	a.Transactions = appendNew(a.Transactions, b.Transactions)
+	if idx == nil {
+		a.Reservations = appendNew(a.Reservations, b.Reservations)
+		a.Transactions = appendNew(a.Transactions, b.Transactions)
+	} else {
+		a.Reservations = appendIndexed(a.Reservations, b.Reservations, &idx.reservations)
+		a.Transactions = appendIndexed(a.Transactions, b.Transactions, &idx.transactions)
+	}
 	a.Ops = a.Ops || b.Ops
 	a.Audit = a.Audit || b.Audit
 	a.Exchanges = a.Exchanges || b.Exchanges
@@ -102,7 +129,28 @@ func merge(a, b store.Change) store.Change {
 	a.Endpoints = a.Endpoints || b.Endpoints
 	a.Deliveries = a.Deliveries || b.Deliveries
 	a.Overflow = a.Overflow || b.Overflow
-	return mergeReceipts(a, b)
+	return mergeReceipts(a, b, idx)
+}
+
+// appendIndexed is appendNew with the keys of dst in *set (made from dst
+// when nil).
+func appendIndexed(dst, src []string, set *map[string]struct{}) []string {
+	if len(src) == 0 {
+		return dst
+	}
+	if *set == nil {
+		*set = make(map[string]struct{}, len(dst)+len(src))
+		for _, s := range dst {
+			(*set)[s] = struct{}{}
+		}
+	}
+	for _, s := range src {
+		if _, ok := (*set)[s]; !ok {
+			(*set)[s] = struct{}{}
+			dst = append(dst, s)
+		}
+	}
+	return dst
 }
 
 func appendNew(dst, src []string) []string {

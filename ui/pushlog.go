@@ -96,13 +96,21 @@ func (a *App) loadRepeated(keys []string) tea.Cmd {
 
 // mergeReceipts adds b's repeated receipts to a: the keys of both, or
 // none (read the whole log) when either did not name them all.
-func mergeReceipts(a, b store.Change) store.Change {
+func mergeReceipts(a, b store.Change, idx *keyIndex) store.Change {
 	switch {
 	case b.Receipts == 0:
 	case a.Receipts == 0:
 		a.ReceiptKeys = slices.Clone(b.ReceiptKeys)
+		if idx != nil {
+			idx.receipts = nil // made again from these
+		}
 	case a.ReceiptKeys == nil || b.ReceiptKeys == nil:
 		a.ReceiptKeys = nil
+		if idx != nil {
+			idx.receipts = nil
+		}
+	case idx != nil:
+		a.ReceiptKeys = appendIndexed(a.ReceiptKeys, b.ReceiptKeys, &idx.receipts)
 	default:
 		a.ReceiptKeys = appendNew(a.ReceiptKeys, b.ReceiptKeys)
 	}

@@ -51,3 +51,19 @@ func (w *pushWatch) late(now time.Time) int {
 	}
 	return n
 }
+
+// nextLate is the first instant after now at which late's count changes
+// by the clock alone; false when nothing is watched.
+func (w *pushWatch) nextLate(now time.Time) (time.Time, bool) {
+	var next time.Time
+	for _, t := range w.since {
+		at := t.Add(pushWait)
+		if !at.After(now) {
+			continue // late already
+		}
+		if next.IsZero() || at.Before(next) {
+			next = at
+		}
+	}
+	return next, !next.IsZero()
+}

@@ -66,3 +66,19 @@ func (a *App) streamWindow() time.Duration {
 	}
 	return streamWindow
 }
+
+// growStream is the window of the next gathering of a stream after one of
+// used: the stream's window after a quiet spell's short one, then twice
+// the last, up to Config.StreamWindowMax. Fifty consoles over SSH reloading
+// and drawing every second while the listener takes a thousand pushes a
+// second cost it half its pushes; the longer the stream lasts, the less
+// its frames tell a person watching, and the sooner a console draws again
+// when it ends (a change after a quiet spell: 25 ms).
+func (a *App) growStream(used time.Duration) time.Duration {
+	base := a.streamWindow()
+	top := max(a.cfg.StreamWindowMax, base)
+	if used < base {
+		return base
+	}
+	return min(2*used, top)
+}

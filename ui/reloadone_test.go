@@ -35,7 +35,7 @@ func TestReloadAsOne(t *testing.T) {
 					screens = append(screens, ascii(a))
 					continue
 				}
-				msg := a.reloadAsOne(changeMsg{tc.change})()
+				msg := a.reloadAsOne(changeMsg{Change: tc.change})()
 				one, ok := msg.(reloadedMsg)
 				if !ok || len(one.msgs) < 2 {
 					t.Fatalf("reloadAsOne gave %T with %d results; want one reloadedMsg of the reload's results", msg, len(one.msgs))

@@ -15,7 +15,7 @@ import (
 func TestChangeNoticeDrawsNoFrame(t *testing.T) {
 	a := newTestApp(t, fixture(), 120, 36)
 	before := a.View().Content
-	_, reload := a.Update(changeMsg{store.Change{Pushes: 3}})
+	_, reload := a.Update(changeMsg{Change: store.Change{Pushes: 3}})
 	if got := a.View().Content; got != before {
 		t.Fatalf("the frame after a change notice was drawn again:\n%s\nwant the frame before:\n%s", got, before)
 	}

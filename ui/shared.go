@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"paydesk/store"
 )
@@ -54,19 +55,40 @@ type sharedSub struct {
 // become one Overflow change (as the store's own subscriptions do).
 const sharedBuffer = 64
 
+// relayWindow is how long the SharedStore gathers the changes of a stream
+// before it hands them on (the first change after a quiet relayWindow goes
+// on at once). A read is shared within a generation, and at a thousand
+// pushes a second every change was one: the consoles, reloading together
+// after their windows, each read everything alone. Handed on in tenths of
+// a second, the changes leave the consoles a generation to share.
+const relayWindow = 100 * time.Millisecond
+
 // NewSharedStore wraps db; Stop ends it (and its subscriptions).
 func NewSharedStore(db *store.DB) *SharedStore {
+	return newSharedStore(db, relayWindow)
+}
+
+func newSharedStore(db *store.DB, window time.Duration) *SharedStore {
 	ch, stop := db.Subscribe()
 	s := &SharedStore{DB: db, reads: map[string]*sharedRead{}, subs: map[*sharedSub]struct{}{}, stop: stop, done: make(chan struct{})}
-	go s.relay(ch)
+	go s.relay(ch, window)
 	return s
 }
 
-// relay forgets the reads of the generation before each change, then hands
-// the change on.
-func (s *SharedStore) relay(ch <-chan store.Change) {
+// relay hands the changes on, those of a stream gathered for window: it
+// forgets the reads of the generation before, then hands the change on.
+func (s *SharedStore) relay(ch <-chan store.Change, window time.Duration) {
 	defer close(s.done)
-	for c := range ch {
+	var (
+		pending store.Change
+		have    bool
+		idx     keyIndex
+		timer   = time.NewTimer(window)
+		last    time.Time // when the last change was handed on
+	)
+	timer.Stop()
+	defer timer.Stop()
+	handOn := func(c store.Change) {
 		s.mu.Lock()
 		s.gen++
 		clear(s.reads)
@@ -74,6 +96,29 @@ func (s *SharedStore) relay(ch <-chan store.Change) {
 			sub.send(c)
 		}
 		s.mu.Unlock()
+		last = time.Now()
+	}
+	for open := true; open; {
+		select {
+		case c, ok := <-ch:
+			switch {
+			case !ok:
+				open = false
+			case have:
+				pending = mergeIndexed(pending, c, &idx)
+			case last.IsZero() || time.Since(last) >= window:
+				handOn(c) // after a quiet spell: at once
+			default:
+				pending, have, idx = c, true, keyIndex{}
+				timer.Reset(window)
+			}
+		case <-timer.C:
+			handOn(pending)
+			pending, have = store.Change{}, false
+		}
+	}
+	if have {
+		handOn(pending)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

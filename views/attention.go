@@ -162,8 +162,11 @@ type Attention struct {
 	// the server a fifth of a core at rest. So they are built again only
 	// when an input or what the clock decides changed, and the count on
 	// the other tabs is counted without building (count).
-	rows       []AttentionRow
-	builtAt    time.Time
+	rows    []AttentionRow
+	builtAt time.Time
+	// base are the rows but the remainders, sorted: a change of the
+	// remainders alone merges them in again (mergeAttentionRows).
+	base       []AttentionRow
 	validUntil time.Time
 	stale      bool
 	// remainders are the gift card rows, which do not depend on the time:
@@ -176,6 +179,9 @@ type Attention struct {
 	counted    int
 	countedAt  time.Time
 	countStale bool
+	// countUntil is when the clock alone may change the count next;
+	// textUntil when it changes what View drew last (TextUntil).
+	countUntil, textUntil time.Time
 }
 
 // NewAttention makes the attention tab.
@@ -222,9 +228,19 @@ func (a *Attention) Count() int {
 	now := a.ctx.Now().Truncate(time.Second)
 	if a.countStale || !now.Equal(a.countedAt) {
 		a.counted, a.countedAt, a.countStale = a.count(now), now, false
+		a.countUntil = a.clockUntil(now)
 	}
 	return a.counted
 }
+
+// CountUntil is the first instant at which the clock alone may change
+// Count as last asked for (zero before it was asked for).
+func (a *Attention) CountUntil() time.Time { return a.countUntil }
+
+// TextUntil is the first instant at which the clock alone changes what
+// View drew last (the rows, their WHEN column, the count); zero before it
+// drew.
+func (a *Attention) TextUntil() time.Time { return a.textUntil }
 
 // count is len(build()) without building: the same tests, no text.
 func (a *Attention) count(now time.Time) int {
@@ -250,6 +266,17 @@ func (a *Attention) count(now time.Time) int {
 		}
 	}
 	return n
+}
+
+// unchangedRow reports whether the summary s, read again, leaves the tab
+// as it is: it is where it was (near its window's end, an order
+// mismatch, or neither) and reads as it did.
+func unchangedRow(s, was store.Summary, inResv bool, wasOrder store.Summary, inOrders bool, now time.Time) bool {
+	wantResv := (s.State == store.StateReserved || s.State == store.StatePartlyCaptured) && s.DaysLeft(now) <= windowWarnDays+1
+	if wantResv != inResv || orderMismatch(s) != inOrders {
+		return false
+	}
+	return (!inResv || reflect.DeepEqual(was, s)) && (!inOrders || reflect.DeepEqual(wasOrder, s))
 }
 
 // changed marks the rows and the count to be made again.
@@ -284,8 +311,13 @@ func (a *Attention) Update(msg tea.Msg) tea.Cmd {
 		}
 		for _, r := range msg.Rows {
 			s := r.Summary
-			_, inResv := a.resv[s.Key]
-			_, inOrders := a.orders[s.Key]
+			was, inResv := a.resv[s.Key]
+			wasOrder, inOrders := a.orders[s.Key]
+			if unchangedRow(s, was, inResv, wasOrder, inOrders, now) {
+				// Read again as it was (a push on it changed nothing the
+				// tab shows, a stream's reload): the rows hold.
+				continue
+			}
 			if inResv || inOrders {
 				delete(a.resv, s.Key)
 				delete(a.orders, s.Key)
@@ -352,21 +384,30 @@ func (a *Attention) Update(msg tea.Msg) tea.Cmd {
 				a.changed()
 			}
 		}
+	// The journal, the requests, the deliveries and the rows from
+	// elsewhere are read again with many reloads (every console's, while
+	// pushes stream in): read as they were, they leave the rows as built.
 	case AttentionOpsMsg:
-		a.ops, a.conflict, a.unreconciled, a.err = msg.Ops, msg.Conflicts, msg.Unreconciled, msg.Err
-		a.changed()
+		if !reflect.DeepEqual(a.ops, msg.Ops) || !reflect.DeepEqual(a.conflict, msg.Conflicts) ||
+			!reflect.DeepEqual(a.unreconciled, msg.Unreconciled) || !reflect.DeepEqual(a.err, msg.Err) {
+			a.ops, a.conflict, a.unreconciled, a.err = msg.Ops, msg.Conflicts, msg.Unreconciled, msg.Err
+			a.changed()
+		}
 	case ApprovalsMsg:
-		if msg.Err == nil {
+		if msg.Err == nil && !reflect.DeepEqual(a.approvals, msg.List) {
 			a.approvals = msg.List
 			a.changed()
 		}
 	case DeliveriesMsg:
-		if msg.Err == nil {
-			a.delivery = deliveryRows(msg.List)
+		if msg.Err != nil {
+			break
+		}
+		if rows := deliveryRows(msg.List); !reflect.DeepEqual(a.delivery, rows) {
+			a.delivery = rows
 			a.changed()
 		}
 	case AttentionExtraMsg:
-		if msg.Err == nil {
+		if msg.Err == nil && !reflect.DeepEqual(a.extra, msg.Rows) {
 			a.extra = msg.Rows
 			a.changed()
 		}
@@ -399,10 +440,12 @@ func (a *Attention) Update(msg tea.Msg) tea.Cmd {
 // rows of the last build while nothing changed within the second).
 func (a *Attention) build() []AttentionRow {
 	now := a.ctx.Now()
-	if !a.stale {
+	if !a.stale && !now.Before(a.builtAt) && now.Before(a.validUntil) {
 		// Gift card payments changed (the remainders were built again,
 		// here or for the count): the rows change only if the remainders
-		// did.
+		// did, and then only they are merged in again — a stream of gift
+		// card payments with a rest to pay made every console build
+		// every row of the tab at every reload.
 		rem := a.remainderRows()
 		same := len(rem) == len(a.builtRemainders) && (len(rem) == 0 || &rem[0] == &a.builtRemainders[0])
 		switch {
@@ -410,46 +453,13 @@ func (a *Attention) build() []AttentionRow {
 		case reflect.DeepEqual(rem, a.builtRemainders):
 			a.builtRemainders = rem
 		default:
-			a.stale = true
+			a.builtRemainders = rem
+			a.rows = mergeAttentionRows(a.base, rem)
 		}
-	}
-	if !a.stale && !now.Before(a.builtAt) && now.Before(a.validUntil) {
 		return a.rows
 	}
 	a.builtAt, a.stale = now, false
-	// until is the first instant after now at which the clock alone
-	// changes a row: each input that depends on the time brings it
-	// forward.
-	until := now.Add(24 * time.Hour)
-	upTo := func(t time.Time) {
-		if t.After(now) && t.Before(until) {
-			until = t
-		}
-	}
-	if len(a.resv) > 0 {
-		// Days left count calendar days of now's zone (Summary.DaysLeft).
-		y, m, d := now.Date()
-		upTo(time.Date(y, m, d+1, 0, 0, 0, 0, now.Location()))
-	}
-	for _, s := range a.orders {
-		if !strings.HasPrefix(s.Key, store.PlaceholderPrefix) {
-			continue // due at once, its text timeless
-		}
-		upTo(s.Created.Add(orderWait))
-		upTo(ageChanges(s.Created, now)) // its text says how long it waits
-	}
-	for _, p := range a.rejected {
-		upTo(p.ReceivedAt.Add(24 * time.Hour))
-	}
-	for _, p := range a.learned {
-		upTo(p.ReceivedAt.Add(learnedDays * 24 * time.Hour))
-	}
-	for _, ap := range a.approvals {
-		if ap.State == store.ApprovalPending {
-			upTo(ap.Expires)
-		}
-	}
-	a.validUntil = until
+	a.validUntil = a.clockUntil(now)
 	var rows []AttentionRow
 	for _, op := range a.ops {
 		rows = append(rows, opRow(op))
@@ -505,22 +515,82 @@ func (a *Attention) build() []AttentionRow {
 		}
 		rows = append(rows, learnedRow(p))
 	}
-	a.builtRemainders = a.remainderRows()
-	rows = append(rows, a.builtRemainders...)
 	rows = append(rows, approvalRows(a.approvals, now)...)
 	rows = append(rows, a.delivery...)
 	rows = append(rows, a.extra...)
-	slices.SortStableFunc(rows, func(x, y AttentionRow) int {
-		if x.Kind != y.Kind {
-			return int(x.Kind) - int(y.Kind)
+	slices.SortStableFunc(rows, compareAttentionRows)
+	a.base = rows
+	a.builtRemainders = a.remainderRows()
+	a.rows = mergeAttentionRows(a.base, a.builtRemainders)
+	return a.rows
+}
+
+// compareAttentionRows is the tab's order: by kind, most urgent first,
+// then by time and subject.
+func compareAttentionRows(x, y AttentionRow) int {
+	if x.Kind != y.Kind {
+		return int(x.Kind) - int(y.Kind)
+	}
+	if c := x.When.Compare(y.When); c != 0 {
+		return c
+	}
+	return strings.Compare(x.Subject, y.Subject)
+}
+
+// mergeAttentionRows merges the remainders (sorted) into the other rows
+// (sorted), into a new slice. Only a row of a remainder's kind can tie with
+// a remainder (the rows from elsewhere, which came after them): the
+// remainder goes first, as in one stable sort of them all.
+func mergeAttentionRows(base, rem []AttentionRow) []AttentionRow {
+	out := make([]AttentionRow, 0, len(base)+len(rem))
+	i, j := 0, 0
+	for i < len(base) && j < len(rem) {
+		if compareAttentionRows(rem[j], base[i]) <= 0 {
+			out = append(out, rem[j])
+			j++
+		} else {
+			out = append(out, base[i])
+			i++
 		}
-		if c := x.When.Compare(y.When); c != 0 {
-			return c
+	}
+	out = append(out, base[i:]...)
+	return append(out, rem[j:]...)
+}
+
+// clockUntil is the first instant after now at which the clock alone
+// changes a row or the count (at most a day ahead): each input that
+// depends on the time brings it forward.
+func (a *Attention) clockUntil(now time.Time) time.Time {
+	until := now.Add(24 * time.Hour)
+	upTo := func(t time.Time) {
+		if t.After(now) && t.Before(until) {
+			until = t
 		}
-		return strings.Compare(x.Subject, y.Subject)
-	})
-	a.rows = rows
-	return rows
+	}
+	if len(a.resv) > 0 {
+		// Days left count calendar days of now's zone (Summary.DaysLeft).
+		y, m, d := now.Date()
+		upTo(time.Date(y, m, d+1, 0, 0, 0, 0, now.Location()))
+	}
+	for _, s := range a.orders {
+		if !strings.HasPrefix(s.Key, store.PlaceholderPrefix) {
+			continue // due at once, its text timeless
+		}
+		upTo(s.Created.Add(orderWait))
+		upTo(ageChanges(s.Created, now)) // its text says how long it waits
+	}
+	for _, p := range a.rejected {
+		upTo(p.ReceivedAt.Add(24 * time.Hour))
+	}
+	for _, p := range a.learned {
+		upTo(p.ReceivedAt.Add(learnedDays * 24 * time.Hour))
+	}
+	for _, ap := range a.approvals {
+		if ap.State == store.ApprovalPending {
+			upTo(ap.Expires)
+		}
+	}
+	return until
 }
 
 // AuditReconcileItem is the audit action paydesk reconcile records for a
@@ -649,6 +719,7 @@ func (a *Attention) buildRemainders() []AttentionRow {
 func (a *Attention) View() string {
 	t := a.ctx.Theme
 	rows := a.build()
+	a.textUntil = a.validUntil
 	a.table.SetLen(len(rows))
 	info := spread(t.Muted.Render("What needs a person today, most urgent first · enter opens where it is fixed"),
 		t.Muted.Render(fmt.Sprintf("%d open", len(rows))), a.width)
@@ -661,6 +732,9 @@ func (a *Attention) View() string {
 				"\n  remainders and failed cancels or updates show up here."), a.height-1)
 	}
 	now := a.ctx.Now()
+	// The rows hold until validUntil; their WHEN column may change first.
+	until := newTextUntil(now)
+	until.note(a.validUntil)
 	body := a.table.View(func(i int, out []Cell) {
 		r := rows[i]
 		label, paint := r.Kind.label()
@@ -668,7 +742,11 @@ func (a *Attention) View() string {
 		out[1] = Cell{Text: r.Subject}
 		out[2] = Cell{Text: whenText(r, now), Paint: theme.PaintMuted}
 		out[3] = Cell{Text: r.What}
+		if w := whenChanges(r, now); !w.IsZero() {
+			until.note(w)
+		}
 	})
+	a.textUntil = until.at
 	sel := rows[min(a.table.Cursor(), len(rows)-1)]
 	label, _ := sel.Kind.label()
 	detail := t.Muted.Render(strings.Repeat("─", max(a.width, 1))) + "\n" +

@@ -105,7 +105,9 @@ func TestAttentionRowsKeptWhileNothingChanges(t *testing.T) {
 
 // A change that makes no row of the tab (an accepted push, a gift card
 // payment paid in full, a payment, a reservation far from its window's
-// end) leaves the rows as built; one that makes a row builds them again.
+// end, one on the tab read again as it was, the journal, the requests or
+// the deliveries read again as they were) leaves the rows as built; one
+// that makes a row builds them again.
 func TestAttentionRowsKeptThroughChangesElsewhere(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	a := NewAttention(NewContext(func() time.Time { return now }))
@@ -127,6 +129,10 @@ func TestAttentionRowsKeptThroughChangesElsewhere(t *testing.T) {
 		{"a gift card payment paid in full", TransactionRowsMsg{Rows: []*TransactionRow{gift("G1", 0)}}},
 		{"a capture", TransactionRowsMsg{Rows: []*TransactionRow{{Tx: &store.Transaction{Key: "P1", Kind: store.KindCapture, Created: now}}}}},
 		{"a reservation far from its window's end", ReservationRowsMsg{Rows: NewReservationRows([]store.Summary{{Key: "NEW", State: store.StateReserved, Created: now}})}},
+		{"a reservation on the tab read again as it was", ReservationRowsMsg{Rows: NewReservationRows([]store.Summary{sums[0], sums[1]})}},
+		{"the journal read again as it was", AttentionOpsMsg{}},
+		{"the requests read again as they were", ApprovalsMsg{}},
+		{"the deliveries read again as they were", DeliveriesMsg{}},
 	}
 	rows := a.build()
 	for _, e := range elsewhere {
@@ -147,11 +153,12 @@ func TestAttentionRowsKeptThroughChangesElsewhere(t *testing.T) {
 		{"a reservation at its window's end", ReservationRowsMsg{Rows: NewReservationRows([]store.Summary{{Key: "OLD", ReservationNumber: "R-OLD",
 			State: store.StateReserved, Remaining: decimal.NewFromInt(5), Currency: "EUR", Created: now.AddDate(0, 0, -13)}})}},
 		{"a reservation captured", ReservationRowsMsg{Rows: NewReservationRows([]store.Summary{{Key: "K00", State: store.StateCaptured, Created: now}})}},
+		{"an unknown outcome in the journal", AttentionOpsMsg{Ops: []*store.PendingOp{{ID: 7, State: store.OpOutcomeUnknown, Target: "K05", Created: now}}}},
 	}
 	want := len(rows)
 	for i, h := range here {
 		a.Update(h.msg)
-		want += []int{1, 1, 1, -1}[i]
+		want += []int{1, 1, 1, -1, 1}[i]
 		if got := len(a.build()); got != want {
 			t.Fatalf("after %s %d rows, want %d", h.name, got, want)
 		}

@@ -2,6 +2,7 @@ package views
 
 import (
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -77,7 +78,15 @@ type Reservations struct {
 	markCol  bool // the invoice column is widened for the mark column
 	// title names a saved view's tab ("" the reservations tab).
 	title string
+	// textUntil is when the clock alone changes what View drew last (its
+	// AGE and LEFT columns); zero: not known, the console draws every
+	// second.
+	textUntil time.Time
 }
+
+// TextUntil is the first instant at which the clock alone changes what
+// View drew last; zero when that is not known.
+func (s *Reservations) TextUntil() time.Time { return s.textUntil }
 
 // reservationSortable are the columns s cycles through.
 var reservationSortable = []int{rcAge, rcInvoice, rcCustomer, rcAmount, rcState, rcLeft}
@@ -256,6 +265,7 @@ func (s *Reservations) View() string {
 	if s.bulk {
 		info = s.bulkMenu()
 	}
+	s.textUntil = time.Time{}
 	if s.err == nil {
 		s.err = s.list.err
 	}
@@ -266,6 +276,9 @@ func (s *Reservations) View() string {
 		return s.page(info, s.empty())
 	}
 	now := s.ctx.Now()
+	// The ages change each at its own step; the days left at midnight.
+	until := newTextUntil(now)
+	until.note(nextMidnight(now))
 	marking := s.list.marks.count() > 0
 	if marking != s.markCol && s.wide > 0 {
 		// The mark column takes two cells of the invoice's: it widens.
@@ -311,7 +324,11 @@ func (s *Reservations) View() string {
 		}
 		out[rcAge] = Cell{Text: age(r.Summary.Created, now), Paint: theme.PaintMuted}
 		out[rcLeft] = daysLeftCell(r.Summary, now)
+		if !r.Summary.Created.IsZero() {
+			until.note(ageChanges(r.Summary.Created, now))
+		}
 	})
+	s.textUntil = until.at
 	return s.page(info, body)
 }
 

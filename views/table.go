@@ -54,6 +54,8 @@ type Table struct {
 
 	cells []Cell
 	buf   strings.Builder
+	// rows are the rows of the last frame, drawn (rowcache.go).
+	rows rowCache
 }
 
 // NewTable makes a table of the given columns.
@@ -91,7 +93,10 @@ func (t *Table) colWidth(i int) int {
 }
 
 // SetTheme swaps the theme (light/dark change).
-func (t *Table) SetTheme(th *theme.Theme) { t.theme = th }
+func (t *Table) SetTheme(th *theme.Theme) {
+	t.theme = th
+	t.rows.forget()
+}
 
 // SetSize sets the width and the height including the header line.
 func (t *Table) SetSize(width, height int) {
@@ -251,6 +256,7 @@ func (t *Table) layout() {
 		}
 	}
 	t.shown, t.widths = shown, widths
+	t.rows.forget()
 }
 
 // Shown reports whether column col is on screen at this width.
@@ -275,13 +281,31 @@ func (t *Table) View(cells func(i int, out []Cell)) string {
 	}
 	out := t.cells[:len(t.cols)]
 	end := min(t.offset+t.height, t.n)
+	if !t.static {
+		t.rows.begin(t.theme.IsDark)
+		defer t.rows.end()
+	}
 	for i := t.offset; i < end; i++ {
 		for c := range out {
 			out[c] = Cell{}
 		}
 		cells(i, out)
 		b.WriteByte('\n')
-		t.row(b, out, i == t.cursor && !t.static)
+		selected := i == t.cursor && !t.static
+		if t.static {
+			t.row(b, out, selected)
+			continue
+		}
+		key := t.rows.keyOf(out, t.shown, selected)
+		if row, ok := t.rows.get(key); ok {
+			b.WriteString(row)
+			continue
+		}
+		// The row is kept as a slice of the frame, the key as made: a
+		// builder never changes what it has written.
+		start := b.Len()
+		t.row(b, out, selected)
+		t.rows.put(key, b.String()[start:])
 	}
 	return b.String()
 }

@@ -33,6 +33,10 @@ type sshOptions struct {
 // stream of pushes before it reloads.
 const sshStreamWindow = time.Second
 
+// sshStreamWindowMax is how long that window grows to while the stream
+// lasts (1 s, 2 s, then 3 s): what is on screen is at most this old.
+const sshStreamWindowMax = 3 * time.Second
+
 // defaultSSHIdle closes a session nobody typed in for this long.
 const defaultSSHIdle = 30 * time.Minute
 
@@ -125,10 +129,11 @@ func (h *host) sshConsole(ctx context.Context, p access.Principal, reads *ui.Sha
 	cfg := consoleConfig(ctx, h.rt, h.rt.set)
 	cfg.Ops = svc
 	cfg.Store = reads
-	// While pushes keep coming a console over SSH reloads once a second
-	// (a change after a quiet spell still shows within 25 ms): fifty of
-	// them reloading four times a second took the listener's CPU.
-	cfg.StreamWindow = sshStreamWindow
+	// While pushes keep coming a console over SSH reloads once a second,
+	// then every 2 and 3 s while they go on (a change after a quiet spell
+	// still shows within 25 ms): fifty of them reloading four times a
+	// second took the listener's CPU, and once a second still half of it.
+	cfg.StreamWindow, cfg.StreamWindowMax = sshStreamWindow, sshStreamWindowMax
 	// The client's terminal takes no file: the session's exports and saved
 	// pushes go to the user's folder on the server (paydesk exports).
 	dir := userFilesDir(h.rt.set.DataDir(), p.User)

@@ -11,8 +11,9 @@
 // emulator). The pushes come from this process (internal/pushload), a
 // third. The targets take turns, round by round in rotating order, so
 // that they share the machine's load; after each round it waits until the
-// serve process is quiet again (the consoles redraw after the pushes),
-// so that the tail of one round does not slow the next target's.
+// serve process has been quiet for 4 s (the consoles gather a stream for
+// up to 3 s and redraw after the pushes), so that the tail of one round
+// does not slow the next target's.
 //
 // It prints per target the pushes/s of each round, p50 and p99, the
 // serve process's CPU a push (utime+stime from /proc, during the round
@@ -23,9 +24,10 @@
 //	go build -o /tmp/paydesk . && go run ./store/storetest/gen -db /tmp/2k.db -n 2000
 //	go run ./internal/sshload -paydesk /tmp/paydesk -db /tmp/2k.db -consoles 50 -rounds 4 -n 4000
 //
-// A round must last well beyond the consoles' one second of gathering
-// a stream of pushes before they reload (-n 4000 at a thousand pushes a
-// second), or it ends before they draw and their cost falls after it.
+// A round must last well beyond the consoles' gathering of a stream of
+// pushes before they reload (1 s, then 2 s, then 3 s; -n 4000 at a
+// thousand pushes a second), or it ends before they draw and their cost
+// falls after it.
 //
 // -old BINARY measures a second binary in the same rounds (before and
 // after a change). $PAYDESK_CPUPROFILE=FILE is passed on: each serve

@@ -334,18 +334,21 @@ func idleRate(ctx context.Context, pid int) (float64, error) {
 	return float64(pushload.ProcCPU(pid)-c0) / float64(time.Since(t0)), nil
 }
 
-// quiet waits until pid is back to its idle rate (within 5 % of a core,
-// over a second: the consoles gather pushes for a second before they
-// redraw), or steady at another (two seconds alike within 3 %: the idle
-// cost grows with the data), and returns its CPU then less what idling
-// took meanwhile.
+// quiet waits until pid is back to its idle rate (within 5 % of a core)
+// for calmFor, or steady at another (two seconds alike within 3 %: the
+// idle cost grows with the data) as long, and returns its CPU then less
+// what idling took meanwhile. calmFor outlasts the consoles' longest
+// gathering of a stream (3 s): a console still gathering is calm, and its
+// last reload would otherwise fall after the round's count.
 func quiet(ctx context.Context, pid int, idle float64) (time.Duration, error) {
 	const window = time.Second
+	const calmFor = 4
 	tick := time.NewTicker(window)
 	defer tick.Stop()
 	start := time.Now()
 	last := pushload.ProcCPU(pid)
 	prev := -1.0
+	calm := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -355,6 +358,11 @@ func quiet(ctx context.Context, pid int, idle float64) (time.Duration, error) {
 		now := pushload.ProcCPU(pid)
 		rate := float64(now-last) / float64(window)
 		if rate <= idle+0.05 || (time.Since(start) >= 3*window && math.Abs(rate-prev) <= 0.03) {
+			calm++
+		} else {
+			calm = 0
+		}
+		if calm >= calmFor {
 			return now - time.Duration(idle*float64(time.Since(start))), nil
 		}
 		prev = rate
