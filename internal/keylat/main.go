@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"paydesk/internal/pushload"
 	"regexp"
 	"slices"
 	"strings"
@@ -64,7 +65,7 @@ func run(db, word string, rounds int, each bool, wait time.Duration, overSSH boo
 		own := db
 		if len(bins) > 1 {
 			own = dir + "/cache.db"
-			if err := copyFile(db, own); err != nil {
+			if err := pushload.CopyFile(db, own); err != nil {
 				return err
 			}
 		}
@@ -316,24 +317,6 @@ func pct(d []time.Duration, p float64) time.Duration {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
 
-// copyFile streams the cache: a million reservations are 3 GB, more than
-// a copy through memory should hold.
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		_ = out.Close()
-		return fmt.Errorf("copy %s: %w", from, err)
-	}
-	return out.Close()
-}
 
 func (t *target) screen() string {
 	t.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"paydesk/internal/pushload"
 	"regexp"
 	"syscall"
 	"time"
@@ -31,7 +32,7 @@ type sshServer struct {
 // cache), after adding alice with a new key.
 func startSSH(bin, dir, db string, env []string) (*sshServer, error) {
 	cache := filepath.Join(dir, "cache.db")
-	if err := copyFile(db, cache); err != nil {
+	if err := pushload.CopyFile(db, cache); err != nil {
 		return nil, err
 	}
 	key, pub, err := writeKey(dir)

@@ -158,7 +158,7 @@ func startTarget(ctx context.Context, name, bin, self, dir, keyFile, pubFile str
 		return nil, err
 	}
 	cache := filepath.Join(dir, "cache.db")
-	if err := copyFile(p.db, cache); err != nil {
+	if err := pushload.CopyFile(p.db, cache); err != nil {
 		return nil, err
 	}
 	// The embedded sandbox's credentials are a secret beside the cache:
@@ -471,14 +471,6 @@ func loadAverage() string {
 		return "unknown"
 	}
 	return strings.Join(f[:3], " ")
-}
-
-func copyFile(from, to string) error {
-	b, err := os.ReadFile(from)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(to, b, 0o600)
 }
 
 func median(v []float64) float64 {
