@@ -317,7 +317,6 @@ func pct(d []time.Duration, p float64) time.Duration {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
 
-
 func (t *target) screen() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
