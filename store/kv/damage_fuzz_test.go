@@ -346,24 +346,34 @@ func TestCleanCloseMarker(t *testing.T) {
 
 // FuzzDamagedCache opens, reads, writes and checks damaged copies of a
 // real cache: cut at any length, or one bit flipped in a page of a chosen
-// type (meta, freelist, branch, leaf). No input may crash or hang it: each
-// run is bounded by design (the page walk reads each page at most once,
-// bbolt runs only on a tree the walk found sound).
+// type (meta, freelist, branch, leaf), opened as a small cache (checked
+// whole), a large one not closed cleanly (checked whole) or a large one
+// closed cleanly (its branches checked: branchwalk.go). No input may crash
+// or hang it: each run is bounded by design (the page walks read each
+// page at most once, bbolt runs only on a tree the walk found sound).
 func FuzzDamagedCache(f *testing.F) {
 	rc := makeRealCache(f)
 	pages := pagesByType(f, rc.closed).Kinds
 	kinds := []string{"cut", "meta", "freelist", "branch", "leaf"}
 	for k := range kinds {
 		for _, seed := range [][3]uint16{{0, 16, 0}, {0, 40, 3}, {1, 56, 5}, {0, 8, 1}, {0, 10, 7}, {0, 24, 2}} {
-			f.Add(uint8(k), seed[0], seed[1], uint8(seed[2]), uint32(8<<10), false)
+			f.Add(uint8(k), seed[0], seed[1], uint8(seed[2]), uint32(8<<10), uint8(0))
 		}
 	}
-	f.Add(uint8(0), uint16(0), uint16(0), uint8(0), uint32(len(rc.closed)/2), true)
+	f.Add(uint8(0), uint16(0), uint16(0), uint8(0), uint32(len(rc.closed)/2), uint8(1))
+	// large, closed cleanly: a branch's count, its first child's id, its
+	// type; a leaf's type
+	for _, seed := range [][4]uint16{{3, 0, 11, 7}, {3, 0, 24, 3}, {3, 1, 25, 0}, {3, 2, 8, 1}, {4, 0, 8, 0}} {
+		f.Add(uint8(seed[0]), seed[1], seed[2], uint8(seed[3]), uint32(0), uint8(2))
+	}
 	ps := os.Getpagesize()
-	f.Fuzz(func(t *testing.T, kind uint8, page, off uint16, bit uint8, cut uint32, running bool) {
+	f.Fuzz(func(t *testing.T, kind uint8, page, off uint16, bit uint8, cut uint32, mode uint8) {
 		base, opts := rc.closed, FileOptions{NoSync: true}
-		if running {
+		switch mode % 3 {
+		case 1:
 			base, opts = rc.running, FileOptions{NoSync: true, CheckPagesUpTo: -1}
+		case 2:
+			opts.CheckPagesUpTo = -1
 		}
 		var b []byte
 		switch name := kinds[int(kind)%len(kinds)]; name {
