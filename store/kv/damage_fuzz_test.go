@@ -313,8 +313,8 @@ func tail(b []byte, n int) []byte {
 
 // TestCleanCloseMarker: the file says whether its last close was clean —
 // a copy taken while paydesk had it open says not — and a large cache is
-// checked page by page only when it was not (damage in a cleanly closed
-// large cache is found when read).
+// checked page by page only when it was not (a cleanly closed large cache
+// has its branches checked, its leaves' damage is found when read).
 func TestCleanCloseMarker(t *testing.T) {
 	rc := makeRealCache(t)
 	for _, tc := range []struct {
