@@ -326,6 +326,7 @@ func (w *branchWalk) trees(roots []bucketRoot) {
 		slices.SortFunc(level, func(a, b branchAt) int { return cmp.Compare(a.id, b.id) })
 		var next []branchAt
 		for batch := range slices.Chunk(level, walkBatch) {
+			prefetch(w.pf, batch)
 			clear(errs)
 			w.parallel(len(batch), func(i int) { bufs[i], errs[i] = w.readBranch(batch[i].id, space[i*ps:(i+1)*ps]) })
 			for i, b := range batch {
