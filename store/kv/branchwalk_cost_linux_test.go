@@ -21,9 +21,6 @@ import (
 //
 //	go run ./store/storetest/gen -db /tmp/200k.db -n 200000
 //	PAYDESK_LARGE=/tmp/200k.db go test -run TestBranchWalkCost -v ./store/kv/
-//
-// (Linux: the cold opens drop the file from the page cache with
-// posix_fadvise.)
 func TestBranchWalkCost(t *testing.T) {
 	path := os.Getenv("PAYDESK_LARGE")
 	if path == "" || strings.Contains(path, "://") {
