@@ -29,9 +29,9 @@ import (
 // the free pages and every other page reached, without being read. The
 // root bucket's leaves are read: they hold the other buckets' headers.
 
-// maxBranchDepth bounds a tree's height: bbolt's trees are 3–5 levels deep
-// at a million records; a longer path is damage (a descent through pages
-// that point onwards).
+// maxBranchDepth bounds a tree's height: bbolt's trees are a few levels
+// deep even at a million records; a longer path is damage (a descent
+// through pages that point onwards).
 const maxBranchDepth = 64
 
 // branchWalk walks the branch pages of every bucket's tree.

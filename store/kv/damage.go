@@ -99,8 +99,9 @@ func checkEmpty(path string) error {
 
 // checkPagesUpTo bounds the files Open checks page by page after a clean
 // close: a few tens of milliseconds at this size. A larger cache is
-// checked when its last close was not clean, and on demand (paydesk db
-// check). Options.CheckPagesUpTo overrides it.
+// checked whole when its last close was not clean, and on demand (paydesk
+// db check); after a clean close its branch pages are (branchwalk.go).
+// Options.CheckPagesUpTo overrides it.
 const checkPagesUpTo int64 = 64 << 20
 
 // The clean-close marker is a key in the meta bucket: "open" while a
