@@ -51,7 +51,8 @@ type Options struct {
 	// 0 means one second.
 	LockTimeout time.Duration
 	// CheckPagesUpTo is the largest file Open checks page by page; 0 means
-	// 64 MiB, negative checks none (a damaged page is then found when read).
+	// 64 MiB, negative checks none (a larger file closed cleanly has its
+	// branch pages checked; a damaged leaf is found when read).
 	CheckPagesUpTo int64
 	// AuditKey keys the audit log's entries (auditkey.go: derive it from the
 	// merchant's secret with AuditKeyFromSecret); nil writes them unkeyed

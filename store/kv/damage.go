@@ -99,8 +99,9 @@ func checkEmpty(path string) error {
 
 // checkPagesUpTo bounds the files Open checks page by page after a clean
 // close: a few tens of milliseconds at this size. A larger cache is
-// checked when its last close was not clean, and on demand (paydesk db
-// check). Options.CheckPagesUpTo overrides it.
+// checked whole when its last close was not clean, and on demand (paydesk
+// db check); after a clean close its branch pages are (branchwalk.go).
+// Options.CheckPagesUpTo overrides it.
 const checkPagesUpTo int64 = 64 << 20
 
 // The clean-close marker is a key in the meta bucket: "open" while a
@@ -131,8 +132,8 @@ func (f *File) MarkOpen(open bool) error {
 }
 
 // checkPages runs the full check on the open file when its last close was
-// not clean (preflight read the marker) or it is small, and reports what
-// it found.
+// not clean (preflight read the marker) or it is small, else the check of
+// its branch pages (branchwalk.go), and reports what it found.
 func (f *File) checkPages(clean bool, upTo int64) error {
 	if clean {
 		fi, err := os.Stat(f.path)
@@ -140,11 +141,17 @@ func (f *File) checkPages(clean bool, upTo int64) error {
 		if upTo != 0 {
 			limit = upTo
 		}
-		if err != nil || limit < 0 || fi.Size() > limit {
-			return nil
+		if err == nil && limit >= 0 && fi.Size() <= limit {
+			clean = false // small: checked whole
 		}
 	}
-	problems, err := checkOpen(f.path, f.db, f.damage)
+	check := func() ([]string, error) { return checkOpen(f.path, f.db, f.damage) }
+	if clean {
+		// Large and closed cleanly: its branches only (branchwalk.go),
+		// before bbolt reads a page of a tree.
+		check = func() ([]string, error) { return walkBranches(f.path) }
+	}
+	problems, err := check()
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,11 @@
 package kv
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -159,8 +161,14 @@ func TestDamagedCachePatterns(t *testing.T) {
 	// freelist page, a branch page (and the byte of its first child's page
 	// id), a leaf page.
 	type file struct {
-		b                          []byte
-		end, free, br, child, leaf int
+		b                               []byte
+		end, free, br, br2, child, leaf int
+	}
+	// lastChild is the offset of the page id of the last child of branch
+	// page br.
+	lastChild := func(f file, br int) int {
+		n := int(binary.LittleEndian.Uint16(f.b[br*ps+10:]))
+		return br*ps + pageHeaderSize + (n-1)*pageElemSize + 8
 	}
 	cases := []struct {
 		name   string
@@ -184,6 +192,16 @@ func TestDamagedCachePatterns(t *testing.T) {
 		{"branch child is the branch itself", func(f file) []byte { return put64(f.b, f.child, uint64(f.br)) }, true},
 		{"branch type", func(f file) []byte { return put16(f.b, f.br*ps+8, 0x40) }, true},
 		{"branch count", func(f file) []byte { return put16(f.b, f.br*ps+10, 0xFFF0) }, true},
+		// two branches pointing at each other (A → B → A), each by its
+		// last child: bbolt's Last goes round until memory runs out
+		{"branch cycle of two", func(f file) []byte {
+			return put64(put64(f.b, lastChild(f, f.br), uint64(f.br2)), lastChild(f, f.br2), uint64(f.br))
+		}, true},
+		// two branches with one child: a DAG, no loop, but a write would
+		// free the page twice
+		{"branch child shared", func(f file) []byte {
+			return put64(f.b, lastChild(f, f.br), binary.LittleEndian.Uint64(f.b[lastChild(f, f.br2):]))
+		}, true},
 		{"leaf element position", func(f file) []byte { return put64(f.b, f.leaf*ps+pageHeaderSize, 0xFFFFFF00FFFFFF00) }, true},
 		{"leaf count", func(f file) []byte { return put16(f.b, f.leaf*ps+10, 0xFFF0) }, true},
 		{"leaf type", func(f file) []byte { return put16(f.b, f.leaf*ps+8, flagFreelist) }, true},
@@ -198,14 +216,26 @@ func TestDamagedCachePatterns(t *testing.T) {
 		// a large one (over CheckPagesUpTo) copied while open: its
 		// clean-close marker says "open", so the check runs
 		{"large, not closed cleanly", rc.running, FileOptions{NoSync: true, CheckPagesUpTo: -1}},
-		// a large one closed cleanly: not checked at open; what the meta
-		// pages and the freelist hold is (before bbolt maps the file), the
-		// rest is found when read — a page past the end of the file is a
+		// a large one closed cleanly: not checked whole at open; what the
+		// meta pages and the freelist hold is (before bbolt maps the
+		// file), and so are its branches (branchwalk.go); damage in the
+		// leaves is found when read — a page past the end of the file is a
 		// fault made an error, not a SIGBUS — and then the cache takes no
 		// more writes (exercise)
-		{"large, closed cleanly", rc.closed, FileOptions{NoSync: true, CheckPagesUpTo: -1}},
+		{largeClean, rc.closed, FileOptions{NoSync: true, CheckPagesUpTo: -1}},
+	}
+	// The branch patterns hang or crash the process when bbolt reads them
+	// unchecked: the mode that checks only the branches runs in a child
+	// process with a deadline, so that a regression fails the test rather
+	// than hanging the suite or ending it.
+	child := os.Getenv(damageChildEnv) != ""
+	if !child {
+		t.Run(largeClean, func(t *testing.T) { runDamageChild(t, "^TestDamagedCachePatterns$") })
 	}
 	for _, mode := range modes {
+		if (mode.name == largeClean) != child {
+			continue
+		}
 		pm := pagesByType(t, mode.base)
 		pages := pm.Kinds
 		// a branch of the push log, a leaf of the transactions: both read
@@ -213,21 +243,16 @@ func TestDamagedCachePatterns(t *testing.T) {
 		if len(pages["branch/pushes"]) == 0 || len(pages["leaf/transactions"]) == 0 {
 			t.Fatalf("the fixture has no branch in the push log or no leaf in the transactions: %v", pages)
 		}
-		f := file{b: mode.base, end: pm.End * ps, free: pages["freelist"][0], br: pages["branch/pushes"][0], leaf: pages["leaf/transactions"][0]}
+		if len(pages["branch/transactions"]) == 0 {
+			t.Fatalf("the fixture has no branch in the transactions: %v", pages)
+		}
+		f := file{b: mode.base, end: pm.End * ps, free: pages["freelist"][0], br: pages["branch/pushes"][0],
+			br2: pages["branch/transactions"][0], leaf: pages["leaf/transactions"][0]}
 		f.child = f.br*ps + pageHeaderSize + 8
 		for _, tc := range cases {
-			unchecked := mode.opts.CheckPagesUpTo < 0 && mode.name == "large, closed cleanly"
-			if unchecked && (tc.name == "branch child is the branch itself" || tc.name == "branch count") {
-				// bbolt's cursor would follow the loop until the stack
-				// limit ends the process: unchecked, a loop is not safe to
-				// read (see docs/store.md); the check finds it. A branch
-				// whose count runs past its page makes the cursor read its
-				// children from whatever follows: where that is zeros it
-				// descends into page 0, whose last "child" is read from
-				// 1 MiB further on — zeros again in some files, a loop
-				// (one race-enabled run hung there for ten minutes).
-				continue
-			}
+			// leaves are not read at open in a large file closed cleanly:
+			// their damage is found when read (exercise)
+			unchecked := mode.name == largeClean && strings.HasPrefix(tc.name, "leaf ")
 			t.Run(tc.name+"/"+mode.name, func(t *testing.T) {
 				path := writeCopy(t, tc.damage(f))
 				err := exercise(t, path, mode.opts)
@@ -242,10 +267,54 @@ func TestDamagedCachePatterns(t *testing.T) {
 	}
 }
 
+// largeClean is the mode of TestDamagedCachePatterns whose file is large
+// and closed cleanly: only its branches are checked at open.
+const largeClean = "large, closed cleanly"
+
+// damageChildEnv set makes TestDamagedCachePatterns run the mode
+// largeClean only, in the child process runDamageChild starts.
+const damageChildEnv = "PAYDESK_DAMAGE_CHILD"
+
+// runDamageChild runs the tests matching run in a child process of this
+// test binary, with damageChildEnv set, and fails when it fails, crashes
+// or outlives a deadline (a hang: it is killed).
+func runDamageChild(t *testing.T, run string) {
+	wait := 4 * time.Minute
+	if d, ok := t.Deadline(); ok && time.Until(d)-30*time.Second < wait {
+		wait = time.Until(d) - 30*time.Second
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run", run, "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), damageChildEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("the child process still ran after %s (a hang), killed; its output:\n%s", wait, tail(out, 16000))
+	}
+	if err != nil {
+		t.Fatalf("the child process: %v; its output:\n%s", err, tail(out, 16000))
+	}
+	if !strings.Contains(string(out), "--- PASS") {
+		t.Fatalf("the child process ran no test; its output:\n%s", tail(out, 16000))
+	}
+	for line := range strings.Lines(string(out)) {
+		if strings.Contains(line, "--- ") || strings.Contains(line, "is damaged") {
+			t.Log(strings.TrimSpace(line))
+		}
+	}
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}
+
 // TestCleanCloseMarker: the file says whether its last close was clean —
 // a copy taken while paydesk had it open says not — and a large cache is
-// checked page by page only when it was not (damage in a cleanly closed
-// large cache is found when read).
+// checked page by page only when it was not (a cleanly closed large cache
+// has its branches checked, its leaves' damage is found when read).
 func TestCleanCloseMarker(t *testing.T) {
 	rc := makeRealCache(t)
 	for _, tc := range []struct {
@@ -277,24 +346,34 @@ func TestCleanCloseMarker(t *testing.T) {
 
 // FuzzDamagedCache opens, reads, writes and checks damaged copies of a
 // real cache: cut at any length, or one bit flipped in a page of a chosen
-// type (meta, freelist, branch, leaf). No input may crash or hang it: each
-// run is bounded by design (the page walk reads each page at most once,
-// bbolt runs only on a tree the walk found sound).
+// type (meta, freelist, branch, leaf), opened as a small cache (checked
+// whole), a large one not closed cleanly (checked whole) or a large one
+// closed cleanly (its branches checked: branchwalk.go). No input may crash
+// or hang it: each run is bounded by design (the page walks read each
+// page at most once, bbolt runs only on a tree the walk found sound).
 func FuzzDamagedCache(f *testing.F) {
 	rc := makeRealCache(f)
 	pages := pagesByType(f, rc.closed).Kinds
 	kinds := []string{"cut", "meta", "freelist", "branch", "leaf"}
 	for k := range kinds {
 		for _, seed := range [][3]uint16{{0, 16, 0}, {0, 40, 3}, {1, 56, 5}, {0, 8, 1}, {0, 10, 7}, {0, 24, 2}} {
-			f.Add(uint8(k), seed[0], seed[1], uint8(seed[2]), uint32(8<<10), false)
+			f.Add(uint8(k), seed[0], seed[1], uint8(seed[2]), uint32(8<<10), uint8(0))
 		}
 	}
-	f.Add(uint8(0), uint16(0), uint16(0), uint8(0), uint32(len(rc.closed)/2), true)
+	f.Add(uint8(0), uint16(0), uint16(0), uint8(0), uint32(len(rc.closed)/2), uint8(1))
+	// large, closed cleanly: a branch's count, its first child's id, its
+	// type; a leaf's type
+	for _, seed := range [][4]uint16{{3, 0, 11, 7}, {3, 0, 24, 3}, {3, 1, 25, 0}, {3, 2, 8, 1}, {4, 0, 8, 0}} {
+		f.Add(uint8(seed[0]), seed[1], seed[2], uint8(seed[3]), uint32(0), uint8(2))
+	}
 	ps := os.Getpagesize()
-	f.Fuzz(func(t *testing.T, kind uint8, page, off uint16, bit uint8, cut uint32, running bool) {
+	f.Fuzz(func(t *testing.T, kind uint8, page, off uint16, bit uint8, cut uint32, mode uint8) {
 		base, opts := rc.closed, FileOptions{NoSync: true}
-		if running {
+		switch mode % 3 {
+		case 1:
 			base, opts = rc.running, FileOptions{NoSync: true, CheckPagesUpTo: -1}
+		case 2:
+			opts.CheckPagesUpTo = -1
 		}
 		var b []byte
 		switch name := kinds[int(kind)%len(kinds)]; name {

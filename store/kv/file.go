@@ -23,7 +23,8 @@ type FileOptions struct {
 	// holds.
 	LockTimeout time.Duration
 	// CheckPagesUpTo is the largest file OpenFile checks page by page
-	// after a clean close; 0 means 64 MiB, negative checks none.
+	// after a clean close; 0 means 64 MiB, negative checks none (a larger
+	// file closed cleanly has its branch pages checked: branchwalk.go).
 	CheckPagesUpTo int64
 }
 
@@ -37,9 +38,9 @@ type File struct {
 
 // OpenFile opens (or creates) the bbolt file at path after checking it:
 // an empty file, meta pages that do not fit the file, and, after a close
-// that was not clean or on a small file, every page (pagecheck.go) are a
-// DamagedError; a file another process holds beyond LockTimeout is
-// ErrLocked.
+// that was not clean or on a small file, every page (pagecheck.go), else
+// every branch page (branchwalk.go) are a DamagedError; a file another
+// process holds beyond LockTimeout is ErrLocked.
 func OpenFile(path string, o FileOptions) (*File, error) {
 	if err := checkEmpty(path); err != nil {
 		return nil, err
