@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"paydesk/api"
+	"paydesk/internal/burst"
 	"paydesk/store/kv"
 	"paydesk/store/kvlayout"
 	"paydesk/store/postgres"
@@ -111,7 +112,7 @@ type inbox struct {
 	// burst counts the pushes arriving in the database (this process's
 	// commits, the others' NOTIFY payloads): the applier yields to a burst
 	// (pginbox_burst.go). clock is its time; sleep the applier's rest.
-	burst burstMeter
+	burst burst.Meter
 	clock func() time.Time
 	sleep func(lost <-chan struct{}, d time.Duration) bool
 
@@ -355,7 +356,7 @@ func (ib *inbox) identities(ctx context.Context, q string, args ...any) (map[str
 // whose payload is their count, for the applier's burst meter).
 func (ib *inbox) wakeApplier(n int) {
 	if ib.holding.Load() {
-		ib.burst.add(ib.clock(), n)
+		ib.burst.Add(ib.clock(), n)
 		poke(ib.applierWake)
 		return
 	}
@@ -377,7 +378,7 @@ func (ib *inbox) notifier() {
 		}
 		n := ib.notifyCount.Swap(0)
 		if ib.holding.Load() { // the lock came here meanwhile
-			ib.burst.add(ib.clock(), int(n))
+			ib.burst.Add(ib.clock(), int(n))
 			poke(ib.applierWake)
 			continue
 		}
@@ -459,7 +460,7 @@ func (ib *inbox) holdAndApply() error {
 			// The payload counts the pushes another listener committed
 			// (empty from a listener before the burst meter: a wake only).
 			if n, err := strconv.Atoi(nt.Payload); err == nil {
-				ib.burst.add(ib.clock(), n)
+				ib.burst.Add(ib.clock(), n)
 			}
 			poke(ib.applierWake)
 		}

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"sync"
 	"time"
 )
 
@@ -24,50 +23,7 @@ const (
 	inboxRest      = 4
 	minApplierRest = 20 * time.Millisecond
 	maxApplierRest = time.Second
-	// inboxBurstWindow is the span over which arrivals are counted; busy
-	// looks at the current window and the one before it.
-	inboxBurstWindow = 250 * time.Millisecond
 )
-
-// burstMeter counts arrivals in two windows of inboxBurstWindow.
-type burstMeter struct {
-	mu       sync.Mutex
-	window   int64 // the current window's number (Unix time / inboxBurstWindow)
-	arrived  int   // arrivals in the current window
-	previous int   // and in the one before it
-}
-
-// add counts n arrivals at now.
-func (m *burstMeter) add(now time.Time, n int) {
-	if n <= 0 {
-		return
-	}
-	m.mu.Lock()
-	m.roll(now)
-	m.arrived += n
-	m.mu.Unlock()
-}
-
-// busy says whether arrivals come at perSecond or more.
-func (m *burstMeter) busy(now time.Time, perSecond int) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.roll(now)
-	return float64(m.arrived+m.previous) >= float64(perSecond)*inboxBurstWindow.Seconds()
-}
-
-// roll moves the windows on to now's; m.mu is held.
-func (m *burstMeter) roll(now time.Time) {
-	win := now.UnixNano() / int64(inboxBurstWindow)
-	switch {
-	case win == m.window:
-	case win == m.window+1:
-		m.previous, m.arrived = m.arrived, 0
-	default:
-		m.previous, m.arrived = 0, 0
-	}
-	m.window = win
-}
 
 // applierRest is how long the applier rests after a batch that took took,
 // during a burst.
@@ -78,7 +34,7 @@ func applierRest(took time.Duration) time.Duration {
 // restAfterBatch is what the applier rests after a batch that took took:
 // nothing unless pushes are arriving in a burst.
 func (ib *inbox) restAfterBatch(took time.Duration) time.Duration {
-	if !ib.burst.busy(ib.clock(), inboxBurst) {
+	if !ib.burst.Busy(ib.clock(), inboxBurst) {
 		return 0
 	}
 	return applierRest(took)

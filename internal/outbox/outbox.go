@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"paydesk/internal/burst"
 	"paydesk/internal/pushrelay"
 	"paydesk/internal/textsafe"
 	"paydesk/store"
@@ -90,10 +91,10 @@ const (
 	maxRest = time.Second
 )
 
-// burstWindow is the span over which the rate of pushes is counted:
-// Run is busy while the pushes of the current and the previous window
-// reach Burst × burstWindow, so a burst's end is seen within two windows.
-const burstWindow = 250 * time.Millisecond
+// burstWindow is the span over which the rate of pushes is counted
+// (internal/burst): Run is busy while the pushes of the current and the
+// previous window reach Burst × burstWindow.
+const burstWindow = burst.Window
 
 // DefaultParallel is Config.Parallel's default.
 const DefaultParallel = 4
@@ -103,11 +104,10 @@ type Worker struct {
 	cfg  Config
 	kick chan struct{}
 
-	mu       sync.Mutex
-	window   int64     // the current window's number (Unix time / burstWindow)
-	arrived  int       // pushes told of in the current window
-	previous int       // and in the one before it
-	began    time.Time // when the burst under way began; zero: none
+	meter burst.Meter // the pushes told of (Arrived)
+
+	mu    sync.Mutex
+	began time.Time // when the burst under way began; zero: none
 }
 
 // New makes a worker; Run starts it.
@@ -153,26 +153,8 @@ func (w *Worker) Kick() {
 // Arrived tells the worker that n pushes were stored (a commit's count):
 // it counts them towards the burst rate and kicks it.
 func (w *Worker) Arrived(n int) {
-	if n > 0 {
-		w.mu.Lock()
-		w.count(w.cfg.Now())
-		w.arrived += n
-		w.mu.Unlock()
-	}
+	w.meter.Add(w.cfg.Now(), n)
 	w.Kick()
-}
-
-// count moves the windows on to now's; w.mu is held.
-func (w *Worker) count(now time.Time) {
-	win := now.UnixNano() / int64(burstWindow)
-	switch {
-	case win == w.window:
-	case win == w.window+1:
-		w.previous, w.arrived = w.arrived, 0
-	default:
-		w.previous, w.arrived = 0, 0
-	}
-	w.window = win
 }
 
 // busy says whether pushes arrive at Burst a second or more, and holding
@@ -181,11 +163,10 @@ func (w *Worker) busy() (busy, holding bool) {
 	if w.cfg.Burst < 0 {
 		return false, false
 	}
+	now := w.cfg.Now()
+	busy = w.meter.Busy(now, w.cfg.Burst)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	now := w.cfg.Now()
-	w.count(now)
-	busy = float64(w.arrived+w.previous) >= float64(w.cfg.Burst)*burstWindow.Seconds()
 	switch {
 	case !busy:
 		w.began = time.Time{}

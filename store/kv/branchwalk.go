@@ -36,12 +36,11 @@ const maxBranchDepth = 64
 
 // branchWalk walks the branch pages of every bucket's tree.
 type branchWalk struct {
-	pf       *pageFile
-	hwm      uint64
-	seen     []uint64 // a bit per page: reached, or the metas and the freelist
-	free     []uint64 // a bit per page: on the freelist
-	problems []string
-	more     int
+	pf   *pageFile
+	hwm  uint64
+	seen []uint64 // a bit per page: reached, or the metas and the freelist
+	free []uint64 // a bit per page: on the freelist
+	findingList
 	// pages and bytes read, for the cost figure (docs/store.md)
 	pagesRead, bytesRead int64
 }
@@ -99,21 +98,6 @@ func newBranchWalk(f io.ReaderAt, size int64) (*branchWalk, []string) {
 
 func setPageBit(b []uint64, id uint64)      { b[id/64] |= 1 << (id % 64) }
 func pageBitSet(b []uint64, id uint64) bool { return b[id/64]&(1<<(id%64)) != 0 }
-
-func (w *branchWalk) problem(format string, args ...any) {
-	if len(w.problems) < maxProblemsShown {
-		w.problems = append(w.problems, fmt.Sprintf(format, args...))
-	} else {
-		w.more++
-	}
-}
-
-func (w *branchWalk) findings() []string {
-	if w.more > 0 {
-		return append(w.problems, fmt.Sprintf("… and %d more", w.more))
-	}
-	return w.problems
-}
 
 // reach takes page id as reached, or says why it cannot be (from names
 // what points at it): it must lie within the high-water mark (the file's

@@ -276,11 +276,10 @@ func walkPages(path string) ([]string, error) {
 }
 
 type walker struct {
-	pf       *pageFile
-	state    []byte // per page: 0 unseen, 1 in use, 2 free
-	stack    []uint64
-	problems []string
-	more     int
+	pf    *pageFile
+	state []byte // per page: 0 unseen, 1 in use, 2 free
+	stack []uint64
+	findingList
 }
 
 func (w *walker) init(pf *pageFile) {
@@ -289,19 +288,26 @@ func (w *walker) init(pf *pageFile) {
 	w.state[0], w.state[1] = 1, 1
 }
 
-func (w *walker) problem(format string, args ...any) {
-	if len(w.problems) < maxProblemsShown {
-		w.problems = append(w.problems, fmt.Sprintf(format, args...))
+// findingList keeps what a check of a file found: the first
+// maxProblemsShown in words, then a count of the rest.
+type findingList struct {
+	problems []string
+	more     int
+}
+
+func (l *findingList) problem(format string, args ...any) {
+	if len(l.problems) < maxProblemsShown {
+		l.problems = append(l.problems, fmt.Sprintf(format, args...))
 	} else {
-		w.more++
+		l.more++
 	}
 }
 
-func (w *walker) findings() []string {
-	if w.more > 0 {
-		return append(w.problems, fmt.Sprintf("… and %d more", w.more))
+func (l *findingList) findings() []string {
+	if l.more > 0 {
+		return append(l.problems, fmt.Sprintf("… and %d more", l.more))
 	}
-	return w.problems
+	return l.problems
 }
 
 func (w *walker) walk() {
