@@ -52,35 +52,7 @@ func outboxCache(t *testing.T) (*DB, []string) {
 // down never delivered what it owed.
 func TestCopyCarriesTheOutbox(t *testing.T) {
 	pgtest.OwnEngine(t)
-	for _, tc := range []struct {
-		name string
-		copy func(t *testing.T, src *DB) *DB
-	}{
-		{"into a file", func(t *testing.T, src *DB) *DB {
-			dst, err := Open(filepath.Join(t.TempDir(), "copy.db"), Options{NoSync: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := src.CopyTo(t.Context(), dst, nil); err != nil {
-				t.Fatal(err)
-			}
-			return dst
-		}},
-		{"into PostgreSQL, converted", func(t *testing.T, src *DB) *DB {
-			dsn := pgtest.Fresh(t)
-			if err := src.CopyInto(t.Context(), dsn, nil); err != nil {
-				t.Fatal(err)
-			}
-			dst, err := Open(dsn, Options{NoSync: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if dst.rel == nil {
-				t.Fatal("opened on the kv engine; want the native engine")
-			}
-			return dst
-		}},
-	} {
+	for _, tc := range copyTargets() {
 		t.Run(tc.name, func(t *testing.T) {
 			src, eps := outboxCache(t)
 			dst := tc.copy(t, src)

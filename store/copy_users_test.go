@@ -96,16 +96,15 @@ func samePeople(t *testing.T, src, dst *DB) {
 	}
 }
 
-// TestCopyCarriesUsersAndApprovals: paydesk db copy keeps the users and
-// the approval requests — into another cache file (the buckets) and into
-// a team's database, converted there to paydesk_users and
-// paydesk_approvals by the native engine's conversion.
-func TestCopyCarriesUsersAndApprovals(t *testing.T) {
-	pgtest.OwnEngine(t)
-	for _, tc := range []struct {
-		name string
-		copy func(t *testing.T, src *DB) *DB
-	}{
+// copyTarget is where a test copies a cache: another file, or a team's
+// database (converted to the native engine's tables by its first open).
+type copyTarget struct {
+	name string
+	copy func(t *testing.T, src *DB) *DB
+}
+
+func copyTargets() []copyTarget {
+	return []copyTarget{
 		{"into a file", func(t *testing.T, src *DB) *DB {
 			dst, err := Open(filepath.Join(t.TempDir(), "copy.db"), Options{NoSync: true})
 			if err != nil {
@@ -130,7 +129,16 @@ func TestCopyCarriesUsersAndApprovals(t *testing.T) {
 			}
 			return dst
 		}},
-	} {
+	}
+}
+
+// TestCopyCarriesUsersAndApprovals: paydesk db copy keeps the users and
+// the approval requests — into another cache file (the buckets) and into
+// a team's database, converted there to paydesk_users and
+// paydesk_approvals by the native engine's conversion.
+func TestCopyCarriesUsersAndApprovals(t *testing.T) {
+	pgtest.OwnEngine(t)
+	for _, tc := range copyTargets() {
 		t.Run(tc.name, func(t *testing.T) {
 			src := peopleCache(t)
 			dst := tc.copy(t, src)
