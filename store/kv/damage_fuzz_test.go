@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -249,7 +250,10 @@ func TestDamagedCachePatterns(t *testing.T) {
 		f := file{b: mode.base, end: pm.End * ps, free: pages["freelist"][0], br: pages["branch/pushes"][0],
 			br2: pages["branch/transactions"][0], leaf: pages["leaf/transactions"][0]}
 		f.child = f.br*ps + pageHeaderSize + 8
-		for _, tc := range cases {
+		for i, tc := range cases {
+			if !sampled(i) {
+				continue
+			}
 			// leaves are not read at open in a large file closed cleanly:
 			// their damage is found when read (exercise)
 			unchecked := mode.name == largeClean && strings.HasPrefix(tc.name, "leaf ")
@@ -367,7 +371,11 @@ func FuzzDamagedCache(f *testing.F) {
 		f.Add(uint8(seed[0]), seed[1], seed[2], uint8(seed[3]), uint32(0), uint8(2))
 	}
 	ps := os.Getpagesize()
+	var seeds atomic.Int64
 	f.Fuzz(func(t *testing.T, kind uint8, page, off uint16, bit uint8, cut uint32, mode uint8) {
+		if !sampled(int(seeds.Add(1) - 1)) {
+			t.Skip("under -race a quarter of the inputs (sampled)")
+		}
 		base, opts := rc.closed, FileOptions{NoSync: true}
 		switch mode % 3 {
 		case 1:
@@ -392,3 +400,10 @@ func FuzzDamagedCache(f *testing.F) {
 		}
 	})
 }
+
+// sampled says whether case i runs: all of them, but under the race
+// detector every fourth. The damaged-file tests open one file at a time
+// in one goroutine, where the race detector checks nothing and costs
+// several times the CPU; .ci/run runs them whole without it, beside the
+// race pass.
+func sampled(i int) bool { return !raceEnabled || i%4 == 0 }

@@ -1,0 +1,6 @@
+//go:build race
+
+package kv
+
+// raceEnabled: see sampled.
+const raceEnabled = true
