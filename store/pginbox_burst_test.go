@@ -77,13 +77,7 @@ func TestInboxApplierYieldsToBurst(t *testing.T) {
 			}
 			applier.inbox.sleep = rec.sleep
 			applier.StartApplier(t.Logf)
-			deadline := time.Now().Add(time.Minute)
-			for !applier.inbox.holding.Load() {
-				if time.Now().After(deadline) {
-					t.Fatal("the applier did not take the lock within a minute")
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
+			waitLease(t, "the applier to take the inbox's lock", applier.inbox.holding.Load)
 			in := other
 			if tc.own {
 				in = applier

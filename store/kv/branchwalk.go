@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -49,16 +48,12 @@ type branchWalk struct {
 // findings (at most maxProblemsShown, then a count of the rest); the error
 // is for a file it could not read at all.
 func walkBranches(path string) ([]string, error) {
-	f, err := os.Open(path)
+	f, size, err := openChecked(path)
 	if err != nil {
-		return nil, fmt.Errorf("check %s: %w", path, err)
+		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("check %s: %w", path, err)
-	}
-	w, problems := newBranchWalk(f, fi.Size())
+	w, problems := newBranchWalk(f, size)
 	if problems != nil {
 		return problems, nil
 	}

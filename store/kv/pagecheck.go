@@ -256,16 +256,12 @@ func preflight(path string) (clean bool, err error) {
 // finding, not a hang. It returns the findings (at most
 // maxProblemsShown, then a count of the rest).
 func walkPages(path string) ([]string, error) {
-	f, err := os.Open(path)
+	f, size, err := openChecked(path)
 	if err != nil {
-		return nil, fmt.Errorf("check %s: %w", path, err)
+		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("check %s: %w", path, err)
-	}
-	pf, err := openPages(f, fi.Size())
+	pf, err := openPages(f, size)
 	if err != nil {
 		return []string{err.Error()}, nil
 	}
@@ -286,6 +282,20 @@ func (w *walker) init(pf *pageFile) {
 	w.pf = pf
 	w.state = make([]byte, pf.meta.pgid)
 	w.state[0], w.state[1] = 1, 1
+}
+
+// openChecked opens the file a check reads, with its size.
+func openChecked(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("check %s: %w", path, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, 0, fmt.Errorf("check %s: %w", path, err)
+	}
+	return f, fi.Size(), nil
 }
 
 // findingList keeps what a check of a file found: the first

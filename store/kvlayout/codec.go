@@ -430,6 +430,20 @@ func decodePushV1(b []byte) (*domain.PushRecord, error) {
 	return p, nil
 }
 
+// skipPushRequest passes over what a push record holds after its format
+// byte and before its headers (format 1) or parsed fields (format 2): the
+// same in both, the ID, what applying it did and the request's line.
+func (d *decoder) skipPushRequest() {
+	d.uvarint() // ID
+	d.bool()    // applied
+	d.raw()     // ignored
+	d.raw()     // reservation key
+	d.time()    // received
+	d.raw()     // remote address
+	d.raw()     // method
+	d.raw()     // URL
+}
+
 // pushFields reads a push record's parsed fields and its hash, the same
 // in both formats (EncodePushTail writes them after the request's line).
 func (d *decoder) pushFields(p *domain.PushRecord) {

@@ -109,14 +109,7 @@ func PushBody(b []byte) ([]byte, error) {
 	if d.byte() != codecV1 {
 		return nil, ErrCorrupt
 	}
-	d.uvarint() // ID
-	d.bool()    // applied
-	d.raw()     // ignored
-	d.raw()     // reservation key
-	d.time()    // received
-	d.raw()     // remote address
-	d.raw()     // method
-	d.raw()     // URL
+	d.skipPushRequest()
 	n := d.uvarint()
 	if n > uint64(len(d.b)) {
 		return nil, ErrCorrupt

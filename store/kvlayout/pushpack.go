@@ -357,15 +357,8 @@ func joinLocal(local [][]byte) []byte { return bytes.Join(local, nil) }
 func pushBodyV2(b []byte) ([]byte, error) {
 	d := decoder{b: b}
 	d.byte()
-	d.uvarint() // ID
-	d.bool()    // applied
-	d.raw()     // ignored
-	d.raw()     // reservation key
-	d.time()    // received
-	d.raw()     // remote address
-	d.raw()     // method
-	d.raw()     // URL
-	d.raw()     // envelope
+	d.skipPushRequest()
+	d.raw() // envelope
 	key, invoice, service := d.raw(), d.raw(), d.raw()
 	d.raw()    // kind
 	d.varint() // status code
