@@ -29,6 +29,10 @@
 // paydesk binary into a new database NAME_old beside -pg's NAME on the
 // same server, side by side in the same rounds (before and after a change).
 //
+// -old OTHER adds another paydesk binary's listen on a file of its own,
+// side by side in the same rounds (a write path before and after a
+// change).
+//
 // -forward adds paydesk listen --forward-to a local shop that answers 200
 // (the outbox's cost), and -forward-old OTHER the same with another
 // paydesk binary, side by side in the same rounds (before and after a
@@ -90,6 +94,7 @@ func main() {
 	pgURL := flag.String("pg", "", "with -compare: also two paydesk listen into this (empty) PostgreSQL database")
 	pgOld := flag.String("pg-old", "", "with -compare -pg: also two listen of this other paydesk binary into a new database NAME_old beside -pg's, side by side (before and after a change)")
 	forward := flag.Bool("forward", false, "with -compare: also run paydesk listen --forward-to a local receiver that answers 200 (the outbox's cost)")
+	old := flag.String("old", "", "with -compare: also run this other paydesk binary's listen on a file of its own, side by side (a write path before and after a change)")
 	forwardOld := flag.String("forward-old", "", "with -compare -forward: also run this other paydesk binary's listen --forward-to, side by side (an outbox before and after a change)")
 	rounds := flag.Int("rounds", 3, "with -compare: rounds (each target once per round, in rotating order)")
 	attack := flag.String("attack", "", "hold connections of this shape while probing: one-byte, tls-prefix, slow-body or big-body")
@@ -107,7 +112,7 @@ func main() {
 	case *serve != "":
 		err = runBaseline(ctx, *serve, *addr, *dbPath)
 	case *compare:
-		err = runCompare(ctx, comparePlan{paydesk: *paydesk, pg: *pgURL, pgOld: *pgOld, pushes: *pushes, senders: *senders, rounds: *rounds, randomKeys: *randomKeys, forward: *forward, forwardOld: *forwardOld})
+		err = runCompare(ctx, comparePlan{paydesk: *paydesk, pg: *pgURL, pgOld: *pgOld, pushes: *pushes, senders: *senders, rounds: *rounds, randomKeys: *randomKeys, forward: *forward, forwardOld: *forwardOld, old: *old})
 	case *attack != "":
 		err = runAttack(ctx, attackPlan{addr: *addr, websiteKey: *websiteKey, shape: pushload.Shape(*attack), conns: *conns,
 			duration: *duration, every: *probeEvery, tls: *useTLS, pid: *pid})
@@ -228,6 +233,7 @@ type comparePlan struct {
 	paydesk, pg             string
 	pgOld                   string // with pg: a second binary into a database of its own, side by side
 	forwardOld              string // with forward: a second binary forwarding, side by side
+	old                     string // a second binary's listen on a file, side by side
 	pushes, senders, rounds int
 	randomKeys, forward     bool
 }
@@ -276,6 +282,9 @@ func runCompare(ctx context.Context, p comparePlan) error {
 		{"plain net/http + bbolt.Batch", []*exec.Cmd{exec.Command(self, "-serve", "plain", "-addr", "127.0.0.1:0", "-db", filepath.Join(dir, "plain.db"))},
 			fileSize(filepath.Join(dir, "plain.db")), ""},
 		{"no-op net/http", []*exec.Cmd{exec.Command(self, "-serve", "noop", "-addr", "127.0.0.1:0")}, nil, ""},
+	}
+	if p.old != "" {
+		specs = append(specs, spec{"paydesk listen (-old)", []*exec.Cmd{listenWith(p.old, filepath.Join(dir, "listen-old.db"))}, fileSize(filepath.Join(dir, "listen-old.db")), ""})
 	}
 	var shopGot atomic.Int64 // pushes the shop was delivered
 	if p.forward {
