@@ -9,6 +9,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"paydesk/store/domain"
 	"paydesk/store/kv"
 )
 
@@ -18,8 +19,8 @@ func listIndexNames() [][]byte {
 }
 
 // checkShortEntries: every list index entry is position → row ID and the
-// length of the key the position ends with (layout 9), and that key is a
-// record's.
+// length of the packed key the position ends with (layout 11), and that
+// key is a record's.
 func checkShortEntries(t *testing.T, db *DB) {
 	t.Helper()
 	err := db.bk.File().Bolt().View(func(tx *bolt.Tx) error {
@@ -36,7 +37,10 @@ func checkShortEntries(t *testing.T, db *DB) {
 					t.Errorf("index %s: entry %x → %x is not a row ID and a key length", name, k, v)
 					return nil
 				}
-				if key := k[uint64(len(k))-l:]; records.Get(key) == nil {
+				key, err := domain.DecodeSortKey(k[uint64(len(k))-l:])
+				if err != nil {
+					t.Errorf("index %s: entry %x: %v", name, k, err)
+				} else if records.Get([]byte(key)) == nil {
 					t.Errorf("index %s: entry %x names key %q, which has no record", name, k, key)
 				}
 				return nil
@@ -55,20 +59,25 @@ func checkShortEntries(t *testing.T, db *DB) {
 	}
 }
 
-// TestUpgradeLayout8IndexEntries: a file whose list index entries repeat
-// the row's key in their value (layout 8) is upgraded at open — in one
-// chunk, in many, and in many cut short and finished by the next open —
-// to entries that name the key by its length; every page of both lists
-// reads as before, and new writes use the short form too.
-func TestUpgradeLayout8IndexEntries(t *testing.T) {
+// TestUpgradeIndexEntries: a file whose list index entries end their
+// position with the row's key unpacked and repeat it in their value
+// (layout 8), or name it by its length (layouts 9 and 10), is upgraded at
+// open — in one chunk, in many, and in many cut short and finished by the
+// next open — to positions that end with the packed key and entries that
+// name it by its length; every page of both lists reads as before, and
+// new writes use the packed form too.
+func TestUpgradeIndexEntries(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
+		layout   uint64
 		chunk    int
 		cutAfter []int
 	}{
-		{name: "one chunk"},
-		{name: "chunks of 9", chunk: 9},
-		{name: "chunks of 60, cut short", chunk: 60, cutAfter: []int{1, 5, 2}},
+		{name: "layout 8, one chunk", layout: 8},
+		{name: "layout 8, chunks of 9", layout: 8, chunk: 9},
+		{name: "layout 8, chunks of 60, cut short", layout: 8, chunk: 60, cutAfter: []int{1, 5, 2}},
+		{name: "layout 10, one chunk", layout: 10},
+		{name: "layout 10, chunks of 60, cut short", layout: 10, chunk: 60, cutAfter: []int{1, 5, 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "layout8.db")
@@ -105,17 +114,35 @@ func TestUpgradeLayout8IndexEntries(t *testing.T) {
 			}
 			want := pages()
 
-			// Back to layout 8: each entry's value is the row ID and the key.
+			// Back to the old layout: each position ends with the key
+			// itself; the entry's value is the row ID and the key (layout
+			// 8) or its length (layout 10).
 			err = db.bk.File().Bolt().Update(func(tx *bolt.Tx) error {
 				for _, name := range listIndexNames() {
 					b := tx.Bucket(name)
-					type kv8 struct{ k, v []byte }
-					var old []kv8
+					type entry struct{ k, v []byte }
+					var old []entry
 					if err := b.ForEach(func(k, v []byte) error {
 						l, _ := binary.Uvarint(v[4:])
-						old = append(old, kv8{slices.Clone(k), append(slices.Clone(v[:4]), k[uint64(len(k))-l:]...)})
+						key, err := domain.DecodeSortKey(k[uint64(len(k))-l:])
+						if err != nil {
+							return err
+						}
+						pos := append(slices.Clone(k[:uint64(len(k))-l]), key...)
+						val := append(slices.Clone(v[:4]), key...)
+						if tc.layout == 10 {
+							val = binary.AppendUvarint(slices.Clone(v[:4]), uint64(len(key)))
+						}
+						old = append(old, entry{pos, val})
 						return nil
 					}); err != nil {
+						return err
+					}
+					if err := tx.DeleteBucket(name); err != nil {
+						return err
+					}
+					b, err := tx.CreateBucket(name)
+					if err != nil {
 						return err
 					}
 					for _, e := range old {
@@ -124,7 +151,7 @@ func TestUpgradeLayout8IndexEntries(t *testing.T) {
 						}
 					}
 				}
-				return tx.Bucket(bMeta).Put(kSchema, u64(8))
+				return tx.Bucket(bMeta).Put(kSchema, u64(tc.layout))
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -12,8 +12,9 @@ import (
 )
 
 // PosKey is a row's position in the order of column col, as bytes that
-// sort like the rows: the column's value, the creation time and the key.
-// The bbolt indexes are keyed by it and the cursors are made of it.
+// sort like the rows: the column's value, the creation time and the key,
+// packed (AppendSortKey). The bbolt indexes are keyed by it and the
+// cursors are made of it.
 func PosKey(dst []byte, col SortBy, s *Summary) []byte {
 	switch col {
 	case SortInvoice:
@@ -26,7 +27,7 @@ func PosKey(dst []byte, col SortBy, s *Summary) []byte {
 		dst = append(dst, StateRank(s.State))
 	}
 	dst = appendInt64(dst, s.Created.UnixNano())
-	return append(dst, s.Key...)
+	return AppendSortKey(dst, s.Key)
 }
 
 // AppendSortString writes s ended by 0x00, which sorts before every other
@@ -104,7 +105,11 @@ func PosParts(kind ColKind, pos []byte) (val []byte, created int64, key string, 
 	if len(pos) < 8 {
 		return nil, 0, "", ErrBadCursor
 	}
-	return val, ReadInt64(pos), string(pos[8:]), nil
+	key, err = DecodeSortKey(pos[8:])
+	if err != nil {
+		return nil, 0, "", ErrBadCursor
+	}
+	return val, ReadInt64(pos), key, nil
 }
 
 var ErrBadCursor = fmt.Errorf("a list cursor that no list made")
@@ -183,7 +188,7 @@ func TxPosKey(dst []byte, col SortBy, t *Transaction) []byte {
 		dst = appendInt64(dst, int64(t.Status.Code))
 	}
 	dst = appendInt64(dst, t.Created.UnixNano())
-	return append(dst, t.Key...)
+	return AppendSortKey(dst, t.Key)
 }
 
 // AppendTxSearchText appends a transaction's search text: key, invoice,

@@ -4,36 +4,41 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"paydesk/store/domain"
 	"paydesk/store/kvlayout"
 )
 
-// A list index entry (layout 9) is position key → row ID (4 bytes) and the
-// length of the row's key (uvarint). The position key ends with the row's
-// key (domain.PosKey, domain.TxPosKey), so the entry names it by its
-// length instead of repeating it: 5 bytes instead of 36 for a 32-byte
-// transaction key, in each of a push's six transaction index entries and a
-// reservation's seven. Layout 8 wrote the key itself after the row ID; the
-// upgrade to 9 builds the indexes again (migrateIndexEntries), so only
+// A list index entry (layout 11) is position key → row ID (4 bytes) and the
+// length of the row's packed key (uvarint). The position key ends with the
+// row's key, packed in 5-bit symbols (domain.AppendSortKey: 20 bytes for a
+// 32-digit transaction key), so the entry names it by its length instead
+// of repeating it. Layout 8 wrote the key itself after the row ID, layouts
+// 9 and 10 the key unpacked at the position's end; the upgrade to 9 and
+// the one to 11 build the indexes again (migrateIndexEntries), so only
 // this form is read.
 
 // appendIndexValue appends the value of an index entry for row id with
 // the given key.
 func appendIndexValue(dst []byte, id uint32, key []byte) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, id)
-	return binary.AppendUvarint(dst, uint64(len(key)))
+	return binary.AppendUvarint(dst, uint64(domain.SortKeyLen(string(key))))
 }
 
 // entryKey is the row key an index entry (k → v) names: the last bytes of
-// its position key, as many as its value says.
-func entryKey(k, v []byte) ([]byte, error) {
+// its position key, as many as its value says, unpacked.
+func entryKey(k, v []byte) (string, error) {
 	if len(v) < 5 {
-		return nil, fmt.Errorf("index entry %x: value of %d bytes: %w", k, len(v), kvlayout.ErrCorrupt)
+		return "", fmt.Errorf("index entry %x: value of %d bytes: %w", k, len(v), kvlayout.ErrCorrupt)
 	}
 	n, m := binary.Uvarint(v[4:])
 	if m <= 0 || 4+m != len(v) || n == 0 || n > uint64(len(k)) {
-		return nil, fmt.Errorf("index entry %x: key length: %w", k, kvlayout.ErrCorrupt)
+		return "", fmt.Errorf("index entry %x: key length: %w", k, kvlayout.ErrCorrupt)
 	}
-	return k[uint64(len(k))-n:], nil
+	key, err := domain.DecodeSortKey(k[uint64(len(k))-n:])
+	if err != nil {
+		return "", fmt.Errorf("index entry %x: %w: %w", k, err, kvlayout.ErrCorrupt)
+	}
+	return key, nil
 }
 
 // migrateIndexEntries builds the lists' sort indexes again in the short

@@ -66,6 +66,10 @@ var migrations = []func(tx Tx) error{
 	// written. Nothing moves: the number makes a paydesk that reads only
 	// format 1 refuse the file instead of failing on its records.
 	9: func(tx Tx) error { return nil },
+	// Version 11 ends the list positions with the row's key packed
+	// (domain.AppendSortKey): the indexes are built again by the fills
+	// at open.
+	10: migrateIndexEntries,
 }
 
 // Migrate brings the layout to SchemaVersion, step by step, and refuses a

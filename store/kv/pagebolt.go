@@ -1061,7 +1061,7 @@ func textKeep(tx Tx, l *boltList, words [][]byte, q *PageQuery) func(k, v []byte
 			return true
 		}
 		key, err := entryKey(k, v)
-		return err == nil && l.keep(sb.Get(key), q, &f)
+		return err == nil && l.keep(sb.Get([]byte(key)), q, &f)
 	}
 }
 
@@ -1251,7 +1251,7 @@ func walkRange(cur Cursor, prefix []byte, q PageQuery, keep func(k, v []byte) bo
 			if err != nil {
 				return keyPage{}, false, err
 			}
-			rows = append(rows, keyRow{pos: bytes.Clone(k[len(prefix):]), key: string(key)})
+			rows = append(rows, keyRow{pos: bytes.Clone(k[len(prefix):]), key: key})
 		}
 	}
 	// One more row this way?

@@ -14,8 +14,8 @@
 //
 // Beside each target's rate and latencies it reports the CPU per push its
 // processes spent (utime+stime from /proc/PID/stat, before and after each
-// round) and the disk per push at the end (the bbolt file's size; on
-// PostgreSQL the database's, less what it held before). With -pg URL it
+// round) and the disk per push at the end (the bbolt file's blocks on
+// disk; on PostgreSQL the database's size, less what it held before). With -pg URL it
 // adds a fourth target: two paydesk listen processes into that one
 // (empty) PostgreSQL database, the load split between them:
 //
@@ -262,11 +262,17 @@ func runCompare(ctx context.Context, p comparePlan) error {
 		return exec.Command(bin, "listen", "--addr", "127.0.0.1:0", "--website-key", creds.WebsiteKey, "--db", db)
 	}
 	listen := func(db string) *exec.Cmd { return listenWith(p.paydesk, db) }
+	// A bbolt file's disk is the blocks it has: bbolt grows a file by
+	// extending it 16 MB past what it uses, and those bytes hold no
+	// blocks until pages are written there.
 	fileSize := func(path string) func() (int64, error) {
 		return func() (int64, error) {
 			fi, err := os.Stat(path)
 			if err != nil {
 				return 0, err
+			}
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				return st.Blocks * 512, nil
 			}
 			return fi.Size(), nil
 		}
