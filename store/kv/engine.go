@@ -132,11 +132,11 @@ func FillPages(b Bucket) {
 func fillAtEnd(b Bucket, k []byte) { (*ownedValues)(nil).fillAtEnd(b, k) }
 
 // fillAtEndLook is fillAtEnd's look at the bucket's end; it reports
-// whether k goes after every key the bucket holds.
-func fillAtEndLook(bb BoltBucket, k []byte) (after bool) {
+// the bucket's last key and whether k goes after it.
+func fillAtEndLook(bb BoltBucket, k []byte) (last []byte, after bool) {
 	c := bb.Bolt.Cursor()
 	n := 0
-	last, _ := c.Last()
+	last, _ = c.Last()
 	if last != nil && bytes.Compare(k, last) <= 0 {
 		for at, _ := c.Seek(k); at != nil && n < nearEnd; at, _ = c.Next() {
 			n++
@@ -147,7 +147,7 @@ func fillAtEndLook(bb BoltBucket, k []byte) (after bool) {
 	} else {
 		bb.Bolt.FillPercent = fillInside
 	}
-	return last == nil || bytes.Compare(k, last) > 0
+	return last, last == nil || bytes.Compare(k, last) > 0
 }
 
 // nearEnd is how many keys may follow one that still counts as going to

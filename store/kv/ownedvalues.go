@@ -26,9 +26,19 @@ import (
 // again starts with none.
 type ownedValues struct {
 	m map[string]*ownedValue
-	// ends holds, per bucket, the last key this transaction put at the
-	// bucket's end (fillAtEnd).
-	ends map[*bolt.Bucket][]byte
+	// ends holds, per bucket, what fillAtEnd knows of the keys this
+	// transaction put at the bucket's end.
+	ends map[*bolt.Bucket]*fillEnd
+	// looks counts fillAtEnd's looks at a bucket's end.
+	looks int
+}
+
+// fillEnd is what a transaction put at a bucket's end: every key after
+// base is one of the n it put since (a delete only makes fewer), the
+// greatest of them max.
+type fillEnd struct {
+	base, max []byte
+	n         int
 }
 
 type ownedValue struct {
@@ -91,28 +101,49 @@ func (o *ownedValues) put(bucket, key, prev, v []byte) {
 	e.cur = v
 }
 
-// fillAtEnd is the package's fillAtEnd with one look at the bucket's end
-// spared for every key after the last one this transaction put at the
-// end: that key was the bucket's last then, so a key after it goes to
-// the end too. Each new transaction of a push puts a key at the end of
-// the transactions bucket, its row IDs and its six list indexes; the
-// look (a cursor to the bucket's last key) was the write path's largest
-// cost in the listener's CPU profile. A nil o is the package's fillAtEnd.
+// fillAtEnd is the package's fillAtEnd with its look at the bucket's end
+// spared for a key after the first one this transaction put at the end
+// (the base: the bucket's last key then), while it has put fewer than
+// nearEnd there: every key after the base is one of those, so fewer than
+// nearEnd keys follow the new one, which is what the look counts. Each new
+// transaction of a push puts a key at the end of the transactions bucket,
+// its row IDs and its six list indexes, and the pushes of one commit come
+// a little out of order (each sender's keys rise, not all senders'); the
+// look (a cursor to the bucket's last key, a seek and up to nearEnd
+// steps) was the write path's largest cost in the listener's CPU profile.
+// A nil o is the package's fillAtEnd.
 func (o *ownedValues) fillAtEnd(b Bucket, k []byte) {
 	bb, ok := b.(BoltBucket)
 	if !ok || bb.Bolt.FillPercent == fillInside {
 		return
 	}
 	if o != nil && bb.Bolt.FillPercent == 1.0 {
-		if m, seen := o.ends[bb.Bolt]; seen && bytes.Compare(k, m) > 0 {
-			o.ends[bb.Bolt] = append(m[:0], k...)
-			return
+		if e := o.ends[bb.Bolt]; e != nil {
+			if bytes.Compare(k, e.max) > 0 {
+				e.max, e.n = append(e.max[:0], k...), e.n+1
+				return
+			}
+			if e.n < nearEnd && bytes.Compare(k, e.base) > 0 {
+				e.n++
+				return
+			}
 		}
 	}
-	if atEnd := fillAtEndLook(bb, k); atEnd && o != nil {
+	if o != nil {
+		o.looks++
+	}
+	last, atEnd := fillAtEndLook(bb, k)
+	if atEnd && o != nil {
 		if o.ends == nil {
-			o.ends = make(map[*bolt.Bucket][]byte)
+			o.ends = make(map[*bolt.Bucket]*fillEnd)
 		}
-		o.ends[bb.Bolt] = append(o.ends[bb.Bolt][:0], k...)
+		e := o.ends[bb.Bolt]
+		if e == nil {
+			e = &fillEnd{}
+			o.ends[bb.Bolt] = e
+		}
+		// k goes after every key: the keys after last are k and what
+		// comes after it, so the count starts again.
+		e.base, e.max, e.n = append(e.base[:0], last...), append(e.max[:0], k...), 1
 	}
 }

@@ -39,19 +39,32 @@ func TestFillAtEndRemembersTheEnd(t *testing.T) {
 			delLast = append(delLast, op{k: uint64(10_000 + i), del: true}, op{k: uint64(10_000 + i - 1), del: true})
 		}
 	}
+	// senders: the keys of a group commit, each sender's rising, the
+	// senders' interleaved (a push's transaction key, its created time).
+	senders := func(from, per int) (ops []op) {
+		for i := range per {
+			for s := range 4 {
+				ops = append(ops, op{k: uint64(from + 4*i + 3 - s)})
+			}
+		}
+		return ops
+	}
 	for _, tc := range []struct {
-		name    string
-		before  []op // an earlier transaction
-		ops     []op
-		inFinal bool // the last transaction leaves the default split
+		name     string
+		before   []op // an earlier transaction
+		ops      []op
+		inFinal  bool // the last transaction leaves the default split
+		maxLooks int  // when set: at most this many looks at the end
 	}{
-		{"rising", nil, rising(0, 1000), false},
-		{"rising after earlier keys", rising(0, 500), rising(500, 1000), false},
-		{"rising, then one far inside", nil, append(rising(1000, 1000), op{k: 3}), true},
-		{"rising, then one near the end", nil, append(rising(1000, 1000), op{k: 1990}), false},
-		{"rising after earlier, then inside", rising(0, 2000), append(rising(5000, 300), op{k: 700}), true},
-		{"any order", nil, random, true},
-		{"the last keys deleted now and then", nil, delLast, false},
+		{"senders' keys interleaved", rising(0, 500), senders(1000, 50), false, 1},
+		{"senders' keys interleaved, past nearEnd", rising(0, 500), senders(1000, 200), false, 0},
+		{"rising", nil, rising(0, 1000), false, 1},
+		{"rising after earlier keys", rising(0, 500), rising(500, 1000), false, 1},
+		{"rising, then one far inside", nil, append(rising(1000, 1000), op{k: 3}), true, 0},
+		{"rising, then one near the end", nil, append(rising(1000, 1000), op{k: 1990}), false, 0},
+		{"rising after earlier, then inside", rising(0, 2000), append(rising(5000, 300), op{k: 700}), true, 0},
+		{"any order", nil, random, true, 0},
+		{"the last keys deleted now and then", nil, delLast, false, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			db, err := bolt.Open(filepath.Join(t.TempDir(), "f.db"), 0o600, &bolt.Options{NoSync: true})
@@ -95,6 +108,9 @@ func TestFillAtEndRemembersTheEnd(t *testing.T) {
 					}
 					if check && (owned.FillPercent == fillInside) != tc.inFinal {
 						t.Errorf("the transaction ends with fill %v", owned.FillPercent)
+					}
+					if check && tc.maxLooks > 0 && own.looks > tc.maxLooks {
+						t.Errorf("%d looks at the end for %d keys, want at most %d", own.looks, len(ops), tc.maxLooks)
 					}
 					return nil
 				})
