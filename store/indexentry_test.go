@@ -48,7 +48,7 @@ func checkShortEntries(t *testing.T, db *DB) {
 			if err != nil {
 				return err
 			}
-			if n == 0 && string(name) != "sumidx.unknown" && string(name) != "sumidx.missing" {
+			if n == 0 && string(name) != "sumpos.unknown" && string(name) != "sumpos.missing" {
 				t.Errorf("index %s is empty", name)
 			}
 		}
@@ -118,8 +118,8 @@ func TestUpgradeIndexEntries(t *testing.T) {
 			// itself; the entry's value is the row ID and the key (layout
 			// 8) or its length (layout 10).
 			err = db.bk.File().Bolt().Update(func(tx *bolt.Tx) error {
-				for _, name := range listIndexNames() {
-					b := tx.Bucket(name)
+				for _, names := range kv.OldListIndexes() {
+					b := tx.Bucket(names[1])
 					type entry struct{ k, v []byte }
 					var old []entry
 					if err := b.ForEach(func(k, v []byte) error {
@@ -138,10 +138,10 @@ func TestUpgradeIndexEntries(t *testing.T) {
 					}); err != nil {
 						return err
 					}
-					if err := tx.DeleteBucket(name); err != nil {
+					if err := tx.DeleteBucket(names[1]); err != nil {
 						return err
 					}
-					b, err := tx.CreateBucket(name)
+					b, err := tx.CreateBucket(names[0])
 					if err != nil {
 						return err
 					}
@@ -160,6 +160,17 @@ func TestUpgradeIndexEntries(t *testing.T) {
 
 			db = openCutThenWhole(t, path, tc.chunk, tc.cutAfter)
 			checkShortEntries(t, db)
+			err = db.bk.File().Bolt().View(func(tx *bolt.Tx) error {
+				for _, names := range kv.OldListIndexes() {
+					if tx.Bucket(names[0]) != nil {
+						t.Errorf("index %s of layout %d is still in the file", names[0], tc.layout)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
 			if got := pages(); !slices.EqualFunc(got, want, slices.Equal) {
 				t.Fatalf("pages after the upgrade differ from before:\n got %q\nwant %q", got, want)
 			}
@@ -167,5 +178,49 @@ func TestUpgradeIndexEntries(t *testing.T) {
 			txPageData(t, db, 40)
 			checkShortEntries(t, db)
 		})
+	}
+}
+
+// TestUpgradingSaysWhatOnce: Options.Upgrading hears of a fill due at
+// open once, before it runs, with what it does; an open with nothing to do
+// says nothing.
+func TestUpgradingSaysWhatOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "up.db")
+	db, err := Open(path, Options{NoSync: true, Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	txPageData(t, db, 50)
+	_ = db.Close()
+	var told []string
+	upgrading := func(what string) { told = append(told, what) }
+	reopen := func() {
+		t.Helper()
+		db, err := Open(path, Options{NoSync: true, fillChunk: 7, Upgrading: upgrading})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = db.Close()
+	}
+	reopen()
+	if len(told) != 0 {
+		t.Fatalf("a current file: told %q, want nothing", told)
+	}
+	b, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = b.Update(func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put(kv.FillKey(kv.TxListFill), []byte{0}) })
+	_ = b.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reopen() // 50 rows in chunks of 7: one notice
+	if want := []string{"building the transaction list's indexes"}; !slices.Equal(told, want) {
+		t.Fatalf("told %q, want %q", told, want)
+	}
+	reopen()
+	if len(told) != 1 {
+		t.Fatalf("the fill done: told %q again", told[1:])
 	}
 }

@@ -62,6 +62,12 @@ type Options struct {
 	// this paydesk instead of migrating it (a role that may not change the
 	// schema; `paydesk db migrate` does it).
 	NoMigrate bool
+	// Upgrading, when set, is told what Open is about to do once to a
+	// cache file of an older paydesk before it opens (build or convert
+	// the lists' indexes, fold the search texts again): on a million
+	// reservations that takes seconds to a minute, and a console that
+	// shows nothing meanwhile looks hung.
+	Upgrading func(what string)
 
 	// kvEngine opens a team's database whose conversion has not begun on
 	// the kv engine (pgengine.go), which otherwise is only the source the
@@ -255,7 +261,7 @@ func openShared(dsn string, opts Options) (*DB, error) {
 // kvOptions are the bucket engine's options (store/kv) of opts.
 func (db *DB) kvOptions() kv.Options {
 	return kv.Options{File: kv.FileOptions{NoSync: db.opts.NoSync, LockTimeout: db.opts.LockTimeout, CheckPagesUpTo: db.opts.CheckPagesUpTo},
-		FillChunk: db.opts.fillChunk, FailFillAfter: db.opts.failFillAfter}
+		FillChunk: db.opts.fillChunk, FailFillAfter: db.opts.failFillAfter, Upgrading: db.opts.Upgrading}
 }
 
 // refoldPG folds the team's database's search texts again when an older

@@ -74,6 +74,9 @@ type settings struct {
 	// console is true for the console (not a command): it lives long
 	// enough to take the pushes of its own requests.
 	console bool
+	// upgrading is told what opening an older cache file does once
+	// before it opens (store.Options.Upgrading); nil says nothing.
+	upgrading func(what string)
 	// localData is $XDG_DATA_HOME/paydesk: where the log and the embedded
 	// sandbox live when the cache is a team's database.
 	localData string

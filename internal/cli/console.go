@@ -57,6 +57,7 @@ func runConsole(ctx context.Context, sio IO, fs *pflag.FlagSet) int {
 		return 2
 	}
 	set.console = true
+	set.upgrading = upgradeNotice(sio.Stderr, "paydesk", set.DB)
 	con, err := startConsole(ctx, set, getenv)
 	if err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk: %v\n", ownedError(ctx, err, set, getenv, "a second console"))

@@ -115,7 +115,7 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
 		return 2
 	}
-	db, err := store.Open(*dbPath, store.Options{AuditKey: key, ForwardTo: forward})
+	db, err := store.Open(*dbPath, store.Options{AuditKey: key, ForwardTo: forward, Upgrading: upgradeNotice(sio.Stderr, "paydesk listen", *dbPath)})
 	if err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", ownedError(ctx, err, settings{DB: *dbPath}, getenv, "a listener"))
 		return 1

@@ -144,6 +144,7 @@ func (c *cmdContext) open(ctx context.Context) (*runtime, int) {
 		}
 		return rt, -1
 	}
+	set.upgrading = upgradeNotice(c.sio.Stderr, "paydesk "+c.name, set.DB)
 	env, err := start(ctx, set, getenv)
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) && c.forwardLate(ctx, set) {
@@ -194,6 +195,9 @@ func (c *cmdContext) openCache() (*store.DB, int) {
 // words. A socket a killed owner left behind is removed once the cache is
 // open.
 func (c *cmdContext) openStore(ctx context.Context, set settings, opts store.Options, locked func(error) error) (*store.DB, int) {
+	if opts.Upgrading == nil {
+		opts.Upgrading = upgradeNotice(c.sio.Stderr, "paydesk "+c.name, set.DB)
+	}
 	db, err := store.Open(set.DB, opts)
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {

@@ -63,6 +63,7 @@ func runServe(ctx context.Context, sio IO, fs *pflag.FlagSet) int {
 	// It lives as long as the console would: long enough to take the
 	// pushes of its own requests.
 	set.console = true
+	set.upgrading = upgradeNotice(sio.Stderr, "paydesk serve", set.DB)
 	rt, err := start(ctx, set, getenv)
 	if err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk serve: %v\n", ownedError(ctx, err, set, getenv, "paydesk serve"))

@@ -84,6 +84,15 @@ func lockedError(err error, set settings, getenv func(string) string) error {
 	return fmt.Errorf("%w\n%s", err, hint)
 }
 
+// upgradeNotice says on w that opening the cache at path does a one-time
+// upgrade, before it does: the console's screen stays empty until the
+// cache is open.
+func upgradeNotice(w io.Writer, name, path string) func(string) {
+	return func(what string) {
+		fmt.Fprintf(w, "%s: %s is from an older paydesk: %s, once (a million reservations take up to a minute)…\n", name, clean(store.RedactURL(path)), what)
+	}
+}
+
 // start opens the cache (failing fast and plainly when another paydesk
 // process holds it), reads the credentials, starts the push listener and,
 // with no gateway configured, the embedded sandbox whose state and
@@ -106,7 +115,8 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 	// in the outbox for the next console, serve or listen that owns the
 	// store (and on a team's database whichever process applies a push
 	// records them).
-	db, err := store.Open(set.DB, store.Options{LockTimeout: 500 * time.Millisecond, AuditKey: key, ForwardTo: set.ForwardTo, ForwardToReadOnly: set.ReadOnly})
+	db, err := store.Open(set.DB, store.Options{LockTimeout: 500 * time.Millisecond, AuditKey: key, ForwardTo: set.ForwardTo, ForwardToReadOnly: set.ReadOnly,
+		Upgrading: set.upgrading})
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
 			return nil, lockedError(err, set, getenv)

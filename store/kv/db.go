@@ -25,6 +25,9 @@ type Options struct {
 	// (pagefill.go), FailFillAfter stops a fill after that many chunks:
 	// for the tests of a fill cut short.
 	FillChunk, FailFillAfter int
+	// Upgrading, when set, is told what a fill due at open does before
+	// it starts (fillTitles).
+	Upgrading func(what string)
 }
 
 // DB is the bucket engine open on a bbolt file or on the kv tables of a
@@ -62,6 +65,10 @@ func OpenBolt(path string, o Options, recover func(RepoTx) error) (*DB, error) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("cache %s: %w", path, err)
+	}
+	if err := db.runFill(packedPosFillName, packedPosFill()); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("cache %s: the lists' indexes of layout 11: %w", path, err)
 	}
 	if err := db.runFill(listFillName, listFill()); err != nil {
 		_ = f.Close()

@@ -24,11 +24,11 @@ func TestIndexPagesFill(t *testing.T) {
 		bucket  []byte
 		min     float64
 	}{
-		{"rising invoices", func(*rand.Rand, int) time.Time { return t0 }, []byte("txidx.invoice"), 0.75},
+		{"rising invoices", func(*rand.Rand, int) time.Time { return t0 }, []byte("txpos.invoice"), 0.75},
 		{"rising keys", func(*rand.Rand, int) time.Time { return t0 }, []byte("txrow"), 0.75},
 		{"creation times in any order", func(rng *rand.Rand, _ int) time.Time {
 			return t0.Add(-time.Duration(rng.Int63n(int64(30 * 24 * time.Hour))))
-		}, []byte("txidx.created"), 0.55},
+		}, []byte("txpos.created"), 0.55},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

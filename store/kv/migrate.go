@@ -67,9 +67,9 @@ var migrations = []func(tx Tx) error{
 	// format 1 refuse the file instead of failing on its records.
 	9: func(tx Tx) error { return nil },
 	// Version 11 ends the list positions with the row's key packed
-	// (domain.AppendSortKey): the indexes are built again by the fills
-	// at open.
-	10: migrateIndexEntries,
+	// (domain.AppendSortKey), in new index buckets: the fill at open
+	// converts the old ones entry by entry (indexentry.go).
+	10: migratePackedPositions,
 }
 
 // Migrate brings the layout to SchemaVersion, step by step, and refuses a

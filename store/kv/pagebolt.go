@@ -35,14 +35,14 @@ import (
 // (boltCount). docs/large.md has the figures.
 var (
 	bSumIdx = [SortCount][]byte{
-		SortCreated:  []byte("sumidx.created"),
-		SortInvoice:  []byte("sumidx.invoice"),
-		SortCustomer: []byte("sumidx.customer"),
-		SortAmount:   []byte("sumidx.amount"),
-		SortState:    []byte("sumidx.state"),
+		SortCreated:  []byte("sumpos.created"),
+		SortInvoice:  []byte("sumpos.invoice"),
+		SortCustomer: []byte("sumpos.customer"),
+		SortAmount:   []byte("sumpos.amount"),
+		SortState:    []byte("sumpos.state"),
 	}
-	bSumUnknown = []byte("sumidx.unknown") // position by created → row ID and key
-	bSumMissing = []byte("sumidx.missing") // likewise, for OrderMissing
+	bSumUnknown = []byte("sumpos.unknown") // position by created → row ID and key
+	bSumMissing = []byte("sumpos.missing") // likewise, for OrderMissing
 	bSumRow     = []byte("sumrow")         // key → row ID (4 bytes)
 	bSumText    = []byte("sumtext")        // row ID / 64 → textBlock
 	bSumGram    = []byte("sumgram")        // row ID / 64 → the block's trigrams (gramBytes, a bit per hash)

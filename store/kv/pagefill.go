@@ -50,6 +50,15 @@ func startFill(tx Tx, name string) error {
 
 func fillKey(name string) []byte { return []byte("fill/" + name) }
 
+// fillTitles say what each fill does, for Options.Upgrading.
+var fillTitles = map[string]string{
+	packedPosFillName: "converting the lists' indexes to this paydesk's layout",
+	listFillName:      "building the reservation list's indexes",
+	txListFillName:    "building the transaction list's indexes",
+	refoldFillName:    "folding the lists' search texts again",
+	pushLogFillName:   "building the push log's index",
+}
+
 // runFill runs what is left of fill name, chunk by chunk.
 func (db *DB) runFill(name string, steps []fillStep) error {
 	n := db.opts.FillChunk
@@ -57,6 +66,7 @@ func (db *DB) runFill(name string, steps []fillStep) error {
 		n = fillChunk
 	}
 	chunks := 0
+	told := false
 	for {
 		var state []byte
 		if err := db.eng.View(func(tx Tx) error {
@@ -67,6 +77,10 @@ func (db *DB) runFill(name string, steps []fillStep) error {
 		}
 		if state == nil {
 			return nil
+		}
+		if !told && db.opts.Upgrading != nil {
+			db.opts.Upgrading(fillTitles[name])
+			told = true
 		}
 		step, after := int(state[0]), state[1:]
 		if step >= len(steps) {

@@ -25,12 +25,12 @@ import (
 // index, in creation order within it.
 var (
 	bTxIdx = [TxSortCount][]byte{
-		TxSortCreated:  []byte("txidx.created"),
-		TxSortKind:     []byte("txidx.kind"),
-		TxSortInvoice:  []byte("txidx.invoice"),
-		TxSortCustomer: []byte("txidx.customer"),
-		TxSortAmount:   []byte("txidx.amount"),
-		TxSortStatus:   []byte("txidx.status"),
+		TxSortCreated:  []byte("txpos.created"),
+		TxSortKind:     []byte("txpos.kind"),
+		TxSortInvoice:  []byte("txpos.invoice"),
+		TxSortCustomer: []byte("txpos.customer"),
+		TxSortAmount:   []byte("txpos.amount"),
+		TxSortStatus:   []byte("txpos.status"),
 	}
 	bTxRow  = []byte("txrow")  // key → row ID (4 bytes)
 	bTxText = []byte("txtext") // row ID / 64 → text block

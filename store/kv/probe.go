@@ -48,6 +48,10 @@ func FillKey(name string) []byte { return fillKey(name) }
 func TxListBuckets() [][]byte { return txPageBuckets }
 func TxListIndexes() [][]byte { return bTxIdx[:] }
 
+// OldListIndexes are both lists' index buckets before layout 11 beside
+// their layout-11 buckets.
+func OldListIndexes() [][2][]byte { return oldIndexes }
+
 // ListIndexes are the reservation list's sort indexes on bbolt.
 func ListIndexes() [][]byte {
 	out := make([][]byte, 0, len(listIndexes))

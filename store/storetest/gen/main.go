@@ -123,7 +123,8 @@ func stripList(from, to string) error {
 	defer dst.Close()
 	return dst.Update(func(tx *bolt.Tx) error {
 		for _, name := range []string{"sumidx.created", "sumidx.invoice", "sumidx.customer", "sumidx.amount", "sumidx.state",
-			"sumidx.unknown", "sumidx.missing", "sumrow", "sumtext", "sumgram"} {
+			"sumidx.unknown", "sumidx.missing", "sumpos.created", "sumpos.invoice", "sumpos.customer", "sumpos.amount",
+			"sumpos.state", "sumpos.unknown", "sumpos.missing", "sumrow", "sumtext", "sumgram"} {
 			if tx.Bucket([]byte(name)) == nil {
 				continue
 			}
