@@ -38,3 +38,26 @@ func TestDBCheck(t *testing.T) {
 		t.Errorf("db check of a PostgreSQL URL: exit %d %s", code, errs)
 	}
 }
+
+// TestDBCompact: `paydesk db compact` writes the cache again, says how
+// much smaller, and the cache reads the same after; a PostgreSQL URL is
+// refused with what to use instead.
+func TestDBCompact(t *testing.T) {
+	dir := t.TempDir()
+	for range 3 {
+		if code, out, errs := runCLI(t, dir, "", "test-reservation", "--approve"); code != 0 {
+			t.Fatalf("test-reservation: exit %d\n%s%s", code, out, errs)
+		}
+	}
+	_, before, _ := runCLI(t, dir, "", "reservations", "--json")
+	code, out, errs := runCLI(t, dir, "", "db", "compact")
+	if code != 0 || !strings.Contains(out, "compacted: ") || !strings.Contains(out, " MB → ") {
+		t.Fatalf("db compact: exit %d\n%s%s", code, out, errs)
+	}
+	if _, after, _ := runCLI(t, dir, "", "reservations", "--json"); after != before || !strings.Contains(after, "reservationNumber") {
+		t.Fatalf("after the compaction the reservations read\n%s\nwant\n%s", after, before)
+	}
+	if code, _, errs := runCLI(t, dir, "", "db", "compact", "--db", "postgres://x@127.0.0.1/none"); code != 2 || !strings.Contains(errs, "VACUUM") {
+		t.Errorf("db compact of a PostgreSQL URL: exit %d %s", code, errs)
+	}
+}

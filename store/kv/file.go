@@ -3,6 +3,7 @@ package kv
 import (
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -42,6 +43,27 @@ type File struct {
 // every branch page (branchwalk.go) are a DamagedError; a file another
 // process holds beyond LockTimeout is ErrLocked.
 func OpenFile(path string, o FileOptions) (*File, error) {
+	// A compaction (CompactTo, ReplaceWith) puts another file at the path
+	// while it holds the lock: a process that opened the path before and
+	// waited for the lock would then write to the file taken away. The
+	// path is looked at before and after the open: when it names another
+	// file by then, the open starts again on it.
+	for try := 0; ; try++ {
+		before, _ := os.Stat(path)
+		f, err := openFile(path, o)
+		if err != nil || before == nil || try == 2 {
+			return f, err
+		}
+		if after, err := os.Stat(path); err == nil && !os.SameFile(before, after) {
+			_ = f.Close()
+			continue
+		}
+		return f, nil
+	}
+}
+
+// openFile is OpenFile's one try.
+func openFile(path string, o FileOptions) (*File, error) {
 	if err := checkEmpty(path); err != nil {
 		return nil, err
 	}
