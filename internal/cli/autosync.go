@@ -31,11 +31,28 @@ func parseSyncEvery(v string) (time.Duration, error) {
 	return d, nil
 }
 
-// autoSync runs sync once at start (what happened while paydesk was not
+// syncStartDelay is how long after the start the first run waits: on a
+// large cache a run reads every reservation and transaction a page at a
+// time, and at start that competed with the console's first frame.
+const syncStartDelay = 20 * time.Second
+
+// at is a channel that has fired already.
+func at(t time.Time) <-chan time.Time {
+	c := make(chan time.Time, 1)
+	c <- t
+	return c
+}
+
+// autoSync runs sync once first fires (what happened while paydesk was not
 // running) and then on every tick until ctx ends; report gets each run's
 // result. A run's failure is reported and the next tick tries again: a
 // lookup only reads.
-func autoSync(ctx context.Context, tick <-chan time.Time, run func(context.Context) (gwsync.Result, error), report func(gwsync.Result, error)) {
+func autoSync(ctx context.Context, first, tick <-chan time.Time, run func(context.Context) (gwsync.Result, error), report func(gwsync.Result, error)) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-first:
+	}
 	for {
 		res, err := run(ctx)
 		if ctx.Err() != nil {
@@ -76,7 +93,7 @@ func (r *runtime) startAutoSync(every time.Duration, say func(string)) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		autoSync(ctx, t.C, func(ctx context.Context) (gwsync.Result, error) { return r.svc.Sync(ctx, time.Time{}) },
+		autoSync(ctx, time.After(syncStartDelay), t.C, func(ctx context.Context) (gwsync.Result, error) { return r.svc.Sync(ctx, time.Time{}) },
 			func(res gwsync.Result, err error) {
 				line := syncLine(res, err)
 				if line == "" {

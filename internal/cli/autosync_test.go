@@ -31,11 +31,12 @@ func TestParseSyncEvery(t *testing.T) {
 	}
 }
 
-// autoSync runs once at start, then once per tick, reports every run
-// (failures too: the next tick tries again) and stops with its context.
+// autoSync runs once when the start delay ends (not before), then once per
+// tick, reports every run (failures too: the next tick tries again) and
+// stops with its context.
 func TestAutoSyncRunsAtStartAndOnEveryTick(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	tick := make(chan time.Time)
+	first, tick := make(chan time.Time, 1), make(chan time.Time)
 	runs := make(chan struct{}, 10)
 	n := 0
 	run := func(context.Context) (gwsync.Result, error) {
@@ -50,7 +51,7 @@ func TestAutoSyncRunsAtStartAndOnEveryTick(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		autoSync(ctx, tick, run, func(res gwsync.Result, err error) {
+		autoSync(ctx, first, tick, run, func(res gwsync.Result, err error) {
 			if err != nil {
 				reported = append(reported, "error")
 				return
@@ -58,7 +59,13 @@ func TestAutoSyncRunsAtStartAndOnEveryTick(t *testing.T) {
 			reported = append(reported, "ok")
 		})
 	}()
-	<-runs // at start, before any tick
+	select {
+	case <-runs:
+		t.Fatal("a run before the start delay ended")
+	default:
+	}
+	first <- time.Time{}
+	<-runs // once the start delay ends, before any tick
 	tick <- time.Time{}
 	<-runs
 	tick <- time.Time{}

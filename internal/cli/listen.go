@@ -252,7 +252,8 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 		synced := make(chan struct{})
 		go func() {
 			defer close(synced)
-			autoSync(syncCtx, tick.C, func(ctx context.Context) (gwsync.Result, error) {
+			// A listener has no screen to draw first: it asks at once.
+			autoSync(syncCtx, at(time.Time{}), tick.C, func(ctx context.Context) (gwsync.Result, error) {
 				return gwsync.Run(ctx, db, lookups, gwsync.Options{Operator: "paydesk listen"})
 			}, func(res gwsync.Result, err error) {
 				if line := syncLine(res, err); line != "" {

@@ -26,9 +26,9 @@ type Lookup interface {
 
 // Store is what sync needs of the store (*store.DB has it).
 type Store interface {
-	LoadReservationSummaries(ctx context.Context) ([]store.Summary, error)
+	ReservationPage(ctx context.Context, q store.PageQuery) (store.Page, error)
 	Reservation(ctx context.Context, ref string) (*store.Reservation, error)
-	Transactions(ctx context.Context) ([]*store.Transaction, error)
+	TransactionPage(ctx context.Context, q store.PageQuery) (store.TxPage, error)
 	Transaction(ctx context.Context, key string) (*store.Transaction, error)
 	ApplyPush(ctx context.Context, rec store.PushRecord, p *api.Push) (store.ApplyResult, error)
 	AppendAudit(ctx context.Context, e store.AuditEntry) (uint64, error)
@@ -175,26 +175,44 @@ feed:
 // candidates are the invoices to ask about, sorted: of every reservation
 // still open or made since, and of every transaction made or changed
 // since (gift cards, and captures made under an invoice of their own).
+// Both lists are read a page at a time: a cache of a million reservations
+// held whole took 300 MB, beside the console that had just opened it.
 func candidates(ctx context.Context, db Store, since time.Time) ([]string, error) {
-	sums, err := db.LoadReservationSummaries(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("sync: reservations: %w", err)
-	}
 	seen := map[string]bool{}
-	for _, s := range sums {
-		open := s.State == store.StateAwaitingCustomer || s.State == store.StateReserved || s.State == store.StatePartlyCaptured
-		if s.Invoice != "" && (open || !s.Created.Before(since)) {
-			seen[s.Invoice] = true
+	q := store.PageQuery{Sort: store.SortCreated, Limit: candidatePage}
+	for {
+		p, err := db.ReservationPage(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("sync: reservations: %w", err)
 		}
-	}
-	txs, err := db.Transactions(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("sync: transactions: %w", err)
-	}
-	for _, t := range txs {
-		if t.Invoice != "" && (!t.Created.Before(since) || !t.Updated.Before(since) || !t.Status.IsFinal()) {
-			seen[t.Invoice] = true
+		for _, r := range p.Rows {
+			s := &r.Summary
+			open := s.State == store.StateAwaitingCustomer || s.State == store.StateReserved || s.State == store.StatePartlyCaptured
+			if s.Invoice != "" && (open || !s.Created.Before(since)) {
+				seen[s.Invoice] = true
+			}
 		}
+		if !p.More || len(p.Rows) == 0 {
+			break
+		}
+		q.After = p.Rows[len(p.Rows)-1].Pos
+	}
+	q = store.PageQuery{Sort: store.TxSortCreated, Limit: candidatePage}
+	for {
+		p, err := db.TransactionPage(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("sync: transactions: %w", err)
+		}
+		for _, r := range p.Rows {
+			t := r.Tx
+			if t.Invoice != "" && (!t.Created.Before(since) || !t.Updated.Before(since) || !t.Status.IsFinal()) {
+				seen[t.Invoice] = true
+			}
+		}
+		if !p.More || len(p.Rows) == 0 {
+			break
+		}
+		q.After = p.Rows[len(p.Rows)-1].Pos
 	}
 	out := make([]string, 0, len(seen))
 	for inv := range seen {
@@ -203,6 +221,9 @@ func candidates(ctx context.Context, db Store, since time.Time) ([]string, error
 	sort.Strings(out)
 	return out, nil
 }
+
+// candidatePage is how many rows one read of candidates takes.
+const candidatePage = 5000
 
 // learn books one InvoiceInfo entry when the store holds nothing for its
 // key or an older status; it returns nil when the store knew it already.
