@@ -120,6 +120,15 @@ type inbox struct {
 	reportWake   chan struct{} // cap 1
 	wmu          sync.Mutex
 	waiters      map[uint64][]func(ApplyResult)
+	// heard holds the inbox rows another process said it applied, not yet
+	// looked up (pginbox_report.go); lookAll asks the reporter to look for
+	// every awaited push (a notification without them). Both under wmu.
+	heard   []idRun
+	lookAll bool
+	// reportEvery is how often the reporter looks for every awaited push
+	// (a lost notification); readApplied reads outcomes (tests count it).
+	reportEvery time.Duration
+	readApplied func(ids []int64) ([]appliedRow, error)
 
 	// logf reports the applier's trouble (the listener's error output).
 	logMu sync.Mutex
@@ -130,8 +139,9 @@ func newInbox(db *DB, dsn string) *inbox {
 	ctx, stop := context.WithCancel(context.Background())
 	ib := &inbox{db: db, dsn: dsn, queue: make(chan *ingestJob, 4*maxIngestBatch), ctx: ctx, stop: stop,
 		applierWake: make(chan struct{}, 1), notifyWake: make(chan struct{}, 1), reportWake: make(chan struct{}, 1),
-		waiters: map[uint64][]func(ApplyResult){}, clock: time.Now}
+		waiters: map[uint64][]func(ApplyResult){}, clock: time.Now, reportEvery: time.Second}
 	ib.sleep = ib.sleepFor
+	ib.readApplied = ib.applied
 	ib.flushWG.Add(1)
 	go ib.flushLoop()
 	return ib
@@ -656,7 +666,7 @@ func (ib *inbox) applyRows(limit int, after int64, failed bool) ([]appliedRow, e
 		if err := it.InboxMark(idArg, pushIDs, results); err != nil {
 			return err
 		}
-		c.inbox = true
+		c.inbox, c.inboxRuns = true, runsOf(idArg)
 		return c.writeCounts(rt)
 	})
 	if err != nil {
@@ -742,83 +752,4 @@ func (ib *inbox) resolve(done []appliedRow) {
 	for _, call := range calls {
 		call()
 	}
-}
-
-// reporter finds the outcomes of pushes this process took that another
-// process applied (or that were applied before they were awaited): when
-// the bus says pushes were applied, and once a second while any is
-// awaited, at most ten times a second.
-func (ib *inbox) reporter() {
-	defer ib.wg.Done()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ib.ctx.Done():
-			return
-		case <-ib.reportWake:
-		case <-tick.C:
-		}
-		ib.report()
-		select {
-		case <-ib.ctx.Done():
-			return
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// reportChunk is how many awaited pushes one look of the reporter asks
-// the database about.
-const reportChunk = 1024
-
-// report asks for the outcomes of the awaited pushes, lowest inbox
-// numbers first, reportChunk at a time, and stops at the first chunk of
-// which none was applied yet: the applier goes through the inbox in
-// number order, so what lies beyond is not applied either. Asking for
-// every awaited push at each look cost a listener with a backlog of
-// 20,000 pushes (and the database) more than applying them did: each look
-// read them all again, ten times a second.
-func (ib *inbox) report() {
-	ib.wmu.Lock()
-	ids := make([]int64, 0, len(ib.waiters))
-	for id := range ib.waiters {
-		ids = append(ids, int64(id))
-	}
-	ib.wmu.Unlock()
-	slices.Sort(ids)
-	for len(ids) > 0 && ib.ctx.Err() == nil {
-		chunk := ids[:min(len(ids), reportChunk)]
-		ids = ids[len(chunk):]
-		done, err := ib.applied(chunk)
-		if err != nil || len(done) == 0 {
-			return // the next tick tries again
-		}
-		ib.resolve(done)
-	}
-}
-
-// applied reads the outcomes of those of ids that were applied.
-func (ib *inbox) applied(ids []int64) ([]appliedRow, error) {
-	ctx, cancel := context.WithTimeout(ib.ctx, 10*time.Second)
-	defer cancel()
-	rows, err := ib.db.conn.Pool().Query(ctx, `SELECT id, push_id, result FROM paydesk_push_inbox WHERE id = ANY($1) AND push_id IS NOT NULL`, ids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var done []appliedRow
-	for rows.Next() {
-		var id, pushID int64
-		var result []byte
-		if err := rows.Scan(&id, &pushID, &result); err != nil {
-			return nil, err
-		}
-		res, err := kvlayout.DecodeApplyResult(uint64(pushID), result)
-		if err != nil {
-			res = ApplyResult{ID: uint64(pushID)}
-		}
-		done = append(done, appliedRow{id: uint64(id), res: res})
-	}
-	return done, rows.Err()
 }
