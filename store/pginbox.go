@@ -93,10 +93,11 @@ type inbox struct {
 	db  *DB
 	dsn string
 
-	queue   chan *ingestJob
-	closeMu sync.RWMutex
-	closed  bool
-	flushWG sync.WaitGroup
+	queue     chan *ingestJob
+	ingestBuf []byte // the batcher's encoded arguments (pginbox_ingest.go)
+	closeMu   sync.RWMutex
+	closed    bool
+	flushWG   sync.WaitGroup
 
 	ctx  context.Context
 	stop context.CancelFunc
@@ -295,7 +296,7 @@ func (ib *inbox) commit(jobs []*ingestJob) {
 	var ids map[string]uint64
 	var err error
 	for try := 0; try < 5; try++ {
-		if ids, err = ib.identities(ctx, qIngest, keys, hashes, recs); !postgres.Retryable(err) {
+		if ids, err = ib.insertBatch(ctx, keys, hashes, recs); !postgres.Retryable(err) {
 			break
 		}
 	}
