@@ -26,6 +26,9 @@ type Change struct {
 	// inbox: the commit applied pushes from the push inbox (PostgreSQL):
 	// listeners waiting to hear what became of theirs look.
 	inbox bool
+	// inboxRuns are the inbox rows it applied (pginbox_report.go): the
+	// other listeners ask for the outcomes of those rows only.
+	inboxRuns []idRun
 
 	// keys already listed, while the commit runs
 	seenReservations, seenTransactions map[string]struct{}

@@ -37,6 +37,9 @@ type busMessage struct {
 	Deliveries   bool     `json:"dl,omitempty"`
 	Overflow     bool     `json:"of,omitempty"`
 	Inbox        bool     `json:"in,omitempty"`
+	// InboxRuns names the inbox rows applied (encodeRuns' form), so that
+	// the other listeners ask for the outcomes of those rows only.
+	InboxRuns string `json:"ir,omitempty"`
 }
 
 // changeBus tells the other processes on a database what this one
@@ -76,18 +79,34 @@ func (b *changeBus) close() {
 	b.wg.Wait()
 }
 
+// payload is c's notification text, at most maxPayload bytes.
+func (b *changeBus) payload(c Change) []byte {
+	m := busMessage{Origin: b.origin, Pushes: c.Pushes, Rejected: c.Rejected, Receipts: c.Receipts, ReceiptKeys: c.ReceiptKeys, Reservations: c.Reservations,
+		Transactions: c.Transactions, Ops: c.Ops, Audit: c.Audit, Exchanges: c.Exchanges, Orders: c.Orders, Approvals: c.Approvals, Endpoints: c.Endpoints, Deliveries: c.Deliveries, Overflow: c.Overflow, Inbox: c.inbox}
+	if len(c.inboxRuns) > 0 {
+		m.InboxRuns = encodeRuns(c.inboxRuns)
+	}
+	payload, err := json.Marshal(m)
+	if err != nil || len(payload) > maxPayload {
+		// A batch's keys overflow often; the rows it applied still go,
+		// unless they alone are too long (the listeners then look at all
+		// their awaited pushes).
+		of := busMessage{Origin: b.origin, Pushes: c.Pushes, Rejected: c.Rejected, Overflow: true, Inbox: c.inbox, InboxRuns: m.InboxRuns}
+		if payload, err = json.Marshal(of); err != nil || len(payload) > maxPayload {
+			of.InboxRuns = ""
+			payload, _ = json.Marshal(of)
+		}
+	}
+	return payload
+}
+
 // publish sends c to the other processes (best effort: a lost NOTIFY
 // costs a live update, not data).
 func (b *changeBus) publish(c Change) {
-	m := busMessage{Origin: b.origin, Pushes: c.Pushes, Rejected: c.Rejected, Receipts: c.Receipts, ReceiptKeys: c.ReceiptKeys, Reservations: c.Reservations,
-		Transactions: c.Transactions, Ops: c.Ops, Audit: c.Audit, Exchanges: c.Exchanges, Orders: c.Orders, Approvals: c.Approvals, Endpoints: c.Endpoints, Deliveries: c.Deliveries, Overflow: c.Overflow, Inbox: c.inbox}
-	payload, err := json.Marshal(m)
-	if err != nil || len(payload) > maxPayload {
-		payload, _ = json.Marshal(busMessage{Origin: b.origin, Pushes: c.Pushes, Rejected: c.Rejected, Overflow: true, Inbox: c.inbox})
-	}
 	if b.db.conn == nil {
 		return
 	}
+	payload := b.payload(c)
 	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
 	defer cancel()
 	_, _ = b.db.conn.Pool().Exec(ctx, `SELECT pg_notify($1, $2)`, busChannel, string(payload))
@@ -119,6 +138,9 @@ func (b *changeBus) listen() {
 			first = false
 		} else {
 			b.db.deliver(Change{Overflow: true}) // what came while the connection was down
+			if b.db.inbox != nil {
+				b.db.inbox.heardApplied(nil) // and pushes applied meanwhile
+			}
 		}
 		for {
 			n, err := conn.WaitForNotification(b.ctx)
@@ -130,7 +152,13 @@ func (b *changeBus) listen() {
 				continue
 			}
 			if m.Inbox && b.db.inbox != nil {
-				poke(b.db.inbox.reportWake) // another process applied pushes: perhaps ours
+				// Another process applied pushes, perhaps ours: those rows'
+				// outcomes, or (rows not named) every awaited one's.
+				runs, err := decodeRuns(m.InboxRuns)
+				if err != nil {
+					runs = nil
+				}
+				b.db.inbox.heardApplied(runs)
 			}
 			b.db.deliver(Change{Pushes: m.Pushes, Rejected: m.Rejected, Receipts: m.Receipts, ReceiptKeys: m.ReceiptKeys, Reservations: m.Reservations, Transactions: m.Transactions,
 				Ops: m.Ops, Audit: m.Audit, Exchanges: m.Exchanges, Orders: m.Orders, Approvals: m.Approvals, Endpoints: m.Endpoints, Deliveries: m.Deliveries, Overflow: m.Overflow})

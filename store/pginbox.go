@@ -93,10 +93,11 @@ type inbox struct {
 	db  *DB
 	dsn string
 
-	queue   chan *ingestJob
-	closeMu sync.RWMutex
-	closed  bool
-	flushWG sync.WaitGroup
+	queue     chan *ingestJob
+	ingestBuf []byte // the batcher's encoded arguments (pginbox_ingest.go)
+	closeMu   sync.RWMutex
+	closed    bool
+	flushWG   sync.WaitGroup
 
 	ctx  context.Context
 	stop context.CancelFunc
@@ -108,6 +109,7 @@ type inbox struct {
 	notifierOnce sync.Once
 	notifyWake   chan struct{} // cap 1: send NOTIFY paydesk_inbox
 	notifyCount  atomic.Int64  // pushes committed since the last NOTIFY (its payload)
+	notifyPace   func() bool   // waits between NOTIFYs (paceNotify; tests hold it)
 
 	// burst counts the pushes arriving in the database (this process's
 	// commits, the others' NOTIFY payloads): the applier yields to a burst
@@ -120,6 +122,15 @@ type inbox struct {
 	reportWake   chan struct{} // cap 1
 	wmu          sync.Mutex
 	waiters      map[uint64][]func(ApplyResult)
+	// heard holds the inbox rows another process said it applied, not yet
+	// looked up (pginbox_report.go); lookAll asks the reporter to look for
+	// every awaited push (a notification without them). Both under wmu.
+	heard   []idRun
+	lookAll bool
+	// reportEvery is how often the reporter looks for every awaited push
+	// (a lost notification); readApplied reads outcomes (tests count it).
+	reportEvery time.Duration
+	readApplied func(ids []int64) ([]appliedRow, error)
 
 	// logf reports the applier's trouble (the listener's error output).
 	logMu sync.Mutex
@@ -130,8 +141,10 @@ func newInbox(db *DB, dsn string) *inbox {
 	ctx, stop := context.WithCancel(context.Background())
 	ib := &inbox{db: db, dsn: dsn, queue: make(chan *ingestJob, 4*maxIngestBatch), ctx: ctx, stop: stop,
 		applierWake: make(chan struct{}, 1), notifyWake: make(chan struct{}, 1), reportWake: make(chan struct{}, 1),
-		waiters: map[uint64][]func(ApplyResult){}, clock: time.Now}
+		waiters: map[uint64][]func(ApplyResult){}, clock: time.Now, reportEvery: time.Second}
 	ib.sleep = ib.sleepFor
+	ib.readApplied = ib.applied
+	ib.notifyPace = ib.paceNotify
 	ib.flushWG.Add(1)
 	go ib.flushLoop()
 	return ib
@@ -285,7 +298,7 @@ func (ib *inbox) commit(jobs []*ingestJob) {
 	var ids map[string]uint64
 	var err error
 	for try := 0; try < 5; try++ {
-		if ids, err = ib.identities(ctx, qIngest, keys, hashes, recs); !postgres.Retryable(err) {
+		if ids, err = ib.insertBatch(ctx, keys, hashes, recs); !postgres.Retryable(err) {
 			break
 		}
 	}
@@ -385,6 +398,29 @@ func (ib *inbox) notifier() {
 		ctx, cancel := context.WithTimeout(ib.ctx, 2*time.Second)
 		_, _ = ib.db.conn.Pool().Exec(ctx, `SELECT pg_notify($1, $2)`, inboxChannel, strconv.FormatInt(n, 10)) // a hint: the applier also looks once a second
 		cancel()
+		if !ib.notifyPace() {
+			return
+		}
+	}
+}
+
+// notifyEvery spaces a listener's NOTIFY paydesk_inbox: the batches
+// committed meanwhile go in the next one, with their count. One NOTIFY a
+// batch (about 120 a second from a listener under load) was a statement
+// and a transaction of the server's each, and woke every listening
+// session on the database; the applier rests through a burst anyway, and
+// its burst meter counts in windows five times as long (burst.Window).
+const notifyEvery = 50 * time.Millisecond
+
+// paceNotify waits notifyEvery; false when the DB is closing.
+func (ib *inbox) paceNotify() bool {
+	t := time.NewTimer(notifyEvery)
+	defer t.Stop()
+	select {
+	case <-ib.ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
@@ -656,7 +692,7 @@ func (ib *inbox) applyRows(limit int, after int64, failed bool) ([]appliedRow, e
 		if err := it.InboxMark(idArg, pushIDs, results); err != nil {
 			return err
 		}
-		c.inbox = true
+		c.inbox, c.inboxRuns = true, runsOf(idArg)
 		return c.writeCounts(rt)
 	})
 	if err != nil {
@@ -742,83 +778,4 @@ func (ib *inbox) resolve(done []appliedRow) {
 	for _, call := range calls {
 		call()
 	}
-}
-
-// reporter finds the outcomes of pushes this process took that another
-// process applied (or that were applied before they were awaited): when
-// the bus says pushes were applied, and once a second while any is
-// awaited, at most ten times a second.
-func (ib *inbox) reporter() {
-	defer ib.wg.Done()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ib.ctx.Done():
-			return
-		case <-ib.reportWake:
-		case <-tick.C:
-		}
-		ib.report()
-		select {
-		case <-ib.ctx.Done():
-			return
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// reportChunk is how many awaited pushes one look of the reporter asks
-// the database about.
-const reportChunk = 1024
-
-// report asks for the outcomes of the awaited pushes, lowest inbox
-// numbers first, reportChunk at a time, and stops at the first chunk of
-// which none was applied yet: the applier goes through the inbox in
-// number order, so what lies beyond is not applied either. Asking for
-// every awaited push at each look cost a listener with a backlog of
-// 20,000 pushes (and the database) more than applying them did: each look
-// read them all again, ten times a second.
-func (ib *inbox) report() {
-	ib.wmu.Lock()
-	ids := make([]int64, 0, len(ib.waiters))
-	for id := range ib.waiters {
-		ids = append(ids, int64(id))
-	}
-	ib.wmu.Unlock()
-	slices.Sort(ids)
-	for len(ids) > 0 && ib.ctx.Err() == nil {
-		chunk := ids[:min(len(ids), reportChunk)]
-		ids = ids[len(chunk):]
-		done, err := ib.applied(chunk)
-		if err != nil || len(done) == 0 {
-			return // the next tick tries again
-		}
-		ib.resolve(done)
-	}
-}
-
-// applied reads the outcomes of those of ids that were applied.
-func (ib *inbox) applied(ids []int64) ([]appliedRow, error) {
-	ctx, cancel := context.WithTimeout(ib.ctx, 10*time.Second)
-	defer cancel()
-	rows, err := ib.db.conn.Pool().Query(ctx, `SELECT id, push_id, result FROM paydesk_push_inbox WHERE id = ANY($1) AND push_id IS NOT NULL`, ids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var done []appliedRow
-	for rows.Next() {
-		var id, pushID int64
-		var result []byte
-		if err := rows.Scan(&id, &pushID, &result); err != nil {
-			return nil, err
-		}
-		res, err := kvlayout.DecodeApplyResult(uint64(pushID), result)
-		if err != nil {
-			res = ApplyResult{ID: uint64(pushID)}
-		}
-		done = append(done, appliedRow{id: uint64(id), res: res})
-	}
-	return done, rows.Err()
 }

@@ -392,7 +392,14 @@ func (t *Tx) NextBatchNumber() (uint64, error) { return t.nextNumber("batches") 
 // pgTallyNames are the counters' names in paydesk_counters.
 var pgTallyNames = [...]string{"pushes", "rejected", "reservations", "transactions"}
 
+// AddTally queues its additions: the writers call it last, and nothing
+// waits for the answer, so they go to the server with the transaction's
+// other queued writes before the next statement or the commit, not in a
+// round trip each.
 func (t *Tx) AddTally(d domain.Tally) error {
+	if t.err != nil {
+		return t.err
+	}
 	for i, n := range [...]int64{d.Pushes, d.Rejected, d.Reservations, d.Transactions} {
 		if n == 0 {
 			continue
@@ -400,10 +407,8 @@ func (t *Tx) AddTally(d domain.Tally) error {
 		// Each database session adds to rows of its own (a session runs
 		// one transaction at a time), so listeners committing at once do
 		// not wait on, or lose a race over, one row; Tally sums them.
-		if err := t.exec(`INSERT INTO paydesk_counters (name, process, n) VALUES ($1, pg_backend_pid()::text, $2)
-			ON CONFLICT (name, process) DO UPDATE SET n = paydesk_counters.n + excluded.n`, pgTallyNames[i], n); err != nil {
-			return err
-		}
+		t.queue("counter "+pgTallyNames[i], `INSERT INTO paydesk_counters (name, process, n) VALUES ($1, pg_backend_pid()::text, $2)
+			ON CONFLICT (name, process) DO UPDATE SET n = paydesk_counters.n + excluded.n`, pgTallyNames[i], n)
 	}
 	return nil
 }

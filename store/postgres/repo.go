@@ -54,9 +54,17 @@ func (t *Tx) InboxWaiting(limit int, after int64) ([]uint64, [][]byte, error) {
 	return ids, recs, nil
 }
 
-// InboxMark marks inbox rows applied with their push IDs and results.
+// InboxMark marks inbox rows applied with their push IDs and results. Its
+// answer is not needed (the rows are the transaction's: it read them), so
+// the statement is queued with the push writes and goes to the server
+// with them before the commit (prefetch.go), not in a round trip of its
+// own.
 func (t *Tx) InboxMark(ids, pushIDs []int64, results [][]byte) error {
-	return t.exec(InboxMarkSQL, ids, pushIDs, results)
+	if t.err != nil {
+		return t.err
+	}
+	t.queue("marking inbox rows applied", InboxMarkSQL, ids, pushIDs, results)
+	return nil
 }
 
 // TxErr is the database's error that failed the transaction, if any.
