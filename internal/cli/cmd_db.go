@@ -166,9 +166,12 @@ func runDBCheck(c *cmdContext) int {
 }
 
 func dbCompactCmd(sio IO) *cobra.Command {
-	c := &cmdContext{sio: sio}
+	c := &cmdContext{name: "db compact", sio: sio}
 	cmd := c.command("compact", "Write a cache file again on full pages, without the pages it freed: it takes less disk", cobra.NoArgs,
-		func(_ context.Context, c *cmdContext) int { return runDBCompact(c) })
+		func(ctx context.Context, c *cmdContext) int { return runDBCompact(ctx, c) })
+	// It replaces the file: never inside the console or serve that owns
+	// it, which would hold the file it replaces.
+	delete(cmd.Annotations, ownerRuns)
 	cmd.Long = `Write a cache file again with every key in order on full pages and without the free pages its
 commits left, then put the copy in its place. A cache grows with keys that land all over its trees
 (transaction keys, reservation numbers), whose pages are split half full: a year of a shop's orders
@@ -180,7 +183,7 @@ needs as much free disk beside the cache as the compacted file takes.`
 	return cmd
 }
 
-func runDBCompact(c *cmdContext) int {
+func runDBCompact(ctx context.Context, c *cmdContext) int {
 	set, err := c.settings()
 	if err != nil {
 		c.fail(err)
@@ -192,7 +195,11 @@ func runDBCompact(c *cmdContext) int {
 	before, after, err := store.CompactFile(set.DB, 500*time.Millisecond, upgradeNotice(c.sio.Stderr, "paydesk db compact", set.DB))
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
-			err = fmt.Errorf("%w\n%s", err, lockedHint)
+			if owned := ownedError(ctx, err, set, getenvOf(c.sio), "db compact"); owned != err {
+				err = owned
+			} else {
+				err = fmt.Errorf("%w\n%s", err, lockedHint)
+			}
 		}
 		return c.fail(err)
 	}
