@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -90,9 +91,6 @@ func TestCompactFile(t *testing.T) {
 // while a compaction held it, and waited for the lock, opens the file the
 // compaction put in its place, not the one taken away.
 func TestOpenAfterCompactionGetsTheNewFile(t *testing.T) {
-	if _, err := os.Stat("/proc/self/fd"); err != nil {
-		t.Skip("needs /proc to see the waiting open")
-	}
 	dir := t.TempDir()
 	path, other := filepath.Join(dir, "c.db"), filepath.Join(dir, "other.db")
 	count := func(db *DB) int {
@@ -115,32 +113,28 @@ func TestOpenAfterCompactionGetsTheNewFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	pageData(t, held, 7)
-	opens := func() int { // this process's descriptors of path
-		n := 0
-		fds, _ := os.ReadDir("/proc/self/fd")
-		for _, fd := range fds {
-			if l, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && l == path {
-				n++
-			}
-		}
-		return n
+	// The second open tells when bbolt has the file open, before it waits
+	// for the lock.
+	opened := make(chan struct{})
+	var once sync.Once
+	openFile := func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		f, err := os.OpenFile(name, flag, perm)
+		once.Do(func() { close(opened) })
+		return f, err
 	}
-	base := opens()
 	type result struct {
 		db  *DB
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		db, err := Open(path, Options{NoSync: true, LockTimeout: time.Minute})
+		db, err := Open(path, Options{NoSync: true, LockTimeout: time.Minute, openFile: openFile})
 		done <- result{db, err}
 	}()
-	deadline := time.Now().Add(time.Minute) // only a stuck test reaches it
-	for opens() <= base {
-		if time.Now().After(deadline) {
-			t.Fatal("the second open never opened the file")
-		}
-		time.Sleep(time.Millisecond)
+	select {
+	case <-opened:
+	case r := <-done:
+		t.Fatalf("the second open ended before it opened the file: %v", r.err)
 	}
 	// What a compaction does while it holds the file: another file in
 	// its place, then the close.

@@ -89,6 +89,8 @@ type Options struct {
 	// (pagefill.go), failFillAfter stops a fill after that many chunks:
 	// for the tests of a fill cut short.
 	fillChunk, failFillAfter int
+	// openFile opens a cache file for bbolt (kv.FileOptions.OpenFile).
+	openFile func(name string, flag int, perm os.FileMode) (*os.File, error)
 }
 
 // DB is an open cache. It is safe for concurrent use.
@@ -260,7 +262,8 @@ func openShared(dsn string, opts Options) (*DB, error) {
 
 // kvOptions are the bucket engine's options (store/kv) of opts.
 func (db *DB) kvOptions() kv.Options {
-	return kv.Options{File: kv.FileOptions{NoSync: db.opts.NoSync, LockTimeout: db.opts.LockTimeout, CheckPagesUpTo: db.opts.CheckPagesUpTo},
+	return kv.Options{File: kv.FileOptions{NoSync: db.opts.NoSync, LockTimeout: db.opts.LockTimeout, CheckPagesUpTo: db.opts.CheckPagesUpTo,
+		OpenFile: db.opts.openFile},
 		FillChunk: db.opts.fillChunk, FailFillAfter: db.opts.failFillAfter, Upgrading: db.opts.Upgrading}
 }
 

@@ -27,6 +27,10 @@ type FileOptions struct {
 	// after a clean close; 0 means 64 MiB, negative checks none (a larger
 	// file closed cleanly has its branch pages checked: branchwalk.go).
 	CheckPagesUpTo int64
+	// OpenFile, when set, opens the file for bbolt (bolt.Options.OpenFile):
+	// for the tests that need to know an open has the file before it
+	// waits for the lock.
+	OpenFile func(name string, flag int, perm os.FileMode) (*os.File, error)
 }
 
 // File is a cache file on bbolt, open under the damage guard: once a
@@ -77,7 +81,7 @@ func openFile(path string, o FileOptions) (*File, error) {
 	f := &File{damage: &damage{path: path}, path: path}
 	err = f.damage.guard(func() (err error) {
 		f.db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: o.LockTimeout, NoSync: o.NoSync,
-			FreelistType: bolt.FreelistMapType, InitialMmapSize: initialMmapSize})
+			FreelistType: bolt.FreelistMapType, InitialMmapSize: initialMmapSize, OpenFile: o.OpenFile})
 		return err
 	})
 	if err != nil {
