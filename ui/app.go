@@ -267,7 +267,7 @@ func (a *App) styleHelp() {
 // Init loads the cache and starts listening for its changes.
 func (a *App) Init() tea.Cmd {
 	a.changes, a.unsubscribe = a.cfg.Store.Subscribe()
-	cmds := []tea.Cmd{tea.RequestBackgroundColor, waitChange(a.changes, time.Time{}, a.streamWindow(), a.streamWindow()), a.loadAll(), ageTick(), a.warmLists()}
+	cmds := []tea.Cmd{tea.RequestBackgroundColor, waitChange(a.changes, time.Now, time.Time{}, a.streamWindow(), a.streamWindow()), a.loadAll(), ageTick(), a.warmLists()}
 	cmds = append(cmds, a.cfg.Startup...)
 	return tea.Batch(cmds...)
 }
@@ -406,7 +406,7 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case changeMsg:
 		a.sessionPushes += msg.Change.Pushes + msg.Change.Rejected
 		a.sameFrame = true // the count shows with the reload's frame
-		return a, tea.Batch(waitChange(a.changes, time.Now(), a.streamWindow(), a.growStream(msg.Window)), a.reloadAsOne(msg))
+		return a, tea.Batch(waitChange(a.changes, time.Now, time.Now(), a.streamWindow(), a.growStream(msg.Window)), a.reloadAsOne(msg))
 	case reloadedMsg:
 		return a, a.updateReloaded(msg)
 	case auditMsg:

@@ -62,9 +62,9 @@ func changeWindowFor(sinceLast, stream time.Duration) time.Duration {
 // previous change was delivered: last; zero for none): a burst of pushes
 // redraws once. A change less than within after the last one is part of
 // a stream and is gathered for stream (growStream lengthens it while the
-// stream goes on). No key press is needed; the program runs this command
-// in the background.
-func waitChange(ch <-chan store.Change, last time.Time, within, stream time.Duration) tea.Cmd {
+// stream goes on). now is the clock last was read from. No key press is
+// needed; the program runs this command in the background.
+func waitChange(ch <-chan store.Change, now func() time.Time, last time.Time, within, stream time.Duration) tea.Cmd {
 	if ch == nil {
 		return nil
 	}
@@ -75,7 +75,7 @@ func waitChange(ch <-chan store.Change, last time.Time, within, stream time.Dura
 		}
 		window := coalesceWindow
 		if !last.IsZero() {
-			if window = changeWindowFor(time.Since(last), within); window != coalesceWindow {
+			if window = changeWindowFor(now().Sub(last), within); window != coalesceWindow {
 				window = stream
 			}
 		}

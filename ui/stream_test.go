@@ -46,13 +46,13 @@ func TestWaitChangeUsesTheStreamWindow(t *testing.T) {
 		want time.Duration
 	}{
 		{"first change", time.Time{}, coalesceWindow},
-		{"in a stream", time.Now(), stream},
-		{"after a quiet spell", time.Now().Add(-time.Hour), coalesceWindow},
+		{"in a stream", testNow.Add(-time.Second), stream},
+		{"after a quiet spell", testNow.Add(-time.Hour), coalesceWindow},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ch := make(chan store.Change, 1)
 			ch <- store.Change{Pushes: 1}
-			msg, ok := waitChange(ch, tc.last, time.Minute, stream)().(changeMsg)
+			msg, ok := waitChange(ch, func() time.Time { return testNow }, tc.last, time.Minute, stream)().(changeMsg)
 			if !ok || msg.Change.Pushes != 1 {
 				t.Fatalf("waitChange gave %#v, want the change", msg)
 			}
