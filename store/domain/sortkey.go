@@ -1,9 +1,6 @@
 package domain
 
-import (
-	"errors"
-	"strings"
-)
+import "errors"
 
 // A row's key ends its list position (PosKey, TxPosKey): the order's last
 // tie-break and what makes a position unique. On bbolt a position is an
@@ -118,8 +115,13 @@ var errSortKey = errors.New("packed key: not a key's packed form")
 
 // DecodeSortKey reads a packed key back.
 func DecodeSortKey(b []byte) (string, error) {
-	var out strings.Builder
-	out.Grow(len(b) * 8 / 5)
+	out, err := AppendDecodedSortKey(make([]byte, 0, len(b)*8/5), b)
+	return string(out), err
+}
+
+// AppendDecodedSortKey appends the key packed in b to dst: a list walk
+// reads each row's key into one buffer.
+func AppendDecodedSortKey(dst, b []byte) ([]byte, error) {
 	var acc uint64
 	n := 0 // bits in acc
 	i := 0
@@ -142,24 +144,24 @@ func DecodeSortKey(b []byte) (string, error) {
 			break
 		}
 		if c := sortChar[s]; c != 0 {
-			out.WriteByte(c)
+			dst = append(dst, c)
 			continue
 		}
 		c, ok := take(8)
 		if !ok {
 			// The padding: zero bits, fewer than eight.
 			if s != 0 || acc != 0 || n+5 >= 8 {
-				return "", errSortKey
+				return dst, errSortKey
 			}
 			break
 		}
 		if s > 27 || sortSym[c] != 0 || sortEsc(byte(c)) != byte(s) {
-			return "", errSortKey
+			return dst, errSortKey
 		}
-		out.WriteByte(byte(c))
+		dst = append(dst, byte(c))
 	}
 	if acc != 0 {
-		return "", errSortKey // padding is zero bits
+		return dst, errSortKey // padding is zero bits
 	}
-	return out.String(), nil
+	return dst, nil
 }

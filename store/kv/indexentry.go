@@ -27,19 +27,19 @@ func appendIndexValue(dst []byte, id uint32, key []byte) []byte {
 	return binary.AppendUvarint(dst, uint64(domain.SortKeyLen(string(key))))
 }
 
-// entryKey is the row key an index entry (k → v) names: the last bytes of
-// its position key, as many as its value says, unpacked.
-func entryKey(k, v []byte) (string, error) {
+// entryKey appends the row key an index entry (k → v) names to dst: the
+// last bytes of its position key, as many as its value says, unpacked.
+func entryKey(dst, k, v []byte) ([]byte, error) {
 	if len(v) < 5 {
-		return "", fmt.Errorf("index entry %x: value of %d bytes: %w", k, len(v), kvlayout.ErrCorrupt)
+		return dst, fmt.Errorf("index entry %x: value of %d bytes: %w", k, len(v), kvlayout.ErrCorrupt)
 	}
 	n, m := binary.Uvarint(v[4:])
 	if m <= 0 || 4+m != len(v) || n == 0 || n > uint64(len(k)) {
-		return "", fmt.Errorf("index entry %x: key length: %w", k, kvlayout.ErrCorrupt)
+		return dst, fmt.Errorf("index entry %x: key length: %w", k, kvlayout.ErrCorrupt)
 	}
-	key, err := domain.DecodeSortKey(k[uint64(len(k))-n:])
+	key, err := domain.AppendDecodedSortKey(dst, k[uint64(len(k))-n:])
 	if err != nil {
-		return "", fmt.Errorf("index entry %x: %w: %w", k, err, kvlayout.ErrCorrupt)
+		return dst, fmt.Errorf("index entry %x: %w: %w", k, err, kvlayout.ErrCorrupt)
 	}
 	return key, nil
 }

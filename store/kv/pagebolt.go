@@ -1047,6 +1047,7 @@ func textKeep(tx Tx, l *boltList, words [][]byte, q *PageQuery) func(k, v []byte
 	tb, sb := tx.Bucket(l.text), tx.Bucket(l.records)
 	var f fold.Folder
 	var bk [4]byte
+	var key []byte // the row's key, read into one buffer row by row
 	return func(k, v []byte) bool {
 		if len(v) < 4 {
 			return false
@@ -1060,8 +1061,9 @@ func textKeep(tx Tx, l *boltList, words [][]byte, q *PageQuery) func(k, v []byte
 		if !q.HasCond() {
 			return true
 		}
-		key, err := entryKey(k, v)
-		return err == nil && l.keep(sb.Get([]byte(key)), q, &f)
+		var err error
+		key, err = entryKey(key[:0], k, v)
+		return err == nil && l.keep(sb.Get(key), q, &f)
 	}
 }
 
@@ -1242,16 +1244,17 @@ func walkRange(cur Cursor, prefix []byte, q PageQuery, keep func(k, v []byte) bo
 		k, v = end(true)
 	}
 	var rows []keyRow
+	var key []byte // each row's key, unpacked into one buffer
 	for n := 0; k != nil && len(rows) < lim; k, v = step(fwd) {
 		if n++; budget > 0 && n > budget {
 			return keyPage{}, false, nil
 		}
 		if ok(k, v) {
-			key, err := entryKey(k, v)
-			if err != nil {
+			var err error
+			if key, err = entryKey(key[:0], k, v); err != nil {
 				return keyPage{}, false, err
 			}
-			rows = append(rows, keyRow{pos: bytes.Clone(k[len(prefix):]), key: key})
+			rows = append(rows, keyRow{pos: bytes.Clone(k[len(prefix):]), key: string(key)})
 		}
 	}
 	// One more row this way?
