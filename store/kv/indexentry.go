@@ -44,15 +44,16 @@ func entryKey(dst, k, v []byte) ([]byte, error) {
 	return key, nil
 }
 
-// oldIndexes are the list indexes of layouts 5–10 and their layout-11
-// buckets: the reservation list's five sort indexes and two filtered ones,
-// then the transaction list's six.
+// oldIndexes are the list indexes of layouts 5–10 (their names are the
+// old files', fixed) beside the buckets that hold them now: the
+// reservation list's five sort indexes and two filtered ones, then the
+// transaction list's six.
 var oldIndexes = func() (out [][2][]byte) {
-	for _, c := range []string{"created", "invoice", "customer", "amount", "state", "unknown", "missing"} {
-		out = append(out, [2][]byte{[]byte("sumidx." + c), []byte("sumpos." + c)})
-	}
-	for _, c := range []string{"created", "kind", "invoice", "customer", "amount", "status"} {
-		out = append(out, [2][]byte{[]byte("txidx." + c), []byte("txpos." + c)})
+	now := append(append(append([][]byte(nil), bSumIdx[:]...), bSumUnknown, bSumMissing), bTxIdx[:]...)
+	for i, old := range []string{"sumidx.created", "sumidx.invoice", "sumidx.customer", "sumidx.amount", "sumidx.state",
+		"sumidx.unknown", "sumidx.missing",
+		"txidx.created", "txidx.kind", "txidx.invoice", "txidx.customer", "txidx.amount", "txidx.status"} {
+		out = append(out, [2][]byte{[]byte(old), now[i]})
 	}
 	return out
 }()
