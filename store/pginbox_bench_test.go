@@ -12,7 +12,8 @@ import (
 )
 
 // BenchmarkInboxDrain measures the applier alone: b.N pushes ingested
-// first, then applied from the inbox (DrainInbox), in pushes a second.
+// first, then applied from the inbox (DrainInbox), in pushes a second and,
+// when the server runs on this machine, the server's CPU a push.
 func BenchmarkInboxDrain(b *testing.B) {
 	url := pgtest.Fresh(b)
 	db, err := Open(url, Options{Now: func() time.Time { return t0 }})
@@ -27,6 +28,11 @@ func BenchmarkInboxDrain(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	server := pgtest.ServerCPU(b, url)
+	var cpu0 time.Duration
+	if server != nil {
+		cpu0 = server()
+	}
 	b.ResetTimer()
 	start := time.Now()
 	n, err := db.DrainInbox(context.Background())
@@ -34,6 +40,9 @@ func BenchmarkInboxDrain(b *testing.B) {
 		b.Fatalf("drained %d of %d: %v", n, b.N, err)
 	}
 	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "pushes/s")
+	if server != nil && n > 0 {
+		b.ReportMetric(float64((server()-cpu0).Microseconds())/float64(n), "server-µs/push")
+	}
 }
 
 // BenchmarkInboxIngestStatement compares the two ways the issue names of

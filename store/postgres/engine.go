@@ -48,8 +48,7 @@ type Tx struct {
 	// queued are writes whose answers the rules know without asking
 	// (prefetch.go): they go to the server together, before the next
 	// statement or the commit.
-	queued     pgx.Batch
-	queuedWhat []string
+	queued []queuedWrite
 	// forwardTo is the store's forward endpoints as this transaction read
 	// them (outbox.go): the inbox applies many pushes in one, and each
 	// records its deliveries.
@@ -68,26 +67,29 @@ func (t *Tx) fail(err error) error {
 // queue adds a write to the ones sent before the next statement; what
 // names it in an error.
 func (t *Tx) queue(what, sql string, args ...any) {
-	t.queued.Queue(sql, args...)
-	t.queuedWhat = append(t.queuedWhat, what)
+	t.queued = append(t.queued, queuedWrite{what: what, sql: sql, args: args})
 }
 
-// flush sends the queued writes in one round trip; the first that fails
-// fails the transaction.
+// flush sends the queued writes in one round trip, rows of the same table
+// together (queue.go); the first that fails fails the transaction.
 func (t *Tx) flush() error {
 	if t.err != nil {
 		return t.err
 	}
-	if t.queued.Len() == 0 {
+	if len(t.queued) == 0 {
 		return nil
 	}
-	b, what := t.queued, t.queuedWhat
-	t.queued, t.queuedWhat = pgx.Batch{}, nil
-	br := t.tx.SendBatch(t.ctx, &b)
-	for _, w := range what {
+	stmts := coalesce(t.queued)
+	t.queued = t.queued[:0]
+	b := &pgx.Batch{}
+	for _, st := range stmts {
+		b.Queue(st.sql, st.args...)
+	}
+	br := t.tx.SendBatch(t.ctx, b)
+	for _, st := range stmts {
 		if _, err := br.Exec(); err != nil {
 			_ = br.Close()
-			return t.fail(fmt.Errorf("%s: %w", w, err))
+			return t.fail(fmt.Errorf("%s: %w", st.what, withDetail(err)))
 		}
 	}
 	return t.fail(br.Close())
