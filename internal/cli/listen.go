@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -327,76 +328,84 @@ func defaultListenDBPath(getenv func(string) string) string {
 // service, kind, status, amount, signature verdict. Every field that came
 // from outside is cleaned of control and escape sequences.
 func printLine(w io.Writer, e pushlistener.Event) {
+	_, _ = w.Write(appendPushLine(make([]byte, 0, 256), e))
+}
+
+// appendPushLine appends printLine's line to dst. The listener prints one
+// for every push it answers, so the line is appended field by field into
+// one buffer (fmt and a builder per line were most of its cost).
+func appendPushLine(b []byte, e pushlistener.Event) []byte {
 	r := e.Record
 	c := textsafe.Clean
-	var b strings.Builder
-	b.WriteString(r.ReceivedAt.Format("2006-01-02T15:04:05.000Z07:00"))
+	b = r.ReceivedAt.AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
 	if o := e.Order; o != nil {
-		fmt.Fprintf(&b, "  ORDER %d  invoice %s  %s", e.HTTPStatus, dash(c(o.Invoice)), o.Outcome)
+		b = append(b, "  ORDER "...)
+		b = strconv.AppendInt(b, int64(e.HTTPStatus), 10)
+		b = append(append(append(append(b, "  invoice "...), dash(c(o.Invoice))...), "  "...), o.Outcome...)
 		if o.Lines > 0 {
-			fmt.Fprintf(&b, "  %d lines  amount %s %s  customer %s", o.Lines, o.Amount.StringFixed(2), c(o.Currency), dash(c(o.Customer)))
+			b = append(b, "  "...)
+			b = strconv.AppendInt(b, int64(o.Lines), 10)
+			b = append(append(append(b, " lines  amount "...), o.Amount.StringFixed(2)...), ' ')
+			b = append(append(append(b, c(o.Currency)...), "  customer "...), dash(c(o.Customer))...)
 		}
 		if o.ReservationKey != "" {
-			fmt.Fprintf(&b, "  reservation %s", c(o.ReservationKey))
+			b = append(append(b, "  reservation "...), c(o.ReservationKey)...)
 		} else if o.Outcome == "imported" {
-			b.WriteString("  (waiting for its Reserve push)")
+			b = append(b, "  (waiting for its Reserve push)"...)
 		}
 		if o.Reason != "" {
-			fmt.Fprintf(&b, "  reason %s", c(o.Reason))
+			b = append(append(b, "  reason "...), c(o.Reason)...)
 		}
-		b.WriteByte('\n')
-		_, _ = io.WriteString(w, b.String())
-		return
+		return append(b, '\n')
 	}
 	if r.Rejected {
-		fmt.Fprintf(&b, "  REJECTED %d", e.HTTPStatus)
+		b = append(b, "  REJECTED "...)
+		b = strconv.AppendInt(b, int64(e.HTTPStatus), 10)
 	} else {
-		fmt.Fprintf(&b, "  #%d", r.ID)
+		b = append(b, "  #"...)
+		b = strconv.AppendUint(b, r.ID, 10)
 	}
-	field := func(name, v string) {
-		if v == "" {
-			v = "-"
-		}
-		b.WriteString("  ")
+	field := func(b []byte, name, v string) []byte {
+		b = append(b, "  "...)
 		if name != "" {
-			b.WriteString(name)
-			b.WriteByte(' ')
+			b = append(append(b, name...), ' ')
 		}
-		b.WriteString(c(v))
+		if v == "" {
+			return append(b, '-')
+		}
+		return append(b, c(v)...)
 	}
-	field("", r.Envelope)
-	field("key", r.Key)
-	field("invoice", r.Invoice)
-	field("service", r.Service)
-	field("", r.Kind)
-	status := ""
+	b = field(b, "", r.Envelope)
+	b = field(b, "key", r.Key)
+	b = field(b, "invoice", r.Invoice)
+	b = field(b, "service", r.Service)
+	b = field(b, "", r.Kind)
 	if r.Status.Code != 0 {
-		status = fmt.Sprint(r.Status.Code)
+		b = append(b, "  status "...)
+		b = strconv.AppendInt(b, int64(r.Status.Code), 10)
 		if r.Status.SubCode != "" {
-			status += "/" + r.Status.SubCode
+			b = append(append(b, '/'), c(r.Status.SubCode)...)
 		}
-	}
-	field("status", status)
-	amount := ""
-	if r.AmountShown() {
-		amount = money(r.Amount) + " " + r.Currency
-	}
-	if amount != "" || r.Envelope != api.EnvelopeDataRequest { // a data request's AmountDebit 0 is no amount
-		field("amount", strings.TrimSpace(amount))
-	}
-	field("signature", r.Signature)
-	if r.Rejected {
-		field("reason", r.Reason)
 	} else {
-		// The push log's words: applied, confirmed, duplicate, ignored (why).
-		word, detail := e.Result.Outcome()
-		field("", word)
-		if detail != "" {
-			b.WriteString(" (" + c(detail) + ")")
-		}
+		b = append(b, "  status -"...)
 	}
-	b.WriteByte('\n')
-	_, _ = io.WriteString(w, b.String())
+	switch {
+	case r.AmountShown():
+		b = field(b, "amount", strings.TrimSpace(money(r.Amount)+" "+r.Currency))
+	case r.Envelope != api.EnvelopeDataRequest: // a data request's AmountDebit 0 is no amount
+		b = field(b, "amount", "")
+	}
+	b = field(b, "signature", r.Signature)
+	if r.Rejected {
+		return append(field(b, "reason", r.Reason), '\n')
+	}
+	// The push log's words: applied, confirmed, duplicate, ignored (why).
+	word, detail := e.Result.Outcome()
+	b = field(b, "", word)
+	if detail != "" {
+		b = append(append(append(b, " ("...), c(detail)...), ')')
+	}
+	return append(b, '\n')
 }
 
 // pushLine is the --json form: a stable scripting interface, camelCase keys.
