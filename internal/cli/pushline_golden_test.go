@@ -33,7 +33,9 @@ func TestPushLineGolden(t *testing.T) {
 		{Record: base, Result: store.ApplyResult{Applied: true}, HTTPStatus: 200},
 		{Record: with(func(r *store.PushRecord) { r.ReceivedAt = at.In(cet) }), Result: store.ApplyResult{Duplicate: true}, HTTPStatus: 200},
 		{Record: with(func(r *store.PushRecord) { r.Status.SubCode = "" }), Result: store.ApplyResult{Ignored: "older than the status it has"}, HTTPStatus: 200},
-		{Record: with(func(r *store.PushRecord) { r.Rejected, r.Signature, r.Reason = true, "invalid", "signature: HMAC does not match" }), HTTPStatus: 401},
+		{Record: with(func(r *store.PushRecord) {
+			r.Rejected, r.Signature, r.Reason = true, "invalid", "signature: HMAC does not match"
+		}), HTTPStatus: 401},
 		{Record: with(func(r *store.PushRecord) {
 			r.Envelope, r.Kind, r.Amount, r.Status, r.Invoice = api.EnvelopeDataRequest, api.ActionReserve, decimal.Zero, store.Status{}, ""
 		}), Result: store.ApplyResult{Applied: true}, HTTPStatus: 200},
