@@ -14,7 +14,8 @@ for r in $(seq "$rounds"); do
   for bin in "$@"; do
     out=$(FIRST_ONLY=1 bash "$dir/measure.sh" "$bin" "$db" | tr '\n' ' ')
     echo "round $r $bin: $out"
-    while pgrep -f -- "$bin --db $db" >/dev/null; do sleep 0.1; done
+    # pgrep takes a regular expression: a URL's "?" and "." are escaped.
+    while pgrep -f -- "$(printf '%s' "$bin --db $db" | sed 's/[][\.*^$?+(){}|]/\\&/g')" >/dev/null; do sleep 0.1; done
   done
   echo "round $r $(bash "$dir/measure-floor.sh" 1)"
 done
