@@ -96,6 +96,34 @@ func (db *DB) CopyBulkTo(ctx context.Context, dst *DB) error {
 	return db.bk.CopyBulkTo(ctx, dst.bk)
 }
 
+// CopyBulkInto fills the team's database at dsn, a new one, from the file
+// db in bulk (CopyBulkTo, into its kv tables), then converts it to the
+// native engine's typed tables as CopyInto does: the generator's way to a
+// large database (store/storetest/gen), minutes where the key-by-key copy
+// of a million reservations takes most of an hour.
+func (db *DB) CopyBulkInto(ctx context.Context, dsn string) error {
+	dst, err := Open(dsn, Options{kvEngine: true})
+	if err != nil {
+		return err
+	}
+	if dst.rel != nil {
+		_ = dst.Close()
+		return fmt.Errorf("bulk copy: database %s is on the native engine already: %w; copy into a new database", dst.path, ErrInUse)
+	}
+	err = db.CopyBulkTo(ctx, dst)
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	conv, err := Open(dsn, Options{})
+	if err != nil {
+		return fmt.Errorf("bulk copy: converting the copied records to tables: %w", err)
+	}
+	return conv.Close()
+}
+
 // CopyInto copies every record of db (a cache file) into the team's
 // database at dsn, then converts it to the native engine's typed tables.
 // The copy moves buckets, so it writes the database's kv tables, which are

@@ -204,6 +204,10 @@ type App struct {
 
 	// deliveriesRead is when the deliveries were last read (deliveries.go).
 	deliveriesRead time.Time
+
+	// afterFirstPage are the first load's reads that wait for the
+	// reservations list's first page (reload, firstPageAnswered).
+	afterFirstPage []tea.Cmd
 }
 
 // New builds the console. Run it with tea.NewProgram(app).
@@ -467,6 +471,9 @@ func (a *App) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	cmd := a.broadcast(msg)
 	a.maybeOpenAttention()
+	if len(a.afterFirstPage) > 0 {
+		cmd = tea.Batch(cmd, a.firstPageAnswered())
+	}
 	return a, cmd
 }
 

@@ -172,20 +172,31 @@ func (a *App) loadAll() tea.Cmd {
 }
 
 // reload loads what a change touched, for the tabs and the open pages.
+//
+// The first load (the console's start) asks at once only what the first
+// frame shows: the status line's counts and the reservations list's first
+// page (lead). The rest waits in afterFirstPage until that page has been
+// answered (firstPageAnswered): the attention tab's rows (up to 10,000 on
+// a large cache), the transactions, the push log, the logs, the approvals
+// and the deliveries. Asked all at once they competed with the page for
+// the two cores and the database's connections: on a million reservations
+// the page came 120–330 ms after the console began to read, behind them
+// (bbolt, load average 5–8).
 func (a *App) reload(c store.Change) tea.Cmd {
 	st := a.cfg.Store
 	full := c.Overflow
+	first := full && !a.pagesGiven
+	lead := []tea.Cmd{a.loadCounts(c)}
 	var cmds []tea.Cmd
-	cmds = append(cmds, a.loadCounts(c))
 	if full || len(c.Reservations) > patchLimit {
 		// The reservations list reads its pages from the store itself (the
 		// first time it is given the store; later it reads its window
 		// again); the attention tab gets the few rows it looks at.
 		if !a.pagesGiven {
 			a.pagesGiven = true
-			cmds = append(cmds, send(views.ReservationSourceMsg{Source: st}))
+			lead = append(lead, send(views.ReservationSourceMsg{Source: st}))
 		} else {
-			cmds = append(cmds, send(views.ReservationRowsMsg{}))
+			lead = append(lead, send(views.ReservationRowsMsg{}))
 		}
 		now := a.cfg.Now
 		cmds = append(cmds, func() tea.Msg {
@@ -323,6 +334,21 @@ func (a *App) reload(c store.Change) tea.Cmd {
 		cmds = append(cmds, a.loadDeliveries())
 	}
 	cmds = append(cmds, a.reloadPages()...)
+	if first {
+		a.afterFirstPage = append(a.afterFirstPage, cmds...)
+		return tea.Batch(lead...)
+	}
+	return tea.Batch(append(lead, cmds...)...)
+}
+
+// firstPageAnswered gives out the reads the first load kept back
+// (afterFirstPage) once the reservations list has had its first answer.
+func (a *App) firstPageAnswered() tea.Cmd {
+	if len(a.afterFirstPage) == 0 || !a.tabs[TabReservations].(*views.Reservations).Answered() {
+		return nil
+	}
+	cmds := a.afterFirstPage
+	a.afterFirstPage = nil
 	return tea.Batch(cmds...)
 }
 

@@ -158,6 +158,10 @@ func (s *Reservations) Actions() []Action {
 		{Key: k.ExportCSV}, {Key: k.ExportJSON}, {Key: k.Mark}, {Key: k.MarkRange}, {Key: k.MarkAll}, {Key: k.Bulk}}
 }
 
+// Answered says the list has had its first answer from its source: its
+// first rows, or the error reading them.
+func (s *Reservations) Answered() bool { return s.list.loaded || s.list.err != nil || s.err != nil }
+
 // Update handles rows, keys and the wheel.
 func (s *Reservations) Update(msg tea.Msg) tea.Cmd {
 	switch m := msg.(type) {

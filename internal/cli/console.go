@@ -77,6 +77,7 @@ func runConsole(ctx context.Context, sio IO, fs *pflag.FlagSet) int {
 	if sio.Stdout != nil {
 		opts = append(opts, tea.WithOutput(sio.Stdout))
 	}
+	opts = append(opts, colorProfileOption(sio.Stdout)...)
 	p := tea.NewProgram(con.app, opts...)
 	con.startAutoSync(set.SyncEvery, func(line string) { p.Send(views.StatusMsg{Level: views.LevelInfo, Text: line}) })
 	if err := con.startAlerts(set); err != nil {

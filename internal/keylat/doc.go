@@ -13,6 +13,9 @@
 //	go build -o /tmp/pd-new . && go run ./store/storetest/gen -db /tmp/k.db -n 2000
 //	go run ./internal/keylat -db /tmp/k.db -rounds 10 /tmp/pd-old /tmp/pd-new
 //
+// -db may be a postgres:// URL (a database gen filled, `gen -db URL -from
+// FILE`): every console then opens that database, as a team's consoles do.
+//
 // -ssh adds each binary's console over SSH on loopback, in the same
 // rounds: `paydesk serve --ssh` on a copy of the cache, a user with a new
 // key, and the OpenSSH client (`ssh -tt -p PORT alice@127.0.0.1`) in the

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"paydesk/internal/pushload"
+	"paydesk/store"
 	"regexp"
 	"slices"
 	"strings"
@@ -21,7 +22,7 @@ import (
 const width, height = 120, 36
 
 func main() {
-	db := flag.String("db", "", "the cache the consoles open (a file made by store/storetest/gen)")
+	db := flag.String("db", "", "the cache the consoles open: a file made by store/storetest/gen, or a postgres:// URL of a database it filled")
 	rounds := flag.Int("rounds", 5, "rounds: each types the word and takes it back, one key at a time, in every target")
 	word := flag.String("word", "müller", "the filter typed")
 	each := flag.Bool("each", false, "also print every key's time, per target")
@@ -29,7 +30,7 @@ func main() {
 	overSSH := flag.Bool("ssh", false, "also each binary's console over SSH: paydesk serve --ssh on loopback, the OpenSSH client (ssh -tt) in the pty")
 	flag.Parse()
 	if *db == "" || flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: keylat -db FILE [-rounds N] BINARY...")
+		fmt.Fprintln(os.Stderr, "usage: keylat -db FILE|URL [-rounds N] BINARY...")
 		os.Exit(2)
 	}
 	if err := run(*db, *word, *rounds, *each, *wait, *overSSH, flag.Args()); err != nil {
@@ -62,12 +63,9 @@ func run(db, word string, rounds int, each bool, wait time.Duration, overSSH boo
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			return err
 		}
-		own := db
-		if len(bins) > 1 {
-			own = dir + "/cache.db"
-			if err := pushload.CopyFile(db, own); err != nil {
-				return err
-			}
+		own, err := cacheFor(db, dir, len(bins))
+		if err != nil {
+			return err
 		}
 		// The same console over SSH: paydesk serve on a copy of its own,
 		// made before the local console opens (and writes) the cache.
@@ -153,6 +151,22 @@ func run(db, word string, rounds int, each bool, wait time.Duration, overSSH boo
 		}
 	}
 	return nil
+}
+
+// cacheFor is the cache a target's console opens: a file of its own when
+// several binaries share the run (a file has one owner: a second console
+// would run through the first, and so would the embedded sandbox's state),
+// the same file when one does. A team's database (a postgres:// URL) is
+// opened by every console as it is: several processes share one by design.
+func cacheFor(db, dir string, bins int) (string, error) {
+	if store.IsPostgresURL(db) || bins == 1 {
+		return db, nil
+	}
+	own := dir + "/cache.db"
+	if err := pushload.CopyFile(db, own); err != nil {
+		return "", err
+	}
+	return own, nil
 }
 
 // openFilter waits for t's first frame (a reservation row), then opens

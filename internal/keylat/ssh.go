@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"paydesk/internal/pushload"
+	"paydesk/store"
 	"regexp"
 	"syscall"
 	"time"
@@ -31,9 +32,14 @@ type sshServer struct {
 // startSSH starts bin serve --ssh on loopback in dir (its own home and
 // cache), after adding alice with a new key.
 func startSSH(bin, dir, db string, env []string) (*sshServer, error) {
-	cache := filepath.Join(dir, "cache.db")
-	if err := pushload.CopyFile(db, cache); err != nil {
-		return nil, err
+	// A file is copied (the local console owns the original); a team's
+	// database is served as it is, beside the consoles on it.
+	cache := db
+	if !store.IsPostgresURL(db) {
+		cache = filepath.Join(dir, "cache.db")
+		if err := pushload.CopyFile(db, cache); err != nil {
+			return nil, err
+		}
 	}
 	key, pub, err := writeKey(dir)
 	if err != nil {

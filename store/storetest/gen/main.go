@@ -91,16 +91,11 @@ func run(where string, n int, seed int64, from string) error {
 		return err
 	}
 	defer src.Close()
-	dst, err := store.Open(where, store.Options{})
-	if err != nil {
-		return err
-	}
-	defer dst.Close()
 	t := time.Now()
-	if err := src.CopyBulkTo(context.Background(), dst); err != nil {
+	if err := src.CopyBulkInto(context.Background(), where); err != nil {
 		return err
 	}
-	fmt.Printf("copied into %s with COPY in %s\n", store.RedactURL(where), time.Since(t).Round(time.Millisecond))
+	fmt.Printf("copied into %s with COPY and converted to its tables in %s\n", store.RedactURL(where), time.Since(t).Round(time.Millisecond))
 	return nil
 }
 

@@ -4,7 +4,8 @@
 # 120x36, polls the screen every 5 ms until a reservation row shows, and
 # prints the time to that first frame and the process's peak RSS (VmHWM);
 # then types a filter ("müller") and reports when the screen shows its rows,
-# pages down 200 screens, and reports VmHWM again.
+# pages down 200 screens, and reports VmHWM again. With FIRST_ONLY=1 it
+# stops after the first frame (measure-first.sh runs it so).
 set -euo pipefail
 bin=$1 db=$2
 s=paydesk-measure-$$
@@ -20,6 +21,7 @@ t1=$(now_ms)
 pid=$(pgrep -P "$(tmux display -p -t "$s" "#{pane_pid}")" | head -1) # the console this script started
 echo "first frame: $(( t1 - t0 )) ms"
 mem
+[ "${FIRST_ONLY:-}" = 1 ] && exit 0
 t2=$(now_ms)
 tmux send-keys -t "$s" 1
 sleep 0.5

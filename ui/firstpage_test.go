@@ -1,0 +1,99 @@
+package ui
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"paydesk/internal/ops"
+	"paydesk/store"
+)
+
+// readLog is a fake store that notes which reads the console asks, in
+// order.
+type readLog struct {
+	*fakeStore
+	mu    sync.Mutex
+	reads []string
+}
+
+func (r *readLog) note(what string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reads = append(r.reads, what)
+}
+
+func (r *readLog) ReservationPage(ctx context.Context, q store.PageQuery) (store.Page, error) {
+	if q.State == "" && q.Filter == "" {
+		r.note("the reservations list's page")
+	} else {
+		r.note("reservations in state " + string(q.State))
+	}
+	return r.fakeStore.ReservationPage(ctx, q)
+}
+
+func (r *readLog) TransactionPage(ctx context.Context, q store.PageQuery) (store.TxPage, error) {
+	r.note("transactions")
+	return r.fakeStore.TransactionPage(ctx, q)
+}
+
+func (r *readLog) Pushes(ctx context.Context, limit int, before uint64) ([]*store.PushRecord, error) {
+	r.note("pushes")
+	return r.fakeStore.Pushes(ctx, limit, before)
+}
+
+func (r *readLog) Audit(ctx context.Context, limit int) ([]store.AuditEntry, error) {
+	r.note("audit")
+	return r.fakeStore.Audit(ctx, limit)
+}
+
+func (r *readLog) Exchanges(ctx context.Context, limit int) ([]store.Exchange, error) {
+	r.note("exchanges")
+	return r.fakeStore.Exchanges(ctx, limit)
+}
+
+func (r *readLog) Ops(ctx context.Context, states ...store.OpState) ([]*store.PendingOp, error) {
+	r.note("ops")
+	return r.fakeStore.Ops(ctx, states...)
+}
+
+// TestFirstPageReadFirst: at start the reservations list's first page is
+// the first read after the counts; what the other tabs show is read once
+// that page has been answered, and all of it is read.
+func TestFirstPageReadFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fixed func(*Config)
+	}{
+		{"opens on the reservations", func(c *Config) { c.NoAttentionStart = true }},
+		{"may open on the attention tab", func(c *Config) { c.NoAttentionStart = false }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &readLog{fakeStore: fixture()}
+			cfg := Config{Store: st, Mode: ops.ModeSandbox, Now: func() time.Time { return testNow }, Location: time.UTC,
+				ExportDir: t.TempDir(), FixtureDir: t.TempDir()}
+			tc.fixed(&cfg)
+			a := New(cfg)
+			pump(t, a, a.Init())
+			st.mu.Lock()
+			reads := slices.Clone(st.reads)
+			st.mu.Unlock()
+			if len(reads) == 0 || reads[0] != "the reservations list's page" {
+				t.Fatalf("reads %q: the reservations list's page is not first", reads)
+			}
+			for _, want := range []string{"reservations in state reserved", "transactions", "pushes", "audit", "exchanges", "ops"} {
+				if !slices.Contains(reads, want) {
+					t.Errorf("reads %q: no %s after the first page", reads, want)
+				}
+			}
+			if !a.tabs[TabReservations].(interface{ Answered() bool }).Answered() {
+				t.Error("the reservations list has no answer")
+			}
+			if len(a.afterFirstPage) != 0 {
+				t.Errorf("%d reads still kept back after the first page", len(a.afterFirstPage))
+			}
+		})
+	}
+}
