@@ -14,6 +14,13 @@ import (
 // holds.
 func relListsFrom(t *testing.T, db *DB) (Lister, []Summary, []*Transaction) {
 	t.Helper()
+	return relListsScanning(t, db, 0)
+}
+
+// relListsScanning is relListsFrom whose pages with search words look at
+// the first scan rows first (0: the engine's own number).
+func relListsScanning(t *testing.T, db *DB, scan int) (Lister, []Summary, []*Transaction) {
+	t.Helper()
 	sums, err := db.LoadReservationSummaries(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -31,6 +38,7 @@ func relListsFrom(t *testing.T, db *DB) (Lister, []Summary, []*Transaction) {
 		t.Fatal(err)
 	}
 	e := relLogsEngine(t)
+	e.SetScanFirst(scan)
 	relUpdate(t, e, func(tx *postgres.Tx) error {
 		for _, r := range rs {
 			if _, err := tx.PutReservation(r); err != nil {
@@ -69,7 +77,15 @@ func relListsFrom(t *testing.T, db *DB) (Lister, []Summary, []*Transaction) {
 func TestRelationalReservationPage(t *testing.T) {
 	db := openTest(t)
 	pageData(t, db, 600)
-	lists, all, _ := relListsFrom(t, db)
+	// 40: a page with a common word is answered from the first rows, one
+	// with a rare word by the query over all; 0: the engine's number.
+	for _, scan := range []int{0, 40} {
+		t.Run(fmt.Sprintf("scan%d", scan), func(t *testing.T) { relReservationPages(t, db, scan) })
+	}
+}
+
+func relReservationPages(t *testing.T, db *DB, scan int) {
+	lists, all, _ := relListsScanning(t, db, scan)
 	ctx := context.Background()
 	cases := []struct {
 		name   string
@@ -118,7 +134,13 @@ func TestRelationalReservationPage(t *testing.T) {
 func TestRelationalTransactionPage(t *testing.T) {
 	db := openTest(t)
 	txPageData(t, db, 500)
-	lists, _, all := relListsFrom(t, db)
+	for _, scan := range []int{0, 40} {
+		t.Run(fmt.Sprintf("scan%d", scan), func(t *testing.T) { relTransactionPages(t, db, scan) })
+	}
+}
+
+func relTransactionPages(t *testing.T, db *DB, scan int) {
+	lists, _, all := relListsScanning(t, db, scan)
 	ctx := context.Background()
 	cases := []struct {
 		name   string

@@ -28,6 +28,8 @@ type Engine struct {
 	url  string // redacted: for messages
 	// migrated are the schema steps the open applied.
 	migrated []string
+	// scanFirst overrides the package's scanFirst (page.go), for tests.
+	scanFirst int
 }
 
 // Close closes the engine's connections.
