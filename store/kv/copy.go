@@ -102,6 +102,22 @@ func (db *DB) copyClash(ctx context.Context, dst *DB) error {
 	return nil
 }
 
+// ownOwnKey writes the key owner entry of a reservation's own key, which a
+// file keeps none of since layout 12 (putOwner), unless the database has
+// an entry for it: the conversion to the native engine's tables reads the
+// owners from the entries. A copied owner entry of the file (another
+// reservation took the key over) overwrites it when its bucket is copied.
+func ownOwnKey(tx Tx, k []byte) error {
+	ob, err := tx.CreateBucketIfNotExists(bKeyOwner)
+	if err != nil {
+		return err
+	}
+	if ob.Get(k) != nil {
+		return nil
+	}
+	return ob.Put(k, k)
+}
+
 // copyBucket copies one bucket a chunk (copyBatch keys) per transaction;
 // a done ctx stops it between chunks, and what was copied stays (a copy
 // resumes).
@@ -150,6 +166,13 @@ func (db *DB) copyBucket(ctx context.Context, dst *DB, name []byte) (int, error)
 				}
 				if err := b.Put(e.k, e.v); err != nil {
 					return err
+				}
+			}
+			if bytes.Equal(name, bReservation) {
+				for _, e := range page {
+					if err := ownOwnKey(tx, e.k); err != nil {
+						return err
+					}
 				}
 			}
 			if seq > b.Sequence() {

@@ -13,7 +13,7 @@ import (
 
 // SchemaVersion is the bucket layout this code writes. Migrate brings
 // older files step by step and refuses newer ones.
-const SchemaVersion = 11
+const SchemaVersion = 12
 
 // Options configure the bucket engine.
 type Options struct {

@@ -159,6 +159,81 @@ const nearEnd = 256
 // the default: a key of this transaction landed inside the bucket.
 const fillInside = bolt.DefaultFillPercent + 1e-9
 
+// fillAtGroupEnd is fillAtEnd for an index whose keys rise within a group
+// (the first g bytes of a key: a state, a customer, an amount; the
+// creation time and the row's key follow): a new row's entry goes at the
+// end of its group, inside the tree. bbolt's half-full split leaves the
+// group's older entries on a page that no later entry of the group
+// reaches, so such an index stays about half full (42% for the state
+// index of a generated file that grew by use), and a full page would
+// split again on each entry of the group (fillAtEnd's case). So while
+// every key of this transaction that lands inside goes at the end of a
+// group of at least two pages of entries, pages split at fillGroupEnd; a
+// key that lands elsewhere inside (a customer's first reservation, keys
+// in any order) makes it bbolt's split for the rest of the transaction.
+// Other engines ignore it.
+func fillAtGroupEnd(b Bucket, k []byte, g int) {
+	bb, ok := b.(BoltBucket)
+	if !ok || bb.Bolt.FillPercent == fillInside {
+		return
+	}
+	if g <= 0 || g >= len(k) {
+		fillAtEnd(b, k)
+		return
+	}
+	was := bb.Bolt.FillPercent
+	fillAtEndLook(bb, k)
+	switch {
+	case bb.Bolt.FillPercent == 1.0:
+		// Near the end; a group's end this transaction split at keeps
+		// its split (a full page would split again there).
+		if was == fillGroupEnd {
+			bb.Bolt.FillPercent = fillGroupEnd
+		}
+	case atGroupEnd(bb, k, g):
+		bb.Bolt.FillPercent = fillGroupEnd
+	}
+}
+
+// fillGroupEnd is the split fillAtGroupEnd sets: a page keeps 90% of its
+// entries, the rest and the new ones go on. Entries added at the end of
+// groups of two pages or more fill about 81–90% of their pages (a
+// simulation of a leaf level: 8–224 groups); 100% would leave a page of
+// one entry per entry added where a group's end shares a page with the
+// next group's start.
+const fillGroupEnd = 0.9
+
+// atGroupEnd reports whether k (not in the bucket yet) goes after every
+// key of its group (its first g bytes) and after at least two pages of
+// them, so that later keys of the group follow it, not the page before.
+func atGroupEnd(bb BoltBucket, k []byte, g int) bool {
+	c := bb.Bolt.Cursor()
+	next, _ := c.Seek(k)
+	if next != nil && bytes.Equal(next, k) {
+		next, _ = c.Next()
+	}
+	if next != nil && bytes.HasPrefix(next, k[:g]) {
+		return false
+	}
+	var prev, v []byte
+	if next == nil {
+		prev, v = c.Last()
+	} else {
+		prev, v = c.Prev()
+	}
+	limit := 2 * bb.Bolt.Tx().DB().Info().PageSize
+	for size := 0; prev != nil; prev, v = c.Prev() {
+		if !bytes.HasPrefix(prev, k[:g]) {
+			return false
+		}
+		// An element's header in a leaf page is 16 bytes.
+		if size += len(prev) + len(v) + 16; size >= limit {
+			return true
+		}
+	}
+	return false
+}
+
 // KeyCount counts a bucket's keys (once, for a file from before a counter
 // was kept).
 func KeyCount(b Bucket) int {

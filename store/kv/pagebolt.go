@@ -410,7 +410,32 @@ func (x *indexer) move(b Bucket, col SortBy, old, s *Summary, val []byte, only f
 		x.opos = domain.PosKey(x.opos[:0], col, old)
 		opos = x.opos
 	}
-	return moveEntry(b, opos, pos, val, nil)
+	if pos == nil || col == SortCreated {
+		return moveEntry(b, opos, pos, val, nil)
+	}
+	// The position is the column's value, the creation time (8 bytes) and
+	// the packed key, whose length the value ends with: the rows of one
+	// value rise in creation order.
+	n, m := binary.Uvarint(val[4:])
+	if m <= 0 {
+		return moveEntry(b, opos, pos, val, nil)
+	}
+	return moveEntryGroup(b, opos, pos, val, len(pos)-8-int(n))
+}
+
+// moveEntryGroup is moveEntry for an index whose entries rise within a
+// group, its positions' first g bytes (fillAtGroupEnd).
+func moveEntryGroup(b Bucket, opos, pos, val []byte, g int) error {
+	if opos != nil && bytes.Equal(opos, pos) {
+		return nil
+	}
+	if opos != nil {
+		if err := b.Delete(opos); err != nil {
+			return err
+		}
+	}
+	fillAtGroupEnd(b, pos, g)
+	return b.Put(pos, val)
 }
 
 // A textBlock holds the search text of up to 64 rows (row ID / 64): a

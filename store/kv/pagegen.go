@@ -51,6 +51,13 @@ func (db *DB) CopyBulkTo(ctx context.Context, dst *DB) error {
 				}
 			}
 		}
+		// A file keeps no key owner entry for a reservation's own key
+		// (putOwner); the conversion to the native engine reads the
+		// owners from the entries (ownOwnKey).
+		if _, err := ptx.Exec(ctx, `INSERT INTO paydesk_kv (bucket, k, v) SELECT $1, k, k FROM paydesk_kv WHERE bucket = $2
+			ON CONFLICT (bucket, k) DO NOTHING`, bKeyOwner, bReservation); err != nil {
+			return fmt.Errorf("key owners: %w", err)
+		}
 		for _, l := range pgLists {
 			if err := copyListRows(ctx, ptx, l, tx.Bucket(l.bucket)); err != nil {
 				return fmt.Errorf("%s: %w", l.table, err)

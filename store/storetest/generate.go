@@ -39,7 +39,7 @@ func Generate(db *store.DB, n int, seed int64) error {
 		rs := make([]*store.Reservation, 0, end-start)
 		var txs []*store.Transaction
 		for i := start; i < end; i++ {
-			r, t := reservation(rng, i, now)
+			r, t := reservation(rng, i, func(d time.Duration) time.Time { return now.Add(-d) })
 			rs = append(rs, r)
 			txs = append(txs, t...)
 		}
@@ -53,12 +53,18 @@ func Generate(db *store.DB, n int, seed int64) error {
 	return nil
 }
 
+// span is the time the generated reservations were created in, up to the
+// db's clock.
+const span = 20 * 24 * time.Hour
+
 func key(rng *rand.Rand) string { return fmt.Sprintf("%016X%016X", rng.Uint64(), rng.Uint64()) }
 
-func reservation(rng *rand.Rand, i int, now time.Time) (*store.Reservation, []*store.Transaction) {
+// reservation makes the i-th reservation and its captures; createdAt turns
+// a random duration within span into its creation time.
+func reservation(rng *rand.Rand, i int, createdAt func(time.Duration) time.Time) (*store.Reservation, []*store.Transaction) {
 	first, last := firstNames[rng.Intn(len(firstNames))], lastNames[rng.Intn(len(lastNames))]
 	country := countries[rng.Intn(len(countries))]
-	created := now.Add(-time.Duration(rng.Int63n(int64(20 * 24 * time.Hour)))).Truncate(time.Second)
+	created := createdAt(time.Duration(rng.Int63n(int64(span)))).Truncate(time.Second)
 	billing := api.Address{FirstName: first, LastName: last, Street: "Hoofdstraat", HouseNumber: fmt.Sprint(1 + rng.Intn(200)),
 		PostalCode: fmt.Sprintf("%04d", 1000+rng.Intn(8999)), City: "Utrecht", Country: country,
 		Email: fmt.Sprintf("customer%d@example.com", i), PhoneNumber: "0301234567"}

@@ -27,6 +27,7 @@ func main() {
 	where := flag.String("db", "", "the cache: a file or a postgres:// URL")
 	n := flag.Int("n", 1_000_000, "reservations")
 	seed := flag.Int64("seed", 1, "the generator's seed")
+	bulk := flag.Bool("bulk", false, "write 5,000 reservations a commit at random times of the 20 days and their captures at once (storetest.Generate), instead of as a cache grows (storetest.Grow)")
 	from := flag.String("from", "", "PostgreSQL only: copy this generated file instead of generating")
 	baseline := flag.String("baseline", "", "write a copy of the -db file as the paydesk before the list indexes (schema 4) reads it, to this path")
 	resketch := flag.Bool("resketch", false, "drop the -db file's trigram sketches so that the next open builds them again")
@@ -53,7 +54,7 @@ func main() {
 		}
 		return
 	}
-	if err := run(*where, *n, *seed, *from); err != nil {
+	if err := run(*where, *n, *seed, *from, *bulk); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
@@ -62,13 +63,13 @@ func main() {
 // clock is the generated data's "now" (ages and windows are relative to it).
 var clock = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 
-func run(where string, n int, seed int64, from string) error {
+func run(where string, n int, seed int64, from string, bulk bool) error {
 	if where == "" {
 		return fmt.Errorf("-db is required")
 	}
 	start := time.Now()
 	if !store.IsPostgresURL(where) {
-		if err := generate(where, n, seed); err != nil {
+		if err := generate(where, n, seed, bulk); err != nil {
 			return err
 		}
 		fmt.Printf("%d reservations into %s in %s\n", n, where, time.Since(start).Round(time.Millisecond))
@@ -81,7 +82,7 @@ func run(where string, n int, seed int64, from string) error {
 		}
 		defer os.RemoveAll(dir)
 		from = filepath.Join(dir, "gen.db")
-		if err := generate(from, n, seed); err != nil {
+		if err := generate(from, n, seed, bulk); err != nil {
 			return err
 		}
 		fmt.Printf("%d reservations generated in %s\n", n, time.Since(start).Round(time.Millisecond))
@@ -181,12 +182,16 @@ func dropSketches(path string) error {
 	})
 }
 
-func generate(path string, n int, seed int64) error {
+func generate(path string, n int, seed int64, bulk bool) error {
 	db, err := store.Open(path, store.Options{NoSync: true, Now: func() time.Time { return clock }})
 	if err != nil {
 		return err
 	}
-	if err := storetest.Generate(db, n, seed); err != nil {
+	fill := storetest.Grow
+	if bulk {
+		fill = storetest.Generate
+	}
+	if err := fill(db, n, seed); err != nil {
 		_ = db.Close()
 		return err
 	}
