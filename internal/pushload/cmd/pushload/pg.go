@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -38,10 +35,7 @@ func newPGServer(ctx context.Context, url string) (*pgServer, error) {
 	s := &pgServer{url: url}
 	var dir string
 	if err := conn.QueryRow(ctx, "SHOW data_directory").Scan(&dir); err == nil {
-		if b, err := os.ReadFile(filepath.Join(dir, "postmaster.pid")); err == nil {
-			first, _, _ := strings.Cut(string(b), "\n")
-			s.pm, _ = strconv.Atoi(strings.TrimSpace(first))
-		}
+		s.pm = pushload.Postmaster(dir)
 	}
 	return s, nil
 }
@@ -58,64 +52,9 @@ func (s *pgServer) wal(ctx context.Context) (int64, error) {
 	return n, err
 }
 
-// cpu is the CPU the server's processes used so far: the postmaster's
-// own, what it collected of the backends that ended, and the backends
-// alive now (0 when the server is not on this machine).
-func (s *pgServer) cpu() time.Duration {
-	if s.pm == 0 {
-		return 0
-	}
-	sum := procCPUWithChildren(s.pm)
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return sum
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || procParent(pid) != s.pm {
-			continue
-		}
-		sum += pushload.ProcCPU(pid)
-	}
-	return sum
-}
-
-// procStatFields are the fields of /proc/PID/stat after the command name,
-// the first being field 3 (state).
-func procStatFields(pid int) []string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return nil
-	}
-	st := string(b)
-	if i := strings.LastIndexByte(st, ')'); i >= 0 {
-		st = st[i+1:]
-	}
-	return strings.Fields(st)
-}
-
-func procParent(pid int) int {
-	f := procStatFields(pid)
-	if len(f) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return ppid
-}
-
-// procCPUWithChildren is utime+stime+cutime+cstime of a process.
-func procCPUWithChildren(pid int) time.Duration {
-	f := procStatFields(pid)
-	if len(f) < 15 {
-		return 0
-	}
-	var sum int64
-	for _, s := range f[11:15] {
-		n, _ := strconv.ParseInt(s, 10, 64)
-		sum += n
-	}
-	return time.Duration(sum) * (time.Second / 100)
-}
+// cpu is the CPU the server's processes used so far (0 when the server
+// is not on this machine).
+func (s *pgServer) cpu() time.Duration { return pushload.ServerCPU(s.pm) }
 
 // freshDatabase creates the database name on the server url names and
 // returns its URL.
