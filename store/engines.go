@@ -102,26 +102,7 @@ func (db *DB) CopyBulkTo(ctx context.Context, dst *DB) error {
 // large database (store/storetest/gen), minutes where the key-by-key copy
 // of a million reservations takes most of an hour.
 func (db *DB) CopyBulkInto(ctx context.Context, dsn string) error {
-	dst, err := Open(dsn, Options{kvEngine: true})
-	if err != nil {
-		return err
-	}
-	if dst.rel != nil {
-		_ = dst.Close()
-		return fmt.Errorf("bulk copy: database %s is on the native engine already: %w; copy into a new database", dst.path, ErrInUse)
-	}
-	err = db.CopyBulkTo(ctx, dst)
-	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	conv, err := Open(dsn, Options{})
-	if err != nil {
-		return fmt.Errorf("bulk copy: converting the copied records to tables: %w", err)
-	}
-	return conv.Close()
+	return copyIntoNew(dsn, "bulk copy", "", func(dst *DB) error { return db.CopyBulkTo(ctx, dst) })
 }
 
 // CopyInto copies every record of db (a cache file) into the team's
@@ -132,15 +113,25 @@ func (db *DB) CopyBulkInto(ctx context.Context, dsn string) error {
 // paydesk wrote). Cut short, it is finished by running it again, as long
 // as the conversion has not begun.
 func (db *DB) CopyInto(ctx context.Context, dsn string, progress func(bucket string, keys int)) error {
+	return copyIntoNew(dsn, "copy", " (a paydesk opened it, or a copy into it was finished)", func(dst *DB) error {
+		return db.CopyTo(ctx, dst, progress)
+	})
+}
+
+// copyIntoNew runs copy into the kv tables of the database at dsn, which
+// no paydesk of the native engine may have opened yet, then converts it
+// to the typed tables; what names the copy in errors, why says how the
+// database came to be on the native engine.
+func copyIntoNew(dsn, what, why string, copy func(dst *DB) error) error {
 	dst, err := Open(dsn, Options{kvEngine: true})
 	if err != nil {
 		return err
 	}
 	if dst.rel != nil {
 		_ = dst.Close()
-		return fmt.Errorf("copy: database %s is on the native engine already (a paydesk opened it, or a copy into it was finished): %w; nothing was copied: copy into a new database", dst.path, ErrInUse)
+		return fmt.Errorf("%s: database %s is on the native engine already%s: %w; nothing was copied: copy into a new database", what, dst.path, why, ErrInUse)
 	}
-	err = db.CopyTo(ctx, dst, progress)
+	err = copy(dst)
 	if cerr := dst.Close(); err == nil {
 		err = cerr
 	}
@@ -149,7 +140,7 @@ func (db *DB) CopyInto(ctx context.Context, dsn string, progress func(bucket str
 	}
 	conv, err := Open(dsn, Options{})
 	if err != nil {
-		return fmt.Errorf("copy: converting the copied records to tables: %w", err)
+		return fmt.Errorf("%s: converting the copied records to tables: %w", what, err)
 	}
 	return conv.Close()
 }
