@@ -152,8 +152,7 @@ type pushReceipts interface {
 	PushReceiptsOf(ctx context.Context, ps []*store.PushRecord) (map[uint64]store.PushReceipts, error)
 }
 
-// pushPages is a PushSource as the list's source; its reads use
-// context.Background() as the other lists' do. The envelope and status
+// pushPages is a PushSource as the list's source. The envelope and status
 // chosen with t and v come as the list's state (pushState), so the list
 // counts the whole log apart as it does for a reservation state.
 type pushPages struct{ src PushSource }
@@ -176,12 +175,12 @@ func (s pushPages) query(q Query[*PushRow]) (store.PushQuery, error) {
 	return store.PushQuery{PageQuery: q.PageQuery, Envelope: typ, Status: status}, nil
 }
 
-func (s pushPages) Page(q Query[*PushRow]) (pageOf[*PushRow], error) {
+func (s pushPages) Page(ctx context.Context, q Query[*PushRow]) (pageOf[*PushRow], error) {
 	pq, err := s.query(q)
 	if err != nil {
 		return pageOf[*PushRow]{}, err
 	}
-	p, err := s.src.PushPage(context.Background(), pq)
+	p, err := s.src.PushPage(ctx, pq)
 	if err != nil {
 		return pageOf[*PushRow]{}, err
 	}
@@ -197,7 +196,7 @@ func (s pushPages) Page(q Query[*PushRow]) (pageOf[*PushRow], error) {
 		}
 		var rc map[uint64]store.PushReceipts
 		if rr, ok := s.src.(pushReceipts); ok && len(ps) > 0 {
-			if rc, err = rr.PushReceiptsOf(context.Background(), ps); err != nil {
+			if rc, err = rr.PushReceiptsOf(ctx, ps); err != nil {
 				return pageOf[*PushRow]{}, err
 			}
 		}
@@ -206,12 +205,12 @@ func (s pushPages) Page(q Query[*PushRow]) (pageOf[*PushRow], error) {
 	return pageOf[*PushRow]{rows: rows, total: p.Total, more: p.More, less: p.Less}, nil
 }
 
-func (s pushPages) Count(q Query[*PushRow]) (int, error) {
+func (s pushPages) Count(ctx context.Context, q Query[*PushRow]) (int, error) {
 	pq, err := s.query(q)
 	if err != nil {
 		return 0, err
 	}
-	return s.src.PushCount(context.Background(), pq)
+	return s.src.PushCount(ctx, pq)
 }
 
 // pushMem is a PushSource over rows held in memory, paged by the store's

@@ -73,25 +73,22 @@ func upsertBy[T any](all, fresh []T, key func(T) string) []T {
 	return all
 }
 
-// resPages is a ReservationSource as a paged list's source. Its reads run
-// in the list's Bubble Tea commands, which have no program context in
-// views: context.Background(), as each is one short read (a window of
-// rows, a count up to a limit).
+// resPages is a ReservationSource as a paged list's source.
 type resPages struct{ src ReservationSource }
 
-func (r resPages) Page(q Query[store.PageRow]) (pageOf[store.PageRow], error) {
+func (r resPages) Page(ctx context.Context, q Query[store.PageRow]) (pageOf[store.PageRow], error) {
 	if q.Keep != nil {
 		return pageOf[store.PageRow]{}, errKeepInStore{"reservation"}
 	}
-	p, err := r.src.ReservationPage(context.Background(), q.PageQuery)
+	p, err := r.src.ReservationPage(ctx, q.PageQuery)
 	return pageOf[store.PageRow]{rows: p.Rows, total: p.Total, more: p.More, less: p.Less}, err
 }
 
-func (r resPages) Count(q Query[store.PageRow]) (int, error) {
+func (r resPages) Count(ctx context.Context, q Query[store.PageRow]) (int, error) {
 	if q.Keep != nil {
 		return 0, errKeepInStore{"reservation"}
 	}
-	return r.src.ReservationCount(context.Background(), q.PageQuery)
+	return r.src.ReservationCount(ctx, q.PageQuery)
 }
 
 func pageRowPos(r *store.PageRow) []byte { return r.Pos }

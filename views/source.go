@@ -2,6 +2,7 @@ package views
 
 import (
 	"cmp"
+	"context"
 	"slices"
 	"sync"
 
@@ -19,8 +20,10 @@ import (
 // list is the same component over one of them, so its keys and states do
 // not depend on where the rows live.
 type Source[R any] interface {
-	Page(q Query[R]) (pageOf[R], error)
-	Count(q Query[R]) (int, error)
+	// ctx is the list's question's: a new question (a key typed into
+	// the filter) cancels the reads of the one before.
+	Page(ctx context.Context, q Query[R]) (pageOf[R], error)
+	Count(ctx context.Context, q Query[R]) (int, error)
 }
 
 // Query is what a list asks its source: the store's question (sort,
@@ -149,7 +152,7 @@ func (m *memRows[R]) passing(q *Query[R]) []int32 {
 
 // Page answers q: the window after, from or before a row (its key is its
 // position), or the first or last rows.
-func (m *memRows[R]) Page(q Query[R]) (pageOf[R], error) {
+func (m *memRows[R]) Page(_ context.Context, q Query[R]) (pageOf[R], error) {
 	idx := m.passing(&q)
 	n := len(idx)
 	before := m.before(int(q.Sort), q.Desc)
@@ -176,7 +179,7 @@ func (m *memRows[R]) Page(q Query[R]) (pageOf[R], error) {
 }
 
 // Count counts the rows that pass q, up to q.Limit when one is given.
-func (m *memRows[R]) Count(q Query[R]) (int, error) {
+func (m *memRows[R]) Count(_ context.Context, q Query[R]) (int, error) {
 	upTo := q.Limit
 	n := len(m.rows)
 	if q.narrowed() {

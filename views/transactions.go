@@ -105,15 +105,14 @@ type TransactionSource interface {
 // on it reads pages from it.
 type TransactionSourceMsg struct{ Source TransactionSource }
 
-// txPages is a TransactionSource as a paged list's source; its reads use
-// context.Background() as resPages' do.
+// txPages is a TransactionSource as a paged list's source.
 type txPages struct{ src TransactionSource }
 
-func (s txPages) Page(q Query[TransactionRow]) (pageOf[TransactionRow], error) {
+func (s txPages) Page(ctx context.Context, q Query[TransactionRow]) (pageOf[TransactionRow], error) {
 	if q.Keep != nil {
 		return pageOf[TransactionRow]{}, errKeepInStore{"transaction"}
 	}
-	p, err := s.src.TransactionPage(context.Background(), q.PageQuery)
+	p, err := s.src.TransactionPage(ctx, q.PageQuery)
 	rows := make([]TransactionRow, len(p.Rows))
 	for i, r := range p.Rows {
 		rows[i] = *NewTransactionRow(r.Tx)
@@ -122,11 +121,11 @@ func (s txPages) Page(q Query[TransactionRow]) (pageOf[TransactionRow], error) {
 	return pageOf[TransactionRow]{rows: rows, total: p.Total, more: p.More, less: p.Less}, err
 }
 
-func (s txPages) Count(q Query[TransactionRow]) (int, error) {
+func (s txPages) Count(ctx context.Context, q Query[TransactionRow]) (int, error) {
 	if q.Keep != nil {
 		return 0, errKeepInStore{"transaction"}
 	}
-	return s.src.TransactionCount(context.Background(), q.PageQuery)
+	return s.src.TransactionCount(ctx, q.PageQuery)
 }
 
 // txMem is a source over transactions held in memory (rows handed over

@@ -383,8 +383,8 @@ func (db *DB) pgCount(l *pgList, q PageQuery, upTo int) (int, error) {
 	if err == nil {
 		return n, nil
 	}
-	if !postgres.IsTimeout(err) {
-		return 0, err
+	if !postgres.IsTimeout(err) || ctx.Err() != nil {
+		return 0, err // a count given up is cancelled as a timeout is: not estimated
 	}
 	// The planner's estimate.
 	var plan []map[string]any

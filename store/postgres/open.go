@@ -10,8 +10,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"paydesk/store/domain"
@@ -61,6 +63,10 @@ func pgMigrations() ([]pgMigration, error) {
 	return out, nil
 }
 
+// cancelGrace is how long a cancelled query's connection waits for the
+// server to stop the query before it is dropped.
+const cancelGrace = time.Second
+
 // MaxTries bounds the re-runs of a transaction that lost a race.
 const MaxTries = 50
 
@@ -71,6 +77,16 @@ func Open(ctx context.Context, dsn string, migrate bool) (*Engine, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", RedactURL(dsn), err)
+	}
+	// A context given up (a console's read for a filter typed over, a
+	// command interrupted) asks the server to stop the query; pgx's
+	// default only drops the connection, and the server went on with the
+	// query to its end — a count of a common word ran 0.3–1 s on a
+	// million reservations, several at once while a filter was typed.
+	// The connection's deadline follows cancelGrace later, should the
+	// server not answer the cancel.
+	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: cancelGrace}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -261,12 +261,25 @@ func pgRelPage[T any](ctx context.Context, e *Engine, l *pgRelList, q domain.Pag
 			}
 			inner += "(" + order + ") " + cursorOp + " " + tuple
 		}
-		first = "SELECT * FROM " + l.table
+		// The inner rows carry the order's values as columns of their own
+		// (sort_0, …), and the outer query orders by them: the planner
+		// then knows the inner rows come in that order and stops at the
+		// page's last match. Ordered by the expressions themselves it
+		// sorted what matched of all scanFirst rows first (on a million
+		// reservations, "%m%": 4,000 rows read for a page of 201).
+		exprs := l.order[q.Sort]
+		named := make([]string, len(exprs))
+		outer := make([]string, len(exprs))
+		for i, x := range exprs {
+			named[i] = x + " AS sort_" + strconv.Itoa(i)
+			outer[i] = "sort_" + strconv.Itoa(i) + dir
+		}
+		first = "SELECT *, " + strings.Join(named, ", ") + " FROM " + l.table
 		if inner != "" {
 			first += " WHERE " + inner
 		}
 		first = "SELECT " + cols + " FROM (" + first + orderBy + " LIMIT " + strconv.Itoa(e.scanFirstRows()) + ") " + l.alias() +
-			" WHERE " + strings.Join(search, " AND ") + orderBy + " LIMIT " + strconv.Itoa(lim+1)
+			" WHERE " + strings.Join(search, " AND ") + " ORDER BY " + strings.Join(outer, ", ") + " LIMIT " + strconv.Itoa(lim+1)
 	}
 
 	p := pgRelRows[T]{total: -1}
@@ -369,7 +382,9 @@ func (l *pgRelList) count(ctx context.Context, e *Engine, q domain.PageQuery, up
 		_, err := t.scanRow(sql, args, &n)
 		return err
 	})
-	if err == nil || !IsTimeout(err) {
+	if err == nil || !IsTimeout(err) || ctx.Err() != nil {
+		// A count its caller gave up (a new filter typed) is cancelled
+		// by the server too (57014, as a timeout): not estimated.
 		return n, err
 	}
 	var plan []map[string]any
