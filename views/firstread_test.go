@@ -24,7 +24,9 @@ func (l limits) ReservationPage(ctx context.Context, q store.PageQuery) (store.P
 
 // TestFirstReadIsAScreenful: the list's first read asks the rows the
 // screen shows, and the window is filled after it (the first frame waits
-// for the first read only); a filter's read asks a whole page, as before.
+// for the first read only); a filter's read asks the screen and its
+// margin, and nothing more until the screen scrolls (the next key does
+// not wait for a second read).
 func TestFirstReadIsAScreenful(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -53,8 +55,16 @@ func TestFirstReadIsAScreenful(t *testing.T) {
 			asked = nil
 			press(s, "/")
 			finish(s.Update(tea.KeyPressMsg{Code: 'r', Text: "r"}), s)
-			if len(asked) == 0 || asked[0] != pageRows {
-				t.Errorf("a filter's reads %v: the first does not ask %d rows", asked, pageRows)
+			if len(asked) != 1 || asked[0] != screen+pageMargin {
+				t.Errorf("a filter's reads %v: want one of the %d rows on screen and the margin", asked, screen+pageMargin)
+			}
+			asked = nil
+			finish(s.Update(tea.KeyPressMsg{Code: tea.KeyEnter}), s)
+			for range screen {
+				finish(s.Update(tea.KeyPressMsg{Code: tea.KeyDown}), s)
+			}
+			if len(asked) != 1 {
+				t.Errorf("after the screen scrolled, reads %v: want the rest of the window asked", asked)
 			}
 		})
 	}

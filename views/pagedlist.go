@@ -252,18 +252,22 @@ func (l *pagedList[R]) fetch(kind fetchKind, limit int) tea.Cmd {
 	if limit > 0 {
 		q.Limit = min(limit, 10_000)
 	}
-	if kind == fetchTop && !l.loaded && limit == 0 {
-		// The list's first read asks a screenful, not pageRows: on a large
-		// cache each row is a record read from a file not yet mapped, and
-		// the first frame waits for them all (a million reservations, load
-		// average 10: 15–42 ms for 40 rows, 73–269 ms for 200). The rest of
-		// the window follows at once (ensure, after the answer). A filter's
-		// read asks a whole page: a screenful and then the rest took two
-		// reads a key, and on PostgreSQL the second (past a cursor, among
-		// the first rows in order) was the dearer, so the next key waited
-		// for it to be cancelled (keylat on a million: median 83 ms, against
-		// 41 ms).
+	if kind == fetchTop && limit == 0 {
+		// A question's first read asks what the screen shows, not
+		// pageRows. The list's very first read asks a screenful: on a
+		// large cache each row is a record read from a file not yet mapped,
+		// and the first frame waits for them all (a million reservations,
+		// load average 10: 15–42 ms for 40 rows, 73–269 ms for 200); the
+		// rest of the window follows at once (ensure, after the answer).
+		// A later question (a key typed into the filter, a sort) asks the
+		// screen and its margin, so that no read follows until the screen
+		// scrolls: on PostgreSQL a page of a search word is looked for among
+		// the first rows in order, and a second read at once (a screenful,
+		// then the rest) made the next key wait for it to be cancelled.
 		q.Limit = max(l.table.height, 1)
+		if l.loaded {
+			q.Limit += pageMargin
+		}
 	}
 	switch kind {
 	case fetchEnd:
