@@ -44,6 +44,10 @@ type sharedRead struct {
 	ready chan struct{}
 	val   any
 	err   error
+	// waiters are the callers waiting for it, under SharedStore.mu;
+	// cancel gives the read up when the last of them does.
+	waiters int
+	cancel  context.CancelFunc
 }
 
 type sharedSub struct {
@@ -172,80 +176,104 @@ func (s *SharedStore) Subscribe() (<-chan store.Change, func()) {
 	}
 }
 
-// shared runs read once per generation and key. The read serves every
-// console waiting for it, so it runs with context.WithoutCancel of the
-// first caller's context: one console closing does not fail the others'
-// read (each read is one short transaction).
-func shared[T any](s *SharedStore, key string, read func() (T, error)) (T, error) {
+// shared runs read once per generation and key, on a goroutine of its
+// own, for every console asking for it meanwhile. Its context is the
+// first caller's without its cancel: one console closing, or typing a new
+// filter, does not fail the others' read. When every caller has given up
+// waiting (each console's question changed), the read is cancelled and
+// forgotten, so that a count nobody waits for stops (on PostgreSQL the
+// server stops it) and the next caller reads afresh.
+func shared[T any](ctx context.Context, s *SharedStore, key string, read func(context.Context) (T, error)) (T, error) {
 	s.mu.Lock()
 	r, ok := s.reads[key]
-	gen := s.gen
 	if !ok {
-		r = &sharedRead{ready: make(chan struct{})}
+		rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		r = &sharedRead{ready: make(chan struct{}), cancel: cancel}
 		s.reads[key] = r
+		gen := s.gen
+		go func() {
+			defer cancel()
+			v, err := read(rctx)
+			r.val, r.err = v, err
+			close(r.ready)
+			if err != nil {
+				// An error is not kept: the next console asks again.
+				s.mu.Lock()
+				if s.gen == gen && s.reads[key] == r {
+					delete(s.reads, key)
+				}
+				s.mu.Unlock()
+			}
+		}()
 	}
+	r.waiters++
 	s.mu.Unlock()
-	if ok {
-		<-r.ready
+	select {
+	case <-r.ready:
+		s.mu.Lock()
+		r.waiters--
+		s.mu.Unlock()
 		v, _ := r.val.(T)
 		return v, r.err
-	}
-	v, err := read()
-	r.val, r.err = v, err
-	close(r.ready)
-	if err != nil {
-		// An error is not kept: the next console asks again.
+	case <-ctx.Done():
 		s.mu.Lock()
-		if s.gen == gen && s.reads[key] == r {
-			delete(s.reads, key)
+		r.waiters--
+		if r.waiters == 0 && s.reads[key] == r {
+			select {
+			case <-r.ready: // done meanwhile: kept for the others
+			default:
+				r.cancel()
+				delete(s.reads, key)
+			}
 		}
 		s.mu.Unlock()
+		var zero T
+		return zero, ctx.Err()
 	}
-	return v, err
 }
 
 func (s *SharedStore) ReservationPage(ctx context.Context, q store.PageQuery) (store.Page, error) {
-	p, err := shared(s, fmt.Sprintf("ReservationPage %#v", q), func() (store.Page, error) { return s.DB.ReservationPage(context.WithoutCancel(ctx), q) })
+	p, err := shared(ctx, s, fmt.Sprintf("ReservationPage %#v", q), func(ctx context.Context) (store.Page, error) { return s.DB.ReservationPage(ctx, q) })
 	p.Rows = slices.Clone(p.Rows)
 	return p, err
 }
 
 func (s *SharedStore) ReservationCount(ctx context.Context, q store.PageQuery) (int, error) {
-	return shared(s, fmt.Sprintf("ReservationCount %#v", q), func() (int, error) { return s.DB.ReservationCount(context.WithoutCancel(ctx), q) })
+	return shared(ctx, s, fmt.Sprintf("ReservationCount %#v", q), func(ctx context.Context) (int, error) { return s.DB.ReservationCount(ctx, q) })
 }
 
 func (s *SharedStore) TransactionPage(ctx context.Context, q store.PageQuery) (store.TxPage, error) {
-	p, err := shared(s, fmt.Sprintf("TransactionPage %#v", q), func() (store.TxPage, error) { return s.DB.TransactionPage(context.WithoutCancel(ctx), q) })
+	p, err := shared(ctx, s, fmt.Sprintf("TransactionPage %#v", q), func(ctx context.Context) (store.TxPage, error) { return s.DB.TransactionPage(ctx, q) })
 	p.Rows = slices.Clone(p.Rows)
 	return p, err
 }
 
 func (s *SharedStore) TransactionCount(ctx context.Context, q store.PageQuery) (int, error) {
-	return shared(s, fmt.Sprintf("TransactionCount %#v", q), func() (int, error) { return s.DB.TransactionCount(context.WithoutCancel(ctx), q) })
+	return shared(ctx, s, fmt.Sprintf("TransactionCount %#v", q), func(ctx context.Context) (int, error) { return s.DB.TransactionCount(ctx, q) })
 }
 
 func (s *SharedStore) Pushes(ctx context.Context, limit int, beforeID uint64) ([]*store.PushRecord, error) {
-	ps, err := shared(s, fmt.Sprintf("Pushes %d %d", limit, beforeID), func() ([]*store.PushRecord, error) { return s.DB.Pushes(context.WithoutCancel(ctx), limit, beforeID) })
+	ps, err := shared(ctx, s, fmt.Sprintf("Pushes %d %d", limit, beforeID), func(ctx context.Context) ([]*store.PushRecord, error) { return s.DB.Pushes(ctx, limit, beforeID) })
 	return slices.Clone(ps), err
 }
 
 func (s *SharedStore) RejectedPushes(ctx context.Context, limit int) ([]*store.PushRecord, error) {
-	ps, err := shared(s, fmt.Sprintf("RejectedPushes %d", limit), func() ([]*store.PushRecord, error) { return s.DB.RejectedPushes(context.WithoutCancel(ctx), limit) })
+	ps, err := shared(ctx, s, fmt.Sprintf("RejectedPushes %d", limit), func(ctx context.Context) ([]*store.PushRecord, error) { return s.DB.RejectedPushes(ctx, limit) })
 	return slices.Clone(ps), err
 }
 
 func (s *SharedStore) Ops(ctx context.Context, states ...store.OpState) ([]*store.PendingOp, error) {
-	ops, err := shared(s, fmt.Sprintf("Ops %v", states), func() ([]*store.PendingOp, error) { return s.DB.Ops(context.WithoutCancel(ctx), states...) })
+	ops, err := shared(ctx, s, fmt.Sprintf("Ops %v", states), func(ctx context.Context) ([]*store.PendingOp, error) { return s.DB.Ops(ctx, states...) })
 	return slices.Clone(ops), err
 }
 
 func (s *SharedStore) Audit(ctx context.Context, limit int) ([]store.AuditEntry, error) {
-	es, err := shared(s, fmt.Sprintf("Audit %d", limit), func() ([]store.AuditEntry, error) { return s.DB.Audit(context.WithoutCancel(ctx), limit) })
+	es, err := shared(ctx, s, fmt.Sprintf("Audit %d", limit), func(ctx context.Context) ([]store.AuditEntry, error) { return s.DB.Audit(ctx, limit) })
 	return slices.Clone(es), err
 }
 
 func (s *SharedStore) Exchanges(ctx context.Context, limit int) ([]store.Exchange, error) {
-	xs, err := shared(s, fmt.Sprintf("Exchanges %d", limit), func() ([]store.Exchange, error) { return s.DB.Exchanges(context.WithoutCancel(ctx), limit) })
+	xs, err := shared(ctx, s, fmt.Sprintf("Exchanges %d", limit), func(ctx context.Context) ([]store.Exchange, error) { return s.DB.Exchanges(ctx, limit) })
 	return slices.Clone(xs), err
 }
 
@@ -253,13 +281,13 @@ func (s *SharedStore) Exchanges(ctx context.Context, limit int) ([]store.Exchang
 // again by every console after each change (the log is the store's
 // views.PushSource): shared like the other lists.
 func (s *SharedStore) PushPage(ctx context.Context, q store.PushQuery) (store.PushPage, error) {
-	p, err := shared(s, fmt.Sprintf("PushPage %#v", q), func() (store.PushPage, error) { return s.DB.PushPage(context.WithoutCancel(ctx), q) })
+	p, err := shared(ctx, s, fmt.Sprintf("PushPage %#v", q), func(ctx context.Context) (store.PushPage, error) { return s.DB.PushPage(ctx, q) })
 	p.Rows = slices.Clone(p.Rows)
 	return p, err
 }
 
 func (s *SharedStore) PushCount(ctx context.Context, q store.PushQuery) (int, error) {
-	return shared(s, fmt.Sprintf("PushCount %#v", q), func() (int, error) { return s.DB.PushCount(context.WithoutCancel(ctx), q) })
+	return shared(ctx, s, fmt.Sprintf("PushCount %#v", q), func(ctx context.Context) (int, error) { return s.DB.PushCount(ctx, q) })
 }
 
 func (s *SharedStore) PushReceiptsOf(ctx context.Context, ps []*store.PushRecord) (map[uint64]store.PushReceipts, error) {
@@ -268,20 +296,20 @@ func (s *SharedStore) PushReceiptsOf(ctx context.Context, ps []*store.PushRecord
 	for _, p := range ps {
 		fmt.Fprintf(&key, " %d", p.ID)
 	}
-	m, err := shared(s, key.String(), func() (map[uint64]store.PushReceipts, error) {
-		return s.DB.PushReceiptsOf(context.WithoutCancel(ctx), ps)
+	m, err := shared(ctx, s, key.String(), func(ctx context.Context) (map[uint64]store.PushReceipts, error) {
+		return s.DB.PushReceiptsOf(ctx, ps)
 	})
 	return maps.Clone(m), err
 }
 
 func (s *SharedStore) Counts(ctx context.Context) (store.Counts, error) {
-	return shared(s, "Counts", func() (store.Counts, error) { return s.DB.Counts(context.WithoutCancel(ctx)) })
+	return shared(ctx, s, "Counts", func(ctx context.Context) (store.Counts, error) { return s.DB.Counts(ctx) })
 }
 
 func (s *SharedStore) Reservation(ctx context.Context, ref string) (*store.Reservation, error) {
-	return shared(s, "Reservation "+ref, func() (*store.Reservation, error) { return s.DB.Reservation(context.WithoutCancel(ctx), ref) })
+	return shared(ctx, s, "Reservation "+ref, func(ctx context.Context) (*store.Reservation, error) { return s.DB.Reservation(ctx, ref) })
 }
 
 func (s *SharedStore) Transaction(ctx context.Context, key string) (*store.Transaction, error) {
-	return shared(s, "Transaction "+key, func() (*store.Transaction, error) { return s.DB.Transaction(context.WithoutCancel(ctx), key) })
+	return shared(ctx, s, "Transaction "+key, func(ctx context.Context) (*store.Transaction, error) { return s.DB.Transaction(ctx, key) })
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
@@ -25,7 +26,7 @@ func TestSharedStoreGathersAStream(t *testing.T) {
 	ch, unsubscribe := s.Subscribe()
 	defer unsubscribe()
 	var reads atomic.Int64
-	read := func() (int, error) { reads.Add(1); return 1, nil }
+	read := func(context.Context) (int, error) { reads.Add(1); return 1, nil }
 
 	putReservation(t, db, 1)
 	select {
@@ -36,10 +37,10 @@ func TestSharedStoreGathersAStream(t *testing.T) {
 	case <-time.After(sharedStuck):
 		t.Fatal("the first change was not handed on at once")
 	}
-	_, _ = shared(s, "k", read)
+	_, _ = shared(t.Context(), s, "k", read)
 	putReservation(t, db, 2)
 	putReservation(t, db, 3)
-	_, _ = shared(s, "k", read)
+	_, _ = shared(t.Context(), s, "k", read)
 	if got := reads.Load(); got != 1 {
 		t.Errorf("%d reads while the stream is gathered; want 1, shared", got)
 	}

@@ -1,8 +1,11 @@
 package ui
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -42,7 +45,7 @@ func TestSharedStoreReadsOncePerChange(t *testing.T) {
 	ch, stop := s.Subscribe()
 	defer stop()
 	var reads atomic.Int64
-	read := func() (int, error) { reads.Add(1); return 1, nil }
+	read := func(context.Context) (int, error) { reads.Add(1); return 1, nil }
 	for _, step := range []struct {
 		name      string
 		change    bool
@@ -68,7 +71,7 @@ func TestSharedStoreReadsOncePerChange(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if v, err := shared(s, "k", read); v != 1 || err != nil {
+				if v, err := shared(t.Context(), s, "k", read); v != 1 || err != nil {
 					t.Errorf("%s: %v %v", step.name, v, err)
 				}
 			}()
@@ -111,3 +114,60 @@ func TestSharedStoreNeverStale(t *testing.T) {
 
 // sharedStuck only ends a stuck test.
 const sharedStuck = time.Minute
+
+// TestSharedReadGivenUpByAll: a shared read goes on while one console
+// still waits for it, and is cancelled — and forgotten, so the next ask
+// reads afresh — once every console waiting has given up (each typed a
+// new filter).
+func TestSharedReadGivenUpByAll(t *testing.T) {
+	_, s := sharedTestStore(t)
+	started, ended := make(chan struct{}, 2), make(chan error, 2)
+	var reads atomic.Int64
+	slow := func(ctx context.Context) (int, error) {
+		if reads.Add(1) > 1 {
+			return 2, nil // the read after the one given up
+		}
+		started <- struct{}{}
+		<-ctx.Done()
+		ended <- ctx.Err()
+		return 0, ctx.Err()
+	}
+	a, stopA := context.WithCancel(t.Context())
+	b, stopB := context.WithCancel(t.Context())
+	defer stopA()
+	defer stopB()
+	gotA, gotB := make(chan error, 1), make(chan error, 1)
+	go func() { _, err := shared(a, s, "count", slow); gotA <- err }()
+	<-started
+	go func() { _, err := shared(b, s, "count", slow); gotB <- err }()
+	// b waits for the same read (no second read starts): wait until it
+	// is counted among the waiters.
+	for {
+		s.mu.Lock()
+		n := s.reads["count"].waiters
+		s.mu.Unlock()
+		if n == 2 {
+			break
+		}
+		runtime.Gosched()
+	}
+	stopA()
+	if err := <-gotA; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the console that gave up got %v, want context.Canceled", err)
+	}
+	select {
+	case err := <-ended:
+		t.Fatalf("the read ended (%v) while a console still waits for it", err)
+	default:
+	}
+	stopB()
+	if err := <-gotB; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the second console got %v, want context.Canceled", err)
+	}
+	if err := <-ended; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the read given up by all ended with %v, want context.Canceled", err)
+	}
+	if v, err := shared(t.Context(), s, "count", slow); v != 2 || err != nil {
+		t.Fatalf("the next ask: %d, %v; want a read of its own (2)", v, err)
+	}
+}
