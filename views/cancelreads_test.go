@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,5 +108,24 @@ func TestNewQuestionCancelsReads(t *testing.T) {
 	}
 	if s.list.query != "re" || s.list.err != nil {
 		t.Fatalf("the list asks %q (error %v), want \"re\"", s.list.query, s.list.err)
+	}
+}
+
+// TestWholeListCountWhileRead: while the whole list's first page is read
+// again (another sort), the count line says the list's count, not
+// "0 of" it.
+func TestWholeListCountWhileRead(t *testing.T) {
+	s := NewReservations(NewContext(func() time.Time { return listNow }))
+	s.SetSize(120, 20)
+	src := holdingCount{slowSource: slowSource{&memSource{all: summaries(genRows(3000))}}}
+	finish(s.Update(ReservationSourceMsg{Source: src}), s)
+	cmd := s.Update(tea.KeyPressMsg{Code: 's', Text: "s"}) // the read not run yet
+	v := s.View()
+	if !s.list.inflight || !strings.Contains(v, "… 3,000 reservations") || strings.Contains(v, "0 of 3,000") {
+		t.Fatalf("while the sorted list is read (inflight %v):\n%s", s.list.inflight, v)
+	}
+	finish(cmd, s)
+	if v := s.View(); !strings.Contains(v, "3,000 reservations") || strings.Contains(v, "…") && strings.Contains(v, "… 3,000") {
+		t.Fatalf("after the read:\n%s", v)
 	}
 }

@@ -662,8 +662,12 @@ func (l *pagedList[R]) infoLine(width int, noun string, sortName string, extra s
 	switch {
 	case l.total >= 0 && l.atLeast:
 		right = thousands(l.total) + "+ of " + thousands(l.all) + " " + noun
-	case l.total >= 0 || l.query == "" && l.state == "" && l.viewFilter == "":
-		right = countText(max(l.total, 0), max(l.all, l.total), noun)
+	case l.total >= 0:
+		right = countText(l.total, max(l.all, l.total), noun)
+	case l.query == "" && l.state == "" && l.viewFilter == "":
+		// The whole list while its first page is read again (a sort, a
+		// filter cleared): its count is the list's, not "0 of".
+		right = countText(l.all, l.all, noun)
 	default:
 		right = "… of " + thousands(l.all) + " " + noun
 	}
