@@ -271,7 +271,7 @@ func (a *App) styleHelp() {
 // Init loads the cache and starts listening for its changes.
 func (a *App) Init() tea.Cmd {
 	a.changes, a.unsubscribe = a.cfg.Store.Subscribe()
-	cmds := []tea.Cmd{tea.RequestBackgroundColor, waitChange(a.changes, time.Now, time.Time{}, a.streamWindow(), a.streamWindow()), a.loadAll(), ageTick(), a.warmLists()}
+	cmds := []tea.Cmd{tea.RequestBackgroundColor, waitChange(a.changes, time.Now, time.Time{}, a.streamWindow(), a.streamWindow()), a.loadAll(), ageTick()}
 	cmds = append(cmds, a.cfg.Startup...)
 	return tea.Batch(cmds...)
 }
@@ -290,9 +290,11 @@ type warmer interface {
 	WarmLists(ctx context.Context) error
 }
 
-// warmDelay lets the first frame's reads go first: the warm-up reads a
-// cold file's search blocks (~320 MB for a million reservations) and
-// would otherwise compete with them for the disk.
+// warmDelay lets the reads after the first frame go first (the attention
+// tab's rows, the other tabs): the warm-up reads a cold file's search
+// blocks (~320 MB for a million reservations) and would otherwise compete
+// with them for the disk. It starts once the reservations list's first
+// page has been answered (reload, afterFirstPage).
 const warmDelay = 300 * time.Millisecond
 
 // warmLists reads the lists' search blocks in the background once the

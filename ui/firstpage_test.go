@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+
 	"paydesk/internal/ops"
 	"paydesk/store"
 )
@@ -32,6 +34,12 @@ func (r *readLog) ReservationPage(ctx context.Context, q store.PageQuery) (store
 		r.note("reservations in state " + string(q.State))
 	}
 	return r.fakeStore.ReservationPage(ctx, q)
+}
+
+// WarmLists makes the fake a store whose lists the console warms.
+func (r *readLog) WarmLists(context.Context) error {
+	r.note("warm-up")
+	return nil
 }
 
 func (r *readLog) TransactionPage(ctx context.Context, q store.PageQuery) (store.TxPage, error) {
@@ -60,8 +68,9 @@ func (r *readLog) Ops(ctx context.Context, states ...store.OpState) ([]*store.Pe
 }
 
 // TestFirstPageReadFirst: at start the reservations list's first page is
-// the first read after the counts; what the other tabs show is read once
-// that page has been answered, and all of it is read.
+// the first read after the counts; what the other tabs show, and the
+// warm-up of the lists' search blocks, are read once that page has been
+// answered, and all of it is read.
 func TestFirstPageReadFirst(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -73,7 +82,11 @@ func TestFirstPageReadFirst(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := &readLog{fakeStore: fixture()}
 			cfg := Config{Store: st, Mode: ops.ModeSandbox, Now: func() time.Time { return testNow }, Location: time.UTC,
-				ExportDir: t.TempDir(), FixtureDir: t.TempDir()}
+				ExportDir: t.TempDir(), FixtureDir: t.TempDir(),
+				// A wait (the warm-up's) is over at once.
+				Tick: func(_ time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+					return func() tea.Msg { return fn(testNow) }
+				}}
 			tc.fixed(&cfg)
 			a := New(cfg)
 			pump(t, a, a.Init())
@@ -83,7 +96,7 @@ func TestFirstPageReadFirst(t *testing.T) {
 			if len(reads) == 0 || reads[0] != "the reservations list's page" {
 				t.Fatalf("reads %q: the reservations list's page is not first", reads)
 			}
-			for _, want := range []string{"reservations in state reserved", "transactions", "pushes", "audit", "exchanges", "ops"} {
+			for _, want := range []string{"reservations in state reserved", "transactions", "pushes", "audit", "exchanges", "ops", "warm-up"} {
 				if !slices.Contains(reads, want) {
 					t.Errorf("reads %q: no %s after the first page", reads, want)
 				}

@@ -857,7 +857,8 @@ func TestFlowDeferredCaptureCancelRefund(t *testing.T) {
 	// The transaction list shows both, the refund as money going back.
 	e.press("esc")
 	e.press("esc") // clear the filter
-	e.waitText("2 transactions", "148.90", "20.00") // the rows, not a frame of the list while it reads
+	// The rows, not a frame of the list while it reads.
+	e.waitText("2 transactions", "148.90", "20.00")
 
 	// Pushes: the Reserve, the capture, the cancel, the refund; each
 	// stored, valid and applied, and the push log shows them.
