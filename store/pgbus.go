@@ -56,7 +56,9 @@ type changeBus struct {
 	ready  chan struct{} // closed once the first LISTEN is in place
 }
 
-func (db *DB) startBus(dsn string) error {
+// startBus starts listening, first on the connection first (dialled by
+// Open meanwhile), then on new ones whenever one is lost.
+func (db *DB) startBus(dsn string, first *dialing) error {
 	var id [8]byte
 	if _, err := rand.Read(id[:]); err != nil {
 		return err
@@ -64,8 +66,9 @@ func (db *DB) startBus(dsn string) error {
 	ctx, stop := context.WithCancel(context.Background())
 	b := &changeBus{db: db, dsn: dsn, origin: hex.EncodeToString(id[:]), ctx: ctx, stop: stop, ready: make(chan struct{})}
 	db.bus = b
+	conn, err := first.take()
 	b.wg.Add(1)
-	go b.listen()
+	go b.listen(conn, err)
 	select {
 	case <-b.ready:
 	case <-time.After(5 * time.Second):
@@ -112,13 +115,18 @@ func (b *changeBus) publish(c Change) {
 	_, _ = b.db.conn.Pool().Exec(ctx, `SELECT pg_notify($1, $2)`, busChannel, string(payload))
 }
 
-// listen holds a connection of its own LISTENing, and delivers what other
-// processes committed to this process's subscribers.
-func (b *changeBus) listen() {
+// listen holds a connection of its own LISTENing (conn first, or err, as
+// Open dialled it), and delivers what other processes committed to this
+// process's subscribers.
+func (b *changeBus) listen(conn *pgx.Conn, err error) {
 	defer b.wg.Done()
 	first := true
+	given := true // conn, err: the first connection, dialled by Open
 	for b.ctx.Err() == nil {
-		conn, err := pgx.Connect(b.ctx, b.dsn)
+		if !given {
+			conn, err = pgx.Connect(b.ctx, b.dsn)
+		}
+		given = false
 		if err == nil {
 			_, err = conn.Exec(b.ctx, "LISTEN "+busChannel)
 		}

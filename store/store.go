@@ -191,6 +191,11 @@ func (db *DB) Migrated() []string {
 // through LISTEN/NOTIFY.
 func openShared(dsn string, opts Options) (*DB, error) {
 	ctx := context.Background()
+	// The lease's and the change bus's connections are dialled meanwhile;
+	// whichever is not taken on the way out is closed.
+	leaseConn, busConn := dial(ctx, dsn), dial(ctx, dsn)
+	defer leaseConn.discard()
+	defer busConn.discard()
 	rel, err := postgres.Open(ctx, dsn, !opts.NoMigrate)
 	if err != nil {
 		return nil, err
@@ -222,7 +227,7 @@ func openShared(dsn string, opts Options) (*DB, error) {
 		_ = eng.Close()
 		return nil, fmt.Errorf("database %s: %w", db.path, err)
 	}
-	if db.lease, err = openLease(ctx, dsn, db.path); err != nil {
+	if db.lease, err = openLease(ctx, leaseConn, db.path); err != nil {
 		_ = eng.Close()
 		return nil, err
 	}
@@ -244,7 +249,7 @@ func openShared(dsn string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("database %s: folding the lists' search texts again: %w", db.path, err)
 	}
 	db.inbox = newInbox(db, dsn) // before the bus, whose listener looks at it
-	if err := db.startBus(dsn); err != nil {
+	if err := db.startBus(dsn, busConn); err != nil {
 		db.inbox.close()
 		db.lease.close()
 		_ = eng.Close()
