@@ -380,8 +380,10 @@ func rowID(rows Bucket, key []byte, add bool, own *ownedValues) (id uint32, fres
 
 // moveEntry replaces an index entry at opos (nil: none) by one at pos
 // (nil: none) with value val, filling the index's pages while this
-// transaction's entries go to its end (fillAtEnd).
-func moveEntry(b Bucket, opos, pos, val []byte, own *ownedValues) error {
+// transaction's entries go to its end (fillAtEnd) or, with group > 0, to
+// the end of their group, the positions' first group bytes
+// (fillAtGroupEnd).
+func moveEntry(b Bucket, opos, pos, val []byte, own *ownedValues, group int) error {
 	if opos != nil && pos != nil && bytes.Equal(opos, pos) {
 		return nil
 	}
@@ -390,11 +392,15 @@ func moveEntry(b Bucket, opos, pos, val []byte, own *ownedValues) error {
 			return err
 		}
 	}
-	if pos != nil {
-		own.fillAtEnd(b, pos)
-		return b.Put(pos, val)
+	if pos == nil {
+		return nil
 	}
-	return nil
+	if group > 0 {
+		fillAtGroupEnd(b, pos, group)
+	} else {
+		own.fillAtEnd(b, pos)
+	}
+	return b.Put(pos, val)
 }
 
 // move replaces old's entry of one index by s's. only, when set, says
@@ -410,32 +416,16 @@ func (x *indexer) move(b Bucket, col SortBy, old, s *Summary, val []byte, only f
 		x.opos = domain.PosKey(x.opos[:0], col, old)
 		opos = x.opos
 	}
-	if pos == nil || col == SortCreated {
-		return moveEntry(b, opos, pos, val, nil)
-	}
-	// The position is the column's value, the creation time (8 bytes) and
-	// the packed key, whose length the value ends with: the rows of one
-	// value rise in creation order.
-	n, m := binary.Uvarint(val[4:])
-	if m <= 0 {
-		return moveEntry(b, opos, pos, val, nil)
-	}
-	return moveEntryGroup(b, opos, pos, val, len(pos)-8-int(n))
-}
-
-// moveEntryGroup is moveEntry for an index whose entries rise within a
-// group, its positions' first g bytes (fillAtGroupEnd).
-func moveEntryGroup(b Bucket, opos, pos, val []byte, g int) error {
-	if opos != nil && bytes.Equal(opos, pos) {
-		return nil
-	}
-	if opos != nil {
-		if err := b.Delete(opos); err != nil {
-			return err
+	group := 0
+	if pos != nil && col != SortCreated {
+		// The position is the column's value, the creation time (8 bytes)
+		// and the packed key, whose length the value ends with: the rows
+		// of one value rise in creation order.
+		if n, m := binary.Uvarint(val[4:]); m > 0 {
+			group = len(pos) - 8 - int(n)
 		}
 	}
-	fillAtGroupEnd(b, pos, g)
-	return b.Put(pos, val)
+	return moveEntry(b, opos, pos, val, nil, group)
 }
 
 // A textBlock holds the search text of up to 64 rows (row ID / 64): a

@@ -126,7 +126,7 @@ func indexTx(tx Tx, old, t *Transaction, own *ownedValues) error {
 		// New transactions come in time order: the created index grows
 		// at its end, and moveEntry fills its pages while it does.
 		b := tx.Bucket(bTxIdx[col])
-		if err := moveEntry(b, op, pos, val, own); err != nil {
+		if err := moveEntry(b, op, pos, val, own, 0); err != nil {
 			return err
 		}
 	}
