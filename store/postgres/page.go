@@ -191,7 +191,7 @@ func pgRelPage[T any](ctx context.Context, e *Engine, l *pgRelList, q domain.Pag
 		return pgRelRows[T]{}, err
 	}
 	search, rest, args := l.whereParts(q)
-	where := strings.Join(append(slices.Clone(search), rest...), " AND ")
+	where := strings.Join(slices.Concat(search, rest), " AND ")
 	order := strings.Join(l.order[q.Sort], ", ")
 	lim := q.PageSize()
 	// fwd: read in the list's order; else backwards from the end or from
@@ -209,14 +209,10 @@ func pgRelPage[T any](ctx context.Context, e *Engine, l *pgRelList, q domain.Pag
 		eq = "=" // the anchor's row is on the page
 	}
 	asc := q.Desc != fwd
-	cond := where
-	and := func(c string) {
-		if cond != "" {
-			cond += " AND "
-		}
-		cond += c
-	}
-	var tuple, cursorOp string
+	// cursor is the condition of a page that starts at a row, tuple its
+	// position's values.
+	var cursor []string
+	var tuple string
 	if anchor != nil {
 		cur, err := l.cursorArgs(q.Sort, anchor)
 		if err != nil {
@@ -228,12 +224,13 @@ func pgRelPage[T any](ctx context.Context, e *Engine, l *pgRelList, q domain.Pag
 			ph[i] = "$" + strconv.Itoa(len(args))
 		}
 		tuple = "(" + strings.Join(ph, ", ") + ")"
-		cursorOp = "<" + eq
+		op := "<" + eq
 		if asc {
-			cursorOp = ">" + eq
+			op = ">" + eq
 		}
-		and("(" + order + ") " + cursorOp + " " + tuple)
+		cursor = []string{"(" + order + ") " + op + " " + tuple}
 	}
+	cond := strings.Join(slices.Concat(search, rest, cursor), " AND ")
 	dir := " DESC"
 	if asc {
 		dir = ""
@@ -254,13 +251,7 @@ func pgRelPage[T any](ctx context.Context, e *Engine, l *pgRelList, q domain.Pag
 	// the query over all rows answers.
 	var first string
 	if len(search) > 0 {
-		inner := strings.Join(rest, " AND ")
-		if tuple != "" {
-			if inner != "" {
-				inner += " AND "
-			}
-			inner += "(" + order + ") " + cursorOp + " " + tuple
-		}
+		inner := strings.Join(slices.Concat(rest, cursor), " AND ")
 		// The inner rows carry the order's values as columns of their own
 		// (sort_0, …), and the outer query orders by them: the planner
 		// then knows the inner rows come in that order and stops at the
