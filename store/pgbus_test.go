@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"paydesk/internal/pgtest"
 )
@@ -24,11 +23,5 @@ func TestBusListensAfterAFailedFirstDial(t *testing.T) {
 	b.wg.Add(1)
 	go b.listen(nil, errors.New("the first dial failed"))
 	defer b.close()
-	// A guard, not a clock: a bus that never dials again fails here
-	// instead of at go test's timeout.
-	select {
-	case <-b.ready:
-	case <-time.After(time.Minute):
-		t.Fatal("the bus did not listen after its first dial failed")
-	}
+	<-b.ready // a bus that never dials again stays here until go test's timeout
 }

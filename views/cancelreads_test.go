@@ -58,9 +58,6 @@ func TestNewQuestionCancelsReads(t *testing.T) {
 	// The commands run as Bubble Tea runs them, each on its own
 	// goroutine; their answers are taken on this one.
 	msgs := make(chan tea.Msg, 64)
-	// A guard, not a clock: a list that never asks (or never gives up)
-	// the count fails here instead of at go test's timeout.
-	stuck := time.After(time.Minute)
 	run := func(cmd tea.Cmd) {
 		if cmd != nil {
 			go func() { msgs <- cmd() }()
@@ -83,8 +80,6 @@ func TestNewQuestionCancelsReads(t *testing.T) {
 			take(m)
 		case <-src.started:
 			waiting = false
-		case <-stuck:
-			t.Fatal("the question \"r\" was never counted")
 		}
 	}
 	run(s.Update(tea.KeyPressMsg{Code: 'e', Text: "e"}))
@@ -97,8 +92,6 @@ func TestNewQuestionCancelsReads(t *testing.T) {
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("the count of the question before ended with %v, want context.Canceled", err)
 			}
-		case <-stuck:
-			t.Fatal("the count of the question before still runs after a new one was typed")
 		}
 		break
 	}

@@ -70,7 +70,7 @@ func TestPushLineGolden(t *testing.T) {
 // BenchmarkPrintLine is one applied push's line, as the listener prints it
 // for every push it answers.
 func BenchmarkPrintLine(b *testing.B) {
-	e := pushlistener.Event{Record: store.PushRecord{ID: 41, ReceivedAt: time.Now(), Envelope: api.EnvelopeTransaction,
+	e := pushlistener.Event{Record: store.PushRecord{ID: 41, ReceivedAt: time.Date(2026, 11, 26, 18, 4, 5, 678_000_000, time.UTC), Envelope: api.EnvelopeTransaction,
 		Key: "00000000000000000002D3B37496F577", Invoice: "GC-795717662078327", Service: "customgiftcard", Kind: "V238",
 		Status: store.Status{Code: 190, SubCode: "S001"}, Amount: decimal.RequireFromString("1.14"), HasAmount: true,
 		Currency: "EUR", Signature: "valid"}, Result: store.ApplyResult{Applied: true}, HTTPStatus: 200}
