@@ -81,8 +81,17 @@ func (t *Tx) flush() error {
 	if len(t.queued) == 0 {
 		return nil
 	}
-	stmts := coalesce(t.queued)
+	rows, what, rest := pushCopy(t.queued)
+	stmts := coalesce(rest)
 	t.queued = t.queued[:0]
+	if len(rows) > 0 {
+		if err := t.copyPushes(rows, what); err != nil {
+			return err
+		}
+	}
+	if len(stmts) == 0 {
+		return nil
+	}
 	b := &pgx.Batch{}
 	for _, st := range stmts {
 		b.Queue(st.sql, st.args...)

@@ -49,7 +49,7 @@ func pgBodyJSON(b []byte) any {
 	if len(b) == 0 || !utf8.Valid(b) || !json.Valid(b) || strings.Contains(string(b), `\u0000`) {
 		return nil
 	}
-	return string(b)
+	return b // pgx sends a []byte for jsonb as it is: no copy into a string
 }
 
 // pgHeader is an HTTP header for a jsonb column; nil and empty are NULL.

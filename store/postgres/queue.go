@@ -2,9 +2,11 @@ package postgres
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -42,6 +44,62 @@ var multiRows = map[string]multiRow{
 // a row count that is a power of two up to it, so a connection prepares at
 // most a few texts of each (pgx caches the statements it prepared by text).
 const maxRows = 64
+
+// The push rows of a batch go by COPY when there are copyMin or more.
+// A push row is the largest a push writes (its body twice, as bytes and
+// as jsonb, and its header: 1.7 KB); sent as INSERT parameters, pgx
+// builds each statement's parameters in a buffer it starts again at 256
+// bytes and the whole round trip in one it starts again at 1 KB, so a row's
+// bytes are copied and allocated four times over, and the server plans a
+// VALUES list of 1,664 parameters. COPY writes the rows once into 64 KB
+// chunks and the server reads them as rows: BenchmarkInboxDrain, in
+// docs/store.md. Its own round trip is why a few rows still go as INSERT.
+const copyMin = 16
+
+// pushCopyCols are the columns of pgPushInsert, in its order.
+var pushCopyCols = columns(pgPushCols + ", push")
+
+func columns(list string) []string {
+	cs := strings.Split(list, ",")
+	for i, c := range cs {
+		cs[i] = strings.TrimSpace(c)
+	}
+	return cs
+}
+
+// pushCopy is the push rows of q that go by COPY, and q without them; no
+// rows when there are fewer than copyMin. The rows keep their order; no
+// other write reads the push log, so they may go before the rest.
+func pushCopy(q []queuedWrite) (rows [][]any, what string, rest []queuedWrite) {
+	var pushes []queuedWrite
+	for _, w := range q {
+		if w.sql == pgPushInsert {
+			pushes = append(pushes, w)
+		}
+	}
+	if len(pushes) < copyMin {
+		return nil, "", q
+	}
+	rows = make([][]any, len(pushes))
+	for i, w := range pushes {
+		rows[i] = w.args
+	}
+	for _, w := range q {
+		if w.sql != pgPushInsert {
+			rest = append(rest, w)
+		}
+	}
+	return rows, names(pushes), rest
+}
+
+// copyPushes writes rows into the push log by COPY.
+func (t *Tx) copyPushes(rows [][]any, what string) error {
+	_, err := t.tx.CopyFrom(t.ctx, pgx.Identifier{"paydesk_pushes"}, pushCopyCols, pgx.CopyFromRows(rows))
+	if err != nil {
+		return t.fail(fmt.Errorf("%s: %w", what, withDetail(err)))
+	}
+	return nil
+}
 
 // coalesce turns the queue into the statements flush sends. A run of
 // joinable writes with no other write between them goes out as one
@@ -104,7 +162,6 @@ func appendJoined(out []queuedWrite, m multiRow, ws []queuedWrite) []queuedWrite
 func joined(m multiRow, ws []queuedWrite) queuedWrite {
 	var b strings.Builder
 	args := make([]any, 0, len(ws)*m.cols)
-	var whats []string
 	b.WriteString(m.head)
 	p := 1
 	for i, w := range ws {
@@ -122,16 +179,23 @@ func joined(m multiRow, ws []queuedWrite) queuedWrite {
 		}
 		b.WriteByte(')')
 		args = append(args, w.args...)
-		if i < 3 {
-			whats = append(whats, w.what)
-		}
 	}
 	b.WriteString(m.tail)
+	return queuedWrite{what: names(ws), sql: b.String(), args: args}
+}
+
+// names names the writes ws in an error: the first three and how many
+// more.
+func names(ws []queuedWrite) string {
+	var whats []string
+	for _, w := range ws[:min(3, len(ws))] {
+		whats = append(whats, w.what)
+	}
 	what := strings.Join(whats, ", ")
 	if len(ws) > 3 {
 		what += " and " + strconv.Itoa(len(ws)-3) + " more"
 	}
-	return queuedWrite{what: what, sql: b.String(), args: args}
+	return what
 }
 
 // withDetail adds the server's detail to its error: for a statement of
