@@ -105,6 +105,10 @@ type Config struct {
 	// tab fills at start (the goldens); by default it opens on Attention
 	// when something needs a person.
 	NoAttentionStart bool
+	// NoFirstFrameSettle gives out the reads the first load keeps back as
+	// soon as the first page is answered, without firstFrameSettle's wait
+	// (tests that step the model and read every tab at once).
+	NoFirstFrameSettle bool
 	// PushLimit is how many of the newest pushes the log loads (0: 5,000).
 	PushLimit int
 	// Views are the saved views (the config's [views]): each a tab of the

@@ -70,7 +70,8 @@ func (r *readLog) Ops(ctx context.Context, states ...store.OpState) ([]*store.Pe
 // TestFirstPageReadFirst: at start the reservations list's first page is
 // the first read after the counts; what the other tabs show, and the
 // warm-up of the lists' search blocks, are read once that page has been
-// answered, and all of it is read.
+// answered and firstFrameSettle has passed (the terminal draws the frame
+// meanwhile), and all of it is read.
 func TestFirstPageReadFirst(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -81,10 +82,17 @@ func TestFirstPageReadFirst(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := &readLog{fakeStore: fixture()}
+			var beforeSettle [][]string
 			cfg := Config{Store: st, Mode: ops.ModeSandbox, Now: func() time.Time { return testNow }, Location: time.UTC,
 				ExportDir: t.TempDir(), FixtureDir: t.TempDir(),
-				// A wait (the warm-up's) is over at once.
-				Tick: func(_ time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+				// A wait (the settle's, the warm-up's) is over at once; the
+				// reads asked before the settle's wait are noted.
+				Tick: func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+					if d == firstFrameSettle {
+						st.mu.Lock()
+						beforeSettle = append(beforeSettle, slices.Clone(st.reads))
+						st.mu.Unlock()
+					}
 					return func() tea.Msg { return fn(testNow) }
 				}}
 			tc.fixed(&cfg)
@@ -106,6 +114,9 @@ func TestFirstPageReadFirst(t *testing.T) {
 			}
 			if len(a.afterFirstPage) != 0 {
 				t.Errorf("%d reads still kept back after the first page", len(a.afterFirstPage))
+			}
+			if len(beforeSettle) != 1 || !slices.Equal(beforeSettle[0], []string{"the reservations list's page"}) {
+				t.Errorf("reads before the first frame's settle %q, want one wait after the first page alone", beforeSettle)
 			}
 		})
 	}

@@ -98,7 +98,7 @@ func newTestApp(t testing.TB, st Store, width, height int, mutate ...func(*Confi
 	t.Helper()
 	cfg := Config{Store: st, Mode: ops.ModeSandbox, GatewayURL: "http://127.0.0.1:8800", ListenAddr: "127.0.0.1:8801",
 		Now: func() time.Time { return testNow }, Location: time.UTC, ExportDir: t.TempDir(), FixtureDir: t.TempDir(),
-		NoAttentionStart: true}
+		NoAttentionStart: true, NoFirstFrameSettle: true}
 	for _, m := range mutate {
 		m(&cfg)
 	}

@@ -345,15 +345,34 @@ func (a *App) reload(c store.Change) tea.Cmd {
 	return tea.Batch(append(lead, cmds...)...)
 }
 
+// firstFrameSettle is how long the reads the first load kept back wait
+// after the reservations list's first answer. The frame with its rows is
+// written at the renderer's next tick, and the terminal (tmux, a terminal
+// emulator, sshd) must then get the CPU to draw it; started at once, the
+// kept-back reads (the attention tab's rows, the other tabs' pages, and on
+// PostgreSQL the server's work for them) took both cores of a 2-core
+// machine for the next 100–200 ms, and the terminal drew the frame after
+// them. On a million reservations in tmux (measure-first.sh, the binaries
+// with and without the wait alternating; docs/large.md): the first frame
+// on PostgreSQL 286–374 ms against 352–479 ms, and 399–489 against
+// 519–721 in a busier minute; on bbolt 390–545 ms against 445–534. The
+// tabs behind it have their rows 150 ms later, while nobody looks at them
+// yet.
+const firstFrameSettle = 150 * time.Millisecond
+
 // firstPageAnswered gives out the reads the first load kept back
-// (afterFirstPage) once the reservations list has had its first answer.
+// (afterFirstPage) once the reservations list has had its first answer,
+// after firstFrameSettle.
 func (a *App) firstPageAnswered() tea.Cmd {
 	if len(a.afterFirstPage) == 0 || !a.tabs[TabReservations].(*views.Reservations).Answered() {
 		return nil
 	}
 	cmds := a.afterFirstPage
 	a.afterFirstPage = nil
-	return tea.Batch(cmds...)
+	if a.cfg.NoFirstFrameSettle {
+		return tea.Batch(cmds...)
+	}
+	return a.vctx.After(firstFrameSettle, func(time.Time) tea.Msg { return tea.BatchMsg(cmds) })
 }
 
 // attentionCap bounds the rows of each kind the attention tab is given (a
