@@ -316,9 +316,11 @@ func tail(b []byte, n int) []byte {
 }
 
 // TestCleanCloseMarker: the file says whether its last close was clean —
-// a copy taken while paydesk had it open says not — and a large cache is
-// checked page by page only when it was not (a cleanly closed large cache
-// has its branches checked, its leaves' damage is found when read).
+// a copy taken while paydesk had written it says not, a copy of a file
+// nobody has written since its clean close is that file and says so — and
+// a large cache is checked page by page only when it was not (a cleanly
+// closed large cache has its branches checked, its leaves' damage is
+// found when read).
 func TestCleanCloseMarker(t *testing.T) {
 	rc := makeRealCache(t)
 	for _, tc := range []struct {
@@ -328,22 +330,26 @@ func TestCleanCloseMarker(t *testing.T) {
 	}{{"closed", rc.closed, true}, {"copied while open", rc.running, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeCopy(t, tc.file)
-			if clean, err := CleanClosed(path); err != nil || clean != tc.clean {
-				t.Fatalf("before open: clean %v, %v; want %v", clean, err, tc.clean)
+			saysClean := func(when string, want bool) {
+				t.Helper()
+				if clean, err := CleanClosed(path); err != nil || clean != want {
+					t.Fatalf("%s: clean %v, %v; want %v", when, clean, err, want)
+				}
 			}
+			saysClean("before open", tc.clean)
 			db, err := OpenBolt(path, Options{File: FileOptions{NoSync: true, CheckPagesUpTo: -1, LockTimeout: time.Second}}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if clean, err := CleanClosed(path); err != nil || clean {
-				t.Fatalf("while open: clean %v, %v", clean, err)
+			saysClean("open, nothing written", tc.clean)
+			if err := db.eng.Update(func(tx Tx) error { return tx.Bucket(bMeta).Put([]byte("t"), []byte("x")) }); err != nil {
+				t.Fatal(err)
 			}
+			saysClean("after a write (a crash now)", false)
 			if err := db.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if clean, err := CleanClosed(path); err != nil || !clean {
-				t.Fatalf("after close: clean %v, %v", clean, err)
-			}
+			saysClean("after close", true)
 		})
 	}
 }

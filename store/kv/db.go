@@ -50,8 +50,9 @@ type DB struct {
 // OpenBolt opens the bbolt file at path (OpenFile's checks), brings its
 // layout to SchemaVersion (Migrate: recover runs in the same transaction
 // when the layout was changed or operations were left pending), fills
-// the lists' indexes a file from before them lacks, folds the search
-// texts again when the folding changed, and marks the file open.
+// the lists' indexes a file from before them lacks and folds the search
+// texts again when the folding changed; its first write marks the file
+// open (damage.go).
 func OpenBolt(path string, o Options, recover func(RepoTx) error) (*DB, error) {
 	f, err := OpenFile(path, o.File)
 	if err != nil {
@@ -86,10 +87,6 @@ func OpenBolt(path string, o Options, recover func(RepoTx) error) (*DB, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("cache %s: folding the lists' search texts again: %w", path, err)
 	}
-	if err := f.MarkOpen(true); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("cache %s: %w", path, err)
-	}
 	return db, nil
 }
 
@@ -121,7 +118,7 @@ func (db *DB) Close() error {
 		return db.eng.Close()
 	}
 	if db.file.Damaged() == nil {
-		if err := db.file.MarkOpen(false); err != nil && !errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
+		if err := db.file.markClosed(); err != nil && !errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
 			_ = db.file.Close()
 			return err
 		}

@@ -60,14 +60,22 @@ type Cursor interface {
 type boltEngine struct {
 	db     *bolt.DB
 	damage *damage
+	mark   *openMark
 }
 
+// Update runs fn in a write transaction; the session's first write puts
+// the clean-close marker's "open" in the same commit (damage.go).
 func (e boltEngine) Update(fn func(Tx) error) error {
 	if err := e.damage.get(); err != nil {
 		return err
 	}
 	return e.damage.guard(func() error {
-		return e.db.Update(func(tx *bolt.Tx) error { return fn(BoltTx{tx}) })
+		return e.db.Update(func(tx *bolt.Tx) error {
+			if err := fn(BoltTx{tx}); err != nil {
+				return err
+			}
+			return e.mark.putOpen(tx)
+		})
 	})
 }
 

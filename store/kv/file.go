@@ -54,6 +54,8 @@ type File struct {
 	// fullCheck says the open checked every page because the file was not
 	// closed cleanly (for the tests; a small file is checked whole anyway).
 	fullCheck bool
+	// mark is what the file's clean-close marker says (damage.go).
+	mark *openMark
 }
 
 // OpenFile opens (or creates) the bbolt file at path after checking it:
@@ -93,7 +95,7 @@ func openFile(path string, o FileOptions) (*File, error) {
 	if preErr != nil && !heldByOther(path) {
 		return nil, preErr
 	}
-	f := &File{damage: &damage{path: path}, path: path}
+	f := &File{damage: &damage{path: path}, path: path, mark: &openMark{}}
 	err := f.damage.guard(func() (err error) {
 		f.db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: o.LockTimeout, NoSync: o.NoSync,
 			FreelistType: freelistType, InitialMmapSize: initialMmapSize, OpenFile: o.OpenFile})
@@ -124,6 +126,7 @@ func openFile(path string, o FileOptions) (*File, error) {
 		}
 	}
 	f.fullCheck = !clean
+	f.mark.saysOpen.Store(!clean)
 	if err := f.checkPages(clean, o.CheckPagesUpTo); err != nil {
 		_ = f.db.Close()
 		return nil, err
@@ -133,7 +136,7 @@ func openFile(path string, o FileOptions) (*File, error) {
 
 // Engine is the file under the Engine interface, every transaction under
 // the damage guard.
-func (f *File) Engine() Engine { return boltEngine{db: f.db, damage: f.damage} }
+func (f *File) Engine() Engine { return boltEngine{db: f.db, damage: f.damage, mark: f.mark} }
 
 // Bolt is the bbolt file itself, for the readers that walk it around the
 // engine (the warm-up, the tests).
