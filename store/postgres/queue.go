@@ -15,8 +15,12 @@ import (
 // push. On the server each statement costs its bind, its executor's start
 // and its round through the plan cache besides its rows; the applier's
 // queue holds a batch's pushes, so flush sends each run of them as one
-// INSERT of many rows a table: the rows, their order within a table and
-// the transaction's outcome are the same, at one statement a table.
+// INSERT of many rows a table, and a batch's push rows, when there are
+// copyMin or more, by COPY ahead of them: the rows, their order within a
+// table and the transaction's outcome are the same, at one statement a
+// table. The queue holds no write that reads or changes the push log
+// (pushCopy counts on it): its statements are the rows of the push log
+// and the transactions, the inbox's marks and the counters.
 
 // queuedWrite is a statement waiting in Tx.queue.
 type queuedWrite struct {
@@ -50,7 +54,7 @@ const maxRows = 64
 // as jsonb, and its header: 1.7 KB); sent as INSERT parameters, pgx
 // builds each statement's parameters in a buffer it starts again at 256
 // bytes and the whole round trip in one it starts again at 1 KB, so a row's
-// bytes are copied and allocated four times over, and the server plans a
+// bytes are copied and allocated several times over, and the server plans a
 // VALUES list of 1,664 parameters. COPY writes the rows once into 64 KB
 // chunks and the server reads them as rows: BenchmarkInboxDrain, in
 // docs/store.md. Its own round trip is why a few rows still go as INSERT.
