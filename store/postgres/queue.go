@@ -72,13 +72,17 @@ func columns(list string) []string {
 }
 
 // pushCopy is the push rows of q that go by COPY, and q without them; no
-// rows when there are fewer than copyMin. The rows keep their order; no
-// other write reads the push log, so they may go before the rest.
+// rows when there are fewer than copyMin, or when another write of q names
+// the push log. The rows keep their order; no other write reads the push
+// log, so they may go before the rest.
 func pushCopy(q []queuedWrite) (rows [][]any, what string, rest []queuedWrite) {
 	var pushes []queuedWrite
 	for _, w := range q {
-		if w.sql == pgPushInsert {
+		switch {
+		case w.sql == pgPushInsert:
 			pushes = append(pushes, w)
+		case strings.Contains(w.sql, "paydesk_pushes"):
+			return nil, "", q // another write of the push log: the rows keep their place
 		}
 	}
 	if len(pushes) < copyMin {

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -83,6 +84,58 @@ func TestCoalesce(t *testing.T) {
 			}
 			if strings.Join(desc, "; ") != strings.Join(c.want, "; ") {
 				t.Errorf("statements\n%s\nwant\n%s", strings.Join(desc, "; "), strings.Join(c.want, "; "))
+			}
+		})
+	}
+}
+
+// TestPushCopy: a batch's push rows go by COPY from copyMin on, in their
+// order, the other writes in theirs; never when another queued write
+// names the push log, whose order against the rows would change.
+func TestPushCopy(t *testing.T) {
+	push := func(k int) queuedWrite {
+		return queuedWrite{what: fmt.Sprint("push ", k), sql: pgPushInsert, args: []any{k}}
+	}
+	tx := queuedWrite{what: "transaction", sql: pgTxUpsert}
+	other := queuedWrite{what: "a push's mark", sql: "UPDATE paydesk_pushes SET applied = true"}
+	queue := func(n int, extra ...queuedWrite) []queuedWrite {
+		var q []queuedWrite
+		for k := range n {
+			q = append(q, push(k), tx)
+		}
+		return append(q, extra...)
+	}
+	for _, c := range []struct {
+		name   string
+		q      []queuedWrite
+		copied int
+	}{
+		{"fewer than copyMin", queue(copyMin - 1), 0},
+		{"copyMin", queue(copyMin), copyMin},
+		{"three times copyMin", queue(3 * copyMin), 3 * copyMin},
+		{"another write of the push log", queue(copyMin, other), 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rows, what, rest := pushCopy(c.q)
+			if len(rows) != c.copied {
+				t.Fatalf("%d rows by COPY, want %d", len(rows), c.copied)
+			}
+			if c.copied == 0 {
+				if len(rest) != len(c.q) {
+					t.Errorf("%d writes left of %d", len(rest), len(c.q))
+				}
+				return
+			}
+			for i, r := range rows {
+				if r[0] != i {
+					t.Fatalf("row %d is push %v: out of order", i, r[0])
+				}
+			}
+			if len(rest) != len(c.q)-c.copied || slices.ContainsFunc(rest, func(w queuedWrite) bool { return w.sql == pgPushInsert }) {
+				t.Errorf("left %d writes, want the %d others", len(rest), len(c.q)-c.copied)
+			}
+			if want := fmt.Sprintf("push 0, push 1, push 2 and %d more", c.copied-3); what != want {
+				t.Errorf("named %q, want %q", what, want)
 			}
 		})
 	}
