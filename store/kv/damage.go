@@ -119,8 +119,9 @@ var (
 // The marker says "open" from the first write of a session on, not from
 // the open: a file nobody has written since its clean close is still the
 // file that close left, so the next open need not check it whole. The
-// session's first write transaction puts "open" in its own commit, and a
-// crash after it leaves "open" behind; the open itself commits nothing,
+// session's first write transaction puts "open" beside its writes, in the
+// same commit, and a crash after it leaves "open" behind; the open itself
+// commits nothing,
 // where its commit of the marker (the file's whole freelist, two fsyncs)
 // took 50 ms of a console's start on a million reservations.
 
