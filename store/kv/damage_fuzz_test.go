@@ -188,6 +188,10 @@ func TestDamagedCachePatterns(t *testing.T) {
 		}, true},
 		{"freelist id past the end", func(f file) []byte { return put64(put16(f.b, f.free*ps+10, 1), f.free*ps+pageHeaderSize, 1<<40) }, true},
 		{"freelist type", func(f file) []byte { return put16(f.b, f.free*ps+8, flagLeaf) }, true},
+		{"freelist lists a page twice", func(f file) []byte {
+			id := uint64(f.end/ps - 1)
+			return put64(put64(put16(f.b, f.free*ps+10, 2), f.free*ps+pageHeaderSize, id), f.free*ps+pageHeaderSize+8, id)
+		}, true},
 		{"branch child past the end of the file", func(f file) []byte { return put64(f.b, f.child, uint64(len(f.b)/ps+100)) }, true},
 		{"branch child past the map", func(f file) []byte { return put64(f.b, f.child, 1<<40) }, true},
 		{"branch child is the branch itself", func(f file) []byte { return put64(f.b, f.child, uint64(f.br)) }, true},

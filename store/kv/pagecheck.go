@@ -208,16 +208,20 @@ func (p *pageFile) freelist() ([]uint64, error) {
 		return nil, fmt.Errorf("freelist page %d claims %d free pages, more than it holds", p.meta.freelist, count)
 	}
 	ids := make([]uint64, count)
-	seen := make(map[uint64]bool, count)
+	// A bit a page (the high-water mark is bounded by the file's size,
+	// openPages), not a map: on the file of a million reservations the
+	// freelist lists 43,000 pages, and a map of them took 5–10 ms of
+	// every open, twice (preflight, the branch walk).
+	seen := make([]uint64, (p.meta.pgid+63)/64)
 	for i := range ids {
 		ids[i] = le.Uint64(buf[start+uint64(i)*8:])
 		if ids[i] < 2 || ids[i] >= p.meta.pgid {
 			return nil, fmt.Errorf("freelist page %d lists page %d, outside pages 2–%d", p.meta.freelist, ids[i], p.meta.pgid-1)
 		}
-		if seen[ids[i]] {
+		if pageBitSet(seen, ids[i]) {
 			return nil, fmt.Errorf("freelist page %d lists page %d twice", p.meta.freelist, ids[i])
 		}
-		seen[ids[i]] = true
+		setPageBit(seen, ids[i])
 	}
 	return ids, nil
 }
