@@ -375,10 +375,18 @@ var pgResUpsert = pgResInsert + ` ON CONFLICT (key) DO UPDATE SET ` + upsertSet(
 	captured_in_full, outcome_unknown, order_missing, order_source, redirect_url, invoice_numbers,
 	transaction_keys, unknown_ops, search, billing, shipping, reserve, requests`)
 
+// columns are the names of a column list ("key, kind,\n\tstatus").
+func columns(list string) []string {
+	cs := strings.Split(list, ",")
+	for i, c := range cs {
+		cs[i] = strings.TrimSpace(c)
+	}
+	return cs
+}
+
 func upsertSet(cols string) string {
 	var b strings.Builder
-	for i, c := range strings.Split(cols, ",") {
-		c = strings.TrimSpace(c)
+	for i, c := range columns(cols) {
 		if i > 0 {
 			b.WriteString(", ")
 		}

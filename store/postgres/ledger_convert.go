@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -252,11 +251,7 @@ func (t *Tx) convertChunk(bucket, after []byte, n int, rowsOf func(k, v []byte, 
 		if len(rs) == 0 {
 			continue
 		}
-		cols := strings.Split(convTables[table].columns, ",")
-		for i := range cols {
-			cols[i] = strings.TrimSpace(cols[i])
-		}
-		if _, err := t.tx.CopyFrom(t.ctx, pgx.Identifier{convTables[table].name}, cols, pgx.CopyFromRows(rs)); err != nil {
+		if _, err := t.tx.CopyFrom(t.ctx, pgx.Identifier{convTables[table].name}, columns(convTables[table].columns), pgx.CopyFromRows(rs)); err != nil {
 			return nil, t.fail(fmt.Errorf("the records %q to %q into %s: %w", first, last, convTables[table].name, err))
 		}
 	}

@@ -63,14 +63,6 @@ const copyMin = 16
 // pushCopyCols are the columns of pgPushInsert, in its order.
 var pushCopyCols = columns(pgPushCols + ", push")
 
-func columns(list string) []string {
-	cs := strings.Split(list, ",")
-	for i, c := range cs {
-		cs[i] = strings.TrimSpace(c)
-	}
-	return cs
-}
-
 // pushCopy is the push rows of q that go by COPY, and q without them; no
 // rows when there are fewer than copyMin, or when another write of q names
 // the push log. The rows keep their order; no other write reads the push
