@@ -121,9 +121,9 @@ var (
 // file that close left, so the next open need not check it whole. The
 // session's first write transaction puts "open" beside its writes, in the
 // same commit, and a crash after it leaves "open" behind; the open itself
-// commits nothing,
-// where its commit of the marker (the file's whole freelist, two fsyncs)
-// took 50 ms of a console's start on a million reservations.
+// commits nothing, where its commit of the marker (the file's whole
+// freelist, two fsyncs) took 50 ms of a console's start on a million
+// reservations.
 
 // openMark is what a File's marker says: saysOpen when the file holds
 // "open" (this session wrote, or its last close was not clean), which a
@@ -151,12 +151,12 @@ func (m *openMark) putOpen(tx *bolt.Tx) error {
 	return nil
 }
 
-// MarkOpen writes the marker now, "open" or "closed", in a commit of its
-// own.
-func (f *File) MarkOpen(open bool) error {
-	v := closedValue
-	if open {
-		v = openValue
+// markClosed is a clean close's marker: "closed", in a commit of its own,
+// when the file says "open"; nothing when the session wrote nothing to a
+// file closed cleanly.
+func (f *File) markClosed() error {
+	if !f.mark.saysOpen.Load() {
+		return nil
 	}
 	return f.damage.guard(func() error {
 		return f.db.Update(func(tx *bolt.Tx) error {
@@ -164,22 +164,13 @@ func (f *File) MarkOpen(open bool) error {
 			if m == nil {
 				return nil
 			}
-			if err := m.Put(kOpenMarker, v); err != nil {
+			if err := m.Put(kOpenMarker, closedValue); err != nil {
 				return err
 			}
-			tx.OnCommit(func() { f.mark.saysOpen.Store(open) })
+			tx.OnCommit(func() { f.mark.saysOpen.Store(false) })
 			return nil
 		})
 	})
-}
-
-// markClosed is a clean close's marker: "closed" when the file says
-// "open", nothing when the session wrote nothing to a file closed cleanly.
-func (f *File) markClosed() error {
-	if !f.mark.saysOpen.Load() {
-		return nil
-	}
-	return f.MarkOpen(false)
 }
 
 // checkPages runs the full check on the open file when its last close was
