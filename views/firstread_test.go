@@ -69,3 +69,81 @@ func TestFirstReadIsAScreenful(t *testing.T) {
 		})
 	}
 }
+
+// TestRestOfWindowWaitsForTheFirstFrame: after the list's first answer
+// (a screenful) the rest of the window is asked once restAfterFirstFrame
+// has passed, so that the terminal draws the first frame without a read
+// beside it; a key that scrolls the screen meanwhile reads at once, and a
+// list whose first answer holds all its rows asks nothing more.
+func TestRestOfWindowWaitsForTheFirstFrame(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		rows       int
+		scroll     bool // the screen scrolls before the wait is over
+		wantTicks  int
+		wantBefore int // reads before the wait is over
+		wantAll    int // reads in all
+	}{
+		{"the rest after the wait", 3000, false, 1, 1, 2},
+		{"a scroll reads at once", 3000, true, 1, 2, 2},
+		{"all rows in the first answer", 10, false, 0, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked []int
+			ctx := NewContext(func() time.Time { return listNow })
+			ctx.Tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+				return func() tea.Msg { return heldTick{d: d, fn: fn} }
+			}
+			s := NewReservations(ctx)
+			s.SetSize(120, 36)
+			src := limits{slowSource{&memSource{all: summaries(genRows(tc.rows))}}, &asked}
+			var ticks []heldTick
+			var run func(cmd tea.Cmd)
+			run = func(cmd tea.Cmd) {
+				if cmd == nil {
+					return
+				}
+				switch msg := cmd().(type) {
+				case tea.BatchMsg:
+					for _, c := range msg {
+						run(c)
+					}
+				case heldTick:
+					if msg.d != restAfterFirstFrame {
+						t.Errorf("a wait of %s, want %s", msg.d, restAfterFirstFrame)
+					}
+					ticks = append(ticks, msg)
+				default:
+					run(s.Update(msg))
+				}
+			}
+			run(s.Update(ReservationSourceMsg{Source: src}))
+			screen := s.list.table.height
+			if len(asked) == 0 || asked[0] != screen {
+				t.Fatalf("reads %v: the first does not ask the %d rows on screen", asked, screen)
+			}
+			if len(ticks) != tc.wantTicks {
+				t.Fatalf("%d waits after the first answer, want %d", len(ticks), tc.wantTicks)
+			}
+			if tc.scroll {
+				for range screen {
+					run(s.Update(tea.KeyPressMsg{Code: tea.KeyDown}))
+				}
+			}
+			if len(asked) != tc.wantBefore {
+				t.Fatalf("reads before the wait is over: %v, want %d", asked, tc.wantBefore)
+			}
+			for len(ticks) > 0 {
+				tick := ticks[0]
+				ticks = ticks[1:]
+				run(func() tea.Msg { return tick.fn(listNow.Add(tick.d)) })
+			}
+			if len(asked) != tc.wantAll {
+				t.Errorf("reads in all: %v, want %d", asked, tc.wantAll)
+			}
+			if want := min(tc.rows, screen+pageMargin); len(s.list.rows) < want {
+				t.Errorf("the window holds %d rows, want at least %d", len(s.list.rows), want)
+			}
+		})
+	}
+}

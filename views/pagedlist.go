@@ -65,6 +65,23 @@ const countFirst = 10_000
 // the one before.
 const wholeCountPause = 250 * time.Millisecond
 
+// restAfterFirstFrame is how long the rest of the window waits after the
+// list's first answer. That answer is a screenful; the frame with its rows
+// is written at the renderer's next tick, and the terminal must then get
+// the CPU to draw it. Read at once, the rest of the window (on a million
+// reservations 300 rows, 66 ms and 36 MB of file pages mapped) took a core
+// meanwhile, and tmux showed the frame 48–76 ms after it was drawn,
+// against 34–56 ms with the wait (five starts each, alternating). A key
+// that moves the screen meanwhile reads at once (ensure).
+const restAfterFirstFrame = 100 * time.Millisecond
+
+// pagedRestMsg reads the rest of the window after the first answer of
+// gen (restAfterFirstFrame).
+type pagedRestMsg[R any] struct {
+	l   *pagedList[R]
+	gen uint64
+}
+
 // pagedWholeCountMsg asks for the whole count once the filter of gen has
 // stayed for wholeCountPause.
 type pagedWholeCountMsg[R any] struct {
@@ -258,7 +275,7 @@ func (l *pagedList[R]) fetch(kind fetchKind, limit int) tea.Cmd {
 		// large cache each row is a record read from a file not yet mapped,
 		// and the first frame waits for them all (a million reservations,
 		// load average 10: 15–42 ms for 40 rows, 73–269 ms for 200); the
-		// rest of the window follows at once (ensure, after the answer).
+		// rest of the window follows (restAfterFirstFrame).
 		// A later question (a key typed into the filter, a sort) asks the
 		// screen and its margin, so that no read follows until the screen
 		// scrolls: on PostgreSQL a page of a search word is looked for among
@@ -349,8 +366,10 @@ func (l *pagedList[R]) apply(m pagedPageMsg[R]) tea.Cmd {
 	if m.all >= 0 {
 		l.all = m.all
 	}
+	first := false // the list's first answer
 	switch m.kind {
 	case fetchTop:
+		first = !l.loaded
 		l.base, l.rows, l.less, l.more = 0, p.rows, false, p.more
 		l.loaded = true
 	case fetchEnd:
@@ -403,7 +422,12 @@ func (l *pagedList[R]) apply(m pagedPageMsg[R]) tea.Cmd {
 		cmds = append(cmds, l.countCmd(0))
 	}
 	l.again = false
-	cmds = append(cmds, l.ensure())
+	if first && l.more && !l.sync {
+		gen := l.gen
+		cmds = append(cmds, l.ctx.After(restAfterFirstFrame, func(time.Time) tea.Msg { return pagedRestMsg[R]{l: l, gen: gen} }))
+	} else {
+		cmds = append(cmds, l.ensure())
+	}
 	return tea.Batch(cmds...)
 }
 
@@ -595,6 +619,14 @@ func (l *pagedList[R]) update(msg tea.Msg) (tea.Cmd, bool) {
 			return nil, false
 		}
 		return l.applyCount(msg), true
+	case pagedRestMsg[R]:
+		if msg.l != l {
+			return nil, false
+		}
+		if msg.gen != l.gen {
+			return nil, true // another question's reads run
+		}
+		return l.ensure(), true
 	case pagedWholeCountMsg[R]:
 		if msg.l != l {
 			return nil, false
