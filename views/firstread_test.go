@@ -98,25 +98,7 @@ func TestRestOfWindowWaitsForTheFirstFrame(t *testing.T) {
 			s.SetSize(120, 36)
 			src := limits{slowSource{&memSource{all: summaries(genRows(tc.rows))}}, &asked}
 			var ticks []heldTick
-			var run func(cmd tea.Cmd)
-			run = func(cmd tea.Cmd) {
-				if cmd == nil {
-					return
-				}
-				switch msg := cmd().(type) {
-				case tea.BatchMsg:
-					for _, c := range msg {
-						run(c)
-					}
-				case heldTick:
-					if msg.d != restAfterFirstFrame {
-						t.Errorf("a wait of %s, want %s", msg.d, restAfterFirstFrame)
-					}
-					ticks = append(ticks, msg)
-				default:
-					run(s.Update(msg))
-				}
-			}
+			run := runHolding(s, &ticks)
 			run(s.Update(ReservationSourceMsg{Source: src}))
 			screen := s.list.table.height
 			if len(asked) == 0 || asked[0] != screen {
@@ -136,6 +118,9 @@ func TestRestOfWindowWaitsForTheFirstFrame(t *testing.T) {
 			for len(ticks) > 0 {
 				tick := ticks[0]
 				ticks = ticks[1:]
+				if tick.d != restAfterFirstFrame {
+					t.Errorf("a wait of %s, want %s", tick.d, restAfterFirstFrame)
+				}
 				run(func() tea.Msg { return tick.fn(listNow.Add(tick.d)) })
 			}
 			if len(asked) != tc.wantAll {

@@ -13,12 +13,12 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// deepTree writes a bbolt file with a bucket "deep" of three levels (a
-// root branch, branches, leaves) and returns the file's bytes, the
-// bucket's root page and the ids of the root's children (branches).
-func deepTree(t *testing.T) (b []byte, root uint64, mid []uint64) {
+// cleanTree writes a bbolt file closed cleanly (OpenFile then checks
+// only its branches) with a bucket "deep" of n keys, key(i) each with the
+// value v, and returns its path and the bucket's root page.
+func cleanTree(t *testing.T, n int, key func(i int) []byte, v []byte) (path string, root uint64) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "deep.db")
+	path = filepath.Join(t.TempDir(), "tree.db")
 	db, err := bolt.Open(path, 0o600, &bolt.Options{NoSync: true, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -28,14 +28,11 @@ func deepTree(t *testing.T) (b []byte, root uint64, mid []uint64) {
 		if err != nil {
 			return err
 		}
-		// hashed keys land anywhere: pages split half full, as an index's
-		for i := range 25000 {
-			k := sha256.Sum256(binary.BigEndian.AppendUint32(nil, uint32(i)))
-			if err := bk.Put(k[:16], nil); err != nil {
+		for i := range n {
+			if err := bk.Put(key(i), v); err != nil {
 				return err
 			}
 		}
-		// closed cleanly: OpenFile checks only the branches
 		m, err := tx.CreateBucket(bMeta)
 		if err != nil {
 			return err
@@ -45,13 +42,27 @@ func deepTree(t *testing.T) (b []byte, root uint64, mid []uint64) {
 	if err == nil {
 		err = db.View(func(tx *bolt.Tx) error { root = uint64(tx.Bucket([]byte("deep")).Root()); return nil })
 	}
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if b, err = os.ReadFile(path); err != nil {
+	return path, root
+}
+
+// deepTree writes a bbolt file with a bucket "deep" of three levels (a
+// root branch, branches, leaves) and returns the file's bytes, the
+// bucket's root page and the ids of the root's children (branches).
+func deepTree(t *testing.T) (b []byte, root uint64, mid []uint64) {
+	t.Helper()
+	// hashed keys land anywhere: pages split half full, as an index's
+	path, root := cleanTree(t, 25000, func(i int) []byte {
+		k := sha256.Sum256(binary.BigEndian.AppendUint32(nil, uint32(i)))
+		return k[:16]
+	}, nil)
+	b, err := os.ReadFile(path)
+	if err != nil {
 		t.Fatal(err)
 	}
 	ps := os.Getpagesize()
@@ -140,37 +151,11 @@ func TestBranchWalk(t *testing.T) {
 }
 
 // seqTree writes a bbolt file closed cleanly with n keys in order in a
-// bucket "deep" (pages split half full) and returns its path.
+// bucket "deep" (pages split half full) and returns its path. Values of
+// 256 B put few keys in a leaf: many leaves, and branches over them.
 func seqTree(t *testing.T, n int) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "seq.db")
-	db, err := bolt.Open(path, 0o600, &bolt.Options{NoSync: true, Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		bk, err := tx.CreateBucket([]byte("deep"))
-		if err != nil {
-			return err
-		}
-		v := make([]byte, 256) // few keys a leaf: many leaves, and branches over them
-		for i := range n {
-			if err := bk.Put(binary.BigEndian.AppendUint64(nil, uint64(i)), v); err != nil {
-				return err
-			}
-		}
-		m, err := tx.CreateBucket(bMeta)
-		if err != nil {
-			return err
-		}
-		return m.Put(kOpenMarker, closedValue)
-	})
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, _ := cleanTree(t, n, func(i int) []byte { return binary.BigEndian.AppendUint64(nil, uint64(i)) }, make([]byte, 256))
 	return path
 }
 
