@@ -121,3 +121,37 @@ func TestFirstPageReadFirst(t *testing.T) {
 		})
 	}
 }
+
+// countsLog notes the status line's counts too.
+type countsLog struct{ *readLog }
+
+func (c countsLog) Counts(ctx context.Context) (store.Counts, error) {
+	c.note("counts")
+	return c.readLog.Counts(ctx)
+}
+
+// TestCountsBeforeTheFirstPage: the console's first load reads the status
+// line's counts before it gives the reservations list its source, so that
+// the list's first page is not read beside them (on a team's database the
+// open leaves one connection in the pool, and the page waited for a new
+// one).
+func TestCountsBeforeTheFirstPage(t *testing.T) {
+	st := countsLog{&readLog{fakeStore: fixture()}}
+	cfg := Config{Store: st, Mode: ops.ModeSandbox, Now: func() time.Time { return testNow }, Location: time.UTC,
+		ExportDir: t.TempDir(), FixtureDir: t.TempDir(), NoAttentionStart: true, NoFirstFrameSettle: true}
+	a := New(cfg)
+	msg := a.reload(store.Change{Overflow: true})()
+	st.mu.Lock()
+	reads := slices.Clone(st.reads)
+	st.mu.Unlock()
+	if !slices.Equal(reads, []string{"counts"}) {
+		t.Fatalf("reads when the first load's command returned: %q; want the counts alone, read already", reads)
+	}
+	pump(t, a, func() tea.Msg { return msg })
+	st.mu.Lock()
+	reads = slices.Clone(st.reads)
+	st.mu.Unlock()
+	if len(reads) < 2 || reads[1] != "the reservations list's page" {
+		t.Fatalf("reads %q: the list's page does not follow the counts", reads)
+	}
+}
