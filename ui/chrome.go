@@ -77,9 +77,9 @@ func (a *App) tabLabels(compact bool) string {
 			label = fmt.Sprintf("%d %s", i, title) // a saved view: 6…9
 		}
 		if i == TabAttention {
-			label = fmt.Sprintf("0 Attention (%d)", a.attention().Count())
+			label = fmt.Sprintf("0 Attention (%s)", a.attention().CountText())
 			if compact {
-				label = fmt.Sprintf("0 Attn %d", a.attention().Count())
+				label = "0 Attn " + a.attention().CountText()
 			}
 		}
 		if i == a.active {
@@ -148,8 +148,8 @@ func (a *App) statusLine(compact, noListener bool) string {
 	if n := a.pushWatch.late(a.cfg.Now()); n > 0 {
 		segs = append(segs, label("no push ", "no push ")+t.Bar.Inherit(t.Warning).Render(fmt.Sprintf("⚠ %d", n)))
 	}
-	if n := a.attention().Count(); n > 0 {
-		segs = append(segs, label("attention ", "attn ")+t.Bar.Inherit(t.Warning).Render(fmt.Sprintf("⚑ %d", n)))
+	if a.attention().Count() > 0 {
+		segs = append(segs, label("attention ", "attn ")+t.Bar.Inherit(t.Warning).Render("⚑ "+a.attention().CountText()))
 	}
 	unknown := t.Bar.Render("0")
 	if a.counts.OutcomeUnknown > 0 {

@@ -9,8 +9,9 @@ package ui
 // tabBarKey is what the tab bar shows beside the console's fixed settings
 // (mode, read-only, the tabs' titles).
 type tabBarKey struct {
-	width, active, attention int
-	dark                     bool
+	width, active int
+	attention     string // CountText: the count, "+" when capped
+	dark          bool
 }
 
 // statusKey is what the status line shows beside the gateway and the
@@ -20,7 +21,7 @@ type statusKey struct {
 	dark                   bool
 	pushes, rejected       uint64
 	unknown, session, late int
-	attention              int
+	attention              string // CountText
 }
 
 type chromeMemo struct {
@@ -33,7 +34,7 @@ type chromeMemo struct {
 }
 
 func (a *App) tabBar() string {
-	k := tabBarKey{width: a.width, active: a.active, attention: a.attention().Count(), dark: a.vctx.Theme.IsDark}
+	k := tabBarKey{width: a.width, active: a.active, attention: a.attention().CountText(), dark: a.vctx.Theme.IsDark}
 	if a.chrome.tab == "" || k != a.chrome.tabKey {
 		a.chrome.tabKey, a.chrome.tab = k, a.drawTabBar()
 		a.chrome.drawn++
@@ -43,7 +44,7 @@ func (a *App) tabBar() string {
 
 func (a *App) statusBar() string {
 	k := statusKey{width: a.width, dark: a.vctx.Theme.IsDark, pushes: a.counts.Pushes, rejected: a.counts.Rejected,
-		unknown: a.counts.OutcomeUnknown, session: a.sessionPushes, late: a.pushWatch.late(a.cfg.Now()), attention: a.attention().Count()}
+		unknown: a.counts.OutcomeUnknown, session: a.sessionPushes, late: a.pushWatch.late(a.cfg.Now()), attention: a.attention().CountText()}
 	if a.chrome.status == "" || k != a.chrome.statusKey {
 		a.chrome.statusKey, a.chrome.status = k, a.drawStatusBar()
 		a.chrome.drawn++

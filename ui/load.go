@@ -200,11 +200,11 @@ func (a *App) reload(c store.Change) tea.Cmd {
 		}
 		now := a.cfg.Now
 		cmds = append(cmds, func() tea.Msg {
-			sums, err := attentionSummaries(a.opsCtx(), st, now())
+			sums, beyond, err := attentionSummaries(a.opsCtx(), st, now())
 			if err != nil {
 				return views.AttentionReservationsMsg{Err: err}
 			}
-			return views.AttentionReservationsMsg{Rows: views.NewReservationRows(sums)}
+			return views.AttentionReservationsMsg{Rows: views.NewReservationRows(sums), Beyond: beyond}
 		})
 	} else if len(c.Reservations) > 0 {
 		keys := slices.Clone(c.Reservations)
@@ -388,19 +388,30 @@ const attentionCap = 5000
 
 // attentionSummaries reads the reservations the attention tab looks at:
 // the open ones near the end of their shipment window (oldest first, until
-// one has more days left) and the order mismatches.
-func attentionSummaries(ctx context.Context, st Store, now time.Time) ([]store.Summary, error) {
+// one has more days left) and the order mismatches, up to attentionCap of
+// each, and what the cap left out (the tab then shows its count as a
+// floor).
+func attentionSummaries(ctx context.Context, st Store, now time.Time) ([]store.Summary, views.AttentionBeyond, error) {
 	var out []store.Summary
+	var beyond views.AttentionBeyond
 	for _, state := range []store.State{store.StateReserved, store.StatePartlyCaptured} {
-		q := store.PageQuery{State: state, Sort: store.SortCreated, Limit: 500}
+		// Oldest first, pages of at most 500, the last one no larger than
+		// what reaches the cap and one more (which says what it left out).
+		q := store.PageQuery{State: state, Sort: store.SortCreated, Limit: min(500, attentionCap-len(out)+1)}
 	pages:
-		for len(out) < attentionCap {
+		for {
 			p, err := st.ReservationPage(ctx, q)
 			if err != nil {
-				return nil, err
+				return nil, beyond, err
 			}
 			for _, r := range p.Rows {
 				if r.Summary.DaysLeft(now) > views.AttentionDaysLeft {
+					break pages
+				}
+				if len(out) == attentionCap {
+					if beyond.Created.IsZero() || r.Summary.Created.Before(beyond.Created) {
+						beyond.Created = r.Summary.Created
+					}
 					break pages
 				}
 				out = append(out, r.Summary)
@@ -409,17 +420,19 @@ func attentionSummaries(ctx context.Context, st Store, now time.Time) ([]store.S
 				break
 			}
 			q.After = p.Rows[len(p.Rows)-1].Pos
+			q.Limit = min(500, attentionCap-len(out)+1)
 		}
 	}
 	q := store.PageQuery{State: store.StateOrderMissing, Sort: store.SortCreated, Limit: attentionCap}
 	p, err := st.ReservationPage(ctx, q)
 	if err != nil {
-		return nil, err
+		return nil, beyond, err
 	}
 	for _, r := range p.Rows {
 		out = append(out, r.Summary)
 	}
-	return out, nil
+	beyond.Orders = p.More
+	return out, beyond, nil
 }
 
 func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }

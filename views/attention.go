@@ -5,6 +5,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -130,6 +131,7 @@ type Attention struct {
 
 	resv   map[string]store.Summary      // capturable reservations near or past the window's end
 	orders map[string]store.Summary      // orders without their push, reservations without their order
+	beyond AttentionBeyond               // what the last full read left out (its cap)
 	gift   map[string]*store.Transaction // gift card payments by key
 	// giftGroups are the gift card payments by group and key; the groups
 	// in giftDirty changed since giftRows (a row per group with a rest
@@ -223,7 +225,35 @@ func (a *Attention) Actions() []Action {
 	return []Action{{Key: k.Open}}
 }
 
-// Count is how many things need a person now.
+// AttentionBeyond is what a read of the attention tab's reservations
+// left out at its cap (AttentionReservationsMsg).
+type AttentionBeyond struct {
+	// Created is the creation time of the oldest reservation near its
+	// window's end not read; zero when every one was read.
+	Created time.Time
+	// Orders: order mismatches were left out.
+	Orders bool
+}
+
+// more reports whether something left out needs a person at now: a
+// reservation not read that is as near its window's end as the rows
+// counted, or an order mismatch.
+func (b AttentionBeyond) more(now time.Time) bool {
+	return b.Orders || (!b.Created.IsZero() && store.Summary{Created: b.Created}.DaysLeft(now) <= windowWarnDays)
+}
+
+// CountText is Count for the screen: with a "+" when the rows read were
+// capped and more of them need a person ("5000+").
+func (a *Attention) CountText() string {
+	n := strconv.Itoa(a.Count())
+	if a.beyond.more(a.ctx.Now()) {
+		n += "+"
+	}
+	return n
+}
+
+// Count is how many things need a person now (of the rows read: see
+// CountText).
 func (a *Attention) Count() int {
 	now := a.ctx.Now().Truncate(time.Second)
 	if a.countStale || !now.Equal(a.countedAt) {
@@ -287,6 +317,9 @@ func (a *Attention) Update(msg tea.Msg) tea.Cmd {
 	now := a.ctx.Now()
 	switch m := msg.(type) {
 	case AttentionReservationsMsg:
+		if m.Err == nil {
+			a.beyond = m.Beyond
+		}
 		msg = ReservationRowsMsg{Full: true, Rows: m.Rows, Err: m.Err}
 	case AttentionTransactionsMsg:
 		msg = TransactionRowsMsg{Full: true, Rows: m.Rows, Err: m.Err}
@@ -715,6 +748,14 @@ func (a *Attention) buildRemainders() []AttentionRow {
 	return rows
 }
 
+// openText is n rows, with a "+" when the rows read were capped.
+func (a *Attention) openText(n int) string {
+	if a.beyond.more(a.ctx.Now()) {
+		return strconv.Itoa(n) + "+"
+	}
+	return strconv.Itoa(n)
+}
+
 // View draws the tab.
 func (a *Attention) View() string {
 	t := a.ctx.Theme
@@ -722,7 +763,7 @@ func (a *Attention) View() string {
 	a.textUntil = a.validUntil
 	a.table.SetLen(len(rows))
 	info := spread(t.Muted.Render("What needs a person today, most urgent first · enter opens where it is fixed"),
-		t.Muted.Render(fmt.Sprintf("%d open", len(rows))), a.width)
+		t.Muted.Render(a.openText(len(rows))+" open"), a.width)
 	if a.err != nil {
 		info = spread(t.Failed.Render("Could not read the journal: "+clean(a.err.Error())), "", a.width)
 	}
