@@ -397,9 +397,10 @@ func attentionSummaries(ctx context.Context, st Store, now time.Time) ([]store.S
 	for _, state := range []store.State{store.StateReserved, store.StatePartlyCaptured} {
 		// Oldest first, pages of at most 500, the last one no larger than
 		// what reaches the cap and one more (which says what it left out).
-		q := store.PageQuery{State: state, Sort: store.SortCreated, Limit: min(500, attentionCap-len(out)+1)}
+		q := store.PageQuery{State: state, Sort: store.SortCreated}
 	pages:
 		for {
+			q.Limit = min(500, attentionCap-len(out)+1)
 			p, err := st.ReservationPage(ctx, q)
 			if err != nil {
 				return nil, beyond, err
@@ -420,7 +421,6 @@ func attentionSummaries(ctx context.Context, st Store, now time.Time) ([]store.S
 				break
 			}
 			q.After = p.Rows[len(p.Rows)-1].Pos
-			q.Limit = min(500, attentionCap-len(out)+1)
 		}
 	}
 	q := store.PageQuery{State: store.StateOrderMissing, Sort: store.SortCreated, Limit: attentionCap}

@@ -244,13 +244,7 @@ func (b AttentionBeyond) more(now time.Time) bool {
 
 // CountText is Count for the screen: with a "+" when the rows read were
 // capped and more of them need a person ("5000+").
-func (a *Attention) CountText() string {
-	n := strconv.Itoa(a.Count())
-	if a.beyond.more(a.ctx.Now()) {
-		n += "+"
-	}
-	return n
-}
+func (a *Attention) CountText() string { return a.openText(a.Count()) }
 
 // Count is how many things need a person now (of the rows read: see
 // CountText).
@@ -748,7 +742,8 @@ func (a *Attention) buildRemainders() []AttentionRow {
 	return rows
 }
 
-// openText is n rows, with a "+" when the rows read were capped.
+// openText is n, with a "+" when the rows read were capped and what they
+// left out needs a person now (the tab bar, the status line, the header).
 func (a *Attention) openText(n int) string {
 	if a.beyond.more(a.ctx.Now()) {
 		return strconv.Itoa(n) + "+"

@@ -75,18 +75,20 @@ const wholeCountPause = 250 * time.Millisecond
 // that moves the screen meanwhile reads at once (ensure).
 const restAfterFirstFrame = 100 * time.Millisecond
 
-// pagedRestMsg reads the rest of the window after the first answer of
-// gen (restAfterFirstFrame).
-type pagedRestMsg[R any] struct {
-	l   *pagedList[R]
-	gen uint64
+// pagedLaterMsg is a read the list put off (the rest of the window after
+// its first answer, restAfterFirstFrame; the whole count once the filter
+// has stayed, wholeCountPause): read runs it when the question is still
+// gen's, else the new question's own reads run.
+type pagedLaterMsg[R any] struct {
+	l    *pagedList[R]
+	gen  uint64
+	read func() tea.Cmd
 }
 
-// pagedWholeCountMsg asks for the whole count once the filter of gen has
-// stayed for wholeCountPause.
-type pagedWholeCountMsg[R any] struct {
-	l   *pagedList[R]
-	gen uint64
+// later runs read after d, if the question has not changed by then.
+func (l *pagedList[R]) later(d time.Duration, read func() tea.Cmd) tea.Cmd {
+	gen := l.gen
+	return l.ctx.After(d, func(time.Time) tea.Msg { return pagedLaterMsg[R]{l: l, gen: gen, read: read} })
 }
 
 // pagedList is a list paged in its source (the reservations, the
@@ -423,8 +425,7 @@ func (l *pagedList[R]) apply(m pagedPageMsg[R]) tea.Cmd {
 	}
 	l.again = false
 	if first && l.more && !l.sync {
-		gen := l.gen
-		cmds = append(cmds, l.ctx.After(restAfterFirstFrame, func(time.Time) tea.Msg { return pagedRestMsg[R]{l: l, gen: gen} }))
+		cmds = append(cmds, l.later(restAfterFirstFrame, l.ensure))
 	} else {
 		cmds = append(cmds, l.ensure())
 	}
@@ -460,8 +461,7 @@ func (l *pagedList[R]) wholeCount() tea.Cmd {
 	if l.sync {
 		return l.countCmd(0)
 	}
-	gen := l.gen
-	return l.ctx.After(wholeCountPause, func(time.Time) tea.Msg { return pagedWholeCountMsg[R]{l: l, gen: gen} })
+	return l.later(wholeCountPause, func() tea.Cmd { return l.countCmd(0) })
 }
 
 // shift moves the window's list indexes (and the cursor with them) by d.
@@ -619,22 +619,14 @@ func (l *pagedList[R]) update(msg tea.Msg) (tea.Cmd, bool) {
 			return nil, false
 		}
 		return l.applyCount(msg), true
-	case pagedRestMsg[R]:
+	case pagedLaterMsg[R]:
 		if msg.l != l {
 			return nil, false
 		}
 		if msg.gen != l.gen {
-			return nil, true // another question's reads run
+			return nil, true // the question changed meanwhile: its own reads run
 		}
-		return l.ensure(), true
-	case pagedWholeCountMsg[R]:
-		if msg.l != l {
-			return nil, false
-		}
-		if msg.gen != l.gen {
-			return nil, true // the filter changed meanwhile: its own count runs
-		}
-		return l.countCmd(0), true
+		return msg.read(), true
 	case pagedMarkAllMsg[R]:
 		if msg.l != l {
 			return nil, false
