@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
+	"paydesk/internal/query"
 	"paydesk/store"
 )
 
@@ -261,6 +264,57 @@ func BenchmarkLargeStateFilter(b *testing.B) {
 					b.Fatalf("%d rows: %v", len(p.Rows), err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkLargeWhere is a filter of the language's conditions, its first
+// screen and its count (a page's Total, on PostgreSQL a count after it),
+// as the console asks them: a
+// state and a created range (read from the state index alone), a created
+// range, a state and a created range with an amount (the range's records
+// checked) and an amount alone (every record). Each round's range ends a
+// second earlier, so no round reuses the last one's rows.
+func BenchmarkLargeWhere(b *testing.B) {
+	_, db := largeDB(b)
+	end := time.Date(2026, 11, 14, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name  string
+		state store.State
+		where func(i int) query.Query
+	}{
+		{"state and created", store.StateReserved, func(i int) query.Query {
+			return query.Query{Created: &query.TimeRange{To: end.Add(-time.Duration(i) * time.Second)}}
+		}},
+		{"created", "", func(i int) query.Query {
+			return query.Query{Created: &query.TimeRange{To: end.Add(-time.Duration(i) * time.Second)}}
+		}},
+		{"state, created and amount", store.StateReserved, func(i int) query.Query {
+			return query.Query{Created: &query.TimeRange{From: end.AddDate(0, 0, -1), To: end.Add(-time.Duration(i) * time.Second)},
+				Amount: &query.AmountRange{Min: decimal.NewFromInt(100), HasMin: true}}
+		}},
+		{"amount", "", func(i int) query.Query {
+			return query.Query{Amount: &query.AmountRange{Min: decimal.NewFromInt(int64(100 + i)), HasMin: true}}
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			n, i := 0, 0
+			for b.Loop() {
+				q := store.PageQuery{Sort: store.SortCreated, Desc: true, State: c.state, Where: c.where(i), Limit: screen}
+				p, err := db.ReservationPage(b.Context(), q)
+				if err != nil || len(p.Rows) == 0 {
+					b.Fatalf("%d rows: %v", len(p.Rows), err)
+				}
+				if n = p.Total; n < 0 {
+					// PostgreSQL: the count is asked after the page.
+					q.Limit = 0
+					if n, err = db.ReservationCount(b.Context(), q); err != nil {
+						b.Fatal(err)
+					}
+				}
+				i++
+			}
+			b.ReportMetric(float64(n), "count")
 		})
 	}
 }

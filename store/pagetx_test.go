@@ -13,6 +13,7 @@ import (
 
 	"paydesk/api"
 	"paydesk/internal/pgtest"
+	"paydesk/internal/query"
 	"paydesk/store/kv"
 )
 
@@ -107,6 +108,7 @@ func TestTransactionPage(t *testing.T) {
 				name   string
 				filter string
 				state  State
+				where  string // the filter language (query.Parse)
 			}{
 				{name: "all"},
 				{name: "common word", filter: "a"},
@@ -120,6 +122,11 @@ func TestTransactionPage(t *testing.T) {
 				{name: "like characters", filter: "%_"},
 				{name: "kind", state: State(KindGiftCardRemainder)},
 				{name: "kind and word", state: State(KindCapture), filter: "anna"},
+				{name: "kind and created", state: State(KindGiftCardPay), where: "created:<2h"},
+				{name: "created", where: "created:>3h"},
+				{name: "created between", where: "created:2026-03-02"},
+				{name: "kind, created and customer", state: State(KindCapture), where: "created:<3h customer:muller"},
+				{name: "kind, created and amount", state: State(KindRefund), where: "created:>1h amount:>2"},
 			}
 			i := 0
 			for _, c := range cases {
@@ -128,8 +135,12 @@ func TestTransactionPage(t *testing.T) {
 						if i++; !sampled(i) {
 							continue
 						}
+						w, err := query.Parse(c.where, t0)
+						if err != nil {
+							t.Fatal(err)
+						}
 						t.Run(fmt.Sprintf("%s/sort%d/desc=%v", c.name, sort, desc), func(t *testing.T) {
-							checkPaging(t, PageQuery{Sort: sort, Desc: desc, Filter: c.filter, State: c.state, Limit: 37},
+							checkPaging(t, PageQuery{Sort: sort, Desc: desc, Filter: c.filter, State: c.state, Where: w, Limit: 37},
 								func(q PageQuery) (keyedPage, error) {
 									p, err := db.TransactionPage(t.Context(), q)
 									return txKeyed(p), err

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"paydesk/internal/fold"
@@ -26,7 +27,7 @@ func PosKey(dst []byte, col SortBy, s *Summary) []byte {
 	case SortState:
 		dst = append(dst, StateRank(s.State))
 	}
-	dst = appendInt64(dst, s.Created.UnixNano())
+	dst = AppendCreated(dst, s.Created)
 	return AppendSortKey(dst, s.Key)
 }
 
@@ -49,6 +50,9 @@ func appendInt64(dst []byte, v int64) []byte {
 	return binary.BigEndian.AppendUint64(dst, uint64(v)^(1<<63))
 }
 
+// AppendCreated writes a creation time as a position holds it.
+func AppendCreated(dst []byte, t time.Time) []byte { return appendInt64(dst, t.UnixNano()) }
+
 func ReadInt64(b []byte) int64 { return int64(binary.BigEndian.Uint64(b) ^ (1 << 63)) }
 
 // AmountCents is the reserved amount in cents, the amount column's order.
@@ -58,6 +62,13 @@ func AmountCents(s *Summary) int64 { return s.Amount.Shift(2).IntPart() }
 var stateRanks = map[State]byte{
 	StateAwaitingCustomer: 0, StateReserved: 1, StatePartlyCaptured: 2,
 	StateCaptured: 3, StateClosed: 4, StateCancelled: 5, StateDeclined: 6,
+}
+
+// KnownState reports whether s is a state of the life cycle or one of the
+// list's own (StateOutcomeUnknown, StateOrderMissing).
+func KnownState(s State) bool {
+	_, ok := stateRanks[s]
+	return ok || s == StateOutcomeUnknown || s == StateOrderMissing
 }
 
 func StateRank(s State) byte {
@@ -187,7 +198,7 @@ func TxPosKey(dst []byte, col SortBy, t *Transaction) []byte {
 	case TxSortStatus:
 		dst = appendInt64(dst, int64(t.Status.Code))
 	}
-	dst = appendInt64(dst, t.Created.UnixNano())
+	dst = AppendCreated(dst, t.Created)
 	return AppendSortKey(dst, t.Key)
 }
 

@@ -66,6 +66,9 @@ type boltList struct {
 	// stateRange is the index and key prefix that hold a state's rows in
 	// creation order.
 	stateRange func(tx Tx, st State) (Cursor, []byte)
+	// knownState reports whether stateRange holds exactly the rows of st
+	// (nil: always); an unknown state's range is checked row by row.
+	knownState func(State) bool
 }
 
 // resBolt is the reservation list.
@@ -83,6 +86,7 @@ var resBolt = &boltList{
 		return err == nil && keepSummary(&s, q, f)
 	},
 	stateRange: stateRange,
+	knownState: domain.KnownState,
 }
 
 // smallSet is the match count up to which a filtered page reads and sorts

@@ -1,17 +1,25 @@
 package kv
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
+	"time"
 
 	"paydesk/internal/fold"
+	"paydesk/store/domain"
 	"paydesk/store/kvlayout"
 )
 
 // condBits finds the rows that pass the query's state and Where: a state
-// alone is a range of its index (stateBits); Where's conditions are
-// checked on every record, block by block, once for a state of the file
-// (a keystroke that only adds words reuses it).
+// alone is a range of its index (stateBits). With Where, a state (the
+// tab's or the filter's) or a created range is a range of an index too
+// (narrow): the rows outside it are never read, and when the range is all
+// the query asks ("state:reserved created:<10d") no record is read at all.
+// Otherwise Where's conditions are checked on every record, block by
+// block. Either is done once for a state of the file (a keystroke that
+// only adds words reuses it).
 func (c *pageCache) condBits(tx boltTx, l *boltList, q *PageQuery) ([]uint64, error) {
 	if !q.HasWhere() {
 		return c.stateBits(tx, l, q.State)
@@ -23,6 +31,21 @@ func (c *pageCache) condBits(tx boltTx, l *boltList, q *PageQuery) ([]uint64, er
 	out := make([]uint64, (l.rowCount(tx)+63)/64)
 	sb := tx.Bucket(l.records)
 	var f fold.Folder
+	if r, ok := narrow(tx, l, q); ok {
+		if err := r.bits(out, func(k, v []byte) (bool, error) {
+			rk, err := entryKey(nil, k, v)
+			if err != nil {
+				return false, err
+			}
+			return l.keep(sb.Get(rk), q, &f), nil
+		}); err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		c.whereTx, c.where, c.whereSet = tx.Bolt.ID(), key, out
+		c.mu.Unlock()
+		return out, nil
+	}
 	cur := tx.Bucket(l.text).Cursor()
 	for k, v := cur.First(); k != nil; k, v = cur.Next() {
 		if len(k) != 4 {
@@ -56,6 +79,93 @@ func (c *pageCache) cachedCond(tx boltTx, q *PageQuery) []uint64 {
 	defer c.mu.Unlock()
 	if c.whereTx == tx.Bolt.ID() && c.where == key {
 		return c.whereSet
+	}
+	return nil
+}
+
+// indexRange is the part of an index that holds every row a query can
+// keep: a state's rows in creation order (the state index's range, or the
+// outcome-unknown or order-missing index; a transaction kind's range of
+// the kind index), or every row in creation order, cut to the filter's
+// created range. Each key of the range is its prefix, the creation time
+// (8 bytes) and the row's packed key.
+type indexRange struct {
+	cur      Cursor
+	prefix   []byte
+	from, to []byte // the keys are ≥ from and < to (nil: no end)
+	// exact: the query keeps every row of the range whose creation time is
+	// known (created set) or every row (not set), so no record is read.
+	exact, created bool
+}
+
+// zeroCreated is what a position holds for a row with no creation time,
+// which no created range holds (query.TimeRange.Contains).
+var zeroCreated = time.Time{}.UnixNano()
+
+// narrow finds the index range of q's rows: its state (the tab's, or the
+// filter's "state:" when the tab has none) or, without one, its created
+// range. It reports false when Where has neither (an amount, a customer:
+// every record is checked).
+func narrow(tx Tx, l *boltList, q *PageQuery) (indexRange, bool) {
+	w := &q.Where
+	other := w.Amount != nil || len(w.Customer) > 0 || len(w.Email) > 0 || len(w.Service) > 0 || len(w.Operator) > 0
+	st := q.State
+	if w.State != "" {
+		ws := domain.WhereState(w.State)
+		switch {
+		case st == "":
+			st = ws
+		case ws != st:
+			other = true // rows in both (reserved with an unknown outcome): their records say
+		}
+	}
+	var r indexRange
+	switch {
+	case st != "":
+		r.cur, r.prefix = l.stateRange(tx, st)
+		if l.knownState != nil && !l.knownState(st) {
+			other = true
+		}
+	case w.Created != nil:
+		r.cur = tx.Bucket(l.idx[0]).Cursor() // column 0 is the creation order of both lists
+	default:
+		return r, false
+	}
+	r.from = r.prefix
+	if c := w.Created; c != nil {
+		r.created = true
+		if !c.From.IsZero() {
+			r.from = domain.AppendCreated(slices.Clone(r.prefix), c.From)
+		}
+		if !c.To.IsZero() {
+			r.to = domain.AppendCreated(slices.Clone(r.prefix), c.To)
+		}
+	}
+	r.exact = !other
+	return r, true
+}
+
+// bits sets the row ID bit of every entry of the range the query keeps:
+// all of them when the range is exact, else those keep reports true for
+// (the row's record checked).
+func (r indexRange) bits(out []uint64, keep func(k, v []byte) (bool, error)) error {
+	for k, v := r.cur.Seek(r.from); k != nil && bytes.HasPrefix(k, r.prefix) && (r.to == nil || bytes.Compare(k, r.to) < 0); k, v = r.cur.Next() {
+		if len(v) < 4 || len(k) < len(r.prefix)+8 {
+			return fmt.Errorf("index entry %x: %w", k, kvlayout.ErrCorrupt)
+		}
+		ok := r.exact
+		if ok && r.created {
+			ok = domain.ReadInt64(k[len(r.prefix):]) != zeroCreated
+		}
+		if !r.exact {
+			var err error
+			if ok, err = keep(k, v); err != nil {
+				return err
+			}
+		}
+		if id := binary.BigEndian.Uint32(v); ok && int(id>>6) < len(out) {
+			out[id>>6] |= 1 << (id & 63)
+		}
 	}
 	return nil
 }

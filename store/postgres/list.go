@@ -76,6 +76,11 @@ func fieldRegexp(i int, value string) string {
 // its columns and how amounts and times are kept.
 type SQLCols struct {
 	Amount, Created string
+	// CreatedOrder is the time as the list's indexes hold it (an unknown
+	// time coalesced), which a created range is asked of, so that the
+	// index's range serves it; the row's time must also be known (Created
+	// IS NOT NULL). Empty: Created.
+	CreatedOrder string
 	// Cents: the amount column is in cents (bigint); Nanos: the time
 	// column is Unix nanoseconds, zeroNano for none (the kv lists).
 	Cents, Nanos bool
@@ -125,11 +130,15 @@ func (c *SQLCols) Where(w *query.Query, arg func(any) string) []string {
 		} else {
 			conds = append(conds, c.Created+" IS NOT NULL")
 		}
+		in := c.Created
+		if c.CreatedOrder != "" {
+			in = c.CreatedOrder
+		}
 		if !t.From.IsZero() {
-			conds = append(conds, c.Created+" >= "+at(t.From))
+			conds = append(conds, in+" >= "+at(t.From))
 		}
 		if !t.To.IsZero() {
-			conds = append(conds, c.Created+" < "+at(t.To))
+			conds = append(conds, in+" < "+at(t.To))
 		}
 	}
 	for _, f := range []struct {

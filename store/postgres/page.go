@@ -58,7 +58,7 @@ var pgRelReservations = &pgRelList{
 	},
 	kinds: domain.ResCols, sorts: domain.SortCount, amount: domain.SortAmount,
 	state: pgRelResState,
-	whereCols: &SQLCols{Amount: "coalesce(amount, 0)", Created: "created", State: pgRelResState,
+	whereCols: &SQLCols{Amount: "coalesce(amount, 0)", Created: "created", CreatedOrder: pgRelCreated, State: pgRelResState,
 		Customer: domain.ResFieldCustomer, Email: domain.ResFieldEmail, Service: -1},
 }
 
@@ -69,7 +69,10 @@ func pgRelResState(st domain.State, arg func(any) string) string {
 	case domain.StateOrderMissing:
 		return "order_missing"
 	}
-	return "state = " + arg(string(st))
+	// The rank first: the list's state index (state_rank, creation,
+	// key) then holds a state's rows in creation order, which a page in
+	// that order, or within a created range, walks instead of the table.
+	return "state_rank = " + arg(int16(domain.StateRank(st))) + " AND state = " + arg(string(st))
 }
 
 var pgRelTransactions = &pgRelList{
@@ -86,7 +89,7 @@ var pgRelTransactions = &pgRelList{
 		domain.TxSortAmount: domain.ColInt64, domain.TxSortStatus: domain.ColInt64},
 	sorts: domain.TxSortCount, amount: domain.TxSortAmount,
 	state:     func(st domain.State, arg func(any) string) string { return "kind = " + arg(string(st)) },
-	whereCols: &SQLCols{Amount: "amount", Created: "created", Customer: domain.TxFieldCustomer, Email: -1, Service: domain.TxFieldService},
+	whereCols: &SQLCols{Amount: "amount", Created: "created", CreatedOrder: pgRelCreated, Customer: domain.TxFieldCustomer, Email: -1, Service: domain.TxFieldService},
 }
 
 // pgRelLists is the native engine's Lister.
