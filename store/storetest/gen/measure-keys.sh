@@ -35,16 +35,7 @@ for k in m ü l l e r; do
   typed+=$k
   t1=$(now_ms)
   tmux send-keys -t "$s" "$k"
-  until=$(( t1 + 10000 ))
-  rows=
-  while [ "$(now_ms)" -lt "$until" ]; do
-    line=$(info)
-    if [[ $line == *"/ $typed▏"* ]]; then
-      if [ -z "$rows" ] && ! grep -q '… [0-9…]' <<<"$line"; then rows=$(( $(now_ms) - t1 )); fi
-      if [ -n "$rows" ] && ! grep -q '…' <<<"$line"; then break; fi
-    fi
-    sleep 0.005
-  done
+  wait_filtered "$typed" "$t1" 10000
   echo "$typed: rows shown after ${rows:-?} ms, count after $(( $(now_ms) - t1 )) ms  ($(info | sed 's/.*▏ *//'))"
 done
 pid=$(pgrep -P "$(tmux display -p -t "$s" "#{pane_pid}")" | head -1)

@@ -24,16 +24,7 @@ tmux send-keys -t "$s" /
 wait_for '^/ ▏' 5000 >/dev/null 2>&1 || true
 t1=$(now_ms)
 tmux send-keys -t "$s" -l "$filter"
-until=$(( t1 + 60000 ))
-rows=
-while [ "$(now_ms)" -lt "$until" ]; do
-  line=$(info)
-  if [[ $line == *"/ $filter▏"* ]]; then
-    if [ -z "$rows" ] && ! grep -q '… [0-9…]' <<<"$line"; then rows=$(( $(now_ms) - t1 )); fi
-    if [ -n "$rows" ] && ! grep -q '…' <<<"$line"; then break; fi
-  fi
-  sleep 0.005
-done
+wait_filtered "$filter" "$t1" 60000
 echo "$filter: rows shown after ${rows:-?} ms, count after $(( $(now_ms) - t1 )) ms  ($(info | sed 's/.*▏ *//'))"
 pid=$(pgrep -P "$(tmux display -p -t "$s" "#{pane_pid}")" | head -1)
 grep -E 'VmHWM|VmRSS|RssAnon|RssFile' /proc/"$pid"/status | tr -s ' \t' ' ' | tr '\n' ' '; echo
