@@ -159,7 +159,7 @@ type Attention struct {
 	// expiry); stale says an input changed since. A frame asks for the
 	// rows or their count up to three times (tab bar, status line, this
 	// tab), every console redraws once a second for its ages, and with a
-	// million reservations the tab holds 5,000: building them is ~5 ms,
+	// million reservations the tab held 5,000: building them was ~5 ms,
 	// and 50 consoles over SSH building a few hundred each second cost
 	// the server a fifth of a core at rest. So they are built again only
 	// when an input or what the clock decides changed, and the count on
@@ -243,7 +243,7 @@ func (b AttentionBeyond) more(now time.Time) bool {
 }
 
 // CountText is Count for the screen: with a "+" when the rows read were
-// capped and more of them need a person ("5000+").
+// capped and more of them need a person ("1000+").
 func (a *Attention) CountText() string { return a.openText(a.Count()) }
 
 // Count is how many things need a person now (of the rows read: see

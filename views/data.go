@@ -23,7 +23,7 @@ type (
 		// Beyond says what the cap on the rows read left out: the creation
 		// time of the oldest reservation near its window's end not given
 		// (zero when none was left out), and whether order mismatches were
-		// left out. The tab's count is then a floor ("5000+").
+		// left out. The tab's count is then a floor ("1000+").
 		Beyond AttentionBeyond
 	}
 	// AttentionTransactionsMsg gives the attention tab the gift card
