@@ -159,9 +159,9 @@ type Attention struct {
 	// expiry); stale says an input changed since. A frame asks for the
 	// rows or their count up to three times (tab bar, status line, this
 	// tab), every console redraws once a second for its ages, and with a
-	// million reservations the tab held 5,000: building them was ~5 ms,
-	// and 50 consoles over SSH building a few hundred each second cost
-	// the server a fifth of a core at rest. So they are built again only
+	// million reservations the tab holds its caps' 1,500 (ui/load.go), and
+	// 50 consoles over SSH building a few hundred each second cost the
+	// server a fifth of a core at rest. So they are built again only
 	// when an input or what the clock decides changed, and the count on
 	// the other tabs is counted without building (count).
 	rows    []AttentionRow
