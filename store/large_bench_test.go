@@ -273,7 +273,8 @@ func BenchmarkLargeStateFilter(b *testing.B) {
 // as the console asks them: a
 // state and a created range (read from the state index alone), a created
 // range, a state and a created range with an amount (the range's records
-// checked) and an amount alone (every record). Each round's range ends a
+// checked), a customer (the records of the rows whose text holds the
+// name) and an amount alone (every record). Each round's range ends a
 // second earlier, so no round reuses the last one's rows.
 func BenchmarkLargeWhere(b *testing.B) {
 	_, db := largeDB(b)
@@ -292,6 +293,9 @@ func BenchmarkLargeWhere(b *testing.B) {
 		{"state, created and amount", store.StateReserved, func(i int) query.Query {
 			return query.Query{Created: &query.TimeRange{From: end.AddDate(0, 0, -1), To: end.Add(-time.Duration(i) * time.Second)},
 				Amount: &query.AmountRange{Min: decimal.NewFromInt(100), HasMin: true}}
+		}},
+		{"customer", "", func(i int) query.Query {
+			return query.Query{Customer: []string{[]string{"müller", "bakker", "jansen", "visser", "schmidt"}[i%5]}, Created: &query.TimeRange{To: end.Add(-time.Duration(i) * time.Second)}}
 		}},
 		{"amount", "", func(i int) query.Query {
 			return query.Query{Amount: &query.AmountRange{Min: decimal.NewFromInt(int64(100 + i)), HasMin: true}}

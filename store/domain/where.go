@@ -91,10 +91,21 @@ func KeepSummary(s *Summary, q *PageQuery, f *fold.Folder) bool {
 		return false
 	}
 	if len(w.Customer) > 0 || len(w.Email) > 0 {
-		text := AppendSearchText(nil, s, f)
-		return fieldHasAll(text, ResFieldCustomer, w.Customer) && fieldHasAll(text, ResFieldEmail, w.Email)
+		return KeepSummaryFields(AppendSearchText(nil, s, f), w)
 	}
 	return true
+}
+
+// KeepSummaryFields applies Where's fields (customer:, email:) to a
+// reservation's search text (AppendSearchText), as KeepSummary does.
+func KeepSummaryFields(text []byte, w *query.Query) bool {
+	return fieldHasAll(text, ResFieldCustomer, w.Customer) && fieldHasAll(text, ResFieldEmail, w.Email)
+}
+
+// KeepTxFields applies Where's fields (customer:, service:) to a
+// transaction's search text (AppendTxSearchText), as KeepTxWhere does.
+func KeepTxFields(text []byte, w *query.Query) bool {
+	return fieldHasAll(text, TxFieldCustomer, w.Customer) && fieldHasAll(text, TxFieldService, w.Service)
 }
 
 // KeepTxWhere is KeepSummary for a transaction.
@@ -110,8 +121,7 @@ func KeepTxWhere(t *Transaction, q *PageQuery, f *fold.Folder) bool {
 		return false
 	}
 	if len(w.Customer) > 0 || len(w.Service) > 0 {
-		text := AppendTxSearchText(nil, t, f)
-		return fieldHasAll(text, TxFieldCustomer, w.Customer) && fieldHasAll(text, TxFieldService, w.Service)
+		return KeepTxFields(AppendTxSearchText(nil, t, f), w)
 	}
 	return true
 }

@@ -7,6 +7,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"paydesk/internal/fold"
 	"paydesk/internal/query"
 	"paydesk/store/domain"
 )
@@ -74,6 +75,62 @@ func TestStateAndCreatedReadNoRecord(t *testing.T) {
 			}
 			if !tt.exact && n == want[i] {
 				t.Errorf("count %d with every record unreadable: the amount was not checked", n)
+			}
+		})
+	}
+}
+
+// TestFieldFilterReadsItsRowsOnly: a filter of a field's value
+// (customer:, email:) is answered from the search text: the rows whose
+// text holds the value are found by the text blocks' search and their
+// field checked in the text, no record read. With a condition only the
+// record answers (an amount), the records of those rows only are read.
+// Either keeps the reference's rows.
+func TestFieldFilterReadsItsRowsOnly(t *testing.T) {
+	db := openBoltAt(t, filepath.Join(t.TempDir(), "l.db"))
+	listData(t, db, 400)
+	all := summaries(t, db)
+	amount := &query.AmountRange{Min: dec("2"), HasMin: true}
+	for _, tt := range []struct {
+		name  string
+		state State
+		w     query.Query
+		reads bool // the rows' records are read
+	}{
+		{"customer", "", query.Query{Customer: []string{"gruber"}}, false},
+		{"customer folded", "", query.Query{Customer: []string{"MÜLLER"}}, false},
+		{"e-mail", "", query.Query{Email: []string{"c12"}}, false},
+		{"customer and created", "", query.Query{Customer: []string{"zola"}, Created: &query.TimeRange{To: t0.Add(-100 * time.Minute)}}, false},
+		{"state and customer", domain.StateReserved, query.Query{Customer: []string{"anna"}}, false},
+		{"none", "", query.Query{Customer: []string{"nobody"}}, false},
+		{"customer and amount", "", query.Query{Customer: []string{"gruber"}, Amount: amount}, true},
+		{"state, customer and amount", domain.StateCancelled, query.Query{Customer: []string{"de vries"}, Amount: amount}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			q := PageQuery{State: tt.state, Where: tt.w, Limit: 1}
+			want := domain.PageSummaries(all, q).Total
+			l := *resBolt
+			read := 0
+			l.keep = func(v []byte, q *PageQuery, f *fold.Folder) bool {
+				read++
+				return resBolt.keep(v, q, f)
+			}
+			var got []uint64
+			err := db.view(func(tx Tx) (err error) {
+				var c pageCache
+				got, err = c.condBits(t.Context(), tx.(boltTx), &l, &q)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := popCount(got); n != want {
+				t.Errorf("%d rows, want %d", n, want)
+			}
+			// The records of the rows whose text holds the value: those
+			// kept, and a few whose text holds it in another field.
+			if tt.reads && (read < want || read > want+len(all)/5) || !tt.reads && read > 0 {
+				t.Errorf("%d records read for %d rows of %d", read, want, len(all))
 			}
 		})
 	}

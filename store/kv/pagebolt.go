@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"paydesk/internal/fold"
+	"paydesk/internal/query"
 	"paydesk/store/domain"
 	"paydesk/store/kvlayout"
 )
@@ -69,6 +70,9 @@ type boltList struct {
 	// knownState reports whether stateRange holds exactly the rows of st
 	// (nil: always); an unknown state's range is checked row by row.
 	knownState func(State) bool
+	// fields applies Where's fields to a row's search text, as keep does
+	// (domain.KeepSummaryFields).
+	fields func(text []byte, w *query.Query) bool
 }
 
 // resBolt is the reservation list.
@@ -87,6 +91,7 @@ var resBolt = &boltList{
 	},
 	stateRange: stateRange,
 	knownState: domain.KnownState,
+	fields:     domain.KeepSummaryFields,
 }
 
 // smallSet is the match count up to which a filtered page reads and sorts
@@ -723,13 +728,27 @@ func (c *pageCache) wordBits(ctx context.Context, tx boltTx, l *boltList, words 
 		prev = c.bits
 	}
 	c.mu.Unlock()
-	ws := wordBytes(words)
-	grams := wordGrams(ws)
-	nblocks := int((l.rowCount(tx) + 63) / 64)
 	scan := maxScanBlocks
 	if c.scanBlocks > 0 {
 		scan = c.scanBlocks
 	}
+	out, n, err := searchBlocks(ctx, tx, l, wordBytes(words), prev, all, scan)
+	if err != nil || out == nil {
+		return out, n, err
+	}
+	c.mu.Lock()
+	c.txid, c.words, c.bits, c.n = txid, key, out, n
+	c.mu.Unlock()
+	return out, n, nil
+}
+
+// searchBlocks finds the rows whose search text holds every word: in the
+// blocks whose sketches may hold them (of the rows set in prev, when not
+// nil), or in every block for words too short to have a sketch. Unless all
+// is set it gives up (nil, -1) when more than scan blocks may hold them.
+func searchBlocks(ctx context.Context, tx boltTx, l *boltList, ws [][]byte, prev []uint64, all bool, scan int) ([]uint64, int, error) {
+	grams := wordGrams(ws)
+	nblocks := int((l.rowCount(tx) + 63) / 64)
 	// The blocks to search.
 	var blocks []uint32
 	switch {
@@ -795,9 +814,6 @@ func (c *pageCache) wordBits(ctx context.Context, tx boltTx, l *boltList, words 
 			}
 		}
 	}
-	c.mu.Lock()
-	c.txid, c.words, c.bits, c.n = txid, key, out, n
-	c.mu.Unlock()
 	return out, n, nil
 }
 
@@ -936,7 +952,7 @@ func (c *pageCache) boltPage(ctx context.Context, tx boltTx, l *boltList, q Page
 		}
 		if sb == nil {
 			var err error
-			if sb, err = c.condBits(tx, l, &q); err != nil {
+			if sb, err = c.condBits(ctx, tx, l, &q); err != nil {
 				return keyPage{}, err
 			}
 		}
@@ -986,7 +1002,7 @@ func (c *pageCache) boltCount(ctx context.Context, tx boltTx, l *boltList, q Pag
 		set = b
 	}
 	if q.HasCond() {
-		sb, err := c.condBits(tx, l, &q)
+		sb, err := c.condBits(ctx, tx, l, &q)
 		if err != nil {
 			return 0, err
 		}

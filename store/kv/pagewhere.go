@@ -2,12 +2,14 @@ package kv
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"slices"
 	"time"
 
 	"paydesk/internal/fold"
+	"paydesk/internal/query"
 	"paydesk/store/domain"
 	"paydesk/store/kvlayout"
 )
@@ -17,10 +19,12 @@ import (
 // tab's or the filter's) or a created range is a range of an index too
 // (narrow): the rows outside it are never read, and when the range is all
 // the query asks ("state:reserved created:<10d") no record is read at all.
-// Otherwise Where's conditions are checked on every record, block by
-// block. Either is done once for a state of the file (a keystroke that
-// only adds words reuses it).
-func (c *pageCache) condBits(tx boltTx, l *boltList, q *PageQuery) ([]uint64, error) {
+// A field's value (customer:, email:, service:) must be in the row's
+// search text, so the text blocks' search (fieldRows) leaves the only
+// rows whose records are read for it. Otherwise Where's conditions are
+// checked on every record, block by block. Either is done once for a
+// state of the file (a keystroke that only adds words reuses it).
+func (c *pageCache) condBits(ctx context.Context, tx boltTx, l *boltList, q *PageQuery) ([]uint64, error) {
 	if !q.HasWhere() {
 		return c.stateBits(tx, l, q.State)
 	}
@@ -31,8 +35,23 @@ func (c *pageCache) condBits(tx boltTx, l *boltList, q *PageQuery) ([]uint64, er
 	out := make([]uint64, (l.rowCount(tx)+63)/64)
 	sb := tx.Bucket(l.records)
 	var f fold.Folder
+	cand, err := fieldRows(ctx, tx, l, &q.Where)
+	if err != nil {
+		return nil, err
+	}
+	tb := tx.Bucket(l.text)
 	if r, ok := narrow(tx, l, q); ok {
+		var bk [4]byte
 		if err := r.bits(out, func(k, v []byte) (bool, error) {
+			id := binary.BigEndian.Uint32(v)
+			if cand != nil && !hasBit(cand, id) {
+				return false, nil
+			}
+			if r.exact {
+				// Only the fields are left: the row's search text says.
+				binary.BigEndian.PutUint32(bk[:], id>>6)
+				return l.fields(blockRowText(tb.Get(bk[:]), byte(id&63)), &q.Where), nil
+			}
 			rk, err := entryKey(nil, k, v)
 			if err != nil {
 				return false, err
@@ -41,31 +60,89 @@ func (c *pageCache) condBits(tx boltTx, l *boltList, q *PageQuery) ([]uint64, er
 		}); err != nil {
 			return nil, err
 		}
-		c.mu.Lock()
-		c.whereTx, c.where, c.whereSet = tx.Bolt.ID(), key, out
-		c.mu.Unlock()
-		return out, nil
-	}
-	cur := tx.Bucket(l.text).Cursor()
-	for k, v := cur.First(); k != nil; k, v = cur.Next() {
-		if len(k) != 4 {
-			return nil, kvlayout.ErrCorrupt
+	} else if err := eachTextRow(tx, l, cand, func(blk int, r textRow) {
+		var ok bool
+		if onlyFields(&q.Where) {
+			ok = l.fields(r.text, &q.Where)
+		} else {
+			ok = l.keep(sb.Get(r.key), q, &f)
 		}
-		blk := int(binary.BigEndian.Uint32(k))
-		rows, err := decodeBlock(v)
-		if err != nil {
-			return nil, fmt.Errorf("search text block %x: %w", k, err)
+		if ok && blk < len(out) {
+			out[blk] |= 1 << (r.lo & 63)
 		}
-		for _, r := range rows {
-			if blk < len(out) && l.keep(sb.Get(r.key), q, &f) {
-				out[blk] |= 1 << (r.lo & 63)
-			}
-		}
+	}); err != nil {
+		return nil, err
 	}
 	c.mu.Lock()
 	c.whereTx, c.where, c.whereSet = tx.Bolt.ID(), key, out
 	c.mu.Unlock()
 	return out, nil
+}
+
+// fieldRows is the rows whose search text holds every value of Where's
+// fields (customer:, email:, service:), folded as the field is: the rows
+// those conditions can keep. Nil when Where has none.
+func fieldRows(ctx context.Context, tx boltTx, l *boltList, w *query.Query) ([]uint64, error) {
+	var values [][]byte
+	for _, vs := range [][]string{w.Customer, w.Email, w.Service} {
+		for _, v := range vs {
+			if f := domain.FoldValue(v); f != "" {
+				values = append(values, []byte(f))
+			}
+		}
+	}
+	if len(values) == 0 {
+		return nil, nil
+	}
+	rows, _, err := searchBlocks(ctx, tx, l, values, nil, true, 0)
+	if err != nil {
+		return nil, fmt.Errorf("the filter's fields: %w", err)
+	}
+	return rows, nil
+}
+
+// eachTextRow calls fn with every row of the text blocks (row ID / 64 and
+// the row), or with only the rows set in rows when it is not nil.
+func eachTextRow(tx boltTx, l *boltList, rows []uint64, fn func(blk int, r textRow)) error {
+	tb := tx.Bucket(l.text)
+	block := func(k, v []byte) error {
+		if len(k) != 4 {
+			return kvlayout.ErrCorrupt
+		}
+		blk := int(binary.BigEndian.Uint32(k))
+		rs, err := decodeBlock(v)
+		if err != nil {
+			return fmt.Errorf("search text block %x: %w", k, err)
+		}
+		for _, r := range rs {
+			if rows == nil || (blk < len(rows) && rows[blk]&(1<<(r.lo&63)) != 0) {
+				fn(blk, r)
+			}
+		}
+		return nil
+	}
+	if rows == nil {
+		cur := tb.Cursor()
+		for k, v := cur.First(); k != nil; k, v = cur.Next() {
+			if err := block(k, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var bk [4]byte
+	for i, m := range rows {
+		if m == 0 {
+			continue
+		}
+		binary.BigEndian.PutUint32(bk[:], uint32(i))
+		if v := tb.Get(bk[:]); v != nil {
+			if err := block(bk[:], v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // cachedCond is the rows of the query's conditions when known for this
@@ -94,9 +171,16 @@ type indexRange struct {
 	prefix   []byte
 	from, to []byte // the keys are ≥ from and < to (nil: no end)
 	// exact: the query keeps every row of the range whose creation time is
-	// known (created set) or every row (not set), so no record is read.
-	exact, created bool
+	// known (created set) or every row (not set), so no record is read;
+	// fields: so far as Where's fields (customer:, …) keep it, which the
+	// row's search text says.
+	exact, created, fields bool
 }
+
+// onlyFields reports whether Where asks nothing of a row beyond its state,
+// its creation time and its fields (customer:, email:, service:), all of
+// which the list's indexes and search text answer without its record.
+func onlyFields(w *query.Query) bool { return w.Amount == nil && len(w.Operator) == 0 }
 
 // zeroCreated is what a position holds for a row with no creation time,
 // which no created range holds (query.TimeRange.Contains).
@@ -105,10 +189,10 @@ var zeroCreated = time.Time{}.UnixNano()
 // narrow finds the index range of q's rows: its state (the tab's, or the
 // filter's "state:" when the tab has none) or, without one, its created
 // range. It reports false when Where has neither (an amount, a customer:
-// every record is checked).
+// every row of the search text is checked).
 func narrow(tx Tx, l *boltList, q *PageQuery) (indexRange, bool) {
 	w := &q.Where
-	other := w.Amount != nil || len(w.Customer) > 0 || len(w.Email) > 0 || len(w.Service) > 0 || len(w.Operator) > 0
+	other := !onlyFields(w)
 	st := q.State
 	if w.State != "" {
 		ws := domain.WhereState(w.State)
@@ -142,12 +226,14 @@ func narrow(tx Tx, l *boltList, q *PageQuery) (indexRange, bool) {
 		}
 	}
 	r.exact = !other
+	r.fields = len(w.Customer) > 0 || len(w.Email) > 0 || len(w.Service) > 0
 	return r, true
 }
 
 // bits sets the row ID bit of every entry of the range the query keeps:
-// all of them when the range is exact, else those keep reports true for
-// (the row's record checked).
+// all of them when the range is exact and Where has no fields, else those
+// keep reports true for (the row's search text checked for the fields of
+// an exact range, its record otherwise).
 func (r indexRange) bits(out []uint64, keep func(k, v []byte) (bool, error)) error {
 	for k, v := r.cur.Seek(r.from); k != nil && bytes.HasPrefix(k, r.prefix) && (r.to == nil || bytes.Compare(k, r.to) < 0); k, v = r.cur.Next() {
 		if len(v) < 4 || len(k) < len(r.prefix)+8 {
@@ -157,7 +243,7 @@ func (r indexRange) bits(out []uint64, keep func(k, v []byte) (bool, error)) err
 		if ok && r.created {
 			ok = domain.ReadInt64(k[len(r.prefix):]) != zeroCreated
 		}
-		if !r.exact {
+		if ok && r.fields || !r.exact {
 			var err error
 			if ok, err = keep(k, v); err != nil {
 				return err
