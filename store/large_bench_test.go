@@ -274,7 +274,7 @@ func BenchmarkLargeStateFilter(b *testing.B) {
 // state and a created range (read from the state index alone), a created
 // range, a state and a created range with an amount (the range's records
 // checked), a customer (the records of the rows whose text holds the
-// name) and an amount alone (every record). Each round's range ends a
+// name) and an amount alone (the amount index). Each round's range ends a
 // second earlier, so no round reuses the last one's rows.
 func BenchmarkLargeWhere(b *testing.B) {
 	_, db := largeDB(b)

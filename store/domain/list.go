@@ -50,6 +50,10 @@ func appendInt64(dst []byte, v int64) []byte {
 	return binary.BigEndian.AppendUint64(dst, uint64(v)^(1<<63))
 }
 
+// AppendCents writes an amount in cents as a position of the amount
+// column holds it (AmountCents).
+func AppendCents(dst []byte, cents int64) []byte { return appendInt64(dst, cents) }
+
 // AppendCreated writes a creation time as a position holds it.
 func AppendCreated(dst []byte, t time.Time) []byte { return appendInt64(dst, t.UnixNano()) }
 

@@ -84,7 +84,8 @@ func TestStateAndCreatedReadNoRecord(t *testing.T) {
 // (customer:, email:) is answered from the search text: the rows whose
 // text holds the value are found by the text blocks' search and their
 // field checked in the text, no record read. With a condition only the
-// record answers (an amount), the records of those rows only are read.
+// record answers (an amount beside a state or a created range), the
+// records of those rows only are read.
 // Either keeps the reference's rows.
 func TestFieldFilterReadsItsRowsOnly(t *testing.T) {
 	db := openBoltAt(t, filepath.Join(t.TempDir(), "l.db"))
@@ -103,7 +104,7 @@ func TestFieldFilterReadsItsRowsOnly(t *testing.T) {
 		{"customer and created", "", query.Query{Customer: []string{"zola"}, Created: &query.TimeRange{To: t0.Add(-100 * time.Minute)}}, false},
 		{"state and customer", domain.StateReserved, query.Query{Customer: []string{"anna"}}, false},
 		{"none", "", query.Query{Customer: []string{"nobody"}}, false},
-		{"customer and amount", "", query.Query{Customer: []string{"gruber"}, Amount: amount}, true},
+		{"customer, created and amount", "", query.Query{Customer: []string{"gruber"}, Amount: amount, Created: &query.TimeRange{To: t0}}, true},
 		{"state, customer and amount", domain.StateCancelled, query.Query{Customer: []string{"de vries"}, Amount: amount}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -131,6 +132,64 @@ func TestFieldFilterReadsItsRowsOnly(t *testing.T) {
 			// kept, and a few whose text holds it in another field.
 			if tt.reads && (read < want || read > want+len(all)/5) || !tt.reads && read > 0 {
 				t.Errorf("%d records read for %d rows of %d", read, want, len(all))
+			}
+		})
+	}
+}
+
+// TestAmountFilterReadsItsEdgesOnly: an amount range alone is a range of
+// the amount index: its rows are kept without their record, except those
+// whose cents sit at its ends (an amount's fraction of a cent is not in
+// the index), and it keeps the reference's rows.
+func TestAmountFilterReadsItsEdgesOnly(t *testing.T) {
+	db := openBoltAt(t, filepath.Join(t.TempDir(), "l.db"))
+	listData(t, db, 400)
+	all := summaries(t, db)
+	for _, tt := range []struct {
+		name  string
+		r     query.AmountRange
+		edges []string // the amounts whose rows are read
+	}{
+		{"more than", query.AmountRange{Min: dec("2"), HasMin: true, MinExcl: true}, []string{"1.99", "2", "2.01"}},
+		{"between", query.AmountRange{Min: dec("2"), HasMin: true, Max: dec("4"), HasMax: true}, []string{"1.99", "2", "2.01", "3.99", "4", "4.01"}},
+		{"at most, a fraction of a cent", query.AmountRange{Max: dec("3.005"), HasMax: true}, []string{"2.99", "3", "3.01"}},
+		{"with a customer", query.AmountRange{Min: dec("3"), HasMin: true}, []string{"2.99", "3", "3.01"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := query.Query{Amount: &tt.r}
+			if tt.name == "with a customer" {
+				w.Customer = []string{"anna"}
+			}
+			q := PageQuery{Where: w, Limit: 1}
+			want := domain.PageSummaries(all, q).Total
+			edge := 0
+			for _, s := range all {
+				for _, e := range tt.edges {
+					if s.Amount.Equal(dec(e)) {
+						edge++
+					}
+				}
+			}
+			l := *resBolt
+			read := 0
+			l.keep = func(v []byte, q *PageQuery, f *fold.Folder) bool {
+				read++
+				return resBolt.keep(v, q, f)
+			}
+			var got []uint64
+			err := db.view(func(tx Tx) (err error) {
+				var c pageCache
+				got, err = c.condBits(t.Context(), tx.(boltTx), &l, &q)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := popCount(got); n != want || want == 0 {
+				t.Errorf("%d rows, want %d (not 0: the test's data drifted)", n, want)
+			}
+			if read == 0 && edge > 0 || read > edge {
+				t.Errorf("%d records read, want the %d rows at the range's ends", read, edge)
 			}
 		})
 	}

@@ -73,6 +73,8 @@ type boltList struct {
 	// fields applies Where's fields to a row's search text, as keep does
 	// (domain.KeepSummaryFields).
 	fields func(text []byte, w *query.Query) bool
+	// amountCol is the sort column of the amount in cents.
+	amountCol SortBy
 }
 
 // resBolt is the reservation list.
@@ -92,6 +94,7 @@ var resBolt = &boltList{
 	stateRange: stateRange,
 	knownState: domain.KnownState,
 	fields:     domain.KeepSummaryFields,
+	amountCol:  SortAmount,
 }
 
 // smallSet is the match count up to which a filtered page reads and sorts

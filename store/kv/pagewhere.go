@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"paydesk/internal/fold"
 	"paydesk/internal/query"
 	"paydesk/store/domain"
@@ -18,7 +20,9 @@ import (
 // alone is a range of its index (stateBits). With Where, a state (the
 // tab's or the filter's) or a created range is a range of an index too
 // (narrow): the rows outside it are never read, and when the range is all
-// the query asks ("state:reserved created:<10d") no record is read at all.
+// the query asks ("state:reserved created:<10d") no record is read at all;
+// an amount alone is a range of the amount index, whose rows at its edges
+// are read.
 // A field's value (customer:, email:, service:) must be in the row's
 // search text, so the text blocks' search (fieldRows) leaves the only
 // rows whose records are read for it. Otherwise Where's conditions are
@@ -42,12 +46,12 @@ func (c *pageCache) condBits(ctx context.Context, tx boltTx, l *boltList, q *Pag
 	tb := tx.Bucket(l.text)
 	if r, ok := narrow(tx, l, q); ok {
 		var bk [4]byte
-		if err := r.bits(out, func(k, v []byte) (bool, error) {
+		if err := r.bits(out, func(k, v []byte, record bool) (bool, error) {
 			id := binary.BigEndian.Uint32(v)
 			if cand != nil && !hasBit(cand, id) {
 				return false, nil
 			}
-			if r.exact {
+			if !record {
 				// Only the fields are left: the row's search text says.
 				binary.BigEndian.PutUint32(bk[:], id>>6)
 				return l.fields(blockRowText(tb.Get(bk[:]), byte(id&63)), &q.Where), nil
@@ -175,6 +179,41 @@ type indexRange struct {
 	// fields: so far as Where's fields (customer:, …) keep it, which the
 	// row's search text says.
 	exact, created, fields bool
+	// amount, when set: the range is of the amount index, whose rows at
+	// its edges need their record (amountRange).
+	amount *amountRange
+}
+
+// amountRange is the amount index's range of an amount: [lo, hi] in cents,
+// and within it [sureLo, sureHi], whose rows are in the amount whatever
+// fraction of a cent their cents dropped (AmountCents truncates: a row of
+// c cents has an amount strictly between c-1 and c+1 cents).
+type amountRange struct{ lo, hi, sureLo, sureHi int64 }
+
+// maxCents bounds the amounts the index answers; a filter beyond it (no
+// real amount) checks the records.
+const maxCents = 1 << 50
+
+// centsRange is r as a range of the amount index, false when an end is
+// beyond maxCents.
+func centsRange(r *query.AmountRange) (amountRange, bool) {
+	a := amountRange{lo: -maxCents, hi: maxCents, sureLo: -maxCents, sureHi: maxCents}
+	limit := decimal.NewFromInt(maxCents)
+	if r.HasMin {
+		m := r.Min.Shift(2)
+		if m.Abs().GreaterThan(limit) {
+			return a, false
+		}
+		a.lo, a.sureLo = m.Floor().IntPart()-1, m.Ceil().IntPart()+1
+	}
+	if r.HasMax {
+		m := r.Max.Shift(2)
+		if m.Abs().GreaterThan(limit) {
+			return a, false
+		}
+		a.hi, a.sureHi = m.Ceil().IntPart()+1, m.Floor().IntPart()-1
+	}
+	return a, true
 }
 
 // onlyFields reports whether Where asks nothing of a row beyond its state,
@@ -187,9 +226,9 @@ func onlyFields(w *query.Query) bool { return w.Amount == nil && len(w.Operator)
 var zeroCreated = time.Time{}.UnixNano()
 
 // narrow finds the index range of q's rows: its state (the tab's, or the
-// filter's "state:" when the tab has none) or, without one, its created
-// range. It reports false when Where has neither (an amount, a customer:
-// every row of the search text is checked).
+// filter's "state:" when the tab has none), without one its created range,
+// without either its amount range. It reports false when Where has none
+// of them (a customer alone: every row of the search text is checked).
 func narrow(tx Tx, l *boltList, q *PageQuery) (indexRange, bool) {
 	w := &q.Where
 	other := !onlyFields(w)
@@ -212,6 +251,16 @@ func narrow(tx Tx, l *boltList, q *PageQuery) (indexRange, bool) {
 		}
 	case w.Created != nil:
 		r.cur = tx.Bucket(l.idx[0]).Cursor() // column 0 is the creation order of both lists
+	case w.Amount != nil && l.amountCol > 0:
+		a, ok := centsRange(w.Amount)
+		if !ok {
+			return r, false
+		}
+		r.cur, r.amount = tx.Bucket(l.idx[l.amountCol]).Cursor(), &a
+		r.from, r.to = domain.AppendCents(nil, a.lo), domain.AppendCents(nil, a.hi+1)
+		r.exact = len(w.Operator) == 0
+		r.fields = len(w.Customer) > 0 || len(w.Email) > 0 || len(w.Service) > 0
+		return r, true
 	default:
 		return r, false
 	}
@@ -232,20 +281,25 @@ func narrow(tx Tx, l *boltList, q *PageQuery) (indexRange, bool) {
 
 // bits sets the row ID bit of every entry of the range the query keeps:
 // all of them when the range is exact and Where has no fields, else those
-// keep reports true for (the row's search text checked for the fields of
-// an exact range, its record otherwise).
-func (r indexRange) bits(out []uint64, keep func(k, v []byte) (bool, error)) error {
+// keep reports true for (record false: the row's search text checked for
+// the fields of an exact range; true: its record checked for everything).
+func (r indexRange) bits(out []uint64, keep func(k, v []byte, record bool) (bool, error)) error {
 	for k, v := r.cur.Seek(r.from); k != nil && bytes.HasPrefix(k, r.prefix) && (r.to == nil || bytes.Compare(k, r.to) < 0); k, v = r.cur.Next() {
 		if len(v) < 4 || len(k) < len(r.prefix)+8 {
 			return fmt.Errorf("index entry %x: %w", k, kvlayout.ErrCorrupt)
 		}
-		ok := r.exact
+		ok, record := r.exact, !r.exact
 		if ok && r.created {
 			ok = domain.ReadInt64(k[len(r.prefix):]) != zeroCreated
 		}
-		if ok && r.fields || !r.exact {
+		if a := r.amount; a != nil {
+			if c := domain.ReadInt64(k); c < a.sureLo || c > a.sureHi {
+				record = true // at the edge: a fraction of a cent may decide
+			}
+		}
+		if ok && r.fields || record {
 			var err error
-			if ok, err = keep(k, v); err != nil {
+			if ok, err = keep(k, v, record); err != nil {
 				return err
 			}
 		}
