@@ -273,7 +273,7 @@ func BenchmarkLargeStateFilter(b *testing.B) {
 // as the console asks them: a
 // state and a created range (read from the state index alone), a created
 // range, a state and a created range with an amount (the range's records
-// checked), a customer (the records of the rows whose text holds the
+// checked), a customer (the rows whose search text holds the
 // name) and an amount alone (the amount index). Each round's range ends a
 // second earlier, so no round reuses the last one's rows.
 func BenchmarkLargeWhere(b *testing.B) {
