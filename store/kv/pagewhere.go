@@ -17,17 +17,19 @@ import (
 )
 
 // condBits finds the rows that pass the query's state and Where: a state
-// alone is a range of its index (stateBits). With Where, a state (the
-// tab's or the filter's) or a created range is a range of an index too
-// (narrow): the rows outside it are never read, and when the range is all
-// the query asks ("state:reserved created:<10d") no record is read at all;
-// an amount alone is a range of the amount index, whose rows at its edges
-// are read.
-// A field's value (customer:, email:, service:) must be in the row's
-// search text, so the text blocks' search (fieldRows) leaves the only
-// rows whose records are read for it. Otherwise Where's conditions are
-// checked on every record, block by block. Either is done once for a
-// state of the file (a keystroke that only adds words reuses it).
+// alone is a range of its index (stateBits). With Where, each condition an
+// index answers is a set of rows, and the sets are intersected
+// (whereSets): the state (the tab's or the filter's, with the created
+// range inside it) or the created range, a range of an index whose
+// positions hold the creation time; the amount, a range of the amount
+// index; a field's value (customer:, email:, service:), the rows whose
+// search text holds it (fieldRows). Then only the rows left are looked at:
+// a field in the row's search text, and the record only for what no index
+// answers (the amount at its range's ends, a state the index does not
+// hold exactly). "state:reserved created:<10d" reads no record at all.
+// Without any of them every record is checked, block by block. Either is
+// done once for a state of the file (a keystroke that only adds words
+// reuses it).
 func (c *pageCache) condBits(ctx context.Context, tx boltTx, l *boltList, q *PageQuery) ([]uint64, error) {
 	if !q.HasWhere() {
 		return c.stateBits(tx, l, q.State)
@@ -36,45 +38,47 @@ func (c *pageCache) condBits(ctx context.Context, tx boltTx, l *boltList, q *Pag
 		return b, nil
 	}
 	key := q.CondKey()
-	out := make([]uint64, (l.rowCount(tx)+63)/64)
-	sb := tx.Bucket(l.records)
-	var f fold.Folder
-	cand, err := fieldRows(ctx, tx, l, &q.Where)
+	ws, err := whereSets(ctx, tx, l, q)
 	if err != nil {
 		return nil, err
 	}
-	tb := tx.Bucket(l.text)
-	if r, ok := narrow(tx, l, q); ok {
-		var bk [4]byte
-		if err := r.bits(out, func(k, v []byte, record bool) (bool, error) {
-			id := binary.BigEndian.Uint32(v)
-			if cand != nil && !hasBit(cand, id) {
-				return false, nil
+	sb := tx.Bucket(l.records)
+	var f fold.Folder
+	record := func(r textRow) bool { return l.keep(sb.Get(r.key), q, &f) }
+	out := ws.rows
+	switch {
+	case out == nil:
+		// No condition an index answers: every record.
+		out = make([]uint64, (l.rowCount(tx)+63)/64)
+		err = eachTextRow(tx, l, nil, func(blk int, r textRow) {
+			if blk < len(out) && record(r) {
+				out[blk] |= 1 << (r.lo & 63)
 			}
-			if !record {
-				// Only the fields are left: the row's search text says.
-				binary.BigEndian.PutUint32(bk[:], id>>6)
-				return l.fields(blockRowText(tb.Get(bk[:]), byte(id&63)), &q.Where), nil
+		})
+	case ws.records || ws.fields:
+		// Each row by its text, or its record for what no index answers.
+		out = make([]uint64, len(ws.rows))
+		err = eachTextRow(tx, l, ws.rows, func(blk int, r textRow) {
+			var ok bool
+			switch {
+			case ws.records || ws.edges != nil && ws.edges[blk]&(1<<(r.lo&63)) != 0:
+				ok = record(r)
+			default:
+				ok = l.fields(r.text, &q.Where)
 			}
-			rk, err := entryKey(nil, k, v)
-			if err != nil {
-				return false, err
+			if ok {
+				out[blk] |= 1 << (r.lo & 63)
 			}
-			return l.keep(sb.Get(rk), q, &f), nil
-		}); err != nil {
-			return nil, err
-		}
-	} else if err := eachTextRow(tx, l, cand, func(blk int, r textRow) {
-		var ok bool
-		if onlyFields(&q.Where) {
-			ok = l.fields(r.text, &q.Where)
-		} else {
-			ok = l.keep(sb.Get(r.key), q, &f)
-		}
-		if ok && blk < len(out) {
-			out[blk] |= 1 << (r.lo & 63)
-		}
-	}); err != nil {
+		})
+	case ws.edges != nil:
+		// The amount's edges only: their records.
+		err = eachTextRow(tx, l, and(out, ws.edges), func(blk int, r textRow) {
+			if !record(r) {
+				out[blk] &^= 1 << (r.lo & 63)
+			}
+		})
+	}
+	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -83,10 +87,125 @@ func (c *pageCache) condBits(ctx context.Context, tx boltTx, l *boltList, q *Pag
 	return out, nil
 }
 
-// fieldRows is the rows whose search text holds every value of Where's
+// whereRows are the sets of whereSets: rows, what the indexes and the
+// search text leave (nil when none of them could narrow: every record is
+// checked); edges, the rows among them at the amount range's ends, whose
+// records decide; records, every row left needs its record (a condition
+// no index answers); fields, every row left needs its search text checked
+// for Where's fields.
+type whereRows struct {
+	rows, edges     []uint64
+	records, fields bool
+}
+
+// whereSets intersects the sets of rows the indexes and the search text
+// give for q's conditions (condBits).
+func whereSets(ctx context.Context, tx boltTx, l *boltList, q *PageQuery) (whereRows, error) {
+	w := &q.Where
+	var out whereRows
+	and := func(b []uint64) {
+		if out.rows == nil {
+			out.rows = b
+			return
+		}
+		for i := range out.rows {
+			if i < len(b) {
+				out.rows[i] &= b[i]
+			} else {
+				out.rows[i] = 0
+			}
+		}
+	}
+	n := int((l.rowCount(tx) + 63) / 64)
+	out.records = len(w.Operator) > 0
+	// The state, or the created range alone.
+	st := q.State
+	if w.State != "" {
+		switch ws := domain.WhereState(w.State); {
+		case st == "":
+			st = ws
+		case ws != st:
+			out.records = true // rows in both (reserved with an unknown outcome): their records say
+		}
+	}
+	if st != "" || w.Created != nil {
+		var r indexRange
+		if st != "" {
+			r.cur, r.prefix = l.stateRange(tx, st)
+			if l.knownState != nil && !l.knownState(st) {
+				out.records = true
+			}
+		} else {
+			r.cur = tx.Bucket(l.idx[0]).Cursor() // column 0 is the creation order of both lists
+		}
+		r.from = r.prefix
+		if c := w.Created; c != nil {
+			if !c.From.IsZero() {
+				r.from = domain.AppendCreated(slices.Clone(r.prefix), c.From)
+			}
+			if !c.To.IsZero() {
+				r.to = domain.AppendCreated(slices.Clone(r.prefix), c.To)
+			}
+		}
+		b := make([]uint64, n)
+		if err := r.walk(func(k []byte, id uint32) {
+			if w.Created == nil || domain.ReadInt64(k[len(r.prefix):]) != zeroCreated {
+				setBit(b, id)
+			}
+		}); err != nil {
+			return out, err
+		}
+		and(b)
+	}
+	// The amount.
+	if a := w.Amount; a != nil {
+		cr, ok := centsRange(a)
+		if ok && l.amountCol > 0 {
+			r := indexRange{cur: tx.Bucket(l.idx[l.amountCol]).Cursor(),
+				from: domain.AppendCents(nil, cr.lo), to: domain.AppendCents(nil, cr.hi+1)}
+			b, e := make([]uint64, n), make([]uint64, n)
+			if err := r.walk(func(k []byte, id uint32) {
+				setBit(b, id)
+				if c := domain.ReadInt64(k); c < cr.sureLo || c > cr.sureHi {
+					setBit(e, id) // at the edge: a fraction of a cent may decide
+				}
+			}); err != nil {
+				return out, err
+			}
+			and(b)
+			out.edges = e
+		} else {
+			out.records = true
+		}
+	}
+	// The fields.
+	if len(w.Customer) > 0 || len(w.Email) > 0 || len(w.Service) > 0 {
+		cand, err := fieldRows(ctx, tx, l, w, out.rows)
+		if err != nil {
+			return out, err
+		}
+		if cand != nil {
+			and(cand)
+			out.fields = true
+		}
+	}
+	if out.rows == nil {
+		out.records = true
+	}
+	return out, nil
+}
+
+func setBit(b []uint64, id uint32) {
+	if int(id>>6) < len(b) {
+		b[id>>6] |= 1 << (id & 63)
+	}
+}
+
+// fieldRows is the rows (of those set in of, when not nil: only their
+// blocks are searched) whose search text holds every value of Where's
 // fields (customer:, email:, service:), folded as the field is: the rows
 // those conditions can keep. Nil when Where has none.
-func fieldRows(ctx context.Context, tx boltTx, l *boltList, w *query.Query) ([]uint64, error) {
+func fieldRows(ctx context.Context, tx boltTx, l *boltList, w *query.Query, of []uint64) ([]uint64, error) {
 	var values [][]byte
 	for _, vs := range [][]string{w.Customer, w.Email, w.Service} {
 		for _, v := range vs {
@@ -98,7 +217,7 @@ func fieldRows(ctx context.Context, tx boltTx, l *boltList, w *query.Query) ([]u
 	if len(values) == 0 {
 		return nil, nil
 	}
-	rows, _, err := searchBlocks(ctx, tx, l, values, nil, true, 0)
+	rows, _, err := searchBlocks(ctx, tx, l, values, of, true, 0)
 	if err != nil {
 		return nil, fmt.Errorf("the filter's fields: %w", err)
 	}
@@ -164,24 +283,26 @@ func (c *pageCache) cachedCond(tx boltTx, q *PageQuery) []uint64 {
 	return nil
 }
 
-// indexRange is the part of an index that holds every row a query can
-// keep: a state's rows in creation order (the state index's range, or the
-// outcome-unknown or order-missing index; a transaction kind's range of
-// the kind index), or every row in creation order, cut to the filter's
-// created range. Each key of the range is its prefix, the creation time
-// (8 bytes) and the row's packed key.
+// indexRange is a range of a list index: its keys start with prefix and
+// are ≥ from and < to (nil: no end). A state's rows in creation order (the
+// state index's range, or the outcome-unknown or order-missing index; a
+// transaction kind's range of the kind index) or every row in creation
+// order, cut to a created range, have the creation time (8 bytes) after
+// the prefix; the amount index has the amount in cents first.
 type indexRange struct {
-	cur      Cursor
-	prefix   []byte
-	from, to []byte // the keys are ≥ from and < to (nil: no end)
-	// exact: the query keeps every row of the range whose creation time is
-	// known (created set) or every row (not set), so no record is read;
-	// fields: so far as Where's fields (customer:, …) keep it, which the
-	// row's search text says.
-	exact, created, fields bool
-	// amount, when set: the range is of the amount index, whose rows at
-	// its edges need their record (amountRange).
-	amount *amountRange
+	cur              Cursor
+	prefix, from, to []byte
+}
+
+// walk calls fn with the key and the row ID of every entry of the range.
+func (r indexRange) walk(fn func(k []byte, id uint32)) error {
+	for k, v := r.cur.Seek(r.from); k != nil && bytes.HasPrefix(k, r.prefix) && (r.to == nil || bytes.Compare(k, r.to) < 0); k, v = r.cur.Next() {
+		if len(v) < 4 || len(k) < len(r.prefix)+8 {
+			return fmt.Errorf("index entry %x: %w", k, kvlayout.ErrCorrupt)
+		}
+		fn(k, binary.BigEndian.Uint32(v))
+	}
+	return nil
 }
 
 // amountRange is the amount index's range of an amount: [lo, hi] in cents,
@@ -216,96 +337,6 @@ func centsRange(r *query.AmountRange) (amountRange, bool) {
 	return a, true
 }
 
-// onlyFields reports whether Where asks nothing of a row beyond its state,
-// its creation time and its fields (customer:, email:, service:), all of
-// which the list's indexes and search text answer without its record.
-func onlyFields(w *query.Query) bool { return w.Amount == nil && len(w.Operator) == 0 }
-
 // zeroCreated is what a position holds for a row with no creation time,
 // which no created range holds (query.TimeRange.Contains).
 var zeroCreated = time.Time{}.UnixNano()
-
-// narrow finds the index range of q's rows: its state (the tab's, or the
-// filter's "state:" when the tab has none), without one its created range,
-// without either its amount range. It reports false when Where has none
-// of them (a customer alone: every row of the search text is checked).
-func narrow(tx Tx, l *boltList, q *PageQuery) (indexRange, bool) {
-	w := &q.Where
-	other := !onlyFields(w)
-	st := q.State
-	if w.State != "" {
-		ws := domain.WhereState(w.State)
-		switch {
-		case st == "":
-			st = ws
-		case ws != st:
-			other = true // rows in both (reserved with an unknown outcome): their records say
-		}
-	}
-	var r indexRange
-	switch {
-	case st != "":
-		r.cur, r.prefix = l.stateRange(tx, st)
-		if l.knownState != nil && !l.knownState(st) {
-			other = true
-		}
-	case w.Created != nil:
-		r.cur = tx.Bucket(l.idx[0]).Cursor() // column 0 is the creation order of both lists
-	case w.Amount != nil && l.amountCol > 0:
-		a, ok := centsRange(w.Amount)
-		if !ok {
-			return r, false
-		}
-		r.cur, r.amount = tx.Bucket(l.idx[l.amountCol]).Cursor(), &a
-		r.from, r.to = domain.AppendCents(nil, a.lo), domain.AppendCents(nil, a.hi+1)
-		r.exact = len(w.Operator) == 0
-		r.fields = len(w.Customer) > 0 || len(w.Email) > 0 || len(w.Service) > 0
-		return r, true
-	default:
-		return r, false
-	}
-	r.from = r.prefix
-	if c := w.Created; c != nil {
-		r.created = true
-		if !c.From.IsZero() {
-			r.from = domain.AppendCreated(slices.Clone(r.prefix), c.From)
-		}
-		if !c.To.IsZero() {
-			r.to = domain.AppendCreated(slices.Clone(r.prefix), c.To)
-		}
-	}
-	r.exact = !other
-	r.fields = len(w.Customer) > 0 || len(w.Email) > 0 || len(w.Service) > 0
-	return r, true
-}
-
-// bits sets the row ID bit of every entry of the range the query keeps:
-// all of them when the range is exact and Where has no fields, else those
-// keep reports true for (record false: the row's search text checked for
-// the fields of an exact range; true: its record checked for everything).
-func (r indexRange) bits(out []uint64, keep func(k, v []byte, record bool) (bool, error)) error {
-	for k, v := r.cur.Seek(r.from); k != nil && bytes.HasPrefix(k, r.prefix) && (r.to == nil || bytes.Compare(k, r.to) < 0); k, v = r.cur.Next() {
-		if len(v) < 4 || len(k) < len(r.prefix)+8 {
-			return fmt.Errorf("index entry %x: %w", k, kvlayout.ErrCorrupt)
-		}
-		ok, record := r.exact, !r.exact
-		if ok && r.created {
-			ok = domain.ReadInt64(k[len(r.prefix):]) != zeroCreated
-		}
-		if a := r.amount; a != nil {
-			if c := domain.ReadInt64(k); c < a.sureLo || c > a.sureHi {
-				record = true // at the edge: a fraction of a cent may decide
-			}
-		}
-		if ok && r.fields || record {
-			var err error
-			if ok, err = keep(k, v, record); err != nil {
-				return err
-			}
-		}
-		if id := binary.BigEndian.Uint32(v); ok && int(id>>6) < len(out) {
-			out[id>>6] |= 1 << (id & 63)
-		}
-	}
-	return nil
-}
