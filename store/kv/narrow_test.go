@@ -110,21 +110,7 @@ func TestFieldFilterReadsItsRowsOnly(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			q := PageQuery{State: tt.state, Where: tt.w, Limit: 1}
 			want := domain.PageSummaries(all, q).Total
-			l := *resBolt
-			read := 0
-			l.keep = func(v []byte, q *PageQuery, f *fold.Folder) bool {
-				read++
-				return resBolt.keep(v, q, f)
-			}
-			var got []uint64
-			err := db.view(func(tx Tx) (err error) {
-				var c pageCache
-				got, err = c.condBits(t.Context(), tx.(boltTx), &l, &q)
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			got, read := condReads(t, db, q)
 			if n := popCount(got); n != want {
 				t.Errorf("%d rows, want %d", n, want)
 			}
@@ -176,21 +162,7 @@ func TestAmountFilterReadsItsEdgesOnly(t *testing.T) {
 					}
 				}
 			}
-			l := *resBolt
-			read := 0
-			l.keep = func(v []byte, q *PageQuery, f *fold.Folder) bool {
-				read++
-				return resBolt.keep(v, q, f)
-			}
-			var got []uint64
-			err := db.view(func(tx Tx) (err error) {
-				var c pageCache
-				got, err = c.condBits(t.Context(), tx.(boltTx), &l, &q)
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			got, read := condReads(t, db, q)
 			if n := popCount(got); n != want || want == 0 {
 				t.Errorf("%d rows, want %d (not 0: the test's data drifted)", n, want)
 			}
@@ -199,4 +171,26 @@ func TestAmountFilterReadsItsEdgesOnly(t *testing.T) {
 			}
 		})
 	}
+}
+
+// condReads finds the reservation list's rows of q's state and Where as a
+// page does (condBits, nothing cached), and how many records it read.
+func condReads(t *testing.T, db *DB, q PageQuery) ([]uint64, int) {
+	t.Helper()
+	l := *resBolt
+	read := 0
+	l.keep = func(v []byte, q *PageQuery, f *fold.Folder) bool {
+		read++
+		return resBolt.keep(v, q, f)
+	}
+	var got []uint64
+	err := db.view(func(tx Tx) (err error) {
+		var c pageCache
+		got, err = c.condBits(t.Context(), tx.(boltTx), &l, &q)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, read
 }
