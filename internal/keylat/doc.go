@@ -7,8 +7,9 @@
 // the key to the output that completed the screen. The floor is the same
 // wait for a key echoed by the pty (cooked `cat`); the console's figure
 // beyond it is what paydesk adds. Several binaries can be measured side by
-// side, their rounds alternating, so a before and an after share the
-// machine's load:
+// side, their rounds alternating (in an order that turns each round, so
+// that none always types after another), so a before and an after share
+// the machine's load:
 //
 //	go build -o /tmp/pd-new . && go run ./store/storetest/gen -db /tmp/k.db -n 2000
 //	go run ./internal/keylat -db /tmp/k.db -rounds 10 /tmp/pd-old /tmp/pd-new
