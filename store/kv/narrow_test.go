@@ -10,6 +10,7 @@ import (
 	"paydesk/internal/fold"
 	"paydesk/internal/query"
 	"paydesk/store/domain"
+	"paydesk/store/repotest"
 )
 
 // TestStateAndCreatedReadNoRecord: a filter of a state and a created
@@ -193,4 +194,31 @@ func condReads(t *testing.T, db *DB, q PageQuery) ([]uint64, int) {
 		t.Fatal(err)
 	}
 	return got, read
+}
+
+// TestAmountFilterOpenEnded: an amount range open at an end holds every
+// amount past its other end, however large (beyond the cents the index
+// answers ranges for).
+func TestAmountFilterOpenEnded(t *testing.T) {
+	db := openBoltAt(t, filepath.Join(t.TempDir(), "l.db"))
+	rs, _ := repotest.ListData(3)
+	for i, price := range []string{"20000000000000", "4.50", "-20000000000000"} {
+		rs[i].Lines[0].Price = dec(price)
+	}
+	put(t, db, rs, nil)
+	for _, tt := range []struct {
+		name string
+		r    query.AmountRange
+		want int
+	}{
+		{"more than", query.AmountRange{Min: dec("5"), HasMin: true}, 1},
+		{"at most", query.AmountRange{Max: dec("5"), HasMax: true}, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _ := condReads(t, db, PageQuery{Where: query.Query{Amount: &tt.r}})
+			if n := popCount(got); n != tt.want {
+				t.Errorf("%d rows, want %d", n, tt.want)
+			}
+		})
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -103,7 +104,7 @@ type whereRows struct {
 func whereSets(ctx context.Context, tx boltTx, l *boltList, q *PageQuery) (whereRows, error) {
 	w := &q.Where
 	var out whereRows
-	and := func(b []uint64) {
+	narrowTo := func(b []uint64) {
 		if out.rows == nil {
 			out.rows = b
 			return
@@ -155,14 +156,13 @@ func whereSets(ctx context.Context, tx boltTx, l *boltList, q *PageQuery) (where
 		}); err != nil {
 			return out, err
 		}
-		and(b)
+		narrowTo(b)
 	}
 	// The amount.
 	if a := w.Amount; a != nil {
 		cr, ok := centsRange(a)
 		if ok && l.amountCol > 0 {
-			r := indexRange{cur: tx.Bucket(l.idx[l.amountCol]).Cursor(),
-				from: domain.AppendCents(nil, cr.lo), to: domain.AppendCents(nil, cr.hi+1)}
+			r := indexRange{cur: tx.Bucket(l.idx[l.amountCol]).Cursor(), from: cr.from, to: cr.to}
 			b, e := make([]uint64, n), make([]uint64, n)
 			if err := r.walk(func(k []byte, id uint32) {
 				setBit(b, id)
@@ -172,7 +172,7 @@ func whereSets(ctx context.Context, tx boltTx, l *boltList, q *PageQuery) (where
 			}); err != nil {
 				return out, err
 			}
-			and(b)
+			narrowTo(b)
 			out.edges = e
 		} else {
 			out.records = true
@@ -185,7 +185,7 @@ func whereSets(ctx context.Context, tx boltTx, l *boltList, q *PageQuery) (where
 			return out, err
 		}
 		if cand != nil {
-			and(cand)
+			narrowTo(cand)
 			out.fields = true
 		}
 	}
@@ -305,11 +305,15 @@ func (r indexRange) walk(fn func(k []byte, id uint32)) error {
 	return nil
 }
 
-// amountRange is the amount index's range of an amount: [lo, hi] in cents,
-// and within it [sureLo, sureHi], whose rows are in the amount whatever
-// fraction of a cent their cents dropped (AmountCents truncates: a row of
-// c cents has an amount strictly between c-1 and c+1 cents).
-type amountRange struct{ lo, hi, sureLo, sureHi int64 }
+// amountRange is the amount index's range of an amount: from and to as
+// indexRange has them (nil: no end), and within it [sureLo, sureHi] in
+// cents, whose rows are in the amount whatever fraction of a cent their
+// cents dropped (AmountCents truncates: a row of c cents has an amount
+// strictly between c-1 and c+1 cents).
+type amountRange struct {
+	from, to       []byte
+	sureLo, sureHi int64
+}
 
 // maxCents bounds the amounts the index answers; a filter beyond it (no
 // real amount) checks the records.
@@ -318,21 +322,21 @@ const maxCents = 1 << 50
 // centsRange is r as a range of the amount index, false when an end is
 // beyond maxCents.
 func centsRange(r *query.AmountRange) (amountRange, bool) {
-	a := amountRange{lo: -maxCents, hi: maxCents, sureLo: -maxCents, sureHi: maxCents}
+	a := amountRange{sureLo: math.MinInt64, sureHi: math.MaxInt64}
 	limit := decimal.NewFromInt(maxCents)
 	if r.HasMin {
 		m := r.Min.Shift(2)
 		if m.Abs().GreaterThan(limit) {
 			return a, false
 		}
-		a.lo, a.sureLo = m.Floor().IntPart()-1, m.Ceil().IntPart()+1
+		a.from, a.sureLo = domain.AppendCents(nil, m.Floor().IntPart()-1), m.Ceil().IntPart()+1
 	}
 	if r.HasMax {
 		m := r.Max.Shift(2)
 		if m.Abs().GreaterThan(limit) {
 			return a, false
 		}
-		a.hi, a.sureHi = m.Ceil().IntPart()+1, m.Floor().IntPart()-1
+		a.to, a.sureHi = domain.AppendCents(nil, m.Ceil().IntPart()+2), m.Floor().IntPart()-1
 	}
 	return a, true
 }
