@@ -176,7 +176,7 @@ func (a *App) loadAll() tea.Cmd {
 // The first load (the console's start) asks at once only what the first
 // frame shows: the status line's counts, then the reservations list's
 // first page (lead). The rest waits in afterFirstPage until that page has been
-// answered (firstPageAnswered): the attention tab's rows (up to 10,000 on
+// answered (firstPageAnswered): the attention tab's rows (up to 1,500 on
 // a large cache), the transactions, the push log, the logs, the approvals
 // and the deliveries. Asked all at once they competed with the page for
 // the two cores and the database's connections: on a million reservations

@@ -23,7 +23,7 @@ func PosKey(dst []byte, col SortBy, s *Summary) []byte {
 	case SortCustomer:
 		dst = AppendSortString(dst, strings.ToLower(s.Customer))
 	case SortAmount:
-		dst = appendInt64(dst, AmountCents(s))
+		dst = AppendCents(dst, AmountCents(s))
 	case SortState:
 		dst = append(dst, StateRank(s.State))
 	}
@@ -198,7 +198,7 @@ func TxPosKey(dst []byte, col SortBy, t *Transaction) []byte {
 	case TxSortCustomer:
 		dst = AppendSortString(dst, strings.ToLower(t.CustomerName))
 	case TxSortAmount:
-		dst = appendInt64(dst, t.Amount.Shift(2).IntPart())
+		dst = AppendCents(dst, t.Amount.Shift(2).IntPart())
 	case TxSortStatus:
 		dst = appendInt64(dst, int64(t.Status.Code))
 	}

@@ -832,15 +832,11 @@ func (c *pageCache) stateBits(tx boltTx, l *boltList, st State) ([]uint64, error
 	}
 	c.mu.Unlock()
 	out := make([]uint64, (l.rowCount(tx)+63)/64)
-	cur, prefix := l.stateRange(tx, st)
-	for k, v := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = cur.Next() {
-		if len(v) < 4 {
-			return nil, kvlayout.ErrCorrupt
-		}
-		id := binary.BigEndian.Uint32(v)
-		if int(id>>6) < len(out) {
-			out[id>>6] |= 1 << (id & 63)
-		}
+	r := indexRange{}
+	r.cur, r.prefix = l.stateRange(tx, st)
+	r.from = r.prefix
+	if err := r.walk(func(_ []byte, id uint32) { setBit(out, id) }); err != nil {
+		return nil, err
 	}
 	c.mu.Lock()
 	c.stateTx, c.state, c.stateSet = txid, st, out
