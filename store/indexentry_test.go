@@ -25,7 +25,7 @@ func checkShortEntries(t *testing.T, db *DB) {
 	t.Helper()
 	err := db.bk.File().Bolt().View(func(tx *bolt.Tx) error {
 		for _, name := range listIndexNames() {
-			records := tx.Bucket(bSummary)
+			records := tx.Bucket(bReservation)
 			if slices.ContainsFunc(kv.TxListIndexes(), func(b []byte) bool { return string(b) == string(name) }) {
 				records = tx.Bucket(bTransaction)
 			}

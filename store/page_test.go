@@ -295,12 +295,13 @@ func TestReservationPageLive(t *testing.T) {
 	}
 }
 
-// unindexThenDelete removes a summary the way an order's placeholder goes.
+// unindexThenDelete removes a reservation's row the way an order's
+// placeholder goes.
 func unindexThenDelete(tx Tx, key string) error {
 	if err := kv.UnindexSummary(tx, key); err != nil {
 		return err
 	}
-	return tx.Bucket(bSummary).Delete([]byte(key))
+	return tx.Bucket(bReservation).Delete([]byte(key))
 }
 
 // TestListTableFillAndBulkCopy: a file copied into PostgreSQL with COPY

@@ -21,6 +21,9 @@ func (db *DB) CopyTo(ctx context.Context, dst *DB, progress func(bucket string, 
 		return err
 	}
 	for _, name := range copiedBuckets() {
+		if bytes.Equal(name, bSummary) {
+			continue // rows are the reservations' own (copyBucket)
+		}
 		n, err := db.copyBucket(ctx, dst, name)
 		if err != nil {
 			return fmt.Errorf("copy %s: %w", name, err)
@@ -118,6 +121,24 @@ func ownOwnKey(tx Tx, k []byte) error {
 	return ob.Put(k, k)
 }
 
+// copySummary writes a copied reservation's list row into the kv
+// PostgreSQL's summaries bucket, which its list table follows (pagepg.go);
+// a file reads its rows from the records (layout 13) and keeps none.
+func copySummary(tx Tx, k, v []byte) error {
+	if _, bolt := tx.(boltTx); bolt {
+		return nil
+	}
+	row, err := summaryBytes(k, v)
+	if err != nil {
+		return err
+	}
+	sb, err := tx.CreateBucketIfNotExists(bSummary)
+	if err != nil {
+		return err
+	}
+	return sb.Put(k, row)
+}
+
 // copyBucket copies one bucket a chunk (copyBatch keys) per transaction;
 // a done ctx stops it between chunks, and what was copied stays (a copy
 // resumes).
@@ -171,6 +192,9 @@ func (db *DB) copyBucket(ctx context.Context, dst *DB, name []byte) (int, error)
 			if bytes.Equal(name, bReservation) {
 				for _, e := range page {
 					if err := ownOwnKey(tx, e.k); err != nil {
+						return err
+					}
+					if err := copySummary(tx, e.k, e.v); err != nil {
 						return err
 					}
 				}

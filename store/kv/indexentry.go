@@ -73,7 +73,7 @@ func migrateIndexEntries(tx Tx) error {
 		old     [][2][]byte
 		fill    string
 	}{
-		{bSummary, oldIndexes[:7], listFillName},
+		{bReservation, oldIndexes[:7], listFillName},
 		{bTransaction, oldIndexes[7:], txListFillName},
 	}
 	for _, l := range lists {

@@ -50,7 +50,7 @@ func (l *storeList[R, T]) page(ctx context.Context, db *DB, q PageQuery) (listPa
 				return err
 			}
 			p.total, p.more, p.less = kp.total, kp.more, kp.less
-			p.rows, err = pageRows(tx, l.bolt, kp, l.dec, l.row)
+			p.rows, err = pageRows(tx, l.bolt, kp, l.boltDec, l.row)
 			return err
 		})
 	case db.pg() != nil:

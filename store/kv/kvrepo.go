@@ -200,11 +200,16 @@ func (k *kvTx) PutReservation(r *Reservation) (bool, error) {
 	v := kvlayout.EncodeReservation(r)
 	key := []byte(r.Key)
 	rb := k.tx.Bucket(bReservation)
-	created := rb.Get(key) == nil
+	prev := rb.Get(key)
+	created := prev == nil
+	old, err := oldSummary(k.tx, r.Key, prev)
+	if err != nil {
+		return false, err
+	}
 	if err := rb.Put(key, v); err != nil {
 		return false, err
 	}
-	if err := putSummary(k.tx, r.Summary()); err != nil {
+	if err := putSummary(k.tx, old, r.Summary()); err != nil {
 		return false, err
 	}
 	if r.ReservationNumber != "" {
@@ -273,8 +278,10 @@ func (k *kvTx) DeleteReservation(key string) error {
 		return err
 	}
 	for _, b := range [][]byte{bReservation, bSummary} {
-		if err := k.tx.Bucket(b).Delete([]byte(key)); err != nil {
-			return err
+		if bk := k.tx.Bucket(b); bk != nil { // bbolt keeps no summaries since layout 13
+			if err := bk.Delete([]byte(key)); err != nil {
+				return err
+			}
 		}
 	}
 	if r.Invoice != "" {
@@ -308,11 +315,12 @@ func (k *kvTx) DeleteReservation(key string) error {
 
 func (k *kvTx) Summaries() ([]Summary, error) {
 	out := make([]Summary, 0, metaCount(k.tx.Bucket(bMeta), kReservationCount))
-	err := k.tx.Bucket(bSummary).ForEach(func(key, v []byte) error {
+	rows, row := summaryRows(k.tx)
+	err := rows.ForEach(func(key, v []byte) error {
 		if err := k.stop(len(out)); err != nil {
 			return err
 		}
-		s, err := kvlayout.DecodeSummary(v)
+		s, err := row(key, v)
 		if err != nil {
 			return fmt.Errorf("summary %s: %w", key, err)
 		}

@@ -76,6 +76,26 @@ var migrations = []func(tx Tx) error{
 	// paydesk that reads owners only from the entries refuse the file
 	// instead of losing a reservation's own key.
 	11: func(tx Tx) error { return nil },
+	// Version 13 keeps no summaries bucket on a file: the reservation list
+	// reads its rows from the reservation records (resBolt), whose format
+	// 3 carries what a row derives from the lines (kvlayout.SummaryOf); a
+	// record of an older format is read whole until it is next written.
+	// That is a copy of every reservation's row, its key and its half-full
+	// pages less: 390 B a reservation (docs/store.md).
+	12: dropSummaries,
+}
+
+// dropSummaries deletes a file's summaries bucket (layout 13). The kv
+// PostgreSQL keeps its own: its list table follows it (pagepg.go).
+func dropSummaries(tx Tx) error {
+	bt, ok := tx.(boltTx)
+	if !ok || bt.Bolt.Bucket(bSummary) == nil {
+		return nil
+	}
+	if err := bt.Bolt.DeleteBucket(bSummary); err != nil {
+		return fmt.Errorf("summaries: %w", err)
+	}
+	return nil
 }
 
 // Migrate brings the layout to SchemaVersion, step by step, and refuses a

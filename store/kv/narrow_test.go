@@ -48,7 +48,7 @@ func TestStateAndCreatedReadNoRecord(t *testing.T) {
 		}
 	}
 	err := db.file.Bolt().Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bSummary)
+		b := tx.Bucket(bReservation)
 		var keys [][]byte
 		if err := b.ForEach(func(k, _ []byte) error {
 			keys = append(keys, append([]byte(nil), k...))
@@ -180,9 +180,9 @@ func condReads(t *testing.T, db *DB, q PageQuery) ([]uint64, int) {
 	t.Helper()
 	l := *resBolt
 	read := 0
-	l.keep = func(v []byte, q *PageQuery, f *fold.Folder) bool {
+	l.keep = func(k, v []byte, q *PageQuery, f *fold.Folder) bool {
 		read++
-		return resBolt.keep(v, q, f)
+		return resBolt.keep(k, v, q, f)
 	}
 	var got []uint64
 	err := db.view(func(tx Tx) (err error) {

@@ -23,8 +23,10 @@ type storeList[R, T any] struct {
 	bolt  *boltList
 	pg    *pgList
 	cache func(db *DB) *pageCache
-	dec   func([]byte) (T, error)
-	row   func(T, []byte) R
+	dec   func([]byte) (T, error) // a record of the kv PostgreSQL's list table
+	// boltDec reads a row's record on bbolt, under its key.
+	boltDec func(key, v []byte) (T, error)
+	row     func(T, []byte) R
 }
 
 // listPage is a page of a storeList.
@@ -45,9 +47,10 @@ func (p listPage[R]) whole() listPage[R] {
 // resList is the reservation list.
 var resList = &storeList[PageRow, Summary]{
 	name: "reservation", sorts: SortCount, bolt: resBolt, pg: pgSummaries,
-	cache: func(db *DB) *pageCache { return &db.pages },
-	dec:   kvlayout.DecodeSummary,
-	row:   func(s Summary, pos []byte) PageRow { return PageRow{Summary: s, Pos: pos} },
+	cache:   func(db *DB) *pageCache { return &db.pages },
+	dec:     kvlayout.DecodeSummary,
+	boltDec: func(key, v []byte) (Summary, error) { return kvlayout.SummaryOf(string(key), v) },
+	row:     func(s Summary, pos []byte) PageRow { return PageRow{Summary: s, Pos: pos} },
 }
 
 // pageCache keeps what the last filter found, so that a page turn and the

@@ -59,11 +59,12 @@ type boltList struct {
 	idx             [][]byte // one index per sort column: position → row ID and key
 	row, text, gram []byte   // key → row ID; the text blocks; their sketches
 	count           []byte   // meta counter of the records
-	// pos appends a record's position key in column col.
-	pos func(dst []byte, col SortBy, v []byte) ([]byte, error)
-	// keep reports whether a record passes a query's state and Where
-	// (keepSummary).
-	keep func(v []byte, q *PageQuery, f *fold.Folder) bool
+	// pos appends the position key in column col of the record v stored
+	// under key.
+	pos func(dst []byte, col SortBy, key, v []byte) ([]byte, error)
+	// keep reports whether the record v under key passes a query's state
+	// and Where (keepSummary).
+	keep func(key, v []byte, q *PageQuery, f *fold.Folder) bool
 	// stateRange is the index and key prefix that hold a state's rows in
 	// creation order.
 	stateRange func(tx Tx, st State) (Cursor, []byte)
@@ -77,18 +78,20 @@ type boltList struct {
 	amountCol SortBy
 }
 
-// resBolt is the reservation list.
+// resBolt is the reservation list. Its rows are read from the
+// reservation records (kvlayout.SummaryOf): the file keeps no copy of
+// them (layout 13).
 var resBolt = &boltList{
-	records: bSummary, idx: bSumIdx[:], row: bSumRow, text: bSumText, gram: bSumGram, count: kReservationCount,
-	pos: func(dst []byte, col SortBy, v []byte) ([]byte, error) {
-		s, err := kvlayout.DecodeSummary(v)
+	records: bReservation, idx: bSumIdx[:], row: bSumRow, text: bSumText, gram: bSumGram, count: kReservationCount,
+	pos: func(dst []byte, col SortBy, key, v []byte) ([]byte, error) {
+		s, err := kvlayout.SummaryOf(string(key), v)
 		if err != nil {
 			return nil, err
 		}
 		return domain.PosKey(dst, col, &s), nil
 	},
-	keep: func(v []byte, q *PageQuery, f *fold.Folder) bool {
-		s, err := kvlayout.DecodeSummary(v)
+	keep: func(key, v []byte, q *PageQuery, f *fold.Folder) bool {
+		s, err := kvlayout.SummaryOf(string(key), v)
 		return err == nil && keepSummary(&s, q, f)
 	},
 	stateRange: stateRange,
@@ -235,8 +238,8 @@ func migrateList(tx Tx) error {
 			return err
 		}
 	}
-	if sb := tx.Bucket(bSummary); sb != nil {
-		if k, _ := sb.Cursor().First(); k != nil {
+	if rb := tx.Bucket(bReservation); rb != nil {
+		if k, _ := rb.Cursor().First(); k != nil {
 			return startFill(tx, listFillName)
 		}
 	}
@@ -259,49 +262,51 @@ var listIndexes = []struct {
 	{bSumMissing, SortCreated, OrderMissing},
 }
 
-// putSummary writes a reservation's summary and, on bbolt, brings the
-// list's indexes in line with it. On PostgreSQL the list table follows the
-// summaries bucket by itself (pagepg.go).
-func putSummary(tx Tx, s Summary) error {
-	k := []byte(s.Key)
-	b := tx.Bucket(bSummary)
-	_, bolt := tx.(boltTx)
-	var old *Summary
-	if bolt {
-		if v := b.Get(k); v != nil {
-			o, err := kvlayout.DecodeSummary(v)
-			if err != nil {
-				return fmt.Errorf("summary %s: %w", k, err)
-			}
-			old = &o
-		}
-	}
-	if err := b.Put(k, kvlayout.EncodeSummary(s)); err != nil {
-		return err
-	}
-	if !bolt {
-		return nil
+// putSummary brings the reservation list in line with a reservation's
+// new row s; old is its row before (nil: a new reservation). On bbolt
+// the list's indexes follow and the rows are read from the reservation
+// records (resBolt). On the kv PostgreSQL the summaries bucket keeps the
+// rows and the list table follows it by itself (pagepg.go).
+func putSummary(tx Tx, old *Summary, s Summary) error {
+	if _, bolt := tx.(boltTx); !bolt {
+		return tx.Bucket(bSummary).Put([]byte(s.Key), kvlayout.EncodeSummary(s))
 	}
 	var x indexer
 	return x.index(tx, old, &s)
 }
 
-// unindexSummary takes a summary about to be deleted out of the list's
-// indexes (bbolt).
-func unindexSummary(tx Tx, key string) error {
-	if _, ok := tx.(boltTx); !ok {
-		return nil
+// summaryRows is where the reservations' list rows are read: the
+// reservation records on bbolt, the summaries bucket on the kv PostgreSQL.
+func summaryRows(tx Tx) (Bucket, func(k, v []byte) (Summary, error)) {
+	if _, bolt := tx.(boltTx); bolt {
+		return tx.Bucket(bReservation), func(k, v []byte) (Summary, error) { return kvlayout.SummaryOf(string(k), v) }
 	}
-	v := tx.Bucket(bSummary).Get([]byte(key))
-	if v == nil {
-		return nil
+	return tx.Bucket(bSummary), func(_, v []byte) (Summary, error) { return kvlayout.DecodeSummary(v) }
+}
+
+// oldSummary is the row of the reservation record prev, as it was before a
+// write replaces it, for the list's indexes on bbolt (nil: no record, or
+// not bbolt).
+func oldSummary(tx Tx, key string, prev []byte) (*Summary, error) {
+	if _, bolt := tx.(boltTx); !bolt || prev == nil {
+		return nil, nil
 	}
-	old, err := kvlayout.DecodeSummary(v)
+	s, err := kvlayout.SummaryOf(key, prev)
 	if err != nil {
-		return fmt.Errorf("summary %s: %w", key, err)
+		return nil, fmt.Errorf("reservation %s: %w", key, err)
+	}
+	return &s, nil
+}
+
+// unindexSummary takes a reservation about to be deleted out of the
+// list's indexes (bbolt).
+func unindexSummary(tx Tx, key string) error {
+	old, err := oldSummary(tx, key, tx.Bucket(bReservation).Get([]byte(key)))
+	if err != nil || old == nil {
+		return err
 	}
 	var x indexer
-	return x.index(tx, &old, nil)
+	return x.index(tx, old, nil)
 }
 
 // indexer holds the buffers of index writes.
@@ -1068,7 +1073,7 @@ func (c *pageCache) countUpTo(ctx context.Context, tx boltTx, l *boltList, words
 			return 0, true, fmt.Errorf("search text block %x: %w", k, err)
 		}
 		for _, r := range rows {
-			if m&(1<<(r.lo&63)) != 0 && l.keep(sb.Get(r.key), q, &f) {
+			if m&(1<<(r.lo&63)) != 0 && l.keep(r.key, sb.Get(r.key), q, &f) {
 				n++
 			}
 		}
@@ -1097,7 +1102,7 @@ func textKeep(tx Tx, l *boltList, words [][]byte, q *PageQuery) func(k, v []byte
 		}
 		var err error
 		key, err = entryKey(key[:0], k, v)
-		return err == nil && l.keep(sb.Get(key), q, &f)
+		return err == nil && l.keep(key, sb.Get(key), q, &f)
 	}
 }
 
@@ -1123,7 +1128,7 @@ func sortedSet(tx Tx, l *boltList, set []uint64, q PageQuery) (keyPage, error) {
 			if v == nil {
 				continue
 			}
-			pos, err := l.pos(nil, q.Sort, v)
+			pos, err := l.pos(nil, q.Sort, r.key, v)
 			if err != nil {
 				return keyPage{}, fmt.Errorf("record %s: %w", r.key, err)
 			}
@@ -1165,7 +1170,7 @@ func valueRows[R, T any](p keyPage, dec func([]byte) (T, error), row func(T, []b
 
 // pageRows reads a key page's records (decoded by dec) into a list's rows
 // (made by row).
-func pageRows[R, T any](tx Tx, l *boltList, p keyPage, dec func([]byte) (T, error), row func(T, []byte) R) ([]R, error) {
+func pageRows[R, T any](tx Tx, l *boltList, p keyPage, dec func(key, v []byte) (T, error), row func(T, []byte) R) ([]R, error) {
 	if len(p.rows) == 0 {
 		return nil, nil
 	}
@@ -1176,7 +1181,7 @@ func pageRows[R, T any](tx Tx, l *boltList, p keyPage, dec func([]byte) (T, erro
 		if v == nil {
 			return nil, fmt.Errorf("index entry of %s without a record: %w", r.key, kvlayout.ErrCorrupt)
 		}
-		t, err := dec(v)
+		t, err := dec([]byte(r.key), v)
 		if err != nil {
 			return nil, fmt.Errorf("record %s: %w", r.key, err)
 		}

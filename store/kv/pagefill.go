@@ -225,7 +225,7 @@ func indexStep(name string, idx []byte, collect func(tx Tx, add func(k, v []byte
 }
 
 // listFill is the fill of the reservation list's indexes (schema 5): row
-// IDs and search text (with the blocks' sketches) in the summaries' key
+// IDs and search text (with the blocks' sketches) in the reservations' key
 // order, then each sort index.
 func listFill() []fillStep {
 	steps := []fillStep{{
@@ -234,10 +234,10 @@ func listFill() []fillStep {
 			rows, tb := tx.Bucket(bSumRow), tx.Bucket(bSumText)
 			var f fold.Folder
 			var text []byte
-			return walkFrom(tx.Bucket(bSummary), after, n, func(k, v []byte) error {
-				s, err := kvlayout.DecodeSummary(v)
+			return walkFrom(tx.Bucket(bReservation), after, n, func(k, v []byte) error {
+				s, err := kvlayout.SummaryOf(string(k), v)
 				if err != nil {
-					return fmt.Errorf("summary %s: %w", k, err)
+					return fmt.Errorf("reservation %s: %w", k, err)
 				}
 				id, fresh, err := rowID(rows, k, true, nil)
 				if err != nil || !fresh {
@@ -252,10 +252,10 @@ func listFill() []fillStep {
 		steps = append(steps, indexStep("index "+string(ix.b), ix.b, func(tx Tx, add func(k, v []byte)) error {
 			rows := tx.Bucket(bSumRow)
 			var pos, val []byte
-			return tx.Bucket(bSummary).ForEach(func(k, v []byte) error {
-				s, err := kvlayout.DecodeSummary(v)
+			return tx.Bucket(bReservation).ForEach(func(k, v []byte) error {
+				s, err := kvlayout.SummaryOf(string(k), v)
 				if err != nil {
-					return fmt.Errorf("summary %s: %w", k, err)
+					return fmt.Errorf("reservation %s: %w", k, err)
 				}
 				if ix.only != nil && !ix.only(&s) {
 					return nil
@@ -263,7 +263,7 @@ func listFill() []fillStep {
 				pos = domain.PosKey(pos[:0], ix.col, &s)
 				v4 := rows.Get(k)
 				if len(v4) != 4 {
-					return fmt.Errorf("summary %s: no row ID: %w", k, kvlayout.ErrCorrupt)
+					return fmt.Errorf("reservation %s: no row ID: %w", k, kvlayout.ErrCorrupt)
 				}
 				val = appendIndexValue(val[:0], binary.BigEndian.Uint32(v4), k)
 				add(pos, val)

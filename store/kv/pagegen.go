@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"paydesk/internal/fold"
+	"paydesk/store/kvlayout"
 )
 
 // CopyBulkTo copies a file into an empty PostgreSQL database with COPY —
@@ -34,11 +36,11 @@ func (db *DB) CopyBulkTo(ctx context.Context, dst *DB) error {
 	defer func() { _ = ptx.Rollback(ctx) }()
 	err = db.view(func(tx Tx) error {
 		for _, name := range allBuckets {
-			b := tx.Bucket(name)
+			b, conv := fileRecords(tx, name)
 			if b == nil {
 				continue
 			}
-			if err := copyBucketRows(ctx, ptx, name, b); err != nil {
+			if err := copyBucketRows(ctx, ptx, name, b, conv); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
 			seq := b.Sequence()
@@ -59,7 +61,8 @@ func (db *DB) CopyBulkTo(ctx context.Context, dst *DB) error {
 			return fmt.Errorf("key owners: %w", err)
 		}
 		for _, l := range pgLists {
-			if err := copyListRows(ctx, ptx, l, tx.Bucket(l.bucket)); err != nil {
+			b, conv := fileRecords(tx, l.bucket)
+			if err := copyListRows(ctx, ptx, l, b, conv); err != nil {
 				return fmt.Errorf("%s: %w", l.table, err)
 			}
 			if _, err := ptx.Exec(ctx, "DELETE FROM "+l.fill); err != nil {
@@ -80,9 +83,30 @@ func (db *DB) CopyBulkTo(ctx context.Context, dst *DB) error {
 	return nil
 }
 
-// copyBucketRows streams a bucket's keys into paydesk_kv; rows already
-// there (the meta keys a fresh database has) are left as they are.
-func copyBucketRows(ctx context.Context, ptx pgx.Tx, name []byte, b Bucket) error {
+// fileRecords is the file's bucket name and how its values become the kv
+// PostgreSQL's (nil: as they are). The summaries a file keeps none of
+// (layout 13) are made from the reservation records.
+func fileRecords(tx Tx, name []byte) (Bucket, func(k, v []byte) ([]byte, error)) {
+	if b := tx.Bucket(name); b != nil || !bytes.Equal(name, bSummary) {
+		return b, nil
+	}
+	return tx.Bucket(bReservation), summaryBytes
+}
+
+// summaryBytes is the summaries bucket's value of the reservation record v
+// under k.
+func summaryBytes(k, v []byte) ([]byte, error) {
+	s, err := kvlayout.SummaryOf(string(k), v)
+	if err != nil {
+		return nil, fmt.Errorf("reservation %s: %w", k, err)
+	}
+	return kvlayout.EncodeSummary(s), nil
+}
+
+// copyBucketRows streams a bucket's keys into paydesk_kv, their values
+// made by conv when set; rows already there (the meta keys a fresh
+// database has) are left as they are.
+func copyBucketRows(ctx context.Context, ptx pgx.Tx, name []byte, b Bucket, conv func(k, v []byte) ([]byte, error)) error {
 	into := "paydesk_kv"
 	var have bool
 	if err := ptx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM paydesk_kv WHERE bucket = $1)`, name).Scan(&have); err != nil {
@@ -101,6 +125,13 @@ func copyBucketRows(ctx context.Context, ptx pgx.Tx, name []byte, b Bucket) erro
 			return nil, nil
 		}
 		row := []any{name, k, v}
+		if conv != nil {
+			cv, err := conv(k, v)
+			if err != nil {
+				return nil, err
+			}
+			row[2] = cv
+		}
 		k, v = c.Next()
 		return row, nil
 	}))
@@ -111,8 +142,9 @@ func copyBucketRows(ctx context.Context, ptx pgx.Tx, name []byte, b Bucket) erro
 	return err
 }
 
-// copyListRows streams a list table's rows, from its records.
-func copyListRows(ctx context.Context, ptx pgx.Tx, l *pgList, b Bucket) error {
+// copyListRows streams a list table's rows, from its records (made by conv
+// when set).
+func copyListRows(ctx context.Context, ptx pgx.Tx, l *pgList, b Bucket, conv func(k, v []byte) ([]byte, error)) error {
 	var f fold.Folder
 	c := b.Cursor()
 	k, v := c.First()
@@ -122,6 +154,12 @@ func copyListRows(ctx context.Context, ptx pgx.Tx, l *pgList, b Bucket) error {
 			k, v = c.Next()
 			if l.skip(kk) {
 				continue
+			}
+			if conv != nil {
+				var err error
+				if vv, err = conv(kk, vv); err != nil {
+					return nil, err
+				}
 			}
 			if args := l.args(kk, vv, &f); args != nil {
 				return args, nil

@@ -85,7 +85,13 @@ var pgSummaries = (&pgList{
 		return []any{k, s.Created.UnixNano(), sortBytes(s.Invoice), sortBytes(strings.ToLower(s.Customer)),
 			domain.AmountCents(&s), int16(domain.StateRank(s.State)), s.OutcomeUnknown, OrderMissing(&s), postgres.SearchText(AppendSearchText(nil, &s, f)), v}
 	},
-	pos:   resBolt.pos,
+	pos: func(dst []byte, col SortBy, v []byte) ([]byte, error) {
+		s, err := kvlayout.DecodeSummary(v)
+		if err != nil {
+			return nil, err
+		}
+		return domain.PosKey(dst, col, &s), nil
+	},
 	state: pgSummaryState,
 	whereCols: &postgres.SQLCols{Amount: "amount", Created: "created", Cents: true, Nanos: true, State: pgSummaryState,
 		Customer: domain.ResFieldCustomer, Email: domain.ResFieldEmail, Service: -1},

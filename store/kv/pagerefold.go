@@ -28,10 +28,10 @@ func refoldFill() []fillStep {
 			rows, tb := tx.Bucket(bSumRow), tx.Bucket(bSumText)
 			var f fold.Folder
 			var text []byte
-			return walkFrom(tx.Bucket(bSummary), after, n, func(k, v []byte) error {
-				s, err := kvlayout.DecodeSummary(v)
+			return walkFrom(tx.Bucket(bReservation), after, n, func(k, v []byte) error {
+				s, err := kvlayout.SummaryOf(string(k), v)
 				if err != nil {
-					return fmt.Errorf("summary %s: %w", k, err)
+					return fmt.Errorf("reservation %s: %w", k, err)
 				}
 				id, _, err := rowID(rows, k, false, nil)
 				if err != nil || id == noRow {
@@ -72,7 +72,7 @@ func (db *DB) refold() error {
 		m := tx.Bucket(bMeta)
 		v := m.Get(kFoldVersion)
 		due = (len(v) != 1 || int(v[0]) < fold.Version) || m.Get(fillKey(refoldFillName)) != nil
-		empty = firstKey(tx, bSummary) == nil && firstKey(tx, bTransaction) == nil
+		empty = firstKey(tx, bReservation) == nil && firstKey(tx, bTransaction) == nil
 		return nil
 	}); err != nil || !due {
 		return err

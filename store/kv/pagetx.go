@@ -45,14 +45,14 @@ var txPageBuckets = append(bTxIdx[:], bTxRow, bTxText, bTxGram, bTxGroup)
 // txBolt is the transaction list on bbolt.
 var txBolt = &boltList{
 	records: bTransaction, idx: bTxIdx[:], row: bTxRow, text: bTxText, gram: bTxGram, count: kTransactionCount,
-	pos: func(dst []byte, col SortBy, v []byte) ([]byte, error) {
+	pos: func(dst []byte, col SortBy, _, v []byte) ([]byte, error) {
 		t, err := kvlayout.DecodeTx(v)
 		if err != nil {
 			return nil, err
 		}
 		return domain.TxPosKey(dst, col, t), nil
 	},
-	keep: func(v []byte, q *PageQuery, f *fold.Folder) bool {
+	keep: func(_, v []byte, q *PageQuery, f *fold.Folder) bool {
 		t, err := kvlayout.DecodeTx(v)
 		return err == nil && keepTxWhere(t, q, f)
 	},
@@ -66,9 +66,10 @@ var txBolt = &boltList{
 // txList is the transaction list.
 var txList = &storeList[TxPageRow, *Transaction]{
 	name: "transaction", sorts: TxSortCount, bolt: txBolt, pg: pgTransactions,
-	cache: func(db *DB) *pageCache { return &db.txPages },
-	dec:   kvlayout.DecodeTx,
-	row:   func(t *Transaction, pos []byte) TxPageRow { return TxPageRow{Tx: t, Pos: pos} },
+	cache:   func(db *DB) *pageCache { return &db.txPages },
+	dec:     kvlayout.DecodeTx,
+	boltDec: func(_, v []byte) (*Transaction, error) { return kvlayout.DecodeTx(v) },
+	row:     func(t *Transaction, pos []byte) TxPageRow { return TxPageRow{Tx: t, Pos: pos} },
 }
 
 // writeTxRecord writes a transaction's record and, on bbolt, brings the
@@ -267,7 +268,7 @@ var pgTransactions = (&pgList{
 		return []any{k, t.Created.UnixNano(), sortBytes(string(t.Kind)), sortBytes(t.Invoice), sortBytes(strings.ToLower(t.CustomerName)),
 			t.Amount.Shift(2).IntPart(), int64(t.Status.Code), []byte(t.Group), postgres.SearchText(AppendTxSearchText(nil, t, f)), v}
 	},
-	pos: txBolt.pos,
+	pos: func(dst []byte, col SortBy, v []byte) ([]byte, error) { return txBolt.pos(dst, col, nil, v) },
 	state: func(st State, arg func(any) string) string {
 		return "kind = " + arg(sortBytes(string(st)))
 	},

@@ -45,7 +45,7 @@ func (c *pageCache) condBits(ctx context.Context, tx boltTx, l *boltList, q *Pag
 	}
 	sb := tx.Bucket(l.records)
 	var f fold.Folder
-	record := func(r textRow) bool { return l.keep(sb.Get(r.key), q, &f) }
+	record := func(r textRow) bool { return l.keep(r.key, sb.Get(r.key), q, &f) }
 	out := ws.rows
 	switch {
 	case out == nil:

@@ -36,6 +36,12 @@ const resFormat = 0x01
 // customer's, an article type of every line) as a reference to it.
 const resFormat2 = 0x02
 
+// resFormat3 is format 2 followed by what the reservation's list row
+// derives from its lines (amount, remaining, state; layout 13): the list
+// reads its rows from the records (SummaryOf) without the decimals and
+// slices of a whole decode, and keeps no copy of them.
+const resFormat3 = 0x03
+
 // Flags of a line: its descriptive fields are those of the original
 // order's article at the same index.
 const lineSameAsArticle = 1
@@ -49,13 +55,13 @@ const (
 // IsJSONRecord tells a record an earlier paydesk wrote as JSON.
 func IsJSONRecord(b []byte) bool { return len(b) > 0 && b[0] == '{' }
 
-// EncodeReservation is a reservation's stored form (format 2).
-func EncodeReservation(r *domain.Reservation) []byte { return encodeReservation(r, resFormat2) }
+// EncodeReservation is a reservation's stored form (format 3).
+func EncodeReservation(r *domain.Reservation) []byte { return encodeReservation(r, resFormat3) }
 
-// encodeReservation writes r in format 2, or in format 1 for the tests
-// that read what an earlier paydesk wrote.
+// encodeReservation writes r in format 3, or in format 1 or 2 for the
+// tests that read what an earlier paydesk wrote.
 func encodeReservation(r *domain.Reservation, format byte) []byte {
-	e := enc{b: make([]byte, 0, 256+96*len(r.Lines)+48*len(r.Requests)), refs: format == resFormat2}
+	e := enc{b: make([]byte, 0, 256+96*len(r.Lines)+48*len(r.Requests)), refs: format != resFormat}
 	e.byte(format)
 	if format == resFormat {
 		e.str(r.Key)
@@ -125,6 +131,11 @@ func encodeReservation(r *domain.Reservation, format byte) []byte {
 		e.uvarint(id)
 	}
 	e.timeZ(r.Updated)
+	if format == resFormat3 {
+		e.decX(r.Amount())
+		e.decX(r.RemainingAmount())
+		e.str(string(r.State()))
+	}
 	return e.b
 }
 
@@ -140,10 +151,11 @@ func DecodeReservationOf(key string, b []byte) (*domain.Reservation, error) {
 	}
 	d := decoder{b: b, s: string(b)}
 	r := &domain.Reservation{}
-	switch d.byte() {
+	format := d.byte()
+	switch format {
 	case resFormat:
 		r.Key = d.str()
-	case resFormat2:
+	case resFormat2, resFormat3:
 		r.Key, d.refs = key, true
 	default:
 		return nil, fmt.Errorf("reservation record: unknown format: %w", ErrCorrupt)
@@ -218,6 +230,12 @@ func DecodeReservationOf(key string, b []byte) (*domain.Reservation, error) {
 		}
 	}
 	r.Updated = d.timeZ()
+	if format == resFormat3 {
+		// The list row's values: SummaryOf reads them, Summary derives them.
+		d.skipDecX()
+		d.skipDecX()
+		d.str()
+	}
 	if d.err == nil && len(d.b) != 0 {
 		return nil, fmt.Errorf("reservation record: %d bytes after its end: %w", len(d.b), ErrCorrupt)
 	}
@@ -485,4 +503,179 @@ func (d *decoder) decX() decimal.Decimal {
 		return decimal.Zero
 	}
 	return decimal.NewFromBigInt(c, int32(exp))
+}
+
+// skipDecX passes over a decimal decX wrote, with the same checks and no
+// allocation.
+func (d *decoder) skipDecX() {
+	switch d.byte() {
+	case 0:
+		d.varint()
+	case 1:
+		if len(d.raw()) > maxCoefficientDigits {
+			d.fail()
+		}
+	default:
+		d.fail()
+	}
+	if exp := d.varint(); exp < math.MinInt32 || exp > math.MaxInt32 {
+		d.fail()
+	}
+}
+
+// SummaryOf reads the list row of the reservation record stored under
+// key. A record of format 3 holds the row's derived values, so its row
+// reads field by field, the strings as parts of one copy of the record and
+// three decimals the only numbers made; an older record is decoded whole
+// and its row derived (Reservation.Summary), which is the same row. The
+// row's creation time is in the local zone, as the summaries bucket gave
+// it and PostgreSQL's lists give it.
+func SummaryOf(key string, b []byte) (domain.Summary, error) {
+	if len(b) == 0 || b[0] != resFormat3 {
+		r, err := DecodeReservationOf(key, b)
+		if err != nil {
+			return domain.Summary{}, err
+		}
+		s := r.Summary()
+		s.Created = localTime(s.Created)
+		return s, nil
+	}
+	// A usual record refers back to fewer than 32 strings: the list of
+	// them stays off the heap.
+	var seen [32]string
+	d := decoder{b: b[1:], s: string(b), refs: true, seen: seen[:0]}
+	s := domain.Summary{Key: key}
+	s.ReservationNumber, s.Invoice, s.Currency, s.IsTest = d.str(), d.str(), d.str(), d.bool()
+	s.Customer, s.Email, s.Country = d.str(), d.str(), d.str()
+	billing := d.address()
+	shipping := d.address()
+	// The original order's articles: a line that repeats one names it.
+	type article struct{ number, title string }
+	var arts []article
+	if n, isNil := d.count(8); !isNil {
+		arts = make([]article, 0, n)
+		for i := 0; i < n && d.err == nil; i++ {
+			a := article{d.str(), d.str()}
+			d.str()
+			d.skipDecX()
+			d.int()
+			d.skipDecX()
+			arts = append(arts, a)
+		}
+	}
+	d.addressLike(&billing)
+	d.addressLike(&shipping)
+	var text []byte
+	if n, isNil := d.count(5); !isNil {
+		for i := 0; i < n && d.err == nil; i++ {
+			var a article
+			switch d.byte() {
+			case lineSameAsArticle:
+				if i >= len(arts) {
+					d.fail()
+					break
+				}
+				a = arts[i]
+			case 0:
+				a = article{d.str(), d.str()}
+				d.str()
+				d.skipDecX()
+				d.skipDecX()
+			default:
+				d.fail()
+			}
+			d.int()
+			d.int()
+			d.int()
+			d.int()
+			if i > 0 {
+				text = append(text, '\n')
+			}
+			text = append(append(append(text, a.number...), ' '), a.title...)
+		}
+	}
+	s.Articles = string(text)
+	s.LinesUnknown = !d.bool()
+	d.str() // the order's source
+	d.skipDecX()
+	text = text[:0]
+	if n, isNil := d.count(1); !isNil {
+		for i := 0; i < n && d.err == nil; i++ {
+			if i > 0 {
+				text = append(text, '\n')
+			}
+			text = append(text, d.str()...)
+		}
+	}
+	s.InvoiceNumbers = string(text)
+	d.bool()
+	d.statusZ()
+	s.Created = localTime(d.timeZ())
+	d.str() // the redirect URL
+	if n, isNil := d.count(6); !isNil {
+		for i := 0; i < n && d.err == nil; i++ {
+			flags := d.byte()
+			if flags&^(reqKeyIsReservation|reqHasUpdate) != 0 {
+				d.fail()
+				break
+			}
+			if flags&reqKeyIsReservation == 0 {
+				d.str()
+			}
+			d.str()
+			d.statusZ()
+			if flags&reqHasUpdate != 0 {
+				d.skipUpdate()
+			}
+			d.uvarint()
+		}
+	}
+	if n, isNil := d.count(1); !isNil {
+		for i := 0; i < n && d.err == nil; i++ {
+			d.str()
+		}
+	}
+	d.bool() // cancelled: the state says
+	s.Captured = d.decX()
+	d.skipDecX()
+	s.OutcomeUnknown = d.bool()
+	if n, isNil := d.count(1); !isNil {
+		for i := 0; i < n && d.err == nil; i++ {
+			d.uvarint()
+		}
+	}
+	d.timeZ()
+	s.Amount, s.Remaining, s.State = d.decX(), d.decX(), domain.State(d.str())
+	if d.err == nil && len(d.b) != 0 {
+		return domain.Summary{}, fmt.Errorf("reservation record: %d bytes after its end: %w", len(d.b), ErrCorrupt)
+	}
+	if d.err != nil {
+		return domain.Summary{}, fmt.Errorf("reservation record: %w", d.err)
+	}
+	return s, nil
+}
+
+// localTime is t in the local zone; the zero time stays zero.
+func localTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.Local()
+}
+
+// skipUpdate passes over a request's Update (decoder.update without the
+// addresses it may repeat).
+func (d *decoder) skipUpdate() {
+	if n, isNil := d.count(8); !isNil {
+		for i := 0; i < n && d.err == nil; i++ {
+			d.str()
+			d.str()
+			d.str()
+			d.skipDecX()
+			d.int()
+			d.skipDecX()
+		}
+	}
+	d.addressLike(nil)
+	d.addressLike(nil)
 }

@@ -231,6 +231,42 @@ func TestReservationRoundTrip(t *testing.T) {
 	}
 }
 
+// TestSummaryOf: a record's list row, read field by field from format 3
+// or derived from an older record (format 2 or 1; JSON is read by the same
+// whole decode), is the reservation's Summary — for reservations with
+// every field set or left empty.
+func TestSummaryOf(t *testing.T) {
+	rng := rand.New(rand.NewSource(13))
+	formats := []struct {
+		name string
+		enc  func(*domain.Reservation) []byte
+	}{
+		{"format 3", EncodeReservation},
+		{"format 2", func(r *domain.Reservation) []byte { return encodeReservation(r, resFormat2) }},
+		{"format 1", func(r *domain.Reservation) []byte { return encodeReservation(r, resFormat) }},
+	}
+	for _, f := range formats {
+		t.Run(f.name, func(t *testing.T) {
+			for i := range 1500 {
+				r := genReservation(rng)
+				want := r.Summary()
+				want.Created = localTime(want.Created)
+				b := f.enc(r)
+				got, err := SummaryOf(r.Key, b)
+				if err != nil {
+					t.Fatalf("reservation %d: %v", i, err)
+				}
+				if !sameValue(reflect.ValueOf(got), reflect.ValueOf(want)) {
+					t.Fatalf("reservation %d: %s", i, firstDifference(reflect.ValueOf(got), reflect.ValueOf(want), "Summary"))
+				}
+				if _, err := SummaryOf(r.Key, b[:len(b)-1]); err == nil {
+					t.Fatalf("reservation %d: a record cut by a byte read as a row", i)
+				}
+			}
+		})
+	}
+}
+
 // TestReservationReadsFormat1: a binary record an earlier paydesk wrote
 // (its key inside, every string whole) reads as it did, and takes more
 // bytes than format 2.
@@ -247,7 +283,7 @@ func TestReservationReadsFormat1(t *testing.T) {
 		if !sameValue(reflect.ValueOf(*got), reflect.ValueOf(*r)) {
 			t.Fatalf("reservation %d reads otherwise: %s", i, firstDifference(reflect.ValueOf(*got), reflect.ValueOf(*r), "Reservation"))
 		}
-		old, now = old+len(b), now+len(EncodeReservation(r))
+		old, now = old+len(b), now+len(encodeReservation(r, resFormat2))
 	}
 	if now >= old {
 		t.Errorf("format 2 takes %d bytes for what format 1 holds in %d", now, old)
@@ -287,9 +323,9 @@ func TestReservationReadsJSON(t *testing.T) {
 	}
 }
 
-// TestReservationSize: the binary form of a usual reservation (three lines,
-// a billing address, the Reserve request) is a fraction of its JSON.
-func TestReservationSize(t *testing.T) {
+// usualReservation is the generator's usual reservation: three lines, a
+// billing address, the Reserve request.
+func usualReservation() *domain.Reservation {
 	created := time.Date(2026, 11, 4, 2, 45, 6, 0, time.UTC)
 	billing := api.Address{FirstName: "Tim", LastName: "Wagner", Street: "Hoofdstraat", HouseNumber: "166", PostalCode: "8051",
 		City: "Utrecht", Country: "AT", Email: "customer17939@example.com", PhoneNumber: "0301234567"}
@@ -304,6 +340,38 @@ func TestReservationSize(t *testing.T) {
 		r.Lines = append(r.Lines, domain.Line{ArticleNumber: a.Number, Title: a.Title, Type: a.Type, Price: a.Price, Vat: a.Vat, Reserved: a.Quantity})
 	}
 	r.Requests = []domain.Request{{Key: r.Key, Action: "Reserve", Status: r.Status}}
+	return r
+}
+
+// BenchmarkSummaryOf: a list row read from a format 3 record, beside the
+// row of layout 12's summaries bucket and a row derived by a whole decode
+// (a record of format 2).
+func BenchmarkSummaryOf(b *testing.B) {
+	r := usualReservation()
+	rec, rec2, row := EncodeReservation(r), encodeReservation(r, resFormat2), EncodeSummary(r.Summary())
+	for _, c := range []struct {
+		name string
+		read func() (domain.Summary, error)
+	}{
+		{"format 3 record", func() (domain.Summary, error) { return SummaryOf(r.Key, rec) }},
+		{"summaries bucket", func() (domain.Summary, error) { return DecodeSummary(row) }},
+		{"format 2 record", func() (domain.Summary, error) { return SummaryOf(r.Key, rec2) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.read(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestReservationSize: the binary form of a usual reservation (three lines,
+// a billing address, the Reserve request) is a fraction of its JSON.
+func TestReservationSize(t *testing.T) {
+	r := usualReservation()
 	js, _ := json.Marshal(r)
 	b := EncodeReservation(r)
 	t.Logf("JSON %d bytes, binary %d bytes", len(js), len(b))
@@ -364,10 +432,26 @@ func FuzzDecodeReservation(f *testing.F) {
 	js, _ := json.Marshal(genReservation(rng))
 	f.Add(js)
 	f.Add([]byte(strings.Repeat("\x01", 40)))
+	f.Add(encodeReservation(genReservation(rng), resFormat2))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := DecodeReservationOf("K", b)
+		row, rowErr := SummaryOf("K", b)
 		if err != nil {
 			return
+		}
+		// SummaryOf reads what a whole decode reads; a record of format 3
+		// may carry derived values its lines do not give (a damaged one),
+		// and those are read as they are.
+		want := r.Summary()
+		want.Created = localTime(want.Created)
+		if rowErr != nil {
+			t.Fatalf("the record decodes, its row does not: %v", rowErr)
+		}
+		if b[0] == resFormat3 {
+			want.Amount, want.Remaining, want.State = row.Amount, row.Remaining, row.State
+		}
+		if !sameValue(reflect.ValueOf(row), reflect.ValueOf(want)) {
+			t.Fatalf("the row reads otherwise: %s", firstDifference(reflect.ValueOf(row), reflect.ValueOf(want), "Summary"))
 		}
 		again, err := DecodeReservationOf(r.Key, EncodeReservation(r))
 		if err != nil {

@@ -149,10 +149,19 @@ func jsonReservations(tx *bolt.Tx) error {
 	}); err != nil {
 		return err
 	}
+	// That paydesk read the list's rows from the summaries bucket, which a
+	// file keeps none of since layout 13.
+	sb, err := tx.CreateBucketIfNotExists(kvlayout.BSummary)
+	if err != nil {
+		return err
+	}
 	for _, k := range keys {
 		r, err := kvlayout.DecodeReservationOf(string(k), b.Get(k))
 		if err != nil {
 			return fmt.Errorf("reservation %s: %w", k, err)
+		}
+		if err := sb.Put(k, kvlayout.EncodeSummary(r.Summary())); err != nil {
+			return err
 		}
 		v, err := json.Marshal(r)
 		if err != nil {
