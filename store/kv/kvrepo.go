@@ -197,7 +197,6 @@ func (k *kvTx) OwnerOf(key string) (string, error) {
 }
 
 func (k *kvTx) PutReservation(r *Reservation) (bool, error) {
-	v := kvlayout.EncodeReservation(r)
 	key := []byte(r.Key)
 	rb := k.tx.Bucket(bReservation)
 	prev := rb.Get(key)
@@ -206,10 +205,14 @@ func (k *kvTx) PutReservation(r *Reservation) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	v, row, err := reservationRecord(k.tx, r, prev)
+	if err != nil {
+		return false, err
+	}
 	if err := rb.Put(key, v); err != nil {
 		return false, err
 	}
-	if err := putSummary(k.tx, old, r.Summary()); err != nil {
+	if err := putSummary(k.tx, row, old, r.Summary()); err != nil {
 		return false, err
 	}
 	if r.ReservationNumber != "" {

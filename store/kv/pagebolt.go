@@ -263,16 +263,66 @@ var listIndexes = []struct {
 }
 
 // putSummary brings the reservation list in line with a reservation's
-// new row s; old is its row before (nil: a new reservation). On bbolt
-// the list's indexes follow and the rows are read from the reservation
-// records (resBolt). On the kv PostgreSQL the summaries bucket keeps the
-// rows and the list table follows it by itself (pagepg.go).
-func putSummary(tx Tx, old *Summary, s Summary) error {
+// new row s; old is its row before (nil: a new reservation), row its list
+// row (reservationRecord). On bbolt the list's indexes follow and the rows
+// are read from the reservation records (resBolt). On the kv PostgreSQL
+// the summaries bucket keeps the rows and the list table follows it by
+// itself (pagepg.go).
+func putSummary(tx Tx, row resRow, old *Summary, s Summary) error {
 	if _, bolt := tx.(boltTx); !bolt {
 		return tx.Bucket(bSummary).Put([]byte(s.Key), kvlayout.EncodeSummary(s))
 	}
+	if row.id == noRow {
+		return nil // a file before schema 5, being migrated
+	}
 	var x indexer
-	return x.index(tx, old, &s)
+	return x.index(tx, row, old, &s)
+}
+
+// resRow is a reservation's list row on bbolt: its ID (noRow: the file
+// has no list yet) and whether it is new, not indexed before.
+type resRow struct {
+	id    uint32
+	fresh bool
+}
+
+// reservationRecord is r's record and its list row. On bbolt the record
+// names the row (kvlayout.EncodeReservationRow), so that the file keeps
+// no key → row ID entry for it: the row the record before (prev, nil for
+// none) named, or the entry an older record had, which goes, or a new
+// row.
+func reservationRecord(tx Tx, r *Reservation, prev []byte) ([]byte, resRow, error) {
+	rows := tx.Bucket(bSumRow)
+	if _, bolt := tx.(boltTx); !bolt || rows == nil {
+		return kvlayout.EncodeReservation(r), resRow{id: noRow}, nil
+	}
+	if id, ok := kvlayout.ReservationRow(prev); ok {
+		return kvlayout.EncodeReservationRow(r, id), resRow{id: id}, nil
+	}
+	key := []byte(r.Key)
+	if v := rows.Get(key); len(v) == 4 {
+		id := binary.BigEndian.Uint32(v)
+		return kvlayout.EncodeReservationRow(r, id), resRow{id: id}, rows.Delete(key)
+	}
+	n, err := rows.NextSequence()
+	if err != nil {
+		return nil, resRow{}, err
+	}
+	id := uint32(n - 1)
+	return kvlayout.EncodeReservationRow(r, id), resRow{id: id, fresh: true}, nil
+}
+
+// recordRow is the list row of the reservation record v under key: the
+// one it names, or its key → row ID entry (an older record's); noRow when
+// it has none.
+func recordRow(rows Bucket, key, v []byte) uint32 {
+	if id, ok := kvlayout.ReservationRow(v); ok {
+		return id
+	}
+	if e := rows.Get(key); len(e) == 4 {
+		return binary.BigEndian.Uint32(e)
+	}
+	return noRow
 }
 
 // summaryRows is where the reservations' list rows are read: the
@@ -301,12 +351,18 @@ func oldSummary(tx Tx, key string, prev []byte) (*Summary, error) {
 // unindexSummary takes a reservation about to be deleted out of the
 // list's indexes (bbolt).
 func unindexSummary(tx Tx, key string) error {
-	old, err := oldSummary(tx, key, tx.Bucket(bReservation).Get([]byte(key)))
-	if err != nil || old == nil {
+	v := tx.Bucket(bReservation).Get([]byte(key))
+	old, err := oldSummary(tx, key, v)
+	rows := tx.Bucket(bSumRow)
+	if err != nil || old == nil || rows == nil {
 		return err
 	}
+	id := recordRow(rows, []byte(key), v)
+	if id == noRow {
+		return nil // never indexed
+	}
 	var x indexer
-	return x.index(tx, old, nil)
+	return x.index(tx, resRow{id: id}, old, nil)
 }
 
 // indexer holds the buffers of index writes.
@@ -316,7 +372,7 @@ type indexer struct {
 	text, otxt []byte
 }
 
-func (x *indexer) index(tx Tx, old, s *Summary) error {
+func (x *indexer) index(tx Tx, row resRow, old, s *Summary) error {
 	cur := s
 	if cur == nil {
 		cur = old
@@ -325,15 +381,8 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 		return nil
 	}
 	key := []byte(cur.Key)
-	rows := tx.Bucket(bSumRow)
-	if rows == nil {
-		return nil // a file before schema 5, being migrated
-	}
-	id, fresh, err := rowID(rows, key, s != nil, nil)
-	if err != nil || id == noRow {
-		return err
-	}
-	if fresh {
+	id := row.id
+	if row.fresh {
 		old = nil // not indexed before
 	}
 	val := appendIndexValue(make([]byte, 0, 8), id, key)
@@ -364,7 +413,8 @@ func (x *indexer) index(tx Tx, old, s *Summary) error {
 		}
 	}
 	if s == nil {
-		if err := rows.Delete(key); err != nil {
+		// An older record's key → row ID entry.
+		if err := tx.Bucket(bSumRow).Delete(key); err != nil {
 			return err
 		}
 	}

@@ -2,7 +2,6 @@ package kv
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -235,6 +234,9 @@ func listFill() []fillStep {
 			var f fold.Folder
 			var text []byte
 			return walkFrom(tx.Bucket(bReservation), after, n, func(k, v []byte) error {
+				if _, named := kvlayout.ReservationRow(v); named {
+					return nil // written since layout 13: its row is indexed
+				}
 				s, err := kvlayout.SummaryOf(string(k), v)
 				if err != nil {
 					return fmt.Errorf("reservation %s: %w", k, err)
@@ -261,11 +263,11 @@ func listFill() []fillStep {
 					return nil
 				}
 				pos = domain.PosKey(pos[:0], ix.col, &s)
-				v4 := rows.Get(k)
-				if len(v4) != 4 {
+				id := recordRow(rows, k, v)
+				if id == noRow {
 					return fmt.Errorf("reservation %s: no row ID: %w", k, kvlayout.ErrCorrupt)
 				}
-				val = appendIndexValue(val[:0], binary.BigEndian.Uint32(v4), k)
+				val = appendIndexValue(val[:0], id, k)
 				add(pos, val)
 				return nil
 			})

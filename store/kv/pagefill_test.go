@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"paydesk/store/domain"
+	"paydesk/store/kvlayout"
 )
 
 // TestListMigration: a file from before the list's indexes (schema 4)
@@ -34,12 +36,16 @@ func TestListMigration(t *testing.T) {
 			}
 			listData(t, db, 400)
 			all := summaries(t, db)
-			// Back to schema 4: the indexes go.
+			// Back to schema 4: the indexes go, and the records are JSON
+			// again, naming no list row.
 			err = db.file.Bolt().Update(func(tx *bolt.Tx) error {
 				for _, b := range pageBuckets {
 					if err := tx.DeleteBucket(b); err != nil {
 						return err
 					}
+				}
+				if err := jsonRecords(tx); err != nil {
+					return err
 				}
 				return tx.Bucket(bMeta).Put(kSchema, u64(4))
 			})
@@ -90,4 +96,27 @@ func TestListMigration(t *testing.T) {
 			}
 		})
 	}
+}
+
+// jsonRecords writes a file's reservation records as the JSON of a file
+// before layout 8, which names no list row.
+func jsonRecords(tx *bolt.Tx) error {
+	b := tx.Bucket(bReservation)
+	recs := map[string][]byte{}
+	if err := b.ForEach(func(k, v []byte) error {
+		r, err := kvlayout.DecodeReservationOf(string(k), v)
+		if err != nil {
+			return err
+		}
+		recs[string(k)], err = json.Marshal(r)
+		return err
+	}); err != nil {
+		return err
+	}
+	for k, v := range recs {
+		if err := b.Put([]byte(k), v); err != nil {
+			return err
+		}
+	}
+	return nil
 }

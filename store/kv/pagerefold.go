@@ -33,9 +33,9 @@ func refoldFill() []fillStep {
 				if err != nil {
 					return fmt.Errorf("reservation %s: %w", k, err)
 				}
-				id, _, err := rowID(rows, k, false, nil)
-				if err != nil || id == noRow {
-					return err
+				id := recordRow(rows, k, v)
+				if id == noRow {
+					return nil
 				}
 				text = append(AppendSearchText(text[:0], &s, &f), '\n')
 				return setRowText(tb, id, k, text)

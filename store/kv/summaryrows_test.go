@@ -17,7 +17,9 @@ import (
 // has no summaries bucket, and its list reads the rows the summaries held
 // — every sort, both directions, the rows in full. Written again (format
 // 3) every reservation reads the same, the file still has no summaries
-// bucket, and the lists' indexes followed the writes.
+// bucket, and the lists' indexes followed the writes; each record names
+// its list row, and the key → row ID entries the fill wrote for the
+// fixture's records are gone.
 func TestLayout13ListRowsFromRecords(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join("..", "testdata", "layout7", "layout7.db"))
 	if err != nil {
@@ -51,11 +53,26 @@ func TestLayout13ListRowsFromRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	check := func(when string) {
+	check := func(when string, entries int) {
 		t.Helper()
 		if err := db.eng.View(func(tx Tx) error {
 			if tx.Bucket(bSummary) != nil {
 				t.Errorf("%s: the file has a summaries bucket", when)
+			}
+			n, named := 0, 0
+			if err := tx.Bucket(bSumRow).ForEach(func(_, _ []byte) error { n++; return nil }); err != nil {
+				return err
+			}
+			if err := tx.Bucket(bReservation).ForEach(func(_, v []byte) error {
+				if _, ok := kvlayout.ReservationRow(v); ok {
+					named++
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			if n != entries || named != len(want)-entries {
+				t.Errorf("%s: %d key → row ID entries and %d records naming their row, want %d and %d", when, n, named, entries, len(want)-entries)
 			}
 			return nil
 		}); err != nil {
@@ -78,7 +95,7 @@ func TestLayout13ListRowsFromRecords(t *testing.T) {
 			}
 		}
 	}
-	check("upgraded")
+	check("upgraded", len(want))
 	update(t, db, func(tx RepoTx) error {
 		for k := range want {
 			r, err := tx.Reservation(k)
@@ -91,7 +108,7 @@ func TestLayout13ListRowsFromRecords(t *testing.T) {
 		}
 		return nil
 	})
-	check("written again")
+	check("written again", 0)
 }
 
 // sameSummary compares two rows, their decimals by value and their times

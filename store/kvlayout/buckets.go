@@ -11,7 +11,7 @@ import (
 var (
 	BMeta        = []byte("meta")         // schema version, counters
 	BReservation = []byte("reservations") // key → Reservation (binary; JSON before layout 8)
-	BSummary     = []byte("summaries")    // key → Summary (binary)
+	BSummary     = []byte("summaries")    // key → Summary (binary): the kv PostgreSQL's; a file reads its rows from the records since layout 13
 	BResNumber   = []byte("resnumbers")   // reservation number → key
 	BKeyOwner    = []byte("keyowner")     // data request / transaction key → reservation key
 	BInvoice     = []byte("invoices")     // invoice 0x00 key → kind byte

@@ -1,6 +1,7 @@
 package kvlayout
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -36,11 +37,28 @@ const resFormat = 0x01
 // customer's, an article type of every line) as a reference to it.
 const resFormat2 = 0x02
 
-// resFormat3 is format 2 followed by what the reservation's list row
-// derives from its lines (amount, remaining, state; layout 13): the list
+// resFormat3 is the form since layout 13: the reservation's list row ID
+// (a uvarint of ID+1, 0 for none) after the format byte, then format 2,
+// then what the list row derives from the lines (rowValues). The list
 // reads its rows from the records (SummaryOf) without the decimals and
-// slices of a whole decode, and keeps no copy of them.
+// slices of a whole decode and keeps no copy of them, and a file keeps no
+// key → row ID entry for a record that names its row (ReservationRow).
 const resFormat3 = 0x03
+
+// The list row's values at a format 3 record's end: a byte with the
+// state's code (stateCodes; 0: the state's name follows) and flags, the
+// amount, and the remaining amount unless a flag says it is exactly the
+// amount or exactly decimal.Zero.
+const (
+	rowStateMask         = 0x3f
+	rowRemainingIsAmount = 0x40
+	rowRemainingIsZero   = 0x80
+)
+
+// stateCodes are the states' codes in a format 3 record. A code never
+// changes its meaning; a new state takes the next.
+var stateCodes = [...]domain.State{1: domain.StateAwaitingCustomer, 2: domain.StateReserved, 3: domain.StatePartlyCaptured,
+	4: domain.StateCaptured, 5: domain.StateCancelled, 6: domain.StateClosed, 7: domain.StateDeclined}
 
 // Flags of a line: its descriptive fields are those of the original
 // order's article at the same index.
@@ -55,16 +73,40 @@ const (
 // IsJSONRecord tells a record an earlier paydesk wrote as JSON.
 func IsJSONRecord(b []byte) bool { return len(b) > 0 && b[0] == '{' }
 
-// EncodeReservation is a reservation's stored form (format 3).
-func EncodeReservation(r *domain.Reservation) []byte { return encodeReservation(r, resFormat3) }
+// EncodeReservation is a reservation's stored form (format 3), naming no
+// list row (the kv PostgreSQL's).
+func EncodeReservation(r *domain.Reservation) []byte { return encodeReservation(r, resFormat3, 0) }
 
-// encodeReservation writes r in format 3, or in format 1 or 2 for the
-// tests that read what an earlier paydesk wrote.
-func encodeReservation(r *domain.Reservation, format byte) []byte {
+// EncodeReservationRow is a reservation's stored form (format 3) that
+// names its list row (a file's).
+func EncodeReservationRow(r *domain.Reservation, row uint32) []byte {
+	return encodeReservation(r, resFormat3, uint64(row)+1)
+}
+
+// ReservationRow is the list row ID a record names (format 3), read
+// without decoding the record.
+func ReservationRow(b []byte) (uint32, bool) {
+	if len(b) < 2 || b[0] != resFormat3 {
+		return 0, false
+	}
+	v, n := binary.Uvarint(b[1:])
+	if n <= 0 || v == 0 || v-1 > math.MaxUint32 {
+		return 0, false
+	}
+	return uint32(v - 1), true
+}
+
+// encodeReservation writes r in format 3 (row: its list row ID+1, 0 for
+// none), or in format 1 or 2 for the tests that read what an earlier
+// paydesk wrote.
+func encodeReservation(r *domain.Reservation, format byte, row uint64) []byte {
 	e := enc{b: make([]byte, 0, 256+96*len(r.Lines)+48*len(r.Requests)), refs: format != resFormat}
 	e.byte(format)
-	if format == resFormat {
+	switch format {
+	case resFormat:
 		e.str(r.Key)
+	case resFormat3:
+		e.uvarint(row)
 	}
 	e.str(r.ReservationNumber)
 	e.str(r.Invoice)
@@ -132,11 +174,59 @@ func encodeReservation(r *domain.Reservation, format byte) []byte {
 	}
 	e.timeZ(r.Updated)
 	if format == resFormat3 {
-		e.decX(r.Amount())
-		e.decX(r.RemainingAmount())
-		e.str(string(r.State()))
+		e.rowValues(r)
 	}
 	return e.b
+}
+
+// rowValues writes what the list row derives from the lines.
+func (e *enc) rowValues(r *domain.Reservation) {
+	amount, remaining, st := r.Amount(), r.RemainingAmount(), r.State()
+	var b byte
+	for c, s := range stateCodes {
+		if c > 0 && s == st {
+			b = byte(c)
+		}
+	}
+	switch {
+	case sameDec(remaining, amount):
+		b |= rowRemainingIsAmount
+	case sameDec(remaining, decimal.Zero):
+		b |= rowRemainingIsZero
+	}
+	e.byte(b)
+	if b&rowStateMask == 0 {
+		e.str(string(st))
+	}
+	e.decX(amount)
+	if b&(rowRemainingIsAmount|rowRemainingIsZero) == 0 {
+		e.decX(remaining)
+	}
+}
+
+// rowValues reads what enc.rowValues wrote: amount, remaining, state.
+func (d *decoder) rowValues() (amount, remaining decimal.Decimal, st domain.State) {
+	b := d.byte()
+	switch code := int(b & rowStateMask); {
+	case code == 0:
+		st = domain.State(d.str())
+	case code < len(stateCodes):
+		st = stateCodes[code]
+	default:
+		d.fail()
+	}
+	amount = d.decX()
+	switch b &^ rowStateMask {
+	case 0:
+		remaining = d.decX()
+	case rowRemainingIsAmount:
+		remaining = amount
+	case rowRemainingIsZero:
+		remaining = decimal.Zero
+	default:
+		d.fail()
+	}
+	return amount, remaining, st
 }
 
 // DecodeReservationOf reads the reservation record stored under key,
@@ -155,7 +245,10 @@ func DecodeReservationOf(key string, b []byte) (*domain.Reservation, error) {
 	switch format {
 	case resFormat:
 		r.Key = d.str()
-	case resFormat2, resFormat3:
+	case resFormat3:
+		d.uvarint() // the list row (ReservationRow)
+		r.Key, d.refs = key, true
+	case resFormat2:
 		r.Key, d.refs = key, true
 	default:
 		return nil, fmt.Errorf("reservation record: unknown format: %w", ErrCorrupt)
@@ -231,10 +324,7 @@ func DecodeReservationOf(key string, b []byte) (*domain.Reservation, error) {
 	}
 	r.Updated = d.timeZ()
 	if format == resFormat3 {
-		// The list row's values: SummaryOf reads them, Summary derives them.
-		d.skipDecX()
-		d.skipDecX()
-		d.str()
+		d.rowValues() // SummaryOf reads them, Summary derives them
 	}
 	if d.err == nil && len(d.b) != 0 {
 		return nil, fmt.Errorf("reservation record: %d bytes after its end: %w", len(d.b), ErrCorrupt)
@@ -544,6 +634,7 @@ func SummaryOf(key string, b []byte) (domain.Summary, error) {
 	// them stays off the heap.
 	var seen [32]string
 	d := decoder{b: b[1:], s: string(b), refs: true, seen: seen[:0]}
+	d.uvarint() // the list row
 	s := domain.Summary{Key: key}
 	s.ReservationNumber, s.Invoice, s.Currency, s.IsTest = d.str(), d.str(), d.str(), d.bool()
 	s.Customer, s.Email, s.Country = d.str(), d.str(), d.str()
@@ -645,7 +736,7 @@ func SummaryOf(key string, b []byte) (domain.Summary, error) {
 		}
 	}
 	d.timeZ()
-	s.Amount, s.Remaining, s.State = d.decX(), d.decX(), domain.State(d.str())
+	s.Amount, s.Remaining, s.State = d.rowValues()
 	if d.err == nil && len(d.b) != 0 {
 		return domain.Summary{}, fmt.Errorf("reservation record: %d bytes after its end: %w", len(d.b), ErrCorrupt)
 	}

@@ -242,8 +242,9 @@ func TestSummaryOf(t *testing.T) {
 		enc  func(*domain.Reservation) []byte
 	}{
 		{"format 3", EncodeReservation},
-		{"format 2", func(r *domain.Reservation) []byte { return encodeReservation(r, resFormat2) }},
-		{"format 1", func(r *domain.Reservation) []byte { return encodeReservation(r, resFormat) }},
+		{"format 3 with a row", func(r *domain.Reservation) []byte { return EncodeReservationRow(r, uint32(len(r.Key))<<20) }},
+		{"format 2", func(r *domain.Reservation) []byte { return encodeReservation(r, resFormat2, 0) }},
+		{"format 1", func(r *domain.Reservation) []byte { return encodeReservation(r, resFormat, 0) }},
 	}
 	for _, f := range formats {
 		t.Run(f.name, func(t *testing.T) {
@@ -258,6 +259,10 @@ func TestSummaryOf(t *testing.T) {
 				}
 				if !sameValue(reflect.ValueOf(got), reflect.ValueOf(want)) {
 					t.Fatalf("reservation %d: %s", i, firstDifference(reflect.ValueOf(got), reflect.ValueOf(want), "Summary"))
+				}
+				row, named := ReservationRow(b)
+				if wantRow := uint32(len(r.Key)) << 20; (f.name == "format 3 with a row") != named || named && row != wantRow {
+					t.Fatalf("reservation %d: ReservationRow = %d, %v; want %d", i, row, named, wantRow)
 				}
 				if _, err := SummaryOf(r.Key, b[:len(b)-1]); err == nil {
 					t.Fatalf("reservation %d: a record cut by a byte read as a row", i)
@@ -275,7 +280,7 @@ func TestReservationReadsFormat1(t *testing.T) {
 	var old, now int
 	for i := range 1000 {
 		r := genReservation(rng)
-		b := encodeReservation(r, resFormat)
+		b := encodeReservation(r, resFormat, 0)
 		got, err := DecodeReservationOf("not the key: format 1 holds its own", b)
 		if err != nil {
 			t.Fatalf("reservation %d: %v", i, err)
@@ -283,7 +288,7 @@ func TestReservationReadsFormat1(t *testing.T) {
 		if !sameValue(reflect.ValueOf(*got), reflect.ValueOf(*r)) {
 			t.Fatalf("reservation %d reads otherwise: %s", i, firstDifference(reflect.ValueOf(*got), reflect.ValueOf(*r), "Reservation"))
 		}
-		old, now = old+len(b), now+len(encodeReservation(r, resFormat2))
+		old, now = old+len(b), now+len(encodeReservation(r, resFormat2, 0))
 	}
 	if now >= old {
 		t.Errorf("format 2 takes %d bytes for what format 1 holds in %d", now, old)
@@ -348,7 +353,7 @@ func usualReservation() *domain.Reservation {
 // (a record of format 2).
 func BenchmarkSummaryOf(b *testing.B) {
 	r := usualReservation()
-	rec, rec2, row := EncodeReservation(r), encodeReservation(r, resFormat2), EncodeSummary(r.Summary())
+	rec, rec2, row := EncodeReservation(r), encodeReservation(r, resFormat2, 0), EncodeSummary(r.Summary())
 	for _, c := range []struct {
 		name string
 		read func() (domain.Summary, error)
@@ -432,7 +437,7 @@ func FuzzDecodeReservation(f *testing.F) {
 	js, _ := json.Marshal(genReservation(rng))
 	f.Add(js)
 	f.Add([]byte(strings.Repeat("\x01", 40)))
-	f.Add(encodeReservation(genReservation(rng), resFormat2))
+	f.Add(encodeReservation(genReservation(rng), resFormat2, 0))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := DecodeReservationOf("K", b)
 		row, rowErr := SummaryOf("K", b)
@@ -452,6 +457,11 @@ func FuzzDecodeReservation(f *testing.F) {
 		}
 		if !sameValue(reflect.ValueOf(row), reflect.ValueOf(want)) {
 			t.Fatalf("the row reads otherwise: %s", firstDifference(reflect.ValueOf(row), reflect.ValueOf(want), "Summary"))
+		}
+		if row, ok := ReservationRow(b); ok {
+			if got, ok := ReservationRow(EncodeReservationRow(r, row)); !ok || got != row {
+				t.Fatalf("row %d written, %d, %v read", row, got, ok)
+			}
 		}
 		again, err := DecodeReservationOf(r.Key, EncodeReservation(r))
 		if err != nil {
