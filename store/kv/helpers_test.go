@@ -3,10 +3,13 @@ package kv
 import (
 	"crypto/sha256"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/shopspring/decimal"
+	bolt "go.etcd.io/bbolt"
 
 	"paydesk/api"
 	"paydesk/store/domain"
@@ -141,4 +144,24 @@ func appendPush(t testing.TB, db *DB, gc *Transaction, rec *PushRecord) {
 		_, err := tx.AppendPush(rec, enc)
 		return err
 	})
+}
+
+// layout7Copy copies the layout-7 fixture (store/testdata/layout7) into a
+// temporary file and opens it read-only with bbolt, to read what it says
+// before any upgrade; the caller closes it before opening path.
+func layout7Copy(t *testing.T) (string, *bolt.DB) {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "testdata", "layout7", "layout7.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "paydesk.db")
+	if err := os.WriteFile(path, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, db
 }

@@ -1,7 +1,6 @@
 package kv
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -76,21 +75,10 @@ func TestOwnKeyWithoutEntry(t *testing.T) {
 // before, and again after every reservation was written anew (which drops
 // no entry the file has under a reservation's own key, and writes none).
 func TestLayout7OwnersAfterUpgrade(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "testdata", "layout7", "layout7.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "paydesk.db")
-	if err := os.WriteFile(path, src, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	// What the layout-7 file says, read before any upgrade.
 	want := map[string]string{}
-	old, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = old.View(func(tx *bolt.Tx) error {
+	path, old := layout7Copy(t)
+	err := old.View(func(tx *bolt.Tx) error {
 		if err := tx.Bucket(bKeyOwner).ForEach(func(k, v []byte) error {
 			want[string(k)] = string(v)
 			return nil

@@ -1,8 +1,6 @@
 package kv
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -21,20 +19,9 @@ import (
 // its list row, and the key → row ID entries the fill wrote for the
 // fixture's records are gone.
 func TestLayout13ListRowsFromRecords(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "testdata", "layout7", "layout7.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "paydesk.db")
-	if err := os.WriteFile(path, src, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	want := map[string]Summary{}
-	old, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = old.View(func(tx *bolt.Tx) error {
+	path, old := layout7Copy(t)
+	err := old.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bSummary).ForEach(func(k, v []byte) error {
 			s, err := kvlayout.DecodeSummary(v)
 			want[string(k)] = s
