@@ -93,9 +93,24 @@ type decoder struct {
 	// s, when set, is the whole record as one string: str returns
 	// substrings of it, one allocation per record instead of one per field.
 	s string
-	// refs reads strings as enc.refs writes them.
-	refs bool
-	seen []string
+	// refs reads strings as enc.refs writes them. The strings read so far
+	// that a reference may name: the first len(seenIn) in the decoder
+	// itself, so that a usual record's take no allocation, the rest in
+	// seen.
+	refs   bool
+	nseen  int
+	seenIn [24]string
+	seen   []string
+}
+
+// remember keeps s for the references that follow.
+func (d *decoder) remember(s string) {
+	if d.nseen < len(d.seenIn) {
+		d.seenIn[d.nseen] = s
+	} else {
+		d.seen = append(d.seen, s)
+	}
+	d.nseen++
 }
 
 func (d *decoder) fail() {
@@ -178,11 +193,15 @@ func (d *decoder) refStr() string {
 		return ""
 	}
 	if v&1 == 1 {
-		if v>>1 >= uint64(len(d.seen)) {
+		i := v >> 1
+		switch {
+		case i >= uint64(d.nseen):
 			d.fail()
 			return ""
+		case i < uint64(len(d.seenIn)):
+			return d.seenIn[i]
 		}
-		return d.seen[v>>1]
+		return d.seen[i-uint64(len(d.seenIn))]
 	}
 	n := v >> 1
 	if n > uint64(len(d.b)) {
@@ -198,7 +217,7 @@ func (d *decoder) refStr() string {
 	}
 	d.b = d.b[n:]
 	if n >= 3 {
-		d.seen = append(d.seen, s)
+		d.remember(s)
 	}
 	return s
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/shopspring/decimal"
 
@@ -571,7 +573,13 @@ func (d *decoder) decX() decimal.Decimal {
 	var c *big.Int
 	switch d.byte() {
 	case 0:
-		c = big.NewInt(d.varint())
+		// decimal.New makes the one big.Int; NewFromBigInt would copy it.
+		v, exp := d.varint(), d.varint()
+		if d.err != nil || exp < math.MinInt32 || exp > math.MaxInt32 {
+			d.fail()
+			return decimal.Zero
+		}
+		return decimal.New(v, int32(exp))
 	case 1:
 		digits := d.raw()
 		if len(digits) > maxCoefficientDigits {
@@ -630,10 +638,11 @@ func SummaryOf(key string, b []byte) (domain.Summary, error) {
 		s.Created = localTime(s.Created)
 		return s, nil
 	}
-	// A usual record refers back to fewer than 32 strings: the list of
-	// them stays off the heap.
-	var seen [32]string
-	d := decoder{b: b[1:], s: string(b), refs: true, seen: seen[:0]}
+	// The record is read through a string that views b, without a copy:
+	// every string read below is a view into b (which bbolt may reuse
+	// once its transaction ends) until ownStrings copies the row's into
+	// one string of their own. TestSummaryOfOwnsItsStrings holds that.
+	d := decoder{b: b[1:], s: unsafe.String(unsafe.SliceData(b), len(b)), refs: true}
 	d.uvarint() // the list row
 	s := domain.Summary{Key: key}
 	s.ReservationNumber, s.Invoice, s.Currency, s.IsTest = d.str(), d.str(), d.str(), d.bool()
@@ -641,10 +650,9 @@ func SummaryOf(key string, b []byte) (domain.Summary, error) {
 	billing := d.address()
 	shipping := d.address()
 	// The original order's articles: a line that repeats one names it.
-	type article struct{ number, title string }
-	var arts []article
+	var artsIn, linesIn [16]article
+	arts, lines := artsIn[:0], linesIn[:0]
 	if n, isNil := d.count(8); !isNil {
-		arts = make([]article, 0, n)
 		for i := 0; i < n && d.err == nil; i++ {
 			a := article{d.str(), d.str()}
 			d.str()
@@ -656,7 +664,6 @@ func SummaryOf(key string, b []byte) (domain.Summary, error) {
 	}
 	d.addressLike(&billing)
 	d.addressLike(&shipping)
-	var text []byte
 	if n, isNil := d.count(5); !isNil {
 		for i := 0; i < n && d.err == nil; i++ {
 			var a article
@@ -679,26 +686,19 @@ func SummaryOf(key string, b []byte) (domain.Summary, error) {
 			d.int()
 			d.int()
 			d.int()
-			if i > 0 {
-				text = append(text, '\n')
-			}
-			text = append(append(append(text, a.number...), ' '), a.title...)
+			lines = append(lines, a)
 		}
 	}
-	s.Articles = string(text)
 	s.LinesUnknown = !d.bool()
 	d.str() // the order's source
 	d.skipDecX()
-	text = text[:0]
+	var invIn [8]string
+	invoices := invIn[:0]
 	if n, isNil := d.count(1); !isNil {
 		for i := 0; i < n && d.err == nil; i++ {
-			if i > 0 {
-				text = append(text, '\n')
-			}
-			text = append(text, d.str()...)
+			invoices = append(invoices, d.str())
 		}
 	}
-	s.InvoiceNumbers = string(text)
 	d.bool()
 	d.statusZ()
 	s.Created = localTime(d.timeZ())
@@ -743,7 +743,62 @@ func SummaryOf(key string, b []byte) (domain.Summary, error) {
 	if d.err != nil {
 		return domain.Summary{}, fmt.Errorf("reservation record: %w", d.err)
 	}
+	ownStrings(&s, lines, invoices)
 	return s, nil
+}
+
+// article is an article's number and title, as a list row names it.
+type article struct{ number, title string }
+
+// ownStrings points s's strings, views into a record, at one string of
+// their own, with the articles ("number title" a line, joined by "\n")
+// and the invoice numbers (joined by "\n") made on the way: one
+// allocation for all of them.
+func ownStrings(s *domain.Summary, lines []article, invoices []string) {
+	fields := [...]*string{&s.ReservationNumber, &s.Invoice, &s.Currency, &s.Customer, &s.Email, &s.Country}
+	n := len(s.State)
+	for _, f := range fields {
+		n += len(*f)
+	}
+	for _, a := range lines {
+		n += len(a.number) + len(a.title) + 2
+	}
+	for _, v := range invoices {
+		n += len(v) + 1
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	var ends [len(fields) + 3]int
+	for i, f := range fields {
+		sb.WriteString(*f)
+		ends[i] = sb.Len()
+	}
+	for i, a := range lines {
+		if i > 0 {
+			sb.WriteByte('\n')
+		}
+		sb.WriteString(a.number)
+		sb.WriteByte(' ')
+		sb.WriteString(a.title)
+	}
+	ends[len(fields)] = sb.Len()
+	for i, v := range invoices {
+		if i > 0 {
+			sb.WriteByte('\n')
+		}
+		sb.WriteString(v)
+	}
+	ends[len(fields)+1] = sb.Len()
+	sb.WriteString(string(s.State))
+	ends[len(fields)+2] = sb.Len()
+	all := sb.String()
+	from := 0
+	for i, f := range fields {
+		*f, from = all[from:ends[i]], ends[i]
+	}
+	s.Articles, from = all[from:ends[len(fields)]], ends[len(fields)]
+	s.InvoiceNumbers, from = all[from:ends[len(fields)+1]], ends[len(fields)+1]
+	s.State = domain.State(all[from:ends[len(fields)+2]])
 }
 
 // localTime is t in the local zone; the zero time stays zero.

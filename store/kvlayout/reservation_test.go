@@ -272,6 +272,29 @@ func TestSummaryOf(t *testing.T) {
 	}
 }
 
+// TestSummaryOfOwnsItsStrings: the row SummaryOf reads keeps no view into
+// the record it was read from (a bbolt page, reused once the transaction
+// ends): overwriting the record afterwards changes nothing in the row.
+func TestSummaryOfOwnsItsStrings(t *testing.T) {
+	rng := rand.New(rand.NewSource(17))
+	for i := range 500 {
+		r := genReservation(rng)
+		b := EncodeReservationRow(r, uint32(i))
+		got, err := SummaryOf(r.Key, b)
+		if err != nil {
+			t.Fatalf("reservation %d: %v", i, err)
+		}
+		for j := range b {
+			b[j] = 'X'
+		}
+		want := r.Summary()
+		want.Created = localTime(want.Created)
+		if !sameValue(reflect.ValueOf(got), reflect.ValueOf(want)) {
+			t.Fatalf("reservation %d: the row changed with its record: %s", i, firstDifference(reflect.ValueOf(got), reflect.ValueOf(want), "Summary"))
+		}
+	}
+}
+
 // TestReservationReadsFormat1: a binary record an earlier paydesk wrote
 // (its key inside, every string whole) reads as it did, and takes more
 // bytes than format 2.
