@@ -57,7 +57,10 @@ var pageBuckets = append(bSumIdx[:], bSumUnknown, bSumMissing, bSumRow, bSumText
 type boltList struct {
 	records         []byte   // key → record
 	idx             [][]byte // one index per sort column: position → row ID and key
-	row, text, gram []byte   // key → row ID; the text blocks; their sketches
+	// row: key → row ID, its sequence numbering the rows (a reservation
+	// record names its row since layout 13: recordRow); text: the text
+	// blocks; gram: their sketches.
+	row, text, gram []byte
 	count           []byte   // meta counter of the records
 	// pos appends the position key in column col of the record v stored
 	// under key.
