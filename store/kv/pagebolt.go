@@ -52,16 +52,16 @@ var (
 var pageBuckets = append(bSumIdx[:], bSumUnknown, bSumMissing, bSumRow, bSumText, bSumGram)
 
 // boltList is one paged list of the file: its records and its indexes'
-// buckets. The reservation list (summaries) and the transaction list
+// buckets. The reservation list (reservation records) and the transaction list
 // (pagetx.go) are two; the paging and the search below serve both.
 type boltList struct {
-	records         []byte   // key → record
-	idx             [][]byte // one index per sort column: position → row ID and key
+	records []byte   // key → record
+	idx     [][]byte // one index per sort column: position → row ID and key
 	// row: key → row ID, its sequence numbering the rows (a reservation
 	// record names its row since layout 13: recordRow); text: the text
 	// blocks; gram: their sketches.
 	row, text, gram []byte
-	count           []byte   // meta counter of the records
+	count           []byte // meta counter of the records
 	// pos appends the position key in column col of the record v stored
 	// under key.
 	pos func(dst []byte, col SortBy, key, v []byte) ([]byte, error)
