@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -115,10 +116,60 @@ type fakeSource struct {
 func (f fakeSource) Ops(context.Context, ...store.OpState) ([]*store.PendingOp, error) {
 	return f.ops, nil
 }
-func (f fakeSource) LoadReservationSummaries(ctx context.Context) ([]store.Summary, error) {
-	return f.sums, nil
+
+// ReservationPage answers from the in-memory reference list, which every
+// store's list is held to.
+func (f fakeSource) ReservationPage(_ context.Context, q store.PageQuery) (store.Page, error) {
+	return store.PageSummaries(f.sums, q), nil
 }
 func (f fakeSource) Audit(context.Context, int) ([]store.AuditEntry, error) { return f.audit, nil }
+
+// TestClosingWindows: the reservations read from the list by state and
+// creation time are exactly those with something left to ship and at most
+// a day left, whatever the hour and the zone: creation times every 37
+// minutes over three weeks, in a zone east of UTC and in UTC, at three
+// hours of the day, in both open states and two closed ones; more than a
+// page of them, so that the paging is crossed too.
+func TestClosingWindows(t *testing.T) {
+	east := time.FixedZone("UTC+5:30", 5*3600+1800)
+	for _, loc := range []*time.Location{time.UTC, east} {
+		for _, hour := range []int{0, 9, 23} {
+			now := time.Date(2026, 11, 27, hour, 41, 0, 0, loc)
+			var sums []store.Summary
+			want := map[string]bool{}
+			states := []store.State{store.StateReserved, store.StatePartlyCaptured, store.StateCaptured, store.StateCancelled}
+			for i := range 21 * 24 * 60 / 37 {
+				s := store.Summary{Key: fmt.Sprintf("K%05d", i), State: states[i%len(states)], Created: now.Add(-time.Duration(i*37) * time.Minute).UTC()}
+				sums = append(sums, s)
+				if open := s.State == store.StateReserved || s.State == store.StatePartlyCaptured; open && s.DaysLeft(now) <= 1 {
+					want[s.Key] = true
+				}
+			}
+			got, err := closingWindows(t.Context(), pagedSource{fakeSource{sums: sums}}, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]bool{}
+			for _, s := range got {
+				if !want[s.Key] || seen[s.Key] {
+					t.Fatalf("%s: %s (created %s, %s) read, not wanted or twice", now, s.Key, s.Created, s.State)
+				}
+				seen[s.Key] = true
+			}
+			if len(seen) != len(want) || len(want) < 150 {
+				t.Fatalf("%s: %d read, want %d (and more than 150)", now, len(seen), len(want))
+			}
+		}
+	}
+}
+
+// pagedSource hands out pages of at most 25 rows.
+type pagedSource struct{ fakeSource }
+
+func (p pagedSource) ReservationPage(ctx context.Context, q store.PageQuery) (store.Page, error) {
+	q.Limit = min(q.Limit, 25)
+	return p.fakeSource.ReservationPage(ctx, q)
+}
 
 func TestCurrent(t *testing.T) {
 	src := fakeSource{
