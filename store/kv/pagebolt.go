@@ -74,9 +74,9 @@ type boltList struct {
 	// knownState reports whether stateRange holds exactly the rows of st
 	// (nil: always); an unknown state's range is checked row by row.
 	knownState func(State) bool
-	// fields applies Where's fields to a row's search text, as keep does
-	// (domain.KeepSummaryFields).
-	fields func(text []byte, w *query.Query) bool
+	// fields is the check of Where's fields on a row's search text, as
+	// keep applies them, its values folded once (domain.SummaryFields).
+	fields func(w *query.Query) func(text []byte) bool
 	// amountCol is the sort column of the amount in cents.
 	amountCol SortBy
 }
@@ -99,7 +99,7 @@ var resBolt = &boltList{
 	},
 	stateRange: stateRange,
 	knownState: domain.KnownState,
-	fields:     domain.KeepSummaryFields,
+	fields:     domain.SummaryFields,
 	amountCol:  SortAmount,
 }
 

@@ -59,7 +59,7 @@ var txBolt = &boltList{
 	stateRange: func(tx Tx, st State) (Cursor, []byte) {
 		return tx.Bucket(bTxIdx[TxSortKind]).Cursor(), domain.AppendSortString(nil, string(st))
 	},
-	fields:    domain.KeepTxFields,
+	fields:    domain.TxFields,
 	amountCol: TxSortAmount,
 }
 

@@ -58,6 +58,7 @@ func (c *pageCache) condBits(ctx context.Context, tx boltTx, l *boltList, q *Pag
 		})
 	case ws.records || ws.fields:
 		// Each row by its text, or its record for what no index answers.
+		fields := l.fields(&q.Where)
 		out = make([]uint64, len(ws.rows))
 		err = eachTextRow(tx, l, ws.rows, func(blk int, r textRow) {
 			var ok bool
@@ -65,7 +66,7 @@ func (c *pageCache) condBits(ctx context.Context, tx boltTx, l *boltList, q *Pag
 			case ws.records || ws.edges != nil && ws.edges[blk]&(1<<(r.lo&63)) != 0:
 				ok = record(r)
 			default:
-				ok = l.fields(r.text, &q.Where)
+				ok = fields(r.text)
 			}
 			if ok {
 				out[blk] |= 1 << (r.lo & 63)
