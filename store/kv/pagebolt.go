@@ -299,33 +299,33 @@ func reservationRecord(tx Tx, r *Reservation, prev []byte) ([]byte, resRow, erro
 	if _, bolt := tx.(boltTx); !bolt || rows == nil {
 		return kvlayout.EncodeReservation(r), resRow{id: noRow}, nil
 	}
-	if id, ok := kvlayout.ReservationRow(prev); ok {
-		return kvlayout.EncodeReservationRow(r, id), resRow{id: id}, nil
-	}
 	key := []byte(r.Key)
-	if v := rows.Get(key); len(v) == 4 {
-		id := binary.BigEndian.Uint32(v)
+	id, entry := recordRow(rows, key, prev)
+	switch {
+	case entry:
 		return kvlayout.EncodeReservationRow(r, id), resRow{id: id}, rows.Delete(key)
+	case id != noRow:
+		return kvlayout.EncodeReservationRow(r, id), resRow{id: id}, nil
 	}
 	n, err := rows.NextSequence()
 	if err != nil {
 		return nil, resRow{}, err
 	}
-	id := uint32(n - 1)
+	id = uint32(n - 1)
 	return kvlayout.EncodeReservationRow(r, id), resRow{id: id, fresh: true}, nil
 }
 
 // recordRow is the list row of the reservation record v under key: the
-// one it names, or its key → row ID entry (an older record's); noRow when
-// it has none.
-func recordRow(rows Bucket, key, v []byte) uint32 {
+// one it names, or else its key → row ID entry (an older record's: entry
+// is set); noRow when it has none.
+func recordRow(rows Bucket, key, v []byte) (id uint32, entry bool) {
 	if id, ok := kvlayout.ReservationRow(v); ok {
-		return id
+		return id, false
 	}
 	if e := rows.Get(key); len(e) == 4 {
-		return binary.BigEndian.Uint32(e)
+		return binary.BigEndian.Uint32(e), true
 	}
-	return noRow
+	return noRow, false
 }
 
 // summaryRows is where the reservations' list rows are read: the
@@ -360,7 +360,7 @@ func unindexSummary(tx Tx, key string) error {
 	if err != nil || old == nil || rows == nil {
 		return err
 	}
-	id := recordRow(rows, []byte(key), v)
+	id, _ := recordRow(rows, []byte(key), v)
 	if id == noRow {
 		return nil // never indexed
 	}

@@ -263,7 +263,7 @@ func listFill() []fillStep {
 					return nil
 				}
 				pos = domain.PosKey(pos[:0], ix.col, &s)
-				id := recordRow(rows, k, v)
+				id, _ := recordRow(rows, k, v)
 				if id == noRow {
 					return fmt.Errorf("reservation %s: no row ID: %w", k, kvlayout.ErrCorrupt)
 				}

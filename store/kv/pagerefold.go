@@ -33,7 +33,7 @@ func refoldFill() []fillStep {
 				if err != nil {
 					return fmt.Errorf("reservation %s: %w", k, err)
 				}
-				id := recordRow(rows, k, v)
+				id, _ := recordRow(rows, k, v)
 				if id == noRow {
 					return nil
 				}

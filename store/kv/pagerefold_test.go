@@ -35,7 +35,7 @@ func TestRefoldOnOpen(t *testing.T) {
 				var f fold.Folder
 				for _, s := range all {
 					text := append(domain.AppendSearchFields(nil, &f, fold.String(s.Invoice), fold.String(s.Customer), s.Key), '\n')
-					id := recordRow(rows, []byte(s.Key), tx.Bucket(bReservation).Get([]byte(s.Key)))
+					id, _ := recordRow(rows, []byte(s.Key), tx.Bucket(bReservation).Get([]byte(s.Key)))
 					if err := setRowText(tb, id, []byte(s.Key), text); err != nil {
 						return err
 					}
