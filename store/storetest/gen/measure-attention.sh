@@ -6,14 +6,12 @@
 # 150x40 ROUNDS times (default 3), polling the screen every 5 ms.
 set -euo pipefail
 bin=$1 db=$2 rounds=${3:-3}
-s=paydesk-attention-$$
-home=$(mktemp -d)
-trap 'tmux kill-session -t "$s" 2>/dev/null || true; rm -rf "$home"' EXIT
 # shellcheck source=store/storetest/gen/tmux.sh
 . "$(dirname "$0")/tmux.sh"
+console_session paydesk-attention
 for _ in $(seq "$rounds"); do
   t0=$(now_ms)
-  tmux new-session -d -s "$s" -x 150 -y 40 "env XDG_DATA_HOME=$home XDG_CONFIG_HOME=$home HOME=$home $bin --db '$db'; sleep 60"
+  start_console 150 40 "$bin" "$db"
   wait_for 'window passed' 120000
   t1=$(now_ms)
   sleep 2

@@ -11,18 +11,15 @@
 # the first count shows (no "…" left), polling the screen every 5 ms.
 set -euo pipefail
 bin=$1 db=$2 wait=${3:-5}
-s=paydesk-keys-$$
-home=$(mktemp -d)
-trap 'tmux kill-session -t "$s" 2>/dev/null || true; rm -rf "$home"' EXIT
 # shellcheck source=store/storetest/gen/tmux.sh
 . "$(dirname "$0")/tmux.sh"
-info() { tmux capture-pane -p -t "$s" | sed -n 2p; }
+console_session paydesk-keys
 if [ -n "${GEN:-}" ] && [ -f "$db" ]; then
   "$GEN" -db "$db" -evict
   echo "cold start: $db dropped from the page cache"
 fi
 t0=$(now_ms)
-tmux new-session -d -s "$s" -x 120 -y 36 "env XDG_DATA_HOME=$home XDG_CONFIG_HOME=$home HOME=$home $bin --db '$db'; sleep 60"
+start_console 120 36 "$bin" "$db"
 wait_for 'R10[0-9]\{7\}' 120000
 echo "first frame: $(( $(now_ms) - t0 )) ms; waiting ${wait} s before typing"
 sleep "$wait"
@@ -39,4 +36,4 @@ for k in m ü l l e r; do
   echo "$typed: rows shown after ${rows:-?} ms, count after $(( $(now_ms) - t1 )) ms  ($(info | sed 's/.*▏ *//'))"
 done
 pid=$(pgrep -P "$(tmux display -p -t "$s" "#{pane_pid}")" | head -1)
-grep -E 'VmHWM|VmRSS|RssAnon|RssFile' /proc/"$pid"/status | tr -s ' \t' ' ' | tr '\n' ' '; echo
+mem "$pid"

@@ -7,19 +7,16 @@
 # (a letter), each until its rows show; then 200 screens down.
 set -euo pipefail
 bin=$1 db=$2
-s=paydesk-measure-tx-$$
-home=$(mktemp -d)
-trap 'tmux kill-session -t "$s" 2>/dev/null || true; rm -rf "$home"' EXIT
 # shellcheck source=store/storetest/gen/tmux.sh
 . "$(dirname "$0")/tmux.sh"
-mem() { grep -E 'VmHWM|VmRSS|RssAnon|RssFile' /proc/"$pid"/status | tr -s ' \t' ' ' | tr '\n' ' '; echo; }
+console_session paydesk-measure-tx
 t0=$(now_ms)
-tmux new-session -d -s "$s" -x 120 -y 36 "env XDG_DATA_HOME=$home XDG_CONFIG_HOME=$home HOME=$home $bin --db '$db'; sleep 60"
+start_console 120 36 "$bin" "$db"
 wait_for 'R10[0-9]\{7\}' 120000
 t1=$(now_ms)
 pid=$(pgrep -P "$(tmux display -p -t "$s" "#{pane_pid}")" | head -1) # the console this script started
 echo "first frame: $(( t1 - t0 )) ms"
-mem
+mem "$pid"
 sleep 1
 t2=$(now_ms)
 tmux send-keys -t "$s" 2
@@ -27,7 +24,7 @@ wait_for '[0-9],[0-9][0-9][0-9] transactions' 120000
 wait_for ' capture ' 120000
 t3=$(now_ms)
 echo "transactions tab: rows and count shown: $(( t3 - t2 )) ms"
-mem
+mem "$pid"
 t4=$(now_ms)
 tmux send-keys -t "$s" / o r d - 0 2 0 0 6 9 4
 wait_for "ORD-0200694" 20000
@@ -41,10 +38,10 @@ wait_for '/ m' 5000
 wait_for '[0-9]+\{0,1\} of [0-9]' 20000
 t7=$(now_ms)
 echo "typed m → rows and first count shown: $(( t7 - t6 )) ms"
-mem
+mem "$pid"
 tmux send-keys -t "$s" Enter Escape
 # shellcheck disable=SC2046
 tmux send-keys -t "$s" $(printf 'PgDn %.0s' $(seq 200))
 sleep 2
-mem
+mem "$pid"
 tmux capture-pane -p -t "$s" | sed -n 2p

@@ -9,13 +9,10 @@
 # "…" left), polling the screen every 5 ms, and the console's memory.
 set -euo pipefail
 bin=$1 db=$2 filter=$3 wait=${4:-3}
-s=paydesk-where-$$
-home=$(mktemp -d)
-trap 'tmux kill-session -t "$s" 2>/dev/null || true; rm -rf "$home"' EXIT
 # shellcheck source=store/storetest/gen/tmux.sh
 . "$(dirname "$0")/tmux.sh"
-info() { tmux capture-pane -p -t "$s" | sed -n 2p; }
-tmux new-session -d -s "$s" -x 150 -y 36 "env XDG_DATA_HOME=$home XDG_CONFIG_HOME=$home HOME=$home $bin --db '$db'; sleep 60"
+console_session paydesk-where
+start_console 150 36 "$bin" "$db"
 wait_for 'R10[0-9]\{7\}' 120000
 sleep "$wait"
 tmux send-keys -t "$s" 1
@@ -27,4 +24,4 @@ tmux send-keys -t "$s" -l "$filter"
 wait_filtered "$filter" "$t1" 60000
 echo "$filter: rows shown after ${rows:-?} ms, count after $(( $(now_ms) - t1 )) ms  ($(info | sed 's/.*▏ *//'))"
 pid=$(pgrep -P "$(tmux display -p -t "$s" "#{pane_pid}")" | head -1)
-grep -E 'VmHWM|VmRSS|RssAnon|RssFile' /proc/"$pid"/status | tr -s ' \t' ' ' | tr '\n' ' '; echo
+mem "$pid"

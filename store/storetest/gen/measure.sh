@@ -8,19 +8,16 @@
 # stops after the first frame (measure-first.sh runs it so).
 set -euo pipefail
 bin=$1 db=$2
-s=paydesk-measure-$$
-home=$(mktemp -d)
-trap 'tmux kill-session -t "$s" 2>/dev/null || true; rm -rf "$home"' EXIT
 # shellcheck source=store/storetest/gen/tmux.sh
 . "$(dirname "$0")/tmux.sh"
-mem() { grep -E 'VmHWM|VmRSS|RssAnon|RssFile' /proc/"$pid"/status | tr -s ' \t' ' ' | tr '\n' ' '; echo; }
+console_session paydesk-measure
 t0=$(now_ms)
-tmux new-session -d -s "$s" -x 120 -y 36 "env XDG_DATA_HOME=$home XDG_CONFIG_HOME=$home HOME=$home $bin --db '$db'; sleep 60"
+start_console 120 36 "$bin" "$db"
 wait_for 'R10[0-9]\{7\}' 120000 # a row: the reservations list's or the attention tab's, where the console may open
 t1=$(now_ms)
 pid=$(pgrep -P "$(tmux display -p -t "$s" "#{pane_pid}")" | head -1) # the console this script started
 echo "first frame: $(( t1 - t0 )) ms"
-mem
+mem "$pid"
 [ "${FIRST_ONLY:-}" = 1 ] && exit 0
 t2=$(now_ms)
 tmux send-keys -t "$s" 1
@@ -34,12 +31,12 @@ until=$(( $(now_ms) + 20000 ))
 while tmux capture-pane -p -t "$s" | sed -n '1,6p' | grep -q '…' && [ "$(now_ms)" -lt "$until" ]; do sleep 0.005; done
 t3=$(now_ms)
 echo "typed müller → rows and count shown: $(( t3 - t2 )) ms (tmux keys and polling included)"
-mem
+mem "$pid"
 tmux send-keys -t "$s" Enter Escape
 # shellcheck disable=SC2046
 tmux send-keys -t "$s" $(printf 'PgDn %.0s' $(seq 200))
 sleep 2
-mem
+mem "$pid"
 tmux capture-pane -p -t "$s" | sed -n 2p
 # the transactions tab: read (whole) when it is first opened on a big cache
 t4=$(now_ms)
@@ -47,4 +44,4 @@ tmux send-keys -t "$s" 2
 wait_for '[0-9],[0-9][0-9][0-9] transactions' 120000
 t5=$(now_ms)
 echo "transactions tab: $(( t5 - t4 )) ms"
-mem
+mem "$pid"
