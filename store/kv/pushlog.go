@@ -115,6 +115,9 @@ func (db *DB) ensurePushLog() error {
 			if _, err := tx.CreateBucketIfNotExists(bPushTime); err != nil {
 				return err
 			}
+			if pushLogEmpty(tx) {
+				return nil // a new file: nothing to index (and nothing to tell as an upgrade)
+			}
 			return startFill(tx, pushLogFillName)
 		})
 		if err != nil {
@@ -122,6 +125,18 @@ func (db *DB) ensurePushLog() error {
 		}
 	}
 	return db.runFill(pushLogFillName, pushLogFill())
+}
+
+// pushLogEmpty reports whether the file holds no push and no rejection.
+func pushLogEmpty(tx Tx) bool {
+	for _, name := range [][]byte{bPush, bRejected} {
+		if b := tx.Bucket(name); b != nil {
+			if k, _ := b.Cursor().First(); k != nil {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // pushLogFresh reports whether the newest stored push and the newest
