@@ -57,11 +57,11 @@ func TestFillAtEndRemembersTheEnd(t *testing.T) {
 		maxLooks int  // when set: at most this many looks at the end
 	}{
 		{"senders' keys interleaved", rising(0, 500), senders(1000, 50), false, 1},
-		{"senders' keys interleaved, past nearEnd", rising(0, 500), senders(1000, 200), false, 0},
+		{"senders' keys interleaved, past nearEnd", rising(0, 500), senders(1000, nearEnd/2), false, 0},
 		{"rising", nil, rising(0, 1000), false, 1},
 		{"rising after earlier keys", rising(0, 500), rising(500, 1000), false, 1},
-		{"rising, then one far inside", nil, append(rising(1000, 1000), op{k: 3}), true, 0},
-		{"rising, then one near the end", nil, append(rising(1000, 1000), op{k: 1990}), false, 0},
+		{"rising, then one far inside", nil, append(rising(1000, 2*nearEnd), op{k: 3}), true, 0},
+		{"rising, then one near the end", nil, append(rising(1000, 2*nearEnd), op{k: uint64(1000 + 2*nearEnd - 10)}), false, 0},
 		{"rising after earlier, then inside", rising(0, 2000), append(rising(5000, 300), op{k: 700}), true, 0},
 		{"any order", nil, random, true, 0},
 		{"the last keys deleted now and then", nil, delLast, false, 0},
