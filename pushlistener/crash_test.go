@@ -34,7 +34,9 @@ func TestCrashChild(t *testing.T) {
 	}
 	// A URL holds no "|", the file names may not either.
 	dbPath, addrFile, _ := strings.Cut(spec, "|")
-	db, err := store.Open(dbPath, store.Options{})
+	// As paydesk listen opens it: on a file the pushes go to its push
+	// inbox, answered once appended (a team's database has its own).
+	db, err := store.Open(dbPath, store.Options{PushInbox: true})
 	if err != nil {
 		t.Fatal(err)
 	}

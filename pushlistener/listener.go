@@ -189,7 +189,7 @@ func (s *Server) servePush(w http.ResponseWriter, r *http.Request) {
 	}
 	// Once the push is signed it is stored even if the gateway hangs up
 	// meanwhile: the answer is lost, the push is not.
-	if s.cfg.DB.Shared() {
+	if s.cfg.DB.IngestsPushes() {
 		s.ingestPush(w, r, rec, p)
 		return
 	}
@@ -236,10 +236,11 @@ func notStored(what string, err error) string {
 	return what + " not stored, try again"
 }
 
-// ingestPush is servePush on a team's database (PostgreSQL): 200 once the
-// push is committed to the push inbox, where it is stored once however many
-// listeners get it; the store's applier applies it afterwards
-// (store.IngestPush), and Observe sees the push when it was applied.
+// ingestPush is servePush on a store with a push inbox (a team's database;
+// a file opened for a listener): 200 once the push is durable in the
+// inbox — on PostgreSQL stored once however many listeners get it; the
+// store's applier applies it afterwards (store.IngestPush), and Observe
+// sees the push when it was applied.
 func (s *Server) ingestPush(w http.ResponseWriter, r *http.Request, rec store.PushRecord, p *api.Push) {
 	var onApplied func(store.ApplyResult)
 	if s.cfg.Observe != nil {

@@ -191,13 +191,16 @@ func (ib *inbox) log(format string, args ...any) {
 // On a file there is no inbox: ApplyPush applies at once.
 func (db *DB) IngestPush(ctx context.Context, rec PushRecord, p *api.Push, onApplied func(ApplyResult)) (Ingested, error) {
 	ib := db.inbox
-	if ib == nil {
-		return Ingested{}, errors.New("ingest push: the push inbox is a team database's (PostgreSQL); use ApplyPush")
+	if ib == nil && db.finbox == nil {
+		return Ingested{}, errors.New("ingest push: no push inbox (a team's database, or a file opened with Options.PushInbox); use ApplyPush")
 	}
 	if p == nil || p.Key() == "" {
 		return Ingested{}, errors.New("ingest push: no decoded push with a key")
 	}
 	pp := db.preparePush(rec, p)
+	if db.finbox != nil {
+		return db.finbox.ingest(ctx, pp, p, onApplied)
+	}
 	// The inbox row holds the push in the binary codec whatever the
 	// engine; the kv engine has made its tail already (EncodePush).
 	stored := pp.enc.Bytes()
@@ -424,11 +427,16 @@ func (ib *inbox) paceNotify() bool {
 	}
 }
 
-// StartApplier starts this process's applier (once; a no-op on a file):
-// it waits for the database's applier lock, drains the inbox when it gets
+// StartApplier starts this process's applier (once; on a file, whose
+// inbox starts at Open, it only names where its errors go): it waits for the database's applier lock, drains the inbox when it gets
 // it, and applies what is ingested after, until the DB is closed. logf, if
 // not nil, receives its errors.
 func (db *DB) StartApplier(logf func(format string, args ...any)) {
+	if fb := db.finbox; fb != nil && logf != nil {
+		fb.logMu.Lock()
+		fb.logf = logf
+		fb.logMu.Unlock()
+	}
 	ib := db.inbox
 	if ib == nil {
 		return
@@ -588,8 +596,12 @@ func (db *DB) DrainInbox(ctx context.Context) (int, error) {
 	return total, ctx.Err()
 }
 
-// InboxWaiting counts the pushes in the inbox not applied yet (0 on a file).
+// InboxWaiting counts the pushes in the inbox not applied yet (on a file
+// without an inbox, 0).
 func (db *DB) InboxWaiting(ctx context.Context) (int, error) {
+	if db.finbox != nil {
+		return db.finbox.waiting(), nil
+	}
 	if db.inbox == nil {
 		return 0, nil
 	}

@@ -47,6 +47,15 @@ type Options struct {
 	// NoGroupCommit gives every push a transaction and fsync of its own
 	// instead of sharing them: only to measure what group commit buys.
 	NoGroupCommit bool
+	// PushInbox, on a cache file, makes IngestPush append pushes to the
+	// file's push inbox and answer once that is durable; the rules apply
+	// them afterwards (fileinbox.go). For a process that runs a listener.
+	// Whoever opens the file applies what an inbox left behind.
+	PushInbox bool
+	// Logf receives what Open and the push inbox have to report that is
+	// not an error of the call (an inbox's torn tail, a push the rules
+	// refused); nil discards it.
+	Logf func(format string, args ...any)
 	// LockTimeout is how long Open waits for a file another process holds;
 	// 0 means one second.
 	LockTimeout time.Duration
@@ -128,11 +137,18 @@ type DB struct {
 	lease *lease     // this process's liveness lock on PostgreSQL (pglease.go)
 	// inbox is the push inbox on PostgreSQL (pginbox.go), nil on a file.
 	inbox *inbox
+	// finbox is the push inbox on a file (fileinbox.go) when
+	// Options.PushInbox is set; nil otherwise.
+	finbox *fileInbox
 }
 
 // Shared reports whether the store is a team's database that other
 // processes write to as well (PostgreSQL), not a file of this process.
 func (db *DB) Shared() bool { return db.shared }
+
+// IngestsPushes reports whether IngestPush takes pushes: on a team's
+// database, and on a file opened with Options.PushInbox.
+func (db *DB) IngestsPushes() bool { return db.inbox != nil || db.finbox != nil }
 
 // Open opens or creates the cache at path (folder 0700, file 0600). A file
 // another process holds fails within LockTimeout with an error wrapping
@@ -168,6 +184,18 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	db.bk, db.repo = bk, bk.Repo()
 	db.batch = newBatcher(db)
+	logf := opts.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	last, err := replayFileInbox(db, logf)
+	if err == nil && opts.PushInbox {
+		db.finbox, err = openFileInbox(db, last, opts.NoSync, logf)
+	}
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	if err := db.adoptForwardTo(context.Background()); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -292,6 +320,12 @@ func (db *DB) Path() string { return db.path }
 func (db *DB) Close() error {
 	if db.inbox != nil {
 		db.inbox.close() // the pushes queued are committed (and answered) first
+	}
+	if db.finbox != nil {
+		if err := db.finbox.close(); err != nil {
+			_ = db.bk.Close()
+			return fmt.Errorf("close cache %s: push inbox: %w", db.path, err)
+		}
 	}
 	db.batch.close()
 	if db.bus != nil {

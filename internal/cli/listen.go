@@ -116,7 +116,11 @@ func runListen(ctx context.Context, sio IO, flags *pflag.FlagSet, f listenFlags)
 		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", err)
 		return 2
 	}
-	db, err := store.Open(*dbPath, store.Options{AuditKey: key, ForwardTo: forward, Upgrading: upgradeNotice(sio.Stderr, "paydesk listen", *dbPath)})
+	// The pushes go to the file's push inbox, answered once appended
+	// (store.Options.PushInbox); on a team's database to its inbox.
+	db, err := store.Open(*dbPath, store.Options{AuditKey: key, ForwardTo: forward, PushInbox: true,
+		Logf:      func(format string, args ...any) { fmt.Fprintf(sio.Stderr, "paydesk listen: "+format+"\n", args...) },
+		Upgrading: upgradeNotice(sio.Stderr, "paydesk listen", *dbPath)})
 	if err != nil {
 		fmt.Fprintf(sio.Stderr, "paydesk listen: %v\n", ownedError(ctx, err, settings{DB: *dbPath}, getenv, "a listener"))
 		return 1

@@ -115,8 +115,10 @@ func start(ctx context.Context, set settings, getenv func(string) string) (_ *ru
 	// in the outbox for the next console, serve or listen that owns the
 	// store (and on a team's database whichever process applies a push
 	// records them).
+	// The process runs a push listener (below): on a file its pushes go
+	// to the file's push inbox (store.Options.PushInbox).
 	db, err := store.Open(set.DB, store.Options{LockTimeout: 500 * time.Millisecond, AuditKey: key, ForwardTo: set.ForwardTo, ForwardToReadOnly: set.ReadOnly,
-		Upgrading: set.upgrading})
+		PushInbox: true, Logf: func(format string, args ...any) { r.logf(format, args...) }, Upgrading: set.upgrading})
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
 			return nil, lockedError(err, set, getenv)
