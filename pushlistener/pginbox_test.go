@@ -12,6 +12,31 @@ import (
 	"paydesk/store"
 )
 
+// checkOutcomes checks what was reported of one push's posts: one
+// "applied", the others "duplicate" of it, all under one push ID.
+func checkOutcomes(t *testing.T, key string, events []Event) {
+	t.Helper()
+	applied, dups := 0, 0
+	var id uint64
+	for _, e := range events {
+		switch word, _ := e.Result.Outcome(); word {
+		case store.OutcomeApplied:
+			applied++
+		case store.OutcomeDuplicate:
+			dups++
+		default:
+			t.Errorf("push %s reported %q", key, word)
+		}
+		if id != 0 && e.Record.ID != id {
+			t.Errorf("push %s reported as push %d and %d", key, id, e.Record.ID)
+		}
+		id = e.Record.ID
+	}
+	if applied != 1 || dups != len(events)-1 {
+		t.Errorf("push %s: %d applied, %d duplicates in %d reports", key, applied, dups, len(events))
+	}
+}
+
 // Two listeners on one PostgreSQL database (two handles, as two processes
 // would have), each push posted to both at once and some twice to each:
 // every post is answered 200, each push is stored once, and each listener
@@ -98,26 +123,7 @@ func TestPGInboxTwoListenersEachPushOnce(t *testing.T) {
 	defer all.mu.Unlock()
 	for n := 1; n <= pushes; n++ {
 		key := giftCardPush(n, 0).Key()
-		applied, dups := 0, 0
-		var id uint64
-		for _, e := range all.events[key] {
-			word, _ := e.Result.Outcome()
-			switch word {
-			case store.OutcomeApplied:
-				applied++
-			case store.OutcomeDuplicate:
-				dups++
-			default:
-				t.Errorf("push %s reported %q", key, word)
-			}
-			if id != 0 && e.Record.ID != id {
-				t.Errorf("push %s reported as push %d and %d", key, id, e.Record.ID)
-			}
-			id = e.Record.ID
-		}
-		if applied != 1 || dups != len(all.events[key])-1 {
-			t.Errorf("push %s: %d applied, %d duplicates in %d reports", key, applied, dups, len(all.events[key]))
-		}
+		checkOutcomes(t, key, all.events[key])
 	}
 	for _, db := range dbs {
 		log, err := db.Pushes(t.Context(), 0, 0)

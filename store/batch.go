@@ -21,11 +21,8 @@ type job struct {
 // answered only after its batch is on disk.
 type batcher struct {
 	db    *DB
-	queue chan *job
-
-	mu     sync.RWMutex
-	closed bool
-	wg     sync.WaitGroup
+	queue *jobQueue[*job]
+	wg    sync.WaitGroup
 }
 
 // maxBatch bounds how many jobs share one transaction, so a commit stays
@@ -36,7 +33,7 @@ const maxBatch = 512
 const maxSharedBatch = 32
 
 func newBatcher(db *DB) *batcher {
-	b := &batcher{db: db, queue: make(chan *job, 4*maxBatch)}
+	b := &batcher{db: db, queue: newJobQueue[*job](4 * maxBatch)}
 	b.wg.Add(1)
 	go b.run()
 	return b
@@ -45,23 +42,14 @@ func newBatcher(db *DB) *batcher {
 // do queues fn and waits until it is committed (or failed). When ctx ends
 // first the job may still be committed later.
 func (b *batcher) do(ctx context.Context, fn writeFn) error {
-	// A context done before the job is queued writes nothing (select
-	// below would pick the queue half of the time).
+	// A context done before the job is queued writes nothing (the
+	// queue's select would pick the queue half of the time).
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	j := &job{fn: fn, done: make(chan error, 1)}
-	b.mu.RLock()
-	if b.closed {
-		b.mu.RUnlock()
-		return ErrClosed
-	}
-	select {
-	case b.queue <- j:
-		b.mu.RUnlock()
-	case <-ctx.Done():
-		b.mu.RUnlock()
-		return ctx.Err()
+	if err := b.queue.send(ctx, j); err != nil {
+		return err
 	}
 	select {
 	case err := <-j.done:
@@ -72,12 +60,7 @@ func (b *batcher) do(ctx context.Context, fn writeFn) error {
 }
 
 func (b *batcher) close() {
-	b.mu.Lock()
-	if !b.closed {
-		b.closed = true
-		close(b.queue)
-	}
-	b.mu.Unlock()
+	b.queue.close()
 	b.wg.Wait()
 }
 
@@ -91,22 +74,66 @@ func (b *batcher) run() {
 		limit = maxSharedBatch
 	}
 	jobs := make([]*job, 0, limit)
-	for j := range b.queue {
-		jobs = append(jobs[:0], j)
-	drain:
-		for len(jobs) < limit {
-			select {
-			case j, ok := <-b.queue:
-				if !ok {
-					break drain
-				}
-				jobs = append(jobs, j)
-			default:
-				break drain
-			}
-		}
+	for j := range b.queue.ch {
+		jobs = gather(append(jobs[:0], j), b.queue.ch, limit)
 		b.commit(jobs)
 	}
+}
+
+// gather is a group commit's batch: jobs (the one that woke the loop)
+// and every job queued up meanwhile, up to limit, without waiting for
+// more — the next batch collects while this one commits.
+func gather[J any](jobs []J, queue <-chan J, limit int) []J {
+	for len(jobs) < limit {
+		select {
+		case j, ok := <-queue:
+			if !ok {
+				return jobs
+			}
+			jobs = append(jobs, j)
+		default:
+			return jobs
+		}
+	}
+	return jobs
+}
+
+// jobQueue is a group commit's queue (the batcher's, and each push
+// inbox's ingest): a channel that is closed once, after which a send is
+// refused with ErrClosed instead of panicking.
+type jobQueue[J any] struct {
+	ch     chan J
+	mu     sync.RWMutex
+	closed bool
+}
+
+func newJobQueue[J any](size int) *jobQueue[J] { return &jobQueue[J]{ch: make(chan J, size)} }
+
+// send queues j; it fails when the queue is closed or ctx ends first
+// (then j was not queued).
+func (q *jobQueue[J]) send(ctx context.Context, j J) error {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	if q.closed {
+		return ErrClosed
+	}
+	select {
+	case q.ch <- j:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// close ends the queue: the loop ranging over ch takes what is queued,
+// then ends.
+func (q *jobQueue[J]) close() {
+	q.mu.Lock()
+	if !q.closed {
+		q.closed = true
+		close(q.ch)
+	}
+	q.mu.Unlock()
 }
 
 func (b *batcher) commit(jobs []*job) {

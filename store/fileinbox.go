@@ -135,9 +135,7 @@ type fileInbox struct {
 	db     *DB
 	nosync bool
 
-	queue   chan *fileJob
-	closeMu sync.RWMutex
-	closed  bool
+	queue   *jobQueue[*fileJob]
 	writeWG sync.WaitGroup
 
 	// The writer's own: the two files, the one appended to, the next
@@ -278,7 +276,7 @@ func syncFile(path string) error {
 // openFileInbox opens db's inbox files for appending (after
 // replayFileInbox emptied them) and starts the writer and the applier.
 func openFileInbox(db *DB, last uint64, nosync bool, logf func(string, ...any)) (*fileInbox, error) {
-	ib := &fileInbox{db: db, nosync: nosync, queue: make(chan *fileJob, 4*maxFileIngestBatch),
+	ib := &fileInbox{db: db, nosync: nosync, queue: newJobQueue[*fileJob](4 * maxFileIngestBatch),
 		next: last + 1, segmentAt: inboxSegment, backlogMax: maxInboxBacklog, applied: last,
 		wake: make(chan struct{}, 1), progress: make(chan struct{}, 1), stop: make(chan struct{}), logf: logf}
 	paths := inboxPaths(db.path)
@@ -325,17 +323,8 @@ func (ib *fileInbox) ingest(ctx context.Context, pp *preparedPush, p *api.Push, 
 		return Ingested{}, err
 	}
 	j := &fileJob{pp: pp, p: p, done: make(chan error, 1), onApplied: onApplied}
-	ib.closeMu.RLock()
-	if ib.closed {
-		ib.closeMu.RUnlock()
-		return Ingested{}, ErrClosed
-	}
-	select {
-	case ib.queue <- j:
-		ib.closeMu.RUnlock()
-	case <-ctx.Done():
-		ib.closeMu.RUnlock()
-		return Ingested{}, ctx.Err()
+	if err := ib.queue.send(ctx, j); err != nil {
+		return Ingested{}, err
 	}
 	select {
 	case err := <-j.done:
@@ -354,20 +343,8 @@ func (ib *fileInbox) ingest(ctx context.Context, pp *preparedPush, p *api.Push, 
 func (ib *fileInbox) writeLoop() {
 	defer ib.writeWG.Done()
 	jobs := make([]*fileJob, 0, maxFileIngestBatch)
-	for j := range ib.queue {
-		jobs = append(jobs[:0], j)
-	drain:
-		for len(jobs) < maxFileIngestBatch {
-			select {
-			case j, ok := <-ib.queue:
-				if !ok {
-					break drain
-				}
-				jobs = append(jobs, j)
-			default:
-				break drain
-			}
-		}
+	for j := range ib.queue.ch {
+		jobs = gather(append(jobs[:0], j), ib.queue.ch, maxFileIngestBatch)
 		err := ib.append(jobs)
 		for _, j := range jobs {
 			j.done <- err
@@ -586,12 +563,7 @@ func report(jobs []*fileJob, res []ApplyResult) {
 // close takes no more pushes, appends what is queued, applies the
 // backlog and closes the file.
 func (ib *fileInbox) close() error {
-	ib.closeMu.Lock()
-	if !ib.closed {
-		ib.closed = true
-		close(ib.queue)
-	}
-	ib.closeMu.Unlock()
+	ib.queue.close()
 	ib.writeWG.Wait()
 	close(ib.stop)
 	ib.applyWG.Wait()

@@ -93,10 +93,8 @@ type inbox struct {
 	db  *DB
 	dsn string
 
-	queue     chan *ingestJob
+	queue     *jobQueue[*ingestJob]
 	ingestBuf []byte // the batcher's encoded arguments (pginbox_ingest.go)
-	closeMu   sync.RWMutex
-	closed    bool
 	flushWG   sync.WaitGroup
 
 	ctx  context.Context
@@ -139,7 +137,7 @@ type inbox struct {
 
 func newInbox(db *DB, dsn string) *inbox {
 	ctx, stop := context.WithCancel(context.Background())
-	ib := &inbox{db: db, dsn: dsn, queue: make(chan *ingestJob, 4*maxIngestBatch), ctx: ctx, stop: stop,
+	ib := &inbox{db: db, dsn: dsn, queue: newJobQueue[*ingestJob](4 * maxIngestBatch), ctx: ctx, stop: stop,
 		applierWake: make(chan struct{}, 1), notifyWake: make(chan struct{}, 1), reportWake: make(chan struct{}, 1),
 		waiters: map[uint64][]func(ApplyResult){}, clock: time.Now, reportEvery: time.Second}
 	ib.sleep = ib.sleepFor
@@ -160,12 +158,7 @@ func poke(ch chan struct{}) {
 // close stops taking pushes, commits what is queued, and stops the
 // applier (after its current transaction) and the reporter.
 func (ib *inbox) close() {
-	ib.closeMu.Lock()
-	if !ib.closed {
-		ib.closed = true
-		close(ib.queue)
-	}
-	ib.closeMu.Unlock()
+	ib.queue.close()
 	ib.flushWG.Wait()
 	ib.stop()
 	ib.wg.Wait()
@@ -209,17 +202,8 @@ func (db *DB) IngestPush(ctx context.Context, rec PushRecord, p *api.Push, onApp
 	}
 	j := &ingestJob{key: []byte(pp.rec.Key), hash: pp.rec.Hash[:], rec: kvlayout.EncodePushHead(&pp.rec, stored), done: make(chan ingestAnswer, 1),
 		receipt: PushReceipt{At: pp.rec.ReceivedAt, RemoteAddr: pp.rec.RemoteAddr, Signature: pp.rec.Signature}}
-	ib.closeMu.RLock()
-	if ib.closed {
-		ib.closeMu.RUnlock()
-		return Ingested{}, ErrClosed
-	}
-	select {
-	case ib.queue <- j:
-		ib.closeMu.RUnlock()
-	case <-ctx.Done():
-		ib.closeMu.RUnlock()
-		return Ingested{}, ctx.Err()
+	if err := ib.queue.send(ctx, j); err != nil {
+		return Ingested{}, err
 	}
 	var a ingestAnswer
 	select {
@@ -251,20 +235,8 @@ func (db *DB) IngestPush(ctx context.Context, rec PushRecord, p *api.Push, onApp
 func (ib *inbox) flushLoop() {
 	defer ib.flushWG.Done()
 	jobs := make([]*ingestJob, 0, maxIngestBatch)
-	for j := range ib.queue {
-		jobs = append(jobs[:0], j)
-	drain:
-		for len(jobs) < maxIngestBatch {
-			select {
-			case j, ok := <-ib.queue:
-				if !ok {
-					break drain
-				}
-				jobs = append(jobs, j)
-			default:
-				break drain
-			}
-		}
+	for j := range ib.queue.ch {
+		jobs = gather(append(jobs[:0], j), ib.queue.ch, maxIngestBatch)
 		ib.commit(jobs)
 	}
 }
