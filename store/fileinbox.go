@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"paydesk/api"
 	"paydesk/store/kvlayout"
@@ -152,9 +153,12 @@ type fileInbox struct {
 	backlog      []*fileJob // appended, not applied yet; oldest first
 	backlogBytes int64      // their frames' bytes
 	applied      uint64     // the last sequence number applied
-	// failed is the store's failure that stopped the applier: the
-	// inbox takes no more pushes (they would not be applied).
+	// failed is the failure that stopped the inbox for good (a damaged
+	// cache, an append that could not be undone); applyErr the store's
+	// failure the applier waits out before it tries again. Either way the
+	// inbox takes no pushes meanwhile: the sender is told to send again.
 	failed   error
+	applyErr error
 	wake     chan struct{} // cap 1: the applier has work
 	progress chan struct{} // cap 1: the applier applied a batch
 	stop     chan struct{} // closed: the applier finishes the backlog and ends
@@ -162,6 +166,29 @@ type fileInbox struct {
 
 	logMu sync.Mutex
 	logf  func(format string, args ...any)
+
+	// applyTx runs an apply transaction (kv.DB.InboxAppliedUpdate);
+	// pause waits before the applier tries again after the store failed
+	// (attempt counts from 0), false when the inbox is closing. Tests
+	// replace both.
+	applyTx func(fn func(RepoTx) (uint64, error)) error
+	pause   func(attempt int, stop <-chan struct{}) bool
+}
+
+// maxApplyPause bounds the applier's wait between attempts.
+const maxApplyPause = 30 * time.Second
+
+// pauseFor waits a second, doubling with each attempt up to
+// maxApplyPause, or until stop is closed.
+func pauseFor(attempt int, stop <-chan struct{}) bool {
+	t := time.NewTimer(min(time.Second<<min(attempt, 5), maxApplyPause))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-stop:
+		return false
+	}
 }
 
 func (ib *fileInbox) log(format string, args ...any) {
@@ -216,7 +243,7 @@ func replayFileInbox(db *DB, logf func(string, ...any)) (uint64, error) {
 	// The two files' pushes in the order they were appended.
 	slices.SortFunc(frames, func(a, b inboxFrame) int { return cmp.Compare(a.seq, b.seq) })
 	last := applied
-	ib := &fileInbox{db: db, logf: logf}
+	ib := &fileInbox{db: db, logf: logf, applyTx: db.bk.InboxAppliedUpdate}
 	var jobs []*fileJob
 	for _, fr := range frames {
 		last = max(last, fr.seq)
@@ -232,7 +259,7 @@ func replayFileInbox(db *DB, logf func(string, ...any)) (uint64, error) {
 	}
 	for len(jobs) > 0 {
 		n := min(len(jobs), fileApplyBatch)
-		if err := ib.apply(jobs[:n]); err != nil {
+		if _, err := ib.apply(jobs[:n]); err != nil {
 			return 0, fmt.Errorf("push inbox: apply the pushes it holds: %w", err)
 		}
 		jobs = jobs[n:]
@@ -278,7 +305,8 @@ func syncFile(path string) error {
 func openFileInbox(db *DB, last uint64, nosync bool, logf func(string, ...any)) (*fileInbox, error) {
 	ib := &fileInbox{db: db, nosync: nosync, queue: newJobQueue[*fileJob](4 * maxFileIngestBatch),
 		next: last + 1, segmentAt: inboxSegment, backlogMax: maxInboxBacklog, applied: last,
-		wake: make(chan struct{}, 1), progress: make(chan struct{}, 1), stop: make(chan struct{}), logf: logf}
+		wake: make(chan struct{}, 1), progress: make(chan struct{}, 1), stop: make(chan struct{}), logf: logf,
+		applyTx: db.bk.InboxAppliedUpdate, pause: pauseFor}
 	paths := inboxPaths(db.path)
 	for i, path := range paths {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -406,6 +434,9 @@ func (ib *fileInbox) room(n int64) error {
 	for {
 		ib.mu.Lock()
 		failed, backlog, applied := ib.failed, ib.backlogBytes, ib.applied
+		if failed == nil {
+			failed = ib.applyErr
+		}
 		ib.mu.Unlock()
 		if failed != nil {
 			return failed
@@ -447,9 +478,12 @@ func (ib *fileInbox) fail(err error) {
 }
 
 // applyLoop applies the backlog, a transaction of up to fileApplyBatch
-// pushes at a time, until stop is closed and the backlog is empty.
+// pushes at a time, until stop is closed and the backlog is empty. When
+// the store fails (a full disk, say) it waits and tries again, the pushes
+// waiting in the inbox meanwhile; a damaged cache stops it for good.
 func (ib *fileInbox) applyLoop() {
 	defer ib.applyWG.Done()
+	attempt := 0
 	for {
 		stopping := false
 		select {
@@ -464,22 +498,38 @@ func (ib *fileInbox) applyLoop() {
 			if len(jobs) == 0 {
 				break
 			}
-			if err := ib.apply(jobs); err != nil {
-				ib.log("push inbox: %v; the pushes stay in the inbox and are applied when the cache is opened again", err)
-				ib.fail(fmt.Errorf("push inbox: the cache takes no pushes: %w", err))
-				return
-			}
+			n, err := ib.apply(jobs)
 			ib.mu.Lock()
-			ib.applied = jobs[len(jobs)-1].seq
-			for _, j := range jobs {
+			if n > 0 {
+				ib.applied = jobs[n-1].seq
+			}
+			for _, j := range jobs[:n] {
 				ib.backlogBytes -= int64(j.size)
 			}
-			ib.backlog = ib.backlog[len(jobs):]
+			ib.backlog = ib.backlog[n:]
 			if len(ib.backlog) == 0 {
 				ib.backlog = nil // let the array go
 			}
 			ib.mu.Unlock()
 			poke(ib.progress)
+			if err == nil {
+				if attempt > 0 {
+					ib.log("push inbox: the cache takes pushes again")
+					attempt = 0
+				}
+				continue
+			}
+			if errors.Is(err, ErrDamaged) {
+				ib.log("push inbox: %v; the pushes stay in the inbox and are applied when the cache is opened again", err)
+				ib.fail(fmt.Errorf("push inbox: the cache takes no pushes: %w", err))
+				return
+			}
+			ib.log("push inbox: %v; the pushes wait in the inbox, and the listener answers 500 until the cache takes them", err)
+			ib.setApplyErr(fmt.Errorf("push inbox: the cache takes no pushes for now: %w", err))
+			if !ib.pause(attempt, ib.stop) {
+				return // closing: what is left is applied at the next open
+			}
+			attempt++
 		}
 		if stopping {
 			return
@@ -487,35 +537,43 @@ func (ib *fileInbox) applyLoop() {
 	}
 }
 
-// apply applies jobs in one transaction and reports each outcome. When
-// one push breaks the transaction, the pushes are applied one at a time
-// and the one the rules refuse is kept in the push log as not applied.
-func (ib *fileInbox) apply(jobs []*fileJob) error {
+func (ib *fileInbox) setApplyErr(err error) {
+	ib.mu.Lock()
+	ib.applyErr = err
+	ib.mu.Unlock()
+	poke(ib.progress)
+}
+
+// apply applies jobs in one transaction and reports each outcome; it
+// returns how many of them, from the first, it applied. When the rules
+// refuse one push the transaction is undone and the pushes are applied
+// one at a time, the refused one kept in the push log as not applied. A
+// failure of the store (the commit, a damaged page) stops it: the rest
+// waits.
+func (ib *fileInbox) apply(jobs []*fileJob) (int, error) {
 	res, err := ib.applyJobs(jobs, false)
 	if err == nil {
 		report(jobs, res)
-		return nil
+		return len(jobs), nil
 	}
-	if errors.Is(err, ErrDamaged) {
-		return err
+	var re *ruleError
+	if !errors.As(err, &re) {
+		return 0, err
 	}
-	for _, j := range jobs {
+	for i, j := range jobs {
 		one := []*fileJob{j}
 		res, err := ib.applyJobs(one, false)
+		if errors.As(err, &re) {
+			if res, err = ib.applyJobs(one, true); err == nil && j.p != nil {
+				ib.log("push inbox: push %s: %v: kept in the push log as not applied", j.pp.rec.Key, re.err)
+			}
+		}
 		if err != nil {
-			if errors.Is(err, ErrDamaged) {
-				return err
-			}
-			if j.p != nil {
-				ib.log("push inbox: push %s: %v: kept in the push log as not applied", j.pp.rec.Key, err)
-			}
-			if res, err = ib.applyJobs(one, true); err != nil {
-				return err
-			}
+			return i, err
 		}
 		report(one, res)
 	}
-	return nil
+	return len(jobs), nil
 }
 
 // applyJobs is one apply transaction. With failed, the pushes are stored
@@ -524,7 +582,7 @@ func (ib *fileInbox) applyJobs(jobs []*fileJob, failed bool) ([]ApplyResult, err
 	db := ib.db
 	var c Change
 	res := make([]ApplyResult, len(jobs))
-	err := db.bk.InboxAppliedUpdate(func(rt RepoTx) (uint64, error) {
+	err := ib.applyTx(func(rt RepoTx) (uint64, error) {
 		c = Change{keys: db.audit}
 		for i, j := range jobs {
 			var err error
@@ -536,7 +594,10 @@ func (ib *fileInbox) applyJobs(jobs []*fileJob, failed bool) ([]ApplyResult, err
 				err = db.applyPush(rt, j.pp, j.p, &res[i], &c)
 			}
 			if err != nil {
-				return 0, err
+				// Inside the transaction an error is the push's own (the
+				// rules', or a value bbolt refuses); the store's failures
+				// come from the commit or as damage.
+				return 0, &ruleError{id: j.seq, err: err}
 			}
 		}
 		if err := c.writeCounts(rt); err != nil {
@@ -546,6 +607,15 @@ func (ib *fileInbox) applyJobs(jobs []*fileJob, failed bool) ([]ApplyResult, err
 	})
 	if err != nil {
 		return nil, err
+	}
+	// The store takes pushes again: before their outcomes are reported,
+	// so that whoever hears of them finds the inbox taking pushes.
+	ib.mu.Lock()
+	wasFailing := ib.applyErr != nil
+	ib.applyErr = nil
+	ib.mu.Unlock()
+	if wasFailing {
+		poke(ib.progress)
 	}
 	db.notify(c)
 	return res, nil

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -419,4 +420,71 @@ func FuzzScanInbox(f *testing.F) {
 			t.Fatalf("frames re-encode to %x, read from %x", again, b[:good])
 		}
 	})
+}
+
+// When the store fails to take the pushes (a full disk, say) the applier
+// waits and tries again: the pushes appended wait in the inbox, new ones
+// are refused meanwhile (the gateway sends them again), and once the
+// store takes them each is applied once and reported once — none is
+// taken for one the rules refused and kept as not applied.
+func TestFileInboxWaitsOutAStoreFailure(t *testing.T) {
+	db, _ := openInboxFile(t, Options{})
+	defer db.Close()
+	ib := db.finbox
+	var (
+		mu        sync.Mutex
+		failsLeft = 2 // the store fails the next two transactions
+	)
+	real := ib.applyTx
+	gate := make(chan struct{}) // closed once the first pushes are appended
+	ib.applyTx = func(fn func(RepoTx) (uint64, error)) error {
+		<-gate
+		mu.Lock()
+		fail := failsLeft > 0
+		failsLeft--
+		mu.Unlock()
+		if fail {
+			return errors.New("write: no space left on device")
+		}
+		return real(fn)
+	}
+	paused, resume := make(chan int), make(chan bool)
+	ib.pause = func(attempt int, stop <-chan struct{}) bool {
+		paused <- attempt
+		return <-resume
+	}
+	ps := inboxPushes(6)
+	reports := make(chan ApplyResult, len(ps))
+	onApplied := func(r ApplyResult) { reports <- r }
+	for _, p := range ps[:5] {
+		ingest(t, db, p, onApplied) // answered: appended
+	}
+	close(gate)
+	for attempt := range 2 {
+		select {
+		case a := <-paused:
+			if a != attempt {
+				t.Fatalf("pause at attempt %d, want %d", a, attempt)
+			}
+		case r := <-reports:
+			t.Fatalf("a push reported (%+v) while the store failed", r)
+		}
+		if attempt == 0 {
+			body, _ := ps[5].Encode()
+			if _, err := db.IngestPush(context.Background(), PushRecord{Body: body}, ps[5], nil); err == nil || !strings.Contains(err.Error(), "no space left") {
+				t.Fatalf("IngestPush while the store fails = %v, want the store's failure", err)
+			}
+		}
+		resume <- true
+	}
+	for i := range ps {
+		if i == 5 { // the first five applied: the inbox takes pushes again
+			ingest(t, db, ps[5], onApplied)
+		}
+		if r := <-reports; !r.Applied || r.ID == 0 {
+			t.Errorf("reported %+v, want applied", r)
+		}
+	}
+	checkOnce(t, db, ps)
+	checkPushLog(t, db, ps, 0)
 }
