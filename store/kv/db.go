@@ -13,7 +13,7 @@ import (
 
 // SchemaVersion is the bucket layout this code writes. Migrate brings
 // older files step by step and refuses newer ones.
-const SchemaVersion = 13
+const SchemaVersion = 14
 
 // Options configure the bucket engine.
 type Options struct {
