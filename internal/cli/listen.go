@@ -38,8 +38,9 @@ func listenCmd(sio IO) *cobra.Command {
 		Use:   "listen",
 		Short: "Receive, verify and store pushes, one line per push (a headless push receiver)",
 		Long: `Receive pushes, verify their signature, store them durably and only then answer 200:
-on a cache file after its fsync; on a team's PostgreSQL (--db postgres://…) once the push is
-committed to the database's push inbox, whose effects one listener at a time applies.
+once the push is in the store's push inbox — on a cache file appended to CACHE.inbox.0/.1 and
+fdatasync'd, applied a moment later (and by the next open after a crash); on a team's PostgreSQL
+(--db postgres://…) committed to the database's push inbox, which one listener at a time applies.
 Print one line (or one JSON object) per push on stdout once it is applied. The banner and
 errors go to stderr. The secret key is read from $PAYDESK_SECRET_KEY or --secret-file.`,
 		Example: `PAYDESK_SECRET_KEY=sandbox-secret paydesk listen --addr 127.0.0.1:8801 --website-key WEBSHOP1`,
