@@ -11,6 +11,7 @@ import (
 
 	"paydesk/api"
 	"paydesk/store/domain"
+	"paydesk/store/kvlayout"
 )
 
 // pushHash identifies a push by its content: the same push delivered twice
@@ -94,6 +95,17 @@ type preparedPush struct {
 	// afresh each run (the job may run twice), inside this allocation
 	// rather than one of its own per push.
 	scratch PushRecord
+}
+
+// stored is the push in the binary codec whatever the engine, as an inbox
+// keeps it (PostgreSQL's row, a file's frame): the kv engine has made its
+// tail already (EncodePush).
+func (pp *preparedPush) stored() []byte {
+	tail := pp.enc.Bytes()
+	if tail == nil {
+		tail = kvlayout.EncodePushTail(&pp.rec)
+	}
+	return kvlayout.EncodePushHead(&pp.rec, tail)
 }
 
 func (db *DB) preparePush(rec PushRecord, p *api.Push) *preparedPush {

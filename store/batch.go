@@ -125,6 +125,28 @@ func (q *jobQueue[J]) send(ctx context.Context, j J) error {
 	}
 }
 
+// logSink is where a push inbox reports its trouble (the listener's
+// error output), set after the inbox starts (StartApplier); nil drops it.
+type logSink struct {
+	mu sync.Mutex
+	f  func(format string, args ...any)
+}
+
+func (l *logSink) set(f func(format string, args ...any)) {
+	l.mu.Lock()
+	l.f = f
+	l.mu.Unlock()
+}
+
+func (l *logSink) log(format string, args ...any) {
+	l.mu.Lock()
+	f := l.f
+	l.mu.Unlock()
+	if f != nil {
+		f(format, args...)
+	}
+}
+
 // close ends the queue: the loop ranging over ch takes what is queued,
 // then ends.
 func (q *jobQueue[J]) close() {

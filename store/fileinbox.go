@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"paydesk/api"
+	"paydesk/store/kv"
 	"paydesk/store/kvlayout"
 )
 
@@ -164,8 +165,7 @@ type fileInbox struct {
 	stop     chan struct{} // closed: the applier finishes the backlog and ends
 	applyWG  sync.WaitGroup
 
-	logMu sync.Mutex
-	logf  func(format string, args ...any)
+	logs logSink
 
 	// applyTx runs an apply transaction (kv.DB.InboxAppliedUpdate);
 	// pause waits before the applier tries again after the store failed
@@ -191,14 +191,7 @@ func pauseFor(attempt int, stop <-chan struct{}) bool {
 	}
 }
 
-func (ib *fileInbox) log(format string, args ...any) {
-	ib.logMu.Lock()
-	f := ib.logf
-	ib.logMu.Unlock()
-	if f != nil {
-		f(format, args...)
-	}
-}
+func (ib *fileInbox) log(format string, args ...any) { ib.logs.log(format, args...) }
 
 // inboxSegmentFile is one of the inbox's two files.
 type inboxSegmentFile struct {
@@ -243,7 +236,7 @@ func replayFileInbox(db *DB, logf func(string, ...any)) (uint64, error) {
 	// The two files' pushes in the order they were appended.
 	slices.SortFunc(frames, func(a, b inboxFrame) int { return cmp.Compare(a.seq, b.seq) })
 	last := applied
-	ib := &fileInbox{db: db, logf: logf, applyTx: db.bk.InboxAppliedUpdate}
+	ib := &fileInbox{db: db, logs: logSink{f: logf}, applyTx: db.bk.InboxAppliedUpdate}
 	var jobs []*fileJob
 	for _, fr := range frames {
 		last = max(last, fr.seq)
@@ -268,7 +261,7 @@ func replayFileInbox(db *DB, logf func(string, ...any)) (uint64, error) {
 		if err := os.Truncate(path, 0); err != nil {
 			return 0, fmt.Errorf("push inbox: %w", err)
 		}
-		if err := syncFile(path); err != nil {
+		if err := kv.SyncPath(path); err != nil {
 			return 0, fmt.Errorf("push inbox: %w", err)
 		}
 	}
@@ -288,24 +281,12 @@ func jobFromFrame(db *DB, fr inboxFrame) (*fileJob, error) {
 	return j, nil
 }
 
-func syncFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 // openFileInbox opens db's inbox files for appending (after
 // replayFileInbox emptied them) and starts the writer and the applier.
 func openFileInbox(db *DB, last uint64, nosync bool, logf func(string, ...any)) (*fileInbox, error) {
 	ib := &fileInbox{db: db, nosync: nosync, queue: newJobQueue[*fileJob](4 * maxFileIngestBatch),
 		next: last + 1, segmentAt: inboxSegment, backlogMax: maxInboxBacklog, applied: last,
-		wake: make(chan struct{}, 1), progress: make(chan struct{}, 1), stop: make(chan struct{}), logf: logf,
+		wake: make(chan struct{}, 1), progress: make(chan struct{}, 1), stop: make(chan struct{}), logs: logSink{f: logf},
 		applyTx: db.bk.InboxAppliedUpdate, pause: pauseFor}
 	paths := inboxPaths(db.path)
 	for i, path := range paths {
@@ -319,7 +300,7 @@ func openFileInbox(db *DB, last uint64, nosync bool, logf func(string, ...any)) 
 	// The files' names must outlive a crash as surely as what is
 	// appended to them.
 	if !nosync {
-		if err := syncFile(filepath.Dir(paths[0])); err != nil {
+		if err := kv.SyncPath(filepath.Dir(paths[0])); err != nil {
 			ib.closeFiles()
 			return nil, fmt.Errorf("push inbox: sync its folder: %w", err)
 		}
@@ -387,12 +368,8 @@ func (ib *fileInbox) append(jobs []*fileJob) error {
 	for _, j := range jobs {
 		j.seq = ib.next
 		ib.next++
-		stored := j.pp.enc.Bytes()
-		if stored == nil {
-			stored = kvlayout.EncodePushTail(&j.pp.rec)
-		}
 		n := len(ib.buf)
-		ib.buf = appendInboxFrame(ib.buf, j.seq, kvlayout.EncodePushHead(&j.pp.rec, stored))
+		ib.buf = appendInboxFrame(ib.buf, j.seq, j.pp.stored())
 		j.size = len(ib.buf) - n
 	}
 	if err := ib.room(int64(len(ib.buf))); err != nil {
@@ -537,11 +514,17 @@ func (ib *fileInbox) applyLoop() {
 	}
 }
 
+// setApplyErr sets (or, nil, clears) the store's failure the applier is
+// waiting out; a change wakes an append waiting for room, which then
+// refuses its pushes or goes on.
 func (ib *fileInbox) setApplyErr(err error) {
 	ib.mu.Lock()
+	changed := (ib.applyErr == nil) != (err == nil)
 	ib.applyErr = err
 	ib.mu.Unlock()
-	poke(ib.progress)
+	if changed {
+		poke(ib.progress)
+	}
 }
 
 // apply applies jobs in one transaction and reports each outcome; it
@@ -610,13 +593,7 @@ func (ib *fileInbox) applyJobs(jobs []*fileJob, failed bool) ([]ApplyResult, err
 	}
 	// The store takes pushes again: before their outcomes are reported,
 	// so that whoever hears of them finds the inbox taking pushes.
-	ib.mu.Lock()
-	wasFailing := ib.applyErr != nil
-	ib.applyErr = nil
-	ib.mu.Unlock()
-	if wasFailing {
-		poke(ib.progress)
-	}
+	ib.setApplyErr(nil)
 	db.notify(c)
 	return res, nil
 }

@@ -130,9 +130,8 @@ type inbox struct {
 	reportEvery time.Duration
 	readApplied func(ids []int64) ([]appliedRow, error)
 
-	// logf reports the applier's trouble (the listener's error output).
-	logMu sync.Mutex
-	logf  func(format string, args ...any)
+	// logs reports the applier's trouble (the listener's error output).
+	logs logSink
 }
 
 func newInbox(db *DB, dsn string) *inbox {
@@ -164,14 +163,7 @@ func (ib *inbox) close() {
 	ib.wg.Wait()
 }
 
-func (ib *inbox) log(format string, args ...any) {
-	ib.logMu.Lock()
-	f := ib.logf
-	ib.logMu.Unlock()
-	if f != nil {
-		f(format, args...)
-	}
-}
+func (ib *inbox) log(format string, args ...any) { ib.logs.log(format, args...) }
 
 // IngestPush stores a verified, decoded push in the inbox of a team's
 // database and returns once that is committed (durable); the push's
@@ -181,7 +173,9 @@ func (ib *inbox) log(format string, args ...any) {
 // another goroutine, with what applying the push did (for a duplicate:
 // Duplicate and the push it repeats) — or with an empty result (stored,
 // outcome not reported) when the listener has too many outcomes pending.
-// On a file there is no inbox: ApplyPush applies at once.
+// On a file opened with Options.PushInbox the push goes to the file's
+// inbox (fileinbox.go); on one without, there is none: ApplyPush applies
+// at once.
 func (db *DB) IngestPush(ctx context.Context, rec PushRecord, p *api.Push, onApplied func(ApplyResult)) (Ingested, error) {
 	ib := db.inbox
 	if ib == nil && db.finbox == nil {
@@ -194,13 +188,7 @@ func (db *DB) IngestPush(ctx context.Context, rec PushRecord, p *api.Push, onApp
 	if db.finbox != nil {
 		return db.finbox.ingest(ctx, pp, p, onApplied)
 	}
-	// The inbox row holds the push in the binary codec whatever the
-	// engine; the kv engine has made its tail already (EncodePush).
-	stored := pp.enc.Bytes()
-	if stored == nil {
-		stored = kvlayout.EncodePushTail(&pp.rec)
-	}
-	j := &ingestJob{key: []byte(pp.rec.Key), hash: pp.rec.Hash[:], rec: kvlayout.EncodePushHead(&pp.rec, stored), done: make(chan ingestAnswer, 1),
+	j := &ingestJob{key: []byte(pp.rec.Key), hash: pp.rec.Hash[:], rec: pp.stored(), done: make(chan ingestAnswer, 1),
 		receipt: PushReceipt{At: pp.rec.ReceivedAt, RemoteAddr: pp.rec.RemoteAddr, Signature: pp.rec.Signature}}
 	if err := ib.queue.send(ctx, j); err != nil {
 		return Ingested{}, err
@@ -400,23 +388,20 @@ func (ib *inbox) paceNotify() bool {
 }
 
 // StartApplier starts this process's applier (once; on a file, whose
-// inbox starts at Open, it only names where its errors go): it waits for the database's applier lock, drains the inbox when it gets
-// it, and applies what is ingested after, until the DB is closed. logf, if
-// not nil, receives its errors.
+// inbox starts at Open, it only names where its errors go): it waits for
+// the database's applier lock, drains the inbox when it gets it, and
+// applies what is ingested after, until the DB is closed. logf, if not
+// nil, receives its errors.
 func (db *DB) StartApplier(logf func(format string, args ...any)) {
 	if fb := db.finbox; fb != nil && logf != nil {
-		fb.logMu.Lock()
-		fb.logf = logf
-		fb.logMu.Unlock()
+		fb.logs.set(logf)
 	}
 	ib := db.inbox
 	if ib == nil {
 		return
 	}
 	if logf != nil {
-		ib.logMu.Lock()
-		ib.logf = logf
-		ib.logMu.Unlock()
+		ib.logs.set(logf)
 	}
 	ib.applierOnce.Do(func() {
 		ib.wg.Add(1)

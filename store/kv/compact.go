@@ -78,9 +78,11 @@ func truncateSynced(path string, size int64) error {
 	return nil
 }
 
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+// SyncPath fsyncs the file or folder at path: what was written to a file
+// through another handle, or a rename or a new name in a folder, is then
+// durable.
+func SyncPath(path string) error {
+	d, err := os.Open(path)
 	if err != nil {
 		return err
 	}
@@ -97,7 +99,7 @@ func (f *File) ReplaceWith(src string) error {
 	if err := os.Rename(src, f.path); err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}
-	if err := syncDir(filepath.Dir(f.path)); err != nil {
+	if err := SyncPath(filepath.Dir(f.path)); err != nil {
 		return fmt.Errorf("compact: %w", err)
 	}
 	return nil
