@@ -250,12 +250,11 @@ func replayFileInbox(db *DB, logf func(string, ...any)) (uint64, error) {
 		}
 		jobs = append(jobs, j)
 	}
-	for len(jobs) > 0 {
-		n := min(len(jobs), fileApplyBatch)
-		if _, err := ib.apply(jobs[:n]); err != nil {
+	ib.backlog = jobs // apply takes them off as they are applied
+	for len(ib.backlog) > 0 {
+		if err := ib.apply(ib.backlog[:min(len(ib.backlog), fileApplyBatch)]); err != nil {
 			return 0, fmt.Errorf("push inbox: apply the pushes it holds: %w", err)
 		}
-		jobs = jobs[n:]
 	}
 	for _, path := range used {
 		if err := os.Truncate(path, 0); err != nil {
@@ -475,20 +474,7 @@ func (ib *fileInbox) applyLoop() {
 			if len(jobs) == 0 {
 				break
 			}
-			n, err := ib.apply(jobs)
-			ib.mu.Lock()
-			if n > 0 {
-				ib.applied = jobs[n-1].seq
-			}
-			for _, j := range jobs[:n] {
-				ib.backlogBytes -= int64(j.size)
-			}
-			ib.backlog = ib.backlog[n:]
-			if len(ib.backlog) == 0 {
-				ib.backlog = nil // let the array go
-			}
-			ib.mu.Unlock()
-			poke(ib.progress)
+			err := ib.apply(jobs)
 			if err == nil {
 				if attempt > 0 {
 					ib.log("push inbox: the cache takes pushes again")
@@ -527,23 +513,44 @@ func (ib *fileInbox) setApplyErr(err error) {
 	}
 }
 
-// apply applies jobs in one transaction and reports each outcome; it
-// returns how many of them, from the first, it applied. When the rules
+// done takes applied jobs, the first of the backlog, off it. It runs
+// before their outcomes are reported, so that whoever hears of an outcome
+// finds the push no longer waiting.
+func (ib *fileInbox) done(jobs []*fileJob) {
+	if len(jobs) == 0 {
+		return
+	}
+	ib.mu.Lock()
+	ib.applied = jobs[len(jobs)-1].seq
+	for _, j := range jobs {
+		ib.backlogBytes -= int64(j.size)
+	}
+	ib.backlog = ib.backlog[len(jobs):]
+	if len(ib.backlog) == 0 {
+		ib.backlog = nil // let the array go
+	}
+	ib.mu.Unlock()
+	poke(ib.progress)
+}
+
+// apply applies jobs, the first of the backlog, in one transaction,
+// takes them off the backlog and reports each outcome. When the rules
 // refuse one push the transaction is undone and the pushes are applied
 // one at a time, the refused one kept in the push log as not applied. A
-// failure of the store (the commit, a damaged page) stops it: the rest
-// waits.
-func (ib *fileInbox) apply(jobs []*fileJob) (int, error) {
+// failure of the store (the commit, a damaged page) stops it: the jobs
+// not applied stay first in the backlog.
+func (ib *fileInbox) apply(jobs []*fileJob) error {
 	res, err := ib.applyJobs(jobs, false)
 	if err == nil {
+		ib.done(jobs)
 		report(jobs, res)
-		return len(jobs), nil
+		return nil
 	}
 	var re *ruleError
 	if !errors.As(err, &re) {
-		return 0, err
+		return err
 	}
-	for i, j := range jobs {
+	for _, j := range jobs {
 		one := []*fileJob{j}
 		res, err := ib.applyJobs(one, false)
 		if errors.As(err, &re) {
@@ -552,11 +559,12 @@ func (ib *fileInbox) apply(jobs []*fileJob) (int, error) {
 			}
 		}
 		if err != nil {
-			return i, err
+			return err
 		}
+		ib.done(one)
 		report(one, res)
 	}
-	return len(jobs), nil
+	return nil
 }
 
 // applyJobs is one apply transaction. With failed, the pushes are stored

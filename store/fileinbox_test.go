@@ -42,27 +42,50 @@ func ingestAll(t *testing.T, db *DB, ps []*api.Push, twice map[int]bool) map[str
 		applied  sync.WaitGroup
 		sent     sync.WaitGroup
 	)
-	send := func(p *api.Push) {
+	send := func(p *api.Push, sends int) {
 		defer sent.Done()
 		applied.Add(1)
 		ingest(t, db, p, func(r ApplyResult) {
 			mu.Lock()
 			outcomes[p.Key()] = append(outcomes[p.Key()], r)
+			unheard := sends - len(outcomes[p.Key()])
 			mu.Unlock()
+			// Whoever hears of an outcome finds that push no longer
+			// waiting in the inbox.
+			if db.finbox != nil {
+				if n := waitingCopies(db.finbox, p.Key()); n > unheard {
+					t.Errorf("push %s: outcome reported while %d copies wait in the inbox, %d unheard", p.Key(), n, unheard)
+				}
+			}
 			applied.Done()
 		})
 	}
 	for i, p := range ps {
-		sent.Add(1)
-		go send(p)
+		sends := 1
 		if twice[i] {
+			sends = 2
+		}
+		for range sends {
 			sent.Add(1)
-			go send(p)
+			go send(p, sends)
 		}
 	}
 	sent.Wait()
 	applied.Wait()
 	return outcomes
+}
+
+// waitingCopies counts the pushes of that key in the inbox's backlog.
+func waitingCopies(ib *fileInbox, key string) int {
+	ib.mu.Lock()
+	defer ib.mu.Unlock()
+	n := 0
+	for _, j := range ib.backlog {
+		if j.pp.rec.Key == key {
+			n++
+		}
+	}
+	return n
 }
 
 // Pushes ingested into a file's inbox are each applied once, a push sent
