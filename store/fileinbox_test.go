@@ -249,6 +249,35 @@ func checkPushLog(t *testing.T, db *DB, ps []*api.Push, notApplied int) {
 	}
 }
 
+// An inbox file that fails to close is reported by Close, which still
+// closes the rest of the DB: its group commit and the cache file, which
+// another Open then takes.
+func TestFileInboxCloseFailureClosesTheRest(t *testing.T) {
+	db, path := openInboxFile(t, Options{})
+	ingestAll(t, db, inboxPushes(5), nil)
+	if err := db.finbox.seg[0].f.Close(); err != nil { // its Close in Close now fails
+		t.Fatal(err)
+	}
+	err := db.Close()
+	if err == nil || !strings.Contains(err.Error(), "push inbox") {
+		t.Fatalf("Close = %v, want the inbox file's failure", err)
+	}
+	db.batch.queue.mu.RLock()
+	closed := db.batch.queue.closed
+	db.batch.queue.mu.RUnlock()
+	if !closed {
+		t.Error("the group commit is still open after Close")
+	}
+	again, err := Open(path, Options{NoSync: true, LockTimeout: time.Second})
+	if err != nil {
+		t.Fatalf("open after Close: %v", err)
+	}
+	checkOnce(t, again, inboxPushes(5))
+	if err := again.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Close appends what is queued and applies the backlog: every push
 // answered before Close returned is in the file without a replay.
 func TestFileInboxCloseAppliesBacklog(t *testing.T) {
