@@ -467,12 +467,11 @@ func runCompare(ctx context.Context, p comparePlan) error {
 	fmt.Printf("| target | pushes/s (each round) | median | p50 | p99 | CPU a push (median) | disk a push after %d |\n|---|---|---|---|---|---|---|\n", p.rounds*p.pushes)
 	medians := map[string]float64{}
 	for _, t := range targets {
-		var rates, p50, p99, cpu []float64
-		for i, r := range t.runs {
+		var rates, p50, p99 []float64
+		for _, r := range t.runs {
 			rates = append(rates, r.PerSecond())
 			p50 = append(p50, ms(r.Percentile(50)))
 			p99 = append(p99, ms(r.Percentile(99)))
-			cpu = append(cpu, float64(t.cpu[i].Microseconds())/float64(p.pushes))
 		}
 		each := make([]string, len(rates))
 		for i, r := range rates {
@@ -488,18 +487,14 @@ func runCompare(ctx context.Context, p comparePlan) error {
 			}
 		}
 		fmt.Printf("| %s | %s | %.0f | %.1f–%.1f ms | %.1f–%.1f ms | %.0f µs | %s |\n", t.name, strings.Join(each, " · "), medians[t.name],
-			slices.Min(p50), slices.Max(p50), slices.Min(p99), slices.Max(p99), median(cpu), disk)
+			slices.Min(p50), slices.Max(p50), slices.Min(p99), slices.Max(p99), medianCPU(t.cpu, p.pushes), disk)
 	}
 	l, pl, n := medians[targets[0].name], medians[targets[1].name], medians[targets[2].name]
 	fmt.Printf("\npaydesk listen: %.2f× the plain receiver (target ≥ 2), %.2f× the no-op server (target ≥ 0.5)\n", l/pl, l/n)
 	plainCPU := medianCPU(targets[1].cpu, p.pushes)
 	for _, t := range targets {
 		if t.inbox {
-			var lag []float64
-			for _, d := range t.lag {
-				lag = append(lag, d.Seconds())
-			}
-			all := medianCPU(t.cpuAll, p.pushes)
+			lag, all := seconds(t.lag), medianCPU(t.cpuAll, p.pushes)
 			fmt.Printf("%s: %.0f µs CPU a push with the apply (median), %.2f× the plain receiver's %.0f µs (target ≤ 2); idle %.2f–%.2f s after the last answer\n",
 				t.name, all, all/plainCPU, plainCPU, slices.Min(lag), slices.Max(lag))
 		}
@@ -507,22 +502,20 @@ func runCompare(ctx context.Context, p comparePlan) error {
 	for _, t := range targets[3:] {
 		switch m := medians[t.name]; {
 		case strings.Contains(t.name, "--forward-to"):
-			var all, lag []float64
-			for i := range t.cpuAll {
-				all, lag = append(all, float64(t.cpuAll[i].Microseconds())/float64(p.pushes)), append(lag, t.lag[i].Seconds())
-			}
+			lag := seconds(t.lag)
 			fmt.Printf("%s: %.0f pushes/s, %.1f %% fewer than without (target ≤ 10 %%); every push at the shop %.2f–%.2f s after the last answer; %.0f µs CPU a push with the deliveries (median)\n",
-				t.name, m, 100*(1-m/l), slices.Min(lag), slices.Max(lag), median(all))
+				t.name, m, 100*(1-m/l), slices.Min(lag), slices.Max(lag), medianCPU(t.cpuAll, p.pushes))
 		case t.pg != "":
-			var all, lag, sIn, sAll, wIn, wAll []float64
+			var sIn, sAll []time.Duration
+			var wIn, wAll []float64
 			per := float64(p.pushes)
-			for i, r := range t.pgRounds {
-				all, lag = append(all, float64(t.cpuAll[i].Microseconds())/per), append(lag, t.lag[i].Seconds())
-				sIn, sAll = append(sIn, float64(r.cpuIngest.Microseconds())/per), append(sAll, float64(r.cpuAll.Microseconds())/per)
+			for _, r := range t.pgRounds {
+				sIn, sAll = append(sIn, r.cpuIngest), append(sAll, r.cpuAll)
 				wIn, wAll = append(wIn, float64(r.walIngest)/per), append(wAll, float64(r.walAll)/per)
 			}
+			lag := seconds(t.lag)
 			fmt.Printf("%s: %.0f pushes/s (target ≥ 10,000), %.2f× the no-op server, %.2f× the plain receiver; inbox applied %.2f–%.2f s after the last answer; a push (medians): listeners %.0f µs CPU with the apply, server %.0f µs CPU at ingest and %.0f µs with the apply, WAL %.0f B at ingest and %.0f B with the apply\n",
-				t.name, m, m/n, m/pl, slices.Min(lag), slices.Max(lag), median(all), median(sIn), median(sAll), median(wIn), median(wAll))
+				t.name, m, m/n, m/pl, slices.Min(lag), slices.Max(lag), medianCPU(t.cpuAll, p.pushes), medianCPU(sIn, p.pushes), medianCPU(sAll, p.pushes), median(wIn), median(wAll))
 		default: // -old: another binary's listen on a file
 			fmt.Printf("%s: %.2f× the plain receiver, %.2f× the no-op server; paydesk listen is %.2f× it\n", t.name, m/pl, m/n, l/m)
 		}
@@ -530,13 +523,22 @@ func runCompare(ctx context.Context, p comparePlan) error {
 	return nil
 }
 
-// medianCPU is the median of per-round CPU times, a push.
+// medianCPU is the median of per-round CPU times, in µs a push.
 func medianCPU(rounds []time.Duration, pushes int) float64 {
 	var v []float64
 	for _, d := range rounds {
 		v = append(v, float64(d.Microseconds())/float64(pushes))
 	}
 	return median(v)
+}
+
+// seconds is each of ds in seconds.
+func seconds(ds []time.Duration) []float64 {
+	v := make([]float64, len(ds))
+	for i, d := range ds {
+		v[i] = d.Seconds()
+	}
+	return v
 }
 
 // awaitIdle waits until t's processes stop using the CPU — paydesk
