@@ -125,8 +125,20 @@ func (q *jobQueue[J]) send(ctx context.Context, j J) error {
 	}
 }
 
+// close ends the queue: the loop ranging over ch takes what is queued,
+// then ends.
+func (q *jobQueue[J]) close() {
+	q.mu.Lock()
+	if !q.closed {
+		q.closed = true
+		close(q.ch)
+	}
+	q.mu.Unlock()
+}
+
 // logSink is where a push inbox reports its trouble (the listener's
-// error output), set after the inbox starts (StartApplier); nil drops it.
+// error output): the file inbox's from Open (Options.Logf), either
+// inbox's from StartApplier on; nil drops it.
 type logSink struct {
 	mu sync.Mutex
 	f  func(format string, args ...any)
@@ -145,17 +157,6 @@ func (l *logSink) log(format string, args ...any) {
 	if f != nil {
 		f(format, args...)
 	}
-}
-
-// close ends the queue: the loop ranging over ch takes what is queued,
-// then ends.
-func (q *jobQueue[J]) close() {
-	q.mu.Lock()
-	if !q.closed {
-		q.closed = true
-		close(q.ch)
-	}
-	q.mu.Unlock()
 }
 
 func (b *batcher) commit(jobs []*job) {
